@@ -1,0 +1,51 @@
+"""The lance_duck exception family.
+
+Everything lance_duck raises on purpose derives from :class:`LanceDuckError`, except I/O
+problems, which surface as the builtin ``FileNotFoundError`` / ``PermissionError`` naming
+the path.
+"""
+from __future__ import annotations
+
+
+class LanceDuckError(Exception):
+    """Root of every error lance_duck raises on purpose."""
+
+
+class NotFoundError(LanceDuckError, LookupError):
+    """A version, tag or branch that the table does not have."""
+
+
+class VersionNotFoundError(NotFoundError):
+    """The requested version does not exist (never written, or cleaned up)."""
+
+
+class TagNotFoundError(NotFoundError):
+    """The requested tag does not exist."""
+
+
+class BranchNotFoundError(NotFoundError):
+    """The requested branch does not exist."""
+
+
+class UnsupportedFeatureError(LanceDuckError, NotImplementedError):
+    """The table or file uses something lance_duck cannot read (named in the message)."""
+
+
+class CorruptFileError(LanceDuckError, ValueError):
+    """A manifest, data file or deletion file is truncated or malformed."""
+
+
+class InvalidArgumentError(LanceDuckError, ValueError):
+    """A call's arguments are malformed (bad filter, unknown column, bad version spec)."""
+
+
+__all__ = [
+    "LanceDuckError",
+    "NotFoundError",
+    "VersionNotFoundError",
+    "TagNotFoundError",
+    "BranchNotFoundError",
+    "UnsupportedFeatureError",
+    "CorruptFileError",
+    "InvalidArgumentError",
+]

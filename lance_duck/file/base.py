@@ -1,0 +1,105 @@
+"""The interface every data-file reader implements, and the dispatch on file version.
+
+A reader decodes one *field* of the manifest schema (by field id, through the DataFile's
+``fields`` / ``column_indices``) into an Arrow array equal to what pylance returns, for all
+rows or for a selection of physical rows.
+
+Row selections (``RowSelection``):
+
+* ``None``: every row of the file;
+* a ``range`` with step 1: a contiguous block of rows (readers decode only the pages/chunks
+  that overlap it);
+* a 1-D numpy integer array of **sorted, unique** physical row offsets.
+
+The result always has exactly one element per selected row, in selection order.
+"""
+from __future__ import annotations
+
+import struct
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Sequence, Union
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import CorruptFileError, UnsupportedFeatureError
+from ..io.fs import FileIO, InputFile
+from ..table.schema import LanceField
+
+RowSelection = Union[None, range, np.ndarray]
+
+MAGIC = b"LANC"
+# The tail read when opening a file: enough for the footer and, usually, all metadata.
+TAIL_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class DataFileRef:
+    """Where a data file is and which fields it holds (from the manifest's DataFile)."""
+
+    path: str                          # full path inside the table's FileIO
+    fields: tuple[int, ...]            # field ids; -2 = tombstone
+    column_indices: tuple[int, ...]    # 2.x: column of each entry in ``fields``; empty for legacy
+    major: int
+    minor: int
+    size: int | None = None            # file_size_bytes when known (0 -> unknown)
+
+    def column_of(self, field_id: int) -> int | None:
+        """Column index of a field id in a 2.x file (None if the file has no own column)."""
+        try:
+            pos = self.fields.index(field_id)
+        except ValueError:
+            return None
+        if pos >= len(self.column_indices):
+            return None
+        c = self.column_indices[pos]
+        return None if c < 0 else c
+
+
+class DataFileReader(ABC):
+    """Decodes fields of one data file into Arrow arrays."""
+
+    ref: DataFileRef
+    num_rows: int
+
+    @abstractmethod
+    def read_field(self, field: LanceField, rows: RowSelection = None) -> pa.Array:
+        """The field's values for the selected rows, typed as pylance returns them."""
+
+    def read_fields(self, fields: Sequence[LanceField], rows: RowSelection = None) -> list[pa.Array]:
+        """Several fields at once (implementations may fetch their byte ranges together)."""
+        return [self.read_field(f, rows) for f in fields]
+
+
+def selection_length(rows: RowSelection, num_rows: int) -> int:
+    if rows is None:
+        return num_rows
+    return len(rows)
+
+
+def read_version(tail: bytes | memoryview, path: str) -> tuple[int, int]:
+    """(major, minor) from the last 8 bytes of a Lance data file."""
+    if len(tail) < 8 or bytes(tail[-4:]) != MAGIC:
+        raise CorruptFileError(f"{path}: not a Lance data file (no LANC magic at the end)")
+    major, minor = struct.unpack("<HH", bytes(tail[-8:-4]))
+    return major, minor
+
+
+def open_data_file(io: FileIO, ref: DataFileRef, **options) -> DataFileReader:
+    """Open a data file with the reader for its version (read from the file's footer)."""
+    f = io.open_input(ref.path, ref.size)
+    tail = f.read_tail(TAIL_BYTES)
+    major, minor = read_version(tail, ref.path)
+    if (major, minor) in ((0, 1), (0, 2)):
+        from .legacy.reader import LegacyFileReader
+        return LegacyFileReader(f, ref, tail, **options)
+    if (major, minor) in ((0, 3), (2, 0)):
+        from .v2_0.reader import V20FileReader
+        return V20FileReader(f, ref, tail, **options)
+    if (major, minor) in ((2, 1), (2, 2)):
+        from .v2.reader import V2FileReader
+        return V2FileReader(f, ref, tail, **options)
+    raise UnsupportedFeatureError(
+        f"{ref.path}: Lance file format version {major}.{minor} is not supported "
+        "(readable: legacy 0.1/0.2, 2.0, 2.1, 2.2)")

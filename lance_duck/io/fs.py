@@ -1,0 +1,193 @@
+"""Filesystem access for one table: local paths and any fsspec URL.
+
+``open_io(uri, storage_options)`` returns a :class:`FileIO` bound to one fsspec filesystem
+and the table's root path. Data files are read through :class:`InputFile`, which plans
+byte ranges, coalesces neighbours and fetches them together (``cat_ranges``), or serves
+them from a memory map for local files.
+"""
+from __future__ import annotations
+
+import mmap
+import os
+import posixpath
+import threading
+from typing import Any, Iterable, Sequence
+
+import fsspec
+from fsspec.core import url_to_fs
+
+# Ranges closer than this are fetched as one request.
+COALESCE_GAP = 64 * 1024
+
+
+def open_io(uri: str | os.PathLike, storage_options: dict[str, Any] | None = None) -> tuple["FileIO", str]:
+    """Resolve ``uri`` to (FileIO, root path inside that filesystem)."""
+    uri = os.fspath(uri)
+    if "://" not in uri:
+        uri = os.path.abspath(os.path.expanduser(uri))
+    fs, path = url_to_fs(uri, **(storage_options or {}))
+    return FileIO(fs), path.rstrip("/") or "/"
+
+
+class FileIO:
+    """All I/O of a table goes through one of these (no global state)."""
+
+    def __init__(self, fs: fsspec.AbstractFileSystem):
+        self.fs = fs
+        self.is_local = "file" in _protocols(fs)
+
+    # -- paths ---------------------------------------------------------------------------
+    @staticmethod
+    def join(*parts: str) -> str:
+        return posixpath.join(*parts)
+
+    def resolve_external(self, path_or_uri: str) -> str:
+        """A path written by a writer (base paths): strip a scheme our filesystem owns."""
+        if "://" in path_or_uri:
+            proto, rest = path_or_uri.split("://", 1)
+            if proto in _protocols(self.fs) or proto == "file":
+                return self.fs._strip_protocol(path_or_uri)
+            return path_or_uri
+        return path_or_uri
+
+    # -- listing and small files -----------------------------------------------------------
+    def list_names(self, path: str) -> list[tuple[str, int | None]]:
+        """(name, size) of the entries of a directory; [] if it does not exist."""
+        try:
+            entries = self.fs.ls(path, detail=True)
+        except FileNotFoundError:
+            return []
+        out = []
+        for e in entries:
+            name = posixpath.basename(e["name"].rstrip("/"))
+            out.append((name, e.get("size") if e.get("type") != "directory" else None))
+        return out
+
+    def exists(self, path: str) -> bool:
+        return self.fs.exists(path)
+
+    def read_bytes(self, path: str) -> bytes:
+        """The whole file; FileNotFoundError names the path."""
+        try:
+            return self.fs.cat_file(path)
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(f"No such file: {path}") from exc
+
+    def open_input(self, path: str, size: int | None = None) -> "InputFile":
+        return InputFile(self, path, size)
+
+
+class InputFile:
+    """Random access to one file by byte ranges."""
+
+    def __init__(self, io: FileIO, path: str, size: int | None = None):
+        self.io = io
+        self.path = path
+        self._size = size if size else None
+        self._mmap: mmap.mmap | None = None
+        self._lock = threading.Lock()
+        self.requests = 0  # number of fetches issued (tests count these)
+
+    @property
+    def size(self) -> int:
+        if self._size is None:
+            if self.io.is_local:
+                self._size = len(self._local_map())
+            else:
+                try:
+                    self._size = int(self.io.fs.size(self.path))
+                except FileNotFoundError as exc:
+                    raise FileNotFoundError(f"No such file: {self.path}") from exc
+        return self._size
+
+    def _local_map(self) -> memoryview | bytes:
+        with self._lock:
+            if self._mmap is None:
+                try:
+                    with open(self.path, "rb") as f:
+                        if os.fstat(f.fileno()).st_size == 0:
+                            return b""
+                        self._mmap = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                except FileNotFoundError as exc:
+                    raise FileNotFoundError(f"No such file: {self.path}") from exc
+            return memoryview(self._mmap)
+
+    def read(self, offset: int, length: int) -> memoryview | bytes:
+        return self.read_ranges([(offset, length)])[0]
+
+    def read_tail(self, length: int) -> memoryview | bytes:
+        length = min(length, self.size)
+        return self.read(self.size - length, length)
+
+    def read_ranges(self, ranges: Sequence[tuple[int, int]]) -> list[memoryview | bytes]:
+        """Bytes of each (offset, length); neighbouring ranges are fetched together."""
+        if not ranges:
+            return []
+        if self.io.is_local:
+            view = self._local_map()
+            self.requests += 1
+            out = []
+            for off, ln in ranges:
+                if off < 0 or ln < 0 or off + ln > len(view):
+                    from ..errors import CorruptFileError
+                    raise CorruptFileError(
+                        f"{self.path}: byte range [{off}, {off + ln}) is outside the file ({len(view)} bytes)")
+                out.append(view[off:off + ln])
+            return out
+        merged = coalesce(ranges)
+        self.requests += len(merged)
+        paths = [self.path] * len(merged)
+        starts = [m[0] for m in merged]
+        ends = [m[1] for m in merged]
+        try:
+            blobs = self.io.fs.cat_ranges(paths, starts, ends, on_error="raise")
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(f"No such file: {self.path}") from exc
+        out = []
+        for off, ln in ranges:
+            i = _find(merged, off)
+            base = merged[i][0]
+            blob = memoryview(blobs[i])
+            chunk = blob[off - base: off - base + ln]
+            if len(chunk) != ln:
+                from ..errors import CorruptFileError
+                raise CorruptFileError(f"{self.path}: byte range [{off}, {off + ln}) is outside the file")
+            out.append(chunk)
+        return out
+
+    def close(self) -> None:
+        with self._lock:
+            if self._mmap is not None:
+                try:
+                    self._mmap.close()
+                except BufferError:
+                    pass  # arrays still view it; let GC close it
+                self._mmap = None
+
+
+def coalesce(ranges: Iterable[tuple[int, int]], gap: int = COALESCE_GAP) -> list[tuple[int, int]]:
+    """Merge (offset, length) ranges into sorted [start, end) spans, joining gaps <= ``gap``."""
+    spans = sorted((o, o + n) for o, n in ranges)
+    merged: list[list[int]] = []
+    for s, e in spans:
+        if merged and s <= merged[-1][1] + gap:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([s, e])
+    return [(s, e) for s, e in merged]
+
+
+def _find(merged: list[tuple[int, int]], off: int) -> int:
+    lo, hi = 0, len(merged) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if merged[mid][0] <= off:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _protocols(fs: fsspec.AbstractFileSystem) -> tuple[str, ...]:
+    p = fs.protocol
+    return (p,) if isinstance(p, str) else tuple(p)
