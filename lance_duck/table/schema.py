@@ -41,6 +41,9 @@ class LanceField:
     dictionary_offset: int = 0
     dictionary_length: int = 0
     children: list["LanceField"] = dc_field(default_factory=list)
+    # Legacy (0.1/0.2) tables keep dictionary values in the manifest file; the table layer
+    # loads them here so the legacy file reader can build dictionary arrays.
+    dictionary_values: pa.Array | None = dc_field(default=None, repr=False)
 
     # -- derived -------------------------------------------------------------------------
     @property
