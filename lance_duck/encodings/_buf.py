@@ -1,0 +1,73 @@
+"""Zero-copy views over the byte inputs every kernel accepts, with bounds checks.
+
+Kernels take ``bytes``, ``bytearray``, ``memoryview``, ``pyarrow.Buffer`` or numpy arrays and never
+read past the end of what they were given: every length derived from file contents is checked
+here before it is used to slice or allocate.
+"""
+from __future__ import annotations
+
+from typing import Union
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import CorruptFileError
+
+BufferLike = Union[bytes, bytearray, memoryview, np.ndarray, pa.Buffer]
+
+UINT_DTYPES = {8: np.dtype("<u1"), 16: np.dtype("<u2"), 32: np.dtype("<u4"), 64: np.dtype("<u8")}
+
+
+def as_u8(data: BufferLike) -> np.ndarray:
+    """A 1-D uint8 view of ``data`` (no copy for contiguous inputs)."""
+    if isinstance(data, np.ndarray):
+        if data.dtype == np.uint8 and data.ndim == 1:
+            return data
+        if not data.flags.c_contiguous:
+            data = np.ascontiguousarray(data)
+        return data.reshape(-1).view(np.uint8)
+    if isinstance(data, pa.Buffer):
+        return np.frombuffer(data, dtype=np.uint8)
+    if isinstance(data, memoryview) and (data.ndim != 1 or data.itemsize != 1 or not data.c_contiguous):
+        data = data.cast("B") if data.c_contiguous else memoryview(bytes(data))
+    return np.frombuffer(data, dtype=np.uint8)
+
+
+def need(buf: np.ndarray, nbytes: int, what: str) -> None:
+    """Raise CorruptFileError unless ``buf`` holds at least ``nbytes`` bytes."""
+    if nbytes < 0 or buf.size < nbytes:
+        raise CorruptFileError(f"{what}: buffer too short ({buf.size} bytes, need {nbytes})")
+
+
+def words(data: BufferLike, bits: int, count: int | None = None, offset: int = 0,
+          what: str = "buffer") -> np.ndarray:
+    """``count`` little-endian unsigned ``bits``-bit words starting at byte ``offset``.
+
+    Zero-copy when the start is aligned for the word type, otherwise a small aligned copy.
+    ``count=None`` takes every whole word that fits.
+    """
+    dt = uint_dtype(bits)
+    buf = as_u8(data)
+    if offset < 0 or offset > buf.size:
+        raise CorruptFileError(f"{what}: offset {offset} outside a {buf.size}-byte buffer")
+    if count is None:
+        count = (buf.size - offset) // dt.itemsize
+    need(buf, offset + count * dt.itemsize, what)
+    raw = buf[offset: offset + count * dt.itemsize]
+    if raw.ctypes.data % dt.itemsize:
+        raw = raw.copy()
+    return raw.view(dt)
+
+
+def uint_dtype(bits: int) -> np.dtype:
+    try:
+        return UINT_DTYPES[int(bits)]
+    except KeyError:
+        raise CorruptFileError(f"unsupported word width {bits} bits (expected 8, 16, 32 or 64)") from None
+
+
+def check_count(n: int, what: str, limit: int = 1 << 40) -> int:
+    n = int(n)
+    if n < 0 or n > limit:
+        raise CorruptFileError(f"{what}: implausible count {n}")
+    return n

@@ -1,0 +1,306 @@
+"""FastLanes bit unpacking (1024-value blocks in the transposed "FL_ORDER" lane layout).
+
+Used by: 2.0 ``BitpackedForNonNeg``; 2.1/2.2 ``InlineBitpacking`` (mini-block values and small
+block-form dictionaries: one width word per 1024-value block) and ``OutOfLineBitpacking``
+(block-form rep/def levels: one width for the whole buffer, raw or packed tail).
+
+Layout of one block of T-bit words with packed width W (LANES = 1024 / T): packed word k of lane l
+is word ``k*LANES + l``; lane l is a little-endian bit stream; its row r (0 <= r < T) holds the W
+bits at ``[r*W, r*W + W)`` and is the value with logical index
+``ORDER[r // 8] * 16 + (r % 8) * 128 + l``, ``ORDER = [0, 4, 2, 6, 1, 5, 3, 7]``.
+
+Vectorisation: a batch of k blocks is a (k, W, LANES) word array; each row r is a couple of
+shift/or/mask passes over a (k, LANES) slice written straight into the output viewed as
+(k, 8, T/8, LANES) at ``[:, r % 8, ORDER[r // 8] * T // 64, :]``. Blocks are processed in
+cache-sized batches; there is no per-block Python loop.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ..errors import CorruptFileError
+from ._buf import BufferLike, as_u8, check_count, uint_dtype, words as _words
+
+__all__ = ["ORDER", "BLOCK", "unpack", "unpack_blocks", "unpack_mixed", "unpack_out_of_line",
+           "unpack_out_of_line_batch", "pack", "words_per_block"]
+
+ORDER = (0, 4, 2, 6, 1, 5, 3, 7)
+BLOCK = 1024
+_BATCH_BYTES = 1 << 18  # output bytes per batch of blocks (keeps temporaries in cache)
+
+
+def words_per_block(bit_width: int, uncompressed_bits: int) -> int:
+    """Number of T-bit words one packed 1024-value block of width W occupies."""
+    return BLOCK * int(bit_width) // int(uncompressed_bits)
+
+
+def _check_width(bit_width: int, t: int) -> tuple[int, np.dtype]:
+    dt = uint_dtype(t)
+    w = int(bit_width)
+    if not 0 <= w <= t:
+        raise CorruptFileError(f"FastLanes: bit width {w} outside 0..{t}")
+    return w, dt
+
+
+@lru_cache(maxsize=None)
+def _plan(w: int, t: int) -> tuple:
+    """Per row r: (dst_a, dst_b, word k, shift s, straddles)."""
+    rows = []
+    for r in range(t):
+        k, s = divmod(r * w, t)
+        rows.append((r % 8, ORDER[r // 8] * t // 64, k, s, s + w > t))
+    return tuple(rows)
+
+
+def _unpack_into(packed: np.ndarray, w: int, t: int, out: np.ndarray) -> None:
+    """Unpack ``packed`` (k, W, LANES) into ``out`` (k, 1024) (both of the T-bit dtype)."""
+    k = packed.shape[0]
+    if k == 0:
+        return
+    lanes = BLOCK // t
+    out4 = out.reshape(k, 8, t // 8, lanes)
+    if w == 0:
+        out4[...] = 0
+        return
+    dt = out.dtype
+    mask = dt.type((1 << w) - 1)
+    plan = _plan(w, t)
+    step = max(1, _BATCH_BYTES // (BLOCK * dt.itemsize))
+    t1 = np.empty((min(step, k), lanes), dt)
+    t2 = np.empty_like(t1)
+    for lo in range(0, k, step):  # batches of blocks, not single blocks
+        p = packed[lo: lo + step]
+        o = out4[lo: lo + step]
+        n = p.shape[0]
+        a1, a2 = t1[:n], t2[:n]
+        for a, b, kw, s, straddle in plan:
+            dst = o[:, a, b, :]
+            src = p[:, kw, :]
+            if straddle:
+                np.right_shift(src, s, out=a1)
+                np.left_shift(p[:, kw + 1, :], t - s, out=a2)
+                np.bitwise_or(a1, a2, out=a1)
+                np.bitwise_and(a1, mask, out=dst)
+            elif w == t:
+                np.copyto(dst, src)
+            elif s == 0:
+                np.bitwise_and(src, mask, out=dst)
+            elif s + w == t:
+                np.right_shift(src, s, out=dst)
+            else:
+                np.right_shift(src, s, out=a1)
+                np.bitwise_and(a1, mask, out=dst)
+
+
+def unpack_blocks(packed: np.ndarray, bit_width: int, uncompressed_bits: int) -> np.ndarray:
+    """Unpack a (k, W*LANES) (or (k, W, LANES)) array of T-bit words into a (k, 1024) array."""
+    t = int(uncompressed_bits)
+    w, dt = _check_width(bit_width, t)
+    packed = np.asarray(packed)
+    k = packed.shape[0]
+    out = np.empty((k, BLOCK), dt)
+    if w:
+        _unpack_into(packed.reshape(k, w, BLOCK // t).view(dt), w, t, out)
+    else:
+        out[...] = 0
+    return out
+
+
+def unpack(words: BufferLike, bit_width: int, uncompressed_bits: int, num_values: int,
+           *, blocks: np.ndarray | None = None) -> np.ndarray:
+    """Decode ``num_values`` values from consecutive equal-width FastLanes blocks.
+
+    ``words`` holds ``ceil(num_values / 1024)`` blocks of ``1024*W/T`` T-bit words each (the last
+    block zero-padded). With ``blocks`` (indices of blocks to decode, in any order), only those
+    blocks are decoded and the result is their 1024-value blocks back to back (the last block of
+    the buffer is cut at ``num_values``, but only when it is the last one selected).
+    """
+    t = int(uncompressed_bits)
+    w, dt = _check_width(bit_width, t)
+    n = check_count(num_values, "FastLanes value count")
+    nblocks = -(-n // BLOCK)
+    wpb = words_per_block(w, t)
+    data = _words(words, t, nblocks * wpb, what=f"FastLanes T={t} W={w}")
+    if blocks is None:
+        out = np.empty(nblocks * BLOCK, dt)
+        if w:
+            _unpack_into(data.reshape(nblocks, w, BLOCK // t), w, t, out.reshape(nblocks, BLOCK))
+        else:
+            out[...] = 0
+        return out[:n]
+    sel = np.asarray(blocks, dtype=np.int64)
+    if sel.size and (sel.min() < 0 or sel.max() >= nblocks):
+        raise CorruptFileError(f"FastLanes: block index outside 0..{nblocks - 1}")
+    out = np.empty((sel.size, BLOCK), dt)
+    if w:
+        _unpack_into(data.reshape(nblocks, w, BLOCK // t)[sel], w, t, out)
+    else:
+        out[...] = 0
+    flat = out.reshape(-1)
+    if sel.size and sel[-1] == nblocks - 1:
+        flat = flat[: flat.size - (nblocks * BLOCK - n)]
+    return flat
+
+
+def _gather_blocks(buf: np.ndarray, byte_offsets: np.ndarray, nwords: int, dt: np.dtype) -> np.ndarray:
+    """A (k, nwords) word matrix of the blocks starting at ``byte_offsets`` (bounds checked)."""
+    size = dt.itemsize
+    k = byte_offsets.size
+    if k == 0 or nwords == 0:
+        return np.zeros((k, nwords), dt)
+    nbytes = nwords * size
+    if byte_offsets.min() < 0 or byte_offsets.max() + nbytes > buf.size:
+        raise CorruptFileError("FastLanes: a packed block extends past the end of its buffer")
+    if buf.ctypes.data % size == 0 and not (byte_offsets % size).any():
+        wv = buf[: buf.size // size * size].view(dt)
+        starts = byte_offsets // size
+        idx = starts[:, None] + np.arange(nwords, dtype=np.int64)
+        return wv[idx]
+    idx = byte_offsets[:, None] + np.arange(nbytes, dtype=np.int64)
+    return np.ascontiguousarray(buf[idx]).view(dt)
+
+
+def unpack_mixed(data: BufferLike, uncompressed_bits: int, byte_offsets: np.ndarray,
+                 widths: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
+    """Decode a batch of FastLanes blocks with per-block widths (2.1/2.2 ``InlineBitpacking``).
+
+    Block i's packed words (``1024*widths[i]/T`` of them) start at ``byte_offsets[i]`` of ``data``
+    (the width word itself is the caller's business). The result is the first ``counts[i]`` values
+    of every block (default 1024 each), concatenated in block order. Blocks are grouped by width;
+    each group is unpacked in one vectorised pass.
+    """
+    t = int(uncompressed_bits)
+    dt = uint_dtype(t)
+    buf = as_u8(data)
+    offs = np.asarray(byte_offsets, dtype=np.int64).reshape(-1)
+    ws = np.asarray(widths).astype(np.int64, copy=False).reshape(-1)
+    k = offs.size
+    if ws.size != k:
+        raise CorruptFileError(f"FastLanes: {ws.size} widths for {k} blocks")
+    if k and (ws.min() < 0 or ws.max() > t):
+        raise CorruptFileError(f"FastLanes: bit width {int(ws.max()) if ws.max() > t else int(ws.min())} "
+                               f"outside 0..{t}")
+    if counts is None:
+        cnt = np.full(k, BLOCK, np.int64)
+    else:
+        cnt = np.asarray(counts, dtype=np.int64).reshape(-1)
+        if cnt.size != k or (k and (cnt.min() < 0 or cnt.max() > BLOCK)):
+            raise CorruptFileError("FastLanes: per-block value counts must be 0..1024, one per block")
+    out = np.empty((k, BLOCK), dt)
+    lanes = BLOCK // t
+    uniq = np.unique(ws) if k else ws
+    for w in uniq.tolist():  # one pass per distinct width (at most T+1)
+        idx = np.flatnonzero(ws == w) if uniq.size > 1 else np.arange(k)
+        if w == 0:
+            out[idx] = 0
+            continue
+        packed = _gather_blocks(buf, offs[idx], w * lanes, dt).reshape(idx.size, w, lanes)
+        if uniq.size == 1:
+            _unpack_into(packed, w, t, out)
+        else:
+            tmp = np.empty((idx.size, BLOCK), dt)
+            _unpack_into(packed, w, t, tmp)
+            out[idx] = tmp
+    if k == 0:
+        return np.empty(0, dt)
+    if (cnt[:-1] == BLOCK).all():
+        return out.reshape(-1)[: (k - 1) * BLOCK + int(cnt[-1])]
+    keep = np.arange(BLOCK) < cnt[:, None]
+    return out[keep]
+
+
+def unpack_out_of_line(data: BufferLike, bit_width: int, uncompressed_bits: int,
+                       num_values: int) -> np.ndarray:
+    """2.1/2.2 ``OutOfLineBitpacking`` block decode: one width, whole blocks, then a tail that is
+    either raw T-bit words (iff the buffer holds exactly ``full*wpb + tail`` words) or one more
+    padded block."""
+    return unpack_out_of_line_batch(data, [0], [as_u8(data).size], [num_values], bit_width,
+                                    uncompressed_bits)
+
+
+def unpack_out_of_line_batch(data: BufferLike, byte_offsets, byte_sizes, counts, bit_width: int,
+                             uncompressed_bits: int) -> np.ndarray:
+    """Decode many ``OutOfLineBitpacking`` buffers (e.g. the def levels of every mini-block chunk)
+    at once; buffer i is ``data[byte_offsets[i] : byte_offsets[i] + byte_sizes[i]]`` holding
+    ``counts[i]`` values. Returns all values concatenated in buffer order."""
+    t = int(uncompressed_bits)
+    w, dt = _check_width(bit_width, t)
+    buf = as_u8(data)
+    offs = np.asarray(byte_offsets, dtype=np.int64).reshape(-1)
+    sizes = np.asarray(byte_sizes, dtype=np.int64).reshape(-1)
+    cnt = np.asarray(counts, dtype=np.int64).reshape(-1)
+    if not (offs.size == sizes.size == cnt.size):
+        raise CorruptFileError("OutOfLineBitpacking: offsets, sizes and counts differ in length")
+    if offs.size == 0:
+        return np.empty(0, dt)
+    if cnt.min() < 0 or offs.min() < 0 or sizes.min() < 0 or (offs + sizes).max() > buf.size:
+        raise CorruptFileError("OutOfLineBitpacking: a level buffer lies outside its chunk")
+    item = dt.itemsize
+    wpb = words_per_block(w, t)
+    nwords = sizes // item
+    full, tail = np.divmod(cnt, BLOCK)
+    raw = (tail > 0) & (nwords == full * wpb + tail)
+    nblk = full + ((tail > 0) & ~raw)
+    if (nwords < np.where(raw, full * wpb + tail, nblk * wpb)).any():
+        raise CorruptFileError(f"OutOfLineBitpacking: buffer too short for its values (W={w}, T={t})")
+    total = int(cnt.sum())
+    # every packed block of every buffer, in order
+    nb = int(nblk.sum())
+    bufidx = np.repeat(np.arange(offs.size), nblk)
+    first = np.cumsum(nblk) - nblk
+    j = np.arange(nb, dtype=np.int64) - first[bufidx]
+    block_off = offs[bufidx] + j * (wpb * item)
+    block_len = np.minimum(cnt[bufidx] - j * BLOCK, BLOCK)
+    if w:
+        packed = _gather_blocks(buf, block_off, wpb, dt).reshape(nb, w, BLOCK // t)
+        dec = np.empty((nb, BLOCK), dt)
+        _unpack_into(packed, w, t, dec)
+    else:
+        dec = np.zeros((nb, BLOCK), dt)
+    if not raw.any():
+        if (block_len == BLOCK).all():
+            return dec.reshape(-1)
+        return dec[np.arange(BLOCK) < block_len[:, None]]
+    out = np.empty(total, dt)
+    out_start = np.cumsum(cnt) - cnt
+    # raw tails: values at words [full*wpb, full*wpb + tail) of their buffer
+    rb = np.flatnonzero(raw)
+    rlen = tail[rb]
+    ridx = np.repeat(np.arange(rb.size), rlen)
+    rpos = np.arange(int(rlen.sum()), dtype=np.int64) - (np.cumsum(rlen) - rlen)[ridx]
+    src_byte = offs[rb][ridx] + (full[rb][ridx] * wpb + rpos) * item
+    raw_vals = np.ascontiguousarray(buf[src_byte[:, None] + np.arange(item)]).view(dt).reshape(-1)
+    is_raw = np.zeros(total + 1, np.int8)
+    starts = out_start[rb] + full[rb] * BLOCK
+    np.add.at(is_raw, starts, 1)
+    np.add.at(is_raw, starts + rlen, -1)
+    is_raw = np.cumsum(is_raw[:-1], dtype=np.int8).view(np.bool_)
+    out[is_raw] = raw_vals
+    out[~is_raw] = dec[np.arange(BLOCK) < block_len[:, None]]
+    return out
+
+
+def pack(values: np.ndarray, bit_width: int, uncompressed_bits: int) -> np.ndarray:
+    """FastLanes-pack ``values`` (zero-padded to whole blocks) with width W; returns T-bit words.
+
+    The inverse of :func:`unpack` (vectorised; used by tests and benchmarks)."""
+    t = int(uncompressed_bits)
+    w, dt = _check_width(bit_width, t)
+    v = np.asarray(values).astype(dt, copy=False)
+    nblocks = -(-v.size // BLOCK)
+    full = np.zeros(nblocks * BLOCK, dt)
+    full[: v.size] = v
+    lanes = BLOCK // t
+    src = full.reshape(nblocks, 8, t // 8, lanes)
+    out = np.zeros((nblocks, max(w, 1), lanes), dt)
+    if w == 0:
+        return np.zeros(0, dt)
+    mask = dt.type((1 << w) - 1)
+    for a, b, kw, s, straddle in _plan(w, t):
+        x = src[:, a, b, :] & mask
+        out[:, kw, :] |= x << dt.type(s)
+        if straddle:
+            out[:, kw + 1, :] |= x >> dt.type(t - s)
+    return out.reshape(-1)

@@ -1,0 +1,82 @@
+"""Run-length expansion.
+
+Used by: 2.1/2.2 ``Rle`` (mini-block: value buffer = Flat values, one per run, plus a u8 run-length
+buffer; block form in 2.2 for rep/def levels and constant-page levels:
+``[u64 LE byte length of values][values][u8 run lengths]``). Runs longer than 255 are stored as
+several runs. Decoding is one ``np.repeat`` (or a searchsorted range cut for partial decodes).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import CorruptFileError
+from ._buf import BufferLike, as_u8, check_count, need, uint_dtype, words
+
+__all__ = ["expand", "expand_range", "decode_miniblock", "decode_block", "split_block"]
+
+
+def expand(values: np.ndarray, run_lengths: np.ndarray, num_values: int | None = None) -> np.ndarray:
+    """``repeat(values, run_lengths)`` cut to ``num_values`` (which must not exceed the runs' total)."""
+    values = np.asarray(values)
+    lengths = np.asarray(run_lengths)
+    if values.shape[0] != lengths.shape[0]:
+        raise CorruptFileError(f"RLE: {values.shape[0]} values but {lengths.shape[0]} run lengths")
+    total = int(lengths.sum(dtype=np.int64))
+    if num_values is None:
+        num_values = total
+    n = check_count(num_values, "RLE value count")
+    if n > total:
+        raise CorruptFileError(f"RLE: runs cover {total} values, {n} expected")
+    if n < total:
+        return expand_range(values, lengths, 0, n)
+    return np.repeat(values, lengths)
+
+
+def expand_range(values: np.ndarray, run_lengths: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """Values ``[start, stop)`` of the expansion, touching only the runs that overlap the range."""
+    values = np.asarray(values)
+    lengths = np.asarray(run_lengths).astype(np.int64, copy=False)
+    ends = np.cumsum(lengths)
+    total = int(ends[-1]) if ends.size else 0
+    start, stop = int(start), int(stop)
+    if not 0 <= start <= stop <= total:
+        raise CorruptFileError(f"RLE: range [{start}, {stop}) outside the {total} encoded values")
+    if start == stop:
+        return values[:0].copy()
+    first = int(np.searchsorted(ends, start, side="right"))
+    last = int(np.searchsorted(ends, stop - 1, side="right"))
+    lens = lengths[first: last + 1].copy()
+    begin_first = int(ends[first] - lengths[first])
+    lens[0] -= start - begin_first
+    lens[-1] -= int(ends[last]) - stop
+    return np.repeat(values[first: last + 1], lens)
+
+
+def decode_miniblock(values_buf: BufferLike, lengths_buf: BufferLike, value_bits: int,
+                     num_values: int) -> np.ndarray:
+    """One mini-block RLE chunk: Flat values (width ``value_bits``) + u8 run lengths."""
+    lens = as_u8(lengths_buf)
+    vals = words(values_buf, value_bits, lens.size, what="RLE values")
+    return expand(vals, lens, num_values)
+
+
+def split_block(data: BufferLike, value_bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """Split the 2.2 block form into (values, u8 run lengths)."""
+    buf = as_u8(data)
+    need(buf, 8, "RLE block header")
+    vbytes = int(buf[:8].view("<u8")[0]) if buf.ctypes.data % 8 == 0 else int.from_bytes(buf[:8].tobytes(), "little")
+    width = uint_dtype(value_bits).itemsize
+    need(buf, 8 + vbytes, "RLE block values")
+    if vbytes % width:
+        raise CorruptFileError(f"RLE block: {vbytes} value bytes is not a multiple of {width}")
+    nruns = vbytes // width
+    lens = buf[8 + vbytes:]
+    if lens.size < nruns:
+        raise CorruptFileError(f"RLE block: {nruns} runs but {lens.size} run lengths")
+    return words(buf, value_bits, nruns, offset=8, what="RLE block values"), lens[:nruns]
+
+
+def decode_block(data: BufferLike, value_bits: int, num_values: int) -> np.ndarray:
+    """2.2 block-form RLE (levels): ``[u64 value bytes][values][u8 run lengths]``."""
+    vals, lens = split_block(data, value_bits)
+    return expand(vals, lens, num_values)
