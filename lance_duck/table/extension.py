@@ -1,4 +1,15 @@
-"""Arrow extension types Lance uses (bfloat16 and blob descriptors)."""
+"""Arrow extension types Lance uses, and lance_duck's registration policy.
+
+lance_duck registers **no** extension type on import. Schemas are built as storage type +
+``ARROW:extension:*`` field metadata and passed through the Arrow C data interface
+(:func:`lance_duck.table.schema.resolve_extensions`), exactly as pylance's schemas reach Python.
+So lance_duck reports whatever pylance would in the same process (``lance.blob.v2`` and
+``lance.bfloat16`` become pylance's classes once pylance registered them; otherwise they stay
+storage + metadata), and importing pylance later never hits "type already registered".
+
+:class:`BFloat16Type` is offered for users who want a typed bfloat16 without pylance; call
+:func:`register_bfloat16` explicitly (never together with pylance's ``lance.arrow``).
+"""
 from __future__ import annotations
 
 import pyarrow as pa
@@ -18,10 +29,10 @@ class BFloat16Type(pa.ExtensionType):
         return cls()
 
 
-def bfloat16_type() -> pa.DataType:
-    """The registered ``lance.bfloat16`` type (reusing one another library registered)."""
+def register_bfloat16() -> bool:
+    """Register :class:`BFloat16Type` unless some library already did; True if we did."""
     try:
         pa.register_extension_type(BFloat16Type())
     except pa.ArrowKeyError:
-        pass  # already registered (by us or by another library)
-    return BFloat16Type()
+        return False
+    return True

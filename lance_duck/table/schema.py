@@ -48,13 +48,32 @@ class LanceField:
     # -- derived -------------------------------------------------------------------------
     @property
     def arrow_type(self) -> pa.DataType:
-        return _arrow_type(self)
+        return self.to_arrow().type
 
     def to_arrow(self) -> pa.Field:
+        """The Arrow field pylance reports (registered extension types resolved like pylance's FFI)."""
+        cached = self.__dict__.get("_arrow_cache")
+        if cached is None:
+            cached = resolve_extensions(self.raw_arrow())
+            self.__dict__["_arrow_cache"] = cached
+        return cached
+
+    def raw_arrow(self) -> pa.Field:
+        """The Arrow field with extension types left as storage type + ``ARROW:extension:*`` metadata."""
         md = dict(self.metadata)
         if self.extension_name:
-            md.setdefault("ARROW:extension:name", self.extension_name)
-        return pa.field(self.name, self.arrow_type, nullable=self.nullable, metadata=md or None)
+            md.setdefault(EXT_NAME, self.extension_name)
+        if self.logical_type == "json" or md.get(EXT_NAME) == "lance.json":
+            # pylance presents Lance's JSONB columns as the canonical arrow.json over utf8.
+            md[EXT_NAME], md[EXT_META] = "arrow.json", ""
+            typ = pa.utf8()
+        elif self.logical_type == "lance.bfloat16":
+            md.setdefault(EXT_NAME, "lance.bfloat16")
+            md.setdefault(EXT_META, "")
+            typ = pa.binary(2)
+        else:
+            typ = _raw_arrow_type(self)
+        return pa.field(self.name, typ, nullable=self.nullable, metadata=md or None)
 
     @property
     def is_struct(self) -> bool:
@@ -91,6 +110,7 @@ class LanceSchema:
         self.by_id: dict[int, LanceField] = {f.id: f for top in self.fields for f in top.walk()}
 
     def to_arrow(self) -> pa.Schema:
+        """The Arrow schema pylance's ``ds.schema`` reports (field and schema metadata included)."""
         return pa.schema([f.to_arrow() for f in self.fields], metadata=self.metadata or None)
 
     def field(self, name: str) -> LanceField:
@@ -147,21 +167,55 @@ def _utf8(v: bytes | str) -> str:
     return v.decode("utf-8", errors="surrogateescape") if isinstance(v, (bytes, bytearray)) else v
 
 
-def _arrow_type(f: LanceField) -> pa.DataType:
+EXT_NAME = "ARROW:extension:name"
+EXT_META = "ARROW:extension:metadata"
+
+
+def resolve_extensions(field: pa.Field) -> pa.Field:
+    """Pass a field through the Arrow C data interface, as pylance's schema does.
+
+    pyarrow then turns ``ARROW:extension:name`` metadata into whatever extension type is
+    registered in this process (canonical ones such as ``arrow.json``, or pylance's
+    ``lance.blob.v2`` / ``lance.bfloat16`` once pylance is imported); unregistered ones stay
+    storage type + metadata. lance_duck registers nothing itself, so it never conflicts with
+    pylance in the same process and always agrees with what pylance would report here.
+    """
+    if not _has_extension_metadata(field):
+        return field
+    try:
+        return pa.Field._import_from_c_capsule(field.__arrow_c_schema__())
+    except (pa.ArrowException, TypeError, ValueError):
+        return field  # a registered class rejected the storage type: keep it raw
+
+
+def _has_extension_metadata(field: pa.Field) -> bool:
+    if field.metadata and EXT_NAME.encode() in field.metadata:
+        return True
+    t = field.type
+    if pa.types.is_struct(t):
+        return any(_has_extension_metadata(t.field(i)) for i in range(t.num_fields))
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _has_extension_metadata(t.value_field)
+    if pa.types.is_map(t):
+        return _has_extension_metadata(t.key_field) or _has_extension_metadata(t.item_field)
+    return False
+
+
+def _raw_arrow_type(f: LanceField) -> pa.DataType:
     lt = f.logical_type
     if lt == "struct":
-        return pa.struct([c.to_arrow() for c in f.children])
+        return pa.struct([c.raw_arrow() for c in f.children])
     if lt in ("list", "list.struct", "large_list", "large_list.struct"):
         if len(f.children) != 1:
             raise CorruptFileError(f"list field {f.name!r} must have exactly one child")
-        child = f.children[0].to_arrow()
+        child = f.children[0].raw_arrow()
         return pa.large_list(child) if lt.startswith("large_") else pa.list_(child)
     if lt == "map":
         if len(f.children) != 1 or len(f.children[0].children) != 2:
             raise CorruptFileError(f"map field {f.name!r} must have one entries child with key and value")
         entries = f.children[0]
         key, value = entries.children
-        return pa.map_(key.to_arrow(), value.to_arrow())
+        return pa.map_(key.raw_arrow(), value.raw_arrow())
     return parse_logical_type(lt, f.name)
 
 
@@ -188,12 +242,14 @@ def parse_logical_type(lt: str, name: str = "?") -> pa.DataType:
         if head == "fixed_size_list":
             inner, _, n = rest.rpartition(":")
             if inner == "lance.bfloat16":
-                from .extension import bfloat16_type
-                return pa.list_(pa.field("item", bfloat16_type(), True), int(n))
+                item = pa.field("item", pa.binary(2), True,
+                                metadata={EXT_NAME: "lance.bfloat16", EXT_META: ""})
+                return pa.list_(item, int(n))
             return pa.list_(pa.field("item", parse_logical_type(inner, name), True), int(n))
         if head == "dict":
-            value_t, key_t, _ordered = rest.rsplit(":", 2)
-            return pa.dictionary(parse_logical_type(key_t, name), parse_logical_type(value_t, name))
+            value_t, key_t, ordered = rest.rsplit(":", 2)
+            return pa.dictionary(parse_logical_type(key_t, name), parse_logical_type(value_t, name),
+                                 ordered=ordered == "true")
     except (ValueError, KeyError) as exc:
         raise CorruptFileError(f"field {name!r}: malformed logical type {lt!r}") from exc
     raise UnsupportedFeatureError(f"field {name!r}: unsupported logical type {lt!r}")

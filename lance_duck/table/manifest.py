@@ -1,0 +1,118 @@
+"""Manifest files: framing, protobuf decoding and the reader feature-flag check.
+
+A ``.manifest`` file ends with a 16-byte footer (i64 position of the manifest's u32 length
+prefix, u16 major, u16 minor, ``LANC``); the Manifest protobuf sits at that position. Legacy
+tables keep dictionary values before it, so callers that need them keep the raw bytes.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from google.protobuf.message import DecodeError
+
+from .._proto import table_pb2
+from ..errors import CorruptFileError, UnsupportedFeatureError
+
+MAGIC = b"LANC"
+FOOTER_LEN = 16
+
+# Reader feature flags this reader understands (bit -> meaning).
+SUPPORTED_READER_FLAGS: dict[int, str] = {
+    1: "deletion files",
+    2: "stable row ids",
+    4: "v2 file format (deprecated marker)",
+    8: "table config",
+    16: "base paths (shallow clones, branches)",
+    32: "no transaction file",
+}
+# Meanings of bits we refuse, for the error message only (upstream has renumbered bits >= 64).
+_KNOWN_UNSUPPORTED: dict[int, str] = {
+    64: "data overlay files",
+    128: "covered index metadata / MemWAL (meaning varies by Lance release)",
+    256: "mixed data-file versions",
+    512: "fragment metadata tree / stable field ids (meaning varies by Lance release)",
+    1024: "FRI",
+    16384: "managed blobs",
+    32768: "non-reusable field ids",
+}
+
+
+@dataclass
+class ManifestFile:
+    """One parsed manifest and the file it came from."""
+
+    path: str
+    raw: bytes
+    manifest: table_pb2.Manifest
+
+
+def decode_manifest(raw: bytes, path: str) -> table_pb2.Manifest:
+    """Validate the framing of ``raw`` and decode its Manifest protobuf."""
+    size = len(raw)
+    if size < FOOTER_LEN + 4:
+        raise CorruptFileError(f"{path}: manifest file is truncated ({size} bytes)")
+    footer = raw[-FOOTER_LEN:]
+    if footer[12:] != MAGIC:
+        raise CorruptFileError(f"{path}: not a Lance manifest (no LANC magic at the end)")
+    (pos,) = struct.unpack_from("<q", footer, 0)
+    end = size - FOOTER_LEN
+    if pos < 0 or pos + 4 > end:
+        raise CorruptFileError(
+            f"{path}: manifest position {pos} is outside the file ({size} bytes); the file is truncated or corrupt")
+    (length,) = struct.unpack_from("<I", raw, pos)
+    if pos + 4 + length != end:
+        raise CorruptFileError(
+            f"{path}: manifest length {length} at position {pos} does not match the file size {size}")
+    m = table_pb2.Manifest()
+    try:
+        m.ParseFromString(raw[pos + 4:end])
+    except (DecodeError, ValueError, RuntimeError) as exc:
+        raise CorruptFileError(f"{path}: manifest protobuf is corrupt ({exc})") from None
+    return m
+
+
+def check_reader_flags(m: table_pb2.Manifest, path: str) -> None:
+    """Refuse manifests that need a reader feature lance_duck does not implement."""
+    flags = m.reader_feature_flags
+    unknown = flags & ~sum(SUPPORTED_READER_FLAGS)
+    if not unknown:
+        return
+    bits = [1 << i for i in range(64) if unknown >> i & 1]
+    desc = ", ".join(f"{b} ({_KNOWN_UNSUPPORTED.get(b, 'unknown feature')})" for b in bits)
+    raise UnsupportedFeatureError(
+        f"{path}: version {m.version} needs reader feature flag {desc}, which lance_duck cannot read "
+        f"(supported flags: {sorted(SUPPORTED_READER_FLAGS)})")
+
+
+def check_fragments(m: table_pb2.Manifest, path: str) -> None:
+    """Refuse fragments with protobuf fields we do not know (e.g. unflagged overlays)."""
+    from google.protobuf.unknown_fields import UnknownFieldSet
+
+    for frag in m.fragments:
+        unknown = UnknownFieldSet(frag)
+        if len(unknown):
+            nums = sorted({u.field_number for u in unknown})
+            raise UnsupportedFeatureError(
+                f"{path}: fragment {frag.id} of version {m.version} carries unknown protobuf field(s) "
+                f"{nums}; lance_duck cannot read it safely")
+
+
+def parse_manifest(raw: bytes, path: str) -> ManifestFile:
+    """Decode and validate a manifest file's bytes (framing, flags, fragments)."""
+    m = decode_manifest(raw, path)
+    check_reader_flags(m, path)
+    check_fragments(m, path)
+    return ManifestFile(path, raw, m)
+
+
+def read_manifest(io, path: str) -> ManifestFile:
+    """Read and validate one manifest file (FileNotFoundError names the path)."""
+    return parse_manifest(bytes(io.read_bytes(path)), path)
+
+
+def encode_manifest(m: table_pb2.Manifest, prefix: bytes = b"") -> bytes:
+    """Frame a Manifest protobuf the way pylance does (``prefix`` = bytes kept before it)."""
+    body = m.SerializeToString()
+    pos = len(prefix)
+    return prefix + struct.pack("<I", len(body)) + body + struct.pack("<qHH", pos, 0, 2) + MAGIC

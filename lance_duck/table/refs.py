@@ -1,0 +1,130 @@
+"""Tags and branches (``_refs/``) and branch directories (``tree/<branch>``).
+
+Tags: ``<root>/_refs/tags/<name>.json`` ({branch, version, createdAt, updatedAt, manifestSize,
+metadata}). Branches: ``<root>/_refs/branches/<url-encoded name>.json``; a branch's own dataset
+directory is ``<root>/tree/<name>`` (the name's ``/`` become directory levels).
+"""
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timedelta, timezone
+from typing import Any
+from urllib.parse import quote, unquote
+
+from ..errors import BranchNotFoundError, CorruptFileError, InvalidArgumentError, TagNotFoundError
+
+REFS_DIR = "_refs"
+TREE_DIR = "tree"
+
+
+def branch_dir(io, root: str, branch: str | None) -> str:
+    """The dataset directory holding a branch's ``_versions`` (``root`` for main)."""
+    if branch is None or branch == "main":
+        return root
+    if not branch or any(p in ("", ".", "..") for p in branch.split("/")):
+        raise InvalidArgumentError(f"invalid branch name {branch!r}")
+    return io.join(root, TREE_DIR, *branch.split("/"))
+
+
+def _read_json(io, path: str, what: str) -> dict:
+    raw = io.read_bytes(path)
+    try:
+        doc = json.loads(bytes(raw).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise CorruptFileError(f"{path}: {what} file is not valid JSON ({exc})") from None
+    if not isinstance(doc, dict):
+        raise CorruptFileError(f"{path}: {what} file does not hold a JSON object")
+    return doc
+
+
+def parse_rfc3339(text: str | None) -> datetime | None:
+    """A UTC-aware datetime from an RFC 3339 string (nanoseconds truncated to µs)."""
+    if text is None:
+        return None
+    m = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)", text)
+    if not m:
+        raise CorruptFileError(f"unparseable timestamp {text!r} in a ref file")
+    base = datetime.fromisoformat(m.group(1) + ("+00:00" if m.group(3) == "Z" else m.group(3)))
+    micros = int((m.group(2) or "0")[:6].ljust(6, "0"))
+    return (base + timedelta(microseconds=micros)).astimezone(timezone.utc)
+
+
+# -- tags ----------------------------------------------------------------------------------
+def _tag_from_json(doc: dict, path: str) -> dict[str, Any]:
+    if "version" not in doc:
+        raise CorruptFileError(f"{path}: tag file has no 'version'")
+    return {
+        "branch": doc.get("branch"),
+        "version": int(doc["version"]),
+        "created_at": parse_rfc3339(doc.get("createdAt")),
+        "updated_at": parse_rfc3339(doc.get("updatedAt")),
+        "manifest_size": doc.get("manifestSize"),
+        "metadata": doc.get("metadata") or {},
+    }
+
+
+def tag_path(io, root: str, name: str) -> str:
+    return io.join(root, REFS_DIR, "tags", f"{name}.json")
+
+
+def read_tag(io, root: str, name: str) -> dict[str, Any]:
+    """One tag as ``ds.tags.list()[name]``; TagNotFoundError if it does not exist."""
+    path = tag_path(io, root, name)
+    try:
+        doc = _read_json(io, path, "tag")
+    except FileNotFoundError:
+        raise TagNotFoundError(f"tag {name!r} does not exist (no {path})") from None
+    return _tag_from_json(doc, path)
+
+
+def list_tags(io, root: str) -> dict[str, dict[str, Any]]:
+    """All tags, like pylance's ``ds.tags.list()``."""
+    tdir = io.join(root, REFS_DIR, "tags")
+    out = {}
+    for fname, size in sorted(io.list_names(tdir)):
+        if size is None or not fname.endswith(".json"):
+            continue
+        name = fname[: -len(".json")]
+        path = io.join(tdir, fname)
+        out[name] = _tag_from_json(_read_json(io, path, "tag"), path)
+    return out
+
+
+# -- branches ------------------------------------------------------------------------------
+def _branch_from_json(doc: dict, path: str) -> dict[str, Any]:
+    ident = (doc.get("identifier") or {}).get("version_mapping") or []
+    return {
+        "parent_branch": doc.get("parentBranch"),
+        "branch_identifier": [(int(v), str(u)) for v, u in ident],
+        "parent_version": doc.get("parentVersion"),
+        "create_at": doc.get("createAt"),
+        "manifest_size": doc.get("manifestSize"),
+        "metadata": doc.get("metadata") or {},
+    }
+
+
+def branch_ref_path(io, root: str, name: str) -> str:
+    return io.join(root, REFS_DIR, "branches", quote(name, safe="") + ".json")
+
+
+def read_branch(io, root: str, name: str) -> dict[str, Any]:
+    """One branch as ``ds.branches.list()[name]``; BranchNotFoundError if it does not exist."""
+    path = branch_ref_path(io, root, name)
+    try:
+        doc = _read_json(io, path, "branch")
+    except FileNotFoundError:
+        raise BranchNotFoundError(f"branch {name!r} does not exist (no {path})") from None
+    return _branch_from_json(doc, path)
+
+
+def list_branches(io, root: str) -> dict[str, dict[str, Any]]:
+    """All branches, like pylance's ``ds.branches.list()``."""
+    bdir = io.join(root, REFS_DIR, "branches")
+    out = {}
+    for fname, size in sorted(io.list_names(bdir)):
+        if size is None or not fname.endswith(".json"):
+            continue
+        path = io.join(bdir, fname)
+        out[unquote(fname[: -len(".json")])] = _branch_from_json(_read_json(io, path, "branch"), path)
+    return out

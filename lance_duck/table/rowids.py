@@ -1,0 +1,107 @@
+"""Stable row ids and row version sequences (``rowids.proto``), decoded with numpy.
+
+A ``RowIdSequence`` lists the row id of every physical row of a fragment (deleted rows
+included) as a concatenation of segments. A ``RowDatasetVersionSequence`` gives each physical
+row a dataset version through runs of ``len(span)`` rows.
+"""
+from __future__ import annotations
+
+import numpy as np
+from google.protobuf.message import DecodeError
+
+from .._proto import rowids_pb2
+from ..errors import CorruptFileError
+
+# Guard against corrupt lengths asking for absurd allocations.
+MAX_SEGMENT_ROWS = 1 << 34
+
+
+def _parse(msg, raw: bytes, what: str):
+    try:
+        msg.ParseFromString(bytes(raw))
+    except (DecodeError, ValueError, RuntimeError) as exc:
+        raise CorruptFileError(f"{what}: corrupt protobuf ({exc})") from None
+    return msg
+
+
+def decode_encoded_array(arr: rowids_pb2.EncodedU64Array, what: str = "row ids") -> np.ndarray:
+    """An EncodedU64Array (u16 / u32 offsets from a base, or raw u64) as uint64."""
+    kind = arr.WhichOneof("array")
+    if kind == "u16_array":
+        return _offsets(arr.u16_array, "<u2", what)
+    if kind == "u32_array":
+        return _offsets(arr.u32_array, "<u4", what)
+    if kind == "u64_array":
+        return _frombytes(arr.u64_array.values, "<u8", what)
+    if kind is None:
+        return np.empty(0, dtype=np.uint64)
+    raise CorruptFileError(f"{what}: unknown encoded array kind {kind!r}")
+
+
+def _frombytes(buf: bytes, dtype: str, what: str) -> np.ndarray:
+    width = np.dtype(dtype).itemsize
+    if len(buf) % width:
+        raise CorruptFileError(f"{what}: array of {len(buf)} bytes is not a multiple of {width}")
+    return np.frombuffer(buf, dtype=dtype).astype(np.uint64)
+
+
+def _offsets(a, dtype: str, what: str) -> np.ndarray:
+    return _frombytes(a.offsets, dtype, what) + np.uint64(a.base)
+
+
+def _span(start: int, end: int, what: str) -> int:
+    if end < start or end - start > MAX_SEGMENT_ROWS:
+        raise CorruptFileError(f"{what}: invalid segment range [{start}, {end})")
+    return end - start
+
+
+def decode_segment(seg: rowids_pb2.U64Segment, what: str = "row ids") -> np.ndarray:
+    """The uint64 values one U64Segment expands to."""
+    kind = seg.WhichOneof("segment")
+    if kind == "range":
+        n = _span(seg.range.start, seg.range.end, what)
+        return np.arange(n, dtype=np.uint64) + np.uint64(seg.range.start)
+    if kind == "range_with_holes":
+        r = seg.range_with_holes
+        n = _span(r.start, r.end, what)
+        values = np.arange(n, dtype=np.uint64) + np.uint64(r.start)
+        holes = decode_encoded_array(r.holes, what)
+        return values[~np.isin(values, holes, assume_unique=False)]
+    if kind == "range_with_bitmap":
+        r = seg.range_with_bitmap
+        n = _span(r.start, r.end, what)
+        bits = np.unpackbits(np.frombuffer(r.bitmap, dtype=np.uint8), bitorder="little")
+        if bits.size < n:
+            raise CorruptFileError(f"{what}: bitmap of {bits.size} bits is shorter than its range of {n}")
+        return np.flatnonzero(bits[:n]).astype(np.uint64) + np.uint64(r.start)
+    if kind in ("sorted_array", "array"):
+        return decode_encoded_array(getattr(seg, kind), what)
+    if kind is None:
+        return np.empty(0, dtype=np.uint64)
+    raise CorruptFileError(f"{what}: unknown segment kind {kind!r}")
+
+
+def segment_length(seg: rowids_pb2.U64Segment, what: str = "row ids") -> int:
+    """How many values a segment holds (without expanding ranges)."""
+    kind = seg.WhichOneof("segment")
+    if kind == "range":
+        return _span(seg.range.start, seg.range.end, what)
+    return int(decode_segment(seg, what).size)
+
+
+def decode_row_ids(raw: bytes, what: str = "row ids") -> np.ndarray:
+    """A serialized RowIdSequence as one uint64 array."""
+    seq = _parse(rowids_pb2.RowIdSequence(), raw, what)
+    parts = [decode_segment(s, what) for s in seq.segments]
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.uint64)
+
+
+def decode_version_sequence(raw: bytes, num_rows: int, what: str = "row versions") -> np.ndarray:
+    """A serialized RowDatasetVersionSequence as one uint64 version per physical row."""
+    seq = _parse(rowids_pb2.RowDatasetVersionSequence(), raw, what)
+    lengths = np.array([segment_length(r.span, what) for r in seq.runs], dtype=np.int64)
+    versions = np.array([r.version for r in seq.runs], dtype=np.uint64)
+    out = np.repeat(versions, lengths)
+    if out.size != num_rows:
+        raise CorruptFileError(f"{what}: sequence covers {out.size} rows, the fragment has {num_rows}")
+    return out

@@ -1,0 +1,232 @@
+"""One pinned version of a table: the contract every layer above reads from.
+
+``open_snapshot`` resolves (branch, version | tag | as-of) to one manifest, validates it, and
+returns an immutable :class:`Snapshot` (schema, fragments with resolved paths, deletions and
+row ids on demand). Nothing here reads a data file.
+"""
+from __future__ import annotations
+
+import operator
+from datetime import datetime
+from typing import Any
+
+import pyarrow as pa
+
+from .._proto import table_pb2
+from ..errors import BranchNotFoundError, CorruptFileError, InvalidArgumentError, VersionNotFoundError
+from ..io.fs import FileIO, open_io
+from .fragment import FragmentInfo, PathResolver
+from .manifest import ManifestFile, decode_manifest, parse_manifest, read_manifest
+from .refs import branch_dir, list_branches, list_tags, read_branch, read_tag
+from .schema import LanceSchema, schema_from_protos
+from .versions import (VERSIONS_DIR, VersionEntry, before_cutoff, list_versions, manifest_timestamp_ns,
+                       normalise_asof, pylance_local_timestamp, utc_timestamp)
+
+_SAME = object()
+LEGACY_VERSIONS = ("0.1", "0.2", "legacy")
+
+
+def open_snapshot(uri, version: int | str | tuple | None = None, asof=None, *, branch: str | None = None,
+                  storage_options: dict | None = None) -> "Snapshot":
+    """Open one version of the table at ``uri`` (local path or fsspec URL).
+
+    ``version``: a version number, a tag name, or a ``(branch, version)`` pair; ``asof``: the
+    newest version committed strictly before this datetime / ISO string (naive = local time, as
+    pylance); ``branch``: a branch name (None = main). Default: the latest version.
+    """
+    io, root = open_io(uri, storage_options)
+    return _open(str(uri), io, root, version, asof, branch)
+
+
+def _open(uri: str, io: FileIO, root: str, version, asof, branch: str | None) -> "Snapshot":
+    if version is not None and asof is not None:
+        raise InvalidArgumentError("give either version or asof, not both")
+    if isinstance(version, tuple):
+        if len(version) != 2:
+            raise InvalidArgumentError(f"version tuple must be (branch, version), got {version!r}")
+        branch, version = version
+    if branch == "main":
+        branch = None
+    if isinstance(version, str):
+        tag = read_tag(io, root, version)
+        tag_branch = tag["branch"] if tag["branch"] != "main" else None
+        if branch is not None and tag_branch != branch:
+            raise InvalidArgumentError(f"tag {version!r} points into branch {tag_branch!r}, not {branch!r}")
+        branch, version = tag_branch, tag["version"]
+    elif version is not None:
+        try:
+            version = operator.index(version)
+        except TypeError:
+            raise InvalidArgumentError(f"version must be an int, a tag name or (branch, version), "
+                                       f"not {type(version).__name__}") from None
+        if isinstance(version, bool) or version < 0:
+            raise InvalidArgumentError(f"invalid version {version!r}")
+    ddir = branch_dir(io, root, branch)
+    where = f" on branch {branch!r}" if branch else ""
+    if branch is not None:
+        read_branch(io, root, branch)  # BranchNotFoundError when the ref is missing
+    entries = list_versions(io, ddir)
+    if not entries:
+        if branch is not None:
+            raise BranchNotFoundError(f"branch {branch!r} has no versions under {ddir}")
+        if not io.exists(root):
+            raise FileNotFoundError(f"No such table: {root}")
+        raise FileNotFoundError(f"Not a Lance table: no manifests in {io.join(root, VERSIONS_DIR)}")
+    vdir = io.join(ddir, VERSIONS_DIR)
+    if asof is not None:
+        mf = _resolve_asof(io, vdir, entries, normalise_asof(asof), where)
+    else:
+        if version is None:
+            entry = entries[-1]
+        else:
+            entry = next((e for e in entries if e.version == version), None)
+            if entry is None:
+                have = [e.version for e in entries]
+                shown = have if len(have) <= 12 else have[:5] + ["..."] + have[-5:]
+                raise VersionNotFoundError(f"version {version} does not exist{where} in {uri} "
+                                           f"(versions present: {shown})")
+        mf = read_manifest(io, io.join(vdir, entry.name))
+        if mf.manifest.version != entry.version:
+            raise CorruptFileError(f"{mf.path}: file name says version {entry.version}, "
+                                   f"the manifest says {mf.manifest.version}")
+    return Snapshot(uri, io, root, branch, ddir, mf)
+
+
+def _resolve_asof(io: FileIO, vdir: str, entries: list[VersionEntry], cutoff: datetime,
+                  where: str) -> ManifestFile:
+    """pylance's rule: the largest version whose timestamp is strictly before ``cutoff``.
+
+    Versions are scanned newest first, so the first match is the answer and older manifests
+    are not read (timestamps need not be monotonic for this to be exact).
+    """
+    for e in reversed(entries):
+        path = io.join(vdir, e.name)
+        raw = bytes(io.read_bytes(path))
+        if before_cutoff(manifest_timestamp_ns(decode_manifest(raw, path)), cutoff):
+            return parse_manifest(raw, path)
+    raise VersionNotFoundError(f"no version{where} was committed before {cutoff.isoformat()}")
+
+
+class Snapshot:
+    """One pinned version of a table (immutable; cheap to keep)."""
+
+    def __init__(self, uri: str, io: FileIO, root: str, branch: str | None, dataset_dir: str,
+                 mf: ManifestFile):
+        m = mf.manifest
+        self.uri = uri
+        self.io = io
+        self.root = root
+        self.branch = branch
+        self.dataset_dir = dataset_dir          # root, or root/tree/<branch>
+        self.manifest_file = mf
+        self.manifest: table_pb2.Manifest = m
+        self.version: int = m.version
+        self.timestamp_ns: int = manifest_timestamp_ns(m)
+        self.timestamp: datetime = utc_timestamp(self.timestamp_ns)
+        self.data_storage_version: str = _storage_version(m)
+        self.schema: LanceSchema = schema_from_protos(m.fields, dict(m.schema_metadata))
+        if self.is_legacy:
+            _load_legacy_dictionaries(mf.raw, self.schema)
+        self.arrow_schema: pa.Schema = self.schema.to_arrow()
+        self.base_paths = {bp.id: bp for bp in m.base_paths}
+        resolver = PathResolver(io, dataset_dir, self.base_paths)
+        self.fragments: list[FragmentInfo] = [FragmentInfo(f, resolver) for f in m.fragments]
+        self.has_stable_row_ids: bool = bool(m.reader_feature_flags & 2)
+
+    def __repr__(self) -> str:
+        b = f", branch={self.branch!r}" if self.branch else ""
+        return f"Snapshot({self.uri!r}, version={self.version}{b}, fragments={len(self.fragments)})"
+
+    @property
+    def is_legacy(self) -> bool:
+        return self.data_storage_version in LEGACY_VERSIONS
+
+    def fragment(self, fragment_id: int) -> FragmentInfo:
+        """The fragment with this id (KeyError if this version has none)."""
+        for f in self.fragments:
+            if f.id == fragment_id:
+                return f
+        raise KeyError(f"version {self.version} has no fragment {fragment_id}")
+
+    # -- history and refs ----------------------------------------------------------------
+    def latest_version(self) -> int:
+        """The newest version of this snapshot's branch (listed afresh)."""
+        entries = list_versions(self.io, self.dataset_dir)
+        return entries[-1].version if entries else self.version
+
+    def versions(self) -> list[dict[str, Any]]:
+        """Every version of this branch, like pylance's ``ds.versions()``."""
+        vdir = self.io.join(self.dataset_dir, VERSIONS_DIR)
+        out = []
+        for e in list_versions(self.io, self.dataset_dir):
+            if e.version == self.version:
+                m = self.manifest
+            else:
+                path = self.io.join(vdir, e.name)
+                m = decode_manifest(bytes(self.io.read_bytes(path)), path)
+            out.append({"version": m.version,
+                        "timestamp": pylance_local_timestamp(manifest_timestamp_ns(m)),
+                        "metadata": manifest_summary(m)})
+        return out
+
+    def list_tags(self) -> dict[str, dict]:
+        """All tags of the table, like pylance's ``ds.tags.list()``."""
+        return list_tags(self.io, self.root)
+
+    def list_branches(self) -> dict[str, dict]:
+        """All branches of the table, like pylance's ``ds.branches.list()``."""
+        return list_branches(self.io, self.root)
+
+    def checkout(self, version=None, asof=None, *, branch=_SAME) -> "Snapshot":
+        """Another version of the same table (a new object; default: latest of this branch)."""
+        b = self.branch if branch is _SAME else branch
+        return _open(self.uri, self.io, self.root, version, asof, b)
+
+    # -- counts --------------------------------------------------------------------------
+    def count_rows(self) -> int:
+        """Exact live rows; reads only manifests and (when needed) deletion files."""
+        return sum(f.count_rows() for f in self.fragments)
+
+
+def manifest_summary(m: table_pb2.Manifest) -> dict[str, str]:
+    """The ``metadata`` pylance's ``versions()`` reports for a manifest."""
+    frags = files = size = del_files = del_rows = rows = 0
+    for f in m.fragments:
+        frags += 1
+        files += len(f.files)
+        size += sum(df.file_size_bytes for df in f.files)
+        has_del = f.HasField("deletion_file")
+        n_del = f.deletion_file.num_deleted_rows if has_del else 0
+        del_files += has_del
+        del_rows += n_del
+        if f.physical_rows and (not has_del or n_del):
+            rows += f.physical_rows - n_del
+    return {
+        "total_data_file_rows": str(rows + del_rows),
+        "total_data_files": str(files),
+        "total_deletion_file_rows": str(del_rows),
+        "total_deletion_files": str(del_files),
+        "total_files_size": str(size),
+        "total_fragments": str(frags),
+        "total_rows": str(rows),
+    }
+
+
+def _storage_version(m: table_pb2.Manifest) -> str:
+    """``data_storage_version`` as pylance reports it ("0.1" for legacy, "2.0", "2.1", "2.2")."""
+    if m.HasField("data_format") and m.data_format.version:
+        return m.data_format.version
+    for f in m.fragments:
+        for df in f.files:
+            if df.file_major_version in (0, 1) or (df.file_major_version, df.file_minor_version) == (0, 3):
+                return "2.0" if df.file_minor_version == 3 else "0.1"
+            return f"{df.file_major_version}.{df.file_minor_version}"
+    return "2.0" if m.writer_feature_flags & 4 else "0.1"
+
+
+def _load_legacy_dictionaries(manifest_bytes: bytes, schema: LanceSchema) -> None:
+    """Legacy tables keep dictionary values inside the manifest file; attach them to the fields."""
+    for field in schema.walk():
+        if field.logical_type.startswith("dict:"):
+            from ..file.legacy.dictionary import load_dictionary_values
+            field.dictionary_values = load_dictionary_values(manifest_bytes, field)

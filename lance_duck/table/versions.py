@@ -1,0 +1,130 @@
+"""Version listing and selection: manifest naming schemes, latest, as-of.
+
+Manifests live in ``<dataset dir>/_versions/``. Two naming schemes exist: V1 ``{v}.manifest``
+and V2 ``{2**64-1-v:020d}.manifest`` (pylance's default). Detached (``d…``), staging
+(``*.manifest-<uuid>``), temporary and hint files are skipped. Versions can have gaps.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Union
+
+from ..errors import CorruptFileError, InvalidArgumentError, VersionNotFoundError
+
+VERSIONS_DIR = "_versions"
+_V2_BASE = (1 << 64) - 1
+_V2_LEN = 20
+
+
+@dataclass(frozen=True)
+class VersionEntry:
+    """One manifest found by listing ``_versions/``."""
+
+    version: int
+    name: str
+    size: int | None
+    scheme: str  # "v1" or "v2"
+
+
+def parse_manifest_name(name: str) -> tuple[int, str] | None:
+    """(version, scheme) for a manifest file name, or None for anything to skip."""
+    if not name.endswith(".manifest") or name.startswith((".", "d", "_")):
+        return None
+    stem = name[: -len(".manifest")]
+    if not stem.isdigit() or not stem.isascii():
+        return None
+    if len(stem) == _V2_LEN:
+        return _V2_BASE - int(stem), "v2"
+    return int(stem), "v1"
+
+
+def manifest_name(version: int, scheme: str) -> str:
+    """File name of ``version``'s manifest under a naming scheme."""
+    return f"{_V2_BASE - version:020d}.manifest" if scheme == "v2" else f"{version}.manifest"
+
+
+def list_versions(io, dataset_dir: str) -> list[VersionEntry]:
+    """All manifests of a dataset directory, oldest first (one listing call)."""
+    vdir = io.join(dataset_dir, VERSIONS_DIR)
+    entries = []
+    for name, size in io.list_names(vdir):
+        if size is None:  # a directory
+            continue
+        parsed = parse_manifest_name(name)
+        if parsed is not None:
+            entries.append(VersionEntry(parsed[0], name, size, parsed[1]))
+    schemes = {e.scheme for e in entries}
+    if len(schemes) > 1:
+        raise CorruptFileError(
+            f"{vdir}: mixes V1 ({{v}}.manifest) and V2 (zero-padded inverted) manifest names; "
+            "lance refuses such a directory")
+    entries.sort(key=lambda e: e.version)
+    return entries
+
+
+def latest_entry(io, dataset_dir: str) -> VersionEntry:
+    """The newest manifest of a dataset directory (from the listing, not the hint file)."""
+    entries = list_versions(io, dataset_dir)
+    if not entries:
+        if not io.exists(dataset_dir):
+            raise FileNotFoundError(f"No such table: {dataset_dir}")
+        raise FileNotFoundError(f"Not a Lance table (no manifests in {io.join(dataset_dir, VERSIONS_DIR)})")
+    return entries[-1]
+
+
+def find_entry(io, dataset_dir: str, version: int, where: str = "") -> VersionEntry:
+    """The manifest of one version; VersionNotFoundError if it does not exist."""
+    entries = list_versions(io, dataset_dir)
+    for e in entries:
+        if e.version == version:
+            return e
+    if not entries and not io.exists(dataset_dir):
+        raise FileNotFoundError(f"No such table: {dataset_dir}")
+    have = [e.version for e in entries]
+    raise VersionNotFoundError(
+        f"version {version} does not exist{where} (versions present: {_summarise(have)})")
+
+
+def _summarise(vs: list[int]) -> str:
+    if len(vs) <= 12:
+        return str(vs)
+    return f"[{', '.join(map(str, vs[:5]))}, ..., {', '.join(map(str, vs[-5:]))}] ({len(vs)} versions)"
+
+
+# -- timestamps -----------------------------------------------------------------------------
+def manifest_timestamp_ns(m) -> int:
+    """The manifest's commit time in UTC nanoseconds."""
+    return m.timestamp.seconds * 1_000_000_000 + m.timestamp.nanos
+
+
+def pylance_local_timestamp(ts_ns: int) -> datetime:
+    """The naive local datetime pylance's ``versions()`` reports for a timestamp (µs truncated)."""
+    return datetime.fromtimestamp(ts_ns // 1e9) + timedelta(microseconds=(ts_ns % 1e9) // 1e3)
+
+
+def utc_timestamp(ts_ns: int) -> datetime:
+    """The UTC-aware datetime of a timestamp, truncated to microseconds."""
+    return datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(microseconds=ts_ns // 1000)
+
+
+AsOf = Union[datetime, str]
+
+
+def normalise_asof(asof: AsOf) -> datetime:
+    """A datetime from an ``asof`` argument (datetime or ISO string; naive = local time)."""
+    if isinstance(asof, datetime):
+        return asof
+    if isinstance(asof, str):
+        try:
+            return datetime.fromisoformat(asof.strip())
+        except ValueError as exc:
+            raise InvalidArgumentError(f"asof: cannot parse {asof!r} as an ISO date/time") from exc
+    raise InvalidArgumentError(f"asof must be a datetime or an ISO string, not {type(asof).__name__}")
+
+
+def before_cutoff(ts_ns: int, cutoff: datetime) -> bool:
+    """pylance's rule: the version counts when its timestamp is strictly earlier than ``cutoff``."""
+    if cutoff.tzinfo is None:
+        return pylance_local_timestamp(ts_ns) < cutoff
+    return utc_timestamp(ts_ns) < cutoff
