@@ -1,0 +1,1 @@
+"""Lance file format 2.0 reader."""

@@ -1,0 +1,286 @@
+"""Reader for Lance file format 2.0 (footer version 0.3 or 2.0).
+
+Every field owns columns in depth-first order: a struct has a header column followed by its
+children's columns, a list has an offsets column followed by its item's columns, a packed
+struct or a blob is a single column. Pages of one column cover consecutive rows; only the
+pages that overlap the row selection are fetched (all of a column's pages in one request)
+and decoded.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from google.protobuf import any_pb2
+
+from ..._proto import encodings_v2_0_pb2 as enc_pb
+from ..._proto import file2_pb2
+from ...errors import CorruptFileError, UnsupportedFeatureError
+from ...io.fs import InputFile
+from ...table.schema import LanceField
+from ..base import DataFileReader, DataFileRef, RowSelection
+from ..container import V2Container
+from . import page as pg
+from .selection import normalize, ranges_from_bounds, sel_len, split, take_local
+
+BLOB_TYPE = pa.struct([pa.field("position", pa.uint64()), pa.field("size", pa.uint64())])
+
+
+@dataclass
+class _Page:
+    buffers: list[tuple[int, int]]
+    length: int
+    encoding: enc_pb.ArrayEncoding
+
+
+@dataclass
+class _Column:
+    index: int
+    kind: str                 # column encoding: "values" or "blob"
+    pages: list[_Page]
+    starts: np.ndarray        # row start of every page, plus the total
+
+    @property
+    def num_rows(self) -> int:
+        return int(self.starts[-1])
+
+    def page_kind(self) -> str | None:
+        return self.pages[0].encoding.WhichOneof("array_encoding") if self.pages else None
+
+
+def _unpack_any(enc: file2_pb2.Encoding, msg, what: str):
+    loc = enc.WhichOneof("location")
+    if loc is None or loc == "none":
+        return None
+    if loc == "indirect":
+        raise UnsupportedFeatureError(f"{what}: indirect (deferred) encodings are not supported")
+    a = any_pb2.Any()
+    try:
+        a.ParseFromString(enc.direct.encoding)
+        expected = msg.DESCRIPTOR.full_name
+        if not a.type_url.endswith("/" + expected) and a.type_url != expected:
+            raise UnsupportedFeatureError(f"{what}: unexpected encoding message {a.type_url!r} "
+                                          f"(expected {expected})")
+        msg.ParseFromString(a.value)
+    except UnsupportedFeatureError:
+        raise
+    except Exception as exc:  # protobuf DecodeError
+        raise CorruptFileError(f"{what}: encoding is corrupt: {exc}") from exc
+    return msg
+
+
+class V20FileReader(DataFileReader):
+    """Decodes fields of one 2.0 data file."""
+
+    def __init__(self, file: InputFile, ref: DataFileRef, tail, **options):
+        self.file = file
+        self.ref = ref
+        self.container = V2Container.open(file, tail)
+        self.num_rows = self.container.num_rows
+        self._cols: dict[int, _Column] = {}
+
+    # -- metadata ---------------------------------------------------------------------------
+    def _column(self, index: int) -> _Column:
+        col = self._cols.get(index)
+        if col is not None:
+            return col
+        cm = self.container.column(index)
+        where = f"{self.ref.path}: column {index}"
+        kind = "values"
+        ce = _unpack_any(cm.encoding, enc_pb.ColumnEncoding(), where) if cm.HasField("encoding") else None
+        if ce is not None:
+            kind = ce.WhichOneof("column_encoding") or "values"
+            if kind == "zone_index":
+                raise UnsupportedFeatureError(f"{where}: zone-index column encodings are not supported")
+        pages = []
+        size = self.file.size
+        for i, p in enumerate(cm.pages):
+            if len(p.buffer_offsets) != len(p.buffer_sizes):
+                raise CorruptFileError(f"{where} page {i}: buffer offsets and sizes disagree")
+            bufs = list(zip(p.buffer_offsets, p.buffer_sizes))
+            for off, ln in bufs:
+                if off + ln > size:
+                    raise CorruptFileError(f"{where} page {i}: buffer [{off}, {off + ln}) is outside the file")
+            enc = _unpack_any(p.encoding, enc_pb.ArrayEncoding(), f"{where} page {i}")
+            if enc is None:
+                raise CorruptFileError(f"{where} page {i}: page has no encoding")
+            pages.append(_Page(bufs, int(p.length), enc))
+        starts = np.zeros(len(pages) + 1, dtype=np.int64)
+        np.cumsum([p.length for p in pages], out=starts[1:])
+        col = _Column(index, kind, pages, starts)
+        self._cols[index] = col
+        return col
+
+    def _column_of(self, field: LanceField) -> int | None:
+        return self.ref.column_of(field.id)
+
+    # -- public -----------------------------------------------------------------------------
+    def read_field(self, field: LanceField, rows: RowSelection = None) -> pa.Array:
+        c = self._column_of(field)
+        if c is None:
+            raise CorruptFileError(f"{self.ref.path}: field {field.name!r} (id {field.id}) has no column "
+                                   "in this file")
+        sel = normalize(rows, self.num_rows)
+        return self._read(field, c, sel)
+
+    # -- columns ----------------------------------------------------------------------------
+    def _fetch(self, col: _Column, page_ids: list[int]) -> list[list]:
+        ranges = [b for p in page_ids for b in col.pages[p].buffers]
+        data = self.file.read_ranges(ranges)
+        out, i = [], 0
+        for p in page_ids:
+            k = len(col.pages[p].buffers)
+            out.append(data[i:i + k])
+            i += k
+        return out
+
+    def _read(self, field: LanceField, c: int, sel) -> pa.Array:
+        col = self._column(c)
+        if col.kind == "blob":
+            return self._read_values(col, sel, BLOB_TYPE)
+        kind = col.page_kind()
+        if field.is_list:
+            return self._read_list(field, col, sel)
+        if field.is_struct and kind != "packed_struct":
+            return self._read_struct(field, col, sel)
+        if field.logical_type == "map":
+            raise UnsupportedFeatureError(f"{self.ref.path}: map field {field.name!r} in a 2.0 file")
+        return self._read_values(col, sel, field.arrow_type)
+
+    def _read_values(self, col: _Column, sel, target: pa.DataType) -> pa.Array:
+        parts = list(split(col.starts, sel))
+        bufs = self._fetch(col, [p for p, _ in parts])
+        out = []
+        for (p, local), pbufs in zip(parts, bufs):
+            page = col.pages[p]
+            ctx = pg.PageContext(pbufs, f"{self.ref.path}: column {col.index} page {p}")
+            arr = pg.decode(page.encoding, page.length, target, ctx)
+            if len(arr) != page.length:
+                raise CorruptFileError(f"{ctx.where}: decoded {len(arr)} values, page says {page.length}")
+            out.append(take_local(arr, local))
+        return concat(out, target)
+
+    def _child_column(self, parent_col: int, field: LanceField, index: int) -> int:
+        child = field.children[index]
+        c = self._column_of(child)
+        if c is not None:
+            return c
+        # not listed in the data file: columns follow depth-first
+        c = parent_col + 1
+        for prev in field.children[:index]:
+            c += _width(prev)
+        return c
+
+    def _read_struct(self, field: LanceField, col: _Column, sel) -> pa.Array:
+        kind = col.page_kind()
+        if kind not in (None, "struct"):
+            raise CorruptFileError(f"{self.ref.path}: struct field {field.name!r} has a {kind} header column")
+        n = sel_len(sel, col.num_rows)
+        children = [self._read(ch, self._child_column(col.index, field, i), sel)
+                    for i, ch in enumerate(field.children)]
+        for ch, arr in zip(field.children, children):
+            if len(arr) != n:
+                raise CorruptFileError(f"{self.ref.path}: struct child {ch.name!r} has {len(arr)} rows, "
+                                       f"expected {n}")
+        target = field.arrow_type
+        if not children:
+            return pa.array([{}] * n, type=target)
+        return pa.StructArray.from_arrays(children, fields=list(target))
+
+    def _read_list(self, field: LanceField, col: _Column, sel) -> pa.Array:
+        target = field.arrow_type
+        where = f"{self.ref.path}: column {col.index}"
+        ks = []
+        for i, p in enumerate(col.pages):
+            if p.encoding.WhichOneof("array_encoding") != "list":
+                raise CorruptFileError(f"{where} page {i}: list field {field.name!r} has a "
+                                       f"{p.encoding.WhichOneof('array_encoding')} offsets page")
+            ks.append(int(p.encoding.list.num_items))
+        bases = np.zeros(len(ks) + 1, dtype=np.int64)
+        np.cumsum(ks, out=bases[1:])
+        parts = list(split(col.starts, sel))
+        bufs = self._fetch(col, [p for p, _ in parts])
+        starts_l, ends_l, valid_l = [], [], []
+        for (p, local), pbufs in zip(parts, bufs):
+            page = col.pages[p]
+            lst = page.encoding.list
+            ctx = pg.PageContext(pbufs, f"{where} page {p}")
+            o = pg.decode_uints(lst.offsets, page.length, ctx).astype(np.uint64, copy=False)
+            adj = int(lst.null_offset_adjustment)
+            if adj:
+                valid = o < np.uint64(adj)
+                end = np.where(valid, o, o - np.uint64(adj)).astype(np.int64)
+            else:
+                valid = np.ones(len(o), dtype=bool)
+                end = o.astype(np.int64)
+            start = np.empty_like(end)
+            start[:1] = 0
+            start[1:] = end[:-1]
+            if len(end) and (np.any(end < start) or end[-1] > ks[p]):
+                raise CorruptFileError(f"{ctx.where}: list offsets are not increasing within {ks[p]} items")
+            if local is not None:
+                idx = np.arange(local.start, local.stop) if isinstance(local, range) else local
+                start, end, valid = start[idx], end[idx], valid[idx]
+            starts_l.append(start + bases[p])
+            ends_l.append(end + bases[p])
+            valid_l.append(valid)
+        starts = np.concatenate(starts_l) if starts_l else np.zeros(0, np.int64)
+        ends = np.concatenate(ends_l) if ends_l else np.zeros(0, np.int64)
+        valid = np.concatenate(valid_l) if valid_l else np.zeros(0, bool)
+        item_sel, lengths = ranges_from_bounds(starts, ends)
+        child = field.children[0]
+        cc = self._column_of(child)
+        if cc is None:
+            cc = col.index + 1
+        items_col = self._column(cc)
+        if items_col.num_rows != int(bases[-1]):
+            raise CorruptFileError(f"{where}: list items column has {items_col.num_rows} rows, "
+                                   f"offsets announce {int(bases[-1])}")
+        items = self._read(child, cc, item_sel)
+        return build_list(target, lengths, valid, items)
+
+
+def build_list(target: pa.DataType, lengths: np.ndarray, valid: np.ndarray | None, items: pa.Array) -> pa.Array:
+    """A list / large_list array from per-row item counts, validity and the items."""
+    odt = np.int64 if pa.types.is_large_list(target) else np.int32
+    offsets = np.zeros(len(lengths) + 1, dtype=odt)
+    np.cumsum(lengths, out=offsets[1:])
+    vbuf = None
+    if valid is not None and len(valid) and not valid.all():
+        vbuf = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(target, len(lengths), [vbuf, pa.py_buffer(offsets)], children=[items])
+
+
+def _width(field: LanceField) -> int:
+    """Number of 2.0 columns a field occupies."""
+    if field.is_packed_struct or field.is_blob:
+        return 1
+    return 1 + sum(_width(c) for c in field.children)
+
+
+def concat(arrays: list[pa.Array], target: pa.DataType) -> pa.Array:
+    """Concatenate decoded pieces; dictionary pieces keep every piece's dictionary (as pylance)."""
+    if len(arrays) == 1:
+        return arrays[0]
+    if not arrays:
+        return empty(target)
+    if pa.types.is_dictionary(target):
+        return concat_dictionaries(arrays)
+    return pa.concat_arrays(arrays)
+
+
+def concat_dictionaries(arrays: list[pa.DictionaryArray]) -> pa.DictionaryArray:
+    """Concatenate dictionary arrays: dictionaries back to back, keys shifted (no unification)."""
+    dicts = [a.dictionary for a in arrays]
+    shifts = np.cumsum([0] + [len(d) for d in dicts[:-1]])
+    idx_type = arrays[0].type.index_type
+    keys = [pc.add(a.indices.cast(pa.int64()), int(s)) for a, s in zip(arrays, shifts)]
+    return pa.DictionaryArray.from_arrays(pa.concat_arrays(keys).cast(idx_type), pa.concat_arrays(dicts))
+
+
+def empty(target: pa.DataType) -> pa.Array:
+    if isinstance(target, pa.ExtensionType):
+        return pa.ExtensionArray.from_storage(target, empty(target.storage_type))
+    return pa.array([], type=target)
