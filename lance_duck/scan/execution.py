@@ -1,0 +1,194 @@
+"""Scan execution: a task (fragment + physical row range) -> one record batch.
+
+Per task: remove deleted rows, read the filter columns, evaluate the filter exactly, then
+read the other columns only for the surviving rows (late materialisation), and assemble
+exactly the requested columns with the schema's types. Tasks run through an ordered,
+bounded read-ahead; ``limit``/``offset`` are applied on the ordered stream, which stops
+pulling (and planning) as soon as it has enough.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from ..file.base import open_data_file
+from .filters import ROW_ADDR, ROW_ID, BoundFilter, evaluate
+from .planning import ScanTask
+from .projection import Projection, extract
+from .readahead import ReadaheadStats, ordered_map
+
+Selection = "range | np.ndarray"
+READER_CACHE_SIZE = 32
+
+
+class ScanContext:
+    """Everything a task needs besides its fragment: shared by the worker threads."""
+
+    def __init__(self, snapshot, projection: Projection, flt: BoundFilter | None):
+        self.snapshot = snapshot
+        self.io = snapshot.io
+        self.projection = projection
+        self.filter = flt
+        self.schema = projection.schema
+        self._fields = {f.name: f for f in snapshot.schema.fields}
+        self._types = {f.name: f.type for f in snapshot.arrow_schema}
+        self._readers: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        filter_cols = tuple(flt.columns) if flt is not None else ()
+        self.filter_columns = filter_cols
+        self.late_columns = tuple(c for c in projection.sources if c not in filter_cols)
+
+    # -- readers -------------------------------------------------------------------------
+    def reader(self, ref):
+        with self._lock:
+            r = self._readers.get(ref.path)
+            if r is not None:
+                self._readers.move_to_end(ref.path)
+                return r
+        r = open_data_file(self.io, ref)
+        with self._lock:
+            self._readers[ref.path] = r
+            while len(self._readers) > READER_CACHE_SIZE:
+                self._readers.popitem(last=False)
+        return r
+
+    # -- columns -------------------------------------------------------------------------
+    def read_columns(self, fragment, names: Sequence[str], sel) -> dict[str, pa.Array]:
+        """Top-level columns (incl. _rowid/_rowaddr) for a row selection of one fragment."""
+        n = len(sel)
+        out: dict[str, pa.Array] = {}
+        by_file: dict[str, tuple[Any, list]] = {}
+        for name in names:
+            if name == ROW_ADDR:
+                out[name] = pa.array(_offsets(sel).astype(np.uint64) | np.uint64(fragment.id << 32))
+                continue
+            if name == ROW_ID:
+                ids = fragment.row_ids() if self.snapshot.has_stable_row_ids else None
+                if ids is None:
+                    out[name] = pa.array(_offsets(sel).astype(np.uint64) | np.uint64(fragment.id << 32))
+                else:
+                    out[name] = pa.array(np.asarray(ids, dtype=np.uint64)[_offsets(sel)])
+                continue
+            field = self._fields[name]
+            ref = fragment.file_for_field(field.id)
+            if ref is None:
+                out[name] = pa.nulls(n, self._types[name])
+                continue
+            by_file.setdefault(ref.path, (ref, []))[1].append(field)
+        for ref, fields in by_file.values():
+            arrays = self.reader(ref).read_fields(fields, sel)
+            for f, a in zip(fields, arrays):
+                if isinstance(a, pa.ChunkedArray):
+                    a = a.combine_chunks()
+                want = self._types[f.name]
+                if a.type != want:
+                    a = a.cast(want)
+                out[f.name] = a
+        return out
+
+    # -- one task ----------------------------------------------------------------------------
+    def run(self, task: ScanTask) -> pa.RecordBatch | None:
+        frag = task.fragment
+        sel = live_selection(frag, task.rows)
+        if task.skip:
+            sel = _compact(_offsets(sel)[task.skip:])
+        if len(sel) == 0:
+            return None
+        cols: dict[str, pa.Array] = {}
+        if self.filter is not None:
+            fcols = self.read_columns(frag, self.filter_columns, sel)
+            fbatch = pa.RecordBatch.from_arrays(list(fcols.values()), names=list(fcols.keys())) \
+                if fcols else _empty_batch(len(sel))
+            keep = self.filter.mask(fbatch)
+            if not keep.all():
+                if not keep.any():
+                    return None
+                idx = np.flatnonzero(keep)
+                sel = _compact(_offsets(sel)[idx])
+                fcols = {k: v.take(pa.array(idx)) for k, v in fcols.items() if k in self.projection.sources}
+            cols.update(fcols)
+        cols.update(self.read_columns(frag, self.late_columns, sel))
+        return self.assemble(cols, len(sel))
+
+    def assemble(self, cols: dict[str, pa.Array], n: int) -> pa.RecordBatch:
+        arrays = []
+        for o in self.projection.outputs:
+            if o.expression is not None:
+                src = [s for s in self.projection.sources if s in cols]
+                b = pa.RecordBatch.from_arrays([cols[s] for s in src], names=src) if src else _empty_batch(n)
+                a = evaluate(b, o.expression)
+            else:
+                a = extract(cols[o.source], o.path)
+            arrays.append(a)
+        if not arrays:
+            return _empty_batch(n)
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+
+def live_selection(fragment, rows: range):
+    """The physical rows of ``rows`` that are not deleted: a range when none are."""
+    if not fragment.num_deletions():
+        return rows
+    d = fragment.deleted_offsets()
+    lo, hi = np.searchsorted(d, [rows.start, rows.stop])
+    if lo == hi:
+        return rows
+    keep = np.ones(len(rows), dtype=bool)
+    keep[d[lo:hi] - rows.start] = False
+    return _compact(np.flatnonzero(keep) + rows.start)
+
+
+def _offsets(sel) -> np.ndarray:
+    if isinstance(sel, range):
+        return np.arange(sel.start, sel.stop, dtype=np.int64)
+    return sel
+
+
+def _compact(offsets: np.ndarray):
+    """A contiguous selection becomes a range (readers decode ranges fastest)."""
+    offsets = offsets.astype(np.int64, copy=False)
+    if len(offsets) and int(offsets[-1]) - int(offsets[0]) + 1 == len(offsets):
+        return range(int(offsets[0]), int(offsets[-1]) + 1)
+    return offsets
+
+
+def _empty_batch(n: int) -> pa.RecordBatch:
+    return pa.RecordBatch.from_struct_array(pa.StructArray.from_arrays([pa.nulls(n)], ["_"])).drop_columns(["_"])
+
+
+def batch_bytes(b: pa.RecordBatch | None) -> int:
+    return 0 if b is None else b.nbytes
+
+
+def execute(ctx: ScanContext, tasks: Iterator[ScanTask], *, offset: int = 0, limit: int | None = None,
+            readahead: int = 4, budget_bytes: int | None = None,
+            stats: ReadaheadStats | None = None) -> Iterator[pa.RecordBatch]:
+    """The ordered batch stream of a scan, with ``offset``/``limit`` applied."""
+    kw = {} if budget_bytes is None else {"budget_bytes": budget_bytes}
+    skip = offset or 0
+    remaining = limit
+    if remaining is not None and remaining <= 0:
+        return
+    stream = ordered_map(ctx.run, tasks, size_of=batch_bytes, max_inflight=readahead, stats=stats, **kw)
+    try:
+        for b in stream:
+            if b is None or b.num_rows == 0:
+                continue
+            if skip:
+                if b.num_rows <= skip:
+                    skip -= b.num_rows
+                    continue
+                b = b.slice(skip)
+                skip = 0
+            if remaining is not None:
+                if b.num_rows >= remaining:
+                    yield b.slice(0, remaining)
+                    return
+                remaining -= b.num_rows
+            yield b
+    finally:
+        stream.close()

@@ -1,0 +1,82 @@
+"""LanceFragment: one fragment of a pinned version (a ``pyarrow.dataset.Fragment`` subclass)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as pads
+
+if TYPE_CHECKING:
+    from .dataset import LanceDataset
+    from .scanner import LanceScanner
+
+
+class LanceFragment(pads.Fragment):
+    """pylance's fragment API: ``fragment_id``, ``physical_rows``, ``num_deletions``, scans."""
+
+    def __init__(self, dataset: "LanceDataset", info):
+        # pyarrow.dataset.Fragment.__init__ is deliberately not called.
+        self._dataset = dataset
+        self._info = info
+
+    @property
+    def fragment_id(self) -> int:
+        return self._info.id
+
+    @property
+    def physical_rows(self) -> int:
+        return self._info.physical_rows
+
+    @property
+    def num_deletions(self) -> int:
+        return self._info.num_deletions()
+
+    @property
+    def physical_schema(self) -> pa.Schema:
+        return self._dataset.schema
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self._dataset.schema
+
+    @property
+    def partition_expression(self) -> pc.Expression:
+        return pc.scalar(True)
+
+    def data_files(self) -> list[str]:
+        """Paths of the fragment's data files."""
+        return [f.path for f in self._info.files]
+
+    def count_rows(self, filter=None, **kwargs) -> int:
+        if filter is None and not kwargs:
+            return self._info.count_rows()
+        return self.scanner(filter=filter, **kwargs).count_rows()
+
+    def scanner(self, **kwargs) -> "LanceScanner":
+        kwargs.pop("schema", None)
+        return self._dataset.scanner(fragments=[self], **kwargs)
+
+    def to_table(self, **kwargs) -> pa.Table:
+        return self.scanner(**kwargs).to_table()
+
+    def to_batches(self, **kwargs) -> Iterator[pa.RecordBatch]:
+        return self.scanner(**kwargs).to_batches()
+
+    def head(self, num_rows: int, **kwargs) -> pa.Table:
+        return self.scanner(**kwargs).head(num_rows)
+
+    def take(self, indices, columns=None, **kwargs) -> pa.Table:
+        """Rows at logical positions (after deletions) of this fragment."""
+        from .take import take_rows
+        return take_rows(self._dataset._snapshot, [self._info], indices, columns, self._dataset._base_filter)
+
+    def __reduce__(self):
+        return (_restore_fragment, (self._dataset, self.fragment_id))
+
+    def __repr__(self) -> str:
+        return f"LanceFragment(id={self.fragment_id}, physical_rows={self.physical_rows})"
+
+
+def _restore_fragment(dataset: "LanceDataset", fragment_id: int) -> LanceFragment:
+    return dataset.get_fragment(fragment_id)

@@ -1,0 +1,68 @@
+"""Scan planning: the version is pinned, fragments chosen, each split into row-range tasks.
+
+A task is one fragment and one contiguous range of its *physical* rows. Execution turns a
+task into at most one record batch (deletions, filter, late materialisation), so a batch
+never crosses a fragment. Planning is lazy: tasks are produced as the stream asks for them,
+and a scan with ``limit``/``offset`` but no filter skips fragments and ranges from
+metadata (live-row counts) alone.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator
+
+import numpy as np
+
+DEFAULT_BATCH_ROWS = 128 * 1024
+
+
+@dataclass(frozen=True)
+class ScanTask:
+    seq: int                 # position in the scan order
+    fragment: Any            # table.snapshot.FragmentInfo
+    rows: range              # physical rows of the fragment
+    skip: int = 0            # live rows at the start of ``rows`` that the offset drops
+
+
+def live_rows_in(fragment, rows: range) -> int:
+    """Rows of ``rows`` that are not deleted."""
+    if not fragment.num_deletions():
+        return len(rows)
+    d = fragment.deleted_offsets()
+    lo, hi = np.searchsorted(d, [rows.start, rows.stop])
+    return len(rows) - int(hi - lo)
+
+
+def plan_tasks(fragments: Iterable, batch_rows: int, *, skip_rows: int = 0,
+               max_rows: int | None = None) -> Iterator[ScanTask]:
+    """Row-range tasks in scan order.
+
+    ``skip_rows`` / ``max_rows`` (only when the scan has no filter) let planning drop
+    whole fragments or ranges that lie before the offset or after the limit.
+    """
+    seq = 0
+    skip = skip_rows
+    budget = max_rows
+    for frag in fragments:
+        if budget is not None and budget <= 0:
+            return
+        if skip or budget is not None:
+            live = frag.count_rows()
+            if skip >= live:
+                skip -= live
+                continue
+        n = frag.physical_rows
+        for start in range(0, n, batch_rows):
+            if budget is not None and budget <= 0:
+                return
+            rows = range(start, min(start + batch_rows, n))
+            if skip or budget is not None:
+                live = live_rows_in(frag, rows)
+                if skip >= live:
+                    skip -= live
+                    continue
+                if budget is not None:
+                    budget -= live - skip
+            yield ScanTask(seq, frag, rows, skip)
+            skip = 0
+            seq += 1

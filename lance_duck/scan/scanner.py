@@ -1,0 +1,186 @@
+"""LanceScanner: one planned scan of a dataset (a ``pyarrow.dataset.Scanner`` subclass).
+
+pylance's names and results: ``to_table``, ``to_batches``, ``to_reader``, ``count_rows``,
+``head``, ``take``, ``projected_schema``, ``dataset_schema``. The base class's C++ state is
+never initialised, so every inherited method is overridden here.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterator, NamedTuple, Sequence
+
+import pyarrow as pa
+import pyarrow.dataset as pads
+
+from ..errors import InvalidArgumentError, UnsupportedFeatureError
+from .execution import ScanContext, execute
+from .filters import and_filters, bind_filter
+from .planning import DEFAULT_BATCH_ROWS, plan_tasks
+from .projection import resolve_projection
+from .readahead import DEFAULT_BUDGET_BYTES, ReadaheadStats
+
+if TYPE_CHECKING:
+    from .dataset import LanceDataset
+    from .fragment import LanceFragment
+
+# pylance / pyarrow scan options that do not change results here.
+_IGNORED_OPTIONS = frozenset({
+    "scan_in_order", "prefilter", "late_materialization", "fragment_readahead", "use_threads",
+    "batch_size_bytes", "io_buffer_size", "use_stats", "fast_search", "use_scalar_index",
+    "fragment_scan_options", "cache_metadata", "memory_pool", "strict_batch_size", "blob_handling",
+    "scan_stats_callback", "disable_scoring_autoprojection",
+})
+
+
+class TaggedRecordBatch(NamedTuple):
+    record_batch: pa.RecordBatch
+    fragment: Any
+
+
+class LanceScanner(pads.Scanner):
+    """A scan of one pinned dataset version: columns, filter, limit/offset, fragments."""
+
+    def __init__(self, dataset: "LanceDataset", columns=None, filter=None, limit: int | None = None,
+                 offset: int | None = None, batch_size: int | None = None, with_row_id: bool = False,
+                 with_row_address: bool = False, fragments: Sequence["LanceFragment"] | None = None,
+                 batch_readahead: int | None = None, readahead_bytes: int | None = None, **options: Any):
+        # pyarrow.dataset.Scanner.__init__ is deliberately not called (no public constructor).
+        unknown = set(options) - _IGNORED_OPTIONS
+        if unknown:
+            raise UnsupportedFeatureError(f"scanner option(s) not supported: {', '.join(sorted(unknown))}")
+        for name, v in (("limit", limit), ("offset", offset), ("batch_size", batch_size)):
+            if v is not None and (not isinstance(v, int) or v < 0 or (name == "batch_size" and v == 0)):
+                raise InvalidArgumentError(f"{name} must be a non-negative integer, got {v!r}")
+        self._dataset = dataset
+        snap = dataset._snapshot
+        self._snapshot = snap
+        self._projection = resolve_projection(columns, snap.arrow_schema, snap.schema, with_row_id, with_row_address)
+        self._filter = and_filters(dataset._base_filter, bind_filter(filter, snap.arrow_schema))
+        self._limit = limit
+        self._offset = offset or 0
+        self._batch_rows = batch_size or DEFAULT_BATCH_ROWS
+        self._readahead = 4 if batch_readahead is None else batch_readahead
+        self._budget = readahead_bytes or DEFAULT_BUDGET_BYTES
+        if fragments is None:
+            self._fragments = list(snap.fragments)
+        else:
+            self._fragments = [_fragment_info(f, snap) for f in fragments]
+        self.stats = ReadaheadStats()
+
+    # -- schema --------------------------------------------------------------------------------
+    @property
+    def projected_schema(self) -> pa.Schema:
+        return self._projection.schema
+
+    @property
+    def dataset_schema(self) -> pa.Schema:
+        return self._snapshot.arrow_schema
+
+    # -- execution -------------------------------------------------------------------------------
+    def _batches(self, limit: int | None = None) -> Iterator[pa.RecordBatch]:
+        limit = self._limit if limit is None else (limit if self._limit is None else min(limit, self._limit))
+        ctx = ScanContext(self._snapshot, self._projection, self._filter)
+        if self._filter is None:
+            # without a filter, planning applies the offset exactly (from live-row counts)
+            tasks = plan_tasks(self._fragments, self._batch_rows, skip_rows=self._offset, max_rows=limit)
+            offset = 0
+        else:
+            tasks = plan_tasks(self._fragments, self._batch_rows)
+            offset = self._offset
+        return execute(ctx, tasks, offset=offset, limit=limit, readahead=self._readahead,
+                       budget_bytes=self._budget, stats=self.stats)
+
+    def to_batches(self) -> Iterator[pa.RecordBatch]:
+        return self._batches()
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_batches(self.projected_schema, self._batches())
+
+    def to_table(self) -> pa.Table:
+        return pa.Table.from_batches(list(self._batches()), schema=self.projected_schema)
+
+    def head(self, num_rows: int) -> pa.Table:
+        return pa.Table.from_batches(list(self._batches(limit=num_rows)), schema=self.projected_schema)
+
+    def take(self, indices) -> pa.Table:
+        """Rows at positions of this scan's result."""
+        return self.to_table().take(indices)
+
+    def scan_batches(self) -> Iterator[TaggedRecordBatch]:
+        public = {f.id: self._dataset.get_fragment(f.id) for f in self._fragments}
+        # one scan per fragment keeps the fragment of every batch known
+        skip, remaining = self._offset, self._limit
+        for fid, frag in public.items():
+            if remaining is not None and remaining <= 0:
+                return
+            sub = self._copy(fragments=[frag], limit=None, offset=None)
+            for b in sub._batches():
+                if skip:
+                    if b.num_rows <= skip:
+                        skip -= b.num_rows
+                        continue
+                    b, skip = b.slice(skip), 0
+                if remaining is not None:
+                    b = b.slice(0, remaining)
+                    remaining -= b.num_rows
+                yield TaggedRecordBatch(b, frag)
+                if remaining is not None and remaining <= 0:
+                    return
+
+    def _copy(self, **changes) -> "LanceScanner":
+        new = type(self).__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.stats = ReadaheadStats()
+        if "fragments" in changes:
+            new._fragments = [_fragment_info(f, self._snapshot) for f in changes["fragments"]]
+        if "limit" in changes:
+            new._limit = changes["limit"]
+        if "offset" in changes:
+            new._offset = changes["offset"] or 0
+        return new
+
+    def count_rows(self) -> int:
+        """Exact; from metadata alone when there is no filter."""
+        if self._filter is None:
+            total = sum(f.count_rows() for f in self._fragments)
+        else:
+            counter = self._copy(limit=None, offset=None)
+            counter._projection = resolve_projection([], self._snapshot.arrow_schema, self._snapshot.schema)
+            total = sum(b.num_rows for b in counter._batches())
+        total = max(0, total - self._offset)
+        return total if self._limit is None else min(total, self._limit)
+
+    # pyarrow's constructors work on pyarrow datasets only; route ours to our scanner.
+    @staticmethod
+    def from_dataset(dataset, **kwargs):
+        from .dataset import LanceDataset
+        if isinstance(dataset, LanceDataset):
+            return dataset.scanner(**kwargs)
+        return pads.Scanner.from_dataset(dataset, **kwargs)
+
+    @staticmethod
+    def from_fragment(fragment, **kwargs):
+        from .fragment import LanceFragment
+        if isinstance(fragment, LanceFragment):
+            return fragment.scanner(**kwargs)
+        return pads.Scanner.from_fragment(fragment, **kwargs)
+
+    def __reduce__(self):
+        raise TypeError("a LanceScanner cannot be pickled; pickle the dataset and scan again")
+
+    def __repr__(self) -> str:
+        return (f"LanceScanner(uri={self._dataset.uri!r}, version={self._snapshot.version}, "
+                f"columns={self.projected_schema.names}, filter={self._filter.expression if self._filter else None})")
+
+
+def _fragment_info(f, snap):
+    from .fragment import LanceFragment
+    if isinstance(f, LanceFragment):
+        return f._info
+    if isinstance(f, int):
+        for info in snap.fragments:
+            if info.id == f:
+                return info
+        raise InvalidArgumentError(f"fragment {f} is not in version {snap.version}")
+    if hasattr(f, "physical_rows") and hasattr(f, "files"):
+        return f
+    raise InvalidArgumentError(f"fragments must be LanceFragment objects or ids, got {type(f).__name__}")
