@@ -9,8 +9,8 @@ Used by:
   framings, applied to value buffer 0 of each mini-block chunk, to a whole block-form buffer
   (2.2 dictionaries), or to every full-zip value on its own (:func:`decompress_many`).
 
-pyarrow's codecs do the work (``zstd``, ``lz4_raw``); the ``zstandard`` / ``lz4`` packages are the
-fallback. Declared lengths are bounded by the codec's maximum compression ratio before anything is
+pyarrow's ``zstd`` codec and the ``lz4`` package's block decoder do the work (pyarrow's ``lz4_raw`` and
+``zstandard`` are the fallbacks; pyarrow's ``lz4_raw`` does not report a short block). Declared lengths are bounded by the codec's maximum compression ratio before anything is
 allocated.
 """
 from __future__ import annotations
@@ -57,6 +57,10 @@ def _codec(name: str):
 
 _PA_ZSTD = _codec("zstd")
 _PA_LZ4 = _codec("lz4_raw")
+try:
+    import lz4.block as _LZ4_BLOCK
+except ImportError:  # pragma: no cover - optional dependency
+    _LZ4_BLOCK = None
 
 
 def _check_size(declared: int, compressed: int, ratio: int, what: str, expected: int | None) -> int:
@@ -123,11 +127,10 @@ def decompress_lz4(data: BufferLike, expected_size: int | None = None) -> np.nda
     if n == 0:
         return np.empty(0, np.uint8)
     try:
-        if _PA_LZ4 is not None:
-            out = _PA_LZ4.decompress(pa.py_buffer(block), decompressed_size=n)
-            return np.frombuffer(out, np.uint8)
-        import lz4.block
-        raw = lz4.block.decompress(block.tobytes(), uncompressed_size=n)
+        if _LZ4_BLOCK is not None:  # reports the true decompressed size, unlike pyarrow's lz4_raw
+            raw = _LZ4_BLOCK.decompress(block, uncompressed_size=n)
+        else:
+            raw = _PA_LZ4.decompress(pa.py_buffer(block), decompressed_size=n)
     except Exception as exc:
         raise CorruptFileError(f"lz4: corrupt block ({exc})") from exc
     if len(raw) != n:

@@ -1,0 +1,193 @@
+"""FastLanes unpacking: reference packer round trips, property tests, real pylance pages."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from lance_duck.encodings import fastlanes as fl
+from lance_duck.errors import CorruptFileError
+
+ORDER = [0, 4, 2, 6, 1, 5, 3, 7]
+
+
+def ref_pack_block(values, w: int, t: int) -> np.ndarray:
+    """Slow, independent FastLanes packer for one 1024-value block (straight from the layout text)."""
+    lanes = 1024 // t
+    words = [0] * (w * lanes)
+    for lane in range(lanes):
+        for r in range(t):
+            v = int(values[ORDER[r // 8] * 16 + (r % 8) * 128 + lane]) & ((1 << w) - 1)
+            for b in range(w):
+                if v >> b & 1:
+                    p = r * w + b
+                    words[(p // t) * lanes + lane] |= 1 << (p % t)
+    return np.array(words, dtype=f"<u{t // 8}")
+
+
+def rand_values(rng, n, w, t):
+    if w == 0:
+        return np.zeros(n, f"u{t // 8}")
+    return (rng.integers(0, 1 << 62, n, dtype=np.uint64) * 4 + rng.integers(0, 4, n, dtype=np.uint64)
+            ).astype(np.uint64) & np.uint64((1 << w) - 1) if w < 64 else rng.integers(
+        0, 1 << 63, n, dtype=np.uint64) * 2 + 1
+
+
+@pytest.mark.parametrize("t", [8, 16, 32, 64])
+@pytest.mark.parametrize("wsel", ["zero", "one", "three", "tminus1", "t"])
+def test_unpack_matches_reference_packer(t, wsel):
+    w = {"zero": 0, "one": 1, "three": 3, "tminus1": t - 1, "t": t}[wsel]
+    rng = np.random.default_rng(t * 100 + w)
+    vals = rand_values(rng, 2048, w, t).astype(f"u{t // 8}")
+    packed = np.concatenate([ref_pack_block(vals[:1024], w, t), ref_pack_block(vals[1024:], w, t)])
+    got = fl.unpack(packed.tobytes(), w, t, 2000)
+    assert got.dtype == np.dtype(f"u{t // 8}")
+    np.testing.assert_array_equal(got, vals[:2000])
+    np.testing.assert_array_equal(fl.pack(vals, w, t), packed)
+
+
+def test_known_answer_first_values_t8_w1():
+    # W=1, T=8: word k*128+l bit r holds the value at ORDER[r//8]*16 + (r%8)*128 + l = r*128 + l
+    vals = np.zeros(1024, np.uint8)
+    vals[5 * 128 + 3] = 1
+    packed = np.zeros(128, np.uint8)
+    packed[3] = 1 << 5
+    np.testing.assert_array_equal(fl.unpack(packed, 1, 8, 1024), vals)
+
+
+@settings(max_examples=60, deadline=None)
+@given(t=st.sampled_from([8, 16, 32, 64]), data=st.data())
+def test_pack_unpack_roundtrip_property(t, data):
+    w = data.draw(st.integers(0, t))
+    n = data.draw(st.integers(0, 3000))
+    seed = data.draw(st.integers(0, 2 ** 32 - 1))
+    vals = rand_values(np.random.default_rng(seed), n, w, t).astype(f"u{t // 8}")
+    packed = fl.pack(vals, w, t)
+    np.testing.assert_array_equal(fl.unpack(packed, w, t, n), vals)
+
+
+@settings(max_examples=30, deadline=None)
+@given(t=st.sampled_from([8, 16, 32, 64]), data=st.data())
+def test_unpack_mixed_widths_property(t, data):
+    widths = data.draw(st.lists(st.integers(0, t), min_size=1, max_size=6))
+    seed = data.draw(st.integers(0, 2 ** 32 - 1))
+    rng = np.random.default_rng(seed)
+    blocks = [rand_values(rng, 1024, w, t).astype(f"u{t // 8}") for w in widths]
+    counts = [1024] * (len(widths) - 1) + [data.draw(st.integers(0, 1024))]
+    # each block preceded by its width word, as in an InlineBitpacking chunk
+    parts, offs, pos = [], [], 0
+    for w, b in zip(widths, blocks):
+        raw = np.array([w], f"<u{t // 8}").tobytes() + fl.pack(b, w, t).tobytes()
+        offs.append(pos + t // 8)
+        parts.append(raw)
+        pos += len(raw)
+    got = fl.unpack_mixed(b"".join(parts), t, offs, widths, counts)
+    np.testing.assert_array_equal(got, np.concatenate(blocks)[: sum(counts)])
+
+
+def test_unpack_selected_blocks_only():
+    vals = np.arange(4000, dtype=np.uint32) % 1000
+    packed = fl.pack(vals, 10, 32)
+    got = fl.unpack(packed, 10, 32, 4000, blocks=np.array([2, 0, 3]))
+    expect = np.concatenate([vals[2048:3072], vals[:1024], vals[3072:]])
+    np.testing.assert_array_equal(got, expect)
+
+
+def test_out_of_line_raw_and_packed_tails_in_one_batch():
+    rng = np.random.default_rng(3)
+    counts = [1500, 2048, 10, 1030, 0]
+    vals = [rng.integers(0, 4, c).astype(np.uint16) for c in counts]
+    bufs = []
+    for c, v in zip(counts, vals):
+        full = c // 1024
+        b = fl.pack(v[: full * 1024], 2, 16).tobytes() if full else b""
+        if c % 1024:
+            b += fl.pack(v[full * 1024:], 2, 16).tobytes() if c == 1500 else v[full * 1024:].tobytes()
+        bufs.append(b)
+    offs = np.cumsum([0] + [len(b) for b in bufs])
+    got = fl.unpack_out_of_line_batch(b"".join(bufs), offs[:-1], np.diff(offs), counts, 2, 16)
+    np.testing.assert_array_equal(got, np.concatenate(vals))
+    np.testing.assert_array_equal(fl.unpack_out_of_line(bufs[3], 2, 16, 1030), vals[3])
+
+
+def test_short_buffer_raises_corrupt():
+    packed = fl.pack(np.arange(1024) % 8, 3, 16).tobytes()
+    with pytest.raises(CorruptFileError):
+        fl.unpack(packed[:-2], 3, 16, 1024)
+    with pytest.raises(CorruptFileError):
+        fl.unpack(packed, 3, 16, 2000)  # needs two blocks
+    with pytest.raises(CorruptFileError):
+        fl.unpack(packed, 17, 16, 10)
+    with pytest.raises(CorruptFileError):
+        fl.unpack_mixed(packed, 16, [8], [3])  # block runs past the end
+    with pytest.raises(CorruptFileError):
+        fl.unpack_out_of_line(packed[:100], 3, 16, 1024)
+    with pytest.raises(CorruptFileError):
+        fl.unpack(packed, 3, 16, 1 << 62)  # absurd count: refused before allocating
+
+
+# ------------------------------------------------------------------ real pylance 14.0.2 pages
+
+def _inline_bp_values(page, t):
+    chunks = page.chunks()
+    data = page.buffers[1]
+    offs = np.array([c.bufs[0][0] for c in chunks])
+    widths = np.array([int.from_bytes(data[o:o + t // 8], "little") for o in offs])
+    for c, w in zip(chunks, widths):  # chunk buffer = width word + one whole block
+        assert c.bufs[0][1] == t // 8 + 1024 * w // 8
+    return fl.unpack_mixed(data, t, offs + t // 8, widths, [c.count for c in chunks])
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("column,t", [("u8_small", 8), ("u16_small", 16), ("f64", 64)])
+def test_inline_bitpacking_pages_match_pylance(pylance_files, version, column, t):
+    page = pylance_files.page(version, column)
+    vc = page.mini.value_compression
+    assert vc.WhichOneof("compression") == "inline_bitpacking"
+    assert vc.inline_bitpacking.uncompressed_bits_per_value == t
+    got = _inline_bp_values(page, t)
+    exp = pylance_files.expected(version, column).to_numpy(zero_copy_only=False)
+    np.testing.assert_array_equal(got.view(exp.dtype), exp)
+
+
+def test_inline_bitpacking_2_1_int64_and_nullable_values(pylance_files):
+    page = pylance_files.page("2.1", "small_i64")
+    got = _inline_bp_values(page, 64).view(np.int64)
+    np.testing.assert_array_equal(got, pylance_files.expected("2.1", "small_i64").to_numpy())
+    page = pylance_files.page("2.1", "i32_null")
+    got = _inline_bp_values(page, 32).view(np.int32)
+    exp = pylance_files.expected("2.1", "i32_null")
+    valid = exp.is_valid().to_numpy(zero_copy_only=False)
+    np.testing.assert_array_equal(got[valid], exp.drop_null().to_numpy())
+
+
+def test_out_of_line_def_levels_match_pylance_validity(pylance_files):
+    for version in ("2.1", "2.2"):
+        page = pylance_files.page(version, "i32_null")
+        dc = page.mini.def_compression.out_of_line_bitpacking
+        assert dc.uncompressed_bits_per_value == 16
+        w = dc.values.flat.bits_per_value
+        chunks = page.chunks()
+        defs = fl.unpack_out_of_line_batch(page.buffers[1], [c.defs[0] for c in chunks],
+                                           [c.defs[1] for c in chunks], [c.count for c in chunks], w, 16)
+        exp = pylance_files.expected(version, "i32_null").is_valid().to_numpy(zero_copy_only=False)
+        np.testing.assert_array_equal(defs == 0, exp)
+
+
+def test_block_form_inline_bitpacked_dictionary_2_2(pylance_files):
+    """2.2 numeric dictionary: items are a sequence of [width word][block] InlineBP64 blocks."""
+    page = pylance_files.page("2.2", "small_i64")
+    mb = page.mini
+    assert mb.dictionary.WhichOneof("compression") == "inline_bitpacking"
+    d = page.buffers[2]
+    n_items = mb.num_dictionary_items
+    offs, widths, pos = [], [], 0
+    while len(offs) * 1024 < n_items:
+        w = int.from_bytes(d[pos:pos + 8], "little")
+        offs.append(pos + 8)
+        widths.append(w)
+        pos += 8 + 1024 * w // 8
+    counts = [1024] * (len(offs) - 1) + [n_items - 1024 * (len(offs) - 1)]
+    items = fl.unpack_mixed(d, 64, offs, widths, counts).view(np.int64)
+    indices = _inline_bp_values(page, 32)
+    np.testing.assert_array_equal(items[indices], pylance_files.expected("2.2", "small_i64").to_numpy())
