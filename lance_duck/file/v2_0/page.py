@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 from ..._proto import encodings_v2_0_pb2 as enc_pb
 from ...errors import CorruptFileError, UnsupportedFeatureError
-from . import _stopgap as kernels
+from ...encodings import bitpack, fastlanes, fsst, general
 
 # 2.1+ encodings that share the 2.0 ArrayEncoding message; pylance's 2.0 decoder rejects them.
 _NEWER_ONLY = {
@@ -143,7 +143,7 @@ def _flat(flat: enc_pb.Flat, n: int, target, ctx: PageContext) -> pa.Array:
     bits = int(flat.bits_per_value)
     raw = ctx.buffer(flat.buffer)
     if flat.HasField("compression") and flat.compression.scheme not in ("", "none"):
-        raw = kernels.decompress(flat.compression.scheme, raw)
+        raw = general.decompress(raw, flat.compression.scheme.lower())
     if target is None:
         if bits not in (1, 8, 16, 32, 64):
             raise CorruptFileError(f"{ctx.where}: Flat with {bits} bits where integers were expected")
@@ -261,7 +261,7 @@ def _fsst(f: enc_pb.Fsst, n: int, target, ctx: PageContext) -> pa.Array:
     inner = decode(f.binary, n, pa.large_binary(), ctx)
     offsets = np.frombuffer(inner.buffers()[1], dtype="<i8", count=n + 1)
     data = np.frombuffer(inner.buffers()[2], dtype=np.uint8) if inner.buffers()[2] else np.zeros(0, np.uint8)
-    out, out_offsets = kernels.fsst_decompress(f.symbol_table, data, offsets)
+    out_offsets, out = fsst.decompress(f.symbol_table, offsets, data)
     valid = None
     if inner.null_count:
         valid = np.unpackbits(np.frombuffer(inner.buffers()[0], np.uint8), bitorder="little")[:n].astype(bool)
@@ -303,14 +303,14 @@ def _from_numpy(vals: np.ndarray, target, ctx: PageContext) -> pa.Array:
 
 
 def _bitpacked(bp: enc_pb.Bitpacked, n: int, target, ctx: PageContext) -> pa.Array:
-    vals = kernels.unpack_sequential(ctx.buffer(bp.buffer), n, int(bp.compressed_bits_per_value),
+    vals = bitpack.unpack_sequential(ctx.buffer(bp.buffer), int(bp.compressed_bits_per_value), n,
                                      int(bp.uncompressed_bits_per_value), bool(bp.signed))
     return _from_numpy(vals, target, ctx)
 
 
 def _bitpacked_non_neg(bp: enc_pb.BitpackedForNonNeg, n: int, target, ctx: PageContext) -> pa.Array:
-    vals = kernels.fastlanes_unpack(ctx.buffer(bp.buffer), n, int(bp.compressed_bits_per_value),
-                                    int(bp.uncompressed_bits_per_value))
+    vals = fastlanes.unpack(ctx.buffer(bp.buffer), int(bp.compressed_bits_per_value),
+                            int(bp.uncompressed_bits_per_value), n)
     if target is not None and pa.types.is_signed_integer(target):
         vals = vals.view(f"<i{vals.dtype.itemsize}")
     return _from_numpy(vals, target, ctx)
