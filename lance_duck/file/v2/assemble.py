@@ -1,0 +1,110 @@
+"""Which leaf columns a field needs, and building its Arrow array from decoded leaves.
+
+Leaves are consumed in pre-order (format notes 1.3/6.2): a field without children, a packed
+struct or a blob is one leaf. Structs take their validity from the first child's levels; lists
+and maps their offsets and validity; fixed-size lists of structs decimate element levels.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from ...encodings.bitmap import validity_buffer
+from ...errors import CorruptFileError, UnsupportedFeatureError
+from ...table.schema import LanceField
+from .column import LeafData
+from .repdef import Unraveler
+from .values import with_validity
+from .layouts.blob import DESCRIPTION
+
+
+@dataclass
+class Leaf:
+    field: LanceField
+    arrow_type: pa.DataType        # value type of the leaf's pages
+    dict_type: pa.DataType | None  # the field's dictionary type, if dictionary-typed
+    multiplier: int                # rows -> entries (fixed-size lists of structs)
+
+
+def is_leaf(f: LanceField) -> bool:
+    return not f.children or f.is_packed_struct or f.is_blob
+
+
+def _fsl_struct_dim(f: LanceField) -> int | None:
+    """The list size of a fixed-size list whose child is a struct (has child fields)."""
+    if f.logical_type.startswith("fixed_size_list") and f.children:
+        return int(f.logical_type.rsplit(":", 1)[-1])
+    return None
+
+
+def leaf_type(f: LanceField, minor: int) -> tuple[pa.DataType, pa.DataType | None]:
+    if f.is_blob and minor == 1:
+        return DESCRIPTION, None
+    t = f.arrow_type
+    if pa.types.is_dictionary(t):
+        return t.value_type, t
+    return t, None
+
+
+def leaves(f: LanceField, minor: int, mult: int = 1) -> Iterator[Leaf]:
+    if is_leaf(f):
+        t, d = leaf_type(f, minor)
+        yield Leaf(f, t, d, mult)
+        return
+    dim = _fsl_struct_dim(f)
+    for c in f.children:
+        yield from leaves(c, minor, mult * (dim or 1))
+
+
+def output_type(f: LanceField, minor: int) -> pa.DataType:
+    if is_leaf(f):
+        t, d = leaf_type(f, minor)
+        return d if d is not None else t
+    return f.arrow_type
+
+
+def build(f: LanceField, data: Iterator[LeafData], minor: int, what: str) -> tuple[pa.Array, Unraveler]:
+    """The Arrow array of field ``f`` from its leaves (in pre-order), and the levels walker."""
+    if is_leaf(f):
+        leaf = next(data)
+        unr = Unraveler(leaf.rep, leaf.defs, leaf.layers, f"{what} field {f.name!r}")
+        valid = unr.item_validity()
+        arr = leaf.values
+        if valid is not None and len(valid) != len(arr):
+            raise CorruptFileError(f"{what} field {f.name!r}: {len(valid)} levels for {len(arr)} values")
+        return with_validity(arr, valid), unr
+    t = f.arrow_type
+    if f.is_struct:
+        built = [build(c, data, minor, what) for c in f.children]
+        unr = built[0][1]
+        valid = unr.item_validity()
+        kids = [a for a, _ in built]
+        n = len(kids[0])
+        if any(len(k) != n for k in kids):
+            raise CorruptFileError(f"{what} field {f.name!r}: struct children differ in length")
+        vbuf, nulls = validity_buffer(valid)
+        return pa.Array.from_buffers(t, n, [vbuf], null_count=nulls, children=kids), unr
+    if f.is_list or f.logical_type == "map":
+        child, unr = build(f.children[0], data, minor, what)
+        offsets, valid = unr.list_offsets()
+        large = pa.types.is_large_list(t)
+        if not large and offsets.size and offsets[-1] > 2**31 - 1:
+            raise UnsupportedFeatureError(f"{what} field {f.name!r}: list child exceeds 2^31 items")
+        obuf = pa.py_buffer(offsets.astype(np.int64 if large else np.int32))
+        vbuf, nulls = validity_buffer(valid)
+        if f.logical_type == "map":
+            child = child.cast(t.value_type) if child.type != t.value_type else child
+        return pa.Array.from_buffers(t, offsets.size - 1, [vbuf, obuf], null_count=nulls,
+                                     children=[child]), unr
+    dim = _fsl_struct_dim(f)
+    if dim is not None:
+        child, unr = build(f.children[0], data, minor, what)
+        unr.decimate(dim)
+        valid = unr.item_validity()
+        n = len(child) // dim
+        vbuf, nulls = validity_buffer(valid)
+        return pa.Array.from_buffers(t, n, [vbuf], null_count=nulls, children=[child]), unr
+    raise UnsupportedFeatureError(f"{what} field {f.name!r}: logical type {f.logical_type!r} is not supported")

@@ -1,0 +1,156 @@
+"""One leaf column: which pages a row selection touches, their decoders, and merging pages."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from ..._proto import encodings_v2_1_pb2 as pb
+from ...errors import CorruptFileError, UnsupportedFeatureError
+from . import repdef
+from .layouts.blob import BlobPage
+from .layouts.constant import ConstantPage
+from .layouts.fullzip import FullZipPage
+from .layouts.miniblock import MiniBlockPage
+from .page import PageCtx, PageData
+
+PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"
+
+_LAYOUTS = {
+    "mini_block_layout": MiniBlockPage,
+    "constant_layout": ConstantPage,
+    "full_zip_layout": FullZipPage,
+    "blob_layout": BlobPage,
+}
+
+
+def page_layout(page, what: str):
+    """The PageLayout message of a page (encodings21, used by 2.1 and 2.2)."""
+    from google.protobuf import any_pb2
+    kind = page.encoding.WhichOneof("location")
+    if kind != "direct":
+        raise UnsupportedFeatureError(f"{what}: page encoding stored as {kind!r} is not supported")
+    anyv = any_pb2.Any()
+    try:
+        anyv.ParseFromString(page.encoding.direct.encoding)
+    except Exception as exc:
+        raise CorruptFileError(f"{what}: page encoding is corrupt: {exc}") from exc
+    if anyv.type_url.rsplit("/", 1)[-1] != PAGE_LAYOUT_URL[1:]:
+        raise UnsupportedFeatureError(f"{what}: page encoding {anyv.type_url!r} is not supported "
+                                      "(expected lance.encodings21.PageLayout)")
+    layout = pb.PageLayout()
+    try:
+        layout.ParseFromString(anyv.value)
+    except Exception as exc:
+        raise CorruptFileError(f"{what}: page layout is corrupt: {exc}") from exc
+    return layout
+
+
+def make_page(ctx: PageCtx, page, layout=None):
+    layout = layout if layout is not None else page_layout(page, ctx.what)
+    kind = layout.WhichOneof("layout")
+    cls = _LAYOUTS.get(kind)
+    if cls is None:
+        raise UnsupportedFeatureError(f"{ctx.what}: page layout {kind!r} is not supported")
+    return cls(ctx, page, getattr(layout, kind))
+
+
+@dataclass
+class LeafData:
+    """All selected entries of one leaf column (pages merged)."""
+    values: pa.Array
+    rep: np.ndarray | None
+    defs: np.ndarray | None
+    layers: list[int]
+    num_rows: int
+
+
+class LeafPlan:
+    """The pages of one column that a selection touches, with per-page local row selections."""
+
+    def __init__(self, cm, col: int, path: str, arrow_type: pa.DataType, dict_type, minor: int, sel):
+        self.what = f"{path} column {col}"
+        pages = list(cm.pages)
+        lengths = np.array([int(p.length) for p in pages], np.int64)
+        starts = np.cumsum(lengths) - lengths
+        total = int(lengths.sum())
+        self.total_rows = total
+        picks: list[tuple[int, np.ndarray | None]] = []
+        if sel is None:
+            picks = [(i, None) for i in range(len(pages))]
+        elif isinstance(sel, range):
+            a, b = sel.start, sel.stop
+            if a < 0 or b > total:
+                raise CorruptFileError(f"{self.what}: rows [{a}, {b}) outside the column's {total} rows")
+            for i in np.flatnonzero((starts < b) & (starts + lengths > a)).tolist():
+                s, n = int(starts[i]), int(lengths[i])
+                lo, hi = max(a, s) - s, min(b, s + n) - s
+                picks.append((i, None if (lo == 0 and hi == n) else np.arange(lo, hi, dtype=np.int64)))
+        else:
+            rows = np.asarray(sel, np.int64)
+            if rows.size and (rows[0] < 0 or rows[-1] >= total):
+                raise CorruptFileError(f"{self.what}: row {int(rows[-1])} outside the column's {total} rows")
+            pi = np.searchsorted(starts, rows, side="right") - 1
+            bounds = np.searchsorted(pi, np.arange(len(pages) + 1))
+            for i in np.unique(pi).tolist():
+                local = rows[bounds[i]: bounds[i + 1]] - starts[i]
+                picks.append((i, None if local.size == lengths[i] else local))
+        self.pages = []
+        for i, local in picks:
+            ctx = PageCtx(f"{self.what} page {i}", arrow_type, dict_type, minor)
+            self.pages.append((make_page(ctx, pages[i]), local))
+        self.arrow_type = dict_type if dict_type is not None else arrow_type
+
+    # phase 1 / 2 / 3 (the reader batches the I/O of all leaves)
+    def meta_ranges(self):
+        return [r for p, _ in self.pages for r in p.meta_ranges()]
+
+    def set_meta(self, bufs):
+        i = 0
+        for p, _ in self.pages:
+            k = len(p.meta_ranges())
+            p.set_meta(bufs[i: i + k])
+            i += k
+
+    def data_ranges(self):
+        self._counts = []
+        out = []
+        for p, local in self.pages:
+            r = p.data_ranges(local)
+            self._counts.append(len(r))
+            out.extend(r)
+        return out
+
+    def decode(self, bufs) -> LeafData:
+        decoded: list[PageData] = []
+        i = 0
+        for (p, local), k in zip(self.pages, self._counts):
+            decoded.append(p.decode(bufs[i: i + k], local))
+            i += k
+        return merge_pages(decoded, self.arrow_type, self.what)
+
+
+def merge_pages(pages: list[PageData], arrow_type: pa.DataType, what: str) -> LeafData:
+    if not pages:
+        return LeafData(pa.array([], arrow_type), None, None, [repdef.NULLABLE_ITEM], 0)
+    layers = repdef.merge_layers([p.layers for p in pages], what)
+    any_rep = any(p.rep is not None for p in pages)
+    any_def = any(p.defs is not None for p in pages)
+    reps, defs = [], []
+    for p in pages:
+        n_entries = p.rep.size if p.rep is not None else p.defs.size if p.defs is not None else len(p.values)
+        if any_rep:
+            if p.rep is None:
+                if repdef.num_lists(layers):
+                    raise CorruptFileError(f"{what}: a page of a list column has no repetition levels")
+            reps.append(p.rep)
+        if any_def:
+            d = repdef.remap_def(p.defs, p.layers, layers, n_entries)
+            defs.append(d if d is not None else np.zeros(n_entries, np.uint16))
+    vals = [p.values for p in pages]
+    values = vals[0] if len(vals) == 1 else pa.concat_arrays(vals)
+    return LeafData(values,
+                    (reps[0] if len(reps) == 1 else np.concatenate(reps)) if any_rep else None,
+                    (defs[0] if len(defs) == 1 else np.concatenate(defs)) if any_def else None,
+                    layers, sum(p.num_rows for p in pages))

@@ -1,0 +1,62 @@
+"""Blob v1 pages (2.1 ``blob_layout``): an inner page of (position u64, size u64) descriptions.
+
+pylance returns the descriptions, not the bytes: ``struct<position: uint64, size: uint64>``.
+Levels are smuggled into the descriptions: size 0 and position != 0 marks a null whose
+``rep = position & 0xFFFF`` and ``def = (position >> 16) & 0xFFFF``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from ....errors import CorruptFileError, UnsupportedFeatureError
+from .. import repdef
+from ..compression import SEEN
+from ..page import PageCtx, PageData
+
+DESCRIPTION = pa.struct([pa.field("position", pa.uint64()), pa.field("size", pa.uint64())])
+
+
+class BlobPage:
+    def __init__(self, ctx: PageCtx, page, layout):
+        from ..column import make_page
+        self.ctx = ctx
+        self.what = ctx.what
+        self.layers = repdef.check_layers(layout.layers, self.what)
+        if repdef.num_lists(self.layers):
+            raise UnsupportedFeatureError(f"{self.what}: blob columns inside lists are not supported")
+        inner_ctx = PageCtx(ctx.what + " (blob descriptions)", DESCRIPTION, None, ctx.minor)
+        self.inner = make_page(inner_ctx, page, _wrap(layout.inner_layout))
+        SEEN.add("layout:blob")
+
+    def meta_ranges(self):
+        return self.inner.meta_ranges()
+
+    def set_meta(self, bufs):
+        self.inner.set_meta(bufs)
+
+    def data_ranges(self, local):
+        return self.inner.data_ranges(local)
+
+    def decode(self, data, local) -> PageData:
+        pd = self.inner.decode(data, local)
+        desc = pd.values
+        if not pa.types.is_struct(desc.type) or desc.type.num_fields != 2:
+            raise CorruptFileError(f"{self.what}: blob descriptions are not (position, size) pairs")
+        pos = desc.field(0).to_numpy(zero_copy_only=False).astype(np.uint64)
+        size = desc.field(1).to_numpy(zero_copy_only=False).astype(np.uint64)
+        is_null = (size == 0) & (pos != 0)
+        defs = np.where(is_null, (pos >> np.uint64(16)) & np.uint64(0xFFFF), 0).astype(np.uint16)
+        valid = ~is_null
+        kids = [pa.array(np.where(valid, pos, 0), pa.uint64()), pa.array(size, pa.uint64())]
+        mask = pa.array(is_null) if is_null.any() else None
+        kids = [k if mask is None else pa.array(k.to_numpy(), mask=is_null) for k in kids]
+        values = pa.StructArray.from_arrays(kids, fields=list(self.ctx.arrow_type))
+        return PageData(values, None, defs if is_null.any() else None, self.layers, pd.num_rows)
+
+
+def _wrap(inner):
+    from ...._proto import encodings_v2_1_pb2 as pb
+    if isinstance(inner, pb.PageLayout):
+        return inner
+    raise CorruptFileError("blob layout without an inner page layout")

@@ -1,0 +1,42 @@
+"""Helpers shared by the page layouts: byte views, value finishing, dictionaries."""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from ....errors import CorruptFileError
+from ..page import PageCtx
+from ..values import Fixed, to_arrow, uint_view
+
+
+def u8(b) -> np.ndarray:
+    if isinstance(b, np.ndarray):
+        return b.view(np.uint8).reshape(-1)
+    return np.frombuffer(b, np.uint8)
+
+
+def finish_values(ctx: PageCtx, raw, n: int) -> pa.Array:
+    """Decoded values -> Arrow array of the leaf type (dictionary-typed fields: see apply_dictionary)."""
+    if ctx.dict_type is not None:
+        # a dictionary-typed field written without a page dictionary: encode on the fly
+        arr = to_arrow(raw, ctx.arrow_type)
+        return arr.dictionary_encode().cast(ctx.dict_type)
+    arr = to_arrow(raw, ctx.arrow_type)
+    if len(arr) != n:
+        raise CorruptFileError(f"{ctx.what}: decoded {len(arr)} values, expected {n}")
+    return arr
+
+
+def apply_dictionary(ctx: PageCtx, dict_vals, indices) -> pa.Array:
+    """Page values from dictionary items and indices (a DictionaryArray for dictionary fields)."""
+    items = to_arrow(dict_vals, ctx.arrow_type)
+    idx = np.asarray(indices)
+    if idx.size and int(idx.max()) >= len(items):
+        raise CorruptFileError(f"{ctx.what}: dictionary index {int(idx.max())} >= {len(items)} items")
+    if ctx.dict_type is not None:
+        keys = pa.array(idx.astype(ctx.dict_type.index_type.to_pandas_dtype(), copy=False))
+        return pa.DictionaryArray.from_arrays(keys, items)
+    return items.take(pa.array(idx))
+
+
+__all__ = ["u8", "finish_values", "apply_dictionary", "Fixed", "uint_view"]

@@ -1,0 +1,193 @@
+"""Full-zip pages: per entry ``[control word][value]`` for wide values.
+
+Buffer 0 = zipped entries, buffer 1 = repetition index (row start byte offsets, rows+1 entries,
+width chosen from the buffer size) when values are variable-width or repeated. Only the rows
+selected are fetched; entries are parsed for all rows at once (a loop over the k-th entry of
+every row, not over rows).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ....errors import CorruptFileError, UnsupportedFeatureError
+from .. import repdef
+from ..compression import SEEN, decode_per_value
+from ..gather import gather_bytes, read_uint
+from ..page import PageCtx, PageData
+from ..values import Fixed, VarBin
+from .common import finish_values, u8
+
+
+def _runs(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Contiguous runs of sorted rows: (first rows, run lengths)."""
+    if rows.size == 0:
+        return rows[:0], rows[:0]
+    brk = np.flatnonzero(np.diff(rows) != 1) + 1
+    a = np.concatenate(([0], brk))
+    b = np.concatenate((brk, [rows.size]))
+    return rows[a], b - a
+
+
+class FullZipPage:
+    def __init__(self, ctx: PageCtx, page, layout):
+        self.ctx = ctx
+        self.what = ctx.what
+        self.lay = layout
+        self.layers = repdef.check_layers(layout.layers, self.what)
+        self.bufs = list(zip(page.buffer_offsets, page.buffer_sizes))
+        self.rows = int(page.length)
+        self.bits_rep = int(layout.bits_rep)
+        self.bits_def = int(layout.bits_def)
+        t = self.bits_rep + self.bits_def
+        self.cw = 0 if t == 0 else 1 if t <= 8 else 2 if t <= 16 else 4 if t <= 32 else -1
+        if self.cw < 0:
+            raise UnsupportedFeatureError(f"{self.what}: full-zip control word of {t} bits")
+        kind = layout.WhichOneof("details")
+        if kind == "bits_per_value":
+            bpv = int(layout.bits_per_value)
+            if bpv % 8:
+                raise UnsupportedFeatureError(f"{self.what}: full-zip values of {bpv} bits")
+            self.vb, self.lb = bpv // 8, 0
+        elif kind == "bits_per_offset":
+            bpo = int(layout.bits_per_offset)
+            if bpo not in (32, 64):
+                raise UnsupportedFeatureError(f"{self.what}: full-zip lengths of {bpo} bits")
+            self.vb, self.lb = 0, bpo // 8
+        else:
+            raise CorruptFileError(f"{self.what}: full-zip layout without a value width")
+        self.has_index = len(self.bufs) >= 2
+        if not self.bufs:
+            raise CorruptFileError(f"{self.what}: full-zip page without buffers")
+        if (self.bits_rep or self.lb) and not self.has_index:
+            raise CorruptFileError(f"{self.what}: full-zip page needs a repetition index")
+        SEEN.add("layout:fullzip:" + ("var" if self.lb else "fixed") + (":rep" if self.bits_rep else "")
+                 + (":def" if self.bits_def else ""))
+
+    def meta_ranges(self):
+        return [self.bufs[1]] if self.has_index else []
+
+    def set_meta(self, bufs) -> None:
+        self.index = None
+        if self.has_index:
+            raw = u8(bufs[0])
+            n = self.rows + 1
+            if raw.size % n:
+                raise CorruptFileError(f"{self.what}: repetition index of {raw.size} bytes for {self.rows} rows")
+            w = raw.size // n
+            if w not in (1, 2, 4, 8):
+                raise CorruptFileError(f"{self.what}: repetition index entries of {w} bytes")
+            idx = np.ascontiguousarray(raw).view({1: "u1", 2: "<u2", 4: "<u4", 8: "<u8"}[w]).astype(np.int64)
+            if idx.size and (np.diff(idx) < 0).any() or idx[-1] > self.bufs[0][1]:
+                raise CorruptFileError(f"{self.what}: repetition index is not increasing or leaves the page")
+            self.index = idx
+
+    def _row_spans(self, local):
+        rows = np.arange(self.rows, dtype=np.int64) if local is None else local
+        if self.index is not None:
+            return self.index[rows], self.index[rows + 1]
+        stride = self.cw + self.vb
+        if self.rows * stride != self.bufs[0][1]:
+            raise CorruptFileError(f"{self.what}: full-zip data of {self.bufs[0][1]} bytes for "
+                                   f"{self.rows} rows of {stride} bytes")
+        return rows * stride, (rows + 1) * stride
+
+    def data_ranges(self, local):
+        base, size = self.bufs[0]
+        if local is None:
+            self.pieces = None
+            return [(base, size)]
+        first, n = _runs(local)
+        s, _ = self._row_spans(first)
+        _, e = self._row_spans(first + n - 1)
+        self.pieces = (s, e)
+        return [(base + int(a), int(b - a)) for a, b in zip(s.tolist(), e.tolist())]
+
+    def decode(self, data: list, local: np.ndarray | None) -> PageData:
+        buf = u8(data[0]) if len(data) == 1 else np.concatenate([u8(d) for d in data])
+        starts, ends = self._row_spans(local)
+        if self.pieces is not None:
+            # rebase row spans onto the concatenated pieces
+            ps, pe = self.pieces
+            plen = pe - ps
+            pbase = np.cumsum(plen) - plen
+            k = np.searchsorted(ps, starts, side="right") - 1
+            shift = pbase[k] - ps[k]
+            starts, ends = starts + shift, ends + shift
+        nrows = starts.size
+        max_vis = repdef.max_visible_def(self.layers)
+        if self.bits_rep == 0:
+            ent_start = starts
+            ent_row_end = ends
+            rep = None
+            ctrl = read_uint(buf, ent_start, self.cw, self.what) if self.cw else None
+            defs = None if ctrl is None else (ctrl & ((1 << self.bits_def) - 1)).astype(np.uint16)
+        else:
+            ent_start, rep, defs, ent_row_end = self._walk_entries(buf, starts, ends)
+        visible = np.ones(ent_start.size, bool) if defs is None else defs <= max_vis
+        valid = visible if defs is None else visible & (defs == 0)
+        vstart = ent_start[visible] + self.cw
+        if self.lb:
+            has = valid[visible]
+            ln = np.zeros(vstart.size, np.int64)
+            ln[has] = read_uint(buf, vstart[has], self.lb, self.what)
+            dstart = vstart + np.where(has, self.lb, 0)
+            if (dstart + ln > ent_row_end[visible]).any():
+                raise CorruptFileError(f"{self.what}: full-zip value overruns its row")
+            body = gather_bytes(buf, dstart, ln, self.what)
+            raw = VarBin(np.concatenate(([0], np.cumsum(ln))), body)
+        else:
+            if (vstart + self.vb > ent_row_end[visible]).any():
+                raise CorruptFileError(f"{self.what}: full-zip value overruns its row")
+            body = gather_bytes(buf, vstart, np.full(vstart.size, self.vb, np.int64), self.what)
+            raw = Fixed(body, self.vb * 8, int(vstart.size))
+        n_vals = int(visible.sum())
+        dec = decode_per_value(self.lay.value_compression, raw, n_vals, self.what)
+        values = finish_values(self.ctx, dec, n_vals)
+        return PageData(values, rep, defs, self.layers, nrows)
+
+    def _walk_entries(self, buf, starts, ends):
+        """Entries of every row: a loop over entry k of all rows at once."""
+        max_vis = repdef.max_visible_def(self.layers)
+        dmask = (1 << self.bits_def) - 1
+        pos = starts.copy()
+        active = np.flatnonzero(pos < ends)
+        if active.size != starts.size:
+            raise CorruptFileError(f"{self.what}: a row without entries")
+        e_start, e_rep, e_def, e_row = [], [], [], []
+        guard = 0
+        while active.size:
+            guard += 1
+            if guard > int((ends - starts).max()) + 1:
+                raise CorruptFileError(f"{self.what}: full-zip entries do not advance")
+            p = pos[active]
+            ctrl = read_uint(buf, p, self.cw, self.what)
+            r = ctrl >> self.bits_def
+            d = ctrl & dmask
+            vis = d <= max_vis
+            adv = np.full(p.size, self.cw, np.int64)
+            if self.lb:
+                has = vis & (d == 0)
+                ln = np.zeros(p.size, np.int64)
+                ln[has] = read_uint(buf, p[has] + self.cw, self.lb, self.what)
+                adv += np.where(has, self.lb + ln, 0)
+            else:
+                adv += np.where(vis, self.vb, 0)
+            e_start.append(p)
+            e_rep.append(r)
+            e_def.append(d)
+            e_row.append(active)
+            pos[active] = p + adv
+            if (pos[active] > ends[active]).any():
+                raise CorruptFileError(f"{self.what}: full-zip entry overruns its row")
+            active = active[pos[active] < ends[active]]
+        row = np.concatenate(e_row)
+        order = np.argsort(row, kind="stable")   # entries in row order (stable keeps entry order)
+        start = np.concatenate(e_start)[order]
+        rep = np.concatenate(e_rep)[order].astype(np.uint16)
+        defs = np.concatenate(e_def)[order].astype(np.uint16)
+        row_end = ends[row[order]]
+        max_rep = repdef.num_lists(self.layers)
+        first = np.concatenate(([True], row[order][1:] != row[order][:-1]))
+        if (rep[first] != max_rep).any():
+            raise CorruptFileError(f"{self.what}: a row does not start with a new-row level")
+        return start, rep, (defs if self.bits_def else None), row_end

@@ -1,0 +1,197 @@
+"""Repetition / definition levels -> validity masks and list offsets (vectorised).
+
+Layers are listed innermost first (format notes, section 3). Def value 0 means "valid all the
+way down"; each layer consumes def values: nullable item 1 (null), nullable list 1 (null),
+emptyable list 1 (empty), null-and-empty list 2 (null, empty), all-valid layers none.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import CorruptFileError, UnsupportedFeatureError
+
+ALL_VALID_ITEM, ALL_VALID_LIST, NULLABLE_ITEM, NULLABLE_LIST, EMPTYABLE_LIST, NULL_AND_EMPTY_LIST = 1, 2, 3, 4, 5, 6
+LIST_LAYERS = (ALL_VALID_LIST, NULLABLE_LIST, EMPTYABLE_LIST, NULL_AND_EMPTY_LIST)
+ITEM_LAYERS = (ALL_VALID_ITEM, NULLABLE_ITEM)
+_KINDS = {ALL_VALID_ITEM: (), NULLABLE_ITEM: ("null",), ALL_VALID_LIST: (), NULLABLE_LIST: ("null",),
+          EMPTYABLE_LIST: ("empty",), NULL_AND_EMPTY_LIST: ("null", "empty")}
+
+
+def check_layers(layers, what: str) -> list[int]:
+    out = [int(x) for x in layers]
+    for x in out:
+        if x not in _KINDS:
+            raise UnsupportedFeatureError(f"{what}: unknown rep/def layer kind {x}")
+    return out
+
+
+def def_table(layers: list[int]) -> list[tuple[int, str]]:
+    """(layer index, kind) for def values 1, 2, ... (def 0 = valid)."""
+    out = []
+    for i, lay in enumerate(layers):
+        for k in _KINDS[lay]:
+            out.append((i, k))
+    return out
+
+
+def num_lists(layers: list[int]) -> int:
+    return sum(1 for x in layers if x in LIST_LAYERS)
+
+
+def max_visible_def(layers: list[int]) -> int:
+    """Def values <= this own a value slot (layers before the first list layer)."""
+    n = 0
+    for lay in layers:
+        if lay in LIST_LAYERS:
+            break
+        n += len(_KINDS[lay])
+    return n
+
+
+def merge_layers(all_layers: list[list[int]], what: str) -> list[int]:
+    """The most general layer description covering every page's layers."""
+    n = len(all_layers[0])
+    if any(len(x) != n for x in all_layers):
+        raise CorruptFileError(f"{what}: pages disagree on the nesting depth")
+    out = []
+    for i in range(n):
+        kinds = {x[i] for x in all_layers}
+        is_list = {k in LIST_LAYERS for k in kinds}
+        if len(is_list) != 1:
+            raise CorruptFileError(f"{what}: pages disagree on nesting layer {i}")
+        if is_list.pop():
+            has_null = bool(kinds & {NULLABLE_LIST, NULL_AND_EMPTY_LIST})
+            has_empty = bool(kinds & {EMPTYABLE_LIST, NULL_AND_EMPTY_LIST})
+            out.append(NULL_AND_EMPTY_LIST if has_null and has_empty else NULLABLE_LIST if has_null
+                       else EMPTYABLE_LIST if has_empty else ALL_VALID_LIST)
+        else:
+            out.append(NULLABLE_ITEM if NULLABLE_ITEM in kinds else ALL_VALID_ITEM)
+    return out
+
+
+def remap_def(defs: np.ndarray | None, page_layers: list[int], target: list[int], n: int) -> np.ndarray | None:
+    """Page def levels renumbered for the merged ``target`` layers (None = all valid)."""
+    if page_layers == target:
+        return defs
+    tgt = {key: i + 1 for i, key in enumerate(def_table(target))}
+    lut = np.zeros(len(def_table(page_layers)) + 1, np.uint16)
+    for i, key in enumerate(def_table(page_layers)):
+        lut[i + 1] = tgt[key]
+    if defs is None:
+        return None
+    if defs.size and int(defs.max()) >= lut.size:
+        raise CorruptFileError(f"def level {int(defs.max())} exceeds the page's layers")
+    return lut[defs]
+
+
+class Unraveler:
+    """Walks the layers of one leaf column (all pages concatenated) from the leaf outward."""
+
+    def __init__(self, rep: np.ndarray | None, defs: np.ndarray | None, layers: list[int], what: str):
+        self.rep = rep
+        self.defs = defs
+        self.layers = layers
+        self.what = what
+        self.layer = 0
+        self.def_cmp = 0
+        self.rep_cmp = 0
+        # levels_to_rep[def]: list layers at or below the layer producing that def value
+        lut = [0]
+        lists = 0
+        for lay in layers:
+            if lay in LIST_LAYERS:
+                lists += 1
+            lut.extend([lists] * len(_KINDS[lay]))
+        self.levels_to_rep = np.array(lut, np.int64)
+        if defs is not None and defs.size and int(defs.max()) >= len(lut):
+            raise CorruptFileError(f"{what}: def level {int(defs.max())} exceeds the layers {layers}")
+        if rep is not None and rep.size and int(rep.max()) > lists:
+            raise CorruptFileError(f"{what}: rep level {int(rep.max())} exceeds {lists} list layers")
+
+    def _next_layer(self, want_list: bool) -> int:
+        if self.layer >= len(self.layers):
+            raise CorruptFileError(f"{self.what}: column has fewer nesting layers than its type")
+        lay = self.layers[self.layer]
+        if (lay in LIST_LAYERS) != want_list:
+            raise CorruptFileError(f"{self.what}: layer {self.layer} is {'a list' if lay in LIST_LAYERS else 'an item'}"
+                                   f" layer, the type needs {'a list' if want_list else 'an item'}")
+        return lay
+
+    def item_validity(self) -> np.ndarray | None:
+        """Validity of the items/structs at this depth (None = all valid); advances one layer."""
+        lay = self._next_layer(False)
+        self.layer += 1
+        if lay == ALL_VALID_ITEM or self.defs is None:
+            return None
+        d = self.defs
+        if self.rep_cmp > 0:
+            d = d[self.levels_to_rep[d] <= self.rep_cmp]
+        elif self.rep is not None:
+            d = d[self.levels_to_rep[d] == 0]
+        valid = d <= self.def_cmp
+        self.def_cmp += 1
+        return valid
+
+    def skip_item(self) -> None:
+        """Advance over an item layer without computing validity (struct children besides the first)."""
+        lay = self._next_layer(False)
+        self.layer += 1
+        if lay == NULLABLE_ITEM:
+            self.def_cmp += 1
+
+    def decimate(self, dim: int) -> None:
+        """Keep every ``dim``-th entry (fixed-size list of structs: elements -> rows)."""
+        if self.rep is not None:
+            raise UnsupportedFeatureError(f"{self.what}: fixed-size list inside a list of structs")
+        if self.defs is not None:
+            if self.defs.size % dim:
+                raise CorruptFileError(f"{self.what}: {self.defs.size} entries are not whole lists of {dim}")
+            self.defs = self.defs[::dim]
+
+    def list_offsets(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """(offsets int64 of len+1, validity or None) for the list layer at this depth."""
+        lay = self._next_layer(True)
+        self.layer += 1
+        rep, d = self.rep, self.defs
+        if rep is None:
+            raise CorruptFileError(f"{self.what}: list column without repetition levels")
+        starts = rep != 0
+        if d is None:
+            pos = np.flatnonzero(starts)
+            offsets = np.empty(pos.size + 1, np.int64)
+            offsets[:-1] = pos
+            offsets[-1] = rep.size
+            validity = None
+        else:
+            valid = self.def_cmp
+            null = empty = -1
+            if lay == NULLABLE_LIST:
+                null = valid + 1
+            elif lay == EMPTYABLE_LIST:
+                empty = valid + 1
+            elif lay == NULL_AND_EMPTY_LIST:
+                null, empty = valid + 1, valid + 2
+            self.def_cmp += len(_KINDS[lay])
+            hi = max(null, empty, valid)
+            max_level = hi
+            for nxt in self.layers[self.layer:]:
+                if nxt in LIST_LAYERS:
+                    break
+                if nxt == NULLABLE_ITEM:
+                    max_level += 1
+            child = (~starts) | (d <= valid)
+            child_pos = np.cumsum(child) - child
+            is_list = starts & (d <= max_level)
+            idx = np.flatnonzero(is_list)
+            dl = d[idx]
+            offsets = np.empty(idx.size + 1, np.int64)
+            offsets[:-1] = child_pos[idx]
+            offsets[-1] = int(child.sum())
+            is_null = (dl == null) | ((dl > hi) & (dl <= max_level))
+            validity = None if not is_null.any() else ~is_null
+        keep = starts
+        self.rep = rep[keep] - 1
+        if d is not None:
+            self.defs = d[keep]
+        self.rep_cmp += 1
+        return offsets, validity

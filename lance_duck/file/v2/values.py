@@ -1,0 +1,214 @@
+"""Decoded value slots of one page, before they become Arrow arrays.
+
+Decompressors produce one of:
+
+* :class:`Fixed` -- ``n`` fixed-width values as raw little-endian bytes (``bits`` a multiple of 8)
+  or, for ``bits == 1``, a numpy bool array;
+* :class:`VarBin` -- ``n`` variable-width values (int64 offsets from 0 + bytes);
+* :class:`Packed` -- fixed-width records of a packed struct (split by the leaf builder);
+* a ``pyarrow.Array`` already typed (fixed-size lists, structs of variable packed structs).
+
+:func:`to_arrow` turns any of them into an array of the field's Arrow type.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from ...encodings.bitmap import pack_validity
+from ...errors import CorruptFileError, UnsupportedFeatureError
+
+
+@dataclass
+class Fixed:
+    data: np.ndarray      # uint8 bytes (n * bits/8) or a typed uint view; bool array when bits == 1
+    bits: int
+    n: int
+
+    def u8(self) -> np.ndarray:
+        d = np.ascontiguousarray(self.data)
+        return d.reshape(-1).view(np.uint8)
+
+
+@dataclass
+class VarBin:
+    offsets: np.ndarray   # int64, n + 1, starting at 0
+    data: np.ndarray      # uint8
+
+    @property
+    def n(self) -> int:
+        return len(self.offsets) - 1
+
+
+@dataclass
+class Packed:
+    """Row-major records of a packed struct with fixed-width children."""
+    bits_per_child: list[int]
+    records: Fixed
+
+
+def value_count(v) -> int:
+    if isinstance(v, Packed):
+        return v.records.n
+    if isinstance(v, (Fixed, VarBin)):
+        return v.n
+    return len(v)
+
+
+def uint_view(v: Fixed) -> np.ndarray:
+    """The values of a Fixed as unsigned integers (8..64 bits)."""
+    dt = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}.get(v.bits)
+    if dt is None:
+        raise CorruptFileError(f"expected integer values of 8..64 bits, got {v.bits} bits")
+    d = v.u8()
+    if d.size < v.n * v.bits // 8:
+        raise CorruptFileError("value buffer shorter than its value count")
+    d = d[: v.n * v.bits // 8]
+    if d.ctypes.data % (v.bits // 8):
+        d = d.copy()
+    return d.view(dt)
+
+
+def _storage(t: pa.DataType) -> pa.DataType:
+    return t.storage_type if isinstance(t, pa.ExtensionType) else t
+
+
+def to_arrow(v, t: pa.DataType) -> pa.Array:
+    """An Arrow array of type ``t`` (no validity) from decoded values."""
+    if isinstance(v, pa.Array):
+        if v.type != t:
+            if isinstance(t, pa.ExtensionType) and v.type == t.storage_type:
+                return pa.ExtensionArray.from_storage(t, v)
+            try:
+                return v.cast(t) if not isinstance(v, pa.ExtensionArray) else v
+            except pa.ArrowInvalid as exc:
+                raise CorruptFileError(f"decoded {v.type} values cannot be read as {t}") from exc
+        return v
+    if isinstance(t, pa.ExtensionType):
+        return pa.ExtensionArray.from_storage(t, to_arrow(v, t.storage_type))
+    if pa.types.is_dictionary(t):
+        raise CorruptFileError("dictionary-typed values need their page dictionary")
+    if isinstance(v, Packed):
+        return _packed_struct(v, t)
+    from .compression import FslValues, VarPackedValues
+    if isinstance(v, FslValues):
+        return _fsl(v, t)
+    if isinstance(v, VarPackedValues):
+        if not pa.types.is_struct(t) or t.num_fields != len(v.children):
+            raise CorruptFileError(f"packed struct with {len(v.children)} children cannot be read as {t}")
+        kids = [to_arrow(c, t.field(i).type) for i, c in enumerate(v.children)]
+        return pa.StructArray.from_arrays(kids, fields=list(t))
+    if pa.types.is_null(t):
+        return pa.nulls(value_count(v))
+    if isinstance(v, VarBin):
+        return _varbin(v, t)
+    if pa.types.is_boolean(t):
+        bits = v.data if v.data.dtype == np.bool_ else np.unpackbits(v.u8(), count=v.n, bitorder="little")
+        if len(bits) != v.n:
+            raise CorruptFileError("boolean values shorter than their count")
+        return pa.Array.from_buffers(pa.bool_(), v.n, [None, pack_validity(bits)], null_count=0)
+    if pa.types.is_fixed_size_list(t):
+        width = t.list_size
+        child = to_arrow(Fixed(v.data, v.bits // width, v.n * width), t.value_type)
+        return pa.FixedSizeListArray.from_arrays(child, type=t)
+    width = t.bit_width
+    if width is None or width <= 0 or width % 8:
+        raise UnsupportedFeatureError(f"fixed-width values cannot be read as {t}")
+    if width != v.bits:
+        if v.bits > width and v.bits % 8 == 0:
+            # dictionary items widened by older writers: keep the low bytes of each item
+            d = v.u8()[: v.n * v.bits // 8].reshape(v.n, v.bits // 8)[:, : width // 8]
+            v = Fixed(np.ascontiguousarray(d), width, v.n)
+        else:
+            raise CorruptFileError(f"{v.bits}-bit values cannot be read as {t}")
+    data = v.u8()[: v.n * width // 8]
+    if data.size != v.n * width // 8:
+        raise CorruptFileError(f"value buffer too short for {v.n} values of {t}")
+    return pa.Array.from_buffers(t, v.n, [None, pa.py_buffer(data)], null_count=0)
+
+
+def _varbin(v: VarBin, t: pa.DataType) -> pa.Array:
+    large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+    if not (large or pa.types.is_string(t) or pa.types.is_binary(t)):
+        raise CorruptFileError(f"variable-width values cannot be read as {t}")
+    offs = v.offsets
+    if not large:
+        if offs.size and int(offs[-1]) > 2**31 - 1:
+            raise UnsupportedFeatureError(f"{t} column with more than 2 GiB of data in one page")
+        offs = offs.astype(np.int32)
+    else:
+        offs = offs.astype(np.int64, copy=False)
+    return pa.Array.from_buffers(t, v.n, [None, pa.py_buffer(offs), pa.py_buffer(v.data)], null_count=0)
+
+
+def _packed_struct(v: Packed, t: pa.DataType) -> pa.Array:
+    if not pa.types.is_struct(t) or t.num_fields != len(v.bits_per_child):
+        raise CorruptFileError(f"packed struct with {len(v.bits_per_child)} children cannot be read as {t}")
+    rec_bytes = v.records.bits // 8
+    n = v.records.n
+    rows = v.records.u8()[: n * rec_bytes].reshape(n, rec_bytes)
+    children = []
+    pos = 0
+    for i, bits in enumerate(v.bits_per_child):
+        w = bits // 8
+        col = np.ascontiguousarray(rows[:, pos: pos + w])
+        pos += w
+        children.append(to_arrow(Fixed(col.reshape(-1), bits, n), t.field(i).type))
+    return pa.StructArray.from_arrays(children, fields=list(t))
+
+
+def _fsl(v, t: pa.DataType) -> pa.Array:
+    """Fixed-size-list rows from flattened items and per-layer item validity."""
+    types = []
+    cur = t
+    for _d, _ in v.layers:
+        cur = _storage(cur)
+        if not pa.types.is_fixed_size_list(cur):
+            raise CorruptFileError(f"fixed-size-list values cannot be read as {t}")
+        types.append(cur)
+        cur = cur.value_type
+    arr = to_arrow(v.items, cur)
+    for li in range(len(v.layers) - 1, -1, -1):
+        valid = v.validities[li]
+        if valid is not None:
+            arr = with_validity(arr, valid)
+        arr = pa.FixedSizeListArray.from_arrays(arr, type=types[li])
+    return arr
+
+
+def with_validity(arr: pa.Array, valid: np.ndarray | None) -> pa.Array:
+    """``arr`` with its slots masked where ``valid`` is False (existing nulls are kept)."""
+    if valid is None:
+        return arr
+    valid = np.asarray(valid, np.bool_)
+    if len(valid) != len(arr):
+        raise CorruptFileError(f"{len(valid)} validity bits for {len(arr)} values")
+    if arr.null_count:
+        existing = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), np.bool_)
+        valid = valid & existing
+    if valid.all():
+        return arr
+    if arr.offset != 0:
+        arr = pa.concat_arrays([arr])
+    if isinstance(arr, pa.ExtensionArray):
+        return pa.ExtensionArray.from_storage(arr.type, with_validity(arr.storage, valid))
+    t = arr.type
+    if pa.types.is_null(t):
+        return arr
+    bufs = arr.buffers()
+    nulls = int(valid.size - np.count_nonzero(valid))
+    if pa.types.is_dictionary(t):
+        idx = with_validity(arr.indices, valid)
+        return pa.DictionaryArray.from_arrays(idx, arr.dictionary)
+    if pa.types.is_struct(t):
+        kids = [arr.field(i) for i in range(t.num_fields)]
+        return pa.Array.from_buffers(t, len(arr), [pack_validity(valid)], null_count=nulls, children=kids)
+    if pa.types.is_fixed_size_list(t):
+        return pa.Array.from_buffers(t, len(arr), [pack_validity(valid)], null_count=nulls,
+                                     children=[arr.values])
+    if t.num_fields:
+        raise CorruptFileError(f"cannot apply leaf validity to {t} values")
+    return pa.Array.from_buffers(t, len(arr), [pack_validity(valid)] + bufs[1:], null_count=nulls)
+
