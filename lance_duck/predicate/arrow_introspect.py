@@ -1,0 +1,155 @@
+"""Read the tree of a ``pyarrow.compute.Expression`` (pyarrow has no public walker).
+
+An Expression pickles to an Arrow IPC file whose schema metadata lists the tree in prefix
+order (``call``/``end``, ``field_ref``, ``nested_field_ref``, ``literal``, ``options``, with
+repeated keys) and whose single record batch holds the literals and function options.
+Python's ``Schema.metadata`` dict would lose the repeated keys, so the metadata is read in
+order from the C data interface export.  The payload is a private Arrow format: every
+failure here raises :class:`IntrospectionError`, which callers turn into "no pruning".
+"""
+from __future__ import annotations
+
+import ctypes
+import struct
+from dataclasses import dataclass
+from typing import Any, Union
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.ipc as ipc
+
+
+class IntrospectionError(Exception):
+    """The Expression could not be decoded; callers must not prune with it."""
+
+
+@dataclass(frozen=True)
+class XField:
+    path: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class XLiteral:
+    scalar: pa.Scalar
+
+
+@dataclass(frozen=True)
+class XCall:
+    name: str
+    args: tuple["XNode", ...]
+    options: Any  # a StructScalar of the FunctionOptions, or None
+
+
+XNode = Union[XField, XLiteral, XCall]
+
+
+class _ArrowSchema(ctypes.Structure):
+    pass
+
+
+_ArrowSchema._fields_ = [
+    ("format", ctypes.c_char_p), ("name", ctypes.c_char_p), ("metadata", ctypes.c_void_p),
+    ("flags", ctypes.c_int64), ("n_children", ctypes.c_int64), ("children", ctypes.c_void_p),
+    ("dictionary", ctypes.c_void_p),
+    ("release", ctypes.CFUNCTYPE(None, ctypes.POINTER(_ArrowSchema))), ("private_data", ctypes.c_void_p),
+]
+
+
+def _ordered_metadata(schema: pa.Schema) -> list[tuple[str, str]]:
+    c = _ArrowSchema()
+    schema._export_to_c(ctypes.addressof(c))
+    try:
+        if not c.metadata:
+            return []
+        (count,) = struct.unpack("<i", ctypes.string_at(c.metadata, 4))
+        if count < 0 or count > 100_000:
+            raise IntrospectionError("implausible metadata count")
+        pos, out = c.metadata + 4, []
+        for _ in range(count):
+            (kl,) = struct.unpack("<i", ctypes.string_at(pos, 4))
+            key = ctypes.string_at(pos + 4, kl).decode()
+            pos += 4 + kl
+            (vl,) = struct.unpack("<i", ctypes.string_at(pos, 4))
+            val = ctypes.string_at(pos + 4, vl).decode()
+            pos += 4 + vl
+            out.append((key, val))
+        return out
+    finally:
+        if c.release:
+            c.release(ctypes.byref(c))
+
+
+def decode(expr: pc.Expression) -> XNode:
+    """The tree of ``expr``; raises :class:`IntrospectionError` if it cannot be read."""
+    try:
+        fn, args = expr.__reduce__()
+        buf = args[0]
+        reader = ipc.open_file(pa.BufferReader(buf))
+        batch = reader.get_batch(0) if reader.num_record_batches else None
+        items = _ordered_metadata(reader.schema)
+    except IntrospectionError:
+        raise
+    except Exception as e:  # private format: anything unexpected means "don't know"
+        raise IntrospectionError(f"cannot read expression payload: {e}") from None
+    pos = 0
+
+    def value_at(idx: str) -> Any:
+        if batch is None:
+            raise IntrospectionError("no literal batch")
+        return batch.column(int(idx))[0]
+
+    def node() -> XNode:
+        nonlocal pos
+        if pos >= len(items):
+            raise IntrospectionError("truncated expression")
+        key, val = items[pos]
+        pos += 1
+        if key == "literal":
+            return XLiteral(value_at(val))
+        if key == "field_ref":
+            return XField((val,))
+        if key == "nested_field_ref":
+            names = []
+            for _ in range(int(val)):
+                k, v = items[pos]
+                if k != "field_ref":
+                    raise IntrospectionError(f"unexpected {k} in nested field ref")
+                names.append(v)
+                pos += 1
+            return XField(tuple(names))
+        if key == "call":
+            args, options = [], None
+            while True:
+                if pos >= len(items):
+                    raise IntrospectionError("unterminated call")
+                k, v = items[pos]
+                if k == "end":
+                    pos += 1
+                    break
+                if k == "options":
+                    options = value_at(v)
+                    pos += 1
+                    continue
+                args.append(node())
+            return XCall(val, tuple(args), options)
+        raise IntrospectionError(f"unknown expression element {key!r}")
+
+    try:
+        root = node()
+    except IntrospectionError:
+        raise
+    except Exception as e:
+        raise IntrospectionError(f"cannot decode expression: {e}") from None
+    if pos != len(items):
+        raise IntrospectionError("trailing expression elements")
+    return root
+
+
+def option(options: Any, name: str) -> Any:
+    """A FunctionOptions field from a decoded options struct (None if absent)."""
+    if options is None:
+        return None
+    try:
+        return options[name]
+    except (KeyError, IndexError, TypeError):
+        return None

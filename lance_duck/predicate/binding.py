@@ -1,0 +1,379 @@
+"""Bind an unbound filter to an Arrow schema: resolve columns, type literals, check types.
+
+Literals are coerced to the type of what they are compared with (a string compared with a
+date column becomes a date, ``1.5`` compared with a decimal becomes that decimal, a naive
+``TIMESTAMP '...'`` compared with a zoned column is read in that zone).  Every function
+node is type-checked by running its kernel on empty arrays, so type errors surface at bind
+time with the filter text, not in the middle of a scan.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+from typing import Any
+
+import pyarrow as pa
+
+from ..errors import InvalidArgumentError, LanceDuckError
+from . import kernels
+from .bound import (
+    BAnd, BCall, BCast, BCompare, BIn, BIsBool, BIsNull, BLike, BLit, BNot, BOr, BRef, BoundExpr,
+)
+from .expressions import And, Call, Cast, Compare, Expr, In, IsBool, IsNull, Like, Lit, Not, Or, Ref
+
+#: Virtual columns the scanner can provide on request.
+SPECIAL_COLUMNS = {"_rowid": pa.uint64(), "_rowaddr": pa.uint64(), "_rowoffset": pa.uint64()}
+
+
+def bind(expr: Expr, schema: pa.Schema) -> BoundExpr:
+    """Resolve ``expr`` against ``schema``; raises :class:`InvalidArgumentError` on bad input."""
+    return _Binder(schema).bind(expr)
+
+
+def _field_id(f: pa.Field) -> int | None:
+    md = f.metadata or {}
+    for key in (b"lance:field_id", b"PARQUET:field_id"):
+        if key in md:
+            try:
+                return int(md[key])
+            except ValueError:
+                return None
+    return None
+
+
+def resolve_path(schema: pa.Schema, path: tuple[str, ...]) -> tuple[tuple[str, ...], pa.Field]:
+    """Find a (possibly nested) field; exact names first, then a unique case-insensitive match."""
+    fields = list(schema)
+    out: list[str] = []
+    field = None
+    for i, part in enumerate(path):
+        if field is not None:
+            if not pa.types.is_struct(field.type):
+                raise InvalidArgumentError(
+                    f"column {'.'.join(out)!r} is {field.type}, not a struct: cannot read {part!r} in it")
+            fields = [field.type.field(j) for j in range(field.type.num_fields)]
+        match = [f for f in fields if f.name == part] or [f for f in fields if f.name.lower() == part.lower()]
+        if len(match) != 1:
+            where = "" if not out else f" in struct {'.'.join(out)!r}"
+            names = ", ".join(f.name for f in fields)
+            if i == 0 and part in SPECIAL_COLUMNS and len(path) == 1:
+                return (part,), pa.field(part, SPECIAL_COLUMNS[part])
+            raise InvalidArgumentError(
+                f"unknown column {'.'.join(path)!r} in filter{where} (available: {names})")
+        field = match[0]
+        out.append(field.name)
+    assert field is not None
+    return tuple(out), field
+
+
+def _empty(t: pa.DataType) -> pa.Array:
+    return pa.array([], type=t)
+
+
+def _probe(node: BoundExpr) -> Any:
+    """A stand-in value of ``node`` for type checking: scalars stay scalars."""
+    return node.scalar if isinstance(node, BLit) else _empty(node.type)
+
+
+class _Binder:
+    def __init__(self, schema: pa.Schema):
+        self.schema = schema
+
+    def bind(self, e: Expr) -> BoundExpr:
+        method = getattr(self, "_" + type(e).__name__)
+        return method(e)
+
+    # -- leaves --------------------------------------------------------------------------
+    def _Ref(self, e: Ref) -> BoundExpr:
+        path, f = resolve_path(self.schema, e.path)
+        return BRef(path, f.type, _field_id(f) if len(path) == 1 else None)
+
+    def _Lit(self, e: Lit) -> BoundExpr:
+        if e.type is not None:
+            return BLit(pa.scalar(e.value, e.type))
+        v = e.value
+        if isinstance(v, decimal.Decimal):
+            return BLit(pa.scalar(float(v)))
+        if v is None:
+            return BLit(pa.scalar(None, pa.null()))
+        return BLit(pa.scalar(v))
+
+    # -- boolean structure ---------------------------------------------------------------
+    def _And(self, e: And) -> BoundExpr:
+        return BAnd(tuple(self._boolean(a) for a in e.args))
+
+    def _Or(self, e: Or) -> BoundExpr:
+        return BOr(tuple(self._boolean(a) for a in e.args))
+
+    def _Not(self, e: Not) -> BoundExpr:
+        return BNot(self._boolean(e.arg))
+
+    def _boolean(self, e: Expr) -> BoundExpr:
+        b = self.bind(e)
+        if isinstance(b, BLit) and b.type == pa.null():
+            return BLit(pa.scalar(None, pa.bool_()))
+        if not pa.types.is_boolean(b.type):
+            raise InvalidArgumentError(f"filter operand must be boolean, got {b.type}: {_show(e)}")
+        return b
+
+    def _IsNull(self, e: IsNull) -> BoundExpr:
+        return BIsNull(self.bind(e.arg))
+
+    def _IsBool(self, e: IsBool) -> BoundExpr:
+        return BIsBool(self._boolean(e.arg), e.value)
+
+    # -- predicates ----------------------------------------------------------------------
+    def _Compare(self, e: Compare) -> BoundExpr:
+        left, right = self._coerce_pair(e.left, e.right)
+        node = BCompare(e.op, left, right)
+        self._check(node, lambda: kernels.call_compare(e.op, _probe(left), _probe(right)))
+        return node
+
+    def _In(self, e: In) -> BoundExpr:
+        arg = self.bind(e.arg)
+        has_null = any(v.value is None for v in e.values)
+        scalars = [self._coerce_lit(v, arg.type, e) for v in e.values if v.value is not None]
+        # A value that the column's type cannot hold exactly can never match: drop it.
+        kept = [s for s in (_exactly_as(s, arg.type) for s in scalars) if s is not None]
+        try:
+            values = pa.array([s.as_py() for s in kept], type=arg.type)
+        except (pa.ArrowException, TypeError, ValueError) as ex:
+            raise InvalidArgumentError(f"IN list does not match {arg.type}: {_show(e)} ({ex})") from None
+        return BIn(arg, values, has_null)
+
+    def _Like(self, e: Like) -> BoundExpr:
+        arg = self.bind(e.arg)
+        if not (pa.types.is_string(arg.type) or pa.types.is_large_string(arg.type)
+                or pa.types.is_string_view(arg.type)):
+            raise InvalidArgumentError(f"LIKE needs a string operand, got {arg.type}: {_show(e)}")
+        return BLike(arg, e.pattern, e.ignore_case)
+
+    # -- values --------------------------------------------------------------------------
+    def _Cast(self, e: Cast) -> BoundExpr:
+        arg = self.bind(e.arg)
+        node = BCast(arg, e.to)
+        self._check(node, lambda: _probe(arg).cast(e.to))
+        return node
+
+    def _Call(self, e: Call) -> BoundExpr:
+        args = [self.bind(a) for a in e.args]
+        if e.name in ("add", "subtract", "multiply", "divide", "mod", "coalesce", "array_has",
+                                 "concat") \
+                and len(args) >= 2:
+            args = self._unify_literals(e, args)
+        try:
+            probe = kernels.call(e.name, [_probe(a) for a in args], e.options)
+        except kernels.NotExpressible:
+            probe = None
+        except (pa.ArrowException, TypeError, ValueError) as ex:
+            raise InvalidArgumentError(f"type error in filter: {_show(e)}: {ex}") from None
+        out_type = probe.type if probe is not None else pa.bool_()
+        return BCall(e.name, tuple(args), e.options, out_type)
+
+    def _unify_literals(self, e: Call, args: list[BoundExpr]) -> list[BoundExpr]:
+        """Untyped literals in arithmetic / coalesce / array_has take the other operand's type."""
+        typed = [a for a, src in zip(args, e.args) if not (isinstance(src, Lit) and src.type is None)]
+        if not typed:
+            return args
+        target = typed[0].type
+        if e.name == "array_has":
+            if not (pa.types.is_list(target) or pa.types.is_large_list(target)
+                    or pa.types.is_fixed_size_list(target)):
+                raise InvalidArgumentError(f"array_has needs a list column, got {target}: {_show(e)}")
+            target = target.value_type
+        out = []
+        for a, src in zip(args, e.args):
+            if isinstance(src, Lit) and src.type is None and src.value is not None:
+                if e.name in ("divide", "mod", "add", "subtract", "multiply") and \
+                        pa.types.is_integer(target) and not isinstance(src.value, int):
+                    out.append(a)
+                    continue
+                out.append(BLit(self._coerce_lit(src, target, e)))
+            else:
+                out.append(a)
+        return out
+
+    # -- coercion ------------------------------------------------------------------------
+    def _coerce_pair(self, le: Expr, re: Expr) -> tuple[BoundExpr, BoundExpr]:
+        l_untyped = isinstance(le, Lit) and le.type is None
+        r_untyped = isinstance(re, Lit) and re.type is None
+        if l_untyped and not r_untyped:
+            right = self.bind(re)
+            return BLit(self._coerce_lit(le, right.type, le)), right
+        left = self.bind(le)
+        if r_untyped and not l_untyped:
+            return left, BLit(self._coerce_lit(re, left.type, re))
+        right = self.bind(re)
+        return self._align_typed(left, right)
+
+    def _align_typed(self, left: BoundExpr, right: BoundExpr) -> tuple[BoundExpr, BoundExpr]:
+        """Two typed sides: move a typed literal onto the other side's temporal/string type."""
+        if isinstance(right, BLit) and not isinstance(left, BLit):
+            lit, other = right, left
+            swapped = False
+        elif isinstance(left, BLit) and not isinstance(right, BLit):
+            lit, other = left, right
+            swapped = True
+        else:
+            return left, right
+        lt, ot = lit.type, other.type
+        new_lit, new_other = lit, other
+        if pa.types.is_timestamp(ot) and (pa.types.is_timestamp(lt) or pa.types.is_date(lt)):
+            value = lit.scalar.as_py()
+            if value is not None:
+                if isinstance(value, _dt.datetime):
+                    value = _to_zone(value, lt.tz if pa.types.is_timestamp(lt) else None, ot.tz)
+                else:
+                    value = _to_zone(_dt.datetime.combine(value, _dt.time()), None, ot.tz)
+            unit = ot.unit
+            if pa.types.is_timestamp(lt) and _finer(lt.unit, ot.unit) and not _exact_in(value, ot.unit):
+                unit = lt.unit
+                new_other = BCast(other, pa.timestamp(unit, ot.tz))
+            new_lit = BLit(pa.scalar(value, pa.timestamp(unit, ot.tz)))
+        elif pa.types.is_date(ot) and pa.types.is_timestamp(lt):
+            new_other = BCast(other, pa.timestamp(lt.unit, lt.tz))
+        elif pa.types.is_date(ot) and pa.types.is_date(lt):
+            new_lit = BLit(lit.scalar.cast(ot))
+        elif (pa.types.is_large_string(ot) or pa.types.is_string_view(ot)) and pa.types.is_string(lt):
+            new_lit = BLit(lit.scalar.cast(ot))
+        return (new_other, new_lit) if not swapped else (new_lit, new_other)
+
+    def _coerce_lit(self, lit: Lit, target: pa.DataType, where: Any) -> pa.Scalar:
+        try:
+            return coerce_value(lit.value, target)
+        except (pa.ArrowException, TypeError, ValueError, decimal.InvalidOperation, OverflowError) as ex:
+            raise InvalidArgumentError(
+                f"cannot compare {target} with {lit.value!r} in filter: {_show(where)} ({ex})") from None
+
+    def _check(self, node: BoundExpr, fn) -> None:
+        try:
+            fn()
+        except (pa.ArrowException, TypeError, ValueError) as ex:
+            raise InvalidArgumentError(f"type error in filter: {_describe(node)}: {ex}") from None
+
+
+def _exactly_as(s: pa.Scalar, t: pa.DataType) -> pa.Scalar | None:
+    if s.type == t:
+        return s
+    try:
+        c = s.cast(t, safe=True)
+        return c if c.cast(s.type, safe=True).equals(s) else None
+    except (pa.ArrowException, OverflowError, ValueError):
+        return None
+
+
+_UNITS = ["s", "ms", "us", "ns"]
+
+
+def _finer(a: str, b: str) -> bool:
+    return _UNITS.index(a) > _UNITS.index(b)
+
+
+def _exact_in(value: Any, unit: str) -> bool:
+    if value is None or not isinstance(value, _dt.datetime):
+        return True
+    us = value.microsecond
+    return {"s": us == 0, "ms": us % 1000 == 0}.get(unit, True)
+
+
+def _to_zone(value: _dt.datetime, from_tz: str | None, to_tz: str | None) -> _dt.datetime:
+    """Re-express a literal for a column: naive literals are wall-clock time in the column's zone."""
+    if value.tzinfo is None and from_tz is not None:
+        value = value.replace(tzinfo=_zone(from_tz))
+    if to_tz is None:
+        return value.astimezone(_dt.timezone.utc).replace(tzinfo=None) if value.tzinfo else value
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=_zone(to_tz))
+    return value.astimezone(_dt.timezone.utc)
+
+
+def _zone(name: str) -> _dt.tzinfo:
+    if name.upper() in ("UTC", "Z", "+00:00"):
+        return _dt.timezone.utc
+    if name[:1] in "+-":
+        sign = 1 if name[0] == "+" else -1
+        hh, mm = name[1:].split(":")
+        return _dt.timezone(sign * _dt.timedelta(hours=int(hh), minutes=int(mm)))
+    from zoneinfo import ZoneInfo
+    return ZoneInfo(name)
+
+
+def coerce_value(value: Any, target: pa.DataType) -> pa.Scalar:
+    """A Python literal as a scalar that can meet a value of type ``target``."""
+    if value is None:
+        return pa.scalar(None, target)
+    if pa.types.is_dictionary(target):
+        target = target.value_type
+    if pa.types.is_boolean(target):
+        if isinstance(value, bool):
+            return pa.scalar(value)
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return pa.scalar(value.lower() == "true")
+        raise TypeError("not a boolean")
+    if isinstance(value, bool):
+        return pa.scalar(value)
+    if pa.types.is_integer(target):
+        if isinstance(value, str):
+            value = int(value.strip())
+        if isinstance(value, int):
+            try:
+                return pa.scalar(value, target)
+            except (pa.ArrowException, OverflowError):
+                return pa.scalar(value, pa.int64()) if -2**63 <= value < 2**63 else pa.scalar(float(value))
+        if isinstance(value, decimal.Decimal):
+            return pa.scalar(float(value)) if value != int(value) else coerce_value(int(value), target)
+        return pa.scalar(float(value))
+    if pa.types.is_floating(target):
+        return pa.scalar(float(value), pa.float64() if target != pa.float32() else target) \
+            if not isinstance(value, str) else pa.scalar(float(value), target)
+    if pa.types.is_decimal(target):
+        d = decimal.Decimal(str(value).strip()) if not isinstance(value, float) else decimal.Decimal(repr(value))
+        q = decimal.Decimal(1).scaleb(-target.scale)
+        if d == d.quantize(q):
+            try:
+                return pa.scalar(d.quantize(q), target)
+            except (pa.ArrowException, OverflowError):
+                pass
+        return pa.scalar(d)
+    if pa.types.is_date(target):
+        if isinstance(value, str):
+            value = _dt.date.fromisoformat(value.strip())
+        return pa.scalar(value, target)
+    if pa.types.is_timestamp(target):
+        if isinstance(value, str):
+            value = _dt.datetime.fromisoformat(value.strip())
+        if isinstance(value, _dt.datetime):
+            value = _to_zone(value, None, target.tz)
+        return pa.scalar(value, target)
+    if pa.types.is_string(target) or pa.types.is_large_string(target) or pa.types.is_string_view(target):
+        if not isinstance(value, str):
+            raise TypeError("not a string")
+        return pa.scalar(value, target)
+    if pa.types.is_binary(target) or pa.types.is_large_binary(target):
+        return pa.scalar(value.encode() if isinstance(value, str) else value, target)
+    if pa.types.is_duration(target):
+        if isinstance(value, int):
+            return pa.scalar(value, target)
+        raise TypeError("durations compare with integers in the column's unit")
+    if pa.types.is_time(target) and isinstance(value, str):
+        return pa.scalar(_dt.time.fromisoformat(value.strip()), target)
+    if isinstance(value, decimal.Decimal):
+        return pa.scalar(float(value))
+    return pa.scalar(value, target)
+
+
+def _show(e: Any) -> str:
+    return repr(e)[:200]
+
+
+def _describe(node: BoundExpr) -> str:
+    if isinstance(node, BCompare):
+        return f"{_describe(node.left)} {node.op} {_describe(node.right)}"
+    if isinstance(node, BRef):
+        return f"{'.'.join(node.path)} ({node.type})"
+    if isinstance(node, BLit):
+        return f"{node.scalar.as_py()!r} ({node.type})"
+    return type(node).__name__
+
+
+__all__ = ["bind", "coerce_value", "resolve_path", "SPECIAL_COLUMNS", "LanceDuckError"]

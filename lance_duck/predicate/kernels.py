@@ -1,0 +1,206 @@
+"""Arrow compute implementations of the predicate functions.
+
+Every kernel takes pyarrow values that are either all ``pc.Expression`` (building a
+pushed-down expression) or arrays/scalars (evaluating on a batch): ``pyarrow.compute``
+functions accept both.  Kernels that pyarrow Expressions cannot express raise
+:class:`NotExpressible` in expression mode; they run as a residual on batches.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import UnsupportedFeatureError
+
+
+class NotExpressible(Exception):
+    """This node needs batch evaluation (no pyarrow Expression form)."""
+
+
+def _is_expr(v: Any) -> bool:
+    return isinstance(v, pc.Expression)
+
+
+def _mod(a, b):
+    # No modulo kernel: a - trunc(a / b) * b  (SQL remainder takes the dividend's sign).
+    q = pc.divide(a, b)
+    return pc.subtract(a, pc.multiply(pc.trunc(q) if _float_like(q) else q, b))
+
+
+def _float_like(v) -> bool:
+    t = getattr(v, "type", None)
+    return t is not None and pa.types.is_floating(t)
+
+
+def _list_element(lst, index: int):
+    # pc.list_element raises out of range; SQL gives null. A one-wide fixed slice pads with null.
+    return pc.list_element(pc.list_slice(lst, index, index + 1, return_fixed_size_list=True), 0)
+
+
+def _array_has(lst, value):
+    if _is_expr(lst) or _is_expr(value):
+        raise NotExpressible("array_has")
+    if isinstance(lst, pa.ChunkedArray):
+        lst = lst.combine_chunks()
+    if isinstance(value, pa.Scalar) and not value.is_valid:
+        return pa.nulls(len(lst), pa.bool_())
+    flat = pc.list_flatten(lst)
+    parents = pc.list_parent_indices(lst).to_numpy(zero_copy_only=False)
+    if isinstance(value, pa.Scalar) and flat.type != value.type:
+        value = value.cast(flat.type)
+    hit = pc.fill_null(pc.equal(flat, value), False).to_numpy(zero_copy_only=False)
+    counts = np.bincount(parents[hit], minlength=len(lst)) if len(lst) else np.zeros(0, np.int64)
+    return pa.array(counts > 0, mask=lst.is_null().to_numpy(zero_copy_only=False))
+
+
+_DATE_PARTS: dict[str, Callable] = {
+    "year": pc.year, "month": pc.month, "day": pc.day, "hour": pc.hour, "minute": pc.minute,
+    "second": pc.second, "quarter": pc.quarter, "week": pc.iso_week, "doy": pc.day_of_year,
+    "millisecond": pc.millisecond, "microsecond": pc.microsecond, "nanosecond": pc.nanosecond,
+    "dow": lambda v: pc.day_of_week(v, count_from_zero=True, week_start=7),
+}
+
+
+def _lift(args: list) -> list:
+    """In expression mode, constants must be Expressions too (``pc.less(scalar, expr)`` fails)."""
+    if any(_is_expr(v) for v in args):
+        return [pc.scalar(v) if isinstance(v, pa.Scalar) else v for v in args]
+    return list(args)
+
+
+_PATTERN_FUNCS = {"regexp_like", "starts_with", "ends_with", "contains"}
+
+
+def call(name: str, args: list, options: tuple) -> Any:
+    """Apply the kernel ``name`` to already-built arguments."""
+    a = args if name in _PATTERN_FUNCS or name == "array_has" else _lift(args)
+    if name == "add":
+        return pc.add_checked(a[0], a[1])
+    if name == "subtract":
+        return pc.subtract_checked(a[0], a[1])
+    if name == "multiply":
+        return pc.multiply_checked(a[0], a[1])
+    if name == "divide":
+        return pc.divide_checked(a[0], a[1])
+    if name == "mod":
+        return _mod(a[0], a[1])
+    if name == "negate":
+        return pc.negate_checked(a[0])
+    if name == "abs":
+        return pc.abs_checked(a[0])
+    if name == "lower":
+        return pc.utf8_lower(a[0])
+    if name == "upper":
+        return pc.utf8_upper(a[0])
+    if name == "length":
+        return pc.utf8_length(a[0])
+    if name == "octet_length":
+        return pc.binary_length(a[0])
+    if name == "is_nan":
+        return pc.is_nan(a[0])
+    if name == "coalesce":
+        return pc.coalesce(*a)
+    if name == "concat":
+        return pc.binary_join_element_wise(*a, "")
+    if name == "regexp_like":
+        return pc.match_substring_regex(a[0], pattern=_const_str(a[1], name))
+    if name == "starts_with":
+        return pc.starts_with(a[0], pattern=_const_str(a[1], name))
+    if name == "ends_with":
+        return pc.ends_with(a[0], pattern=_const_str(a[1], name))
+    if name == "contains":
+        return pc.match_substring(a[0], pattern=_const_str(a[1], name))
+    if name == "array_length":
+        return pc.list_value_length(a[0])
+    if name == "list_element":
+        return _list_element(a[0], options[0])
+    if name == "struct_field":
+        return pc.struct_field(a[0], [options[0]])
+    if name == "array_has":
+        return _array_has(a[0], a[1])
+    if name == "date_part":
+        return _DATE_PARTS[options[0]](a[0])
+    if name == "date_trunc":
+        return pc.floor_temporal(a[0], unit=options[0])
+    raise UnsupportedFeatureError(f"unknown filter function {name!r}")
+
+
+def _const_str(v, name: str) -> str:
+    if isinstance(v, pa.Scalar) and isinstance(v.as_py(), str):
+        return v.as_py()
+    raise UnsupportedFeatureError(f"{name}() needs a constant string pattern")
+
+
+_CMP_FN = {"==": pc.equal, "!=": pc.not_equal, "<": pc.less, "<=": pc.less_equal,
+           ">": pc.greater, ">=": pc.greater_equal}
+
+
+def _nan_term(v, t: pa.DataType | None, const: Any = None):
+    """is_nan(v) as a kernel value, or a Python bool when it is known statically."""
+    if const is not None:
+        x = const.as_py()
+        return isinstance(x, float) and x != x
+    if t is not None and pa.types.is_floating(t):
+        return pc.is_nan(v)
+    return False
+
+
+def _valid_term(v, const: Any = None):
+    if const is not None:
+        return const.is_valid
+    return pc.is_valid(v)
+
+
+def _and(a, b):
+    if a is False or b is False:
+        return False
+    if a is True:
+        return b
+    if b is True:
+        return a
+    return pc.and_kleene(a, b)
+
+
+def _or(a, b):
+    if b is False:
+        return a
+    if b is True:
+        return pc.or_kleene(a, True)
+    return pc.or_kleene(a, b)
+
+
+def _not(a):
+    return (not a) if isinstance(a, bool) else pc.invert(a)
+
+
+def call_compare(op: str, a, b, ta: pa.DataType | None = None, tb: pa.DataType | None = None):
+    """SQL comparison; floats use the total order (NaN equals NaN and sorts above all numbers)."""
+    ta = ta if ta is not None else getattr(a, "type", None)
+    tb = tb if tb is not None else getattr(b, "type", None)
+    base = _CMP_FN[op](*_lift([a, b]))
+    floats = any(t is not None and pa.types.is_floating(t) for t in (ta, tb))
+    if not floats:
+        return base
+    ca = a if isinstance(a, pa.Scalar) else None
+    cb = b if isinstance(b, pa.Scalar) else None
+    if (ca is not None and not ca.is_valid) or (cb is not None and not cb.is_valid):
+        return base  # comparing with NULL is NULL
+    a, b = _lift([a, b])
+    na, nb = _nan_term(a, ta, ca), _nan_term(b, tb, cb)
+    if na is False and nb is False:
+        return base
+    if op == "==":
+        return _or(base, _and(na, nb))
+    if op == "!=":
+        both = _and(na, nb)
+        return base if both is False else pc.and_kleene(base, _not(both))
+    if op == "<":
+        return _or(base, _and(nb, _not(na)))
+    if op == "<=":
+        return _or(base, _and(nb, _valid_term(a, ca)))
+    if op == ">":
+        return _or(base, _and(na, _not(nb)))
+    return _or(base, _and(na, _valid_term(b, cb)))  # ">="

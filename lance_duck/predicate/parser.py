@@ -1,0 +1,280 @@
+"""SQL filter strings (pylance's dialect) -> the unbound model, via sqlglot.
+
+pylance parses filters with a dialect in which only backticks quote identifiers, so
+``"x"`` is a string; ``==`` means ``=``; list indexes are 1-based.  :class:`LanceFilterDialect`
+copies that, and :func:`parse_filter` maps sqlglot's tree onto :mod:`.expressions`.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+
+import pyarrow as pa
+import sqlglot
+from sqlglot import exp, tokens
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import ParseError
+
+from ..errors import InvalidArgumentError, UnsupportedFeatureError
+from .expressions import (
+    And, Call, Cast, Compare, Expr, In, IsBool, IsNull, Like, Lit, Not, Or, Ref,
+)
+
+
+class LanceFilterDialect(Dialect):
+    """pylance's filter dialect: backtick identifiers, double quotes are strings."""
+
+    INDEX_OFFSET = 1
+
+    class Tokenizer(tokens.Tokenizer):
+        QUOTES = ["'", '"']
+        IDENTIFIERS = ["`"]
+
+
+_CMP = {exp.EQ: "==", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
+_ARITH = {exp.Add: "add", exp.Sub: "subtract", exp.Mul: "multiply", exp.Div: "divide", exp.Mod: "mod"}
+_UNARY = {exp.Lower: "lower", exp.Upper: "upper", exp.Length: "length", exp.Abs: "abs",
+          exp.IsNan: "is_nan", exp.ArraySize: "array_length"}
+_BINARY = {exp.RegexpLike: "regexp_like", exp.StartsWith: "starts_with", exp.EndsWith: "ends_with",
+           exp.Contains: "contains", exp.ArrayContains: "array_has"}
+_ANONYMOUS = {"list_contains": "array_has", "array_has": "array_has", "array_contains": "array_has",
+              "regexp_match": "regexp_like", "regexp_like": "regexp_like", "character_length": "length",
+              "char_length": "length", "length": "length", "array_length": "array_length",
+              "list_length": "array_length", "cardinality": "array_length", "isnan": "is_nan",
+              "starts_with": "starts_with", "ends_with": "ends_with", "lower": "lower", "upper": "upper",
+              "octet_length": "octet_length"}
+_DATE_PARTS = {"year", "month", "day", "hour", "minute", "second", "quarter", "week",
+               "dow", "doy", "millisecond", "microsecond", "nanosecond"}
+
+
+def sql_type_to_arrow(dt: exp.DataType) -> pa.DataType:
+    """Arrow type for a SQL type name in a CAST or typed literal."""
+    t = dt.this
+    T = exp.DataType.Type
+    simple = {
+        T.BOOLEAN: pa.bool_(), T.TINYINT: pa.int8(), T.SMALLINT: pa.int16(), T.INT: pa.int32(),
+        T.BIGINT: pa.int64(), T.UTINYINT: pa.uint8(), T.USMALLINT: pa.uint16(), T.UINT: pa.uint32(),
+        T.UBIGINT: pa.uint64(), T.FLOAT: pa.float32(), T.DOUBLE: pa.float64(), T.DATE: pa.date32(),
+        T.TIMESTAMP: pa.timestamp("ns"), T.DATETIME: pa.timestamp("ns"), T.VARCHAR: pa.string(),
+        T.TEXT: pa.string(), T.CHAR: pa.string(), T.BINARY: pa.binary(), T.VARBINARY: pa.binary(),
+        T.TIMESTAMPTZ: pa.timestamp("ns", "UTC"),
+    }
+    if t in simple:
+        return simple[t]
+    if t in (T.DECIMAL, T.BIGDECIMAL):
+        params = [int(p.this.this) for p in dt.expressions]
+        precision, scale = (params + [38, 0][len(params):])[:2] if params else (38, 10)
+        return pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
+    raise UnsupportedFeatureError(f"unsupported type in filter: {dt.sql()}")
+
+
+def _literal(node: exp.Literal) -> Lit:
+    text = node.this
+    if node.is_string:
+        return Lit(text)
+    if any(c in text for c in ".eE"):
+        return Lit(decimal.Decimal(text) if "e" not in text.lower() else float(text))
+    return Lit(int(text))
+
+
+def _typed_literal(value, to: pa.DataType) -> Lit:
+    """Fold ``CAST(<literal> AS type)``, ``DATE '...'``, ``TIMESTAMP '...'`` into a typed literal."""
+    try:
+        if value is None:
+            return Lit(None, to)
+        if pa.types.is_date(to):
+            v = _dt.date.fromisoformat(str(value).strip()) if isinstance(value, str) else value
+        elif pa.types.is_timestamp(to):
+            v = _dt.datetime.fromisoformat(str(value).strip()) if isinstance(value, str) else value
+            if pa.types.is_timestamp(to) and to.tz is None and getattr(v, "tzinfo", None) is not None:
+                v = v.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        elif pa.types.is_decimal(to):
+            v = decimal.Decimal(str(value))
+        elif pa.types.is_floating(to):
+            v = float(value)
+        elif pa.types.is_integer(to):
+            v = int(value) if not isinstance(value, str) else int(value.strip())
+        elif pa.types.is_boolean(to):
+            v = value if isinstance(value, bool) else str(value).strip().lower() in ("true", "t", "1")
+        elif pa.types.is_string(to):
+            v = str(value)
+        else:
+            v = value
+        return Lit(pa.scalar(v, to).as_py(), to)
+    except (ValueError, TypeError, pa.ArrowException, decimal.InvalidOperation) as e:
+        raise InvalidArgumentError(f"cannot read {value!r} as {to}: {e}") from None
+
+
+def _escape_like(pattern: str, escape: str) -> str:
+    """Rewrite a LIKE pattern with a custom ESCAPE character to backslash escapes."""
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == escape and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            out.append("\\" + nxt if nxt in "%_\\" else nxt)
+            i += 2
+            continue
+        out.append("\\\\" if c == "\\" else c)
+        i += 1
+    return "".join(out)
+
+
+class _Converter:
+    def __init__(self, text: str):
+        self.text = text
+
+    def fail(self, node: exp.Expression, what: str = "unsupported expression") -> None:
+        raise UnsupportedFeatureError(f"{what} in filter {self.text!r}: {node.sql()}")
+
+    def convert(self, node: exp.Expression) -> Expr:
+        n = node
+        if isinstance(n, exp.Paren):
+            return self.convert(n.this)
+        if isinstance(n, exp.And):
+            return And((self.convert(n.this), self.convert(n.expression)))
+        if isinstance(n, exp.Or):
+            return Or((self.convert(n.this), self.convert(n.expression)))
+        if isinstance(n, exp.Not):
+            return Not(self.convert(n.this))
+        if type(n) in _CMP:
+            return Compare(_CMP[type(n)], self.convert(n.this), self.convert(n.expression))
+        if isinstance(n, exp.Column):
+            return Ref(tuple(p.name for p in n.parts))
+        if isinstance(n, exp.Dot):
+            return Ref(self._path(n))
+        if isinstance(n, exp.Literal):
+            return _literal(n)
+        if isinstance(n, exp.Boolean):
+            return Lit(bool(n.this), pa.bool_())
+        if isinstance(n, exp.Null):
+            return Lit(None)
+        if isinstance(n, exp.Neg):
+            inner = self.convert(n.this)
+            if isinstance(inner, Lit) and inner.value is not None and not isinstance(inner.value, str):
+                return Lit(-inner.value, inner.type)
+            return Call("negate", (inner,))
+        if isinstance(n, (exp.Cast, exp.TryCast)):
+            to = sql_type_to_arrow(n.to)
+            inner = self.convert(n.this)
+            if isinstance(inner, Lit):
+                return _typed_literal(inner.value, to)
+            return Cast(inner, to)
+        if isinstance(n, exp.Between):
+            arg = self.convert(n.this)
+            return And((Compare(">=", arg, self.convert(n.args["low"])),
+                        Compare("<=", arg, self.convert(n.args["high"]))))
+        if isinstance(n, exp.In):
+            if n.args.get("query") or n.args.get("unnest") or n.args.get("field"):
+                self.fail(n, "subquery")
+            values = [self.convert(v) for v in n.expressions]
+            if not all(isinstance(v, Lit) for v in values):
+                arg = self.convert(n.this)
+                return Or(tuple(Compare("==", arg, v) for v in values))
+            return In(self.convert(n.this), tuple(values))
+        if isinstance(n, exp.Is):
+            arg = self.convert(n.this)
+            rhs = n.expression
+            if isinstance(rhs, exp.Null):
+                return IsNull(arg)
+            if isinstance(rhs, exp.Boolean):
+                return IsBool(arg, bool(rhs.this))
+            self.fail(n)
+        if isinstance(n, exp.Escape):
+            like = n.this
+            esc = n.expression
+            if not isinstance(like, (exp.Like, exp.ILike)) or not isinstance(esc, exp.Literal):
+                self.fail(n)
+            return self._like(like, esc.this)
+        if isinstance(n, (exp.Like, exp.ILike)):
+            return self._like(n, None)
+        if type(n) in _ARITH:
+            return Call(_ARITH[type(n)], (self.convert(n.this), self.convert(n.expression)))
+        if type(n) in _UNARY:
+            return Call(_UNARY[type(n)], (self.convert(n.this),))
+        if type(n) in _BINARY:
+            return Call(_BINARY[type(n)], (self.convert(n.this), self.convert(n.expression)))
+        if isinstance(n, exp.Coalesce):
+            return Call("coalesce", tuple(self.convert(a) for a in [n.this, *n.expressions]))
+        if isinstance(n, exp.Concat):
+            return Call("concat", tuple(self.convert(a) for a in n.expressions))
+        if isinstance(n, exp.Bracket):
+            return self._bracket(n)
+        if isinstance(n, exp.DateTrunc):
+            unit = n.args["unit"]
+            return Call("date_trunc", (self.convert(n.this),), (str(unit.name).lower(),))
+        if isinstance(n, exp.Anonymous):
+            return self._anonymous(n)
+        if isinstance(n, exp.Func):
+            name = n.sql_name().lower()
+            args = [a for a in n.args.values() if isinstance(a, exp.Expression)]
+            if name in _ANONYMOUS:
+                return Call(_ANONYMOUS[name], tuple(self.convert(a) for a in args))
+        self.fail(n)
+        raise AssertionError  # unreachable
+
+    def _path(self, node: exp.Expression) -> tuple[str, ...]:
+        if isinstance(node, exp.Dot):
+            return self._path(node.this) + (node.expression.name,)
+        if isinstance(node, exp.Column):
+            return tuple(p.name for p in node.parts)
+        self.fail(node)
+        raise AssertionError
+
+    def _like(self, n: exp.Expression, escape: str | None) -> Expr:
+        pat = n.expression
+        if not isinstance(pat, exp.Literal) or not pat.is_string:
+            self.fail(n, "LIKE needs a constant string pattern")
+        pattern = pat.this if escape is None else _escape_like(pat.this, escape)
+        out: Expr = Like(self.convert(n.this), pattern, isinstance(n, exp.ILike))
+        return Not(out) if n.args.get("negate") else out
+
+    def _bracket(self, n: exp.Bracket) -> Expr:
+        base = self.convert(n.this)
+        if len(n.expressions) != 1:
+            self.fail(n)
+        key = n.expressions[0]
+        if isinstance(key, exp.Literal) and key.is_string:
+            if isinstance(base, Ref):
+                return Ref(base.path + (key.this,))
+            return Call("struct_field", (base,), (key.this,))
+        if isinstance(key, exp.Literal):
+            return Call("list_element", (base,), (int(key.this),))  # already 0-based (INDEX_OFFSET)
+        self.fail(n, "list index must be a constant")
+        raise AssertionError
+
+    def _anonymous(self, n: exp.Anonymous) -> Expr:
+        name = str(n.this).lower()
+        args = n.expressions
+        if name == "get_field" and len(args) == 2 and isinstance(args[1], exp.Literal):
+            base = self.convert(args[0])
+            if isinstance(base, Ref):
+                return Ref(base.path + (args[1].this,))
+            return Call("struct_field", (base,), (args[1].this,))
+        if name in ("date_part", "datepart") and len(args) == 2 and isinstance(args[0], exp.Literal):
+            part = args[0].this.lower()
+            if part not in _DATE_PARTS:
+                self.fail(n, f"unknown date part {part!r}")
+            return Call("date_part", (self.convert(args[1]),), (part,))
+        if name in ("date_trunc",) and len(args) == 2 and isinstance(args[0], exp.Literal):
+            return Call("date_trunc", (self.convert(args[1]),), (args[0].this.lower(),))
+        if name in _ANONYMOUS:
+            return Call(_ANONYMOUS[name], tuple(self.convert(a) for a in args))
+        self.fail(n, f"unknown function {name!r}")
+        raise AssertionError
+
+
+def parse_sql_tree(text: str) -> exp.Expression:
+    """The sqlglot tree of a filter string (pylance's dialect)."""
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidArgumentError(f"filter must be a non-empty SQL string, got {text!r}")
+    try:
+        return sqlglot.parse_one(text, read=LanceFilterDialect)
+    except ParseError as e:
+        first = str(e).splitlines()[0] if str(e) else "syntax error"
+        raise InvalidArgumentError(f"cannot parse filter {text!r}: {first}") from None
+
+
+def parse_filter(text: str) -> Expr:
+    """Parse a pylance-dialect SQL filter into the unbound model."""
+    return _Converter(text).convert(parse_sql_tree(text))

@@ -1,0 +1,147 @@
+"""Bound predicates -> pyarrow: a ``pc.Expression`` and/or batch evaluation (the residual).
+
+One visitor, two leaf strategies: in expression mode columns become ``pc.field(...)``; in
+batch mode they are the batch's arrays.  Kernels that have no Expression form (list
+membership) raise :class:`~.kernels.NotExpressible` in expression mode, so the conjunct
+holding them is evaluated on batches instead.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import kernels
+from .bound import (
+    BAnd, BCall, BCast, BCompare, BIn, BIsBool, BIsNull, BLike, BLit, BNot, BOr, BRef, BoundExpr,
+)
+from .expressions import conjuncts
+
+NULL_BOOL = pa.scalar(None, pa.bool_())
+
+
+class _Builder:
+    """Builds the value of a bound tree from leaves supplied by :meth:`ref`."""
+
+    def visit(self, node: BoundExpr) -> Any:
+        return getattr(self, "_" + type(node).__name__)(node)
+
+    def ref(self, node: BRef) -> Any:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def lit(self, node: BLit) -> Any:
+        return node.scalar
+
+    def _BRef(self, n: BRef) -> Any:
+        return self.ref(n)
+
+    def _BLit(self, n: BLit) -> Any:
+        return self.lit(n)
+
+    def _BAnd(self, n: BAnd) -> Any:
+        out = self.visit(n.args[0])
+        for a in n.args[1:]:
+            out = pc.and_kleene(out, self.visit(a))
+        return out
+
+    def _BOr(self, n: BOr) -> Any:
+        out = self.visit(n.args[0])
+        for a in n.args[1:]:
+            out = pc.or_kleene(out, self.visit(a))
+        return out
+
+    def _BNot(self, n: BNot) -> Any:
+        return pc.invert(self.visit(n.arg))
+
+    def _BIsNull(self, n: BIsNull) -> Any:
+        return pc.is_null(self.visit(n.arg), nan_is_null=False)
+
+    def _BIsBool(self, n: BIsBool) -> Any:
+        v = self.visit(n.arg)
+        value = v if n.value else pc.invert(v)
+        return pc.if_else(pc.is_null(v), False, value)
+
+    def _BCompare(self, n: BCompare) -> Any:
+        return kernels.call_compare(n.op, self.visit(n.left), self.visit(n.right),
+                                    n.left.type, n.right.type)
+
+    def _BIn(self, n: BIn) -> Any:
+        v = self.visit(n.arg)
+        found = pc.is_in(v, value_set=n.values)
+        if n.has_null:  # x IN (.., NULL): true on a match, otherwise unknown
+            found = pc.if_else(found, True, NULL_BOOL)
+        return pc.if_else(pc.is_valid(v), found, NULL_BOOL)
+
+    def _BLike(self, n: BLike) -> Any:
+        return pc.match_like(self.visit(n.arg), pattern=n.pattern, ignore_case=n.ignore_case)
+
+    def _BCast(self, n: BCast) -> Any:
+        v = self.visit(n.arg)
+        return v.cast(n.type) if isinstance(v, (pc.Expression, pa.Scalar)) else pc.cast(v, n.type)
+
+    def _BCall(self, n: BCall) -> Any:
+        return kernels.call(n.name, [self.visit(a) for a in n.args], n.options)
+
+
+class _ExpressionBuilder(_Builder):
+    def ref(self, node: BRef) -> pc.Expression:
+        return pc.field(*node.path)
+
+
+
+class _BatchBuilder(_Builder):
+    def __init__(self, batch: pa.RecordBatch | pa.Table):
+        self.batch = batch
+
+    def ref(self, node: BRef) -> pa.Array:
+        col = self.batch.column(node.path[0])
+        if isinstance(col, pa.ChunkedArray):
+            col = col.combine_chunks()
+        if len(node.path) > 1:
+            col = pc.struct_field(col, list(node.path[1:]))
+        return col
+
+
+def to_expression(bound: BoundExpr) -> pc.Expression:
+    """The exact pyarrow Expression of ``bound``; raises NotExpressible if it has none."""
+    out = _ExpressionBuilder().visit(bound)
+    return pc.scalar(out) if isinstance(out, pa.Scalar) else out
+
+
+def evaluate(bound: BoundExpr, batch: pa.RecordBatch | pa.Table) -> pa.Array:
+    """Evaluate ``bound`` on a batch; the result has one value per row."""
+    out = _BatchBuilder(batch).visit(bound)
+    if isinstance(out, pa.Scalar):
+        return pa.repeat(out, batch.num_rows)
+    if isinstance(out, pa.ChunkedArray):
+        return out.combine_chunks()
+    return out
+
+
+def split(bound: BoundExpr) -> tuple[pc.Expression | None, list[BoundExpr]]:
+    """Top-level conjuncts with an Expression form, ANDed; the others, left for batches."""
+    exprs: list[pc.Expression] = []
+    residual: list[BoundExpr] = []
+    for c in conjuncts(bound):
+        try:
+            exprs.append(to_expression(c))
+        except kernels.NotExpressible:
+            residual.append(c)
+    expression = None
+    for e in exprs:
+        expression = e if expression is None else pc.and_kleene(expression, e)
+    return expression, residual
+
+
+def make_residual(parts: list[BoundExpr]) -> Callable[[pa.RecordBatch], pa.BooleanArray] | None:
+    """A callable giving the keep-mask (nulls -> False) of the conjuncts in ``parts``."""
+    if not parts:
+        return None
+    node = parts[0] if len(parts) == 1 else BAnd(tuple(parts))
+
+    def residual(batch: pa.RecordBatch) -> pa.BooleanArray:
+        return pc.fill_null(evaluate(node, batch), False)
+
+    residual.bound = node  # type: ignore[attr-defined]
+    return residual
