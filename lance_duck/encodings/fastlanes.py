@@ -28,7 +28,7 @@ __all__ = ["ORDER", "BLOCK", "unpack", "unpack_blocks", "unpack_mixed", "unpack_
 
 ORDER = (0, 4, 2, 6, 1, 5, 3, 7)
 BLOCK = 1024
-_BATCH_BYTES = 1 << 18  # output bytes per batch of blocks (keeps temporaries in cache)
+_BATCH_BYTES = 1 << 20  # output bytes per batch of blocks (keeps temporaries in cache)
 
 
 def words_per_block(bit_width: int, uncompressed_bits: int) -> int:
@@ -68,19 +68,22 @@ def _unpack_into(packed: np.ndarray, w: int, t: int, out: np.ndarray) -> None:
     mask = dt.type((1 << w) - 1)
     plan = _plan(w, t)
     step = max(1, _BATCH_BYTES // (BLOCK * dt.itemsize))
+    q = np.empty((w, min(step, k), lanes), dt)
     t1 = np.empty((min(step, k), lanes), dt)
     t2 = np.empty_like(t1)
     for lo in range(0, k, step):  # batches of blocks, not single blocks
-        p = packed[lo: lo + step]
-        o = out4[lo: lo + step]
-        n = p.shape[0]
+        n = min(step, k - lo)
+        # word-major copy of the packed words: every row op below runs on contiguous memory
+        qb = q[:, :n]
+        np.copyto(qb, packed[lo: lo + n].transpose(1, 0, 2))
+        o = out4[lo: lo + n]
         a1, a2 = t1[:n], t2[:n]
         for a, b, kw, s, straddle in plan:
             dst = o[:, a, b, :]
-            src = p[:, kw, :]
+            src = qb[kw]
             if straddle:
                 np.right_shift(src, s, out=a1)
-                np.left_shift(p[:, kw + 1, :], t - s, out=a2)
+                np.left_shift(qb[kw + 1], t - s, out=a2)
                 np.bitwise_or(a1, a2, out=a1)
                 np.bitwise_and(a1, mask, out=dst)
             elif w == t:
