@@ -5,7 +5,7 @@ Needs pylance (the reference writer; lance_duck itself never imports it):
 
 History (see data/README.md): v1 create (2 fragments) -> v2 append (3rd fragment) ->
 v3 sparse delete (cancelled orders) -> v4 dense delete (orders 200-599) -> v5 update
-(pending -> shipped) -> v6 add column ``priority``. Tags: initial_load=1, before_cleanup=2,
+(pending -> shipped) -> v6 add column ``priority``. Tags: initial_load=1, before_deletes=2,
 with_priority=6.
 """
 from __future__ import annotations
@@ -63,7 +63,7 @@ def main(target: str = TARGET) -> None:
     ds = lance.write_dataset(orders(0, 2000, 1), target, max_rows_per_file=1000)   # v1: 2 fragments
     ds.tags.create("initial_load", 1)
     ds = lance.write_dataset(orders(2000, 500, 2), target, mode="append")          # v2: 3rd fragment
-    ds.tags.create("before_cleanup", 2)
+    ds.tags.create("before_deletes", 2)
     ds.delete("status = 'cancelled'")                                              # v3: sparse deletes
     ds.delete("order_id >= 200 AND order_id < 600")                                # v4: dense delete
     ds.update({"status": "'shipped'"}, where="status = 'pending' AND order_id < 1000")  # v5: update
