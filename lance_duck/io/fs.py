@@ -52,7 +52,15 @@ class FileIO:
 
     # -- listing and small files -----------------------------------------------------------
     def list_names(self, path: str) -> list[tuple[str, int | None]]:
-        """(name, size) of the entries of a directory; [] if it does not exist."""
+        """(name, size) of the entries of a directory; [] if it does not exist.
+
+        Listings are never served from fsspec's directory cache (s3fs etc. keep one per
+        filesystem instance, and instances are shared), so a new version is always seen.
+        """
+        try:
+            self.fs.invalidate_cache(path)
+        except Exception:  # noqa: BLE001 - a filesystem without a cache
+            pass
         try:
             entries = self.fs.ls(path, detail=True)
         except FileNotFoundError:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Union
 
-from ..errors import CorruptFileError, InvalidArgumentError, VersionNotFoundError
+from ..errors import CorruptFileError, InvalidArgumentError
 
 VERSIONS_DIR = "_versions"
 _V2_BASE = (1 << 64) - 1
@@ -61,35 +61,6 @@ def list_versions(io, dataset_dir: str) -> list[VersionEntry]:
             "lance refuses such a directory")
     entries.sort(key=lambda e: e.version)
     return entries
-
-
-def latest_entry(io, dataset_dir: str) -> VersionEntry:
-    """The newest manifest of a dataset directory (from the listing, not the hint file)."""
-    entries = list_versions(io, dataset_dir)
-    if not entries:
-        if not io.exists(dataset_dir):
-            raise FileNotFoundError(f"No such table: {dataset_dir}")
-        raise FileNotFoundError(f"Not a Lance table (no manifests in {io.join(dataset_dir, VERSIONS_DIR)})")
-    return entries[-1]
-
-
-def find_entry(io, dataset_dir: str, version: int, where: str = "") -> VersionEntry:
-    """The manifest of one version; VersionNotFoundError if it does not exist."""
-    entries = list_versions(io, dataset_dir)
-    for e in entries:
-        if e.version == version:
-            return e
-    if not entries and not io.exists(dataset_dir):
-        raise FileNotFoundError(f"No such table: {dataset_dir}")
-    have = [e.version for e in entries]
-    raise VersionNotFoundError(
-        f"version {version} does not exist{where} (versions present: {_summarise(have)})")
-
-
-def _summarise(vs: list[int]) -> str:
-    if len(vs) <= 12:
-        return str(vs)
-    return f"[{', '.join(map(str, vs[:5]))}, ..., {', '.join(map(str, vs[-5:]))}] ({len(vs)} versions)"
 
 
 # -- timestamps -----------------------------------------------------------------------------

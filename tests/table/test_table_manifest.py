@@ -149,3 +149,21 @@ def test_manifest_fields_round_trip_through_protobuf(histories):
     path = _newest_manifest(histories["hist_2_2"])
     m = decode_manifest(open(path, "rb").read(), path)
     assert isinstance(m, table_pb2.Manifest) and m.version == lance.dataset(histories["hist_2_2"]).version
+
+
+def test_unknown_deletion_count_is_read_from_the_deletion_file(histories, tmp_path):
+    """num_deleted_rows = 0 means unknown: count_rows() then reads the deletion files."""
+    p = _copy_main(histories["hist_2_2"], tmp_path / "t.lance")
+    version = lance.dataset(p, version="after_drop").version
+    path = sorted(glob.glob(os.path.join(p, "_versions", "*.manifest")))[-version]
+
+    def forget_counts(m):
+        for f in m.fragments:
+            if f.HasField("deletion_file"):
+                f.deletion_file.num_deleted_rows = 0
+    _rewrite(path, forget_counts)
+    snap = open_snapshot(p, version)
+    assert any(f.deletion and f.deletion.num_deleted_rows == 0 for f in snap.fragments)
+    pds = lance.dataset(p, version=version)
+    assert [f.count_rows() for f in snap.fragments] == [f.count_rows() for f in pds.get_fragments()]
+    assert snap.count_rows() == pds.count_rows()
