@@ -216,6 +216,8 @@ def _raw_arrow_type(f: LanceField) -> pa.DataType:
         entries = f.children[0]
         key, value = entries.children
         return pa.map_(key.raw_arrow(), value.raw_arrow())
+    if lt.startswith("fixed_size_list:") and len(f.children) == 1:  # fixed-size list of structs (2.2)
+        return pa.list_(f.children[0].raw_arrow(), int(lt.rsplit(":", 1)[1]))
     return parse_logical_type(lt, f.name)
 
 

@@ -96,7 +96,9 @@ def build(f: LanceField, data: Iterator[LeafData], minor: int, what: str) -> tup
         obuf = pa.py_buffer(offsets.astype(np.int64 if large else np.int32))
         vbuf, nulls = validity_buffer(valid)
         if f.logical_type == "map":
-            child = child.cast(t.value_type) if child.type != t.value_type else child
+            entries = pa.struct([t.key_field, t.item_field])
+            if child.type != entries:
+                raise CorruptFileError(f"{what} field {f.name!r}: map entries {child.type} != {entries}")
         return pa.Array.from_buffers(t, offsets.size - 1, [vbuf, obuf], null_count=nulls,
                                      children=[child]), unr
     dim = _fsl_struct_dim(f)

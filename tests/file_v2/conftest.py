@@ -1,0 +1,127 @@
+"""Fixtures for the 2.1 / 2.2 data-file reader: pylance-written tables, written once per session."""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import tables_v2 as T
+
+VERSIONS = ["2.1", "2.2"]
+NULL_DENSITIES = {"nonull": 0.0, "p02": 0.02, "p60": 0.6, "allnull": 1.0}
+
+
+def table_specs() -> dict[str, tuple]:
+    """name -> (builder(version) -> table or batches, versions)."""
+    specs = {}
+    for tag, p in NULL_DENSITIES.items():
+        specs[f"prim_{tag}"] = (lambda v, p=p: T.primitives(p), VERSIONS)
+        specs[f"wide_{tag}"] = (lambda v, p=p: T.wide(p), VERSIONS)
+    for tag in ("nonull", "p02", "p60"):
+        p = NULL_DENSITIES[tag]
+        specs[f"nested_{tag}"] = (lambda v, p=p: T.nested(p, v22=v == "2.2"), VERSIONS)
+        specs[f"fsl_struct_{tag}"] = (lambda v, p=p: T.fsl_struct(p), ["2.2"])
+    specs["bigbin"] = (lambda v: T.big_binary(0.2), VERSIONS)
+    specs["compressed"] = (lambda v: T.compressed(), VERSIONS)
+    specs["packed"] = (lambda v: T.packed(v22=v == "2.2"), VERSIONS)
+    specs["tiny"] = (lambda v: T.primitives(0.3, n=3, seed=11), VERSIONS)
+    return specs
+
+
+SPECS = table_specs()
+
+
+def write(path: str, data, version: str) -> None:
+    import lance
+    if isinstance(data, list):
+        reader = pa.RecordBatchReader.from_batches(data[0].schema, data)
+        lance.write_dataset(reader, path, data_storage_version=version)
+    else:
+        lance.write_dataset(data, path, data_storage_version=version)
+
+
+class Fixture:
+    """One pylance-written dataset plus lance_duck readers of its (single) fragment."""
+
+    def __init__(self, path: str):
+        import lance
+        from lance_duck.file.base import open_data_file
+        from lance_duck.table.snapshot import open_snapshot
+        self.path = path
+        self.ds = lance.dataset(path)
+        self.snap = open_snapshot(path)
+        self._expected = None
+        self._open = open_data_file
+
+    @property
+    def expected(self) -> pa.Table:
+        if self._expected is None:
+            self._expected = self.ds.to_table()
+        return self._expected
+
+    def fields(self):
+        return self.snap.schema.fields
+
+    def reader(self, frag: int = 0):
+        f = self.snap.fragments[frag]
+        assert len(f.files) == 1
+        return self._open(self.snap.io, f.files[0])
+
+
+@pytest.fixture(scope="session")
+def v2_datasets(tmp_path_factory):
+    """(table name, version) -> Fixture, written lazily once per session."""
+    root = tmp_path_factory.mktemp("file_v2")
+    cache: dict[tuple[str, str], Fixture] = {}
+
+    def get(name: str, version: str) -> Fixture:
+        key = (name, version)
+        if key not in cache:
+            builder, _ = SPECS[name] if name in SPECS else EXTRA[name]
+            path = str(root / f"{name}_{version.replace('.', '_')}")
+            write(path, builder(version), version)
+            cache[key] = Fixture(path)
+        return cache[key]
+    return get
+
+
+EXTRA = {
+    "big": (lambda v: T.big(), VERSIONS),
+    "big_lists": (lambda v: T.big_lists(), VERSIONS),
+}
+
+
+def assert_same(got: pa.Array, exp, what: str = "") -> None:
+    """Same type, values and nulls (NaN equal to NaN)."""
+    if isinstance(exp, pa.ChunkedArray):
+        exp = exp.combine_chunks() if exp.num_chunks != 1 else exp.chunk(0)
+    assert got.type == exp.type, f"{what}: type {got.type} != {exp.type}"
+    assert len(got) == len(exp), f"{what}: length {len(got)} != {len(exp)}"
+    got.validate(full=True)
+    if got.equals(exp):
+        return
+    if _has_float(exp.type):
+        assert _nan_safe(got) == _nan_safe(exp), f"{what}: values differ"
+        return
+    g, e = got.to_pylist(), exp.to_pylist()
+    bad = [i for i, (a, b) in enumerate(zip(g, e)) if a != b][:5]
+    raise AssertionError(f"{what}: values differ at {bad}: {[g[i] for i in bad]} != {[e[i] for i in bad]}")
+
+
+def _has_float(t: pa.DataType) -> bool:
+    if pa.types.is_floating(t):
+        return True
+    return any(_has_float(t.field(i).type) for i in range(t.num_fields)) if t.num_fields else False
+
+
+def _nan_safe(a: pa.Array):
+    def norm(x):
+        if isinstance(x, float) and x != x:
+            return "NaN"
+        if isinstance(x, list):
+            return [norm(y) for y in x]
+        if isinstance(x, dict):
+            return {k: norm(v) for k, v in x.items()}
+        return x
+    return norm(a.to_pylist())
