@@ -1,0 +1,155 @@
+"""Decode throughput: lance_duck versus pylance on the same pylance-written files.
+
+For each column kind a single-column dataset is written with pylance (2.2 by default, plus a few
+2.0 columns), then read back in one process by lance_duck's file readers
+(``open_data_file(io, ref).read_field(field)`` for every data file of the pinned snapshot, the
+decode path without scan planning) and by ``lance.dataset(uri).to_table(columns=[c])``. Throughput is Arrow output bytes (pylance's
+result ``nbytes``) per second, median of ``--runs`` timed runs after one warm-up run each; the
+ratio is lance_duck / pylance. Every lance_duck result is checked for equality with pylance's.
+
+    /work/venv/bin/python bench/decode.py            # ~2-4M-row columns
+    /work/venv/bin/python bench/decode.py --quick    # small sizes, seconds
+    /work/venv/bin/python bench/decode.py --kinds fsst_strings,list_int32 --runs 5
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def _strings_hex(rng, n):
+    vals = rng.integers(0, 1 << 48, n)
+    widths = rng.integers(5, 13, n)
+    return pa.array([f"{v:012x}"[:w] for v, w in zip(vals.tolist(), widths.tolist())])
+
+
+def _list_int32(rng, n):
+    lens = rng.integers(0, 9, n)
+    offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
+    items = pa.array(rng.integers(0, 1 << 16, int(offsets[-1])).astype(np.int32),
+                     mask=rng.random(int(offsets[-1])) < 0.05)
+    null_rows = pa.array(rng.random(n) < 0.05)
+    return pa.ListArray.from_arrays(pa.array(offsets), items, mask=null_rows)
+
+
+def _struct(rng, n):
+    a = pa.array(rng.integers(0, 1 << 20, n).astype(np.int32), mask=rng.random(n) < 0.1)
+    b = pa.array(rng.random(n))
+    return pa.StructArray.from_arrays([a, b], names=["a", "b"], mask=pa.array(rng.random(n) < 0.05))
+
+
+def _embeddings(rng, n):
+    return pa.FixedSizeListArray.from_arrays(pa.array(rng.standard_normal(n * 128).astype(np.float32)), 128)
+
+
+# kind -> (row-count factor, builder, data_storage_version)
+KINDS = {
+    "plain_ints": (1, lambda r, n: pa.array(r.integers(-(1 << 62), 1 << 62, n)), "2.2"),
+    "bitpacked_ints": (1, lambda r, n: pa.array(r.integers(0, 1 << 20, n)), "2.2"),
+    "floats": (1, lambda r, n: pa.array(r.random(n)), "2.2"),
+    "dict_strings": (1, lambda r, n: pa.array(np.array([f"category-{i:02d}" for i in range(10)])[r.integers(0, 10, n)]),
+                     "2.2"),
+    "fsst_strings": (1, _strings_hex, "2.2"),
+    "list_int32": (1 / 3, _list_int32, "2.2"),
+    "struct": (1, _struct, "2.2"),
+    "embeddings": (1 / 16, _embeddings, "2.2"),
+    "nullable_ints": (1, lambda r, n: pa.array(r.integers(0, 1 << 30, n).astype(np.int32), mask=r.random(n) < 0.1),
+                      "2.2"),
+    "plain_ints_2.0": (1, lambda r, n: pa.array(r.integers(-(1 << 62), 1 << 62, n)), "2.0"),
+    "nullable_ints_2.0": (1, lambda r, n: pa.array(r.integers(0, 1 << 30, n).astype(np.int32),
+                                                   mask=r.random(n) < 0.1), "2.0"),
+    "strings_2.0": (1, _strings_hex, "2.0"),
+    "list_int32_2.0": (1 / 3, _list_int32, "2.0"),
+}
+
+
+def write(root: Path, kind: str, rows: int) -> str:
+    import lance
+    factor, build, version = KINDS[kind]
+    n = max(1, int(rows * factor))
+    uri = str(root / f"{kind}_{n}.lance")
+    if os.path.isdir(uri):
+        return uri
+    col = build(np.random.default_rng(abs(hash(kind)) % (1 << 32)), n)
+    table = pa.table({"c": col})
+    batches = table.to_batches(max_chunksize=65536)  # many batches -> realistic multi-page columns
+    reader = pa.RecordBatchReader.from_batches(table.schema, iter(batches))
+    lance.write_dataset(reader, uri, data_storage_version=version)
+    return uri
+
+
+def lance_duck_reader(uri: str, column: str):
+    """A callable decoding ``column`` of every fragment with lance_duck's file readers."""
+    from lance_duck.file.base import open_data_file
+    from lance_duck.table.snapshot import open_snapshot
+
+    snap = open_snapshot(uri)
+    field = snap.schema.field(column)
+    refs = [f.files[0] for f in snap.fragments]
+
+    def read() -> pa.Table:
+        chunks = [open_data_file(snap.io, ref).read_field(field) for ref in refs]
+        return pa.table({column: pa.chunked_array(chunks, field.arrow_type)})
+    return read
+
+
+def timed(fn, runs: int) -> tuple[float, object]:
+    result = fn()  # warm-up (page cache, metadata)
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), result
+
+
+def main(argv=None) -> int:
+    import lance
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes (150k rows)")
+    ap.add_argument("--rows", type=int, default=None, help="base row count (default 3M, 150k with --quick)")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--kinds", default=",".join(KINDS), help="comma-separated subset of: " + ", ".join(KINDS))
+    ap.add_argument("--dir", default=None, help="where to write the files (reused between runs)")
+    args = ap.parse_args(argv)
+    rows = args.rows or (150_000 if args.quick else 3_000_000)
+    root = Path(args.dir or os.path.join(tempfile.gettempdir(), "lance_duck_bench"))
+    root.mkdir(parents=True, exist_ok=True)
+
+    print(f"{'kind':20s} {'ver':>4s} {'rows':>9s} {'MB':>8s} {'lance_duck MB/s':>16s} "
+          f"{'pylance MB/s':>13s} {'ratio':>6s}  equal")
+    ratios = []
+    for kind in [k.strip() for k in args.kinds.split(",") if k.strip()]:
+        if kind not in KINDS:
+            ap.error(f"unknown kind {kind!r}")
+        uri = write(root, kind, rows)
+        ours_read = lance_duck_reader(uri, "c")
+        theirs_ds = lance.dataset(uri)
+        t_ours, ours = timed(ours_read, args.runs)
+        t_theirs, theirs = timed(lambda: theirs_ds.to_table(columns=["c"]), args.runs)
+        mb = theirs.nbytes / 1e6
+        equal = ours.column(0).combine_chunks().equals(theirs.column(0).combine_chunks())
+        ratio = t_theirs / t_ours
+        ratios.append(ratio)
+        print(f"{kind:20s} {KINDS[kind][2]:>4s} {theirs.num_rows:9d} {mb:8.1f} {mb / t_ours:16.0f} "
+              f"{mb / t_theirs:13.0f} {ratio:6.2f}  {'yes' if equal else 'NO'}", flush=True)
+    if ratios:
+        gm = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        print(f"geometric mean ratio (lance_duck / pylance): {gm:.2f}; min {min(ratios):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
