@@ -99,3 +99,22 @@ def test_extension_types_agree_with_pylance_whatever_is_registered(types_tables,
     res = json.loads(out.stdout.strip().splitlines()[-1])
     assert res["after_equal"]
     assert any("fixed_size_binary[2]" in t for t in res["before_types"])  # bf16 unregistered: storage type
+
+
+def test_legacy_dictionary_values_come_from_the_manifest(tmp_path):
+    """Legacy tables: the snapshot fills dictionary_values of dictionary fields from the manifest file."""
+    path = str(tmp_path / "legacy_dict.lance")
+    t = pa.table({"id": pa.array(range(6), pa.int32()),
+                  "d": pa.array(["x", "y", "x", None, "zz", "y"]).dictionary_encode(),
+                  "di": pa.array([5, 7, 5, 9, 7, 5], pa.int64()).dictionary_encode()})
+    lance.write_dataset(t, path, data_storage_version="legacy")
+    snap = open_snapshot(path)
+    pds = lance.dataset(path)
+    assert snap.arrow_schema.equals(pds.schema, check_metadata=True)
+    got = pds.to_table()
+    for name in ("d", "di"):
+        field = snap.schema.field(name)
+        assert field.dictionary_values is not None, name
+        want = got[name].chunk(0).dictionary
+        assert field.dictionary_values.equals(want), (name, field.dictionary_values, want)
+    assert snap.schema.field("id").dictionary_values is None
