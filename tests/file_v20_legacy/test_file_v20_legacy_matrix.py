@@ -108,3 +108,22 @@ def test_selection_reads_only_overlapping_pages(written):
     reader.read_field(field, np.array([5], dtype=np.int64))
     assert len(seen) == 1
     assert seen[0] == col.pages[0].buffers
+
+
+def test_v20_fetches_once_per_list_nesting_level(written):
+    """All columns of several fields are fetched in one request; list items add one per level."""
+    _, snap, expected = written("v20_nulls30")
+    from lance_duck.file.base import open_data_file
+    ref = snap.fragments[0].files[0]
+    reader = open_data_file(snap.io, ref)
+    calls = []
+    orig = reader.file.read_ranges
+    reader.file.read_ranges = lambda ranges: (calls.append(len(ranges)), orig(ranges))[1]
+    fields = [snap.schema.field(n) for n in ("struct", "i_int32", "str_unique", "fsl_f32")]
+    out = reader.read_fields(fields, range(10, 300))
+    assert len(calls) == 1 and calls[0] >= 5
+    for f, arr in zip(fields, out):
+        assert_same(arr, expected[f.name].slice(10, 290), f.name)
+    calls.clear()
+    reader.read_fields([snap.schema.field("list_struct")], range(10, 300))
+    assert len(calls) == 2

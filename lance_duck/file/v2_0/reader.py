@@ -80,6 +80,7 @@ class V20FileReader(DataFileReader):
         self.container = V2Container.open(file, tail)
         self.num_rows = self.container.num_rows
         self._cols: dict[int, _Column] = {}
+        self._prefetched: dict[tuple[int, int], list] = {}
 
     # -- metadata ---------------------------------------------------------------------------
     def _column(self, index: int) -> _Column:
@@ -118,23 +119,58 @@ class V20FileReader(DataFileReader):
 
     # -- public -----------------------------------------------------------------------------
     def read_field(self, field: LanceField, rows: RowSelection = None) -> pa.Array:
-        c = self._column_of(field)
-        if c is None:
-            raise CorruptFileError(f"{self.ref.path}: field {field.name!r} (id {field.id}) has no column "
-                                   "in this file")
-        sel = normalize(rows, self.num_rows)
-        return self._read(field, c, sel)
+        return self.read_fields([field], rows)[0]
 
-    # -- columns ----------------------------------------------------------------------------
-    def _fetch(self, col: _Column, page_ids: list[int]) -> list[list]:
-        ranges = [b for p in page_ids for b in col.pages[p].buffers]
+    def read_fields(self, fields, rows: RowSelection = None) -> list[pa.Array]:
+        """Several fields; the pages of all their columns (down to list items) are fetched at once."""
+        cols = []
+        for field in fields:
+            c = self._column_of(field)
+            if c is None:
+                raise CorruptFileError(f"{self.ref.path}: field {field.name!r} (id {field.id}) has no column "
+                                       "in this file")
+            cols.append(c)
+        sel = normalize(rows, self.num_rows)
+        try:
+            self._prefetch([(f, c) for f, c in zip(fields, cols)], sel)
+            return [self._read(f, c, sel) for f, c in zip(fields, cols)]
+        finally:
+            self._prefetched.clear()
+
+    # -- I/O planning -------------------------------------------------------------------------
+    def _plan(self, field: LanceField, c: int, sel, out: list[tuple[int, int]]) -> None:
+        """(column, page) pairs a read of ``field`` with ``sel`` needs, down to list items."""
+        col = self._column(c)
+        out.extend((c, p) for p, _ in split(col.starts, sel))
+        if col.kind == "blob" or field.is_list or not field.is_struct or col.page_kind() == "packed_struct":
+            return
+        for i, ch in enumerate(field.children):
+            self._plan(ch, self._child_column(c, field, i), sel, out)
+
+    def _prefetch(self, targets: list[tuple[LanceField, int]], sel) -> None:
+        wanted: list[tuple[int, int]] = []
+        for field, c in targets:
+            self._plan(field, c, sel, wanted)
+        wanted = [k for k in dict.fromkeys(wanted) if k not in self._prefetched]
+        ranges = [b for c, p in wanted for b in self._cols[c].pages[p].buffers]
         data = self.file.read_ranges(ranges)
-        out, i = [], 0
-        for p in page_ids:
-            k = len(col.pages[p].buffers)
-            out.append(data[i:i + k])
+        i = 0
+        for c, p in wanted:
+            k = len(self._cols[c].pages[p].buffers)
+            self._prefetched[(c, p)] = data[i:i + k]
             i += k
-        return out
+
+    def _fetch(self, col: _Column, page_ids: list[int]) -> list[list]:
+        missing = [p for p in page_ids if (col.index, p) not in self._prefetched]
+        if missing:
+            ranges = [b for p in missing for b in col.pages[p].buffers]
+            data = self.file.read_ranges(ranges)
+            i = 0
+            for p in missing:
+                k = len(col.pages[p].buffers)
+                self._prefetched[(col.index, p)] = data[i:i + k]
+                i += k
+        return [self._prefetched[(col.index, p)] for p in page_ids]
 
     def _read(self, field: LanceField, c: int, sel) -> pa.Array:
         col = self._column(c)
@@ -238,6 +274,7 @@ class V20FileReader(DataFileReader):
         if items_col.num_rows != int(bases[-1]):
             raise CorruptFileError(f"{where}: list items column has {items_col.num_rows} rows, "
                                    f"offsets announce {int(bases[-1])}")
+        self._prefetch([(child, cc)], item_sel)
         items = self._read(child, cc, item_sel)
         return build_list(target, lengths, valid, items)
 
