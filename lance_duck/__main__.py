@@ -1,0 +1,6 @@
+"""``python -m lance_duck ...`` runs the CLI (see ``lance_duck.integrations.cli``)."""
+import sys
+
+from .integrations.cli import main
+
+sys.exit(main())
