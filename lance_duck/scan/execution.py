@@ -173,7 +173,8 @@ def execute(ctx: ScanContext, tasks: Iterator[ScanTask], *, offset: int = 0, lim
     remaining = limit
     if remaining is not None and remaining <= 0:
         return
-    stream = ordered_map(ctx.run, tasks, size_of=batch_bytes, max_inflight=readahead, stats=stats, **kw)
+    stream = ordered_map(ctx.run, tasks, size_of=batch_bytes, weight_of=lambda t: len(t.rows),
+                          max_inflight=readahead, stats=stats, **kw)
     try:
         for b in stream:
             if b is None or b.num_rows == 0:

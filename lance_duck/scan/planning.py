@@ -14,6 +14,9 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 DEFAULT_BATCH_ROWS = 128 * 1024
+# The first ranges of a scan start small and double up to the batch size, so that an engine
+# that stops early (DuckDB's LIMIT) decodes little.
+FIRST_BATCH_ROWS = 8 * 1024
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,7 @@ def live_rows_in(fragment, rows: range) -> int:
 
 
 def plan_tasks(fragments: Iterable, batch_rows: int, *, skip_rows: int = 0,
-               max_rows: int | None = None) -> Iterator[ScanTask]:
+               max_rows: int | None = None, first_rows: int | None = None) -> Iterator[ScanTask]:
     """Row-range tasks in scan order.
 
     ``skip_rows`` / ``max_rows`` (only when the scan has no filter) let planning drop
@@ -43,6 +46,7 @@ def plan_tasks(fragments: Iterable, batch_rows: int, *, skip_rows: int = 0,
     seq = 0
     skip = skip_rows
     budget = max_rows
+    step = min(first_rows or batch_rows, batch_rows)
     for frag in fragments:
         if budget is not None and budget <= 0:
             return
@@ -52,10 +56,13 @@ def plan_tasks(fragments: Iterable, batch_rows: int, *, skip_rows: int = 0,
                 skip -= live
                 continue
         n = frag.physical_rows
-        for start in range(0, n, batch_rows):
+        start = 0
+        while start < n:
             if budget is not None and budget <= 0:
                 return
-            rows = range(start, min(start + batch_rows, n))
+            rows = range(start, min(start + step, n))
+            start = rows.stop
+            step = min(step * 2, batch_rows)
             if skip or budget is not None:
                 live = live_rows_in(frag, rows)
                 if skip >= live:

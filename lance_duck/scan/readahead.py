@@ -1,10 +1,10 @@
 """Ordered, bounded read-ahead on a small shared thread pool.
 
-``ordered_map(fn, items)`` yields ``fn(item)`` in input order while up to N later items are
-computed in the background. N adapts to a byte budget: after the first result, N =
-budget // (bytes of a result), clamped to [1, max_inflight], so a stream over a table much
-larger than the budget holds about ``budget`` bytes of decoded batches at any time.
-Closing the iterator cancels the work not yet started.
+``ordered_map(fn, items)`` yields ``fn(item)`` in input order while later items are computed
+in the background. What may be in flight is bounded by a byte budget: each item has a
+weight (its row count), results teach the bytes per unit of weight, and an item is submitted
+only while the estimated bytes of everything in flight stay within the budget (always at
+least one). Closing the iterator cancels the work not yet started.
 """
 from __future__ import annotations
 
@@ -40,51 +40,56 @@ class ReadaheadStats:
 
     max_inflight: int = 0
     max_result_bytes: int = 0
+    peak_bytes: int = 0            # most decoded bytes held at once (in flight + being consumed)
     results: int = 0
-
-    @property
-    def peak_bytes(self) -> int:
-        """Upper bound of decoded bytes held at once (in flight + the one being consumed)."""
-        return (self.max_inflight + 1) * self.max_result_bytes
 
 
 def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, size_of: Callable[[R], int],
-                budget_bytes: int = DEFAULT_BUDGET_BYTES, max_inflight: int = DEFAULT_MAX_INFLIGHT,
-                stats: ReadaheadStats | None = None) -> Iterator[R]:
+                weight_of: Callable[[T], int] = lambda _: 1, budget_bytes: int = DEFAULT_BUDGET_BYTES,
+                max_inflight: int = DEFAULT_MAX_INFLIGHT, stats: ReadaheadStats | None = None) -> Iterator[R]:
     it = iter(items)
     stats = stats if stats is not None else ReadaheadStats()
     if max_inflight <= 0:
         for item in it:
             r = fn(item)
-            _record(stats, size_of(r))
+            _record(stats, size_of(r), size_of(r))
             yield r
         return
     pool = shared_pool()
-    pending: deque[Future] = deque()
-    limit = 1                      # one task until the size of a result is known
+    pending: deque[tuple[Future, int]] = deque()
+    per_weight = 0.0               # bytes per unit of weight, learnt from results (max seen)
+    nxt: list = []                 # one item looked ahead
     exhausted = False
     try:
         while True:
-            while not exhausted and len(pending) < limit:
-                try:
-                    item = next(it)
-                except StopIteration:
-                    exhausted = True
+            while not exhausted and len(pending) < max_inflight:
+                if not nxt:
+                    try:
+                        nxt.append(next(it))
+                    except StopIteration:
+                        exhausted = True
+                        break
+                w = weight_of(nxt[0])
+                held = sum(pw for _, pw in pending) * per_weight
+                if pending and (per_weight == 0.0 or held + w * per_weight > budget_bytes):
                     break
-                pending.append(pool.submit(fn, item))
+                pending.append((pool.submit(fn, nxt.pop()), w))
                 stats.max_inflight = max(stats.max_inflight, len(pending))
             if not pending:
                 return
-            r = pending.popleft().result()
+            fut, w = pending.popleft()
+            r = fut.result()
             nbytes = size_of(r)
-            _record(stats, nbytes)
-            limit = max(1, min(max_inflight, budget_bytes // max(stats.max_result_bytes, 1) - 1))
+            per_weight = max(per_weight, nbytes / max(w, 1))
+            inflight_est = sum(pw for _, pw in pending) * per_weight
+            _record(stats, nbytes, int(nbytes + inflight_est))
             yield r
     finally:
-        for f in pending:
+        for f, _ in pending:
             f.cancel()
 
 
-def _record(stats: ReadaheadStats, nbytes: int) -> None:
+def _record(stats: ReadaheadStats, nbytes: int, held: int) -> None:
     stats.results += 1
     stats.max_result_bytes = max(stats.max_result_bytes, nbytes)
+    stats.peak_bytes = max(stats.peak_bytes, held)

@@ -1,0 +1,145 @@
+"""DuckDB over lance_duck vs over pylance's dataset vs over Parquet (same rows).
+
+    python bench/duckdb_queries.py [--rows 4000000] [--runs 5] [--storage 2.2] [--dir /tmp/ld_bench]
+
+Writes (once, cached in --dir) a table with pylance: ints, floats, nullable floats, low-cardinality
+and free-text strings, bools, timestamps; four fragments; a delete applied. The same live rows
+go to a Parquet file. Prints the median time of each query per source and the ratio
+lance_duck / pylance, then the peak memory of a streaming full scan through lance_duck.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+QUERIES = {
+    "count(*)": "select count(*) from T",
+    "full aggregate": "select count(*), sum(i), avg(f), avg(fn), count(cat), max(txt), sum(b::int), max(ts) from T",
+    "one-column sum": "select sum(i) from T",
+    "selective id range": "select count(*), sum(f) from T where id between 1000000 and 1010000",
+    "string equality": "select count(*) from T where cat = 'cat_7'",
+    "group by": "select cat, count(*), avg(f) from T group by cat order by cat",
+    "LIMIT 10": "select * from T limit 10",
+}
+
+
+def make_table(n: int) -> pa.Table:
+    rng = np.random.default_rng(42)
+    fn = rng.random(n)
+    words = np.array(["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"])
+    txt = pa.compute.binary_join_element_wise(
+        pa.array(words[rng.integers(0, 8, n)]), pa.array(rng.integers(0, 1_000_000, n).astype(str)), " ")
+    return pa.table({
+        "id": pa.array(np.arange(n, dtype=np.int64)),
+        "i": pa.array(rng.integers(-1000, 1000, n, dtype=np.int64)),
+        "f": pa.array(rng.random(n)),
+        "fn": pa.array(fn, mask=rng.random(n) < 0.2),
+        "cat": pa.array(np.char.add("cat_", rng.integers(0, 20, n).astype(str))),
+        "txt": txt,
+        "b": pa.array(rng.random(n) < 0.5),
+        "ts": pa.array(np.datetime64("2024-01-01") + rng.integers(0, 10**12, n).astype("timedelta64[us]")),
+    })
+
+
+def prepare(d: str, n: int, storage: str) -> tuple[str, str]:
+    import lance
+    lp = os.path.join(d, f"t_{n}_{storage}.lance")
+    pp = os.path.join(d, f"t_{n}.parquet")
+    if not os.path.exists(lp):
+        t = make_table(n)
+        ds = lance.write_dataset(t, lp, max_rows_per_file=(n + 3) // 4, data_storage_version=storage)
+        ds.delete("id % 1000 = 3")
+    if not os.path.exists(pp):
+        pq.write_table(lance.dataset(lp).to_table(), pp)
+    return lp, pp
+
+
+def timed(con, sql: str, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        con.sql(sql).fetchall()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def peak_memory(lp: str) -> None:
+    """Peak anonymous memory (sampled) of a streaming full scan in a fresh process."""
+    code = f"""
+import threading, time, duckdb, sys
+sys.path.insert(0, {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))!r})
+import lance_duck.scan as s
+def anon():
+    for line in open('/proc/self/status'):
+        if line.startswith('RssAnon'):
+            return int(line.split()[1]) * 1024
+ds = s.dataset({lp!r})
+base = anon(); peak = [base]; stop = []
+def sample():
+    while not stop:
+        peak[0] = max(peak[0], anon()); time.sleep(0.005)
+th = threading.Thread(target=sample); th.start()
+sc = ds.scanner()
+rows = 0; nbytes = 0
+for b in sc.to_batches():
+    rows += b.num_rows; nbytes += b.nbytes
+stop.append(1); th.join()
+print(rows, nbytes, base, peak[0], sc.stats.peak_bytes)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    rows, nbytes, base, peak, held = map(int, out)
+    print(f"\nstreaming full scan: {rows} rows, {nbytes / 2**20:.0f} MiB decoded in total; "
+          f"anon RSS growth {(peak - base) / 2**20:.0f} MiB; read-ahead held at most {held / 2**20:.0f} MiB")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=4_000_000)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--storage", default="2.2")
+    ap.add_argument("--dir", default="/tmp/ld_bench")
+    ap.add_argument("--threads", type=int, default=None)
+    args = ap.parse_args()
+    os.makedirs(args.dir, exist_ok=True)
+    lp, pp = prepare(args.dir, args.rows, args.storage)
+    import lance
+    import lance_duck.scan as lds
+    sources = {
+        "lance_duck": lambda: lds.dataset(lp),
+        "pylance": lambda: lance.dataset(lp),
+        "parquet": lambda: f"read_parquet('{pp}')",
+    }
+    print(f"{args.rows} rows, storage {args.storage}, median of {args.runs} runs (seconds)\n")
+    print(f"{'query':22s} {'lance_duck':>11s} {'pylance':>9s} {'parquet':>9s} {'ld/pylance':>11s}")
+    for name, sql in QUERIES.items():
+        res = {}
+        for src, make in sources.items():
+            con = duckdb.connect()
+            if args.threads:
+                con.execute(f"set threads={args.threads}")
+            obj = make()
+            if isinstance(obj, str):
+                q = sql.replace("from T", f"from {obj}")
+            else:
+                con.register("T", obj)
+                q = sql
+            res[src] = timed(con, q, args.runs)
+        print(f"{name:22s} {res['lance_duck']:11.3f} {res['pylance']:9.3f} {res['parquet']:9.3f} "
+              f"{res['lance_duck'] / res['pylance']:11.2f}")
+    peak_memory(lp)
+
+
+if __name__ == "__main__":
+    main()
