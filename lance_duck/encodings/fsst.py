@@ -35,12 +35,13 @@ SYMBOL_TABLE_SIZE = 2312
 ESC = 255
 _BLOCK = 1 << 17  # compressed bytes per block
 _BAD = 64         # length sentinel for codes the table does not define
+_EMPTY = 512      # token of an escape byte: emits nothing (its zero bytes are overwritten)
 
 
 @dataclass(frozen=True)
 class SymbolTable:
-    """A parsed FSST table: ``table`` is (512, 8) uint8 (256 codes then 256 literal pseudo-codes),
-    ``lengths`` the 512 output lengths (``_BAD`` for undefined codes)."""
+    """A parsed FSST table: ``table`` is (513, 8) uint8 (256 codes, 256 literal pseudo-codes, escape),
+    ``lengths`` the 513 output lengths (``_BAD`` for undefined codes, 0 for the escape token)."""
 
     num_symbols: int
     enabled: bool          # the encoder switch; False = bytes stored uncompressed
@@ -63,15 +64,16 @@ def parse_symbol_table(data: BufferLike | SymbolTable) -> SymbolTable:
         raise CorruptFileError(f"FSST symbol table: bad magic 0x{header >> 32:08x}")
     n = header & 0xFF
     need(buf, 8 + 9 * n, f"FSST symbol table with {n} symbols")
-    table = np.zeros((512, 8), np.uint8)
+    table = np.zeros((513, 8), np.uint8)  # 256 codes, 256 literals, 1 empty token for escapes
     table[:n] = buf[8: 8 + 8 * n].reshape(n, 8)
-    table[256:, 0] = np.arange(256, dtype=np.uint8)
-    lengths = np.full(512, _BAD, np.uint8)
+    table[256:512, 0] = np.arange(256, dtype=np.uint8)
+    lengths = np.full(513, _BAD, np.uint8)
     lens = buf[8 + 8 * n: 8 + 9 * n]
     if n and (lens.min() < 1 or lens.max() > 8):
         raise CorruptFileError("FSST symbol table: symbol length outside 1..8")
     lengths[:n] = lens
-    lengths[256:] = 1
+    lengths[256:512] = 1
+    lengths[_EMPTY] = 0
     return SymbolTable(n, bool(header >> 24 & 1), table, lengths)
 
 
@@ -91,10 +93,8 @@ def _decode_region(st: SymbolTable, region: np.ndarray) -> tuple[np.ndarray, np.
         if lit.size and lit[-1] >= m:
             raise CorruptFileError("FSST: compressed data ends with a dangling escape")
         tok[lit] += 256
-    else:
-        esc = ff
+        tok[esc] = _EMPTY
     lens = st.lengths[tok]
-    lens[esc] = 0
     if lens.max(initial=0) == _BAD:
         raise CorruptFileError(f"FSST: code outside the {st.num_symbols}-symbol table")
     pos = np.empty(m + 1, np.int64)
@@ -103,9 +103,8 @@ def _decode_region(st: SymbolTable, region: np.ndarray) -> tuple[np.ndarray, np.
     total = int(pos[-1])
     out = np.zeros(total + 8, np.uint8)
     if m:
-        keep = lens != 0 if esc.size else slice(None)
-        starts = pos[:-1][keep]
-        vals = st.table64[tok[keep]]
+        starts = pos[:-1]
+        vals = st.table64[tok]
         windows = np.ndarray(shape=(total + 1,), dtype="<u8", buffer=out, strides=(1,))
         windows[starts] = vals  # ordered scatter: each later token overwrites the previous spill
     return out[:total], pos
