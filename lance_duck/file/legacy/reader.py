@@ -170,15 +170,28 @@ class LegacyFileReader(DataFileReader):
     def _read_fixed(self, field: LanceField, segs: list[_Seg], t: pa.DataType) -> pa.Array:
         bits = bit_width(t)
         datas, spans = self._pieces(field, segs, bits)
-        out = []
-        for s, data, (lo, hi, bit_off) in zip(segs, datas, spans):
-            count = hi - lo
-            if bits == 1 or (pa.types.is_fixed_size_list(t) and bit_width(t.value_type) == 1):
-                arr = _bool_span(t, data, bit_off, count)
-            else:
-                arr = fixed_array(t, count, bytes(data), self._where(field, s.batch))
-            out.append(take_local(arr, shift(s.local, lo)))
-        return concat(out, t) if out else empty(t)
+        if bits == 1 or (pa.types.is_fixed_size_list(t) and bit_width(t.value_type) == 1):
+            out = [take_local(_bool_span(t, d, bit_off, hi - lo), shift(s.local, lo))
+                   for s, d, (lo, hi, bit_off) in zip(segs, datas, spans)]
+            return concat(out, t) if out else empty(t)
+        # byte-aligned: glue the spans together and gather every selected row with one take
+        w = bits // 8
+        counts = np.array([hi - lo for lo, hi, _ in spans], dtype=np.int64)
+        base = np.concatenate(([0], np.cumsum(counts)[:-1])) if len(counts) else counts
+        buf = b"".join(bytes(d) for d in datas) if len(datas) != 1 else datas[0]
+        total = int(counts.sum())
+        if len(buf) < total * w:
+            raise CorruptFileError(f"{self.ref.path}: field {field.name!r}: pages are shorter than their rows")
+        arr = fixed_array(t, total, buf, f"{self.ref.path}: field {field.name!r}")
+        if all(s.local is None for s in segs):
+            return arr
+        if all(isinstance(s.local, range) or s.local is None for s in segs) and len(segs) == 1:
+            return arr
+        idx = np.concatenate([
+            (np.arange(len(range(*s.bounds)), dtype=np.int64) if not isinstance(s.local, np.ndarray)
+             else s.local - lo) + b
+            for s, (lo, _, _), b in zip(segs, spans, base)])
+        return arr.take(pa.array(idx, type=pa.int64()))
 
     def _read_binary(self, field: LanceField, segs: list[_Seg]) -> pa.Array:
         t = field.arrow_type

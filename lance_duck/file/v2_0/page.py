@@ -129,6 +129,25 @@ def decode(enc: enc_pb.ArrayEncoding, n: int, target: pa.DataType | None, ctx: P
     return fn(getattr(enc, kind), n, target, ctx)
 
 
+def decode_rows(enc: enc_pb.ArrayEncoding, n: int, target: pa.DataType, ctx: PageContext, local) -> pa.Array:
+    """The rows ``local`` (None / range / int array) of a page of ``n`` values.
+
+    Lance's string dictionaries map only the selected indices; everything else is decoded whole
+    and then sliced or taken.
+    """
+    from .selection import take_local
+    if (local is not None and enc.WhichOneof("array_encoding") == "dictionary"
+            and not (target is not None and pa.types.is_dictionary(target))):
+        d = enc.dictionary
+        idx = decode_uints(d.indices, n, ctx).astype(np.int64)
+        idx = idx[local.start:local.stop] if isinstance(local, range) else idx[local]
+        return _map_lance_dictionary(d, idx, target, ctx)
+    arr = decode(enc, n, target, ctx)
+    if len(arr) != n:
+        raise CorruptFileError(f"{ctx.where}: decoded {len(arr)} values, page says {n}")
+    return take_local(arr, local)
+
+
 def decode_uints(enc: enc_pb.ArrayEncoding, n: int, ctx: PageContext) -> np.ndarray:
     """``n`` unsigned integers (offsets, indices) as numpy."""
     arr = decode(enc, n, None, ctx)
@@ -247,10 +266,14 @@ def _dictionary(d: enc_pb.Dictionary, n: int, target, ctx: PageContext) -> pa.Ar
         if n and (k.min() < 0 or k.max() >= m):
             raise CorruptFileError(f"{ctx.where}: dictionary key outside the {m}-entry dictionary")
         return pa.DictionaryArray.from_arrays(keys, items)
-    # Lance's own dictionary for strings: index 0 = null, k = items[k - 1]
+    return _map_lance_dictionary(d, decode_uints(d.indices, n, ctx).astype(np.int64), target, ctx)
+
+
+def _map_lance_dictionary(d: enc_pb.Dictionary, idx: np.ndarray, target, ctx: PageContext) -> pa.Array:
+    """Lance's own dictionary for strings: index 0 = null, k = items[k - 1]."""
+    m = int(d.num_dictionary_items)
     items = decode(d.items, m, target, ctx)
-    idx = decode_uints(d.indices, n, ctx).astype(np.int64)
-    if n and idx.max() > m:
+    if len(idx) and (idx.max() > m or idx.min() < 0):
         raise CorruptFileError(f"{ctx.where}: dictionary index outside the {m}-entry dictionary")
     null = idx == 0
     take = pa.array(idx - 1, type=pa.int64(), mask=null if null.any() else None)

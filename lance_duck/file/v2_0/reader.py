@@ -192,10 +192,7 @@ class V20FileReader(DataFileReader):
         for (p, local), pbufs in zip(parts, bufs):
             page = col.pages[p]
             ctx = pg.PageContext(pbufs, f"{self.ref.path}: column {col.index} page {p}")
-            arr = pg.decode(page.encoding, page.length, target, ctx)
-            if len(arr) != page.length:
-                raise CorruptFileError(f"{ctx.where}: decoded {len(arr)} values, page says {page.length}")
-            out.append(take_local(arr, local))
+            out.append(pg.decode_rows(page.encoding, page.length, target, ctx, local))
         return concat(out, target)
 
     def _child_column(self, parent_col: int, field: LanceField, index: int) -> int:
