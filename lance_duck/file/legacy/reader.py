@@ -203,20 +203,29 @@ class LegacyFileReader(DataFileReader):
                 raise CorruptFileError(f"{self._where(field, s.batch)}: string positions are corrupt")
         blobs = self.file.read_ranges([(int(p[0]), int(p[-1] - p[0])) for p in positions])
         large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
-        out = []
-        for s, p, blob, (lo, hi, _) in zip(segs, positions, blobs, spans):
-            rel = p - p[0]
-            if not large and rel[-1] > (1 << 31) - 1:
-                raise CorruptFileError(f"{self._where(field, s.batch)}: strings too large for {t}")
-            offsets = rel.astype(np.int64 if large else np.int32)
-            vbuf = None
-            if field.nullable:
-                valid = rel[1:] > rel[:-1]
-                if not valid.all():
-                    vbuf = pa.py_buffer(np.packbits(valid, bitorder="little"))
-            arr = pa.Array.from_buffers(t, hi - lo, [vbuf, pa.py_buffer(offsets), pa.py_buffer(bytes(blob))])
-            out.append(take_local(arr, shift(s.local, lo)))
-        return concat(out, t) if out else empty(t)
+        # one array over every fetched span (blobs back to back), then one take of the selection
+        sizes = np.array([int(p[-1] - p[0]) for p in positions], dtype=np.int64)
+        bases = np.concatenate(([0], np.cumsum(sizes)))
+        total = int(bases[-1])
+        if not large and total > (1 << 31) - 1:
+            raise CorruptFileError(f"{self.ref.path}: field {field.name!r}: strings too large for {t}")
+        offsets = np.concatenate([p[:-1] - p[0] + b for p, b in zip(positions, bases[:-1])] + [[total]])
+        nrows = len(offsets) - 1
+        vbuf = None
+        if field.nullable:
+            valid = offsets[1:] > offsets[:-1]
+            if not valid.all():
+                vbuf = pa.py_buffer(np.packbits(valid, bitorder="little"))
+        data = b"".join(bytes(b) for b in blobs)
+        arr = pa.Array.from_buffers(t, nrows, [vbuf, pa.py_buffer(offsets.astype(np.int64 if large else np.int32)),
+                                               pa.py_buffer(data)])
+        if all(not isinstance(s.local, np.ndarray) for s in segs):
+            return arr
+        row_base = np.concatenate(([0], np.cumsum([hi - lo for lo, hi, _ in spans])))
+        idx = np.concatenate([
+            (np.arange(hi - lo, dtype=np.int64) if not isinstance(s.local, np.ndarray) else s.local - lo) + b
+            for s, (lo, hi, _), b in zip(segs, spans, row_base[:-1])])
+        return arr.take(pa.array(idx, type=pa.int64()))
 
     def _read_list(self, field: LanceField, segs: list[_Seg]) -> pa.Array:
         t = field.arrow_type
