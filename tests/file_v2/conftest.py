@@ -36,7 +36,8 @@ def write(path: str, data, version: str) -> None:
     import lance
     if isinstance(data, list):
         reader = pa.RecordBatchReader.from_batches(data[0].schema, data)
-        lance.write_dataset(reader, path, data_storage_version=version)
+        lance.write_dataset(reader, path, data_storage_version=version, max_rows_per_file=10**7,
+                            max_rows_per_group=10**7)
     else:
         lance.write_dataset(data, path, data_storage_version=version)
 

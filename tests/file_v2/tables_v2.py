@@ -231,7 +231,7 @@ def big(n: int = 1_500_000, seed: int = 7) -> list[pa.RecordBatch]:
             "seq": pa.array(np.arange(lo, lo + k), pa.int64()),
             "f64": pa.array(r.random(k)),
             "i64_full": pa.array(r.integers(-2**62, 2**62, k)),
-            "s": pa.array([f"{x:x}" for x in r.integers(0, 2**32, k)]),
+            "s": pa.array([f"{x:016x}" * 3 for x in r.integers(0, 2**62, k)]),
             "half_null": pa.array(r.integers(0, 1000, k), mask=(r.random(k) < 0.5) if lo // 65536 % 3 else np.ones(k, bool)),
         }))
     return out

@@ -40,6 +40,8 @@ class V2FileReader(DataFileReader):
 
     def read_fields(self, fields: Sequence[LanceField], rows: RowSelection = None) -> list[pa.Array]:
         sel = self._normalise(rows)
+        if sel is not None and len(sel) == 0:
+            return [pa.array([], output_type(f, self.minor)) for f in fields]
         plans: list[list[LeafPlan | None]] = []
         for f in fields:
             fp = []
