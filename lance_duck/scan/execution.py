@@ -74,7 +74,7 @@ class ScanContext:
                     out[name] = pa.array(np.asarray(ids, dtype=np.uint64)[_offsets(sel)])
                 continue
             field = self._fields[name]
-            ref = fragment.file_for_field(field.id)
+            ref = _file_for(fragment, field)
             if ref is None:
                 out[name] = pa.nulls(n, self._types[name])
                 continue
@@ -127,6 +127,15 @@ class ScanContext:
         if not arrays:
             return _empty_batch(n)
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+
+def _file_for(fragment, field):
+    """The file holding a top-level field; 2.1+ files list only the leaves of nested fields."""
+    for f in field.walk():
+        ref = fragment.file_for_field(f.id)
+        if ref is not None:
+            return ref
+    return None
 
 
 def live_selection(fragment, rows: range):

@@ -12,7 +12,7 @@ lance = pytest.importorskip("lance")
 
 N_ROWS = 2000
 ROWS_PER_FILE = 500
-STORAGE_VERSIONS = ["2.0"]  # "2.2" joins when the 2.1/2.2 file reader lands
+STORAGE_VERSIONS = ["2.0", "2.2"]
 
 
 def rich_table(n: int = N_ROWS, start: int = 0) -> pa.Table:
