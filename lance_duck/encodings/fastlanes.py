@@ -248,41 +248,45 @@ def unpack_out_of_line_batch(data: BufferLike, byte_offsets, byte_sizes, counts,
     nblk = full + ((tail > 0) & ~raw)
     if (nwords < np.where(raw, full * wpb + tail, nblk * wpb)).any():
         raise CorruptFileError(f"OutOfLineBitpacking: buffer too short for its values (W={w}, T={t})")
-    total = int(cnt.sum())
-    # every packed block of every buffer, in order
-    nb = int(nblk.sum())
-    bufidx = np.repeat(np.arange(offs.size), nblk)
-    first = np.cumsum(nblk) - nblk
-    j = np.arange(nb, dtype=np.int64) - first[bufidx]
-    block_off = offs[bufidx] + j * (wpb * item)
-    block_len = np.minimum(cnt[bufidx] - j * BLOCK, BLOCK)
-    if w:
-        packed = _gather_blocks(buf, block_off, wpb, dt).reshape(nb, w, BLOCK // t)
-        dec = np.empty((nb, BLOCK), dt)
-        _unpack_into(packed, w, t, dec)
-    else:
-        dec = np.zeros((nb, BLOCK), dt)
-    if not raw.any():
-        if (block_len == BLOCK).all():
-            return dec.reshape(-1)
-        return dec[np.arange(BLOCK) < block_len[:, None]]
-    out = np.empty(total, dt)
-    out_start = np.cumsum(cnt) - cnt
-    # raw tails: values at words [full*wpb, full*wpb + tail) of their buffer
-    rb = np.flatnonzero(raw)
-    rlen = tail[rb]
-    ridx = np.repeat(np.arange(rb.size), rlen)
-    rpos = np.arange(int(rlen.sum()), dtype=np.int64) - (np.cumsum(rlen) - rlen)[ridx]
-    src_byte = offs[rb][ridx] + (full[rb][ridx] * wpb + rpos) * item
-    raw_vals = np.ascontiguousarray(buf[src_byte[:, None] + np.arange(item)]).view(dt).reshape(-1)
-    is_raw = np.zeros(total + 1, np.int8)
-    starts = out_start[rb] + full[rb] * BLOCK
-    np.add.at(is_raw, starts, 1)
-    np.add.at(is_raw, starts + rlen, -1)
-    is_raw = np.cumsum(is_raw[:-1], dtype=np.int8).view(np.bool_)
-    out[is_raw] = raw_vals
-    out[~is_raw] = dec[np.arange(BLOCK) < block_len[:, None]]
-    return out
+    # one 1024-slot row per block plus one per raw tail, in buffer order; rows are cut to their
+    # value counts at the end with a single mask
+    rows_per = nblk + raw
+    nrows = int(rows_per.sum())
+    first = np.cumsum(rows_per) - rows_per
+    rowbuf = np.repeat(np.arange(offs.size), rows_per)
+    j = np.arange(nrows, dtype=np.int64) - first[rowbuf]
+    row_len = np.minimum(cnt[rowbuf] - j * BLOCK, BLOCK)
+    is_block = j < nblk[rowbuf]
+    rows = np.empty((nrows, BLOCK), dt)
+    block_rows = np.flatnonzero(is_block) if raw.any() else None
+    nb = nrows if block_rows is None else block_rows.size
+    if nb:
+        bufidx = rowbuf if block_rows is None else rowbuf[block_rows]
+        jb = j if block_rows is None else j[block_rows]
+        block_off = offs[bufidx] + jb * (wpb * item)
+        dst = rows if block_rows is None else np.empty((nb, BLOCK), dt)
+        if w:
+            packed = _gather_blocks(buf, block_off, wpb, dt).reshape(nb, w, BLOCK // t)
+            _unpack_into(packed, w, t, dst)
+        else:
+            dst[...] = 0
+        if block_rows is not None:
+            rows[block_rows] = dst
+    if raw.any():
+        rb = np.flatnonzero(raw)
+        rlen = tail[rb]
+        raw_rows = first[rb] + nblk[rb]
+        ridx = np.repeat(np.arange(rb.size), rlen)
+        rpos = np.arange(int(rlen.sum()), dtype=np.int64) - (np.cumsum(rlen) - rlen)[ridx]
+        src_byte = offs[rb][ridx] + (full[rb][ridx] * wpb + rpos) * item
+        if buf.ctypes.data % item == 0 and not (src_byte % item).any():
+            vals = buf[: buf.size // item * item].view(dt)[src_byte // item]
+        else:
+            vals = np.ascontiguousarray(buf[src_byte[:, None] + np.arange(item)]).view(dt).reshape(-1)
+        rows.reshape(-1)[raw_rows[ridx] * BLOCK + rpos] = vals
+    if (row_len[:-1] == BLOCK).all():
+        return rows.reshape(-1)[: (nrows - 1) * BLOCK + int(row_len[-1])] if nrows else rows.reshape(-1)
+    return rows[np.arange(BLOCK) < row_len[:, None]]
 
 
 def pack(values: np.ndarray, bit_width: int, uncompressed_bits: int) -> np.ndarray:

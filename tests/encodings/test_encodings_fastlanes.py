@@ -191,3 +191,26 @@ def test_block_form_inline_bitpacked_dictionary_2_2(pylance_files):
     items = fl.unpack_mixed(d, 64, offs, widths, counts).view(np.int64)
     indices = _inline_bp_values(page, 32)
     np.testing.assert_array_equal(items[indices], pylance_files.expected("2.2", "small_i64").to_numpy())
+
+
+@settings(max_examples=40, deadline=None)
+@given(t=st.sampled_from([8, 16, 32]), data=st.data())
+def test_out_of_line_batch_property(t, data):
+    w = data.draw(st.integers(0, t - 1))
+    counts = data.draw(st.lists(st.integers(0, 2600), min_size=1, max_size=5))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
+    vals, bufs, sizes = [], [], []
+    for c in counts:
+        v = rand_values(rng, c, w, t).astype(f"u{t // 8}")
+        full = c // 1024
+        b = fl.pack(v[: full * 1024], w, t).tobytes() if full else b""
+        if c % 1024:
+            # equal raw and packed sizes mean "raw" (the writer's rule; the reader relies on it)
+            raw_tail = data.draw(st.booleans()) or (c % 1024) * t == 1024 * w
+            b += v[full * 1024:].tobytes() if raw_tail else fl.pack(v[full * 1024:], w, t).tobytes()
+        vals.append(v)
+        sizes.append(len(b))
+        bufs.append(b + b"\0" * (-len(b) % 8))  # chunk buffers are padded to 8 bytes in files
+    offs = np.cumsum([0] + [len(b) for b in bufs])
+    got = fl.unpack_out_of_line_batch(b"".join(bufs), offs[:-1], sizes, counts, w, t)
+    np.testing.assert_array_equal(got, np.concatenate(vals))
