@@ -177,7 +177,7 @@ def nested(p: float, n: int = 3000, seed: int = 4, v22: bool = True) -> pa.Table
         "list_struct_list": pa.array(_lists(r, n, p, lambda: {"tags": [words[int(k)] for k in r.integers(0, 20, int(r.integers(0, 3)))],
                                                               "score": float(r.random())}),
                                      pa.list_(pa.struct([("tags", pa.list_(pa.string())), ("score", pa.float64())]))),
-        "list_long_str": pa.array(_lists(r, n // 10, p, lambda: "L" * int(r.integers(300, 500)), max_len=3) * 10,
+        "list_long_str": pa.array(_lists(r, n, p, lambda: r.bytes(int(r.integers(150, 200))).hex(), max_len=3),
                                   pa.list_(pa.string())),
         "list_emb": pa.array(_lists(r, n // 10, p, lambda: r.random(128).astype(np.float32).tolist(), max_len=3) * 10,
                              pa.list_(pa.list_(pa.float32(), 128))),
