@@ -260,3 +260,12 @@ def fsl_struct(p: float, n: int = 2000, seed: int = 9) -> pa.Table:
         mask=pa.array(_mask(r, n * 2, p)) if p else None)
     return pa.table({"fsl_struct": pa.FixedSizeListArray.from_arrays(
         child, 2, mask=pa.array(_mask(r, n, p)) if p else None)})
+
+
+def blobs(n: int = 60, seed: int = 10) -> pa.Table:
+    """``lance-encoding:blob`` columns (v1 descriptors in 2.1, v2 packed descriptors in 2.2)."""
+    r = _rng(seed)
+    vals = [None if i % 7 == 0 else (b"" if i % 5 == 0 else r.bytes(200 * (i % 13 + 1))) for i in range(n)]
+    sch = pa.schema([pa.field("id", pa.int64()),
+                     pa.field("blob", pa.large_binary(), metadata={"lance-encoding:blob": "true"})])
+    return pa.table([pa.array(range(n)), pa.array(vals, pa.large_binary())], schema=sch)

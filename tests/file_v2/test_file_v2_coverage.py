@@ -10,7 +10,7 @@ REQUIRED = {
     "layout:miniblock", "layout:miniblock:large", "layout:constant:allnull", "layout:constant:inline",
     "layout:constant:valuebuf", "layout:fullzip:var", "layout:fullzip:var:def", "layout:fullzip:fixed",
     "layout:fullzip:fixed:def", "layout:fullzip:var:rep:def", "layout:fullzip:fixed:rep:def",
-    "constant:compressed-levels",
+    "constant:compressed-levels", "layout:blob",
     # mini-block value encodings
     "mb:flat", "mb:inline_bitpacking", "mb:variable", "mb:fsst", "mb:rle", "mb:byte_stream_split",
     "mb:general", "mb:fixed_size_list", "mb:fixed_size_list+validity", "mb:packed_struct", "dictionary",

@@ -20,6 +20,15 @@ from .repdef import Unraveler
 from .values import with_validity
 from .layouts.blob import DESCRIPTION
 
+# blob v2 (2.2): one packed column of descriptors, returned by pylance as this struct
+DESCRIPTION_V2 = pa.struct([pa.field("kind", pa.uint8(), False), pa.field("position", pa.uint64(), False),
+                            pa.field("size", pa.uint64(), False), pa.field("blob_id", pa.uint32(), False),
+                            pa.field("blob_uri", pa.string(), False)])
+
+
+def _is_blob_v2(f: LanceField) -> bool:
+    return f.extension_name == "lance.blob.v2" or f.metadata.get("ARROW:extension:name") == "lance.blob.v2"
+
 
 @dataclass
 class Leaf:
@@ -30,7 +39,7 @@ class Leaf:
 
 
 def is_leaf(f: LanceField) -> bool:
-    return not f.children or f.is_packed_struct or f.is_blob
+    return not f.children or f.is_packed_struct or f.is_blob or _is_blob_v2(f)
 
 
 def _fsl_struct_dim(f: LanceField) -> int | None:
@@ -43,6 +52,8 @@ def _fsl_struct_dim(f: LanceField) -> int | None:
 def leaf_type(f: LanceField, minor: int) -> tuple[pa.DataType, pa.DataType | None]:
     if f.is_blob and minor == 1:
         return DESCRIPTION, None
+    if _is_blob_v2(f):
+        return DESCRIPTION_V2, None
     t = f.arrow_type
     if pa.types.is_dictionary(t):
         return t.value_type, t

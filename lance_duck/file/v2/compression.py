@@ -447,6 +447,13 @@ def _fz_fsl(m, vals: Fixed, what: str):
 
 
 def _fz_var_packed(m, vals: VarBin, what: str):
+    present = np.diff(vals.offsets) > 0   # null rows carry no bytes
+    if not present.all():
+        idx = np.flatnonzero(present)
+        sub = VarBin(np.concatenate(([0], np.cumsum(np.diff(vals.offsets)[idx]))),
+                     gather_bytes(vals.data, vals.offsets[idx], np.diff(vals.offsets)[idx], what))
+        part = _fz_var_packed(m, sub, what)
+        return VarPackedValues([_scatter(c, idx, vals.n, what) for c in part.children])
     n = vals.n
     data = vals.data
     cur = vals.offsets[:-1].copy()
@@ -476,6 +483,20 @@ def _fz_var_packed(m, vals: VarBin, what: str):
             raise CorruptFileError(f"{what}: packed struct field without a layout")
         children.append(child)
     return VarPackedValues(children)
+
+
+def _scatter(v, idx: np.ndarray, n: int, what: str):
+    """Values of rows ``idx`` placed into ``n`` rows (other rows zero / empty)."""
+    if isinstance(v, VarBin):
+        lens = np.zeros(n, np.int64)
+        lens[idx] = np.diff(v.offsets)
+        return VarBin(np.concatenate(([0], np.cumsum(lens))), v.data)
+    if isinstance(v, Fixed) and v.bits % 8 == 0:
+        w = v.bits // 8
+        out = np.zeros((n, w), np.uint8)
+        out[idx] = v.u8()[: idx.size * w].reshape(idx.size, w)
+        return Fixed(out.reshape(-1), v.bits, n)
+    raise UnsupportedFeatureError(f"{what}: null rows in a packed struct with {type(v).__name__} children")
 
 
 @dataclass

@@ -203,7 +203,8 @@ def with_validity(arr: pa.Array, valid: np.ndarray | None) -> pa.Array:
         idx = with_validity(arr.indices, valid)
         return pa.DictionaryArray.from_arrays(idx, arr.dictionary)
     if pa.types.is_struct(t):
-        kids = [arr.field(i) for i in range(t.num_fields)]
+        # children are null wherever the struct is (as pylance returns packed structs and blobs)
+        kids = [with_validity(arr.field(i), valid) for i in range(t.num_fields)]
         return pa.Array.from_buffers(t, len(arr), [pack_validity(valid)], null_count=nulls, children=kids)
     if pa.types.is_fixed_size_list(t):
         return pa.Array.from_buffers(t, len(arr), [pack_validity(valid)], null_count=nulls,
