@@ -126,7 +126,11 @@ class LeafPlan:
         decoded: list[PageData] = []
         i = 0
         for (p, local), k in zip(self.pages, self._counts):
-            decoded.append(p.decode(bufs[i: i + k], local))
+            pd = p.decode(bufs[i: i + k], local)
+            want = p.rows if local is None else local.size
+            if _rows_of(pd) != want:
+                raise CorruptFileError(f"{p.what}: decoded {_rows_of(pd)} rows, the page declares {want}")
+            decoded.append(pd)
             i += k
         return merge_pages(decoded, self.arrow_type, self.what)
 
@@ -154,3 +158,12 @@ def merge_pages(pages: list[PageData], arrow_type: pa.DataType, what: str) -> Le
                     (reps[0] if len(reps) == 1 else np.concatenate(reps)) if any_rep else None,
                     (defs[0] if len(defs) == 1 else np.concatenate(defs)) if any_def else None,
                     layers, sum(p.num_rows for p in pages))
+
+
+def _rows_of(pd: PageData) -> int:
+    """Rows actually present in decoded entries."""
+    if pd.rep is not None:
+        return int(np.count_nonzero(pd.rep == repdef.num_lists(pd.layers)))
+    if pd.defs is not None:
+        return int(pd.defs.size)
+    return len(pd.values)

@@ -27,6 +27,7 @@ class BlobPage:
             raise UnsupportedFeatureError(f"{self.what}: blob columns inside lists are not supported")
         inner_ctx = PageCtx(ctx.what + " (blob descriptions)", DESCRIPTION, None, ctx.minor)
         self.inner = make_page(inner_ctx, page, _wrap(layout.inner_layout))
+        self.rows = int(page.length)
         SEEN.add("layout:blob")
 
     def meta_ranges(self):
