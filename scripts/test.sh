@@ -9,5 +9,5 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[test]'
-# Java-free by default; the Spark tests run only when pyspark is installed (pip install -e '.[spark]').
+# The Spark tests start a local[2] Spark session (Java 17+ must be on PATH).
 exec .venv/bin/python -m pytest -n 2 --dist loadfile "$@"
