@@ -233,17 +233,46 @@ def example_queries(table: str | None = None) -> list[tuple[str, str]]:
     return out
 
 
-def cmd_demo(args) -> int:
+def generic_demo_queries(uri: str, versions: list[int]) -> list[tuple[str, str]]:
+    """Time-travel queries that work on any table: live rows per version, and a first look."""
+    quoted = uri.replace("'", "''")
+    per_version = "\nUNION ALL\n".join(
+        f"SELECT {v} AS version, count(*) AS live_rows FROM '{quoted}' AT (VERSION => {v})" for v in versions)
+    return [
+        ("live rows per version", f"-- Live rows at every version (time travel with AT (VERSION => n)).\n"
+                                  f"{per_version}\nORDER BY version"),
+        ("first rows", f"-- The first rows of the latest version.\nSELECT * FROM '{quoted}' LIMIT 5"),
+    ]
+
+
+def _print_query(name: str, query: str, max_rows: int) -> None:
     from .duckdb import sql
-    for name, query in example_queries(args.table):
-        comment = "\n".join(l[2:].strip() for l in query.splitlines() if l.startswith("--"))
-        print(f"=== {name}")
-        if comment:
-            print(comment)
-        t = sql(query).arrow()
-        t = t.read_all() if hasattr(t, "read_all") else t
-        print(render_table(t, args.max_rows))
-        print()
+    comment = "\n".join(l[2:].strip() for l in query.splitlines() if l.startswith("--"))
+    print(f"=== {name}")
+    if comment:
+        print(comment)
+    t = sql(query).arrow()
+    t = t.read_all() if hasattr(t, "read_all") else t
+    print(render_table(t, max_rows))
+    print()
+
+
+def cmd_demo(args) -> int:
+    """Describe the table, list its versions and tags, then run SQL with time travel over it."""
+    from ..scan.dataset import dataset
+    uri = args.table or str(examples_dir() / "data" / "sample.lance")
+    ds = dataset(uri)
+    print(f"=== table {uri}")
+    cmd_describe(argparse.Namespace(uri=uri, version=None, tag=None, branch=None, asof=None, format=None))
+    print("\n=== versions and tags")
+    cmd_versions(argparse.Namespace(uri=uri, format=None))
+    print()
+    if args.table is None:
+        queries = example_queries()
+    else:
+        queries = generic_demo_queries(uri, [v["version"] for v in ds.versions()][-8:])
+    for name, query in queries:
+        _print_query(name, query, args.max_rows)
     return 0
 
 

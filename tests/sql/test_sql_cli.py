@@ -91,4 +91,20 @@ def test_demo_runs_every_example(tmp_path):
     r = run("demo", cwd=tmp_path)  # works from any directory
     assert r.returncode == 0, r.stderr
     examples = sorted(p.name for p in (ROOT / "sql_examples").glob("*.sql"))
-    assert [l[4:] for l in r.stdout.splitlines() if l.startswith("=== ")] == examples
+    sections = [l[4:] for l in r.stdout.splitlines() if l.startswith("=== ")]
+    assert sections[0].startswith("table ") and sections[1] == "versions and tags"
+    assert sections[2:] == examples
+
+
+def test_demo_over_a_user_table_counts_every_version_like_pylance(history):
+    r = run("demo", history)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    block = out[out.index("=== live rows per version"):out.index("=== first rows")]
+    got = {}
+    for line in block.splitlines():
+        cells = [c.strip() for c in line.strip("│ ").split("│")]
+        if len(cells) == 2 and cells[0].isdigit():
+            got[int(cells[0])] = int(cells[1])
+    ds = _pl(history)
+    assert got == {v["version"]: _pl(history, version=v["version"]).count_rows() for v in ds.versions()}
