@@ -98,8 +98,35 @@ def _mb_inline_bp(m, cs: ChunkSet, what: str):
     need = t // 8 + w * 1024 // 8
     if (sizes < need).any():
         raise CorruptFileError(f"{what}: bitpacked chunk shorter than its width needs")
-    vals = fastlanes.unpack_mixed(data, t, offs + t // 8, w, cs.counts)
-    return Fixed(vals, t, int(cs.counts.sum()))
+    total = int(cs.counts.sum())
+    vals = _inline_bp_uniform(data, t, offs + t // 8, w, cs.counts, total)
+    if vals is None:
+        vals = fastlanes.unpack_mixed(data, t, offs + t // 8, w, cs.counts)
+    return Fixed(vals, t, total)
+
+
+def _inline_bp_uniform(data: np.ndarray, t: int, offs: np.ndarray, w: np.ndarray, counts: np.ndarray,
+                       total: int) -> np.ndarray | None:
+    """Fast path: every chunk has the same width and chunks are equally spaced (the usual full
+    page), so the packed blocks are one strided (k, W*LANES) word view -- no gather copy."""
+    k = offs.size
+    if k < 2 or (w != w[0]).any() or (counts[:-1] != 1024).any():
+        return None
+    width = int(w[0])
+    stride = int(offs[1] - offs[0])
+    nbytes = width * 128
+    item = t // 8
+    if width == 0 or (np.diff(offs) != stride).any() or stride < nbytes or stride % item:
+        return None
+    base = int(offs[0])
+    if (data.ctypes.data + base) % item or base + (k - 1) * stride + nbytes > data.size:
+        return None
+    words = data[base: base + (k - 1) * stride + nbytes]
+    words = words[: words.size // item * item].view(_UDT[t])
+    packed = np.lib.stride_tricks.as_strided(words, shape=(k, nbytes // item), strides=(stride, item),
+                                             writeable=False)
+    out = fastlanes.unpack_blocks(packed, width, t).reshape(-1)
+    return out[:total]
 
 
 def _mb_variable(m, cs: ChunkSet, what: str):
@@ -109,21 +136,43 @@ def _mb_variable(m, cs: ChunkSet, what: str):
     counts = cs.counts
     if ((counts + 1) * ob > sizes).any():
         raise CorruptFileError(f"{what}: variable chunk shorter than its offsets")
-    seg, pos = segment_index(counts + 1)
-    o = read_uint(data, offs[seg] + pos * ob, ob, what)
-    first = o[np.cumsum(counts + 1) - (counts + 1)]
-    last = o[np.cumsum(counts + 1) - 1]
-    if (last < first).any() or (last > sizes).any() or (np.diff(o)[pos[1:] > 0] < 0).any():
+    total = int(counts.sum())
+    # word index of every value's start offset: chunk c's offsets are words offs[c]/ob + 0..counts[c]
+    cstart = np.cumsum(counts) - counts
+    first = read_uint(data, offs, ob, what)
+    last = read_uint(data, offs + counts * ob, ob, what)
+    if (last < first).any() or (last > sizes).any():
         raise CorruptFileError(f"{what}: variable offsets are not increasing or leave the chunk")
-    lens = last - first
-    body = gather_bytes(data, offs + first, lens, what)
-    base = np.cumsum(lens) - lens
-    rel = o - first[seg] + base[seg]
-    keep = pos < counts[seg]       # drop each chunk's final offset ...
-    out = np.empty(int(counts.sum()) + 1, np.int64)
-    out[:-1] = rel[keep]
-    out[-1] = int(lens.sum())      # ... and close with the total
+    words = _word_view(data, offs, ob)
+    if words is not None:
+        idx = np.repeat(offs // ob - cstart, counts)
+        idx += np.arange(total, dtype=np.int64)
+        lo = words[idx].astype(np.int64)
+        idx += 1
+        lens = words[idx].astype(np.int64)
+    else:
+        seg = np.repeat(np.arange(counts.size), counts)
+        bo = offs[seg] + (np.arange(total, dtype=np.int64) - cstart[seg]) * ob
+        lo = read_uint(data, bo, ob, what)
+        lens = read_uint(data, bo + ob, ob, what)
+    lens -= lo
+    if total and lens.min() < 0:
+        raise CorruptFileError(f"{what}: variable offsets are not increasing or leave the chunk")
+    clens = last - first
+    body = gather_bytes(data, offs + first, clens, what)
+    out = np.empty(total + 1, np.int64)
+    out[0] = 0
+    np.cumsum(lens, out=out[1:])
+    if out[-1] != body.size:
+        raise CorruptFileError(f"{what}: variable offsets disagree with their chunk's data size")
     return VarBin(out, body)
+
+
+def _word_view(data: np.ndarray, offs: np.ndarray, ob: int) -> np.ndarray | None:
+    """``data`` as little-endian ``ob``-byte words when every offset is word aligned (else None)."""
+    if data.ctypes.data % ob or (offs.size and (offs % ob).any()):
+        return None
+    return data[: data.size // ob * ob].view(_UDT[ob * 8])
 
 
 def _mb_fsst(m, cs: ChunkSet, what: str):

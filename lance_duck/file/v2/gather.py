@@ -51,9 +51,17 @@ def read_uint(buf: np.ndarray, offs: np.ndarray, nbytes: int, what: str = "heade
     offs = np.asarray(offs, np.int64)
     if offs.size and (offs.min() < 0 or int(offs.max()) + nbytes > buf.size):
         raise CorruptFileError(f"{what}: field lies outside its buffer")
+    if nbytes in (2, 4, 8) and buf.ctypes.data % nbytes == 0 and not (offs & (nbytes - 1)).any():
+        words = buf[: buf.size // nbytes * nbytes].view(_WORD[nbytes])[offs // nbytes]
+        if nbytes == 8 and offs.size and words.max() > np.uint64(2**62):
+            raise CorruptFileError(f"{what}: implausible value")
+        return words.astype(np.int64)
     out = np.zeros(offs.size, np.uint64)
     for b in range(nbytes):
         out |= buf[offs + b].astype(np.uint64) << np.uint64(8 * b)
     if nbytes == 8 and offs.size and out.max() > np.uint64(2**62):
         raise CorruptFileError(f"{what}: implausible value")
     return out.astype(np.int64)
+
+
+_WORD = {2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
