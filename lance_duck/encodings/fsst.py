@@ -13,17 +13,20 @@ Symbol table (both versions; 2312 bytes in pylance files, only a prefix is meani
 With the switch off the "compressed" bytes are the original bytes. Otherwise each byte is a code:
 c < 255 emits ``symbol[c][:len[c]]``; 255 is an escape and the next byte is emitted literally.
 
-Decoding: classify escapes from runs of 0xFF (even positions in a run are escapes, the byte after an
-escape is a literal), map every byte to a token (code, or 256 + literal byte) and its output length,
-take an exclusive cumsum for output positions and write every token's 8 table bytes at its position
-in one ordered scatter (later tokens overwrite the spill of earlier ones). Work proceeds in cache-sized
-blocks of whole strings.
+Decoding is one Arrow ``take``: the table becomes a 512-entry ``large_binary`` array (codes 0..254,
+the escape as an empty value, then the 256 one-byte literals), every compressed byte becomes a
+token (its code, or ``256 + byte`` after an escape), and taking the tokens from the table writes the
+output bytes and their int64 offsets in C++. Escapes are classified from runs of 0xFF (even
+positions in a run are escapes, the byte after an escape is a literal); without escapes the
+compressed bytes are the tokens as they are (uint8, no copy).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
+import pyarrow as pa
 
 from ..errors import CorruptFileError
 from ._buf import BufferLike, as_u8, need
@@ -33,24 +36,27 @@ __all__ = ["SymbolTable", "parse_symbol_table", "decompress", "FSST_MAGIC", "SYM
 FSST_MAGIC = 0x46535354
 SYMBOL_TABLE_SIZE = 2312
 ESC = 255
-_BLOCK = 1 << 17  # compressed bytes per block
-_BAD = 64         # length sentinel for codes the table does not define
-_EMPTY = 512      # token of an escape byte: emits nothing (its zero bytes are overwritten)
+_PAIRS_FROM = 1 << 18  # compressed bytes from which decoding code pairs pays for the pair table
 
 
 @dataclass(frozen=True)
 class SymbolTable:
-    """A parsed FSST table: ``table`` is (513, 8) uint8 (256 codes, 256 literal pseudo-codes, escape),
-    ``lengths`` the 513 output lengths (``_BAD`` for undefined codes, 0 for the escape token)."""
+    """A parsed FSST table: ``values`` is the 512-entry ``large_binary`` token table (codes 0..254
+    (undefined ones empty), the escape 255 empty, literal byte b at 256 + b)."""
 
     num_symbols: int
     enabled: bool          # the encoder switch; False = bytes stored uncompressed
-    table: np.ndarray
-    lengths: np.ndarray
+    values: pa.LargeBinaryArray
+    lengths: np.ndarray    # output length of the 512 tokens
 
-    @property
-    def table64(self) -> np.ndarray:
-        return self.table.view("<u8").reshape(-1)
+    @cached_property
+    def pairs(self) -> pa.LargeBinaryArray:
+        """The 65536-entry table of code pairs: entry ``a | b << 8`` is ``values[a] + values[b]``
+        (so a pair ending in the escape code emits its first code only)."""
+        both = self.values.take(pa.array(np.arange(1 << 16, dtype="<u2").view(np.uint8)))
+        _, offs, data = both.buffers()
+        offs = np.frombuffer(offs, np.int64)[::2].copy()
+        return pa.LargeBinaryArray.from_buffers(pa.large_binary(), 1 << 16, [None, pa.py_buffer(offs), data])
 
 
 def parse_symbol_table(data: BufferLike | SymbolTable) -> SymbolTable:
@@ -64,25 +70,30 @@ def parse_symbol_table(data: BufferLike | SymbolTable) -> SymbolTable:
         raise CorruptFileError(f"FSST symbol table: bad magic 0x{header >> 32:08x}")
     n = header & 0xFF
     need(buf, 8 + 9 * n, f"FSST symbol table with {n} symbols")
-    table = np.zeros((513, 8), np.uint8)  # 256 codes, 256 literals, 1 empty token for escapes
-    table[:n] = buf[8: 8 + 8 * n].reshape(n, 8)
-    table[256:512, 0] = np.arange(256, dtype=np.uint8)
-    lengths = np.full(513, _BAD, np.uint8)
     lens = buf[8 + 8 * n: 8 + 9 * n]
     if n and (lens.min() < 1 or lens.max() > 8):
         raise CorruptFileError("FSST symbol table: symbol length outside 1..8")
+    table = np.zeros((512, 8), np.uint8)
+    table[:n] = buf[8: 8 + 8 * n].reshape(n, 8)
+    table[256:, 0] = np.arange(256, dtype=np.uint8)
+    lengths = np.zeros(512, np.int64)
     lengths[:n] = lens
-    lengths[256:512] = 1
-    lengths[_EMPTY] = 0
-    return SymbolTable(n, bool(header >> 24 & 1), table, lengths)
+    lengths[256:] = 1
+    offsets = np.zeros(513, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    data_bytes = table[np.arange(8) < lengths[:, None]]
+    values = pa.LargeBinaryArray.from_buffers(pa.large_binary(), 512,
+                                              [None, pa.py_buffer(offsets), pa.py_buffer(data_bytes)])
+    return SymbolTable(n, bool(header >> 24 & 1), values, lengths.astype(np.uint8))
 
 
-def _decode_region(st: SymbolTable, region: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Decode compressed bytes; returns (output bytes, output position of every input byte + end)."""
+def _tokens(st: SymbolTable, region: np.ndarray) -> np.ndarray:
+    """Token of every compressed byte (uint8 codes when there is no escape), validated."""
     m = region.size
-    tok = region.astype(np.uint16)
     ff = np.flatnonzero(region == ESC)
-    if ff.size:
+    if ff.size == 0:
+        tok, lit = region, ff
+    else:
         # position of each 0xFF inside its run of consecutive 0xFF bytes: even = escape
         brk = np.empty(ff.size, np.bool_)
         brk[0] = True
@@ -90,24 +101,19 @@ def _decode_region(st: SymbolTable, region: np.ndarray) -> tuple[np.ndarray, np.
         run_start = np.maximum.accumulate(np.where(brk, np.arange(ff.size), 0))
         esc = ff[((np.arange(ff.size) - run_start) & 1) == 0]
         lit = esc + 1
-        if lit.size and lit[-1] >= m:
+        if lit[-1] >= m:
             raise CorruptFileError("FSST: compressed data ends with a dangling escape")
+        tok = region.astype(np.uint16)
         tok[lit] += 256
-        tok[esc] = _EMPTY
-    lens = st.lengths[tok]
-    if lens.max(initial=0) == _BAD:
-        raise CorruptFileError(f"FSST: code outside the {st.num_symbols}-symbol table")
-    pos = np.empty(m + 1, np.int64)
-    pos[0] = 0
-    np.cumsum(lens, out=pos[1:])
-    total = int(pos[-1])
-    out = np.zeros(total + 8, np.uint8)
-    if m:
-        starts = pos[:-1]
-        vals = st.table64[tok]
-        windows = np.ndarray(shape=(total + 1,), dtype="<u8", buffer=out, strides=(1,))
-        windows[starts] = vals  # ordered scatter: each later token overwrites the previous spill
-    return out[:total], pos
+    n = st.num_symbols
+    if n < ESC:
+        # codes n..254 are undefined: bytes >= n that are neither escapes nor literals
+        over = int(np.count_nonzero(region >= n)) - lit.size
+        if lit.size:
+            over -= int(np.count_nonzero(region[lit] >= n))
+        if over > 0:
+            raise CorruptFileError(f"FSST: code outside the {n}-symbol table")
+    return tok
 
 
 def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data: BufferLike
@@ -123,19 +129,27 @@ def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data
         raise CorruptFileError("FSST: string offsets are not increasing within the data buffer")
     if not st.enabled:
         return offs - base, buf[base:end]
+    region = buf[base:end]
+    tok = _tokens(st, region)
     rel = offs - base
-    if end - base <= _BLOCK:
-        out, pos = _decode_region(st, buf[base:end])
-        return pos[rel], out
-    # blocks of whole strings, ~_BLOCK compressed bytes each
-    cuts = np.searchsorted(rel, np.arange(_BLOCK, end - base, _BLOCK), side="left")
-    cuts = np.unique(np.concatenate([[0], cuts, [rel.size - 1]]))
-    parts = []
-    out_offs = np.empty(rel.size, np.int64)
-    done = 0
-    for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
-        out, pos = _decode_region(st, buf[base + rel[a]: base + rel[b]])
-        out_offs[a: b + 1] = pos[rel[a: b + 1] - rel[a]] + done
-        done += out.size
-        parts.append(out)
-    return out_offs, np.concatenate(parts)
+    if tok.dtype == np.uint8 and tok.size >= _PAIRS_FROM:
+        # no escapes: decode code pairs (half the tokens); pad an odd tail with the empty escape code
+        m = tok.size
+        padded = np.empty(m + (m & 1), np.uint8)
+        padded[:m] = tok
+        padded[m:] = ESC
+        pos, res = _take(st.pairs, padded.view("<u2"))
+        # a string starting at an odd byte starts after the first code of its pair
+        first = st.lengths[tok[np.maximum(rel - 1, 0)]] & -(rel & 1).astype(np.uint8)
+        return pos[rel >> 1] + first, res
+    pos, res = _take(st.values, tok)
+    return pos[rel], res
+
+
+def _take(values: pa.LargeBinaryArray, tok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(int64 output offsets of every token + end, output bytes) of taking ``tok`` from ``values``."""
+    out = values.take(pa.array(tok))
+    _, pos_buf, data_buf = out.buffers()
+    pos = np.frombuffer(pos_buf, np.int64, tok.size + 1)
+    total = int(pos[-1])
+    return pos, (np.frombuffer(data_buf, np.uint8, total) if total else np.empty(0, np.uint8))

@@ -139,3 +139,39 @@ def test_2_0_fsst_binary_page_matches_pylance(pylance_files):
     o, d = fsst.decompress(enc.symbol_table, offs, data)
     got = [None if null[i] else d[o[i]:o[i + 1]].tobytes().decode() for i in range(len(ends))]
     assert got == pylance_files.expected("2.0", "s_fsst").to_pylist()[: len(ends)]
+
+
+def _random_codes(rng, n_bytes, n_syms):
+    comp = rng.integers(0, n_syms, n_bytes).astype(np.uint8)
+    cuts = np.sort(rng.integers(0, n_bytes + 1, n_bytes // 5))  # odd and even starts, empty strings
+    return comp, np.concatenate([[0], cuts, [n_bytes]])
+
+
+@pytest.mark.parametrize("n_bytes", [fsst._PAIRS_FROM + 1, fsst._PAIRS_FROM + 2])
+def test_large_escape_free_input_decodes_by_code_pairs_exactly(n_bytes):
+    syms = SYMS[:4]
+    comp, offs = _random_codes(np.random.default_rng(n_bytes), n_bytes, len(syms))
+    o, d = fsst.decompress(make_table(syms), offs, comp.tobytes())
+    whole = b"".join(syms[c] for c in comp.tolist())
+    starts = np.cumsum([0] + [len(syms[c]) for c in comp.tolist()])
+    assert d.tobytes() == whole
+    assert o.tolist() == starts[offs].tolist()
+
+
+def test_large_input_with_escapes_matches_reference():
+    rng = np.random.default_rng(7)
+    comp, offs = _random_codes(rng, fsst._PAIRS_FROM + 3, len(SYMS))
+    strings = [ref_decode(comp[a:b].tobytes(), SYMS) for a, b in zip(offs[:-1], offs[1:])]
+    strings = [s + b"Z\xff" if i % 7 == 0 else s for i, s in enumerate(strings)]  # need escapes
+    comp_strings = [ref_encode(s, SYMS) for s in strings]
+    data = b"".join(comp_strings)
+    assert b"\xffZ\xff\xff" in data and len(data) > fsst._PAIRS_FROM
+    o, d = fsst.decompress(make_table(SYMS), np.cumsum([0] + [len(c) for c in comp_strings]), data)
+    assert [d[o[i]:o[i + 1]].tobytes() for i in range(len(strings))] == strings
+
+
+def test_large_input_with_undefined_code_is_corrupt():
+    comp, offs = _random_codes(np.random.default_rng(3), fsst._PAIRS_FROM + 10, 4)
+    comp[12345] = 200
+    with pytest.raises(CorruptFileError, match="outside the 4-symbol table"):
+        fsst.decompress(make_table(SYMS[:4]), offs, comp.tobytes())
