@@ -18,11 +18,16 @@ import pyarrow as pa
 from ..file.base import open_data_file
 from .filters import ROW_ADDR, ROW_ID, BoundFilter, evaluate
 from .planning import ScanTask
+from .pages import column_bounds, widen
 from .projection import Projection, extract
 from .readahead import ReadaheadStats, ordered_map
 
 Selection = "range | np.ndarray"
 READER_CACHE_SIZE = 32
+# A selection keeping fewer than 1 row in this many is read as row offsets (chunks gathered).
+SPARSE_FACTOR = 8
+# How far a read may be widened beyond its range to cover whole pages (besides doubling).
+WIDEN_SLACK_ROWS = 64 * 1024
 
 
 class ScanContext:
@@ -37,6 +42,7 @@ class ScanContext:
         self._fields = {f.name: f for f in snapshot.schema.fields}
         self._types = {f.name: f.type for f in snapshot.arrow_schema}
         self._readers: OrderedDict[str, Any] = OrderedDict()
+        self._bounds: dict[tuple, Any] = {}
         self._lock = threading.Lock()
         filter_cols = tuple(flt.columns) if flt is not None else ()
         self.filter_columns = filter_cols
@@ -56,34 +62,93 @@ class ScanContext:
                 self._readers.popitem(last=False)
         return r
 
+    # -- page boundaries ----------------------------------------------------------------------
+    def column_bounds(self, fragment, name: str):
+        """Page boundaries of a top-level column in its data file (None: unknown / not stored)."""
+        field = self._fields.get(name)
+        if field is None:
+            return None
+        ref = _file_for(fragment, field)
+        if ref is None:
+            return None
+        key = (ref.path, name)
+        with self._lock:
+            if key in self._bounds:
+                return self._bounds[key]
+        b = column_bounds(self.reader(ref), field, fragment.physical_rows)
+        with self._lock:
+            self._bounds[key] = b
+        return b
+
+    def fragment_bounds(self, fragment) -> list[np.ndarray]:
+        """Page boundaries of every stored column the scan reads (for planning)."""
+        out = []
+        for name in self.filter_columns + self.late_columns:
+            b = self.column_bounds(fragment, name)
+            if b is not None:
+                out.append(b)
+        return out
+
     # -- columns -------------------------------------------------------------------------
-    def read_columns(self, fragment, names: Sequence[str], sel) -> dict[str, pa.Array]:
-        """Top-level columns (incl. _rowid/_rowaddr) for a row selection of one fragment."""
-        n = len(sel)
+    def read_columns(self, fragment, names: Sequence[str], rows: range,
+                     mask: np.ndarray | None = None) -> dict[str, pa.Array]:
+        """Top-level columns (incl. _rowid/_rowaddr) for the rows of ``rows`` where ``mask``.
+
+        Dense selections decode whole pages over a contiguous range and then slice / filter
+        (cheapest in the readers); sparse ones hand the readers the row offsets so that
+        only the chunks holding them are fetched.
+        """
+        if not names:
+            return {}
+        if not isinstance(rows, range):      # explicit sorted offsets (take)
+            offs = np.asarray(rows, dtype=np.int64)
+            if len(offs) == 0:
+                rows, mask = range(0, 0), None
+            else:
+                first = int(offs[0])
+                rows = range(first, int(offs[-1]) + 1)
+                mask = np.zeros(len(rows), dtype=bool)
+                mask[offs - first] = True
+        count = len(rows) if mask is None else int(np.count_nonzero(mask))
+        sparse = mask is not None and count * SPARSE_FACTOR < len(rows)
+        offsets = None
         out: dict[str, pa.Array] = {}
-        by_file: dict[str, tuple[Any, list]] = {}
+        by_read: dict[tuple, tuple[Any, Any, list]] = {}
         for name in names:
-            if name == ROW_ADDR:
-                out[name] = pa.array(_offsets(sel).astype(np.uint64) | np.uint64(fragment.id << 32))
-                continue
-            if name == ROW_ID:
-                ids = fragment.row_ids() if self.snapshot.has_stable_row_ids else None
-                if ids is None:
-                    out[name] = pa.array(_offsets(sel).astype(np.uint64) | np.uint64(fragment.id << 32))
+            if name in (ROW_ADDR, ROW_ID):
+                if offsets is None:
+                    offsets = _offsets(rows) if mask is None else np.flatnonzero(mask) + rows.start
+                if name == ROW_ID and self.snapshot.has_stable_row_ids and fragment.row_ids() is not None:
+                    out[name] = pa.array(np.asarray(fragment.row_ids(), dtype=np.uint64)[offsets])
                 else:
-                    out[name] = pa.array(np.asarray(ids, dtype=np.uint64)[_offsets(sel)])
+                    out[name] = pa.array(offsets.astype(np.uint64) | np.uint64(fragment.id << 32))
                 continue
             field = self._fields[name]
             ref = _file_for(fragment, field)
             if ref is None:
-                out[name] = pa.nulls(n, self._types[name])
+                out[name] = pa.nulls(count, self._types[name])
                 continue
-            by_file.setdefault(ref.path, (ref, []))[1].append(field)
-        for ref, fields in by_file.values():
+            if sparse:
+                sel = _compact(np.flatnonzero(mask) + rows.start)
+                key = (ref.path, "sel")
+            else:
+                sel = widen(self.column_bounds(fragment, name), rows,
+                            max(2 * len(rows), len(rows) + WIDEN_SLACK_ROWS))
+                key = (ref.path, sel.start, sel.stop)
+            by_read.setdefault(key, (ref, sel, []))[2].append(field)
+        keep = None
+        for ref, sel, fields in by_read.values():
             arrays = self.reader(ref).read_fields(fields, sel)
             for f, a in zip(fields, arrays):
                 if isinstance(a, pa.ChunkedArray):
                     a = a.combine_chunks()
+                if not sparse:
+                    if sel.start != rows.start or sel.stop != rows.stop:
+                        a = a.slice(rows.start - sel.start, len(rows))
+                    if mask is not None and count != len(rows):
+                        if keep is None:
+                            keep = pa.array(mask)
+                        a = a.filter(keep)
                 want = self._types[f.name]
                 if a.type != want:
                     a = a.cast(want)
@@ -93,26 +158,33 @@ class ScanContext:
     # -- one task ----------------------------------------------------------------------------
     def run(self, task: ScanTask) -> pa.RecordBatch | None:
         frag = task.fragment
-        sel = live_selection(frag, task.rows)
+        rows = task.rows
+        mask = live_mask(frag, rows)
         if task.skip:
-            sel = _compact(_offsets(sel)[task.skip:])
-        if len(sel) == 0:
+            if mask is None:
+                mask = np.ones(len(rows), dtype=bool)
+            mask[np.flatnonzero(mask)[:task.skip]] = False
+        n = len(rows) if mask is None else int(np.count_nonzero(mask))
+        if n == 0:
             return None
         cols: dict[str, pa.Array] = {}
         if self.filter is not None:
-            fcols = self.read_columns(frag, self.filter_columns, sel)
+            fcols = self.read_columns(frag, self.filter_columns, rows, mask)
             fbatch = pa.RecordBatch.from_arrays(list(fcols.values()), names=list(fcols.keys())) \
-                if fcols else _empty_batch(len(sel))
+                if fcols else _empty_batch(n)
             keep = self.filter.mask(fbatch)
             if not keep.all():
                 if not keep.any():
                     return None
                 idx = np.flatnonzero(keep)
-                sel = _compact(_offsets(sel)[idx])
-                fcols = {k: v.take(pa.array(idx)) for k, v in fcols.items() if k in self.projection.sources}
+                pos = np.arange(len(rows)) if mask is None else np.flatnonzero(mask)
+                mask = np.zeros(len(rows), dtype=bool)
+                mask[pos[idx]] = True
+                n = len(idx)
+                fcols = {k: v.filter(pa.array(keep)) for k, v in fcols.items() if k in self.projection.sources}
             cols.update(fcols)
-        cols.update(self.read_columns(frag, self.late_columns, sel))
-        return self.assemble(cols, len(sel))
+        cols.update(self.read_columns(frag, self.late_columns, rows, mask))
+        return self.assemble(cols, n)
 
     def assemble(self, cols: dict[str, pa.Array], n: int) -> pa.RecordBatch:
         arrays = []
@@ -138,16 +210,24 @@ def _file_for(fragment, field):
     return None
 
 
-def live_selection(fragment, rows: range):
-    """The physical rows of ``rows`` that are not deleted: a range when none are."""
+def live_mask(fragment, rows: range) -> np.ndarray | None:
+    """Which rows of ``rows`` are not deleted (None when all are)."""
     if not fragment.num_deletions():
-        return rows
+        return None
     d = fragment.deleted_offsets()
     lo, hi = np.searchsorted(d, [rows.start, rows.stop])
     if lo == hi:
-        return rows
+        return None
     keep = np.ones(len(rows), dtype=bool)
     keep[d[lo:hi] - rows.start] = False
+    return keep
+
+
+def live_selection(fragment, rows: range):
+    """The physical rows of ``rows`` that are not deleted: a range when none are."""
+    keep = live_mask(fragment, rows)
+    if keep is None:
+        return rows
     return _compact(np.flatnonzero(keep) + rows.start)
 
 
@@ -175,8 +255,11 @@ def batch_bytes(b: pa.RecordBatch | None) -> int:
 
 def execute(ctx: ScanContext, tasks: Iterator[ScanTask], *, offset: int = 0, limit: int | None = None,
             readahead: int = 4, budget_bytes: int | None = None,
-            stats: ReadaheadStats | None = None) -> Iterator[pa.RecordBatch]:
-    """The ordered batch stream of a scan, with ``offset``/``limit`` applied."""
+            stats: ReadaheadStats | None = None, batch_rows: int | None = None) -> Iterator[pa.RecordBatch]:
+    """The ordered batch stream of a scan, with ``offset``/``limit`` applied.
+
+    Batches longer than ``batch_rows`` (tasks spanning whole pages) are yielded as slices.
+    """
     kw = {} if budget_bytes is None else {"budget_bytes": budget_bytes}
     skip = offset or 0
     remaining = limit
@@ -185,9 +268,7 @@ def execute(ctx: ScanContext, tasks: Iterator[ScanTask], *, offset: int = 0, lim
     stream = ordered_map(ctx.run, tasks, size_of=batch_bytes, weight_of=lambda t: len(t.rows),
                           max_inflight=readahead, stats=stats, **kw)
     try:
-        for b in stream:
-            if b is None or b.num_rows == 0:
-                continue
+        for b in _split(stream, batch_rows):
             if skip:
                 if b.num_rows <= skip:
                     skip -= b.num_rows
@@ -202,3 +283,14 @@ def execute(ctx: ScanContext, tasks: Iterator[ScanTask], *, offset: int = 0, lim
             yield b
     finally:
         stream.close()
+
+
+def _split(stream, batch_rows: int | None) -> Iterator[pa.RecordBatch]:
+    for b in stream:
+        if b is None or b.num_rows == 0:
+            continue
+        if batch_rows is None or b.num_rows <= batch_rows:
+            yield b
+            continue
+        for start in range(0, b.num_rows, batch_rows):
+            yield b.slice(start, batch_rows)

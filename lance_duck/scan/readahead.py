@@ -63,6 +63,8 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, size_of: Callable[[
     try:
         while True:
             while not exhausted and len(pending) < max_inflight:
+                if pending and per_weight == 0.0:
+                    break          # nothing learnt yet: plan no further than the first item
                 if not nxt:
                     try:
                         nxt.append(next(it))
