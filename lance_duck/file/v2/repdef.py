@@ -88,6 +88,7 @@ class Unraveler:
     """Walks the layers of one leaf column (all pages concatenated) from the leaf outward."""
 
     def __init__(self, rep: np.ndarray | None, defs: np.ndarray | None, layers: list[int], what: str):
+        self._pending = None
         self.rep = rep
         self.defs = defs
         self.layers = layers
@@ -108,6 +109,32 @@ class Unraveler:
         if rep is not None and rep.size and int(rep.max()) > lists:
             raise CorruptFileError(f"{what}: rep level {int(rep.max())} exceeds {lists} list layers")
 
+    def _apply_pending(self) -> None:
+        keep = self._pending
+        if keep is not None:
+            self._pending = None
+            self._rep = self._rep[keep] - 1
+            if self._defs is not None:
+                self._defs = self._defs[keep]
+
+    @property
+    def rep(self) -> np.ndarray | None:
+        self._apply_pending()
+        return self._rep
+
+    @rep.setter
+    def rep(self, v) -> None:
+        self._rep = v
+
+    @property
+    def defs(self) -> np.ndarray | None:
+        self._apply_pending()
+        return self._defs
+
+    @defs.setter
+    def defs(self, v) -> None:
+        self._defs = v
+
     def _next_layer(self, want_list: bool) -> int:
         if self.layer >= len(self.layers):
             raise CorruptFileError(f"{self.what}: column has fewer nesting layers than its type")
@@ -124,10 +151,12 @@ class Unraveler:
         if lay == ALL_VALID_ITEM or self.defs is None:
             return None
         d = self.defs
-        if self.rep_cmp > 0:
-            d = d[self.levels_to_rep[d] <= self.rep_cmp]
-        elif self.rep is not None:
-            d = d[self.levels_to_rep[d] == 0]
+        if self.rep_cmp > 0 or self.rep is not None:
+            # entries of lists at or below this depth: levels_to_rep is non-decreasing, so
+            # "levels_to_rep[d] <= rep_cmp" is "d < thr"
+            thr = int(np.searchsorted(self.levels_to_rep, self.rep_cmp, side="right"))
+            if thr < self.levels_to_rep.size:
+                d = d[d < thr]
         valid = d <= self.def_cmp
         self.def_cmp += 1
         return valid
@@ -179,19 +208,28 @@ class Unraveler:
                     break
                 if nxt == NULLABLE_ITEM:
                     max_level += 1
-            child = (~starts) | (d <= valid)
-            child_pos = np.cumsum(child) - child
-            is_list = starts & (d <= max_level)
-            idx = np.flatnonzero(is_list)
-            dl = d[idx]
-            offsets = np.empty(idx.size + 1, np.int64)
-            offsets[:-1] = child_pos[idx]
-            offsets[-1] = int(child.sum())
+            # entries that start a list at this depth or above; those with d > valid are null /
+            # empty lists (no child item). Every other entry is one child item, so a list's
+            # offset is its entry index minus the number of childless entries before it.
+            sidx = np.flatnonzero(starts)
+            ds = d[sidx]
+            childless = ds > valid
+            n_childless = int(np.count_nonzero(childless))
+            if n_childless:
+                before = np.cumsum(childless, dtype=np.int64)
+                before -= childless
+                sidx -= before
+            in_layer = ds <= max_level
+            offsets = np.empty(int(np.count_nonzero(in_layer)) + 1, np.int64)
+            if offsets.size == sidx.size + 1:
+                offsets[:-1] = sidx
+                dl = ds
+            else:
+                offsets[:-1] = sidx[in_layer]
+                dl = ds[in_layer]
+            offsets[-1] = rep.size - n_childless
             is_null = (dl == null) | ((dl > hi) & (dl <= max_level))
             validity = None if not is_null.any() else ~is_null
-        keep = starts
-        self.rep = rep[keep] - 1
-        if d is not None:
-            self.defs = d[keep]
+        self._pending = starts    # applied lazily: the outermost list never needs it
         self.rep_cmp += 1
         return offsets, validity
