@@ -113,3 +113,17 @@ def test_legacy_dictionary_outside_manifest_is_corrupt(lance_mod, tmp_path):
     field = dataclasses.replace(snap.schema.field("d"), dictionary_offset=10**9)
     with pytest.raises(CorruptFileError, match="outside"):
         load_dictionary_values(b"\0" * 100, field)
+
+
+@pytest.mark.parametrize("rows", [None, np.arange(0, 500, 7)], ids=["whole", "selected"])
+def test_legacy_list_positions_out_of_order_are_corrupt_naming_the_row_group(lance_mod, tmp_path, rows):
+    path = str(tmp_path / "leg.lance")
+    lance_mod.write_dataset(_table(), path, data_storage_version="legacy", max_rows_per_group=128)
+    snap = load_table(path)
+    ref = snap.fragments[0].files[0]
+    field = snap.schema.field("l")
+    pos, _ = open_data_file(snap.io, ref)._page(field, 2)
+    data = bytearray(open(ref.path, "rb").read())
+    data[pos + 4 * 10: pos + 4 * 11] = struct.pack("<i", 0)  # position 10 of row group 2 drops to 0
+    with pytest.raises(CorruptFileError, match="row group 2: list positions are not increasing"):
+        _open_mutated(snap, ref, bytes(data), tmp_path).read_field(field, rows)

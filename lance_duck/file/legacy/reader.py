@@ -178,14 +178,12 @@ class LegacyFileReader(DataFileReader):
         w = bits // 8
         counts = np.array([hi - lo for lo, hi, _ in spans], dtype=np.int64)
         base = np.concatenate(([0], np.cumsum(counts)[:-1])) if len(counts) else counts
-        buf = b"".join(bytes(d) for d in datas) if len(datas) != 1 else datas[0]
+        buf = _glue(datas)
         total = int(counts.sum())
         if len(buf) < total * w:
             raise CorruptFileError(f"{self.ref.path}: field {field.name!r}: pages are shorter than their rows")
         arr = fixed_array(t, total, buf, f"{self.ref.path}: field {field.name!r}")
-        if all(s.local is None for s in segs):
-            return arr
-        if all(isinstance(s.local, range) or s.local is None for s in segs) and len(segs) == 1:
+        if _contiguous(segs):
             return arr
         idx = np.concatenate([
             (np.arange(len(range(*s.bounds)), dtype=np.int64) if not isinstance(s.local, np.ndarray)
@@ -216,10 +214,10 @@ class LegacyFileReader(DataFileReader):
             valid = offsets[1:] > offsets[:-1]
             if not valid.all():
                 vbuf = pa.py_buffer(np.packbits(valid, bitorder="little"))
-        data = b"".join(bytes(b) for b in blobs)
+        data = _glue(blobs)
         arr = pa.Array.from_buffers(t, nrows, [vbuf, pa.py_buffer(offsets.astype(np.int64 if large else np.int32)),
                                                pa.py_buffer(data)])
-        if all(not isinstance(s.local, np.ndarray) for s in segs):
+        if _contiguous(segs):
             return arr
         row_base = np.concatenate(([0], np.cumsum([hi - lo for lo, hi, _ in spans])))
         idx = np.concatenate([
@@ -231,6 +229,8 @@ class LegacyFileReader(DataFileReader):
         t = field.arrow_type
         pbits = 64 if pa.types.is_large_list(t) else 32
         datas, spans = self._pieces(field, segs, pbits, extra=1, len_has_extra=True)
+        if _contiguous(segs):
+            return self._read_whole_lists(field, segs, datas, pbits)
         child_segs, lengths = [], []
         for s, data, (lo, hi, _) in zip(segs, datas, spans):
             p = np.frombuffer(bytes(data), dtype=f"<i{pbits // 8}").astype(np.int64)
@@ -252,6 +252,42 @@ class LegacyFileReader(DataFileReader):
         items = self._read(field.children[0], child_segs) if child_segs else empty(t.value_type)
         all_lengths = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
         return build_list(t, all_lengths, None, items)
+
+    def _read_whole_lists(self, field: LanceField, segs: list[_Seg], datas, pbits: int) -> pa.Array:
+        """Lists of contiguous row spans: one array of positions for every span, no per-row work."""
+        t = field.arrow_type
+        pos = np.frombuffer(_glue(datas), dtype=f"<i{pbits // 8}").astype(np.int64)
+        counts = np.array([s.count() + 1 for s in segs], dtype=np.int64)  # rows + 1 positions each
+        if len(pos) != int(counts.sum()):
+            raise CorruptFileError(f"{self.ref.path}: field {field.name!r}: list positions are truncated")
+        ends = np.cumsum(counts)
+        firsts, lasts = pos[ends - counts], pos[ends - 1]
+        step = np.diff(pos)
+        step[ends[:-1] - 1] = 0  # the jump from one span's last position to the next span's first
+        if (firsts < 0).any() or (step < 0).any():
+            at = int(np.argmax(firsts < 0)) if (firsts < 0).any() else \
+                int(np.searchsorted(ends, int(np.argmax(step < 0)), side="right"))
+            bad = segs[at]
+            raise CorruptFileError(f"{self._where(field, bad.batch)}: list positions are not increasing")
+        lengths = np.delete(step, ends[:-1] - 1)
+        child_segs = [_Seg(s.batch, range(a, b), b) for s, a, b in zip(segs, firsts.tolist(), lasts.tolist())
+                      if b > a]
+        items = self._read(field.children[0], child_segs) if child_segs else empty(t.value_type)
+        return build_list(t, lengths, None, items)
+
+
+def _contiguous(segs: list[_Seg]) -> bool:
+    """Whether every segment wants a whole run of rows (so its span is exactly its rows)."""
+    return all(not isinstance(s.local, np.ndarray) for s in segs)
+
+
+def _glue(parts) -> np.ndarray | bytes | memoryview:
+    """The byte pieces back to back (the piece itself when there is one)."""
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return b""
+    return np.concatenate([np.frombuffer(b, dtype=np.uint8) for b in parts])
 
 
 def _bool_span(t: pa.DataType, data, bit_off: int, count: int) -> pa.Array:
