@@ -25,12 +25,15 @@ SUPPORTED_READER_FLAGS: dict[int, str] = {
     8: "table config",
     16: "base paths (shallow clones, branches)",
     32: "no transaction file",
+    256: "mixed data-file versions (every version present must be readable; see check_reader_flags)",
 }
+# Data-file versions (major, minor) as the manifest's DataFile records them, that lance_duck reads.
+READABLE_FILE_VERSIONS = {(0, 1), (0, 2), (0, 3), (2, 0), (2, 1), (2, 2)}
+MIXED_FILE_VERSIONS = 256
 # Meanings of bits we refuse, for the error message only (upstream has renumbered bits >= 64).
 _KNOWN_UNSUPPORTED: dict[int, str] = {
     64: "data overlay files",
     128: "covered index metadata / MemWAL (meaning varies by Lance release)",
-    256: "mixed data-file versions",
     512: "fragment metadata tree / stable field ids (meaning varies by Lance release)",
     1024: "FRI",
     16384: "managed blobs",
@@ -75,6 +78,8 @@ def decode_manifest(raw: bytes, path: str) -> table_pb2.Manifest:
 def check_reader_flags(m: table_pb2.Manifest, path: str) -> None:
     """Refuse manifests that need a reader feature lance_duck does not implement."""
     flags = m.reader_feature_flags
+    if flags & MIXED_FILE_VERSIONS:
+        _check_mixed_file_versions(m, path)
     unknown = flags & ~sum(SUPPORTED_READER_FLAGS)
     if not unknown:
         return
@@ -83,6 +88,20 @@ def check_reader_flags(m: table_pb2.Manifest, path: str) -> None:
     raise UnsupportedFeatureError(
         f"{path}: version {m.version} needs reader feature flag {desc}, which lance_duck cannot read "
         f"(supported flags: {sorted(SUPPORTED_READER_FLAGS)})")
+
+
+def _check_mixed_file_versions(m: table_pb2.Manifest, path: str) -> None:
+    """Flag 256 is paired with the writer bit and promises only that fragments differ in file version."""
+    if not m.writer_feature_flags & MIXED_FILE_VERSIONS:
+        raise CorruptFileError(
+            f"{path}: version {m.version} sets reader flag 256 (mixed data-file versions) without the writer flag")
+    for frag in m.fragments:
+        for f in frag.files:
+            v = (f.file_major_version, f.file_minor_version)
+            if v not in READABLE_FILE_VERSIONS:
+                raise UnsupportedFeatureError(
+                    f"{path}: fragment {frag.id} has a data file in format {v[0]}.{v[1]}, which lance_duck "
+                    f"cannot read ({f.path})")
 
 
 def check_fragments(m: table_pb2.Manifest, path: str) -> None:

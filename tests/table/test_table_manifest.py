@@ -167,3 +167,23 @@ def test_unknown_deletion_count_is_read_from_the_deletion_file(histories, tmp_pa
     pds = lance.dataset(p, version=version)
     assert [f.count_rows() for f in snap.fragments] == [f.count_rows() for f in pds.get_fragments()]
     assert snap.count_rows() == pds.count_rows()
+
+
+def test_mixed_file_version_flag_needs_its_writer_bit_and_readable_files(histories, tmp_path):
+    p = _copy_main(histories["hist_2_2"], tmp_path / "t.lance")
+    newest = _newest_manifest(p)
+    _rewrite(newest, lambda m: setattr(m, "reader_feature_flags", m.reader_feature_flags | 256))
+    with pytest.raises(CorruptFileError, match="256"):  # half-set: reader bit without writer bit
+        open_snapshot(p)
+
+    def both_bits(m):
+        m.reader_feature_flags |= 256
+        m.writer_feature_flags |= 256
+    _rewrite(newest, both_bits)
+    assert open_snapshot(p).count_rows() == lance.dataset(p).count_rows()
+
+    def unknown_file_version(m):
+        m.fragments[0].files[0].file_minor_version = 9
+    _rewrite(newest, unknown_file_version)
+    with pytest.raises(UnsupportedFeatureError, match=r"format 2\.9"):
+        open_snapshot(p)
