@@ -1,0 +1,129 @@
+"""Page-aligned tasks: results stay equal to pylance when tasks span, widen to and re-slice pages."""
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import lance_duck.scan.scanner as scanner_mod
+from lance_duck.scan import dataset
+from lance_duck.scan.execution import ScanContext
+from lance_duck.scan.planning import DEFAULT_BATCH_ROWS, plan_tasks
+from lance_duck.scan.projection import resolve_projection
+
+from conftest import assert_tables_equal
+
+lance = pytest.importorskip("lance")
+
+
+def _paged_table(n: int = 12000) -> pa.Table:
+    rng = np.random.default_rng(1)
+    return pa.table({
+        "id": np.arange(n),
+        "v": rng.random(n),
+        "big": pa.array([rng.bytes(int(k)) for k in rng.integers(1000, 3000, n)], pa.binary()),
+        "s": pa.array([None if k % 13 == 0 else f"s{k % 17}" for k in range(n)]),
+    })
+
+
+@pytest.fixture(scope="session", params=["2.0", "2.2"])
+def paged(request, tmp_path_factory) -> str:
+    """Two fragments; ``big`` spans several pages (written in 1000-row batches), the others one."""
+    p = str(tmp_path_factory.mktemp(f"paged_{request.param}") / "t.lance")
+    t = _paged_table()
+    lance.write_dataset(pa.RecordBatchReader.from_batches(t.schema, t.to_batches(max_chunksize=1000)), p,
+                        data_storage_version=request.param, max_rows_per_file=8000)
+    lance.dataset(p).delete("id % 97 = 5 or (id >= 2000 and id < 2100)")
+    return p
+
+
+@pytest.fixture(scope="session")
+def long_fragment(tmp_path_factory) -> str:
+    """One 300k-row fragment: single pages far longer than the default batch size."""
+    p = str(tmp_path_factory.mktemp("long_frag") / "t.lance")
+    n = 300_000
+    lance.write_dataset(pa.table({"id": np.arange(n), "v": np.random.default_rng(2).random(n)}), p,
+                        data_storage_version="2.2")
+    lance.dataset(p).delete("id % 1000 = 3")
+    return p
+
+
+@pytest.fixture
+def small_first_batch(monkeypatch):
+    monkeypatch.setattr(scanner_mod, "FIRST_BATCH_ROWS", 500)
+
+
+def _bounds(paged_path: str) -> list[int]:
+    ds = dataset(paged_path)
+    snap = ds._snapshot
+    ctx = ScanContext(snap, resolve_projection(None, snap.arrow_schema, snap.schema), None)
+    return [len(b) - 1 for f in snap.fragments for b in ctx.fragment_bounds(f)]
+
+
+def test_fixture_has_multi_page_columns(paged):
+    assert max(_bounds(paged)) >= 3
+
+
+def test_tasks_after_the_first_end_on_page_boundaries_and_cover_every_row(paged):
+    ds = dataset(paged)
+    snap = ds._snapshot
+    ctx = ScanContext(snap, resolve_projection(["id", "big"], snap.arrow_schema, snap.schema), None)
+    tasks = list(plan_tasks(snap.fragments, 1000, first_rows=300, bounds_of=ctx.fragment_bounds))
+    assert tasks[0].rows == range(0, 300)
+    for frag in snap.fragments:
+        mine = [t.rows for t in tasks if t.fragment is frag]
+        assert mine[0].start == 0 and mine[-1].stop == frag.physical_rows
+        assert all(a.stop == b.start for a, b in zip(mine, mine[1:]))
+        ends = set().union(*(set(b.tolist()) for b in ctx.fragment_bounds(frag)))
+        later = [r for r in mine if not (frag is snap.fragments[0] and r.start == 0)]
+        assert later and all(r.stop in ends for r in later)
+
+
+@pytest.mark.parametrize("columns", [None, ["big", "id"], ["s"], ["v", "_rowid", "_rowaddr"]])
+def test_full_scans_equal_pylance(paged, small_first_batch, columns):
+    ours = dataset(paged).to_table(columns=columns, with_row_id=columns is None)
+    ref = lance.dataset(paged).to_table(columns=columns, with_row_id=columns is None)
+    assert_tables_equal(ours, ref)
+
+
+@pytest.mark.parametrize("flt", ["id % 3 = 0", "id < 50 or id > 11990", "s = 's4'", "big IS NOT NULL AND v < 0.5"])
+def test_filtered_scans_with_late_columns_equal_pylance(paged, small_first_batch, flt):
+    cols = ["big", "v", "s"]
+    ours = dataset(paged).to_table(columns=cols, filter=flt, with_row_id=True)
+    ref = lance.dataset(paged).to_table(columns=cols, filter=flt, with_row_id=True)
+    assert_tables_equal(ours, ref)
+
+
+def test_limit_offset_over_wide_tasks_equal_pylance(paged, small_first_batch):
+    for limit, offset in [(10, 0), (700, 250), (5000, 7000), (None, 7500)]:
+        ours = dataset(paged).to_table(columns=["id", "big"], limit=limit, offset=offset)
+        ref = lance.dataset(paged).to_table(columns=["id", "big"], limit=limit, offset=offset)
+        assert_tables_equal(ours, ref)
+
+
+def test_take_equals_pylance(paged):
+    idx = [0, 1, 499, 500, 7000, 7919, 11500, 3]
+    assert_tables_equal(dataset(paged).take(idx, columns=["id", "big", "s"]),
+                        lance.dataset(paged).take(idx, columns=["id", "big", "s"]))
+
+
+def test_long_pages_are_resliced_to_the_batch_size(long_fragment):
+    batches = list(dataset(long_fragment).to_batches(columns=["id", "v"]))
+    assert all(0 < b.num_rows <= DEFAULT_BATCH_ROWS for b in batches)
+    assert len(batches) >= 3
+    assert_tables_equal(pa.Table.from_batches(batches), lance.dataset(long_fragment).to_table(columns=["id", "v"]))
+
+
+def test_duckdb_queries_over_page_aligned_scans_equal_pylance(long_fragment, paged):
+    for path in (long_fragment, paged):
+        ours, ref = dataset(path), lance.dataset(path)
+        for sql in ["select count(*), sum(id) from T", "select count(*), round(sum(v), 6) from T where id between 1000 and 1300",
+                    "select id from T order by id limit 5 offset 7000"]:
+            con = duckdb.connect()
+            con.register("T", ours)
+            got = con.sql(sql).fetchall()
+            con = duckdb.connect()
+            con.register("T", ref)
+            assert got == con.sql(sql).fetchall(), sql
+
