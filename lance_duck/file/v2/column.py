@@ -12,7 +12,7 @@ from . import repdef
 from .layouts.blob import BlobPage
 from .layouts.constant import ConstantPage
 from .layouts.fullzip import FullZipPage
-from .layouts.miniblock import MiniBlockPage
+from .layouts.miniblock import MiniBlockPage, batch_key, decode_batch
 from .page import PageCtx, PageData
 
 PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"
@@ -125,14 +125,37 @@ class LeafPlan:
     def decode(self, bufs) -> LeafData:
         decoded: list[PageData] = []
         i = 0
-        for (p, local), k in zip(self.pages, self._counts):
-            pd = p.decode(bufs[i: i + k], local)
+        group: list = []      # consecutive pages decoded as one batch: (page index, page, data)
+        key = None
+        for j, ((p, local), k) in enumerate(zip(self.pages, self._counts)):
+            data = bufs[i: i + k]
+            i += k
+            pk = batch_key(p, data, local)
+            if group and (pk is None or pk != key):
+                decoded.append(self._decode_group(group))
+                group = []
+            if pk is not None:
+                group.append((j, p, data))
+                key = pk
+                continue
+            pd = p.decode(data, local)
             want = p.rows if local is None else local.size
             if _rows_of(pd) != want:
                 raise CorruptFileError(f"{p.what}: decoded {_rows_of(pd)} rows, the page declares {want}")
             decoded.append(pd)
-            i += k
+        if group:
+            decoded.append(self._decode_group(group))
         return merge_pages(decoded, self.arrow_type, self.what)
+
+    def _decode_group(self, group: list) -> PageData:
+        if len(group) == 1:
+            _, p, data = group[0]
+            pd = p.decode(data, None)
+            if _rows_of(pd) != p.rows:
+                raise CorruptFileError(f"{p.what}: decoded {_rows_of(pd)} rows, the page declares {p.rows}")
+            return pd
+        what = f"{self.what} pages {group[0][0]}-{group[-1][0]}"
+        return decode_batch([p for _, p, _ in group], [d for _, _, d in group], what)
 
 
 def merge_pages(pages: list[PageData], arrow_type: pa.DataType, what: str) -> LeafData:

@@ -227,4 +227,58 @@ class MiniBlockPage:
         return finish_values(self.ctx, raw, n)
 
 
-__all__ = ["MiniBlockPage", "UnsupportedFeatureError"]
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def batch_key(page, data: list, local) -> tuple | None:
+    """Pages with equal keys decode as one batch (see :func:`decode_batch`); None = decode alone.
+
+    A batch needs whole mini-block pages without a dictionary, with identical encodings, whose
+    chunk bytes all lie in one underlying buffer (an mmap or a coalesced read), so the chunks
+    of every page are addressed in that buffer without copying.
+    """
+    if (not isinstance(page, MiniBlockPage) or local is not None or page.has_dict or len(data) != 1
+            or not isinstance(data[0], memoryview) or page.counts.size == 0):
+        return None
+    lay = page.lay
+    return (id(data[0].obj), lay.value_compression.SerializeToString(), lay.rep_compression.SerializeToString(),
+            lay.def_compression.SerializeToString(), tuple(page.layers), page.num_bufs, page.large,
+            page.has_rep, page.has_def)
+
+
+def decode_batch(pages: list, datas: list[list], what: str) -> PageData:
+    """Decode whole pages with equal :func:`batch_key` in one pass over all their chunks."""
+    p0 = pages[0]
+    owner = np.frombuffer(datas[0][0].obj, np.uint8)
+    base = _address(owner)
+    starts, counts, sizes, chunks_per_page = [], [], [], []
+    for p, d in zip(pages, datas):
+        off = _address(u8(d[0])) - base
+        if off < 0 or off + len(d[0]) > owner.size:
+            raise CorruptFileError(f"{p.what}: page data outside its buffer")
+        starts.append(p.starts + off)
+        counts.append(p.counts)
+        sizes.append(p.sizes)
+        chunks_per_page.append(p.counts.size)
+    starts, counts, sizes = np.concatenate(starts), np.concatenate(counts), np.concatenate(sizes)
+    rep, defs, cs = p0._parse_chunks(owner, starts, sizes, counts)
+    raw = decode_miniblock(p0.lay.value_compression, cs, what)
+    values = p0._values(raw, int(counts.sum()))
+    # every page must hold exactly the rows it declares
+    first_chunk = np.cumsum(chunks_per_page) - chunks_per_page
+    if p0.has_rep:
+        lv = p0.levels_per_chunk
+        lv_first = (np.cumsum(lv) - lv)[first_chunk]
+        is_start = (rep == repdef.num_lists(p0.layers)).astype(np.int64)
+        rows = np.add.reduceat(is_start, lv_first) if is_start.size else np.zeros(len(pages), np.int64)
+        rows[np.diff(np.append(lv_first, is_start.size)) == 0] = 0
+    else:
+        rows = np.add.reduceat(counts, first_chunk)
+    for p, r in zip(pages, rows.tolist()):
+        if r != p.rows:
+            raise CorruptFileError(f"{p.what}: decoded {r} rows, the page declares {p.rows}")
+    return PageData(values, rep, defs, p0.layers, sum(p.rows for p in pages))
+
+
+__all__ = ["MiniBlockPage", "UnsupportedFeatureError", "batch_key", "decode_batch"]
