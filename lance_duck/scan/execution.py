@@ -181,7 +181,8 @@ class ScanContext:
                 mask = np.zeros(len(rows), dtype=bool)
                 mask[pos[idx]] = True
                 n = len(idx)
-                fcols = {k: v.filter(pa.array(keep)) for k, v in fcols.items() if k in self.projection.sources}
+                kept = pa.array(keep)
+                fcols = {k: v.filter(kept) for k, v in fcols.items() if k in self.projection.sources}
             cols.update(fcols)
         cols.update(self.read_columns(frag, self.late_columns, rows, mask))
         return self.assemble(cols, n)
