@@ -99,34 +99,53 @@ def _mb_inline_bp(m, cs: ChunkSet, what: str):
     if (sizes < need).any():
         raise CorruptFileError(f"{what}: bitpacked chunk shorter than its width needs")
     total = int(cs.counts.sum())
-    vals = _inline_bp_uniform(data, t, offs + t // 8, w, cs.counts, total)
+    vals = _inline_bp_strided(data, t, offs + t // 8, w, cs.counts, total)
     if vals is None:
         vals = fastlanes.unpack_mixed(data, t, offs + t // 8, w, cs.counts)
     return Fixed(vals, t, total)
 
 
-def _inline_bp_uniform(data: np.ndarray, t: int, offs: np.ndarray, w: np.ndarray, counts: np.ndarray,
+_BP_RUN = 128   # chunks per strided unpack call (keeps the output of one call cache-sized)
+
+
+def _inline_bp_strided(data: np.ndarray, t: int, offs: np.ndarray, w: np.ndarray, counts: np.ndarray,
                        total: int) -> np.ndarray | None:
-    """Fast path: every chunk has the same width and chunks are equally spaced (the usual full
-    page), so the packed blocks are one strided (k, W*LANES) word view -- no gather copy."""
+    """Fast path for the usual full pages: runs of equally spaced chunks of one width are each
+    one strided (k, W*LANES) word view of the chunk buffer, unpacked without a gather copy.
+    None when the chunks do not form a few such runs (the caller gathers instead)."""
     k = offs.size
-    if k < 2 or (w != w[0]).any() or (counts[:-1] != 1024).any():
-        return None
-    width = int(w[0])
-    stride = int(offs[1] - offs[0])
-    nbytes = width * 128
     item = t // 8
-    if width == 0 or (np.diff(offs) != stride).any() or stride < nbytes or stride % item:
+    if k < 2 or data.ctypes.data % item or (offs % item).any():
         return None
-    base = int(offs[0])
-    if (data.ctypes.data + base) % item or base + (k - 1) * stride + nbytes > data.size:
+    d = np.diff(offs)
+    spacings, freq = np.unique(d, return_counts=True)
+    stride = int(spacings[freq.argmax()])   # the usual chunk spacing (page gaps are rarer)
+    # a run ends after a chunk that is followed by a gap, a new width or that holds < 1024 values
+    ends = (d != stride) | (w[1:] != w[:-1]) | (counts[:-1] != 1024)
+    run_start = np.concatenate(([0], np.flatnonzero(ends) + 1))
+    if run_start.size * 8 > k:
         return None
-    words = data[base: base + (k - 1) * stride + nbytes]
-    words = words[: words.size // item * item].view(_UDT[t])
-    packed = np.lib.stride_tricks.as_strided(words, shape=(k, nbytes // item), strides=(stride, item),
-                                             writeable=False)
-    out = fastlanes.unpack_blocks(packed, width, t).reshape(-1)
-    return out[:total]
+    run_end = np.append(run_start[1:], k)
+    nbytes = w * 128
+    if (w == 0).any() or stride % item or stride < int(nbytes.max()):
+        return None
+    words = data[: data.size // item * item].view(_UDT[t])
+    out = np.empty(total, _UDT[t])
+    pos = 0
+    for a, b in zip(run_start.tolist(), run_end.tolist()):
+        for lo in range(a, b, _BP_RUN):
+            hi = min(b, lo + _BP_RUN)
+            width = int(w[lo])
+            n_words = width * 128 // item
+            start = int(offs[lo]) // item
+            if start + (hi - lo - 1) * (stride // item) + n_words > words.size:
+                raise CorruptFileError("inline bitpacking: a packed block extends past its chunk data")
+            packed = np.lib.stride_tricks.as_strided(words[start:], shape=(hi - lo, n_words),
+                                                     strides=(stride, item), writeable=False)
+            n = int(counts[lo:hi].sum())
+            out[pos: pos + n] = fastlanes.unpack_blocks(packed, width, t).reshape(-1)[:n]
+            pos += n
+    return out
 
 
 def _mb_variable(m, cs: ChunkSet, what: str):
@@ -295,6 +314,8 @@ def _mb_packed_struct(m, cs: ChunkSet, what: str):
     return Packed(bits, inner)
 
 
+_LEVEL_BATCH = 512   # chunks per out-of-line level decode call
+
 _UDT = {8: np.uint8, 16: np.dtype("<u2"), 32: np.dtype("<u4"), 64: np.dtype("<u8")}
 
 _MB = {
@@ -418,7 +439,13 @@ def decode_block_batch(enc, buf: np.ndarray, offs: np.ndarray, sizes: np.ndarray
     if kind == "out_of_line_bitpacking":
         t = int(m.uncompressed_bits_per_value)
         w = _flat_bits(m.values, what, tuple(range(0, 65)))
-        return fastlanes.unpack_out_of_line_batch(buf, offs, sizes, counts, w, t)
+        if offs.size <= _LEVEL_BATCH:
+            return fastlanes.unpack_out_of_line_batch(buf, offs, sizes, counts, w, t)
+        # cache-sized batches of chunks (measured ~1.5x faster than one batch of thousands)
+        return np.concatenate([
+            fastlanes.unpack_out_of_line_batch(buf, offs[i: i + _LEVEL_BATCH], sizes[i: i + _LEVEL_BATCH],
+                                               counts[i: i + _LEVEL_BATCH], w, t)
+            for i in range(0, offs.size, _LEVEL_BATCH)])
     if kind == "flat":
         bits = _flat_bits(enc, what, (8, 16, 32, 64))
         if (sizes < counts * bits // 8).any():

@@ -270,9 +270,9 @@ def decode_batch(pages: list, datas: list[list], what: str) -> PageData:
     if p0.has_rep:
         lv = p0.levels_per_chunk
         lv_first = (np.cumsum(lv) - lv)[first_chunk]
-        is_start = (rep == repdef.num_lists(p0.layers)).astype(np.int64)
-        rows = np.add.reduceat(is_start, lv_first) if is_start.size else np.zeros(len(pages), np.int64)
-        rows[np.diff(np.append(lv_first, is_start.size)) == 0] = 0
+        is_start = rep == repdef.num_lists(p0.layers)
+        bounds = np.append(lv_first, is_start.size).tolist()
+        rows = np.array([np.count_nonzero(is_start[a:b]) for a, b in zip(bounds[:-1], bounds[1:])])
     else:
         rows = np.add.reduceat(counts, first_chunk)
     for p, r in zip(pages, rows.tolist()):
