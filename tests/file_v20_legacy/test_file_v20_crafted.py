@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 from google.protobuf import any_pb2
 
-from conftest import assert_same
+from .conftest import assert_same
 from lance_duck._proto import encodings_v2_0_pb2 as E
 from lance_duck._proto import file2_pb2, file_pb2
 from lance_duck.encodings.bitpack import pack_sequential

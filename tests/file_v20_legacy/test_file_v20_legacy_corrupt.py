@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from conftest import load_table
+from .conftest import load_table
 from lance_duck.errors import CorruptFileError, LanceDuckError, UnsupportedFeatureError
 from lance_duck.file.base import open_data_file
 from lance_duck.file.legacy.dictionary import load_dictionary_values

@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from conftest import assert_same, load_table, read_all, read_column
+from .conftest import assert_same, load_table, read_all, read_column
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data")
 GOLDEN = {

@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from conftest import TYPE_COLUMNS, assert_same, build_types, load_table, read_all, read_column, take_cases
+from .conftest import TYPE_COLUMNS, assert_same, build_types, load_table, read_all, read_column, take_cases
 
 # (storage version, null fraction, extra write options)
 CONFIGS = {

@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from conftest import assert_same, load_table, read_all, read_column, take_cases
+from .conftest import assert_same, load_table, read_all, read_column, take_cases
 from lance_duck._proto import encodings_v2_0_pb2 as enc_pb
 from lance_duck.file.base import DataFileRef, open_data_file
 from lance_duck.file.container import V2Container

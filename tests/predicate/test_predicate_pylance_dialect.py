@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from lance_duck.predicate import compile_filter
-from helpers_predicate import assert_tables_equal
+from .helpers_predicate import assert_tables_equal
 
 # Filters pylance 14.0.2 accepts (integration.md §3.2 probes plus null/type edge cases).
 PYLANCE_FILTERS = [

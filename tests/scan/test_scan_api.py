@@ -7,7 +7,7 @@ import pyarrow.compute as pc
 import pytest
 
 import lance
-from conftest import assert_tables_equal
+from .conftest import assert_tables_equal
 from lance_duck.scan import LanceDataset, LanceFragment, LanceScanner, dataset
 
 FILTERS = [

@@ -5,7 +5,7 @@ import duckdb
 import pytest
 
 import lance
-from conftest import assert_tables_equal
+from .conftest import assert_tables_equal
 from lance_duck.scan import dataset
 
 # Each query is run twice: FROM the lance_duck dataset and FROM pylance's table. Every pushed

@@ -14,7 +14,7 @@ import pyarrow.dataset as pads
 import pytest
 
 import lance
-from conftest import STORAGE_VERSIONS, assert_tables_equal
+from .conftest import STORAGE_VERSIONS, assert_tables_equal
 from lance_duck.errors import InvalidArgumentError, LanceDuckError
 from lance_duck.scan import LanceDataset, LanceFragment, LanceScanner, dataset
 import lance_duck.scan.execution as execution

@@ -12,7 +12,7 @@ from lance_duck.scan.execution import ScanContext
 from lance_duck.scan.planning import DEFAULT_BATCH_ROWS, plan_tasks
 from lance_duck.scan.projection import resolve_projection
 
-from conftest import assert_tables_equal
+from .conftest import assert_tables_equal
 
 lance = pytest.importorskip("lance")
 

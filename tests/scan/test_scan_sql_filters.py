@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 import lance
-from conftest import assert_tables_equal
+from .conftest import assert_tables_equal
 from lance_duck.scan import dataset
 
 SQL_FILTERS = [

@@ -11,7 +11,7 @@ import pytest
 
 from lance_duck.errors import VersionNotFoundError
 from lance_duck.table.snapshot import open_snapshot
-from test_table_history import compare_snapshot
+from .test_table_history import compare_snapshot
 
 
 @pytest.fixture
