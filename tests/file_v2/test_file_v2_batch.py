@@ -1,0 +1,114 @@
+"""Whole mini-block pages with equal encodings are decoded as one batch (column.LeafPlan.decode)."""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from conftest import assert_same
+from lance_duck.errors import CorruptFileError
+from lance_duck.file.v2 import column as column_mod
+from lance_duck.file.v2.column import LeafPlan
+
+
+def _batches(n_batches: int = 6, k: int = 65_536, seed: int = 3) -> list[pa.RecordBatch]:
+    r = np.random.default_rng(seed)
+    out = []
+    for b in range(n_batches):
+        lens = r.integers(0, 7, k)
+        offs = np.concatenate(([0], np.cumsum(lens))).astype(np.int32)
+        nulls = b % 3 != 1   # batches without nulls give pages with other layers: batches break there
+        items = pa.array(r.integers(0, 1 << 16, int(offs[-1])).astype(np.int32),
+                         mask=(r.random(int(offs[-1])) < 0.05) if nulls else None)
+        out.append(pa.record_batch({
+            "bp": pa.array(r.integers(0, 1 << 20, k)),
+            "f64": pa.array(r.random(k)),
+            "lst": pa.ListArray.from_arrays(pa.array(offs), items,
+                                            mask=pa.array(r.random(k) < 0.05) if nulls else None),
+            "ni": pa.array(r.integers(0, 1000, k).astype(np.int32),
+                           mask=np.ones(k, bool) if b % 3 == 1 else r.random(k) < 0.1),
+        }))
+    return out
+
+
+@pytest.fixture(scope="module")
+def batch_fx(tmp_path_factory):
+    """(version, column) -> Fixture of a single-column dataset (several pages per column)."""
+    import lance
+    from conftest import Fixture
+    out = {}
+    data = _batches()
+    root = tmp_path_factory.mktemp("batch")
+    for version in ("2.1", "2.2"):
+        for name in data[0].schema.names:
+            path = str(root / f"{name}_{version.replace('.', '_')}")
+            cols = [b.select([name]) for b in data]
+            # default writer settings (as bench/decode.py): the column gets several pages
+            lance.write_dataset(pa.RecordBatchReader.from_batches(cols[0].schema, cols), path,
+                                data_storage_version=version)
+            out[version, name] = Fixture(path)
+    return out
+
+
+def _leaf_plan(reader, field):
+    leaf = list(field.walk())[-1]
+    col = reader.container.column(reader.ref.column_of(leaf.id))
+    return col, LeafPlan(col, 0, "t", leaf.arrow_type, None, reader.minor, None)
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_batched_pages_equal_pylance(batch_fx, version, monkeypatch):
+    calls = []
+    real = column_mod.decode_batch
+
+    def spy(pages, datas, what):
+        calls.append(len(pages))
+        return real(pages, datas, what)
+
+    monkeypatch.setattr(column_mod, "decode_batch", spy)
+    for name in ("bp", "f64", "lst", "ni"):
+        fx = batch_fx[version, name]
+        reader = fx.reader()
+        (f,) = fx.fields()
+        calls.clear()
+        assert_same(reader.read_field(f), fx.expected.column(f.name), f.name)
+        if name == "lst":  # list pages are small: this column always spans many pages
+            assert calls and max(calls) >= 3, (f.name, calls)  # really decoded several pages at once
+        # selections still go page by page and agree too
+        sel = np.sort(np.random.default_rng(5).choice(fx.ds.count_rows(), 300, replace=False)).astype(np.int64)
+        assert_same(reader.read_field(f, sel), fx.ds.take(sel, columns=[f.name]).column(0), f"take {f.name}")
+
+
+def test_batch_breaks_where_page_encodings_change(batch_fx, monkeypatch):
+    fx = batch_fx["2.2", "lst"]
+    reader = fx.reader()
+    field = fx.snap.schema.field("lst")
+    col, plan = _leaf_plan(reader, field)
+    plan.set_meta(reader.file.read_ranges(plan.meta_ranges()))
+    data = reader.file.read_ranges(plan.data_ranges())
+    groups = []
+    real = column_mod.LeafPlan._decode_group
+
+    def spy(self, group):
+        groups.append([j for j, _, _ in group])
+        return real(self, group)
+
+    monkeypatch.setattr(column_mod.LeafPlan, "_decode_group", spy)
+    leaf = plan.decode(data)
+    assert leaf.num_rows == fx.ds.count_rows()
+    covered = sorted(j for g in groups for j in g)
+    assert len(groups) >= 2 and covered == list(range(len(plan.pages)))
+    assert_same(reader.read_field(field), fx.expected.column("lst"), "lst")
+
+
+@pytest.mark.parametrize("name", ["lst"])
+def test_batched_page_with_wrong_declared_row_count_raises_corrupt(batch_fx, name):
+    fx = batch_fx["2.2", name]
+    reader = fx.reader()
+    _, plan = _leaf_plan(reader, fx.snap.schema.field(name))
+    plan.set_meta(reader.file.read_ranges(plan.meta_ranges()))
+    data = reader.file.read_ranges(plan.data_ranges())
+    assert len(plan.pages) >= 3
+    plan.pages[1][0].rows += 1       # the page now claims one row more than its chunks hold
+    with pytest.raises(CorruptFileError, match="page 1.*declares"):
+        plan.decode(data)
