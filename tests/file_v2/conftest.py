@@ -6,7 +6,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-import tables_v2 as T
+from . import tables_v2 as T
 
 VERSIONS = ["2.1", "2.2"]
 NULL_DENSITIES = {"nonull": 0.0, "p02": 0.02, "p60": 0.6, "allnull": 1.0}

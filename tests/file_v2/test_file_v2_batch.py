@@ -5,7 +5,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from conftest import assert_same
+from .conftest import assert_same
 from lance_duck.errors import CorruptFileError
 from lance_duck.file.v2 import column as column_mod
 from lance_duck.file.v2.column import LeafPlan
@@ -35,7 +35,7 @@ def _batches(n_batches: int = 6, k: int = 65_536, seed: int = 3) -> list[pa.Reco
 def batch_fx(tmp_path_factory):
     """(version, column) -> Fixture of a single-column dataset (several pages per column)."""
     import lance
-    from conftest import Fixture
+    from .conftest import Fixture
     out = {}
     data = _batches()
     root = tmp_path_factory.mktemp("batch")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import assert_same
+from .conftest import assert_same
 
 
 @pytest.mark.slow

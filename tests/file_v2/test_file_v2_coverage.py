@@ -1,7 +1,7 @@
 """Every layout and compression the reader supports occurs in the fixtures (and decodes)."""
 from __future__ import annotations
 
-from conftest import SPECS
+from .conftest import SPECS
 
 from lance_duck.file.v2 import compression
 

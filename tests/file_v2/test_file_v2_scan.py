@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import SPECS, assert_same
+from .conftest import SPECS, assert_same
 
 CASES = [(name, v) for name, (_, versions) in SPECS.items() for v in versions]
 

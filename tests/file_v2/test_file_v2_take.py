@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import assert_same
+from .conftest import assert_same
 
 TABLES = ["prim_p02", "prim_p60", "wide_p02", "nested_p02", "nested_p60", "bigbin", "compressed", "packed", "blobs"]
 CASES = [(t, v) for t in TABLES for v in ("2.1", "2.2")] + [("fsl_struct_p02", "2.2")]
