@@ -166,22 +166,25 @@ def _mb_variable(m, cs: ChunkSet, what: str):
     if words is not None:
         idx = np.repeat(offs // ob - cstart, counts)
         idx += np.arange(total, dtype=np.int64)
-        lo = words[idx].astype(np.int64)
+        lo = words[idx]
         idx += 1
-        lens = words[idx].astype(np.int64)
+        lens = words[idx]
+        lens -= lo     # unsigned: a decreasing offset wraps to a huge length, caught below
+        if total and int(lens.max()) > int(sizes.max()):
+            raise CorruptFileError(f"{what}: variable offsets are not increasing or leave the chunk")
     else:
         seg = np.repeat(np.arange(counts.size), counts)
         bo = offs[seg] + (np.arange(total, dtype=np.int64) - cstart[seg]) * ob
         lo = read_uint(data, bo, ob, what)
         lens = read_uint(data, bo + ob, ob, what)
-    lens -= lo
-    if total and lens.min() < 0:
-        raise CorruptFileError(f"{what}: variable offsets are not increasing or leave the chunk")
+        lens -= lo
+        if total and lens.min() < 0:
+            raise CorruptFileError(f"{what}: variable offsets are not increasing or leave the chunk")
     clens = last - first
     body = gather_bytes(data, offs + first, clens, what)
     out = np.empty(total + 1, np.int64)
     out[0] = 0
-    np.cumsum(lens, out=out[1:])
+    np.cumsum(lens, out=out[1:], dtype=np.int64)
     if out[-1] != body.size:
         raise CorruptFileError(f"{what}: variable offsets disagree with their chunk's data size")
     return VarBin(out, body)
