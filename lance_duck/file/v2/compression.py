@@ -98,54 +98,8 @@ def _mb_inline_bp(m, cs: ChunkSet, what: str):
     need = t // 8 + w * 1024 // 8
     if (sizes < need).any():
         raise CorruptFileError(f"{what}: bitpacked chunk shorter than its width needs")
-    total = int(cs.counts.sum())
-    vals = _inline_bp_strided(data, t, offs + t // 8, w, cs.counts, total)
-    if vals is None:
-        vals = fastlanes.unpack_mixed(data, t, offs + t // 8, w, cs.counts)
-    return Fixed(vals, t, total)
-
-
-_BP_RUN = 128   # chunks per strided unpack call (keeps the output of one call cache-sized)
-
-
-def _inline_bp_strided(data: np.ndarray, t: int, offs: np.ndarray, w: np.ndarray, counts: np.ndarray,
-                       total: int) -> np.ndarray | None:
-    """Fast path for the usual full pages: runs of equally spaced chunks of one width are each
-    one strided (k, W*LANES) word view of the chunk buffer, unpacked without a gather copy.
-    None when the chunks do not form a few such runs (the caller gathers instead)."""
-    k = offs.size
-    item = t // 8
-    if k < 2 or data.ctypes.data % item or (offs % item).any():
-        return None
-    d = np.diff(offs)
-    spacings, freq = np.unique(d, return_counts=True)
-    stride = int(spacings[freq.argmax()])   # the usual chunk spacing (page gaps are rarer)
-    # a run ends after a chunk that is followed by a gap, a new width or that holds < 1024 values
-    ends = (d != stride) | (w[1:] != w[:-1]) | (counts[:-1] != 1024)
-    run_start = np.concatenate(([0], np.flatnonzero(ends) + 1))
-    if run_start.size * 8 > k:
-        return None
-    run_end = np.append(run_start[1:], k)
-    nbytes = w * 128
-    if (w == 0).any() or stride % item or stride < int(nbytes.max()):
-        return None
-    words = data[: data.size // item * item].view(_UDT[t])
-    out = np.empty(total, _UDT[t])
-    pos = 0
-    for a, b in zip(run_start.tolist(), run_end.tolist()):
-        for lo in range(a, b, _BP_RUN):
-            hi = min(b, lo + _BP_RUN)
-            width = int(w[lo])
-            n_words = width * 128 // item
-            start = int(offs[lo]) // item
-            if start + (hi - lo - 1) * (stride // item) + n_words > words.size:
-                raise CorruptFileError("inline bitpacking: a packed block extends past its chunk data")
-            packed = np.lib.stride_tricks.as_strided(words[start:], shape=(hi - lo, n_words),
-                                                     strides=(stride, item), writeable=False)
-            n = int(counts[lo:hi].sum())
-            out[pos: pos + n] = fastlanes.unpack_blocks(packed, width, t).reshape(-1)[:n]
-            pos += n
-    return out
+    vals = fastlanes.unpack_mixed(data, t, offs + t // 8, w, cs.counts)
+    return Fixed(vals, t, int(cs.counts.sum()))
 
 
 def _mb_variable(m, cs: ChunkSet, what: str):
