@@ -8,6 +8,7 @@ import pytest
 from .conftest import assert_same
 from lance_duck.errors import CorruptFileError
 from lance_duck.file.v2 import column as column_mod
+from lance_duck.file.v2 import compression
 from lance_duck.file.v2.column import LeafPlan
 
 
@@ -66,12 +67,24 @@ def test_batched_pages_equal_pylance(batch_fx, version, monkeypatch):
         return real(pages, datas, what)
 
     monkeypatch.setattr(column_mod, "decode_batch", spy)
+    one_width = []
+    real_bp = compression._inline_bp_one_width
+
+    def spy_bp(*args):
+        out = real_bp(*args)
+        one_width.append(out is not None)
+        return out
+
+    monkeypatch.setattr(compression, "_inline_bp_one_width", spy_bp)
     for name in ("bp", "f64", "lst", "ni"):
         fx = batch_fx[version, name]
         reader = fx.reader()
         (f,) = fx.fields()
         calls.clear()
+        one_width.clear()
         assert_same(reader.read_field(f), fx.expected.column(f.name), f.name)
+        if name in ("bp", "f64"):  # single-width bit-packed chunks take the contiguous-copy path
+            assert any(one_width), name
         if name == "lst":  # list pages are small: this column always spans many pages
             assert calls and max(calls) >= 3, (f.name, calls)  # really decoded several pages at once
         # selections still go page by page and agree too
