@@ -125,3 +125,22 @@ def test_batched_page_with_wrong_declared_row_count_raises_corrupt(batch_fx, nam
     plan.pages[1][0].rows += 1       # the page now claims one row more than its chunks hold
     with pytest.raises(CorruptFileError, match="page 1.*declares"):
         plan.decode(data)
+
+
+def test_batches_are_capped_in_items_and_still_equal_pylance(batch_fx, monkeypatch):
+    fx = batch_fx["2.2", "lst"]
+    reader = fx.reader()
+    (f,) = fx.fields()
+    _, plan = _leaf_plan(reader, f)
+    per_page = max(int(p.lay.num_items) for p, _ in plan.pages)
+    monkeypatch.setattr(column_mod, "MAX_BATCH_ITEMS", 2 * per_page)
+    sizes = []
+    real = column_mod.decode_batch
+
+    def spy(pages, datas, what):
+        sizes.append(sum(int(p.lay.num_items) for p in pages))
+        return real(pages, datas, what)
+
+    monkeypatch.setattr(column_mod, "decode_batch", spy)
+    assert_same(reader.read_field(f), fx.expected.column("lst"), "lst")
+    assert len(sizes) >= 2 and max(sizes) <= 2 * per_page

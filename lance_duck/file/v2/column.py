@@ -16,6 +16,7 @@ from .layouts.miniblock import MiniBlockPage, batch_key, decode_batch
 from .page import PageCtx, PageData
 
 PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"
+MAX_BATCH_ITEMS = 1 << 22   # bounds the per-batch temporaries (index arrays are int64 per value)
 
 _LAYOUTS = {
     "mini_block_layout": MiniBlockPage,
@@ -127,16 +128,19 @@ class LeafPlan:
         i = 0
         group: list = []      # consecutive pages decoded as one batch: (page index, page, data)
         key = None
+        items = 0
         for j, ((p, local), k) in enumerate(zip(self.pages, self._counts)):
             data = bufs[i: i + k]
             i += k
             pk = batch_key(p, data, local)
-            if group and (pk is None or pk != key):
+            n = int(p.lay.num_items) if pk is not None else 0
+            if group and (pk is None or pk != key or items + n > MAX_BATCH_ITEMS):
                 decoded.append(self._decode_group(group))
-                group = []
+                group, items = [], 0
             if pk is not None:
                 group.append((j, p, data))
                 key = pk
+                items += n
                 continue
             pd = p.decode(data, local)
             want = p.rows if local is None else local.size
