@@ -22,6 +22,8 @@ def test_many_page_columns_equal_pylance_full_and_selected(v2_datasets, name, ve
         "sparse": np.sort(r.choice(n, 200, replace=False)).astype(np.int64),
         "page_boundary": range(65536 - 700, 65536 * 2 + 700),
         "tail": range(n - 1000, n),
+        "inside_one_page": range(65536 + 4097, 65536 + 30001),
+        "many_pages_odd": range(1234, n - 4321),
     }
     for f in fx.fields():
         assert_same(reader.read_field(f), fx.expected.column(f.name), f"full {f.name} ({pages[f.name]} pages)")

@@ -20,6 +20,8 @@ def selections(n: int, seed: int = 0) -> dict[str, object]:
         "range_mid": range(n // 3, n // 3 + n // 4),
         "range_head": range(0, min(n, 5)),
         "range_tail": range(n - 3, n),
+        "range_odd": range(n // 7 + 3, max(n // 7 + 4, n - n // 5 - 1)),   # ends inside chunks
+        "range_one": range(n // 2, n // 2 + 1),
         "empty": np.zeros(0, np.int64),
     }
 

@@ -87,7 +87,7 @@ class LeafPlan:
             for i in np.flatnonzero((starts < b) & (starts + lengths > a)).tolist():
                 s, n = int(starts[i]), int(lengths[i])
                 lo, hi = max(a, s) - s, min(b, s + n) - s
-                picks.append((i, None if (lo == 0 and hi == n) else np.arange(lo, hi, dtype=np.int64)))
+                picks.append((i, None if (lo == 0 and hi == n) else range(lo, hi)))
         else:
             rows = np.asarray(sel, np.int64)
             if rows.size and (rows[0] < 0 or rows[-1] >= total):
@@ -100,7 +100,10 @@ class LeafPlan:
         self.pages = []
         for i, local in picks:
             ctx = PageCtx(f"{self.what} page {i}", arrow_type, dict_type, minor)
-            self.pages.append((make_page(ctx, pages[i]), local))
+            page = make_page(ctx, pages[i])
+            if isinstance(local, range) and not getattr(page, "SLICES_RANGES", False):
+                local = np.arange(local.start, local.stop, dtype=np.int64)
+            self.pages.append((page, local))
         self.arrow_type = dict_type if dict_type is not None else arrow_type
 
     # phase 1 / 2 / 3 (the reader batches the I/O of all leaves)
@@ -143,7 +146,7 @@ class LeafPlan:
                 items += n
                 continue
             pd = p.decode(data, local)
-            want = p.rows if local is None else local.size
+            want = p.rows if local is None else len(local)
             if _rows_of(pd) != want:
                 raise CorruptFileError(f"{p.what}: decoded {_rows_of(pd)} rows, the page declares {want}")
             decoded.append(pd)

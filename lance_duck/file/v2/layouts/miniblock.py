@@ -19,6 +19,8 @@ from .common import apply_dictionary, finish_values, u8
 
 
 class MiniBlockPage:
+    SLICES_RANGES = True   # a contiguous local selection may be given as a ``range`` (sliced, no gather)
+
     def __init__(self, ctx: PageCtx, page, layout):
         self.ctx = ctx
         self.page = page
@@ -78,28 +80,49 @@ class MiniBlockPage:
                 raise CorruptFileError(f"{self.what}: repetition index of {ri.size} bytes for {counts.size} chunks")
             self.rep_index = np.ascontiguousarray(ri).view("<u8").reshape(counts.size, k).astype(np.int64)
 
-    def _chunks_for(self, local: np.ndarray | None) -> np.ndarray:
+    def _chunks_for(self, local: np.ndarray | range | None) -> np.ndarray:
         n = self.counts.size
         if local is None or n == 0:
             return np.arange(n)
+        if isinstance(local, range):
+            # a contiguous run of rows lives in a contiguous run of chunks: locate its two ends
+            if len(local) == 0:
+                return np.arange(0)
+            ends = np.array([local.start, local.stop - 1], np.int64)
+            if not self.has_rep:
+                a, b = (np.searchsorted(self._chunk_rows(), ends, side="right") - 1).tolist()
+                return np.arange(max(a, 0), b + 1)
+            if self.rep_index is None:
+                return np.arange(n)
+            first, last = self._row_chunks(ends)
+            return np.arange(max(int(first[0]), 0), int(last[1]) + 1)
         if not self.has_rep:
             # one entry per row per value slot: chunk c holds rows [cstart, cstart + count)
-            cstart = np.cumsum(self.counts) - self.counts
-            return np.unique(np.searchsorted(cstart, local, side="right") - 1)
+            return np.unique(np.searchsorted(self._chunk_rows(), local, side="right") - 1)
         if self.rep_index is None:
             return np.arange(n)
-        fin, trailing = self.rep_index[:, 0], self.rep_index[:, -1]
-        rows_before = np.cumsum(fin) - fin
-        pre = np.concatenate(([False], trailing[:-1] > 0))
-        started_before = rows_before + pre
-        first = np.searchsorted(started_before, local, side="right") - 1
-        last = np.minimum(np.searchsorted(np.cumsum(fin), local, side="right"), n - 1)
+        first, last = self._row_chunks(local)
         need = np.zeros(n + 1, np.int64)
         np.add.at(need, np.maximum(first, 0), 1)
         np.add.at(need, last + 1, -1)
         return np.flatnonzero(np.cumsum(need[:-1]) > 0)
 
-    def data_ranges(self, local: np.ndarray | None) -> list[tuple[int, int]]:
+    def _chunk_rows(self) -> np.ndarray:
+        """First row of every chunk (pages without repetition: one entry per row)."""
+        return np.cumsum(self.counts) - self.counts
+
+    def _row_chunks(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk where each row starts, chunk where it finishes), from the repetition index."""
+        n = self.counts.size
+        fin, trailing = self.rep_index[:, 0], self.rep_index[:, -1]
+        rows_before = np.cumsum(fin) - fin
+        pre = np.concatenate(([False], trailing[:-1] > 0))
+        started_before = rows_before + pre
+        first = np.searchsorted(started_before, rows, side="right") - 1
+        last = np.minimum(np.searchsorted(np.cumsum(fin), rows, side="right"), n - 1)
+        return first, last
+
+    def data_ranges(self, local: np.ndarray | range | None) -> list[tuple[int, int]]:
         self.sel = self._chunks_for(local)
         base = self.bufs[1][0]
         if self.sel.size == self.counts.size:
@@ -136,26 +159,53 @@ class MiniBlockPage:
         max_rep = repdef.num_lists(self.layers)
         if local is None:
             return PageData(values, rep, defs, self.layers, self.rows)
+        if isinstance(local, range):
+            return self._slice(values, rep, defs, local, sel, max_rep)
         if not self.has_rep:
-            cstart = (np.cumsum(self.counts) - self.counts)[sel]
+            cstart = self._chunk_rows()[sel]
             cat_base = np.cumsum(counts) - counts
             ch = np.searchsorted(cstart, local, side="right") - 1
             idx = local - cstart[ch] + cat_base[ch]
             vals, rep, defs = trim(values, rep, defs, self.layers, None, idx, self.what)
             return PageData(vals, rep, defs, self.layers, local.size)
-        if self.rep_index is None:
-            first_row = 0
-        else:
-            fin, trailing = self.rep_index[:, 0], self.rep_index[:, -1]
-            rows_before = np.cumsum(fin) - fin
-            pre = int(sel[0] > 0 and trailing[sel[0] - 1] > 0)
-            first_row = int(rows_before[sel[0]])  # the continuing row, or the first row starting here
-            if not pre and rep.size and rep[0] != max_rep:
-                raise CorruptFileError(f"{self.what}: chunk does not start a row but the index says it does")
+        first_row = self._first_row(rep, sel, max_rep)
         # entries of discontiguous runs: rows restart per run, so compute per run
         er = self._entry_rows(rep, max_rep, first_row, sel)
         vals, rep2, defs2 = trim(values, rep, defs, self.layers, er, local, self.what)
         return PageData(vals, rep2, defs2, self.layers, local.size)
+
+    def _first_row(self, rep, sel, max_rep: int) -> int:
+        """Row of the first level entry of the selected chunks (the continuing row, or the first
+        row starting there)."""
+        if self.rep_index is None:
+            return 0
+        fin, trailing = self.rep_index[:, 0], self.rep_index[:, -1]
+        rows_before = np.cumsum(fin) - fin
+        pre = int(sel[0] > 0 and trailing[sel[0] - 1] > 0)
+        if not pre and rep.size and rep[0] != max_rep:
+            raise CorruptFileError(f"{self.what}: chunk does not start a row but the index says it does")
+        return int(rows_before[sel[0]])
+
+    def _slice(self, values, rep, defs, local: range, sel: np.ndarray, max_rep: int) -> PageData:
+        """The rows ``local`` of the decoded (contiguous) chunks ``sel``: zero-copy slices."""
+        n = len(local)
+        if not self.has_rep:
+            a = local.start - int(self._chunk_rows()[sel[0]])
+            if a < 0 or a + n > len(values):
+                raise CorruptFileError(f"{self.what}: fewer values than rows")
+            return PageData(values.slice(a, n), None, None if defs is None else defs[a: a + n], self.layers, n)
+        er = entry_rows(rep, max_rep, self._first_row(rep, sel, max_rep))
+        a, b = np.searchsorted(er, [local.start, local.stop]).tolist()
+        if defs is not None:
+            visible = defs <= repdef.max_visible_def(self.layers)
+            total = int(np.count_nonzero(visible))
+            va = int(np.count_nonzero(visible[:a]))
+            vb = va + int(np.count_nonzero(visible[a:b]))
+        else:
+            total, va, vb = rep.size, a, b
+        if total != len(values):
+            raise CorruptFileError(f"{self.what}: {len(values)} values for {total} visible entries")
+        return PageData(values.slice(va, vb - va), rep[a:b], None if defs is None else defs[a:b], self.layers, n)
 
     def _entry_rows(self, rep, max_rep, first_row, sel):
         if len(self.runs) == 1:
