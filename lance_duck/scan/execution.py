@@ -18,7 +18,6 @@ import pyarrow as pa
 from ..file.base import open_data_file
 from .filters import ROW_ADDR, ROW_ID, BoundFilter, evaluate
 from .planning import ScanTask
-from .pages import column_bounds, widen
 from .projection import Projection, extract
 from .readahead import ReadaheadStats, ordered_map
 
@@ -26,8 +25,6 @@ Selection = "range | np.ndarray"
 READER_CACHE_SIZE = 32
 # A selection keeping fewer than 1 row in this many is read as row offsets (chunks gathered).
 SPARSE_FACTOR = 8
-# How far a read may be widened beyond its range to cover whole pages (besides doubling).
-WIDEN_SLACK_ROWS = 64 * 1024
 
 
 class ScanContext:
@@ -62,40 +59,13 @@ class ScanContext:
                 self._readers.popitem(last=False)
         return r
 
-    # -- page boundaries ----------------------------------------------------------------------
-    def column_bounds(self, fragment, name: str):
-        """Page boundaries of a top-level column in its data file (None: unknown / not stored)."""
-        field = self._fields.get(name)
-        if field is None:
-            return None
-        ref = _file_for(fragment, field)
-        if ref is None:
-            return None
-        key = (ref.path, name)
-        with self._lock:
-            if key in self._bounds:
-                return self._bounds[key]
-        b = column_bounds(self.reader(ref), field, fragment.physical_rows)
-        with self._lock:
-            self._bounds[key] = b
-        return b
-
-    def fragment_bounds(self, fragment) -> list[np.ndarray]:
-        """Page boundaries of every stored column the scan reads (for planning)."""
-        out = []
-        for name in self.filter_columns + self.late_columns:
-            b = self.column_bounds(fragment, name)
-            if b is not None:
-                out.append(b)
-        return out
-
     # -- columns -------------------------------------------------------------------------
     def read_columns(self, fragment, names: Sequence[str], rows: range,
                      mask: np.ndarray | None = None) -> dict[str, pa.Array]:
         """Top-level columns (incl. _rowid/_rowaddr) for the rows of ``rows`` where ``mask``.
 
-        Dense selections decode whole pages over a contiguous range and then slice / filter
-        (cheapest in the readers); sparse ones hand the readers the row offsets so that
+        Dense selections are read as the contiguous range and then filtered (ranges are the
+        readers' cheapest selection); sparse ones hand the readers the row offsets so that
         only the chunks holding them are fetched.
         """
         if not names:
@@ -132,9 +102,8 @@ class ScanContext:
                 sel = _compact(np.flatnonzero(mask) + rows.start)
                 key = (ref.path, "sel")
             else:
-                sel = widen(self.column_bounds(fragment, name), rows,
-                            max(2 * len(rows), len(rows) + WIDEN_SLACK_ROWS))
-                key = (ref.path, sel.start, sel.stop)
+                sel = rows
+                key = (ref.path, "range")
             by_read.setdefault(key, (ref, sel, []))[2].append(field)
         keep = None
         for ref, sel, fields in by_read.values():
@@ -143,8 +112,6 @@ class ScanContext:
                 if isinstance(a, pa.ChunkedArray):
                     a = a.combine_chunks()
                 if not sparse:
-                    if sel.start != rows.start or sel.stop != rows.stop:
-                        a = a.slice(rows.start - sel.start, len(rows))
                     if mask is not None and count != len(rows):
                         if keep is None:
                             keep = pa.array(mask)

@@ -9,19 +9,15 @@ metadata (live-row counts) alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from .pages import next_boundary
 
 DEFAULT_BATCH_ROWS = 128 * 1024
 # The first ranges of a scan start small and double up to the batch size, so that an engine
 # that stops early (DuckDB's LIMIT) decodes little.
 FIRST_BATCH_ROWS = 8 * 1024
-# After the first range, tasks may grow to the end of the current pages (decoding whole pages
-# is much cheaper than slicing them) up to this many rows; execution re-slices to batch size.
-MAX_TASK_ROWS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -42,15 +38,11 @@ def live_rows_in(fragment, rows: range) -> int:
 
 
 def plan_tasks(fragments: Iterable, batch_rows: int, *, skip_rows: int = 0,
-               max_rows: int | None = None, first_rows: int | None = None,
-               bounds_of: Callable[[Any], list] | None = None,
-               max_task_rows: int = MAX_TASK_ROWS) -> Iterator[ScanTask]:
+               max_rows: int | None = None, first_rows: int | None = None) -> Iterator[ScanTask]:
     """Row-range tasks in scan order.
 
     ``skip_rows`` / ``max_rows`` (only when the scan has no filter) let planning drop
     whole fragments or ranges that lie before the offset or after the limit.
-    ``bounds_of(fragment)`` (page boundaries of the columns read, one array per column)
-    lets every task but the scan's first end on a page boundary.
     """
     seq = 0
     skip = skip_rows
@@ -66,18 +58,10 @@ def plan_tasks(fragments: Iterable, batch_rows: int, *, skip_rows: int = 0,
                 continue
         n = frag.physical_rows
         start = 0
-        bounds = None
         while start < n:
             if budget is not None and budget <= 0:
                 return
-            stop = min(start + step, n)
-            if bounds_of is not None and seq > 0:
-                if bounds is None:
-                    bounds = bounds_of(frag) or []
-                e = next_boundary(bounds, stop, min(n, start + max(max_task_rows, step)))
-                if e is not None:
-                    stop = e
-            rows = range(start, stop)
+            rows = range(start, min(start + step, n))
             start = rows.stop
             step = min(step * 2, batch_rows)
             if skip or budget is not None:

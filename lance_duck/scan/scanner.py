@@ -80,16 +80,13 @@ class LanceScanner(pads.Scanner):
     def _batches(self, limit: int | None = None) -> Iterator[pa.RecordBatch]:
         limit = self._limit if limit is None else (limit if self._limit is None else min(limit, self._limit))
         ctx = ScanContext(self._snapshot, self._projection, self._filter)
-        # with the default batch size, tasks after the first end on page boundaries
-        bounds_of = ctx.fragment_bounds if self._first_rows is not None else None
         if self._filter is None:
             # without a filter, planning applies the offset exactly (from live-row counts)
             tasks = plan_tasks(self._fragments, self._batch_rows, skip_rows=self._offset, max_rows=limit,
-                               first_rows=self._first_rows, bounds_of=bounds_of)
+                               first_rows=self._first_rows)
             offset = 0
         else:
-            tasks = plan_tasks(self._fragments, self._batch_rows, first_rows=self._first_rows,
-                               bounds_of=bounds_of)
+            tasks = plan_tasks(self._fragments, self._batch_rows, first_rows=self._first_rows)
             offset = self._offset
         return execute(ctx, tasks, offset=offset, limit=limit, readahead=self._readahead,
                        budget_bytes=self._budget, stats=self.stats, batch_rows=self._batch_rows)

@@ -153,6 +153,26 @@ def test_readahead_holds_at_most_its_budget(tmp_path):
     assert sc.stats.max_inflight >= 1
 
 
+def test_default_scan_streams_within_its_budget(tmp_path):
+    """Default task sizes (no batch_size): a table > 10x the budget streams within it, in order."""
+    p = str(tmp_path / "big_default.lance")
+    n = 2_000_000
+    t = pa.table({"a": np.arange(n), "b": np.random.default_rng(2).random(n)})
+    lance.write_dataset(t, p, max_rows_per_file=600_000, data_storage_version=STORAGE_VERSIONS[0])
+    budget = 3 * 1024 * 1024                          # 32 MB decoded in total
+    sc = dataset(p).scanner(readahead_bytes=budget)
+    total = 0
+    expect = 0
+    for b in sc.to_batches():
+        total += b.nbytes
+        a = b.column("a").to_numpy()
+        assert a[0] == expect and (np.diff(a) == 1).all()
+        expect = int(a[-1]) + 1
+    assert expect == n and total > 10 * budget
+    assert sc.stats.peak_bytes <= budget
+    assert sc.stats.max_inflight >= 2                 # it did read ahead
+
+
 def test_parallel_readahead_equals_sequential(table_path):
     ds = dataset(table_path)
     f = pc.field("id") % 3 == 1 if hasattr(pc.Expression, "__mod__") else pc.field("flag")

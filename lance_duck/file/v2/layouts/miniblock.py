@@ -211,7 +211,7 @@ class MiniBlockPage:
         if len(self.runs) == 1:
             return entry_rows(rep, max_rep, first_row)
         # per-run first rows; the level counts per chunk locate each run's entries
-        fin, trailing = self.rep_index[:, 0], self.rep_index[:, -1]
+        fin = self.rep_index[:, 0]
         rows_before = np.cumsum(fin) - fin
         lv = self.levels_per_chunk
         out = np.empty(rep.size, np.int64)
