@@ -15,6 +15,9 @@ import numpy as np
 
 
 DEFAULT_BATCH_ROWS = 128 * 1024
+# Without an explicit batch size, tasks grow to this many rows (fewer, larger kernel calls;
+# execution re-slices their batches to DEFAULT_BATCH_ROWS).
+DEFAULT_TASK_ROWS = 256 * 1024
 # The first ranges of a scan start small and double up to the batch size, so that an engine
 # that stops early (DuckDB's LIMIT) decodes little.
 FIRST_BATCH_ROWS = 8 * 1024

@@ -14,7 +14,7 @@ import pyarrow.dataset as pads
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
 from .execution import ScanContext, execute
 from .filters import and_filters, bind_filter
-from .planning import DEFAULT_BATCH_ROWS, FIRST_BATCH_ROWS, plan_tasks
+from .planning import DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS, plan_tasks
 from .projection import resolve_projection
 from .readahead import DEFAULT_BUDGET_BYTES, ReadaheadStats
 
@@ -58,6 +58,7 @@ class LanceScanner(pads.Scanner):
         self._limit = limit
         self._offset = offset or 0
         self._batch_rows = batch_size or DEFAULT_BATCH_ROWS
+        self._task_rows = batch_size or DEFAULT_TASK_ROWS
         self._first_rows = None if batch_size else FIRST_BATCH_ROWS
         self._readahead = 4 if batch_readahead is None else batch_readahead
         self._budget = readahead_bytes or DEFAULT_BUDGET_BYTES
@@ -82,11 +83,11 @@ class LanceScanner(pads.Scanner):
         ctx = ScanContext(self._snapshot, self._projection, self._filter)
         if self._filter is None:
             # without a filter, planning applies the offset exactly (from live-row counts)
-            tasks = plan_tasks(self._fragments, self._batch_rows, skip_rows=self._offset, max_rows=limit,
+            tasks = plan_tasks(self._fragments, self._task_rows, skip_rows=self._offset, max_rows=limit,
                                first_rows=self._first_rows)
             offset = 0
         else:
-            tasks = plan_tasks(self._fragments, self._batch_rows, first_rows=self._first_rows)
+            tasks = plan_tasks(self._fragments, self._task_rows, first_rows=self._first_rows)
             offset = self._offset
         return execute(ctx, tasks, offset=offset, limit=limit, readahead=self._readahead,
                        budget_bytes=self._budget, stats=self.stats, batch_rows=self._batch_rows)

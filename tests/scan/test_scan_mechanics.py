@@ -156,10 +156,10 @@ def test_readahead_holds_at_most_its_budget(tmp_path):
 def test_default_scan_streams_within_its_budget(tmp_path):
     """Default task sizes (no batch_size): a table > 10x the budget streams within it, in order."""
     p = str(tmp_path / "big_default.lance")
-    n = 2_000_000
+    n = 4_000_000
     t = pa.table({"a": np.arange(n), "b": np.random.default_rng(2).random(n)})
-    lance.write_dataset(t, p, max_rows_per_file=600_000, data_storage_version=STORAGE_VERSIONS[0])
-    budget = 3 * 1024 * 1024                          # 32 MB decoded in total
+    lance.write_dataset(t, p, max_rows_per_file=1_500_000, data_storage_version=STORAGE_VERSIONS[0])
+    budget = 6 * 1024 * 1024                          # 64 MB decoded in total
     sc = dataset(p).scanner(readahead_bytes=budget)
     total = 0
     expect = 0
