@@ -69,7 +69,8 @@ class LanceFragment(pads.Fragment):
     def take(self, indices, columns=None, **kwargs) -> pa.Table:
         """Rows at logical positions (after deletions) of this fragment."""
         from .take import take_rows
-        return take_rows(self._dataset._snapshot, [self._info], indices, columns, self._dataset._base_filter)
+        return take_rows(self._dataset._snapshot, [self._info], indices, columns, self._dataset._base_filter,
+                          child_order="named")
 
     def __reduce__(self):
         return (_restore_fragment, (self._dataset, self.fragment_id))

@@ -21,10 +21,61 @@ def logical_to_physical(fragment, local: np.ndarray) -> np.ndarray:
     return local + passed
 
 
-def take_rows(snapshot, fragments: Sequence, indices, columns=None, base_filter=None) -> pa.Table:
+def take_rows(snapshot, fragments: Sequence, indices, columns=None, base_filter=None,
+              child_order: str = "schema") -> pa.Table:
+    """Rows at logical positions of ``fragments``. Nested names (``"s.a"``) give pruned structs
+    as pylance's take does: top-level columns in the order named, struct children in schema
+    order (``child_order="schema"``, dataset take) or in the order named (fragment take)."""
     if base_filter is not None:
         raise InvalidArgumentError("take() on a filtered dataset is not supported; take from the unfiltered one")
     proj = resolve_projection(columns, snapshot.arrow_schema, snapshot.schema)
+    if any(o.path for o in proj.outputs):
+        trees = _prune_trees(proj)
+        whole = _take(snapshot, fragments, indices, resolve_projection(list(trees), snapshot.arrow_schema,
+                                                                       snapshot.schema))
+        cols = [_prune(whole.column(name), node, child_order) for name, node in trees.items()]
+        return pa.Table.from_arrays(cols, names=list(trees))
+    return _take(snapshot, fragments, indices, proj)
+
+
+class _Node:
+    """Which part of a struct a take keeps: the whole of it, and/or children by index."""
+
+    def __init__(self) -> None:
+        self.whole = False
+        self.kids: dict[int, "_Node"] = {}
+
+
+def _prune_trees(proj) -> dict[str, _Node]:
+    trees: dict[str, _Node] = {}
+    for o in proj.outputs:
+        node = trees.setdefault(o.source, _Node())
+        for i in o.path:
+            node = node.kids.setdefault(i, _Node())
+        node.whole = True
+    return trees
+
+
+def _prune(arr, node: _Node, order: str, whole: bool = False):
+    """``arr`` with only the struct children ``node`` keeps (struct validity preserved)."""
+    whole = whole or node.whole
+    if isinstance(arr, pa.ChunkedArray):
+        chunks = [_prune(c, node, order, whole) for c in arr.chunks]
+        return pa.chunked_array(chunks, type=chunks[0].type if chunks else None) if chunks else arr
+    if not pa.types.is_struct(arr.type) or (whole and (order == "schema" or not node.kids)):
+        return arr
+    idx = list(node.kids)
+    if whole:
+        idx += [i for i in range(arr.type.num_fields) if i not in node.kids]
+    if order == "schema":
+        idx.sort()
+    kids = [_prune(arr.field(i), node.kids.get(i) or _Node(), order, whole) for i in idx]
+    fields = [arr.type.field(i).with_type(k.type) for i, k in zip(idx, kids)]
+    mask = arr.is_null() if arr.null_count else None
+    return pa.StructArray.from_arrays(kids, fields=fields, mask=mask)
+
+
+def _take(snapshot, fragments: Sequence, indices, proj) -> pa.Table:
     idx = np.asarray(indices, dtype=np.int64).reshape(-1)
     counts = np.array([f.count_rows() for f in fragments], dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum(counts)])
