@@ -23,8 +23,8 @@ from typing import Sequence, Union
 import numpy as np
 import pyarrow as pa
 
-from ..errors import CorruptFileError, UnsupportedFeatureError
-from ..io.fs import FileIO, InputFile
+from ..errors import CorruptFileError, InvalidArgumentError, UnsupportedFeatureError
+from ..io.fs import FileIO
 from ..table.schema import LanceField
 
 RowSelection = Union[None, range, np.ndarray]
@@ -70,6 +70,29 @@ class DataFileReader(ABC):
     def read_fields(self, fields: Sequence[LanceField], rows: RowSelection = None) -> list[pa.Array]:
         """Several fields at once (implementations may fetch their byte ranges together)."""
         return [self.read_field(f, rows) for f in fields]
+
+
+def normalize_selection(rows: RowSelection, num_rows: int, what: str = "") -> RowSelection:
+    """Validate a selection against ``num_rows``: None, a step-1 range, or a 1-D int64 array.
+
+    Ranges with a step become offset arrays; out-of-bounds rows raise InvalidArgumentError.
+    """
+    where = f"{what}: " if what else ""
+    if rows is None:
+        return None
+    if isinstance(rows, range):
+        if rows.step != 1:
+            rows = np.arange(rows.start, rows.stop, rows.step, dtype=np.int64)
+        else:
+            if rows.start < 0 or rows.stop > num_rows or rows.start > rows.stop:
+                raise InvalidArgumentError(f"{where}row range {rows} is outside [0, {num_rows})")
+            return rows
+    arr = np.asarray(rows, dtype=np.int64)
+    if arr.ndim != 1:
+        raise InvalidArgumentError(f"{where}row selection must be one-dimensional")
+    if len(arr) and (arr[0] < 0 or arr[-1] >= num_rows):
+        raise InvalidArgumentError(f"{where}row offsets must lie in [0, {num_rows})")
+    return arr
 
 
 def selection_length(rows: RowSelection, num_rows: int) -> int:

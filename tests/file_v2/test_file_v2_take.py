@@ -41,3 +41,15 @@ def test_selected_rows_equal_pylance_take(v2_datasets, name, version):
             except Exception as exc:
                 failures.append(f"{sel_name} {f.name}: {type(exc).__name__}: {str(exc)[:300]}")
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("bad", [range(-1, 3), "past_end", "offsets_past_end", "two_d"])
+def test_selections_outside_the_file_raise_invalid_argument(v2_datasets, bad):
+    from lance_duck.errors import InvalidArgumentError
+    fx = v2_datasets("prim_p02", "2.2")
+    reader = fx.reader()
+    n = fx.ds.count_rows()
+    sel = {"past_end": range(0, n + 1), "offsets_past_end": np.array([0, n], np.int64),
+           "two_d": np.zeros((2, 2), np.int64)}.get(bad, bad)
+    with pytest.raises(InvalidArgumentError):
+        reader.read_field(fx.fields()[0], sel)

@@ -22,10 +22,10 @@ from ..._proto import file_pb2
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from ...io.fs import InputFile
 from ...table.schema import LanceField
-from ..base import DataFileReader, DataFileRef, RowSelection
+from ..base import DataFileReader, DataFileRef, RowSelection, normalize_selection
 from ..v2_0.page import bit_width, fixed_array
 from ..v2_0.reader import build_list, concat, empty
-from ..v2_0.selection import local_bounds, normalize, ranges_from_bounds, shift, split, take_local
+from ..v2_0.selection import local_bounds, ranges_from_bounds, shift, split, take_local
 
 FOOTER = struct.Struct("<qHH4s")
 
@@ -100,7 +100,7 @@ class LegacyFileReader(DataFileReader):
 
     # -- public -----------------------------------------------------------------------------
     def read_field(self, field: LanceField, rows: RowSelection = None) -> pa.Array:
-        sel = normalize(rows, self.num_rows)
+        sel = normalize_selection(rows, self.num_rows)
         segs = [_Seg(b, local, int(self.starts[b + 1] - self.starts[b])) for b, local in split(self.starts, sel)]
         return self._read(field, segs)
 

@@ -14,7 +14,7 @@ import pyarrow as pa
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from ...io.fs import InputFile
 from ...table.schema import LanceField
-from ..base import DataFileReader, DataFileRef, RowSelection
+from ..base import DataFileReader, DataFileRef, RowSelection, normalize_selection
 from ..container import V2Container
 from .assemble import build, leaves, output_type
 from .column import LeafPlan
@@ -74,22 +74,8 @@ class V2FileReader(DataFileReader):
 
     # -- helpers -----------------------------------------------------------------------------
     def _normalise(self, rows: RowSelection):
-        n = self.num_rows
-        if rows is None:
-            return None
-        if isinstance(rows, range):
-            if rows.step != 1:
-                rows = np.arange(rows.start, rows.stop, rows.step, dtype=np.int64)
-            else:
-                if rows.start < 0 or rows.stop > n or rows.start > rows.stop:
-                    raise IndexError(f"{self.file.path}: rows {rows} outside 0..{n}")
-                return None if (rows.start == 0 and rows.stop == n) else rows
-        a = np.asarray(rows, dtype=np.int64)
-        if a.ndim != 1:
-            raise ValueError("row selection must be 1-D")
-        if a.size and (a[0] < 0 or a[-1] >= n):
-            raise IndexError(f"{self.file.path}: row offsets outside 0..{n - 1}")
-        return a
+        sel = normalize_selection(rows, self.num_rows, self.file.path)
+        return None if isinstance(sel, range) and len(sel) == self.num_rows else sel
 
     def _fetch(self, plans: list[LeafPlan], method: str) -> list[list]:
         per = [getattr(p, method)() for p in plans]

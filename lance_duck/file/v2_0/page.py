@@ -10,7 +10,6 @@ from typing import Callable
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..._proto import encodings_v2_0_pb2 as enc_pb
 from ...errors import CorruptFileError, UnsupportedFeatureError

@@ -20,10 +20,10 @@ from ..._proto import file2_pb2
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from ...io.fs import InputFile
 from ...table.schema import LanceField
-from ..base import DataFileReader, DataFileRef, RowSelection
+from ..base import DataFileReader, DataFileRef, RowSelection, normalize_selection
 from ..container import V2Container
 from . import page as pg
-from .selection import normalize, ranges_from_bounds, sel_len, split, take_local
+from .selection import ranges_from_bounds, sel_len, split
 
 BLOB_TYPE = pa.struct([pa.field("position", pa.uint64()), pa.field("size", pa.uint64())])
 
@@ -130,7 +130,7 @@ class V20FileReader(DataFileReader):
                 raise CorruptFileError(f"{self.ref.path}: field {field.name!r} (id {field.id}) has no column "
                                        "in this file")
             cols.append(c)
-        sel = normalize(rows, self.num_rows)
+        sel = normalize_selection(rows, self.num_rows)
         try:
             self._prefetch([(f, c) for f, c in zip(fields, cols)], sel)
             return [self._read(f, c, sel) for f, c in zip(fields, cols)]

@@ -10,28 +10,8 @@ from typing import Iterator, Union
 import numpy as np
 import pyarrow as pa
 
-from ...errors import InvalidArgumentError
 
 LocalSelection = Union[None, range, np.ndarray]
-
-
-def normalize(rows, num_rows: int):
-    """Validate a RowSelection against ``num_rows``; return None, a range or an int64 array."""
-    if rows is None:
-        return None
-    if isinstance(rows, range):
-        if rows.step != 1:
-            rows = np.arange(rows.start, rows.stop, rows.step, dtype=np.int64)
-        else:
-            if rows.start < 0 or rows.stop > num_rows or rows.start > rows.stop:
-                raise InvalidArgumentError(f"row range {rows} is outside [0, {num_rows})")
-            return rows
-    arr = np.asarray(rows, dtype=np.int64)
-    if arr.ndim != 1:
-        raise InvalidArgumentError("row selection must be one-dimensional")
-    if len(arr) and (arr[0] < 0 or arr[-1] >= num_rows):
-        raise InvalidArgumentError(f"row offsets must lie in [0, {num_rows})")
-    return arr
 
 
 def sel_len(sel, num_rows: int) -> int:
