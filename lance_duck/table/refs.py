@@ -68,27 +68,33 @@ def tag_path(io, root: str, name: str) -> str:
     return io.join(root, REFS_DIR, "tags", f"{name}.json")
 
 
+def _read_ref(io, path: str, kind: str, name: str, missing: type, parse) -> dict[str, Any]:
+    try:
+        doc = _read_json(io, path, kind)
+    except FileNotFoundError:
+        raise missing(f"{kind} {name!r} does not exist (no {path})") from None
+    return parse(doc, path)
+
+
+def _list_refs(io, folder: str, kind: str, parse, decode=lambda n: n) -> dict[str, dict[str, Any]]:
+    """Every ``<name>.json`` of a refs folder, parsed, by (decoded) name in sorted file order."""
+    out = {}
+    for fname, size in sorted(io.list_names(folder)):
+        if size is None or not fname.endswith(".json"):
+            continue
+        path = io.join(folder, fname)
+        out[decode(fname[: -len(".json")])] = parse(_read_json(io, path, kind), path)
+    return out
+
+
 def read_tag(io, root: str, name: str) -> dict[str, Any]:
     """One tag as ``ds.tags.list()[name]``; TagNotFoundError if it does not exist."""
-    path = tag_path(io, root, name)
-    try:
-        doc = _read_json(io, path, "tag")
-    except FileNotFoundError:
-        raise TagNotFoundError(f"tag {name!r} does not exist (no {path})") from None
-    return _tag_from_json(doc, path)
+    return _read_ref(io, tag_path(io, root, name), "tag", name, TagNotFoundError, _tag_from_json)
 
 
 def list_tags(io, root: str) -> dict[str, dict[str, Any]]:
     """All tags, like pylance's ``ds.tags.list()``."""
-    tdir = io.join(root, REFS_DIR, "tags")
-    out = {}
-    for fname, size in sorted(io.list_names(tdir)):
-        if size is None or not fname.endswith(".json"):
-            continue
-        name = fname[: -len(".json")]
-        path = io.join(tdir, fname)
-        out[name] = _tag_from_json(_read_json(io, path, "tag"), path)
-    return out
+    return _list_refs(io, io.join(root, REFS_DIR, "tags"), "tag", _tag_from_json)
 
 
 # -- branches ------------------------------------------------------------------------------
@@ -110,21 +116,9 @@ def branch_ref_path(io, root: str, name: str) -> str:
 
 def read_branch(io, root: str, name: str) -> dict[str, Any]:
     """One branch as ``ds.branches.list()[name]``; BranchNotFoundError if it does not exist."""
-    path = branch_ref_path(io, root, name)
-    try:
-        doc = _read_json(io, path, "branch")
-    except FileNotFoundError:
-        raise BranchNotFoundError(f"branch {name!r} does not exist (no {path})") from None
-    return _branch_from_json(doc, path)
+    return _read_ref(io, branch_ref_path(io, root, name), "branch", name, BranchNotFoundError, _branch_from_json)
 
 
 def list_branches(io, root: str) -> dict[str, dict[str, Any]]:
     """All branches, like pylance's ``ds.branches.list()``."""
-    bdir = io.join(root, REFS_DIR, "branches")
-    out = {}
-    for fname, size in sorted(io.list_names(bdir)):
-        if size is None or not fname.endswith(".json"):
-            continue
-        path = io.join(bdir, fname)
-        out[unquote(fname[: -len(".json")])] = _branch_from_json(_read_json(io, path, "branch"), path)
-    return out
+    return _list_refs(io, io.join(root, REFS_DIR, "branches"), "branch", _branch_from_json, unquote)

@@ -1,10 +1,11 @@
-"""Helpers shared by the page layouts: byte views, value finishing, dictionaries."""
+"""Helpers shared by the page layouts: byte views, value finishing, dictionaries, the page base."""
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
 
 from ....errors import CorruptFileError
+from .. import repdef
 from ..page import PageCtx
 from ..values import Fixed, to_arrow, uint_view
 
@@ -40,3 +41,15 @@ def apply_dictionary(ctx: PageCtx, dict_vals, indices) -> pa.Array:
 
 
 __all__ = ["u8", "finish_values", "apply_dictionary", "Fixed", "uint_view"]
+
+
+class PageBase:
+    """What every page layout keeps: its context, layout message, layers, buffers and row count."""
+
+    def __init__(self, ctx: PageCtx, page, layout):
+        self.ctx = ctx
+        self.what = ctx.what
+        self.lay = layout
+        self.layers = repdef.check_layers(layout.layers, self.what)
+        self.bufs = list(zip(page.buffer_offsets, page.buffer_sizes))
+        self.rows = int(page.length)

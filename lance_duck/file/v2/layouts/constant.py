@@ -18,17 +18,12 @@ from .. import repdef
 from ..compression import SEEN, decode_block
 from ..page import PageCtx, PageData, entry_rows, trim
 from ..values import uint_view
-from .common import u8
+from .common import PageBase, u8
 
 
-class ConstantPage:
+class ConstantPage(PageBase):
     def __init__(self, ctx: PageCtx, page, layout):
-        self.ctx = ctx
-        self.what = ctx.what
-        self.lay = layout
-        self.layers = repdef.check_layers(layout.layers, self.what)
-        self.bufs = list(zip(page.buffer_offsets, page.buffer_sizes))
-        self.rows = int(page.length)
+        super().__init__(ctx, page, layout)
         self.inline = layout.inline_value if layout.HasField("inline_value") else None
         nb = len(self.bufs)
         if nb not in (0, 1, 2, 3) or (self.inline is not None and nb not in (0, 2)):

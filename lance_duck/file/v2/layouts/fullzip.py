@@ -15,7 +15,7 @@ from ..compression import SEEN, decode_per_value
 from ..gather import gather_bytes, read_uint
 from ..page import PageCtx, PageData
 from ..values import Fixed, VarBin
-from .common import finish_values, u8
+from .common import PageBase, finish_values, u8
 
 
 def _runs(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -28,14 +28,9 @@ def _runs(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rows[a], b - a
 
 
-class FullZipPage:
+class FullZipPage(PageBase):
     def __init__(self, ctx: PageCtx, page, layout):
-        self.ctx = ctx
-        self.what = ctx.what
-        self.lay = layout
-        self.layers = repdef.check_layers(layout.layers, self.what)
-        self.bufs = list(zip(page.buffer_offsets, page.buffer_sizes))
-        self.rows = int(page.length)
+        super().__init__(ctx, page, layout)
         self.bits_rep = int(layout.bits_rep)
         self.bits_def = int(layout.bits_def)
         t = self.bits_rep + self.bits_def

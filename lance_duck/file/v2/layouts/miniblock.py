@@ -15,18 +15,15 @@ from ..compression import SEEN, ChunkSet, decode_block, decode_block_batch, deco
 from ..gather import read_uint
 from ..page import PageCtx, PageData, entry_rows, trim
 from ..values import uint_view
-from .common import apply_dictionary, finish_values, u8
+from .common import PageBase, apply_dictionary, finish_values, u8
 
 
-class MiniBlockPage:
+class MiniBlockPage(PageBase):
     SLICES_RANGES = True   # a contiguous local selection may be given as a ``range`` (sliced, no gather)
 
     def __init__(self, ctx: PageCtx, page, layout):
-        self.ctx = ctx
+        super().__init__(ctx, page, layout)
         self.page = page
-        self.lay = layout
-        self.what = ctx.what
-        self.layers = repdef.check_layers(layout.layers, self.what)
         self.has_rep = layout.HasField("rep_compression")
         self.has_def = layout.HasField("def_compression")
         self.has_dict = layout.HasField("dictionary")
@@ -34,11 +31,9 @@ class MiniBlockPage:
         self.num_bufs = int(layout.num_buffers)
         self.large = bool(layout.has_large_chunk)
         nb = 2 + int(self.has_dict) + int(self.depth > 0)
-        offs, sizes = list(page.buffer_offsets), list(page.buffer_sizes)
-        if len(offs) < nb or len(sizes) != len(offs):
-            raise CorruptFileError(f"{self.what}: mini-block page has {len(offs)} buffers, expected {nb}")
-        self.bufs = list(zip(offs, sizes))
-        self.rows = int(page.length)
+        if len(self.bufs) < nb or len(page.buffer_sizes) != len(page.buffer_offsets):
+            raise CorruptFileError(f"{self.what}: mini-block page has {len(page.buffer_offsets)} buffers, "
+                                   f"expected {nb}")
         SEEN.add("layout:miniblock" + (":large" if self.large else ""))
 
     # -- I/O planning ------------------------------------------------------------------------
