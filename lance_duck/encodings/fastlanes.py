@@ -17,6 +17,7 @@ cache-sized batches; there is no per-block Python loop.
 from __future__ import annotations
 
 from functools import lru_cache
+from math import gcd
 
 import numpy as np
 
@@ -28,7 +29,7 @@ __all__ = ["ORDER", "BLOCK", "unpack", "unpack_blocks", "unpack_mixed", "unpack_
 
 ORDER = (0, 4, 2, 6, 1, 5, 3, 7)
 BLOCK = 1024
-_BATCH_BYTES = 1 << 20  # output bytes per batch of blocks (keeps temporaries in cache)
+_BATCH_BYTES = 1 << 22  # output bytes per batch of blocks (bounds the scratch arrays)
 
 
 def words_per_block(bit_width: int, uncompressed_bits: int) -> int:
@@ -54,40 +55,67 @@ def _plan(w: int, t: int) -> tuple:
     return tuple(rows)
 
 
+@lru_cache(maxsize=None)
+def _groups(w: int, t: int) -> tuple:
+    """Rows of equal bit shift, as (first row c, shift s, first word k0, straddles): with period
+    P = t / gcd(w, t), rows c, c+P, c+2P, ... all start at bit s of words k0, k0+w/g, ..."""
+    period = t // gcd(w, t)
+    out = []
+    for c in range(period):
+        k0, s = divmod(c * w, t)
+        out.append((c, s, k0, s + w > t))
+    return tuple(out)
+
+
 def _unpack_into(packed: np.ndarray, w: int, t: int, out: np.ndarray) -> None:
-    """Unpack ``packed`` (k, W, LANES) into ``out`` (k, 1024) (both of the T-bit dtype)."""
+    """Unpack ``packed`` (k, W, LANES) into ``out`` (k, 1024) (both of the T-bit dtype).
+
+    Per batch of n blocks: the packed words are copied word-major, (W, n, LANES) -- a transpose
+    of whole LANES-word runs done as one copy of ``void`` elements -- so each row of all n blocks
+    is one contiguous run; rows of equal bit shift are unpacked together (one strided (G, n*LANES)
+    view per shift class, G = gcd(W, T)) into a row-major (T, n, LANES) scratch, which t/8
+    ``void`` copies then scatter to the FastLanes output order."""
     k = packed.shape[0]
     if k == 0:
         return
     lanes = BLOCK // t
-    out4 = out.reshape(k, 8, t // 8, lanes)
     if w == 0:
-        out4[...] = 0
+        out[...] = 0
         return
     dt = out.dtype
+    run = np.dtype((np.void, lanes * dt.itemsize))  # one lane-run of LANES words
+    # row r = 8j + a of block i goes to out[i, a, ORDER[j] * t // 64, :]; that b is j with its
+    # log2(t/8) bits reversed, so splitting j into bits and reversing them is a plain transpose
+    nb = (t // 8).bit_length() - 1
+    out_v = out.reshape((k, 8) + (2,) * nb + (lanes,)).view(run)[..., 0]  # (k, a, b bits...)
+    if w == t:  # plain words: row r of block i is packed[i, r]
+        src_v = packed.view(run)[..., 0].reshape((k,) + (2,) * nb + (8,))  # (k, j bits..., a)
+        np.copyto(out_v, src_v.transpose((0, nb + 1) + tuple(range(nb, 0, -1))))
+        return
     mask = dt.type((1 << w) - 1)
-    plan = _plan(w, t)
+    g = gcd(w, t)
+    period, kstep = t // g, w // g
     step = max(1, _BATCH_BYTES // (BLOCK * dt.itemsize))
-    q = np.empty((w, min(step, k), lanes), dt)
-    t1 = np.empty((min(step, k), lanes), dt)
+    m = min(step, k)
+    # one spare block per row: row strides that are not a power of two avoid cache-set aliasing
+    q = np.empty((w, m + 1, lanes), dt)
+    rows = np.empty((t, m + 1, lanes), dt)
+    t1 = np.empty((g, m + 1, lanes), dt)
     t2 = np.empty_like(t1)
+    packed_v = packed.view(run)[..., 0]                                   # (k, W)
     for lo in range(0, k, step):  # batches of blocks, not single blocks
         n = min(step, k - lo)
-        # word-major copy of the packed words: every row op below runs on contiguous memory
-        qb = q[:, :n]
-        np.copyto(qb, packed[lo: lo + n].transpose(1, 0, 2))
-        o = out4[lo: lo + n]
-        a1, a2 = t1[:n], t2[:n]
-        for a, b, kw, s, straddle in plan:
-            dst = o[:, a, b, :]
-            src = qb[kw]
+        qb, rb, a1, a2 = q[:, :n], rows[:, :n], t1[:, :n], t2[:, :n]
+        np.copyto(q.view(run)[:, :n, 0], packed_v[lo: lo + n].T)
+        for c, s, k0, straddle in _groups(w, t):
+            hi = k0 + kstep * (g - 1) + 1
+            src = qb[k0: hi: kstep]
+            dst = rb[c::period]
             if straddle:
                 np.right_shift(src, s, out=a1)
-                np.left_shift(qb[kw + 1], t - s, out=a2)
+                np.left_shift(qb[k0 + 1: hi + 1: kstep], t - s, out=a2)
                 np.bitwise_or(a1, a2, out=a1)
                 np.bitwise_and(a1, mask, out=dst)
-            elif w == t:
-                np.copyto(dst, src)
             elif s == 0:
                 np.bitwise_and(src, mask, out=dst)
             elif s + w == t:
@@ -95,6 +123,8 @@ def _unpack_into(packed: np.ndarray, w: int, t: int, out: np.ndarray) -> None:
             else:
                 np.right_shift(src, s, out=a1)
                 np.bitwise_and(a1, mask, out=dst)
+        rows_v = rows.view(run)[:, :n, 0].reshape((2,) * nb + (8, n))      # (j bits..., a, n)
+        np.copyto(out_v[lo: lo + n], rows_v.transpose((nb + 1, nb) + tuple(range(nb - 1, -1, -1))))
 
 
 def unpack_blocks(packed: np.ndarray, bit_width: int, uncompressed_bits: int) -> np.ndarray:

@@ -13,12 +13,14 @@ Symbol table (both versions; 2312 bytes in pylance files, only a prefix is meani
 With the switch off the "compressed" bytes are the original bytes. Otherwise each byte is a code:
 c < 255 emits ``symbol[c][:len[c]]``; 255 is an escape and the next byte is emitted literally.
 
-Decoding is one Arrow ``take``: the table becomes a 512-entry ``large_binary`` array (codes 0..254,
-the escape as an empty value, then the 256 one-byte literals), every compressed byte becomes a
-token (its code, or ``256 + byte`` after an escape), and taking the tokens from the table writes the
-output bytes and their int64 offsets in C++. Escapes are classified from runs of 0xFF (even
-positions in a run are escapes, the byte after an escape is a literal); without escapes the
-compressed bytes are the tokens as they are (uint8, no copy).
+Decoding is an Arrow ``take``: the table becomes a 512-entry ``binary`` array (codes 0..254, the
+escape as an empty value, then the 256 one-byte literals), every compressed byte becomes a token
+(its code, or ``256 + byte`` after an escape), and taking the tokens from the table writes the
+output bytes and the offsets of every token in C++. Escapes are classified from runs of 0xFF
+(even positions in a run are escapes, the byte after an escape is a literal); without escapes the
+compressed bytes are the tokens as they are (uint8, no copy). Large inputs are cut at string
+boundaries into pieces of about :data:`PIECE_TOKENS` tokens, taken concurrently on the kernel
+thread pool (moderate pieces keep Arrow's allocations thread-local) and joined with one copy.
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import CorruptFileError
+from . import _threads
 from ._buf import BufferLike, as_u8, need
 
 __all__ = ["SymbolTable", "parse_symbol_table", "decompress", "FSST_MAGIC", "SYMBOL_TABLE_SIZE"]
@@ -36,27 +39,23 @@ __all__ = ["SymbolTable", "parse_symbol_table", "decompress", "FSST_MAGIC", "SYM
 FSST_MAGIC = 0x46535354
 SYMBOL_TABLE_SIZE = 2312
 ESC = 255
-_PAIRS_FROM = 1 << 18  # compressed bytes from which decoding code pairs pays for the pair table
+PIECE_TOKENS = 1 << 16  # tokens per piece of a large input (see the module docstring)
 
 
 @dataclass(frozen=True)
 class SymbolTable:
-    """A parsed FSST table: ``values`` is the 512-entry ``large_binary`` token table (codes 0..254
+    """A parsed FSST table: ``values`` is the 512-entry ``binary`` token table (codes 0..254
     (undefined ones empty), the escape 255 empty, literal byte b at 256 + b)."""
 
     num_symbols: int
     enabled: bool          # the encoder switch; False = bytes stored uncompressed
-    values: pa.LargeBinaryArray
+    values: pa.BinaryArray
     lengths: np.ndarray    # output length of the 512 tokens
 
     @cached_property
-    def pairs(self) -> pa.LargeBinaryArray:
-        """The 65536-entry table of code pairs: entry ``a | b << 8`` is ``values[a] + values[b]``
-        (so a pair ending in the escape code emits its first code only)."""
-        both = self.values.take(pa.array(np.arange(1 << 16, dtype="<u2").view(np.uint8)))
-        _, offs, data = both.buffers()
-        offs = np.frombuffer(offs, np.int64)[::2].copy()
-        return pa.LargeBinaryArray.from_buffers(pa.large_binary(), 1 << 16, [None, pa.py_buffer(offs), data])
+    def large_values(self) -> pa.LargeBinaryArray:
+        """``values`` with int64 offsets (for a piece whose output could pass 2 GiB)."""
+        return self.values.cast(pa.large_binary())
 
 
 def parse_symbol_table(data: BufferLike | SymbolTable) -> SymbolTable:
@@ -79,11 +78,11 @@ def parse_symbol_table(data: BufferLike | SymbolTable) -> SymbolTable:
     lengths = np.zeros(512, np.int64)
     lengths[:n] = lens
     lengths[256:] = 1
-    offsets = np.zeros(513, np.int64)
+    offsets = np.zeros(513, np.int32)
     np.cumsum(lengths, out=offsets[1:])
     data_bytes = table[np.arange(8) < lengths[:, None]]
-    values = pa.LargeBinaryArray.from_buffers(pa.large_binary(), 512,
-                                              [None, pa.py_buffer(offsets), pa.py_buffer(data_bytes)])
+    values = pa.BinaryArray.from_buffers(pa.binary(), 512,
+                                         [None, pa.py_buffer(offsets), pa.py_buffer(data_bytes)])
     return SymbolTable(n, bool(header >> 24 & 1), values, lengths.astype(np.uint8))
 
 
@@ -129,27 +128,34 @@ def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data
         raise CorruptFileError("FSST: string offsets are not increasing within the data buffer")
     if not st.enabled:
         return offs - base, buf[base:end]
-    region = buf[base:end]
-    tok = _tokens(st, region)
+    tok = _tokens(st, buf[base:end])
     rel = offs - base
-    if tok.dtype == np.uint8 and tok.size >= _PAIRS_FROM:
-        # no escapes: decode code pairs (half the tokens); pad an odd tail with the empty escape code
-        m = tok.size
-        padded = np.empty(m + (m & 1), np.uint8)
-        padded[:m] = tok
-        padded[m:] = ESC
-        pos, res = _take(st.pairs, padded.view("<u2"))
-        # a string starting at an odd byte starts after the first code of its pair
-        first = st.lengths[tok[np.maximum(rel - 1, 0)]] & -(rel & 1).astype(np.uint8)
-        return pos[rel >> 1] + first, res
-    pos, res = _take(st.values, tok)
-    return pos[rel], res
+    nstr = rel.size - 1
+    pieces = tok.size // PIECE_TOKENS
+    if pieces < 2 or nstr < 2:
+        return _take_strings(st, tok, rel)
+    # cut at the string boundaries nearest to every PIECE_TOKENS tokens (a long string stays whole)
+    cuts = np.unique(np.searchsorted(rel, np.arange(pieces + 1) * (tok.size / pieces)).clip(0, nstr))
+    cuts[0], cuts[-1] = 0, nstr
+    bounds = cuts.tolist()
+    parts = [(tok[rel[a]: rel[b]], rel[a: b + 1] - rel[a]) for a, b in zip(bounds[:-1], bounds[1:])]
+    results = _threads.map_parts(lambda p: _take_strings(st, *p), parts)
+    out = np.empty(nstr + 1, np.int64)
+    out[0] = 0
+    for (a, b), (po, _) in zip(zip(bounds[:-1], bounds[1:]), results):
+        out[a + 1: b + 1] = po[1:]
+    sizes = np.array([d.size for _, d in results], np.int64)
+    starts = np.cumsum(sizes) - sizes
+    out[1:] += np.repeat(starts, np.diff(cuts))
+    return out, np.concatenate([d for _, d in results])
 
 
-def _take(values: pa.LargeBinaryArray, tok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(int64 output offsets of every token + end, output bytes) of taking ``tok`` from ``values``."""
+def _take_strings(st: SymbolTable, tok: np.ndarray, rel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(int64 output offsets of the strings starting at token positions ``rel``, output bytes)."""
+    values = st.values if tok.size < (1 << 31) // 8 else st.large_values
     out = values.take(pa.array(tok))
     _, pos_buf, data_buf = out.buffers()
-    pos = np.frombuffer(pos_buf, np.int64, tok.size + 1)
+    pos = np.frombuffer(pos_buf, np.int32 if values is st.values else np.int64, tok.size + 1)
     total = int(pos[-1])
-    return pos, (np.frombuffer(data_buf, np.uint8, total) if total else np.empty(0, np.uint8))
+    data = np.frombuffer(data_buf, np.uint8, total) if total else np.empty(0, np.uint8)
+    return pos[rel].astype(np.int64), data

@@ -147,31 +147,115 @@ def _random_codes(rng, n_bytes, n_syms):
     return comp, np.concatenate([[0], cuts, [n_bytes]])
 
 
-@pytest.mark.parametrize("n_bytes", [fsst._PAIRS_FROM + 1, fsst._PAIRS_FROM + 2])
-def test_large_escape_free_input_decodes_by_code_pairs_exactly(n_bytes):
+PIECE = fsst.PIECE_TOKENS
+
+
+@pytest.mark.parametrize("n_bytes", [2 * PIECE, 2 * PIECE + 1, 5 * PIECE + 3])
+def test_large_escape_free_input_split_into_pieces_decodes_exactly(n_bytes):
     syms = SYMS[:4]
     comp, offs = _random_codes(np.random.default_rng(n_bytes), n_bytes, len(syms))
     o, d = fsst.decompress(make_table(syms), offs, comp.tobytes())
     whole = b"".join(syms[c] for c in comp.tolist())
     starts = np.cumsum([0] + [len(syms[c]) for c in comp.tolist()])
     assert d.tobytes() == whole
-    assert o.tolist() == starts[offs].tolist()
+    assert o.dtype == np.int64 and o.tolist() == starts[offs].tolist()
 
 
 def test_large_input_with_escapes_matches_reference():
     rng = np.random.default_rng(7)
-    comp, offs = _random_codes(rng, fsst._PAIRS_FROM + 3, len(SYMS))
+    comp, offs = _random_codes(rng, 3 * PIECE + 3, len(SYMS))
     strings = [ref_decode(comp[a:b].tobytes(), SYMS) for a, b in zip(offs[:-1], offs[1:])]
     strings = [s + b"Z\xff" if i % 7 == 0 else s for i, s in enumerate(strings)]  # need escapes
     comp_strings = [ref_encode(s, SYMS) for s in strings]
     data = b"".join(comp_strings)
-    assert b"\xffZ\xff\xff" in data and len(data) > fsst._PAIRS_FROM
+    assert b"\xffZ\xff\xff" in data and len(data) > 2 * PIECE
     o, d = fsst.decompress(make_table(SYMS), np.cumsum([0] + [len(c) for c in comp_strings]), data)
     assert [d[o[i]:o[i + 1]].tobytes() for i in range(len(strings))] == strings
 
 
+def _unsplit(table, offs, data):
+    """The same decode in one piece (the split must not change any byte or offset)."""
+    old = fsst.PIECE_TOKENS
+    fsst.PIECE_TOKENS = 1 << 40
+    try:
+        return fsst.decompress(table, offs, data)
+    finally:
+        fsst.PIECE_TOKENS = old
+
+
+def _check_split(table, offs, data, min_parts=2):
+    seen = []
+    real = fsst._threads.map_parts
+
+    def spy(fn, parts):
+        parts = list(parts)
+        seen.append(len(parts))
+        return real(fn, parts)
+    fsst._threads.map_parts = spy
+    try:
+        o, d = fsst.decompress(table, offs, data)
+    finally:
+        fsst._threads.map_parts = real
+    assert (seen[0] if seen else 1) >= min_parts  # the split path really ran
+    ro, rd = _unsplit(table, offs, data)
+    assert o.dtype == np.int64 and o.tolist() == ro.tolist()
+    assert d.tobytes() == rd.tobytes()
+    return o, d
+
+
+def test_split_with_escapes_right_at_every_piece_boundary():
+    # strings of one escaped literal each (255, x): every string boundary, so every cut, sits
+    # between a literal and the next escape
+    n = 2 * PIECE // 2 + 5
+    lits = (np.arange(n) % 256).astype(np.uint8)
+    comp = np.empty(2 * n, np.uint8)
+    comp[0::2] = 255
+    comp[1::2] = lits
+    offs = np.arange(0, 2 * n + 1, 2)
+    o, d = _check_split(make_table(SYMS), offs, comp.tobytes())
+    assert d.tobytes() == lits.tobytes() and o.tolist() == list(range(n + 1))
+
+
+def test_split_with_runs_of_ff_across_cut_points():
+    # literal 0xFF (255 255) next to codes and empty strings around every cut
+    rng = np.random.default_rng(11)
+    strings = [bytes(rng.choice([0, 1, 255, 3], rng.integers(0, 6)).astype(np.uint8)) for _ in range(60000)]
+    comp = [ref_encode(s.replace(b"\x00", b"ab").replace(b"\x01", b"q").replace(b"\x03", b"xyz"), SYMS)
+            for s in strings]
+    data = b"".join(comp)
+    offs = np.cumsum([0] + [len(c) for c in comp])
+    assert len(data) >= 2 * PIECE
+    o, d = _check_split(make_table(SYMS), offs, data)
+    want = [ref_decode(c, SYMS) for c in comp]
+    assert [d[o[i]:o[i + 1]].tobytes() for i in range(len(comp))] == want
+
+
+def test_split_with_empty_strings_at_the_ends_and_one_huge_string():
+    syms = SYMS[:4]
+    comp = np.random.default_rng(5).integers(0, 4, 3 * PIECE).astype(np.uint8)
+    # empty strings first and last, and one string holding most of the data
+    offs = np.array([0, 0, 0, 10, 3 * PIECE - 7, 3 * PIECE, 3 * PIECE, 3 * PIECE])
+    o, d = _check_split(make_table(syms), offs, comp.tobytes())
+    assert d.tobytes() == b"".join(syms[c] for c in comp.tolist())
+    assert o[:3].tolist() == [0, 0, 0] and o[-3:].tolist() == [d.size] * 3
+
+
+def test_one_large_string_is_not_split():
+    syms = SYMS[:4]
+    comp = np.random.default_rng(6).integers(0, 4, 3 * PIECE).astype(np.uint8)
+    o, d = _check_split(make_table(syms), np.array([0, comp.size]), comp.tobytes(), min_parts=1)
+    assert d.tobytes() == b"".join(syms[c] for c in comp.tolist())
+
+
 def test_large_input_with_undefined_code_is_corrupt():
-    comp, offs = _random_codes(np.random.default_rng(3), fsst._PAIRS_FROM + 10, 4)
+    comp, offs = _random_codes(np.random.default_rng(3), 3 * PIECE + 10, 4)
     comp[12345] = 200
     with pytest.raises(CorruptFileError, match="outside the 4-symbol table"):
+        fsst.decompress(make_table(SYMS[:4]), offs, comp.tobytes())
+
+
+def test_large_input_with_dangling_escape_is_corrupt():
+    comp, offs = _random_codes(np.random.default_rng(4), 3 * PIECE, 4)
+    comp[-1] = 255
+    with pytest.raises(CorruptFileError, match="dangling escape"):
         fsst.decompress(make_table(SYMS[:4]), offs, comp.tobytes())

@@ -128,35 +128,34 @@ def _mb_variable(m, cs: ChunkSet, what: str):
     if ((counts + 1) * ob > sizes).any():
         raise CorruptFileError(f"{what}: variable chunk shorter than its offsets")
     total = int(counts.sum())
-    # word index of every value's start offset: chunk c's offsets are words offs[c]/ob + 0..counts[c]
+    # chunk c holds counts[c] + 1 offsets (words) starting at byte offs[c]; value i of chunk c
+    # starts at byte word[i] - first[c] of the chunk's bytes, i.e. at that + body[c] in the body
     cstart = np.cumsum(counts) - counts
     first = read_uint(data, offs, ob, what)
     last = read_uint(data, offs + counts * ob, ob, what)
     if (last < first).any() or (last > sizes).any():
         raise CorruptFileError(f"{what}: variable offsets are not increasing or leave the chunk")
+    clens = last - first
+    if ((counts == 0) & (clens != 0)).any():
+        raise CorruptFileError(f"{what}: variable chunk without values holds bytes")
+    body_start = np.cumsum(clens) - clens
+    out = np.empty(total + 1, np.int64)
     words = _word_view(data, offs, ob)
     if words is not None:
         idx = np.repeat(offs // ob - cstart, counts)
         idx += np.arange(total, dtype=np.int64)
-        lo = words[idx]
-        idx += 1
-        lens = words[idx]
-        lens -= lo     # unsigned: a decreasing offset wraps to a huge length, caught below
-        if total and int(lens.max()) > int(sizes.max()):
-            raise CorruptFileError(f"{what}: variable offsets are not increasing or leave the chunk")
+        out[:total] = words[idx]
+        del idx
     else:
         seg = np.repeat(np.arange(counts.size), counts)
-        bo = offs[seg] + (np.arange(total, dtype=np.int64) - cstart[seg]) * ob
-        lo = read_uint(data, bo, ob, what)
-        lens = read_uint(data, bo + ob, ob, what)
-        lens -= lo
-        if total and lens.min() < 0:
-            raise CorruptFileError(f"{what}: variable offsets are not increasing or leave the chunk")
-    clens = last - first
+        out[:total] = read_uint(data, offs[seg] + (np.arange(total, dtype=np.int64) - cstart[seg]) * ob, ob, what)
+        del seg
+    out[:total] -= np.repeat(first - body_start, counts)
+    out[total] = int(clens.sum())
+    # every value inside its chunk's bytes <=> the rebased offsets never decrease
+    if total and (out[1:] < out[:-1]).any():
+        raise CorruptFileError(f"{what}: variable offsets are not increasing or leave the chunk")
     body = gather_bytes(data, offs + first, clens, what)
-    out = np.empty(total + 1, np.int64)
-    out[0] = 0
-    np.cumsum(lens, out=out[1:], dtype=np.int64)
     if out[-1] != body.size:
         raise CorruptFileError(f"{what}: variable offsets disagree with their chunk's data size")
     return VarBin(out, body)
