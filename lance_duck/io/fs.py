@@ -16,16 +16,21 @@ from typing import Any, Iterable, Sequence
 import fsspec
 from fsspec.core import url_to_fs
 
+from .storage_options import fsspec_options
+
 # Ranges closer than this are fetched as one request.
 COALESCE_GAP = 64 * 1024
 
 
 def open_io(uri: str | os.PathLike, storage_options: dict[str, Any] | None = None) -> tuple["FileIO", str]:
-    """Resolve ``uri`` to (FileIO, root path inside that filesystem)."""
+    """Resolve ``uri`` to (FileIO, root path inside that filesystem).
+
+    ``storage_options`` may use pylance's keys (``aws_endpoint``, ...) or fsspec's arguments.
+    """
     uri = os.fspath(uri)
     if "://" not in uri:
         uri = os.path.abspath(os.path.expanduser(uri))
-    fs, path = url_to_fs(uri, **(storage_options or {}))
+    fs, path = url_to_fs(uri, **fsspec_options(uri, storage_options))
     return FileIO(fs), path.rstrip("/") or "/"
 
 
