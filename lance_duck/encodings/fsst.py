@@ -124,38 +124,46 @@ def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data
     if offs.size == 0:
         return np.zeros(1, np.int64), np.empty(0, np.uint8)
     base, end = int(offs[0]), int(offs[-1])
-    if base < 0 or end > buf.size or (offs.size > 1 and (np.diff(offs) < 0).any()):
+    if base < 0 or end > buf.size or (offs[1:] < offs[:-1]).any():
         raise CorruptFileError("FSST: string offsets are not increasing within the data buffer")
     if not st.enabled:
         return offs - base, buf[base:end]
     tok = _tokens(st, buf[base:end])
-    rel = offs - base
+    rel = offs - base if base else offs
     nstr = rel.size - 1
-    pieces = tok.size // PIECE_TOKENS
-    if pieces < 2 or nstr < 2:
-        return _take_strings(st, tok, rel)
-    # cut at the string boundaries nearest to every PIECE_TOKENS tokens (a long string stays whole)
-    cuts = np.unique(np.searchsorted(rel, np.arange(pieces + 1) * (tok.size / pieces)).clip(0, nstr))
-    cuts[0], cuts[-1] = 0, nstr
-    bounds = cuts.tolist()
-    parts = [(tok[rel[a]: rel[b]], rel[a: b + 1] - rel[a]) for a, b in zip(bounds[:-1], bounds[1:])]
-    results = _threads.map_parts(lambda p: _take_strings(st, *p), parts)
     out = np.empty(nstr + 1, np.int64)
     out[0] = 0
-    for (a, b), (po, _) in zip(zip(bounds[:-1], bounds[1:]), results):
-        out[a + 1: b + 1] = po[1:]
-    sizes = np.array([d.size for _, d in results], np.int64)
-    starts = np.cumsum(sizes) - sizes
-    out[1:] += np.repeat(starts, np.diff(cuts))
-    return out, np.concatenate([d for _, d in results])
+    pieces = min(tok.size // PIECE_TOKENS, nstr)
+    if pieces < 2:
+        return out, _take_strings(st, tok, rel[1:], out[1:])
+    # cut at the first string boundary at or after every PIECE_TOKENS-th token (a long string
+    # stays whole); the piece of strings a..b writes their end offsets, relative to its first
+    # output byte, into out[a+1 : b+1] and is then shifted by the bytes of the pieces before it
+    step = -(-tok.size // pieces)
+    cuts = np.searchsorted(rel, np.arange(step, tok.size, step, dtype=np.int64)).tolist()
+    bounds = [0] + sorted({c for c in cuts if 0 < c < nstr}) + [nstr]
+
+    def piece(ab: tuple[int, int]) -> np.ndarray:
+        a, b = ab
+        r0 = int(rel[a])
+        return _take_strings(st, tok[r0: rel[b]], rel[a + 1: b + 1] - r0, out[a + 1: b + 1])
+    spans = list(zip(bounds[:-1], bounds[1:]))
+    datas = _threads.map_parts(piece, spans)
+    shift = 0
+    for (a, b), d in zip(spans, datas):  # one add per piece (of ~PIECE_TOKENS tokens), not per string
+        if shift:
+            out[a + 1: b + 1] += shift
+        shift += d.size
+    return out, np.concatenate(datas)
 
 
-def _take_strings(st: SymbolTable, tok: np.ndarray, rel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(int64 output offsets of the strings starting at token positions ``rel``, output bytes)."""
+def _take_strings(st: SymbolTable, tok: np.ndarray, ends: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Take ``tok`` from the token table; writes the output offset of token position ``ends[i]``
+    into ``out[i]`` and returns the output bytes."""
     values = st.values if tok.size < (1 << 31) // 8 else st.large_values
-    out = values.take(pa.array(tok))
-    _, pos_buf, data_buf = out.buffers()
+    res = values.take(pa.array(tok))
+    _, pos_buf, data_buf = res.buffers()
     pos = np.frombuffer(pos_buf, np.int32 if values is st.values else np.int64, tok.size + 1)
+    out[:] = pos[ends]
     total = int(pos[-1])
-    data = np.frombuffer(data_buf, np.uint8, total) if total else np.empty(0, np.uint8)
-    return pos[rel].astype(np.int64), data
+    return np.frombuffer(data_buf, np.uint8, total) if total else np.empty(0, np.uint8)
