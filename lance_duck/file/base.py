@@ -67,8 +67,14 @@ class DataFileReader(ABC):
     def read_field(self, field: LanceField, rows: RowSelection = None) -> pa.Array:
         """The field's values for the selected rows, typed as pylance returns them."""
 
-    def read_fields(self, fields: Sequence[LanceField], rows: RowSelection = None) -> list[pa.Array]:
-        """Several fields at once (implementations may fetch their byte ranges together)."""
+    def read_fields(self, fields: Sequence[LanceField], rows: RowSelection = None,
+                    keep_dictionary: bool = False) -> list[pa.Array]:
+        """Several fields at once (implementations may fetch their byte ranges together).
+
+        With ``keep_dictionary``, a top-level string/binary field stored with page dictionaries
+        may come back as a ``DictionaryArray`` of its type (for filters evaluated per distinct
+        value); readers without that ability return plain arrays.
+        """
         return [self.read_field(f, rows) for f in fields]
 
 

@@ -61,12 +61,13 @@ class ScanContext:
 
     # -- columns -------------------------------------------------------------------------
     def read_columns(self, fragment, names: Sequence[str], rows: range,
-                     mask: np.ndarray | None = None) -> dict[str, pa.Array]:
+                     mask: np.ndarray | None = None, keep_dictionary: bool = False) -> dict[str, pa.Array]:
         """Top-level columns (incl. _rowid/_rowaddr) for the rows of ``rows`` where ``mask``.
 
         Dense selections are read as the contiguous range and then filtered (ranges are the
         readers' cheapest selection); sparse ones hand the readers the row offsets so that
-        only the chunks holding them are fetched.
+        only the chunks holding them are fetched. ``keep_dictionary``: string columns stored
+        with page dictionaries may come back as DictionaryArrays (see :func:`plain`).
         """
         if not names:
             return {}
@@ -107,7 +108,7 @@ class ScanContext:
             by_read.setdefault(key, (ref, sel, []))[2].append(field)
         keep = None
         for ref, sel, fields in by_read.values():
-            arrays = self.reader(ref).read_fields(fields, sel)
+            arrays = self.reader(ref).read_fields(fields, sel, keep_dictionary=keep_dictionary)
             for f, a in zip(fields, arrays):
                 if isinstance(a, pa.ChunkedArray):
                     a = a.combine_chunks()
@@ -117,7 +118,7 @@ class ScanContext:
                             keep = pa.array(mask)
                         a = a.filter(keep)
                 want = self._types[f.name]
-                if a.type != want:
+                if a.type != want and not _kept_dictionary(a, want):
                     a = a.cast(want)
                 out[f.name] = a
         return out
@@ -136,10 +137,8 @@ class ScanContext:
             return None
         cols: dict[str, pa.Array] = {}
         if self.filter is not None:
-            fcols = self.read_columns(frag, self.filter_columns, rows, mask)
-            fbatch = pa.RecordBatch.from_arrays(list(fcols.values()), names=list(fcols.keys())) \
-                if fcols else _empty_batch(n)
-            keep = self.filter.mask(fbatch)
+            fcols = self.read_columns(frag, self.filter_columns, rows, mask, keep_dictionary=True)
+            keep = self.filter_mask(fcols, n)
             if not keep.all():
                 if not keep.any():
                     return None
@@ -150,9 +149,28 @@ class ScanContext:
                 n = len(idx)
                 kept = pa.array(keep)
                 fcols = {k: v.filter(kept) for k, v in fcols.items() if k in self.projection.sources}
-            cols.update(fcols)
+            cols.update((k, plain(v, self._types.get(k))) for k, v in fcols.items() if k in self.projection.sources)
         cols.update(self.read_columns(frag, self.late_columns, rows, mask))
         return self.assemble(cols, n)
+
+    def filter_mask(self, fcols: dict[str, pa.Array], n: int) -> np.ndarray:
+        """The filter's boolean mask over the rows of ``fcols``.
+
+        A filter on one column that came back as a dictionary is evaluated once per distinct
+        value (plus null) and the result gathered by the indices: exact for any row-wise
+        predicate, and it never materialises the strings.
+        """
+        kept = [k for k, v in fcols.items() if _kept_dictionary(v, self._types.get(k))]
+        if len(fcols) == 1 and kept:
+            name, arr = next(iter(fcols.items()))
+            dictionary = arr.dictionary
+            values = pa.concat_arrays([dictionary, pa.nulls(1, dictionary.type)])
+            per_value = self.filter.mask(pa.RecordBatch.from_arrays([values], names=[name]))
+            idx = arr.indices.fill_null(len(dictionary)).to_numpy(zero_copy_only=False)
+            return per_value[idx]
+        cols = {k: plain(v, self._types.get(k)) for k, v in fcols.items()}
+        batch = pa.RecordBatch.from_arrays(list(cols.values()), names=list(cols)) if cols else _empty_batch(n)
+        return self.filter.mask(batch)
 
     def assemble(self, cols: dict[str, pa.Array], n: int) -> pa.RecordBatch:
         arrays = []
@@ -167,6 +185,17 @@ class ScanContext:
         if not arrays:
             return _empty_batch(n)
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+
+def _kept_dictionary(a: pa.Array, want: pa.DataType | None) -> bool:
+    """``a`` is a dictionary the reader kept for a column declared with plain ``want``."""
+    return (want is not None and pa.types.is_dictionary(a.type) and not pa.types.is_dictionary(want)
+            and a.type.value_type == want)
+
+
+def plain(a: pa.Array, want: pa.DataType | None) -> pa.Array:
+    """A kept dictionary decoded to the column's declared type (other arrays as they are)."""
+    return a.dictionary_decode() if _kept_dictionary(a, want) else a
 
 
 def _file_for(fragment, field):

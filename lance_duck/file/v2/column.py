@@ -70,7 +70,8 @@ class LeafData:
 class LeafPlan:
     """The pages of one column that a selection touches, with per-page local row selections."""
 
-    def __init__(self, cm, col: int, path: str, arrow_type: pa.DataType, dict_type, minor: int, sel):
+    def __init__(self, cm, col: int, path: str, arrow_type: pa.DataType, dict_type, minor: int, sel,
+                 keep_dictionary: bool = False):
         self.what = f"{path} column {col}"
         pages = list(cm.pages)
         lengths = np.array([int(p.length) for p in pages], np.int64)
@@ -99,7 +100,7 @@ class LeafPlan:
                 picks.append((i, None if local.size == lengths[i] else local))
         self.pages = []
         for i, local in picks:
-            ctx = PageCtx(f"{self.what} page {i}", arrow_type, dict_type, minor)
+            ctx = PageCtx(f"{self.what} page {i}", arrow_type, dict_type, minor, keep_dictionary)
             page = make_page(ctx, pages[i])
             if isinstance(local, range) and not getattr(page, "SLICES_RANGES", False):
                 local = np.arange(local.start, local.stop, dtype=np.int64)
@@ -183,6 +184,12 @@ def merge_pages(pages: list[PageData], arrow_type: pa.DataType, what: str) -> Le
             d = repdef.remap_def(p.defs, p.layers, layers, n_entries)
             defs.append(d if d is not None else np.zeros(n_entries, np.uint16))
     vals = [p.values for p in pages]
+    if len(vals) > 1 and not pa.types.is_dictionary(arrow_type) and any(pa.types.is_dictionary(v.type) for v in vals):
+        # pages kept as dictionaries: one DictionaryArray when every page is one, else plain values
+        if all(pa.types.is_dictionary(v.type) for v in vals):
+            vals = pa.chunked_array(vals).unify_dictionaries().chunks
+        else:
+            vals = [v.dictionary_decode() if pa.types.is_dictionary(v.type) else v for v in vals]
     values = vals[0] if len(vals) == 1 else pa.concat_arrays(vals)
     return LeafData(values,
                     (reps[0] if len(reps) == 1 else np.concatenate(reps)) if any_rep else None,

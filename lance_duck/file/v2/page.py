@@ -27,6 +27,7 @@ class PageCtx:
     arrow_type: pa.DataType       # the leaf's Arrow type (value type for dictionary fields)
     dict_type: pa.DataType | None  # the Arrow dictionary type when the field is dictionary-typed
     minor: int                    # file minor version (1 or 2)
+    keep_dictionary: bool = False  # page dictionaries of a plain leaf stay a DictionaryArray
 
 
 def entry_rows(rep: np.ndarray, max_rep: int, first_row: int) -> np.ndarray:

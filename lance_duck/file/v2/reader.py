@@ -38,13 +38,15 @@ class V2FileReader(DataFileReader):
     def read_field(self, field: LanceField, rows: RowSelection = None) -> pa.Array:
         return self.read_fields([field], rows)[0]
 
-    def read_fields(self, fields: Sequence[LanceField], rows: RowSelection = None) -> list[pa.Array]:
+    def read_fields(self, fields: Sequence[LanceField], rows: RowSelection = None,
+                    keep_dictionary: bool = False) -> list[pa.Array]:
         sel = self._normalise(rows)
         if sel is not None and len(sel) == 0:
             return [pa.array([], output_type(f, self.minor)) for f in fields]
         plans: list[list[LeafPlan | None]] = []
         for f in fields:
             fp = []
+            keep = keep_dictionary and _dictionary_candidate(f, self.minor)
             for leaf in leaves(f, self.minor):
                 col = self.ref.column_of(leaf.field.id)
                 if col is None:
@@ -52,7 +54,7 @@ class V2FileReader(DataFileReader):
                                            "has no column in this data file")
                 cm = self.container.column(col)
                 fp.append(LeafPlan(cm, col, self.file.path, leaf.arrow_type, leaf.dict_type, self.minor,
-                                   _expand(sel, leaf.multiplier)))
+                                   _expand(sel, leaf.multiplier), keep))
             plans.append(fp)
         flat = [p for fp in plans for p in fp]
         self._fetch_round(flat, "meta_ranges", "set_meta")
@@ -67,7 +69,9 @@ class V2FileReader(DataFileReader):
             if len(arr) != n:
                 raise CorruptFileError(f"{self.file.path}: field {f.name!r} decoded {len(arr)} rows, expected {n}")
             want = output_type(f, self.minor)
-            if arr.type != want and not pa.types.is_map(want):
+            if pa.types.is_dictionary(arr.type) and not pa.types.is_dictionary(want) and arr.type.value_type == want:
+                pass                                   # kept dictionary (keep_dictionary)
+            elif arr.type != want and not pa.types.is_map(want):
                 raise CorruptFileError(f"{self.file.path}: field {f.name!r} decoded as {arr.type}, expected {want}")
             out.append(arr)
         return out
@@ -90,6 +94,15 @@ class V2FileReader(DataFileReader):
     def _fetch_round(self, plans: list[LeafPlan], ranges: str, setter: str) -> None:
         for p, bufs in zip(plans, self._fetch(plans, ranges)):
             getattr(p, setter)(bufs)
+
+
+def _dictionary_candidate(f: LanceField, minor: int) -> bool:
+    """A plain (not nested, not dictionary-typed) string or binary field."""
+    if f.children:
+        return False
+    t = output_type(f, minor)
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) \
+        or pa.types.is_large_binary(t)
 
 
 def _expand(sel, m: int):

@@ -37,6 +37,8 @@ def apply_dictionary(ctx: PageCtx, dict_vals, indices) -> pa.Array:
     if ctx.dict_type is not None:
         keys = pa.array(idx.astype(ctx.dict_type.index_type.to_pandas_dtype(), copy=False))
         return pa.DictionaryArray.from_arrays(keys, items)
+    if ctx.keep_dictionary:
+        return pa.DictionaryArray.from_arrays(pa.array(idx.astype(np.int32, copy=False)), items)
     return items.take(pa.array(idx))
 
 
