@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import CorruptFileError
 from ._buf import BufferLike, as_u8, check_count, uint_dtype, words as _words
 
-__all__ = ["ORDER", "BLOCK", "unpack", "unpack_blocks", "unpack_mixed", "unpack_out_of_line",
+__all__ = ["ORDER", "BLOCK", "unpack", "unpack_blocks", "unpack_blocks_at", "unpack_mixed", "unpack_out_of_line",
            "unpack_out_of_line_batch", "pack", "words_per_block"]
 
 ORDER = (0, 4, 2, 6, 1, 5, 3, 7)
@@ -68,63 +68,135 @@ def _groups(w: int, t: int) -> tuple:
 
 
 def _unpack_into(packed: np.ndarray, w: int, t: int, out: np.ndarray) -> None:
-    """Unpack ``packed`` (k, W, LANES) into ``out`` (k, 1024) (both of the T-bit dtype).
+    """Unpack ``packed`` (k, W, LANES) into ``out`` (k, 1024) (both of the T-bit dtype)."""
+    if w:
+        run = np.dtype((np.void, BLOCK // t * out.dtype.itemsize))
+        _unpack_runs(packed.view(run)[..., 0], w, t, out)
+    else:
+        out[...] = 0
 
-    Per batch of n blocks: the packed words are copied word-major, (W, n, LANES) -- a transpose
-    of whole LANES-word runs done as one copy of ``void`` elements -- so each row of all n blocks
-    is one contiguous run; rows of equal bit shift are unpacked together (one strided (G, n*LANES)
-    view per shift class, G = gcd(W, T)) into a row-major (T, n, LANES) scratch, which t/8
-    ``void`` copies then scatter to the FastLanes output order."""
-    k = packed.shape[0]
+
+def _unpack_at(buf: np.ndarray, byte_offsets: np.ndarray, w: int, t: int, out: np.ndarray) -> None:
+    """Unpack the blocks whose packed words start at ``byte_offsets`` of the byte buffer ``buf``
+    (any alignment; bounds checked) into ``out`` (k, 1024), reading them in place."""
+    k = byte_offsets.size
+    if w == 0 or k == 0:
+        out[...] = 0
+        return
+    run_bytes = BLOCK // t * out.dtype.itemsize
+    if byte_offsets.min() < 0 or byte_offsets.max() + w * run_bytes > buf.size:
+        raise CorruptFileError("FastLanes: a packed block extends past the end of its buffer")
+    _unpack_runs(_RunIndex(buf, byte_offsets, w, run_bytes), w, t, out)
+
+
+class _RunIndex:
+    """The (k, W) lane-runs of blocks starting at byte ``starts[i]`` of ``buf``.
+
+    Blocks are usually evenly spaced over long stretches (equal-size chunks of a page): each
+    stretch is one strided (blocks, W) view and a batch is copied from it word-major with plain
+    transposing copies. Irregular starts fall back to one fancy-index gather of whole runs."""
+
+    def __init__(self, buf: np.ndarray, starts: np.ndarray, w: int, run_bytes: int):
+        self.shape = (starts.size, w)
+        run = np.dtype((np.void, run_bytes))
+        d = np.diff(starts)
+        brk = np.flatnonzero(d[1:] != d[:-1]) + 2 if d.size > 1 else np.empty(0, np.int64)
+        # stretch boundaries: a new stretch starts where the spacing changes (a lone block
+        # between two changes forms its own stretch)
+        bounds = np.unique(np.concatenate([[0], brk, [starts.size]]))
+        self.segments = None
+        if bounds.size - 1 <= max(4, starts.size // 64):
+            self.segments = []
+            for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+                stride = int(starts[a + 1] - starts[a]) if b - a > 1 else run_bytes
+                view = np.lib.stride_tricks.as_strided(
+                    buf[int(starts[a]):], shape=(b - a, w, run_bytes), strides=(stride, run_bytes, 1),
+                    writeable=False).view(run)[..., 0]
+                self.segments.append((a, b, view))
+        else:
+            self.windows = np.lib.stride_tricks.as_strided(
+                buf, shape=(buf.size - run_bytes + 1, run_bytes), strides=(1, 1), writeable=False
+            ).view(run)[:, 0]
+            self.starts = starts
+            self.steps = np.arange(w, dtype=np.int64) * run_bytes
+
+    def gather_t(self, lo: int, n: int, out: np.ndarray) -> None:
+        """out (W, n) <- the runs of blocks lo..lo+n, word-major."""
+        if self.segments is None:
+            out[...] = self.windows[self.steps[:, None] + self.starts[None, lo: lo + n]]
+            return
+        hi = lo + n
+        for a, b, view in self.segments:  # the few evenly spaced stretches overlapping the batch
+            if b > lo and a < hi:
+                x, y = max(a, lo), min(b, hi)
+                np.copyto(out[:, x - lo: y - lo], view[x - a: y - a].T)
+
+
+def _unpack_runs(src, w: int, t: int, out: np.ndarray) -> None:
+    """Unpack k blocks given as (k, W) lane-runs (``void`` elements of LANES words: an array
+    view, or a :class:`_RunIndex` into a byte buffer) into ``out`` (k, 1024); 0 < W <= T.
+
+    Per batch of n blocks: the runs are copied word-major, (W, n) runs = (W, n, LANES) words
+    -- a transpose of whole runs, or with a :class:`_RunIndex` the gather from the chunk buffer
+    itself -- so each row of all n blocks is one contiguous stretch; rows of equal bit shift are
+    unpacked together (one strided (G, n*LANES) view per shift class, G = gcd(W, T)) into a
+    row-major (T, n, LANES) scratch, which one ``void`` copy scatters to the FastLanes order."""
+    k = src.shape[0]
     if k == 0:
         return
     lanes = BLOCK // t
-    if w == 0:
-        out[...] = 0
-        return
     dt = out.dtype
-    run = np.dtype((np.void, lanes * dt.itemsize))  # one lane-run of LANES words
+    run = np.dtype((np.void, lanes * dt.itemsize))
+    gather_t = src.gather_t if isinstance(src, _RunIndex) else (
+        lambda lo, n, o: np.copyto(o, src[lo: lo + n].T))
     # row r = 8j + a of block i goes to out[i, a, ORDER[j] * t // 64, :]; that b is j with its
     # log2(t/8) bits reversed, so splitting j into bits and reversing them is a plain transpose
     nb = (t // 8).bit_length() - 1
     out_v = out.reshape((k, 8) + (2,) * nb + (lanes,)).view(run)[..., 0]  # (k, a, b bits...)
-    if w == t:  # plain words: row r of block i is packed[i, r]
-        src_v = packed.view(run)[..., 0].reshape((k,) + (2,) * nb + (8,))  # (k, j bits..., a)
-        np.copyto(out_v, src_v.transpose((0, nb + 1) + tuple(range(nb, 0, -1))))
-        return
-    mask = dt.type((1 << w) - 1)
-    g = gcd(w, t)
-    period, kstep = t // g, w // g
+    to_out = (nb + 1, nb) + tuple(range(nb - 1, -1, -1))                   # rows (j bits, a, n)
     step = max(1, _BATCH_BYTES // (BLOCK * dt.itemsize))
     m = min(step, k)
     # one spare block per row: row strides that are not a power of two avoid cache-set aliasing
     q = np.empty((w, m + 1, lanes), dt)
+    q_v = q.view(run)[..., 0]
+    if w == t and not isinstance(src, _RunIndex):  # plain words in an array: one copy
+        src_v = src.reshape((k,) + (2,) * nb + (8,))                      # (k, j bits..., a)
+        np.copyto(out_v, src_v.transpose((0, nb + 1) + tuple(range(nb, 0, -1))))
+        return
+    if w == t:  # plain words: row r is word r
+        for lo in range(0, k, step):
+            n = min(step, k - lo)
+            gather_t(lo, n, q_v[:, :n])
+            np.copyto(out_v[lo: lo + n], q_v[:, :n].reshape((2,) * nb + (8, n)).transpose(to_out))
+        return
+    mask = dt.type((1 << w) - 1)
+    g = gcd(w, t)
+    period, kstep = t // g, w // g
     rows = np.empty((t, m + 1, lanes), dt)
     t1 = np.empty((g, m + 1, lanes), dt)
     t2 = np.empty_like(t1)
-    packed_v = packed.view(run)[..., 0]                                   # (k, W)
     for lo in range(0, k, step):  # batches of blocks, not single blocks
         n = min(step, k - lo)
         qb, rb, a1, a2 = q[:, :n], rows[:, :n], t1[:, :n], t2[:, :n]
-        np.copyto(q.view(run)[:, :n, 0], packed_v[lo: lo + n].T)
+        gather_t(lo, n, q_v[:, :n])
         for c, s, k0, straddle in _groups(w, t):
             hi = k0 + kstep * (g - 1) + 1
-            src = qb[k0: hi: kstep]
+            src_rows = qb[k0: hi: kstep]
             dst = rb[c::period]
             if straddle:
-                np.right_shift(src, s, out=a1)
+                np.right_shift(src_rows, s, out=a1)
                 np.left_shift(qb[k0 + 1: hi + 1: kstep], t - s, out=a2)
                 np.bitwise_or(a1, a2, out=a1)
                 np.bitwise_and(a1, mask, out=dst)
             elif s == 0:
-                np.bitwise_and(src, mask, out=dst)
+                np.bitwise_and(src_rows, mask, out=dst)
             elif s + w == t:
-                np.right_shift(src, s, out=dst)
+                np.right_shift(src_rows, s, out=dst)
             else:
-                np.right_shift(src, s, out=a1)
+                np.right_shift(src_rows, s, out=a1)
                 np.bitwise_and(a1, mask, out=dst)
-        rows_v = rows.view(run)[:, :n, 0].reshape((2,) * nb + (8, n))      # (j bits..., a, n)
-        np.copyto(out_v[lo: lo + n], rows_v.transpose((nb + 1, nb) + tuple(range(nb - 1, -1, -1))))
+        rows_v = rows.view(run)[:, :n, 0].reshape((2,) * nb + (8, n))
+        np.copyto(out_v[lo: lo + n], rows_v.transpose(to_out))
 
 
 def unpack_blocks(packed: np.ndarray, bit_width: int, uncompressed_bits: int) -> np.ndarray:
@@ -138,6 +210,19 @@ def unpack_blocks(packed: np.ndarray, bit_width: int, uncompressed_bits: int) ->
         _unpack_into(packed.reshape(k, w, BLOCK // t).view(dt), w, t, out)
     else:
         out[...] = 0
+    return out
+
+
+def unpack_blocks_at(data: BufferLike, byte_offsets: np.ndarray, bit_width: int,
+                     uncompressed_bits: int) -> np.ndarray:
+    """Unpack the equal-width blocks whose packed words start at ``byte_offsets`` of ``data``
+    (e.g. the blocks of many ``InlineBitpacking`` chunks) into a (k, 1024) array; the blocks
+    are read in place (any alignment), with no gathered copy."""
+    t = int(uncompressed_bits)
+    w, dt = _check_width(bit_width, t)
+    offs = np.asarray(byte_offsets, dtype=np.int64).reshape(-1)
+    out = np.empty((offs.size, BLOCK), dt)
+    _unpack_at(as_u8(data), offs, w, t, out)
     return out
 
 
@@ -177,24 +262,6 @@ def unpack(words: BufferLike, bit_width: int, uncompressed_bits: int, num_values
     return flat
 
 
-def _gather_blocks(buf: np.ndarray, byte_offsets: np.ndarray, nwords: int, dt: np.dtype) -> np.ndarray:
-    """A (k, nwords) word matrix of the blocks starting at ``byte_offsets`` (bounds checked)."""
-    size = dt.itemsize
-    k = byte_offsets.size
-    if k == 0 or nwords == 0:
-        return np.zeros((k, nwords), dt)
-    nbytes = nwords * size
-    if byte_offsets.min() < 0 or byte_offsets.max() + nbytes > buf.size:
-        raise CorruptFileError("FastLanes: a packed block extends past the end of its buffer")
-    if buf.ctypes.data % size == 0 and not (byte_offsets % size).any():
-        wv = buf[: buf.size // size * size].view(dt)
-        starts = byte_offsets // size
-        idx = starts[:, None] + np.arange(nwords, dtype=np.int64)
-        return wv[idx]
-    idx = byte_offsets[:, None] + np.arange(nbytes, dtype=np.int64)
-    return np.ascontiguousarray(buf[idx]).view(dt)
-
-
 def unpack_mixed(data: BufferLike, uncompressed_bits: int, byte_offsets: np.ndarray,
                  widths: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
     """Decode a batch of FastLanes blocks with per-block widths (2.1/2.2 ``InlineBitpacking``).
@@ -222,19 +289,17 @@ def unpack_mixed(data: BufferLike, uncompressed_bits: int, byte_offsets: np.ndar
         if cnt.size != k or (k and (cnt.min() < 0 or cnt.max() > BLOCK)):
             raise CorruptFileError("FastLanes: per-block value counts must be 0..1024, one per block")
     out = np.empty((k, BLOCK), dt)
-    lanes = BLOCK // t
     uniq = np.unique(ws) if k else ws
     for w in uniq.tolist():  # one pass per distinct width (at most T+1)
         idx = np.flatnonzero(ws == w) if uniq.size > 1 else np.arange(k)
         if w == 0:
             out[idx] = 0
             continue
-        packed = _gather_blocks(buf, offs[idx], w * lanes, dt).reshape(idx.size, w, lanes)
         if uniq.size == 1:
-            _unpack_into(packed, w, t, out)
+            _unpack_at(buf, offs, w, t, out)
         else:
             tmp = np.empty((idx.size, BLOCK), dt)
-            _unpack_into(packed, w, t, tmp)
+            _unpack_at(buf, offs[idx], w, t, tmp)
             out[idx] = tmp
     if k == 0:
         return np.empty(0, dt)
@@ -295,11 +360,7 @@ def unpack_out_of_line_batch(data: BufferLike, byte_offsets, byte_sizes, counts,
         jb = j if block_rows is None else j[block_rows]
         block_off = offs[bufidx] + jb * (wpb * item)
         dst = rows if block_rows is None else np.empty((nb, BLOCK), dt)
-        if w:
-            packed = _gather_blocks(buf, block_off, wpb, dt).reshape(nb, w, BLOCK // t)
-            _unpack_into(packed, w, t, dst)
-        else:
-            dst[...] = 0
+        _unpack_at(buf, block_off, w, t, dst)
         if block_rows is not None:
             rows[block_rows] = dst
     if raw.any():

@@ -214,3 +214,53 @@ def test_out_of_line_batch_property(t, data):
     offs = np.cumsum([0] + [len(b) for b in bufs])
     got = fl.unpack_out_of_line_batch(b"".join(bufs), offs[:-1], sizes, counts, w, t)
     np.testing.assert_array_equal(got, np.concatenate(vals))
+
+
+# ------------------------------------------------------------------ blocks read in place
+
+def _chunked(rng, k, w, t, gaps):
+    """k packed blocks laid out with the given byte gaps before each (like chunk headers and
+    padding); returns (buffer, byte offsets of the blocks, expected values)."""
+    vals = rand_values(rng, k * 1024, w, t).astype(f"u{t // 8}")
+    parts, offs, pos = [], [], 0
+    for i in range(k):
+        parts.append(b"\xab" * gaps[i])
+        pos += gaps[i]
+        offs.append(pos)
+        blk = fl.pack(vals[i * 1024: (i + 1) * 1024], w, t).tobytes()
+        parts.append(blk)
+        pos += len(blk)
+    return np.frombuffer(b"".join(parts) + b"\xcd" * 3, np.uint8), np.array(offs), vals
+
+
+@pytest.mark.parametrize("layout", ["even", "stretches", "irregular", "reversed"])
+@pytest.mark.parametrize("t,w", [(64, 62), (64, 20), (64, 64), (32, 17), (16, 16), (8, 3)])
+def test_blocks_read_in_place_equal_gathered_unpack(layout, t, w):
+    rng = np.random.default_rng(t * 1000 + w)
+    k = 700  # more than one batch at T=64 (512 blocks), odd number of blocks
+    gaps = {"even": [8] * k,                                              # one stretch, aligned
+            "stretches": [8] * 300 + [13] * 250 + [5] * 150,              # a few stretches, unaligned
+            "irregular": rng.integers(0, 40, k).tolist(),                 # fancy-index fallback
+            "reversed": [8] * k}[layout]
+    buf, offs, vals = _chunked(rng, k, w, t, gaps)
+    if layout == "reversed":  # negative spacing: blocks listed last to first
+        offs, vals = offs[::-1].copy(), vals.reshape(k, 1024)[::-1].reshape(-1)
+    index = fl._RunIndex(buf, offs, w, 1024 // t * t // 8)
+    assert (index.segments is None) == (layout == "irregular")  # both gather paths are covered
+    got = fl.unpack_blocks_at(buf, offs, w, t)
+    assert got.shape == (k, 1024) and got.dtype == np.dtype(f"u{t // 8}")
+    np.testing.assert_array_equal(got.reshape(-1), vals)
+    # the same through per-block widths (unpack_mixed), with a short last block
+    counts = [1024] * (k - 1) + [77]
+    mixed = fl.unpack_mixed(buf, t, offs, np.full(k, w), counts)
+    np.testing.assert_array_equal(mixed, vals[: (k - 1) * 1024 + 77])
+
+
+def test_blocks_read_in_place_out_of_bounds_is_corrupt():
+    buf, offs, _ = _chunked(np.random.default_rng(1), 3, 5, 32, [8, 8, 8])
+    with pytest.raises(CorruptFileError, match="past the end"):
+        fl.unpack_blocks_at(buf[:-10], offs, 5, 32)
+    with pytest.raises(CorruptFileError, match="past the end"):
+        fl.unpack_blocks_at(buf, offs - 9, 5, 32)
+    assert fl.unpack_blocks_at(buf, np.array([], np.int64), 5, 32).shape == (0, 1024)
+    np.testing.assert_array_equal(fl.unpack_blocks_at(buf, offs, 0, 32), np.zeros((3, 1024), np.uint32))

@@ -106,18 +106,12 @@ def _mb_inline_bp(m, cs: ChunkSet, what: str):
 
 
 def _inline_bp_one_width(data, t, offs, w, counts, total, what):
-    """All chunks of one width and whole blocks but the last: copy the packed blocks into one
-    contiguous (k, W*LANES) matrix with byte-range copies (no index matrix) and unpack once."""
+    """All chunks of one width and whole blocks but the last: unpack every chunk's block in
+    place (the kernel reads the packed words straight from the chunk buffer)."""
     k = offs.size
     if k < 2 or (w != w[0]).any() or (counts[:-1] != 1024).any() or int(w[0]) == 0:
         return None
-    width = int(w[0])
-    nbytes = width * 128
-    packed = gather_bytes(data, offs, np.full(k, nbytes, np.int64), what)
-    if packed.ctypes.data % (t // 8):
-        packed = packed.copy()
-    words = packed.view(_UDT[t]).reshape(k, nbytes * 8 // t)
-    return fastlanes.unpack_blocks(words, width, t).reshape(-1)[:total]
+    return fastlanes.unpack_blocks_at(data, offs, int(w[0]), t).reshape(-1)[:total]
 
 
 def _mb_variable(m, cs: ChunkSet, what: str):
