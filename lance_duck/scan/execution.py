@@ -108,7 +108,8 @@ class ScanContext:
             by_read.setdefault(key, (ref, sel, []))[2].append(field)
         keep = None
         for ref, sel, fields in by_read.values():
-            arrays = self.reader(ref).read_fields(fields, sel, keep_dictionary=keep_dictionary)
+            # dictionaries are kept through the deletion filter (it then moves indices, not strings)
+            arrays = self.reader(ref).read_fields(fields, sel, keep_dictionary=True)
             for f, a in zip(fields, arrays):
                 if isinstance(a, pa.ChunkedArray):
                     a = a.combine_chunks()
@@ -118,6 +119,8 @@ class ScanContext:
                             keep = pa.array(mask)
                         a = a.filter(keep)
                 want = self._types[f.name]
+                if not keep_dictionary:
+                    a = plain(a, want)
                 if a.type != want and not _kept_dictionary(a, want):
                     a = a.cast(want)
                 out[f.name] = a
