@@ -16,6 +16,7 @@ cache-sized batches; there is no per-block Python loop.
 """
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 from math import gcd
 
@@ -29,7 +30,7 @@ __all__ = ["ORDER", "BLOCK", "unpack", "unpack_blocks", "unpack_blocks_at", "unp
 
 ORDER = (0, 4, 2, 6, 1, 5, 3, 7)
 BLOCK = 1024
-_BATCH_BYTES = 1 << 22  # output bytes per batch of blocks (bounds the scratch arrays)
+_BATCH_BYTES = 1 << 21  # output bytes per batch of blocks (bounds the scratch arrays)
 
 
 def words_per_block(bit_width: int, uncompressed_bits: int) -> int:
@@ -132,6 +133,23 @@ class _RunIndex:
                 np.copyto(out[:, x - lo: y - lo], view[x - a: y - a].T)
 
 
+_local = threading.local()
+
+
+def _scratch(nbytes: int) -> np.ndarray:
+    """This thread's scratch bytes (at least ``nbytes``; kept between calls, because faulting
+    fresh pages in costs as much as a pass of the kernel)."""
+    buf = getattr(_local, "buf", None)
+    if buf is None or buf.size < nbytes:
+        buf = _local.buf = np.empty(nbytes, np.uint8)
+    return buf[:nbytes]
+
+
+def _carve(flat: np.ndarray, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
+    n = int(np.prod(shape))
+    return flat[:n].reshape(shape), flat[n:]
+
+
 def _unpack_runs(src, w: int, t: int, out: np.ndarray) -> None:
     """Unpack k blocks given as (k, W) lane-runs (``void`` elements of LANES words: an array
     view, or a :class:`_RunIndex` into a byte buffer) into ``out`` (k, 1024); 0 < W <= T.
@@ -157,7 +175,8 @@ def _unpack_runs(src, w: int, t: int, out: np.ndarray) -> None:
     step = max(1, _BATCH_BYTES // (BLOCK * dt.itemsize))
     m = min(step, k)
     # one spare block per row: row strides that are not a power of two avoid cache-set aliasing
-    q = np.empty((w, m + 1, lanes), dt)
+    scratch = _scratch((w + (0 if w == t else t + 2 * gcd(w, t))) * (m + 1) * lanes * dt.itemsize).view(dt)
+    q, scratch = _carve(scratch, (w, m + 1, lanes))
     q_v = q.view(run)[..., 0]
     if w == t and not isinstance(src, _RunIndex):  # plain words in an array: one copy
         src_v = src.reshape((k,) + (2,) * nb + (8,))                      # (k, j bits..., a)
@@ -172,9 +191,9 @@ def _unpack_runs(src, w: int, t: int, out: np.ndarray) -> None:
     mask = dt.type((1 << w) - 1)
     g = gcd(w, t)
     period, kstep = t // g, w // g
-    rows = np.empty((t, m + 1, lanes), dt)
-    t1 = np.empty((g, m + 1, lanes), dt)
-    t2 = np.empty_like(t1)
+    rows, scratch = _carve(scratch, (t, m + 1, lanes))
+    t1, scratch = _carve(scratch, (g, m + 1, lanes))
+    t2, scratch = _carve(scratch, (g, m + 1, lanes))
     for lo in range(0, k, step):  # batches of blocks, not single blocks
         n = min(step, k - lo)
         qb, rb, a1, a2 = q[:, :n], rows[:, :n], t1[:, :n], t2[:, :n]
