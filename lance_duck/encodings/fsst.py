@@ -89,7 +89,8 @@ def parse_symbol_table(data: BufferLike | SymbolTable) -> SymbolTable:
 def _tokens(st: SymbolTable, region: np.ndarray) -> np.ndarray:
     """Token of every compressed byte (uint8 codes when there is no escape), validated."""
     m = region.size
-    ff = np.flatnonzero(region == ESC)
+    top = int(region.max()) if m else 0  # cheap, and no mask as large as the input
+    ff = np.flatnonzero(region == ESC) if top == ESC else np.empty(0, np.int64)
     if ff.size == 0:
         tok, lit = region, ff
     else:
@@ -105,7 +106,7 @@ def _tokens(st: SymbolTable, region: np.ndarray) -> np.ndarray:
         tok = region.astype(np.uint16)
         tok[lit] += 256
     n = st.num_symbols
-    if n < ESC:
+    if n < ESC and top >= n:
         # codes n..254 are undefined: bytes >= n that are neither escapes nor literals
         over = int(np.count_nonzero(region >= n)) - lit.size
         if lit.size:

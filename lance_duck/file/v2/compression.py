@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from ...encodings import bss, fastlanes
+from ...encodings import bss, fastlanes, fsst
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from . import _kernels
 from .gather import gather_bytes, read_uint, segment_index
@@ -162,12 +162,46 @@ def _word_view(data: np.ndarray, offs: np.ndarray, ob: int) -> np.ndarray | None
     return data[: data.size // ob * ob].view(_UDT[ob * 8])
 
 
+_FSST_GROUP_VALUES = 1 << 16  # values per group of chunks FSST-decoded together
+
+
 def _mb_fsst(m, cs: ChunkSet, what: str):
+    if _kind(m.values) == "variable" and cs.counts.size > 2 and cs.total > 2 * _FSST_GROUP_VALUES:
+        return _mb_fsst_grouped(m, cs, what)
     inner = decode_miniblock(m.values, cs, what)
     if not isinstance(inner, VarBin):
         raise CorruptFileError(f"{what}: FSST over non-variable values")
     offs, data = _kernels.fsst_decompress(m.symbol_table, inner.offsets, inner.data)
     return VarBin(offs, data)
+
+
+def _mb_fsst_grouped(m, cs: ChunkSet, what: str) -> VarBin:
+    """FSST over Variable chunks, decoded in groups of whole chunks of about
+    ``_FSST_GROUP_VALUES`` values: every temporary (compressed offsets, gathered compressed
+    bytes, tokens) stays small and is reused by the allocator instead of faulting in fresh
+    pages; only the output offsets and the joined bytes are column-sized."""
+    _need_bufs(cs, 1, what)
+    SEEN.add("mb:variable")
+    st = fsst.parse_symbol_table(m.symbol_table)
+    data, offs, sizes = cs.bufs[0]
+    counts = cs.counts
+    k, total = counts.size, cs.total
+    ends = np.cumsum(counts)
+    cuts = np.searchsorted(ends, np.arange(_FSST_GROUP_VALUES, total, _FSST_GROUP_VALUES)) + 1
+    bounds = [0] + sorted({c for c in cuts.tolist() if 0 < c < k}) + [k]
+    out = np.empty(total + 1, np.int64)
+    out[0] = 0
+    datas, pos, shift = [], 0, 0
+    for c0, c1 in zip(bounds[:-1], bounds[1:]):  # a few dozen groups per column, not per chunk
+        sub = ChunkSet(counts[c0:c1], [(data, offs[c0:c1], sizes[c0:c1])])
+        inner = _mb_variable(m.values.variable, sub, what)
+        o, d = _kernels.fsst_decompress(st, inner.offsets, inner.data)
+        n = o.size - 1
+        np.add(o[1:], shift, out=out[pos + 1: pos + n + 1])
+        pos += n
+        shift += d.size
+        datas.append(d)
+    return VarBin(out, np.concatenate(datas))
 
 
 def _mb_rle(m, cs: ChunkSet, what: str):
