@@ -20,20 +20,27 @@ WORKERS = max(1, min(2, os.cpu_count() or 1))
 
 _pool: ThreadPoolExecutor | None = None
 _lock = threading.Lock()
+_worker = threading.local()  # .active is set on the pool's own threads
 
 
 def _get_pool() -> ThreadPoolExecutor:
     global _pool
     with _lock:
         if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="lance_duck_kernel")
+            _pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="lance_duck_kernel",
+                                       initializer=_mark_worker)
         return _pool
 
 
+def _mark_worker() -> None:
+    _worker.active = True
+
+
 def map_parts(fn: Callable[[T], R], parts: Iterable[T]) -> list[R]:
-    """``[fn(p) for p in parts]`` in order, computed on the kernel pool (inline with one worker
-    or one part); the first exception raised by a part propagates."""
+    """``[fn(p) for p in parts]`` in order, computed on the kernel pool (inline with one worker,
+    one part, or when called from a pool thread -- nested parts never wait on the pool); the
+    first exception raised by a part propagates."""
     parts = list(parts)
-    if WORKERS <= 1 or len(parts) <= 1:
+    if WORKERS <= 1 or len(parts) <= 1 or getattr(_worker, "active", False):
         return [fn(p) for p in parts]
     return list(_get_pool().map(fn, parts))

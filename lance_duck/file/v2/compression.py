@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from ...encodings import bss, fastlanes, fsst
+from ...encodings import _threads, bss, fastlanes, fsst
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from . import _kernels
 from .gather import gather_bytes, read_uint, segment_index
@@ -166,7 +166,7 @@ _FSST_GROUP_VALUES = 1 << 16  # values per group of chunks FSST-decoded together
 
 
 def _mb_fsst(m, cs: ChunkSet, what: str):
-    if _kind(m.values) == "variable" and cs.counts.size > 2 and cs.total > 2 * _FSST_GROUP_VALUES:
+    if _kind(m.values) == "variable" and cs.counts.size > 1 and cs.total > _FSST_GROUP_VALUES:
         return _mb_fsst_grouped(m, cs, what)
     inner = decode_miniblock(m.values, cs, what)
     if not isinstance(inner, VarBin):
@@ -189,19 +189,23 @@ def _mb_fsst_grouped(m, cs: ChunkSet, what: str) -> VarBin:
     ends = np.cumsum(counts)
     cuts = np.searchsorted(ends, np.arange(_FSST_GROUP_VALUES, total, _FSST_GROUP_VALUES)) + 1
     bounds = [0] + sorted({c for c in cuts.tolist() if 0 < c < k}) + [k]
-    out = np.empty(total + 1, np.int64)
-    out[0] = 0
-    datas, pos, shift = [], 0, 0
-    for c0, c1 in zip(bounds[:-1], bounds[1:]):  # a few dozen groups per column, not per chunk
+
+    def group(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        c0, c1 = span
         sub = ChunkSet(counts[c0:c1], [(data, offs[c0:c1], sizes[c0:c1])])
         inner = _mb_variable(m.values.variable, sub, what)
-        o, d = _kernels.fsst_decompress(st, inner.offsets, inner.data)
+        return _kernels.fsst_decompress(st, inner.offsets, inner.data)
+    # groups run concurrently on the kernel pool (their numpy / Arrow work releases the GIL)
+    results = _threads.map_parts(group, list(zip(bounds[:-1], bounds[1:])))
+    out = np.empty(total + 1, np.int64)
+    out[0] = 0
+    pos, shift = 0, 0
+    for o, d in results:  # a few dozen groups per column, not per chunk
         n = o.size - 1
         np.add(o[1:], shift, out=out[pos + 1: pos + n + 1])
         pos += n
         shift += d.size
-        datas.append(d)
-    return VarBin(out, np.concatenate(datas))
+    return VarBin(out, np.concatenate([d for _, d in results]))
 
 
 def _mb_rle(m, cs: ChunkSet, what: str):
