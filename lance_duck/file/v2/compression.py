@@ -134,17 +134,20 @@ def _mb_variable(m, cs: ChunkSet, what: str):
         raise CorruptFileError(f"{what}: variable chunk without values holds bytes")
     body_start = np.cumsum(clens) - clens
     out = np.empty(total + 1, np.int64)
+    adjust = first - body_start  # per chunk: word value -> position in the body
     words = _word_view(data, offs, ob)
-    if words is not None:
-        idx = np.repeat(offs // ob - cstart, counts)
-        idx += np.arange(total, dtype=np.int64)
-        out[:total] = words[idx]
-        del idx
-    else:
-        seg = np.repeat(np.arange(counts.size), counts)
-        out[:total] = read_uint(data, offs[seg] + (np.arange(total, dtype=np.int64) - cstart[seg]) * ob, ob, what)
-        del seg
-    out[:total] -= np.repeat(first - body_start, counts)
+    if words is None or not _offsets_equal_chunks(words, offs // ob, counts, adjust, out):
+        if words is not None:
+            idx = np.repeat(offs // ob - cstart, counts)
+            idx += np.arange(total, dtype=np.int64)
+            out[:total] = words[idx]
+            del idx
+        else:
+            seg = np.repeat(np.arange(counts.size), counts)
+            out[:total] = read_uint(data, offs[seg] + (np.arange(total, dtype=np.int64) - cstart[seg]) * ob,
+                                    ob, what)
+            del seg
+        out[:total] -= np.repeat(adjust, counts)
     out[total] = int(clens.sum())
     # every value inside its chunk's bytes <=> the rebased offsets never decrease
     if total and (out[1:] < out[:-1]).any():
@@ -153,6 +156,27 @@ def _mb_variable(m, cs: ChunkSet, what: str):
     if out[-1] != body.size:
         raise CorruptFileError(f"{what}: variable offsets disagree with their chunk's data size")
     return VarBin(out, body)
+
+
+def _offsets_equal_chunks(words: np.ndarray, wstart: np.ndarray, counts: np.ndarray, adjust: np.ndarray,
+                          out: np.ndarray) -> bool:
+    """Rebased start offsets when every chunk but the last holds the same number c of values
+    (the usual case): each chunk's c offset words are one row of a (words, c) sliding-window
+    view, so one row gather and one broadcast subtract fill ``out`` (no per-value index).
+    Returns False (nothing written) when the chunks do not have that shape."""
+    k = counts.size
+    c = int(counts[0]) if k else 0
+    if (k < 2 or c == 0 or (counts[:-1] != c).any() or int(wstart[:-1].max()) + c > words.size
+            or int(wstart[-1] + counts[-1]) > words.size):
+        return False
+    signed = words.view(np.int64) if words.dtype.itemsize == 8 else words  # u64 - i64 would be float
+    rows = np.lib.stride_tricks.as_strided(signed, shape=(words.size - c + 1, c),
+                                           strides=(words.strides[0],) * 2, writeable=False)
+    kk = k - 1
+    np.subtract(rows[wstart[:-1]], adjust[:-1, None], out=out[: kk * c].reshape(kk, c))
+    last, n_last = int(wstart[-1]), int(counts[-1])
+    np.subtract(signed[last: last + n_last], adjust[-1], out=out[kk * c: kk * c + n_last])
+    return True
 
 
 def _word_view(data: np.ndarray, offs: np.ndarray, ob: int) -> np.ndarray | None:
