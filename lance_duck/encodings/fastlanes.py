@@ -9,10 +9,13 @@ is word ``k*LANES + l``; lane l is a little-endian bit stream; its row r (0 <= r
 bits at ``[r*W, r*W + W)`` and is the value with logical index
 ``ORDER[r // 8] * 16 + (r % 8) * 128 + l``, ``ORDER = [0, 4, 2, 6, 1, 5, 3, 7]``.
 
-Vectorisation: a batch of k blocks is a (k, W, LANES) word array; each row r is a couple of
-shift/or/mask passes over a (k, LANES) slice written straight into the output viewed as
-(k, 8, T/8, LANES) at ``[:, r % 8, ORDER[r // 8] * T // 64, :]``. Blocks are processed in
-cache-sized batches; there is no per-block Python loop.
+Vectorisation (see :func:`_unpack_runs`): blocks go in batches of ~2 MiB of output; per batch
+the packed words are copied word-major as whole LANES-word runs (``void`` elements, read in
+place from the chunk buffer when the blocks come from mini-block chunks: evenly spaced stretches
+are strided views), rows of equal bit shift are unpacked together with a few shift/or/mask
+passes over long contiguous stretches into a row-major scratch, and one ``void`` copy scatters
+the rows to the FastLanes output order. Scratch memory is per thread and reused (on this kind of
+VM faulting fresh pages in costs as much as a pass of the kernel). No per-block Python loop.
 """
 from __future__ import annotations
 
@@ -25,8 +28,8 @@ import numpy as np
 from ..errors import CorruptFileError
 from ._buf import BufferLike, as_u8, check_count, uint_dtype, words as _words
 
-__all__ = ["ORDER", "BLOCK", "unpack", "unpack_blocks", "unpack_blocks_at", "unpack_mixed", "unpack_out_of_line",
-           "unpack_out_of_line_batch", "pack", "words_per_block"]
+__all__ = ["ORDER", "BLOCK", "unpack", "unpack_blocks", "unpack_blocks_at", "unpack_mixed",
+           "unpack_out_of_line", "unpack_out_of_line_batch", "pack", "words_per_block"]
 
 ORDER = (0, 4, 2, 6, 1, 5, 3, 7)
 BLOCK = 1024
@@ -48,7 +51,7 @@ def _check_width(bit_width: int, t: int) -> tuple[int, np.dtype]:
 
 @lru_cache(maxsize=None)
 def _plan(w: int, t: int) -> tuple:
-    """Per row r: (dst_a, dst_b, word k, shift s, straddles)."""
+    """Per row r: (dst_a, dst_b, word k, shift s, straddles) (used by :func:`pack`)."""
     rows = []
     for r in range(t):
         k, s = divmod(r * w, t)
