@@ -365,41 +365,49 @@ def unpack_out_of_line_batch(data: BufferLike, byte_offsets, byte_sizes, counts,
     nblk = full + ((tail > 0) & ~raw)
     if (nwords < np.where(raw, full * wpb + tail, nblk * wpb)).any():
         raise CorruptFileError(f"OutOfLineBitpacking: buffer too short for its values (W={w}, T={t})")
-    # one 1024-slot row per block plus one per raw tail, in buffer order; rows are cut to their
-    # value counts at the end with a single mask
-    rows_per = nblk + raw
-    nrows = int(rows_per.sum())
-    first = np.cumsum(rows_per) - rows_per
-    rowbuf = np.repeat(np.arange(offs.size), rows_per)
-    j = np.arange(nrows, dtype=np.int64) - first[rowbuf]
-    row_len = np.minimum(cnt[rowbuf] - j * BLOCK, BLOCK)
-    is_block = j < nblk[rowbuf]
-    rows = np.empty((nrows, BLOCK), dt)
-    block_rows = np.flatnonzero(is_block) if raw.any() else None
-    nb = nrows if block_rows is None else block_rows.size
+    total = int(cnt.sum())
+    res = np.empty(total, dt)
+    cstart = np.cumsum(cnt) - cnt  # where buffer i's values go in the result
+    nb = int(nblk.sum())
     if nb:
-        bufidx = rowbuf if block_rows is None else rowbuf[block_rows]
-        jb = j if block_rows is None else j[block_rows]
-        block_off = offs[bufidx] + jb * (wpb * item)
-        dst = rows if block_rows is None else np.empty((nb, BLOCK), dt)
-        _unpack_at(buf, block_off, w, t, dst)
-        if block_rows is not None:
-            rows[block_rows] = dst
+        # block j of buffer i holds values j*1024 .. of that buffer (a packed tail block fewer)
+        rowbuf = np.repeat(np.arange(offs.size), nblk)
+        j = np.arange(nb, dtype=np.int64) - (np.cumsum(nblk) - nblk)[rowbuf]
+        blk = np.empty((nb, BLOCK), dt)
+        _unpack_at(buf, offs[rowbuf] + j * (wpb * item), w, t, blk)
+        dst = cstart[rowbuf] + j * BLOCK
+        row_len = np.minimum(cnt[rowbuf] - j * BLOCK, BLOCK)
+        whole = row_len == BLOCK
+        if whole.any():
+            # whole blocks: one row copy each into a sliding-window view of the result (their
+            # destinations never overlap)
+            win = np.lib.stride_tricks.as_strided(res, shape=(total - BLOCK + 1, BLOCK),
+                                                  strides=(item, item))
+            sel = None if whole.all() else np.flatnonzero(whole)
+            win[dst if sel is None else dst[sel]] = blk if sel is None else blk[sel]
+        if not whole.all():
+            part = np.flatnonzero(~whole)  # padded tail blocks: at most one per buffer
+            plen = row_len[part]
+            seg, pos = _segments(plen)
+            res[dst[part][seg] + pos] = blk[part][np.arange(BLOCK) < plen[:, None]]
     if raw.any():
+        # raw tails: the buffer's last words are the values themselves
         rb = np.flatnonzero(raw)
-        rlen = tail[rb]
-        raw_rows = first[rb] + nblk[rb]
-        ridx = np.repeat(np.arange(rb.size), rlen)
-        rpos = np.arange(int(rlen.sum()), dtype=np.int64) - (np.cumsum(rlen) - rlen)[ridx]
-        src_byte = offs[rb][ridx] + (full[rb][ridx] * wpb + rpos) * item
+        seg, pos = _segments(tail[rb])
+        src_byte = (offs[rb] + full[rb] * (wpb * item))[seg] + pos * item
         if buf.ctypes.data % item == 0 and not (src_byte % item).any():
             vals = buf[: buf.size // item * item].view(dt)[src_byte // item]
         else:
             vals = np.ascontiguousarray(buf[src_byte[:, None] + np.arange(item)]).view(dt).reshape(-1)
-        rows.reshape(-1)[raw_rows[ridx] * BLOCK + rpos] = vals
-    if (row_len[:-1] == BLOCK).all():
-        return rows.reshape(-1)[: (nrows - 1) * BLOCK + int(row_len[-1])] if nrows else rows.reshape(-1)
-    return rows[np.arange(BLOCK) < row_len[:, None]]
+        res[(cstart[rb] + full[rb] * BLOCK)[seg] + pos] = vals
+    return res
+
+
+def _segments(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For segments of ``lens`` items: (segment of each item, position inside its segment)."""
+    seg = np.repeat(np.arange(lens.size), lens)
+    pos = np.arange(seg.size, dtype=np.int64) - (np.cumsum(lens) - lens)[seg]
+    return seg, pos
 
 
 def pack(values: np.ndarray, bit_width: int, uncompressed_bits: int) -> np.ndarray:
