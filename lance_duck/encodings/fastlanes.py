@@ -310,25 +310,48 @@ def unpack_mixed(data: BufferLike, uncompressed_bits: int, byte_offsets: np.ndar
         cnt = np.asarray(counts, dtype=np.int64).reshape(-1)
         if cnt.size != k or (k and (cnt.min() < 0 or cnt.max() > BLOCK)):
             raise CorruptFileError("FastLanes: per-block value counts must be 0..1024, one per block")
-    out = np.empty((k, BLOCK), dt)
-    uniq = np.unique(ws) if k else ws
-    for w in uniq.tolist():  # one pass per distinct width (at most T+1)
-        idx = np.flatnonzero(ws == w) if uniq.size > 1 else np.arange(k)
-        if w == 0:
-            out[idx] = 0
-            continue
-        if uniq.size == 1:
-            _unpack_at(buf, offs, w, t, out)
-        else:
-            tmp = np.empty((idx.size, BLOCK), dt)
-            _unpack_at(buf, offs[idx], w, t, tmp)
-            out[idx] = tmp
     if k == 0:
         return np.empty(0, dt)
-    if (cnt[:-1] == BLOCK).all():
+    uniq = np.unique(ws)
+    if (cnt[:-1] == BLOCK).all():  # whole blocks but the last: unpack in place, cut the end
+        out = np.empty((k, BLOCK), dt)
+        for w in uniq.tolist():  # one pass per distinct width (at most T+1)
+            if uniq.size == 1:
+                _unpack_at(buf, offs, w, t, out)
+            else:
+                idx = np.flatnonzero(ws == w)
+                tmp = np.empty((idx.size, BLOCK), dt)
+                _unpack_at(buf, offs[idx], w, t, tmp)
+                out[idx] = tmp
         return out.reshape(-1)[: (k - 1) * BLOCK + int(cnt[-1])]
-    keep = np.arange(BLOCK) < cnt[:, None]
-    return out[keep]
+    # short blocks inside: every width group's rows are placed straight into the result
+    res = np.empty(int(cnt.sum()), dt)
+    dst = np.cumsum(cnt) - cnt
+    for w in uniq.tolist():
+        idx = np.flatnonzero(ws == w) if uniq.size > 1 else np.arange(k)
+        tmp = np.empty((idx.size, BLOCK), dt)
+        _unpack_at(buf, offs[idx], w, t, tmp)
+        _place_rows(res, tmp, dst[idx], cnt[idx])
+    return res
+
+
+def _place_rows(res: np.ndarray, rows: np.ndarray, dst: np.ndarray, lens: np.ndarray) -> None:
+    """``res[dst[i] : dst[i] + lens[i]] = rows[i, :lens[i]]`` for every row (disjoint targets):
+    whole rows are row copies into a sliding-window view of ``res``, short rows go by index."""
+    whole = lens == BLOCK
+    if whole.any():
+        win = np.lib.stride_tricks.as_strided(res, shape=(res.size - BLOCK + 1, BLOCK),
+                                              strides=(res.itemsize, res.itemsize))
+        if whole.all():
+            win[dst] = rows
+        else:
+            sel = np.flatnonzero(whole)
+            win[dst[sel]] = rows[sel]
+    if not whole.all():
+        part = np.flatnonzero(~whole)
+        plen = lens[part]
+        seg, pos = _segments(plen)
+        res[dst[part][seg] + pos] = rows[part][np.arange(BLOCK) < plen[:, None]]
 
 
 def unpack_out_of_line(data: BufferLike, bit_width: int, uncompressed_bits: int,
@@ -375,21 +398,7 @@ def unpack_out_of_line_batch(data: BufferLike, byte_offsets, byte_sizes, counts,
         j = np.arange(nb, dtype=np.int64) - (np.cumsum(nblk) - nblk)[rowbuf]
         blk = np.empty((nb, BLOCK), dt)
         _unpack_at(buf, offs[rowbuf] + j * (wpb * item), w, t, blk)
-        dst = cstart[rowbuf] + j * BLOCK
-        row_len = np.minimum(cnt[rowbuf] - j * BLOCK, BLOCK)
-        whole = row_len == BLOCK
-        if whole.any():
-            # whole blocks: one row copy each into a sliding-window view of the result (their
-            # destinations never overlap)
-            win = np.lib.stride_tricks.as_strided(res, shape=(total - BLOCK + 1, BLOCK),
-                                                  strides=(item, item))
-            sel = None if whole.all() else np.flatnonzero(whole)
-            win[dst if sel is None else dst[sel]] = blk if sel is None else blk[sel]
-        if not whole.all():
-            part = np.flatnonzero(~whole)  # padded tail blocks: at most one per buffer
-            plen = row_len[part]
-            seg, pos = _segments(plen)
-            res[dst[part][seg] + pos] = blk[part][np.arange(BLOCK) < plen[:, None]]
+        _place_rows(res, blk, cstart[rowbuf] + j * BLOCK, np.minimum(cnt[rowbuf] - j * BLOCK, BLOCK))
     if raw.any():
         # raw tails: the buffer's last words are the values themselves
         rb = np.flatnonzero(raw)

@@ -264,3 +264,22 @@ def test_blocks_read_in_place_out_of_bounds_is_corrupt():
         fl.unpack_blocks_at(buf, offs - 9, 5, 32)
     assert fl.unpack_blocks_at(buf, np.array([], np.int64), 5, 32).shape == (0, 1024)
     np.testing.assert_array_equal(fl.unpack_blocks_at(buf, offs, 0, 32), np.zeros((3, 1024), np.uint32))
+
+
+@settings(max_examples=30, deadline=None)
+@given(t=st.sampled_from([8, 16, 32, 64]), data=st.data())
+def test_unpack_mixed_with_short_blocks_anywhere_property(t, data):
+    # chunks of list items / nullable values: any block may hold fewer than 1024 values
+    n = data.draw(st.integers(1, 7))
+    widths = data.draw(st.lists(st.integers(0, t), min_size=n, max_size=n))
+    counts = data.draw(st.lists(st.sampled_from([0, 1, 500, 1023, 1024]), min_size=n, max_size=n))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
+    blocks = [rand_values(rng, 1024, w, t).astype(f"u{t // 8}") for w in widths]
+    parts, offs, pos = [], [], 3  # 3: blocks not word aligned in the buffer
+    for w, b in zip(widths, blocks):
+        raw = np.array([w], f"<u{t // 8}").tobytes() + fl.pack(b, w, t).tobytes()
+        offs.append(pos + t // 8)
+        parts.append(raw)
+        pos += len(raw)
+    got = fl.unpack_mixed(b"\0" * 3 + b"".join(parts), t, offs, widths, counts)
+    np.testing.assert_array_equal(got, np.concatenate([b[:c] for b, c in zip(blocks, counts)]))
