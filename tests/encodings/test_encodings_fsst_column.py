@@ -53,22 +53,24 @@ def test_column_is_fsst_with_escapes(fsst_dataset, monkeypatch):
     assert np.dtype(np.uint16) in kinds  # some pages hold escapes (tokens widened to 256 + byte)
 
 
-@pytest.mark.parametrize("group_values,piece_tokens", [
-    (None, None),          # defaults
-    (1000, None),          # many groups of whole chunks
-    (3000, 2048),          # groups, each split into string-boundary pieces
-    (1 << 40, 4096),       # one group (plain path), pieces only
+@pytest.mark.parametrize("group_values,min_group,piece_tokens,grouped", [
+    (None, None, None, True),          # defaults: pages split in groups for the thread pool
+    (1000, None, None, True),          # many groups of whole chunks
+    (3000, None, 2048, True),          # groups, each split into string-boundary pieces
+    (1 << 40, 1 << 40, 4096, False),   # one group (plain path), pieces only
 ])
-def test_fsst_column_equals_pylance(fsst_dataset, monkeypatch, group_values, piece_tokens):
+def test_fsst_column_equals_pylance(fsst_dataset, monkeypatch, group_values, min_group, piece_tokens, grouped):
     uri, expected = fsst_dataset
+    monkeypatch.setattr(compression._threads, "WORKERS", 2)  # same groups on any machine
     calls = []
     real = compression._mb_fsst_grouped
     monkeypatch.setattr(compression, "_mb_fsst_grouped", lambda *a: calls.append(1) or real(*a))
     if group_values is not None:
         monkeypatch.setattr(compression, "_FSST_GROUP_VALUES", group_values)
+    if min_group is not None:
+        monkeypatch.setattr(compression, "_FSST_MIN_GROUP", min_group)
     if piece_tokens is not None:
         monkeypatch.setattr(fsst, "PIECE_TOKENS", piece_tokens)
     got = _read(uri)
     assert got.type == expected.type and got.equals(expected)
-    if group_values == 1000 or group_values == 3000:
-        assert calls  # the grouped path really ran
+    assert bool(calls) == grouped  # the intended path really ran

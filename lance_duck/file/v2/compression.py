@@ -186,12 +186,16 @@ def _word_view(data: np.ndarray, offs: np.ndarray, ob: int) -> np.ndarray | None
     return data[: data.size // ob * ob].view(_UDT[ob * 8])
 
 
-_FSST_GROUP_VALUES = 1 << 16  # values per group of chunks FSST-decoded together
+_FSST_GROUP_VALUES = 1 << 16  # most values per group of chunks FSST-decoded together
+_FSST_MIN_GROUP = 1 << 13     # fewest values per group worth a task of its own
 
 
 def _mb_fsst(m, cs: ChunkSet, what: str):
-    if _kind(m.values) == "variable" and cs.counts.size > 1 and cs.total > _FSST_GROUP_VALUES:
-        return _mb_fsst_grouped(m, cs, what)
+    if _kind(m.values) == "variable" and cs.counts.size > 1:
+        total = cs.total
+        groups = max(-(-total // _FSST_GROUP_VALUES), min(_threads.WORKERS, total // _FSST_MIN_GROUP))
+        if groups > 1:
+            return _mb_fsst_grouped(m, cs, what, -(-total // groups))
     inner = decode_miniblock(m.values, cs, what)
     if not isinstance(inner, VarBin):
         raise CorruptFileError(f"{what}: FSST over non-variable values")
@@ -199,11 +203,11 @@ def _mb_fsst(m, cs: ChunkSet, what: str):
     return VarBin(offs, data)
 
 
-def _mb_fsst_grouped(m, cs: ChunkSet, what: str) -> VarBin:
-    """FSST over Variable chunks, decoded in groups of whole chunks of about
-    ``_FSST_GROUP_VALUES`` values: every temporary (compressed offsets, gathered compressed
-    bytes, tokens) stays small and is reused by the allocator instead of faulting in fresh
-    pages; only the output offsets and the joined bytes are column-sized."""
+def _mb_fsst_grouped(m, cs: ChunkSet, what: str, group_values: int) -> VarBin:
+    """FSST over Variable chunks, decoded in groups of whole chunks of about ``group_values``
+    values, concurrently on the kernel pool: every temporary (compressed offsets, gathered
+    compressed bytes, tokens) stays small and is reused by the allocator instead of faulting in
+    fresh pages; only the output offsets and the joined bytes are column-sized."""
     _need_bufs(cs, 1, what)
     SEEN.add("mb:variable")
     st = fsst.parse_symbol_table(m.symbol_table)
@@ -211,7 +215,7 @@ def _mb_fsst_grouped(m, cs: ChunkSet, what: str) -> VarBin:
     counts = cs.counts
     k, total = counts.size, cs.total
     ends = np.cumsum(counts)
-    cuts = np.searchsorted(ends, np.arange(_FSST_GROUP_VALUES, total, _FSST_GROUP_VALUES)) + 1
+    cuts = np.searchsorted(ends, np.arange(group_values, total, group_values)) + 1
     bounds = [0] + sorted({c for c in cuts.tolist() if 0 < c < k}) + [k]
 
     def group(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
