@@ -7,6 +7,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..._proto import encodings_v2_1_pb2 as pb
+from ...encodings._threads import map_parts
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from . import repdef
 from .layouts.blob import BlobPage
@@ -17,6 +18,7 @@ from .page import PageCtx, PageData
 
 PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"
 MAX_BATCH_ITEMS = 1 << 22   # bounds the per-batch temporaries (index arrays are int64 per value)
+PARALLEL_PAGE_ROWS = 1 << 16  # selections at least this long decode their pages concurrently
 
 _LAYOUTS = {
     "mini_block_layout": MiniBlockPage,
@@ -128,7 +130,7 @@ class LeafPlan:
         return out
 
     def decode(self, bufs) -> LeafData:
-        decoded: list[PageData] = []
+        jobs: list[tuple] = []   # ("group", [(page index, page, data)]) or ("page", page, data, local)
         i = 0
         group: list = []      # consecutive pages decoded as one batch: (page index, page, data)
         key = None
@@ -139,21 +141,32 @@ class LeafPlan:
             pk = batch_key(p, data, local)
             n = int(p.lay.num_items) if pk is not None else 0
             if group and (pk is None or pk != key or items + n > MAX_BATCH_ITEMS):
-                decoded.append(self._decode_group(group))
+                jobs.append(("group", group))
                 group, items = [], 0
             if pk is not None:
                 group.append((j, p, data))
                 key = pk
                 items += n
                 continue
-            pd = p.decode(data, local)
-            want = p.rows if local is None else len(local)
-            if _rows_of(pd) != want:
-                raise CorruptFileError(f"{p.what}: decoded {_rows_of(pd)} rows, the page declares {want}")
-            decoded.append(pd)
+            jobs.append(("page", p, data, local))
         if group:
-            decoded.append(self._decode_group(group))
+            jobs.append(("group", group))
+        rows = sum(p.rows if local is None else len(local) for p, local in self.pages)
+        if len(jobs) > 1 and rows >= PARALLEL_PAGE_ROWS:
+            decoded = map_parts(self._run, jobs)     # independent pages on the kernel pool
+        else:
+            decoded = [self._run(job) for job in jobs]
         return merge_pages(decoded, self.arrow_type, self.what)
+
+    def _run(self, job: tuple) -> PageData:
+        if job[0] == "group":
+            return self._decode_group(job[1])
+        _, p, data, local = job
+        pd = p.decode(data, local)
+        want = p.rows if local is None else len(local)
+        if _rows_of(pd) != want:
+            raise CorruptFileError(f"{p.what}: decoded {_rows_of(pd)} rows, the page declares {want}")
+        return pd
 
     def _decode_group(self, group: list) -> PageData:
         if len(group) == 1:
