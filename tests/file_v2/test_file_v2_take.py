@@ -53,3 +53,31 @@ def test_selections_outside_the_file_raise_invalid_argument(v2_datasets, bad):
            "two_d": np.zeros((2, 2), np.int64)}.get(bad, bad)
     with pytest.raises(InvalidArgumentError):
         reader.read_field(fx.fields()[0], sel)
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_sparse_take_of_fsst_strings_decompresses_only_selected_strings(tmp_path, monkeypatch, version):
+    import lance
+    import pyarrow as pa
+
+    from lance_duck.file.v2 import compression
+    from lance_duck.scan import dataset
+
+    r = np.random.default_rng(4)
+    n = 200_000
+    words = np.array(["alpha", "beta", "gamma", "delta", "omega"])
+    text = [None if k % 23 == 0 else f"{words[k % 5]}-{r.integers(0, 10**9):x}" for k in range(n)]
+    p = str(tmp_path / "fsst.lance")
+    lance.write_dataset(pa.table({"s": pa.array(text)}), p, data_storage_version=version)
+    decoded = []
+    real = compression._kernels.fsst_decompress
+
+    def spy(st, offsets, data):
+        decoded.append(len(offsets) - 1)
+        return real(st, offsets, data)
+
+    monkeypatch.setattr(compression._kernels, "fsst_decompress", spy)
+    idx = np.sort(r.choice(n, 500, replace=False))
+    got = dataset(p).take(idx)
+    assert got.equals(lance.dataset(p).take(idx))
+    assert decoded and sum(decoded) == 500            # only the selected strings were decompressed

@@ -53,6 +53,31 @@ def decode_miniblock(enc, cs: ChunkSet, what: str):
     return fn(getattr(enc, kind), cs, what)
 
 
+def decode_miniblock_selected(enc, cs: ChunkSet, idx: np.ndarray, what: str):
+    """Only values ``idx`` (sorted positions among the chunks' values) of a mini-block page, or
+    None when the encoding gains nothing from knowing them (the caller then decodes all values).
+
+    FSST over Variable: the compressed strings are selected first, so only those are
+    decompressed (a sparse take touches most chunks of a page but few of their strings).
+    """
+    kind = _kind(enc)
+    if kind != "fsst" or _kind(enc.fsst.values) != "variable":
+        return None
+    SEEN.add("mb:fsst")
+    inner = _mb_variable(enc.fsst.values.variable, cs, what)
+    if idx.size and int(idx[-1]) >= inner.n:
+        raise CorruptFileError(f"{what}: fewer values than selected rows")
+    comp = pa.Array.from_buffers(pa.large_binary(), inner.n,
+                                 [None, pa.py_buffer(np.ascontiguousarray(inner.offsets, np.int64)),
+                                  pa.py_buffer(np.ascontiguousarray(inner.data))])
+    picked = comp.take(pa.array(idx))
+    _, o_buf, d_buf = picked.buffers()
+    offs = np.frombuffer(o_buf, np.int64, idx.size + 1)
+    data = np.frombuffer(d_buf, np.uint8, int(offs[-1])) if d_buf is not None and offs[-1] else np.empty(0, np.uint8)
+    o, d = _kernels.fsst_decompress(enc.fsst.symbol_table, offs, data)
+    return VarBin(o, d)
+
+
 def _need_bufs(cs: ChunkSet, n: int, what: str) -> None:
     if len(cs.bufs) < n:
         raise CorruptFileError(f"{what}: chunk has {len(cs.bufs)} value buffers, encoding needs {n}")

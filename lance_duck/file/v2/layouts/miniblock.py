@@ -11,7 +11,8 @@ import numpy as np
 
 from ....errors import CorruptFileError, UnsupportedFeatureError
 from .. import repdef
-from ..compression import SEEN, ChunkSet, decode_block, decode_block_batch, decode_miniblock
+from ..compression import (SEEN, ChunkSet, decode_block, decode_block_batch, decode_miniblock,
+                           decode_miniblock_selected)
 from ..gather import read_uint
 from ..page import PageCtx, PageData, entry_rows, trim
 from ..values import uint_view
@@ -149,6 +150,15 @@ class MiniBlockPage(PageBase):
         counts = self.counts[sel]
         sizes = self.sizes[sel]
         rep, defs, cs = self._parse_chunks(buf, starts, sizes, counts)
+        if isinstance(local, np.ndarray) and not self.has_rep and not self.has_dict:
+            # one entry per row: the selected rows' value positions may let the encoding skip work
+            cstart = self._chunk_rows()[sel]
+            ch = np.searchsorted(cstart, local, side="right") - 1
+            idx = local - cstart[ch] + (np.cumsum(counts) - counts)[ch]
+            raw = decode_miniblock_selected(self.lay.value_compression, cs, idx, self.what)
+            if raw is not None:
+                values = finish_values(self.ctx, raw, idx.size)
+                return PageData(values, None, None if defs is None else defs[idx], self.layers, local.size)
         raw = decode_miniblock(self.lay.value_compression, cs, self.what)
         values = self._values(raw, int(counts.sum()))
         max_rep = repdef.num_lists(self.layers)
