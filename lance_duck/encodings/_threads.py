@@ -36,6 +36,13 @@ def _mark_worker() -> None:
     _worker.active = True
 
 
+def mark_parallel_worker() -> None:
+    """Thread initializer for other pools that already run decodes in parallel (the scan's
+    read-ahead): kernels called on their threads run their parts inline, so the cores are not
+    oversubscribed by nested parallelism."""
+    _worker.active = True
+
+
 def map_parts(fn: Callable[[T], R], parts: Iterable[T]) -> list[R]:
     """``[fn(p) for p in parts]`` in order, computed on the kernel pool (inline with one worker,
     one part, or when called from a pool thread -- nested parts never wait on the pool); the

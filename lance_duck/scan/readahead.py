@@ -15,6 +15,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, TypeVar
 
+from ..encodings._threads import mark_parallel_worker
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -30,7 +32,8 @@ def shared_pool() -> ThreadPoolExecutor:
     with _pool_lock:
         if _pool is None:
             workers = max(2, min(4, os.cpu_count() or 2))
-            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lance_duck_scan")
+            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lance_duck_scan",
+                                       initializer=mark_parallel_worker)
         return _pool
 
 
