@@ -43,6 +43,11 @@ def mark_parallel_worker() -> None:
     _worker.active = True
 
 
+def parallel_workers() -> int:
+    """How many parts :func:`map_parts` would run at once from this thread (1 when inline)."""
+    return 1 if getattr(_worker, "active", False) else WORKERS
+
+
 def map_parts(fn: Callable[[T], R], parts: Iterable[T]) -> list[R]:
     """``[fn(p) for p in parts]`` in order, computed on the kernel pool (inline with one worker,
     one part, or when called from a pool thread -- nested parts never wait on the pool); the

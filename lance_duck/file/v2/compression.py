@@ -218,7 +218,7 @@ _FSST_MIN_GROUP = 1 << 13     # fewest values per group worth a task of its own
 def _mb_fsst(m, cs: ChunkSet, what: str):
     if _kind(m.values) == "variable" and cs.counts.size > 1:
         total = cs.total
-        groups = max(-(-total // _FSST_GROUP_VALUES), min(_threads.WORKERS, total // _FSST_MIN_GROUP))
+        groups = max(-(-total // _FSST_GROUP_VALUES), min(_threads.parallel_workers(), total // _FSST_MIN_GROUP))
         if groups > 1:
             return _mb_fsst_grouped(m, cs, what, -(-total // groups))
     inner = decode_miniblock(m.values, cs, what)
