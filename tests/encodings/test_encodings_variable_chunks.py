@@ -1,5 +1,5 @@
-"""Mini-block ``Variable`` chunks (``file/v2/compression._mb_variable``): the equal-chunk row
-gather and the general per-value path give the same offsets and bytes, for 32- and 64-bit
+"""Mini-block ``Variable`` chunks (``file/v2/compression._mb_variable``): the row gather by
+chunk count and the general per-value path give the same offsets and bytes, for 32- and 64-bit
 offsets, aligned or not; bad offsets are CorruptFileError."""
 from __future__ import annotations
 
@@ -43,30 +43,32 @@ def _strings(rng, n):
 
 
 @pytest.mark.parametrize("bits", [32, 64])
-@pytest.mark.parametrize("shape", ["equal", "equal_short_last", "equal_empty_last", "unequal"])
+@pytest.mark.parametrize("shape", ["equal", "equal_short_last", "equal_empty_last", "two_sizes",
+                                   "two_sizes_interleaved", "unequal", "many_sizes"])
 @pytest.mark.parametrize("lead", [0, 3])  # 3: offsets not word aligned (byte-wise path)
 def test_variable_chunks_decode_exactly(bits, shape, lead):
     rng = np.random.default_rng(bits + lead)
     sizes = {"equal": [256] * 6, "equal_short_last": [256] * 5 + [17], "equal_empty_last": [64] * 4 + [0],
-             "unequal": [256, 100, 256, 3, 0, 77]}[shape]
+             "two_sizes": [512, 512, 256, 256, 256, 100], "two_sizes_interleaved": [256, 512, 256, 512, 512, 31],
+             "unequal": [256, 100, 256, 3, 0, 77, 5], "many_sizes": [1, 2, 4, 8, 16, 32, 3]}[shape]
     chunks = [_strings(rng, n) for n in sizes]
     calls = []
-    real = C._offsets_equal_chunks
+    real = C._offsets_by_chunk_count
 
     def spy(*a):
         calls.append(real(*a))
         return calls[-1]
-    C._offsets_equal_chunks = spy
+    C._offsets_by_chunk_count = spy
     try:
         got = _decode(chunks, bits, lead=lead, pad=bits // 8 if lead == 0 else 1)
     finally:
-        C._offsets_equal_chunks = real
+        C._offsets_by_chunk_count = real
     flat = [s for c in chunks for s in c]
     assert got.offsets.dtype == np.int64
     assert got.offsets.tolist() == np.cumsum([0] + [len(s) for s in flat]).tolist()
     assert got.data.tobytes() == b"".join(flat)
-    # the row-gather fast path runs exactly for aligned equal chunks
-    assert any(calls) == (lead == 0 and shape != "unequal")
+    # the row-gather path runs exactly for aligned chunks of at most four distinct non-zero counts
+    assert any(calls) == (lead == 0 and shape not in ("unequal", "many_sizes"))
 
 
 @pytest.mark.parametrize("bits", [32, 64])

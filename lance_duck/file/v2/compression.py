@@ -161,7 +161,7 @@ def _mb_variable(m, cs: ChunkSet, what: str):
     out = np.empty(total + 1, np.int64)
     adjust = first - body_start  # per chunk: word value -> position in the body
     words = _word_view(data, offs, ob)
-    if words is None or not _offsets_equal_chunks(words, offs // ob, counts, adjust, out):
+    if words is None or not _offsets_by_chunk_count(words, offs // ob, counts, adjust, out):
         if words is not None:
             idx = np.repeat(offs // ob - cstart, counts)
             idx += np.arange(total, dtype=np.int64)
@@ -183,24 +183,33 @@ def _mb_variable(m, cs: ChunkSet, what: str):
     return VarBin(out, body)
 
 
-def _offsets_equal_chunks(words: np.ndarray, wstart: np.ndarray, counts: np.ndarray, adjust: np.ndarray,
-                          out: np.ndarray) -> bool:
-    """Rebased start offsets when every chunk but the last holds the same number c of values
-    (the usual case): each chunk's c offset words are one row of a (words, c) sliding-window
-    view, so one row gather and one broadcast subtract fill ``out`` (no per-value index).
+def _offsets_by_chunk_count(words: np.ndarray, wstart: np.ndarray, counts: np.ndarray, adjust: np.ndarray,
+                            out: np.ndarray) -> bool:
+    """Rebased start offsets without a per-value index when chunks hold few distinct value
+    counts (mini-block counts are powers of two, so usually one or two): for each count c, the
+    chunks' c offset words are rows of a (words, c) sliding-window view, gathered and rebased
+    with one broadcast subtract and written as rows of a (values, c) window over ``out``.
     Returns False (nothing written) when the chunks do not have that shape."""
     k = counts.size
-    c = int(counts[0]) if k else 0
-    if (k < 2 or c == 0 or (counts[:-1] != c).any() or int(wstart[:-1].max()) + c > words.size
-            or int(wstart[-1] + counts[-1]) > words.size):
+    if k < 2 or int((wstart + counts).max()) > words.size:
+        return False
+    sizes = np.unique(counts[counts > 0])   # chunks without values write nothing
+    if sizes.size > 4:
         return False
     signed = words.view(np.int64) if words.dtype.itemsize == 8 else words  # u64 - i64 would be float
-    rows = np.lib.stride_tricks.as_strided(signed, shape=(words.size - c + 1, c),
-                                           strides=(words.strides[0],) * 2, writeable=False)
-    kk = k - 1
-    np.subtract(rows[wstart[:-1]], adjust[:-1, None], out=out[: kk * c].reshape(kk, c))
-    last, n_last = int(wstart[-1]), int(counts[-1])
-    np.subtract(signed[last: last + n_last], adjust[-1], out=out[kk * c: kk * c + n_last])
+    cstart = np.cumsum(counts) - counts
+    total = int(counts.sum())
+    step = words.strides[0]
+    for c in sizes.tolist():
+        sel = np.flatnonzero(counts == c)
+        rows = np.lib.stride_tricks.as_strided(signed, shape=(words.size - c + 1, c), strides=(step, step),
+                                               writeable=False)
+        block = rows[wstart[sel]] - adjust[sel, None]
+        if sel.size == k or (np.diff(sel) == 1).all() and int(cstart[sel[-1]] - cstart[sel[0]]) == (sel.size - 1) * c:
+            out[int(cstart[sel[0]]): int(cstart[sel[0]]) + sel.size * c] = block.reshape(-1)
+        else:
+            dst = np.lib.stride_tricks.as_strided(out, shape=(total - c + 1, c), strides=(8, 8))
+            dst[cstart[sel]] = block
     return True
 
 
