@@ -204,12 +204,12 @@ def _offsets_by_chunk_count(words: np.ndarray, wstart: np.ndarray, counts: np.nd
         sel = np.flatnonzero(counts == c)
         rows = np.lib.stride_tricks.as_strided(signed, shape=(words.size - c + 1, c), strides=(step, step),
                                                writeable=False)
-        block = rows[wstart[sel]] - adjust[sel, None]
-        if sel.size == k or (np.diff(sel) == 1).all() and int(cstart[sel[-1]] - cstart[sel[0]]) == (sel.size - 1) * c:
-            out[int(cstart[sel[0]]): int(cstart[sel[0]]) + sel.size * c] = block.reshape(-1)
+        if sel.size == k or (np.diff(sel) == 1).all():   # consecutive chunks: one block of ``out``
+            a = int(cstart[sel[0]])
+            np.subtract(rows[wstart[sel]], adjust[sel, None], out=out[a: a + sel.size * c].reshape(sel.size, c))
         else:
             dst = np.lib.stride_tricks.as_strided(out, shape=(total - c + 1, c), strides=(8, 8))
-            dst[cstart[sel]] = block
+            dst[cstart[sel]] = rows[wstart[sel]] - adjust[sel, None]
     return True
 
 
@@ -225,9 +225,11 @@ _FSST_MIN_GROUP = 1 << 13     # fewest values per group worth a task of its own
 
 
 def _mb_fsst(m, cs: ChunkSet, what: str):
-    if _kind(m.values) == "variable" and cs.counts.size > 1:
+    workers = _threads.parallel_workers()
+    if _kind(m.values) == "variable" and cs.counts.size > 1 and workers > 1:
+        # (inline on a scan thread, one pass over the page beats groups and their join copy)
         total = cs.total
-        groups = max(-(-total // _FSST_GROUP_VALUES), min(_threads.parallel_workers(), total // _FSST_MIN_GROUP))
+        groups = max(-(-total // _FSST_GROUP_VALUES), min(workers, total // _FSST_MIN_GROUP))
         if groups > 1:
             return _mb_fsst_grouped(m, cs, what, -(-total // groups))
     inner = decode_miniblock(m.values, cs, what)
