@@ -161,16 +161,22 @@ class ScanContext:
 
         A filter on one column that came back as a dictionary is evaluated once per distinct
         value (plus null) and the result gathered by the indices: exact for any row-wise
-        predicate, and it never materialises the strings.
+        predicate, and it never materialises the strings. A page dictionary may hold values no
+        selected row has (deleted rows, other tasks' rows); if the filter fails on one of those
+        (e.g. a cast), the rows are evaluated one by one instead, as they would be anyway.
         """
         kept = [k for k, v in fcols.items() if _kept_dictionary(v, self._types.get(k))]
         if len(fcols) == 1 and kept:
             name, arr = next(iter(fcols.items()))
             dictionary = arr.dictionary
             values = pa.concat_arrays([dictionary, pa.nulls(1, dictionary.type)])
-            per_value = self.filter.mask(pa.RecordBatch.from_arrays([values], names=[name]))
-            idx = arr.indices.fill_null(len(dictionary)).to_numpy(zero_copy_only=False)
-            return per_value[idx]
+            try:
+                per_value = self.filter.mask(pa.RecordBatch.from_arrays([values], names=[name]))
+            except Exception:  # noqa: BLE001 - the row-wise evaluation below raises what is real
+                per_value = None
+            if per_value is not None:
+                idx = arr.indices.fill_null(len(dictionary)).to_numpy(zero_copy_only=False)
+                return per_value[idx]
         cols = {k: plain(v, self._types.get(k)) for k, v in fcols.items()}
         batch = pa.RecordBatch.from_arrays(list(cols.values()), names=list(cols)) if cols else _empty_batch(n)
         return self.filter.mask(batch)

@@ -31,12 +31,18 @@ class BoundFilter:
     residual: Callable[[pa.RecordBatch], pa.Array | np.ndarray] | None = None
 
     def mask(self, batch: pa.RecordBatch) -> np.ndarray:
-        """Boolean numpy mask of the rows that pass (null -> dropped)."""
+        """Boolean numpy mask of the rows that pass (null -> dropped).
+
+        A filter that cannot be evaluated on the rows' values (e.g. a failing cast) raises
+        InvalidArgumentError naming the filter."""
         keep = np.ones(batch.num_rows, dtype=bool)
-        if self.expression is not None:
-            keep &= _to_bool(evaluate(batch, self.expression))
-        if self.residual is not None:
-            keep &= _to_bool(self.residual(batch))
+        try:
+            if self.expression is not None:
+                keep &= _to_bool(evaluate(batch, self.expression))
+            if self.residual is not None:
+                keep &= _to_bool(self.residual(batch))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+            raise InvalidArgumentError(f"filter {self.expression} failed on the data: {exc}") from exc
         return keep
 
 

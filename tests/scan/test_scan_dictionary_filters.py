@@ -68,6 +68,25 @@ def test_duckdb_pushed_string_filters_equal_duckdb_over_pylance(cat_table, where
         assert got == want, (where, sel)
 
 
+def test_filter_failing_only_on_values_of_deleted_rows_equals_pylance(tmp_path):
+    """Page dictionaries still hold the values of deleted rows; a cast that fails on them must
+    not fail the scan (pylance evaluates live rows only)."""
+    n = 20_000
+    cat = np.array([str(i % 7) for i in range(n)], dtype=object)
+    cat[::50] = "bad"
+    p = str(tmp_path / "cast.lance")
+    lance.write_dataset(pa.table({"id": np.arange(n), "cat": pa.array(cat, pa.string())}), p)
+    lance.dataset(p).delete("cat = 'bad'")
+    flt = "cast(cat as int) > 3"
+    assert dataset(p).count_rows(filter=flt) == lance.dataset(p).count_rows(filter=flt) == 8400
+    assert_tables_equal(dataset(p).to_table(filter=flt), lance.dataset(p).to_table(filter=flt))
+    # a failure on a live row is still an error, in our exception family
+    from lance_duck.errors import InvalidArgumentError
+    lance.write_dataset(pa.table({"id": [n], "cat": ["worse"]}), p, mode="append")
+    with pytest.raises(InvalidArgumentError, match="worse"):
+        dataset(p).to_table(filter=flt)
+
+
 def test_reader_keeps_page_dictionaries_only_when_asked(cat_table):
     ds = dataset(cat_table)
     snap = ds._snapshot
