@@ -329,14 +329,20 @@ def _mb_general(m, cs: ChunkSet, what: str):
     return decode_miniblock(m.values, sub, what)
 
 
-def _mb_fsl(m, cs: ChunkSet, what: str):
-    layers = []   # (items_per_value, has_validity), outermost first
+def _fsl_layers(m) -> tuple[list[tuple[int, bool]], object]:
+    """The nested FixedSizeList layers ((items_per_value, has_validity), outermost first) and the
+    innermost one (whose ``values`` is the item encoding)."""
+    layers = []
     cur = m
     while True:
         layers.append((int(cur.items_per_value), bool(cur.has_validity)))
         if _kind(cur.values) != "fixed_size_list":
-            break
+            return layers, cur
         cur = cur.values.fixed_size_list
+
+
+def _mb_fsl(m, cs: ChunkSet, what: str):
+    layers, cur = _fsl_layers(m)
     inner_enc = cur.values
     SEEN.add("mb:fixed_size_list" + ("+validity" if any(v for _, v in layers) else ""))
     cum = np.cumprod([d for d, _ in layers]).astype(np.int64)
@@ -553,13 +559,7 @@ def decode_per_value(enc, vals, n: int, what: str):
 
 
 def _fz_fsl(m, vals: Fixed, what: str):
-    layers = []
-    cur = m
-    while True:
-        layers.append((int(cur.items_per_value), bool(cur.has_validity)))
-        if _kind(cur.values) != "fixed_size_list":
-            break
-        cur = cur.values.fixed_size_list
+    layers, cur = _fsl_layers(m)
     SEEN.add("fz:fixed_size_list" + ("+validity" if any(v for _, v in layers) else ""))
     item_bits = _flat_bits(cur.values, what, (8, 16, 32, 64, 128, 256))
     cum = np.cumprod([d for d, _ in layers]).astype(np.int64)
