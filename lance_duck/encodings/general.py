@@ -81,11 +81,7 @@ def decompress_zstd(data: BufferLike, expected_size: int | None = None) -> np.nd
     buf = as_u8(data)
     if _is_bare_zstd(buf):
         return _zstd_bare(buf, expected_size)
-    if buf.size < 8:
-        raise CorruptFileError(f"zstd: {buf.size}-byte unit is shorter than its length prefix")
-    n = _check_size(int.from_bytes(buf[:8].tobytes(), "little"), buf.size - 8, _ZSTD_MAX_RATIO,
-                    "zstd", expected_size)
-    frame = buf[8:]
+    n, frame = _length_prefixed(buf, 8, "zstd", _ZSTD_MAX_RATIO, expected_size)
     if n == 0:
         return np.empty(0, np.uint8)
     try:
@@ -99,6 +95,16 @@ def decompress_zstd(data: BufferLike, expected_size: int | None = None) -> np.nd
     if len(raw) != n:
         raise CorruptFileError(f"zstd: frame holds {len(raw)} bytes, prefix says {n}")
     return np.frombuffer(raw, np.uint8)
+
+
+def _length_prefixed(buf: np.ndarray, width: int, codec: str, max_ratio: int,
+                     expected_size: int | None) -> tuple[int, np.ndarray]:
+    """(decompressed size from a ``width``-byte LE prefix, validated; the payload after it)."""
+    if buf.size < width:
+        raise CorruptFileError(f"{codec}: {buf.size}-byte unit is shorter than its length prefix")
+    n = _check_size(int.from_bytes(buf[:width].tobytes(), "little"), buf.size - width, max_ratio,
+                    codec, expected_size)
+    return n, buf[width:]
 
 
 def _zstd_bare(buf: np.ndarray, expected_size: int | None) -> np.ndarray:
@@ -119,11 +125,7 @@ def _zstd_bare(buf: np.ndarray, expected_size: int | None) -> np.ndarray:
 def decompress_lz4(data: BufferLike, expected_size: int | None = None) -> np.ndarray:
     """lz4 unit: u32 LE length + one raw LZ4 block; returns uint8."""
     buf = as_u8(data)
-    if buf.size < 4:
-        raise CorruptFileError(f"lz4: {buf.size}-byte unit is shorter than its length prefix")
-    n = _check_size(int.from_bytes(buf[:4].tobytes(), "little"), buf.size - 4, _LZ4_MAX_RATIO,
-                    "lz4", expected_size)
-    block = buf[4:]
+    n, block = _length_prefixed(buf, 4, "lz4", _LZ4_MAX_RATIO, expected_size)
     if n == 0:
         return np.empty(0, np.uint8)
     try:
