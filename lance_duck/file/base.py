@@ -101,12 +101,6 @@ def normalize_selection(rows: RowSelection, num_rows: int, what: str = "") -> Ro
     return arr
 
 
-def selection_length(rows: RowSelection, num_rows: int) -> int:
-    if rows is None:
-        return num_rows
-    return len(rows)
-
-
 def read_version(tail: bytes | memoryview, path: str) -> tuple[int, int]:
     """(major, minor) from the last 8 bytes of a Lance data file."""
     if len(tail) < 8 or bytes(tail[-4:]) != MAGIC:

@@ -229,14 +229,6 @@ def live_mask(fragment, rows: range) -> np.ndarray | None:
     return keep
 
 
-def live_selection(fragment, rows: range):
-    """The physical rows of ``rows`` that are not deleted: a range when none are."""
-    keep = live_mask(fragment, rows)
-    if keep is None:
-        return rows
-    return _compact(np.flatnonzero(keep) + rows.start)
-
-
 def _offsets(sel) -> np.ndarray:
     if isinstance(sel, range):
         return np.arange(sel.start, sel.stop, dtype=np.int64)
