@@ -64,18 +64,33 @@ def decode_miniblock_selected(enc, cs: ChunkSet, idx: np.ndarray, what: str):
     if kind != "fsst" or _kind(enc.fsst.values) != "variable":
         return None
     SEEN.add("mb:fsst")
-    inner = _mb_variable(enc.fsst.values.variable, cs, what)
-    if idx.size and int(idx[-1]) >= inner.n:
-        raise CorruptFileError(f"{what}: fewer values than selected rows")
-    comp = pa.Array.from_buffers(pa.large_binary(), inner.n,
-                                 [None, pa.py_buffer(np.ascontiguousarray(inner.offsets, np.int64)),
-                                  pa.py_buffer(np.ascontiguousarray(inner.data))])
-    picked = comp.take(pa.array(idx))
-    _, o_buf, d_buf = picked.buffers()
-    offs = np.frombuffer(o_buf, np.int64, idx.size + 1)
-    data = np.frombuffer(d_buf, np.uint8, int(offs[-1])) if d_buf is not None and offs[-1] else np.empty(0, np.uint8)
-    o, d = _kernels.fsst_decompress(enc.fsst.symbol_table, offs, data)
+    comp = _variable_selected(enc.fsst.values.variable, cs, idx, what)
+    o, d = _kernels.fsst_decompress(enc.fsst.symbol_table, comp.offsets, comp.data)
     return VarBin(o, d)
+
+
+def _variable_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> VarBin:
+    """Values ``idx`` of Variable chunks, reading only their two offset words each (value i of
+    chunk c is ``data[offs[c] + word[i] : offs[c] + word[i + 1]]``), bounds-checked per value."""
+    _need_bufs(cs, 1, what)
+    ob = _flat_bits(m.offsets, what, (32, 64)) // 8
+    data, offs, sizes = cs.bufs[0]
+    counts = cs.counts
+    if ((counts + 1) * ob > sizes).any():
+        raise CorruptFileError(f"{what}: variable chunk shorter than its offsets")
+    cstart = np.cumsum(counts) - counts
+    if idx.size and (int(idx[0]) < 0 or int(idx[-1]) >= int(counts.sum())):
+        raise CorruptFileError(f"{what}: fewer values than selected rows")
+    c = np.searchsorted(cstart, idx, side="right") - 1
+    at = offs[c] + (idx - cstart[c]) * ob
+    s = read_uint(data, at, ob, what)
+    e = read_uint(data, at + ob, ob, what)
+    if ((s < (counts[c] + 1) * ob) | (e < s) | (e > sizes[c])).any():
+        raise CorruptFileError(f"{what}: variable offsets are not increasing or leave the chunk")
+    lens = e - s
+    out = np.zeros(idx.size + 1, np.int64)
+    np.cumsum(lens, out=out[1:])
+    return VarBin(out, gather_bytes(data, offs[c] + s, lens, what))
 
 
 def _need_bufs(cs: ChunkSet, n: int, what: str) -> None:
