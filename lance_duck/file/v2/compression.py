@@ -61,12 +61,44 @@ def decode_miniblock_selected(enc, cs: ChunkSet, idx: np.ndarray, what: str):
     decompressed (a sparse take touches most chunks of a page but few of their strings).
     """
     kind = _kind(enc)
+    if kind == "variable":
+        SEEN.add("mb:variable")
+        return _variable_selected(enc.variable, cs, idx, what)
+    if kind == "flat" and int(enc.flat.bits_per_value) % 8 == 0:
+        SEEN.add("mb:flat")
+        return _flat_selected(enc.flat, cs, idx, what)
     if kind != "fsst" or _kind(enc.fsst.values) != "variable":
         return None
     SEEN.add("mb:fsst")
     comp = _variable_selected(enc.fsst.values.variable, cs, idx, what)
     o, d = _kernels.fsst_decompress(enc.fsst.symbol_table, comp.offsets, comp.data)
     return VarBin(o, d)
+
+
+def _chunk_of(cs: ChunkSet, idx: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """(chunk, position inside it) of every selected value."""
+    counts = cs.counts
+    cstart = np.cumsum(counts) - counts
+    if idx.size and (int(idx[0]) < 0 or int(idx[-1]) >= int(counts.sum())):
+        raise CorruptFileError(f"{what}: fewer values than selected rows")
+    c = np.searchsorted(cstart, idx, side="right") - 1
+    return c, idx - cstart[c]
+
+
+def _flat_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixed:
+    """Values ``idx`` of flat chunks of whole-byte values, each read at its own position."""
+    _need_bufs(cs, 1, what)
+    width = int(m.bits_per_value) // 8
+    data, offs, sizes = cs.bufs[0]
+    if (sizes < cs.counts * width).any():
+        raise CorruptFileError(f"{what}: flat chunk shorter than its values")
+    c, j = _chunk_of(cs, idx, what)
+    at = offs[c] + j * width
+    if at.size and (int(at.min()) < 0 or int(at.max()) + width > data.size):
+        raise CorruptFileError(f"{what}: a value lies outside its chunk data")
+    rows = np.lib.stride_tricks.as_strided(data, shape=(max(data.size - width + 1, 0), width),
+                                           strides=(data.strides[0], data.strides[0]), writeable=False)
+    return Fixed(rows[at].reshape(-1), width * 8, int(idx.size))
 
 
 def _variable_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> VarBin:
@@ -78,11 +110,8 @@ def _variable_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> VarBin:
     counts = cs.counts
     if ((counts + 1) * ob > sizes).any():
         raise CorruptFileError(f"{what}: variable chunk shorter than its offsets")
-    cstart = np.cumsum(counts) - counts
-    if idx.size and (int(idx[0]) < 0 or int(idx[-1]) >= int(counts.sum())):
-        raise CorruptFileError(f"{what}: fewer values than selected rows")
-    c = np.searchsorted(cstart, idx, side="right") - 1
-    at = offs[c] + (idx - cstart[c]) * ob
+    c, j = _chunk_of(cs, idx, what)
+    at = offs[c] + j * ob
     s = read_uint(data, at, ob, what)
     e = read_uint(data, at + ob, ob, what)
     if ((s < (counts[c] + 1) * ob) | (e < s) | (e > sizes[c])).any():

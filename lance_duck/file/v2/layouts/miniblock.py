@@ -15,7 +15,7 @@ from ..compression import (SEEN, ChunkSet, decode_block, decode_block_batch, dec
                            decode_miniblock_selected)
 from ..gather import read_uint
 from ..page import PageCtx, PageData, entry_rows, trim
-from ..values import uint_view
+from ..values import Fixed, uint_view
 from .common import PageBase, apply_dictionary, finish_values, u8
 
 
@@ -150,14 +150,20 @@ class MiniBlockPage(PageBase):
         counts = self.counts[sel]
         sizes = self.sizes[sel]
         rep, defs, cs = self._parse_chunks(buf, starts, sizes, counts)
-        if isinstance(local, np.ndarray) and not self.has_rep and not self.has_dict:
-            # one entry per row: the selected rows' value positions may let the encoding skip work
+        if isinstance(local, np.ndarray) and not self.has_rep:
+            # one entry per row: the selected rows' value positions let the encoding skip work
+            # (only their values are read / decompressed; dictionary items only for them)
             cstart = self._chunk_rows()[sel]
             ch = np.searchsorted(cstart, local, side="right") - 1
             idx = local - cstart[ch] + (np.cumsum(counts) - counts)[ch]
             raw = decode_miniblock_selected(self.lay.value_compression, cs, idx, self.what)
+            if raw is None and self.has_dict:
+                full = decode_miniblock(self.lay.value_compression, cs, self.what)
+                if not hasattr(full, "indices"):
+                    ind = uint_view(full)[idx]
+                    raw = Fixed(ind, ind.dtype.itemsize * 8, idx.size)
             if raw is not None:
-                values = finish_values(self.ctx, raw, idx.size)
+                values = self._values(raw, idx.size)
                 return PageData(values, None, None if defs is None else defs[idx], self.layers, local.size)
         raw = decode_miniblock(self.lay.value_compression, cs, self.what)
         values = self._values(raw, int(counts.sum()))
