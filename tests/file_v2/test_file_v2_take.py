@@ -83,3 +83,39 @@ def test_sparse_take_of_fsst_strings_decompresses_only_selected_strings(tmp_path
     got = dataset(p).take(idx)
     assert got.equals(lance.dataset(p).take(idx))
     assert decoded and sum(decoded) == idx.size       # only the selected strings were decompressed
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_sparse_take_reads_only_selected_flat_variable_and_dictionary_values(tmp_path, monkeypatch, version):
+    import lance
+    import pyarrow as pa
+
+    from lance_duck.file.v2 import compression
+    from lance_duck.scan import dataset
+
+    r = np.random.default_rng(8)
+    n = 150_000
+    t = pa.table({
+        "flat": pa.array(r.integers(-2**62, 2**62, n), pa.int64()),            # Flat64
+        "raw": pa.array([None if k % 17 == 0 else r.bytes(int(r.integers(0, 24))) for k in range(n)]),
+        "dict": pa.array([None if k % 13 == 0 else f"v{k % 9}" for k in range(n)]),
+    })
+    p = str(tmp_path / "sel.lance")
+    lance.write_dataset(t, p, data_storage_version=version)
+    kinds = []
+    real = compression.decode_miniblock_selected
+
+    def spy(enc, cs, idx, what):
+        out = real(enc, cs, idx, what)
+        kinds.append((compression._kind(enc), out is not None))
+        return out
+
+    monkeypatch.setattr(compression, "decode_miniblock_selected", spy)
+    import lance_duck.file.v2.layouts.miniblock as mb
+    monkeypatch.setattr(mb, "decode_miniblock_selected", spy)
+    edges = np.array([0, 1, n - 1, 4095, 4096, 65535, 65536])
+    idx = np.union1d(r.choice(n, 300, replace=False), edges)
+    got = dataset(p).take(idx)
+    assert got.equals(lance.dataset(p).take(idx))
+    assert ("flat", True) in kinds                    # the selected paths really ran
+    assert any(k in ("variable", "fsst") and ok for k, ok in kinds)
