@@ -165,9 +165,10 @@ class ScanContext:
         selected row has (deleted rows, other tasks' rows); if the filter fails on one of those
         (e.g. a cast), the rows are evaluated one by one instead, as they would be anyway.
         """
-        kept = [k for k, v in fcols.items() if _kept_dictionary(v, self._types.get(k))]
-        if len(fcols) == 1 and kept:
+        if len(fcols) == 1:
             name, arr = next(iter(fcols.items()))
+        if (len(fcols) == 1 and _kept_dictionary(arr, self._types.get(name))
+                and len(arr.dictionary) < len(arr)):     # (not for a few rows of a big dictionary)
             dictionary = arr.dictionary
             values = pa.concat_arrays([dictionary, pa.nulls(1, dictionary.type)])
             try:
