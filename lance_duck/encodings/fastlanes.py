@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import CorruptFileError
 from ._buf import BufferLike, as_u8, check_count, uint_dtype, words as _words
 
-__all__ = ["ORDER", "BLOCK", "unpack", "unpack_blocks", "unpack_blocks_at", "unpack_mixed",
+__all__ = ["ORDER", "BLOCK", "unpack", "unpack_blocks", "unpack_blocks_at", "unpack_mixed", "extract",
            "unpack_out_of_line", "unpack_out_of_line_batch", "pack", "words_per_block"]
 
 ORDER = (0, 4, 2, 6, 1, 5, 3, 7)
@@ -417,6 +417,56 @@ def _segments(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     seg = np.repeat(np.arange(lens.size), lens)
     pos = np.arange(seg.size, dtype=np.int64) - (np.cumsum(lens) - lens)[seg]
     return seg, pos
+
+
+def extract(data: BufferLike, block_offsets: np.ndarray, widths: np.ndarray, positions: np.ndarray,
+            uncompressed_bits: int) -> np.ndarray:
+    """Single values out of packed blocks, without unpacking the blocks: value ``positions[i]``
+    (0..1023) of the block whose packed words start at byte ``block_offsets[i]`` of ``data``,
+    packed with width ``widths[i]``. Cost is per value (a few word reads), for sparse selections."""
+    t = int(uncompressed_bits)
+    dt = uint_dtype(t)
+    buf = as_u8(data)
+    pos = np.asarray(positions, np.int64)
+    w = np.asarray(widths, np.int64)
+    if pos.size == 0:
+        return np.zeros(0, dt)
+    if (w < 0).any() or (w > t).any() or (pos < 0).any() or (pos >= BLOCK).any():
+        raise CorruptFileError(f"FastLanes: bit width outside 0..{t} or position outside a block")
+    lanes = BLOCK // t
+    lane = pos % lanes
+    row = 8 * _ROW_OF[t][(pos // lanes) % (t // 8)] + pos // 128   # logical index -> packed row
+    bit = row * w
+    k, shift = bit // t, bit % t
+    base = np.asarray(block_offsets, np.int64)
+    lo_at = base + (k * lanes + lane) * (t // 8)
+    live = w > 0                              # width 0: the value is 0, nothing is stored
+    straddle = (shift + w > t) & live
+    if (live & (lo_at + t // 8 > buf.size)).any() or (straddle & (lo_at + (lanes + 1) * (t // 8) > buf.size)).any():
+        raise CorruptFileError("FastLanes: a packed value lies past the end of its buffer")
+    out = np.zeros(pos.size, np.uint64)
+    out[live] = _read_words(buf, lo_at[live], t) >> shift[live].astype(np.uint64)
+    if straddle.any():
+        hi = _read_words(buf, lo_at[straddle] + lanes * (t // 8), t)
+        out[straddle] |= hi << (t - shift[straddle]).astype(np.uint64)
+    full = np.uint64(2**t - 1)
+    mask = np.where(w >= t, full, (np.uint64(1) << np.minimum(w, t - 1).astype(np.uint64)) - np.uint64(1))
+    return (out & mask & full).astype(dt)
+
+
+def _read_words(buf: np.ndarray, at: np.ndarray, t: int) -> np.ndarray:
+    """Little-endian T-bit words at byte offsets ``at`` (any alignment), as uint64."""
+    nb = t // 8
+    out = np.zeros(at.size, np.uint64)
+    for b in range(nb):  # one pass per byte of the word (at most 8), not per value
+        out |= buf[at + b].astype(np.uint64) << np.uint64(8 * b)
+    return out
+
+
+# packed row group j (rows 8j..8j+7) of T-bit words holds logical values whose index has
+# (index // LANES) % (T/8) == ORDER[j] * T // 64: the inverse of that map, per T
+_ROW_OF = {t: np.array([[ORDER[j] * t // 64 for j in range(t // 8)].index(b) for b in range(t // 8)], np.int64)
+           for t in (8, 16, 32, 64)}
 
 
 def pack(values: np.ndarray, bit_width: int, uncompressed_bits: int) -> np.ndarray:

@@ -283,3 +283,38 @@ def test_unpack_mixed_with_short_blocks_anywhere_property(t, data):
         pos += len(raw)
     got = fl.unpack_mixed(b"\0" * 3 + b"".join(parts), t, offs, widths, counts)
     np.testing.assert_array_equal(got, np.concatenate([b[:c] for b, c in zip(blocks, counts)]))
+
+
+@pytest.mark.parametrize("t", [8, 16, 32, 64])
+def test_extract_single_values_equals_unpacking_every_width(t):
+    """fastlanes.extract reads values straight from packed words: equal to the packed input for
+    every width 0..T, at unaligned block offsets, blocks of different widths mixed."""
+    from lance_duck.encodings.fastlanes import extract, pack
+    rng = np.random.default_rng(t)
+    dt = np.dtype(f"uint{t}")
+    blocks, offsets, widths, expected = [], [], [], []
+    pos_all, off_all, w_all = [], [], []
+    cursor = 5                                            # unaligned start
+    for w in range(0, t + 1):
+        hi = (1 << w) - 1 if w else 0
+        vals = (rng.integers(0, 2**63, 1024, dtype=np.uint64) & np.uint64(hi)).astype(dt)
+        packed = pack(vals, w, t).view(np.uint8)
+        blocks.append(packed)
+        pos = rng.integers(0, 1024, 64)
+        pos_all.append(pos)
+        off_all.append(np.full(pos.size, cursor))
+        w_all.append(np.full(pos.size, w))
+        expected.append(vals[pos])
+        cursor += packed.size
+    buf = np.concatenate([np.zeros(5, np.uint8)] + blocks)
+    got = extract(buf, np.concatenate(off_all), np.concatenate(w_all), np.concatenate(pos_all), t)
+    assert got.dtype == dt
+    assert np.array_equal(got, np.concatenate(expected))
+
+
+def test_extract_refuses_values_past_the_buffer():
+    from lance_duck.encodings.fastlanes import extract
+    with pytest.raises(CorruptFileError):
+        extract(np.zeros(100, np.uint8), np.array([0]), np.array([7]), np.array([1023]), 32)
+    with pytest.raises(CorruptFileError):
+        extract(np.zeros(10_000, np.uint8), np.array([0]), np.array([33]), np.array([0]), 32)

@@ -86,7 +86,7 @@ def test_sparse_take_of_fsst_strings_decompresses_only_selected_strings(tmp_path
 
 
 @pytest.mark.parametrize("version", ["2.1", "2.2"])
-def test_sparse_take_reads_only_selected_flat_variable_and_dictionary_values(tmp_path, monkeypatch, version):
+def test_sparse_take_reads_only_selected_flat_bitpacked_variable_and_dictionary_values(tmp_path, monkeypatch, version):
     import lance
     import pyarrow as pa
 
@@ -99,6 +99,7 @@ def test_sparse_take_reads_only_selected_flat_variable_and_dictionary_values(tmp
         "flat": pa.array(r.integers(-2**62, 2**62, n), pa.int64()),            # Flat64
         "raw": pa.array([None if k % 17 == 0 else r.bytes(int(r.integers(0, 24))) for k in range(n)]),
         "dict": pa.array([None if k % 13 == 0 else f"v{k % 9}" for k in range(n)]),
+        "packed": pa.array(r.integers(0, 5000, n), pa.int64()),                  # InlineBitpacking
     })
     p = str(tmp_path / "sel.lance")
     lance.write_dataset(t, p, data_storage_version=version)
@@ -118,4 +119,5 @@ def test_sparse_take_reads_only_selected_flat_variable_and_dictionary_values(tmp
     got = dataset(p).take(idx)
     assert got.equals(lance.dataset(p).take(idx))
     assert ("flat", True) in kinds                    # the selected paths really ran
+    assert ("inline_bitpacking", True) in kinds
     assert any(k in ("variable", "fsst") and ok for k, ok in kinds)

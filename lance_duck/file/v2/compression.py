@@ -67,6 +67,9 @@ def decode_miniblock_selected(enc, cs: ChunkSet, idx: np.ndarray, what: str):
     if kind == "flat" and int(enc.flat.bits_per_value) % 8 == 0:
         SEEN.add("mb:flat")
         return _flat_selected(enc.flat, cs, idx, what)
+    if kind == "inline_bitpacking":
+        SEEN.add("mb:inline_bitpacking")
+        return _inline_bp_selected(enc.inline_bitpacking, cs, idx, what)
     if kind != "fsst" or _kind(enc.fsst.values) != "variable":
         return None
     SEEN.add("mb:fsst")
@@ -83,6 +86,23 @@ def _chunk_of(cs: ChunkSet, idx: np.ndarray, what: str) -> tuple[np.ndarray, np.
         raise CorruptFileError(f"{what}: fewer values than selected rows")
     c = np.searchsorted(cstart, idx, side="right") - 1
     return c, idx - cstart[c]
+
+
+def _inline_bp_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixed:
+    """Values ``idx`` of InlineBitpacking chunks (a width word + one packed 1024-value block
+    each), extracted from the packed words one by one (no block is unpacked)."""
+    _need_bufs(cs, 1, what)
+    t = int(m.uncompressed_bits_per_value)
+    if t not in (8, 16, 32, 64):
+        raise UnsupportedFeatureError(f"{what}: inline bitpacking of {t}-bit values")
+    data, offs, sizes = cs.bufs[0]
+    if (cs.counts > 1024).any():
+        raise CorruptFileError(f"{what}: inline-bitpacked chunk with more than 1024 values")
+    c, j = _chunk_of(cs, idx, what)
+    w = read_uint(data, offs[c], t // 8, what)
+    if ((w < 0) | (w > t)).any() or (sizes[c] < t // 8 + w * 1024 // 8).any():
+        raise CorruptFileError(f"{what}: bit width outside 0..{t} or chunk shorter than its width needs")
+    return Fixed(fastlanes.extract(data, offs[c] + t // 8, w, j, t), t, int(idx.size))
 
 
 def _flat_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixed:
