@@ -1,5 +1,6 @@
 """The committed generated protobuf modules match protos/*.proto."""
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,18 @@ def test_generated_protos_are_up_to_date(tmp_path):
     for name in fresh:
         assert (tmp_path / name).read_text() == (committed / name).read_text(), (
             f"{name} is stale: run `python scripts/gen_protos.py`")
+
+
+def test_protobuf_runtime_is_the_one_on_the_path():
+    """The generated modules load on protobuf 4.25 ... 7.x; scripts/test.sh runs the readers again
+    with the newest protobuf first on the path and says which major it expects."""
+    import google.protobuf
+    import lance_duck._proto.table_pb2  # noqa: F401 - loading the generated code is the point
+    major, minor = (int(x) for x in google.protobuf.__version__.split(".")[:2])
+    assert (4, 25) <= (major, minor) < (8, 0), google.protobuf.__version__
+    expected = os.environ.get("LANCE_DUCK_EXPECT_PROTOBUF_MAJOR")
+    if expected:
+        assert major == int(expected), google.protobuf.__version__
 
 
 def test_lance_duck_never_imports_pylance():
