@@ -153,3 +153,12 @@ def option(options: Any, name: str) -> Any:
         return options[name]
     except (KeyError, IndexError, TypeError):
         return None
+
+
+def flag(options: Any, name: str) -> bool:
+    """A boolean FunctionOptions field as a Python bool (False if absent): a BooleanScalar's own
+    truthiness differs between pyarrow versions."""
+    value = option(options, name)
+    if isinstance(value, pa.Scalar):
+        value = value.as_py()
+    return bool(value)

@@ -153,14 +153,14 @@ def _x_atom(node: ai.XNode, schema: pa.Schema | None) -> ColumnPredicate | AnyOf
                 return inner
         return None
     if node.name in ("is_null", "is_valid") and len(a) == 1 and isinstance(a[0], ai.XField):
-        if node.name == "is_null" and ai.option(node.options, "nan_is_null"):
+        if node.name == "is_null" and ai.flag(node.options, "nan_is_null"):
             return None
         if _field_type(schema, a[0].path) is None:
             return None
         return ColumnPredicate(a[0].path, node.name)
     if node.name == "invert" and len(a) == 1 and isinstance(a[0], ai.XCall) and a[0].name == "is_null" \
             and len(a[0].args) == 1 and isinstance(a[0].args[0], ai.XField) \
-            and not ai.option(a[0].options, "nan_is_null"):
+            and not ai.flag(a[0].options, "nan_is_null"):
         return ColumnPredicate(a[0].args[0].path, "is_valid")
     if node.name in ("or_kleene", "or"):
         return _any_of([_x_atom(x, schema) for x in a])

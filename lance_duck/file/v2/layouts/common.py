@@ -35,7 +35,7 @@ def apply_dictionary(ctx: PageCtx, dict_vals, indices) -> pa.Array:
     if idx.size and int(idx.max()) >= len(items):
         raise CorruptFileError(f"{ctx.what}: dictionary index {int(idx.max())} >= {len(items)} items")
     if ctx.dict_type is not None:
-        keys = pa.array(idx.astype(ctx.dict_type.index_type.to_pandas_dtype(), copy=False))
+        keys = pa.array(idx.astype(np.dtype(str(ctx.dict_type.index_type)), copy=False))
         return pa.DictionaryArray.from_arrays(keys, items)
     if ctx.keep_dictionary:
         return pa.DictionaryArray.from_arrays(pa.array(idx.astype(np.int32, copy=False)), items)
