@@ -91,13 +91,7 @@ def _chunk_of(cs: ChunkSet, idx: np.ndarray, what: str) -> tuple[np.ndarray, np.
 def _inline_bp_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixed:
     """Values ``idx`` of InlineBitpacking chunks (a width word + one packed 1024-value block
     each), extracted from the packed words one by one (no block is unpacked)."""
-    _need_bufs(cs, 1, what)
-    t = int(m.uncompressed_bits_per_value)
-    if t not in (8, 16, 32, 64):
-        raise UnsupportedFeatureError(f"{what}: inline bitpacking of {t}-bit values")
-    data, offs, sizes = cs.bufs[0]
-    if (cs.counts > 1024).any():
-        raise CorruptFileError(f"{what}: inline-bitpacked chunk with more than 1024 values")
+    t, data, offs, sizes = _inline_bp_chunks(m, cs, what)
     c, j = _chunk_of(cs, idx, what)
     w = read_uint(data, offs[c], t // 8, what)
     if ((w < 0) | (w > t)).any() or (sizes[c] < t // 8 + w * 1024 // 8).any():
@@ -124,12 +118,7 @@ def _flat_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixed:
 def _variable_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> VarBin:
     """Values ``idx`` of Variable chunks, reading only their two offset words each (value i of
     chunk c is ``data[offs[c] + word[i] : offs[c] + word[i + 1]]``), bounds-checked per value."""
-    _need_bufs(cs, 1, what)
-    ob = _flat_bits(m.offsets, what, (32, 64)) // 8
-    data, offs, sizes = cs.bufs[0]
-    counts = cs.counts
-    if ((counts + 1) * ob > sizes).any():
-        raise CorruptFileError(f"{what}: variable chunk shorter than its offsets")
+    ob, data, offs, sizes, counts = _variable_chunks(m, cs, what)
     c, j = _chunk_of(cs, idx, what)
     at = offs[c] + j * ob
     s = read_uint(data, at, ob, what)
@@ -173,17 +162,24 @@ def _mb_flat(m, cs: ChunkSet, what: str):
     return Fixed(gather_bytes(data, offs, nbytes, what), bits, int(counts.sum()))
 
 
-def _mb_inline_bp(m, cs: ChunkSet, what: str):
+def _inline_bp_chunks(m, cs: ChunkSet, what: str):
+    """(T, data, chunk offsets, chunk sizes) of InlineBitpacking chunks (a T-bit width word and
+    one packed block of at most 1024 values each)."""
     _need_bufs(cs, 1, what)
     t = int(m.uncompressed_bits_per_value)
     if t not in (8, 16, 32, 64):
         raise UnsupportedFeatureError(f"{what}: inline bitpacking of {t}-bit values")
+    if (cs.counts > 1024).any():
+        raise CorruptFileError(f"{what}: inline-bitpacked chunk with more than 1024 values")
     data, offs, sizes = cs.bufs[0]
+    return t, data, offs, sizes
+
+
+def _mb_inline_bp(m, cs: ChunkSet, what: str):
+    t, data, offs, sizes = _inline_bp_chunks(m, cs, what)
     w = read_uint(data, offs, t // 8, what)
     if (w > t).any() or (w < 0).any():
         raise CorruptFileError(f"{what}: bit width outside 0..{t}")
-    if (cs.counts > 1024).any():
-        raise CorruptFileError(f"{what}: inline-bitpacked chunk with more than 1024 values")
     need = t // 8 + w * 1024 // 8
     if (sizes < need).any():
         raise CorruptFileError(f"{what}: bitpacked chunk shorter than its width needs")
@@ -203,13 +199,20 @@ def _inline_bp_one_width(data, t, offs, w, counts, total, what):
     return fastlanes.unpack_blocks_at(data, offs, int(w[0]), t).reshape(-1)[:total]
 
 
-def _mb_variable(m, cs: ChunkSet, what: str):
+def _variable_chunks(m, cs: ChunkSet, what: str):
+    """(offset word bytes, data, chunk offsets, chunk sizes, counts) of Variable chunks, checked
+    to hold their ``counts + 1`` offset words."""
     _need_bufs(cs, 1, what)
     ob = _flat_bits(m.offsets, what, (32, 64)) // 8
     data, offs, sizes = cs.bufs[0]
     counts = cs.counts
     if ((counts + 1) * ob > sizes).any():
         raise CorruptFileError(f"{what}: variable chunk shorter than its offsets")
+    return ob, data, offs, sizes, counts
+
+
+def _mb_variable(m, cs: ChunkSet, what: str):
+    ob, data, offs, sizes, counts = _variable_chunks(m, cs, what)
     total = int(counts.sum())
     # chunk c holds counts[c] + 1 offsets (words) starting at byte offs[c]; value i of chunk c
     # starts at byte word[i] - first[c] of the chunk's bytes, i.e. at that + body[c] in the body
