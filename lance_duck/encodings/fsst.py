@@ -44,6 +44,7 @@ FSST_MAGIC = 0x46535354
 SYMBOL_TABLE_SIZE = 2312
 ESC = 255
 PIECE_TOKENS = 1 << 20  # tokens per piece of a large input (see the module docstring)
+_SMALL_TOKENS = (1 << 31) // 8  # fewer tokens than this cannot produce 2 GiB of output
 
 
 @dataclass(frozen=True)
@@ -120,9 +121,13 @@ def _tokens(st: SymbolTable, region: np.ndarray) -> np.ndarray:
     return tok
 
 
-def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data: BufferLike
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """Decompress strings ``data[offsets[i]:offsets[i+1]]``; returns (int64 offsets from 0, uint8 bytes)."""
+def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data: BufferLike,
+               *, int32_offsets: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Decompress strings ``data[offsets[i]:offsets[i+1]]``; returns (offsets from 0, uint8 bytes).
+
+    The offsets are int64, or with ``int32_offsets`` int32 whenever the output is certain to
+    stay below 2 GiB (fewer than 2**28 tokens of at most 8 bytes) -- the offsets of an Arrow
+    ``string`` / ``binary`` array as they are, with no conversion pass."""
     st = parse_symbol_table(symbol_table)
     buf = as_u8(data)
     offs = np.asarray(offsets).astype(np.int64, copy=False)
@@ -131,12 +136,13 @@ def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data
     base, end = int(offs[0]), int(offs[-1])
     if base < 0 or end > buf.size or (offs[1:] < offs[:-1]).any():
         raise CorruptFileError("FSST: string offsets are not increasing within the data buffer")
+    small = int32_offsets and end - base < _SMALL_TOKENS
     if not st.enabled:
-        return offs - base, buf[base:end]
+        return (offs - base).astype(np.int32 if small else np.int64, copy=False), buf[base:end]
     tok = _tokens(st, buf[base:end])
     rel = offs - base if base else offs
     nstr = rel.size - 1
-    out = np.empty(nstr + 1, np.int64)
+    out = np.empty(nstr + 1, np.int32 if small else np.int64)
     out[0] = 0
     pieces = min(tok.size // PIECE_TOKENS, nstr)
     if pieces < 2:
@@ -165,10 +171,13 @@ def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data
 def _take_strings(st: SymbolTable, tok: np.ndarray, ends: np.ndarray, out: np.ndarray) -> np.ndarray:
     """Take ``tok`` from the token table; writes the output offset of token position ``ends[i]``
     into ``out[i]`` and returns the output bytes."""
-    values = st.values if tok.size < (1 << 31) // 8 else st.large_values
+    values = st.values if tok.size < _SMALL_TOKENS else st.large_values
     res = values.take(pa.array(tok))
     _, pos_buf, data_buf = res.buffers()
     pos = np.frombuffer(pos_buf, np.int32 if values is st.values else np.int64, tok.size + 1)
-    out[:] = pos[ends]
+    if pos.dtype == out.dtype:
+        np.take(pos, ends, out=out)
+    else:
+        out[:] = pos[ends]
     total = int(pos[-1])
     return np.frombuffer(data_buf, np.uint8, total) if total else np.empty(0, np.uint8)

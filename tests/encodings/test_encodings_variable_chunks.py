@@ -1,5 +1,6 @@
-"""Mini-block ``Variable`` chunks (``file/v2/compression._mb_variable``): the row gather by
-chunk count and the general per-value path give the same offsets and bytes, for 32- and 64-bit
+"""Mini-block ``Variable`` chunks (``file/v2/compression._mb_variable``): the row gathers (in
+blocks of a common width, or by chunk count) and the general per-value path give the same
+offsets and bytes, for 32- and 64-bit
 offsets, aligned or not; bad offsets are CorruptFileError."""
 from __future__ import annotations
 
@@ -44,12 +45,15 @@ def _strings(rng, n):
 
 @pytest.mark.parametrize("bits", [32, 64])
 @pytest.mark.parametrize("shape", ["equal", "equal_short_last", "equal_empty_last", "two_sizes",
-                                   "two_sizes_interleaved", "unequal", "many_sizes"])
+                                   "two_sizes_interleaved", "empty_inside", "small_equal",
+                                   "small_interleaved", "unequal", "many_sizes"])
 @pytest.mark.parametrize("lead", [0, 3])  # 3: offsets not word aligned (byte-wise path)
 def test_variable_chunks_decode_exactly(bits, shape, lead):
     rng = np.random.default_rng(bits + lead)
     sizes = {"equal": [256] * 6, "equal_short_last": [256] * 5 + [17], "equal_empty_last": [64] * 4 + [0],
              "two_sizes": [512, 512, 256, 256, 256, 100], "two_sizes_interleaved": [256, 512, 256, 512, 512, 31],
+             "empty_inside": [256, 0, 512, 64, 0, 9],  # blocks of 64, chunks without values skipped
+             "small_equal": [8] * 6 + [3], "small_interleaved": [8, 4, 8, 4, 8, 2],  # per-count rows
              "unequal": [256, 100, 256, 3, 0, 77, 5], "many_sizes": [1, 2, 4, 8, 16, 32, 3]}[shape]
     chunks = [_strings(rng, n) for n in sizes]
     calls = []

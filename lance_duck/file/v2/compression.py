@@ -253,20 +253,36 @@ def _mb_variable(m, cs: ChunkSet, what: str):
 def _offsets_by_chunk_count(words: np.ndarray, wstart: np.ndarray, counts: np.ndarray, adjust: np.ndarray,
                             out: np.ndarray) -> bool:
     """Rebased start offsets without a per-value index when chunks hold few distinct value
-    counts (mini-block counts are powers of two, so usually one or two): for each count c, the
-    chunks' c offset words are rows of a (words, c) sliding-window view, gathered and rebased
-    with one broadcast subtract and written as rows of a (values, c) window over ``out``.
-    Returns False (nothing written) when the chunks do not have that shape."""
+    counts (mini-block counts are powers of two, so usually one or two): the offset words are
+    read as rows of a (words, width) sliding-window view, gathered and rebased with one
+    broadcast subtract. When every chunk but the last holds a multiple of some block width
+    ``g`` >= :data:`_MIN_BLOCK` values (powers of two do), chunks are cut into blocks of ``g``
+    values written in order as rows of ``out``; otherwise each count is one row width, written
+    as rows of a (values, count) window over ``out``. Returns False (nothing written) when the
+    chunks do not have that shape."""
     k = counts.size
     if k < 2 or int((wstart + counts).max()) > words.size:
         return False
+    signed = words.view(np.int64) if words.dtype.itemsize == 8 else words  # u64 - i64 would be float
+    step = words.strides[0]
+    g = int(np.gcd.reduce(counts[:-1]))
+    if g >= _MIN_BLOCK:
+        nb = counts[:-1] // g                      # blocks per chunk (0 for an empty chunk)
+        first_block = np.cumsum(nb) - nb
+        src = np.repeat(wstart[:-1] - first_block * g, nb)
+        src += np.arange(src.size, dtype=np.int64) * g
+        rows = np.lib.stride_tricks.as_strided(signed, shape=(words.size - g + 1, g), strides=(step, step),
+                                               writeable=False)
+        head = src.size * g
+        np.subtract(rows[src], np.repeat(adjust[:-1], nb)[:, None], out=out[:head].reshape(src.size, g))
+        c, w0 = int(counts[-1]), int(wstart[-1])
+        np.subtract(signed[w0: w0 + c], adjust[-1], out=out[head: head + c])
+        return True
     sizes = np.unique(counts[counts > 0])   # chunks without values write nothing
     if sizes.size > 4:
         return False
-    signed = words.view(np.int64) if words.dtype.itemsize == 8 else words  # u64 - i64 would be float
     cstart = np.cumsum(counts) - counts
     total = int(counts.sum())
-    step = words.strides[0]
     for c in sizes.tolist():
         sel = np.flatnonzero(counts == c)
         rows = np.lib.stride_tricks.as_strided(signed, shape=(words.size - c + 1, c), strides=(step, step),
@@ -278,6 +294,9 @@ def _offsets_by_chunk_count(words: np.ndarray, wstart: np.ndarray, counts: np.nd
             dst = np.lib.stride_tricks.as_strided(out, shape=(total - c + 1, c), strides=(8, 8))
             dst[cstart[sel]] = rows[wstart[sel]] - adjust[sel, None]
     return True
+
+
+_MIN_BLOCK = 16  # narrowest block of the in-order block path of :func:`_offsets_by_chunk_count`
 
 
 def _word_view(data: np.ndarray, offs: np.ndarray, ob: int) -> np.ndarray | None:
@@ -302,7 +321,7 @@ def _mb_fsst(m, cs: ChunkSet, what: str):
     inner = decode_miniblock(m.values, cs, what)
     if not isinstance(inner, VarBin):
         raise CorruptFileError(f"{what}: FSST over non-variable values")
-    offs, data = _kernels.fsst_decompress(m.symbol_table, inner.offsets, inner.data)
+    offs, data = _kernels.fsst_decompress(m.symbol_table, inner.offsets, inner.data, int32_offsets=True)
     return VarBin(offs, data)
 
 
@@ -325,15 +344,16 @@ def _mb_fsst_grouped(m, cs: ChunkSet, what: str, group_values: int) -> VarBin:
         c0, c1 = span
         sub = ChunkSet(counts[c0:c1], [(data, offs[c0:c1], sizes[c0:c1])])
         inner = _mb_variable(m.values.variable, sub, what)
-        return _kernels.fsst_decompress(st, inner.offsets, inner.data)
+        return _kernels.fsst_decompress(st, inner.offsets, inner.data, int32_offsets=True)
     # groups run concurrently on the kernel pool (their numpy / Arrow work releases the GIL)
     results = _threads.map_parts(group, list(zip(bounds[:-1], bounds[1:])))
-    out = np.empty(total + 1, np.int64)
+    nbytes = sum(d.size for _, d in results)
+    out = np.empty(total + 1, np.int32 if nbytes < 2**31 else np.int64)
     out[0] = 0
     pos, shift = 0, 0
     for o, d in results:  # a few dozen groups per column, not per chunk
         n = o.size - 1
-        np.add(o[1:], shift, out=out[pos + 1: pos + n + 1])
+        np.add(o[1:], np.int64(shift), out=out[pos + 1: pos + n + 1], casting="unsafe")
         pos += n
         shift += d.size
     return VarBin(out, np.concatenate([d for _, d in results]))

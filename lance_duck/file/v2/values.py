@@ -34,7 +34,7 @@ class Fixed:
 
 @dataclass
 class VarBin:
-    offsets: np.ndarray   # int64, n + 1, starting at 0
+    offsets: np.ndarray   # int64 (int32 from decoders that know the bytes fit), n + 1, from 0
     data: np.ndarray      # uint8
 
     @property
@@ -137,7 +137,7 @@ def _varbin(v: VarBin, t: pa.DataType) -> pa.Array:
     if not large:
         if offs.size and int(offs[-1]) > 2**31 - 1:
             raise UnsupportedFeatureError(f"{t} column with more than 2 GiB of data in one page")
-        offs = offs.astype(np.int32)
+        offs = offs.astype(np.int32, copy=False)
     else:
         offs = offs.astype(np.int64, copy=False)
     return pa.Array.from_buffers(t, v.n, [None, pa.py_buffer(offs), pa.py_buffer(v.data)], null_count=0)
