@@ -121,10 +121,10 @@ def main() -> None:
         "pylance": lambda: lance.dataset(lp),
         "parquet": lambda: f"read_parquet('{pp}')",
     }
-    print(f"{args.rows} rows, storage {args.storage}, median of {args.runs} runs (seconds)\n")
+    print(f"{args.rows} rows, storage {args.storage}, median of {args.runs} interleaved runs after a warm-up (seconds)\n")
     print(f"{'query':22s} {'lance_duck':>11s} {'pylance':>9s} {'parquet':>9s} {'ld/pylance':>11s}")
     for name, sql in QUERIES.items():
-        res = {}
+        runners = {}
         for src, make in sources.items():
             con = duckdb.connect()
             if args.threads:
@@ -135,7 +135,14 @@ def main() -> None:
             else:
                 con.register("T", obj)
                 q = sql
-            res[src] = timed(con, q, args.runs)
+            con.sql(q).fetchall()  # warm-up: first open, page cache
+            runners[src] = (con, q)
+        # runs interleaved source by source, so that drift in machine load hits all alike
+        times = {src: [] for src in runners}
+        for _ in range(args.runs):
+            for src, (con, q) in runners.items():
+                times[src].append(timed(con, q, 1))
+        res = {src: statistics.median(t) for src, t in times.items()}
         print(f"{name:22s} {res['lance_duck']:11.3f} {res['pylance']:9.3f} {res['parquet']:9.3f} "
               f"{res['lance_duck'] / res['pylance']:11.2f}")
     peak_memory(lp)

@@ -176,7 +176,7 @@ def _take_strings(st: SymbolTable, tok: np.ndarray, ends: np.ndarray, out: np.nd
     _, pos_buf, data_buf = res.buffers()
     pos = np.frombuffer(pos_buf, np.int32 if values is st.values else np.int64, tok.size + 1)
     if pos.dtype == out.dtype:
-        np.take(pos, ends, out=out)
+        np.take(pos, ends, out=out, mode="clip")  # ends lie within pos (checked); "raise" buffers
     else:
         out[:] = pos[ends]
     total = int(pos[-1])
