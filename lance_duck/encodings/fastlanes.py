@@ -392,6 +392,16 @@ def unpack_out_of_line_batch(data: BufferLike, byte_offsets, byte_sizes, counts,
     res = np.empty(total, dt)
     cstart = np.cumsum(cnt) - cnt  # where buffer i's values go in the result
     nb = int(nblk.sum())
+    if nb and offs.size > 1 and not (cnt[:-1] % BLOCK).any():
+        # (typical: chunks of whole blocks) every block but the last buffer's lands on a whole
+        # block of the result in order: unpack those straight into it
+        head = int(full[:-1].sum())
+        if head:
+            rowbuf = np.repeat(np.arange(offs.size - 1), full[:-1])
+            j = np.arange(head, dtype=np.int64) - (np.cumsum(full[:-1]) - full[:-1])[rowbuf]
+            _unpack_at(buf, offs[rowbuf] + j * (wpb * item), w, t, res[: head * BLOCK].reshape(head, BLOCK))
+            res[head * BLOCK:] = unpack_out_of_line_batch(buf, offs[-1:], sizes[-1:], cnt[-1:], w, t)
+            return res
     if nb:
         # block j of buffer i holds values j*1024 .. of that buffer (a packed tail block fewer)
         rowbuf = np.repeat(np.arange(offs.size), nblk)

@@ -110,6 +110,26 @@ def test_out_of_line_raw_and_packed_tails_in_one_batch():
     np.testing.assert_array_equal(fl.unpack_out_of_line(bufs[3], 2, 16, 1030), vals[3])
 
 
+@pytest.mark.parametrize("last", [0, 5, 1024, 1500, 2048])
+@pytest.mark.parametrize("last_raw", [False, True])
+def test_out_of_line_whole_block_buffers_unpack_in_place(last, last_raw):
+    """Buffers of whole blocks (the usual def levels) are unpacked straight into the result;
+    the last buffer may end in a raw or packed tail, or be empty."""
+    rng = np.random.default_rng(last)
+    counts = [1024, 2048, 0, 1024, last]
+    vals = [rng.integers(0, 8, c).astype(np.uint16) for c in counts]
+    bufs = []
+    for c, v in zip(counts, vals):
+        full = c // 1024
+        b = fl.pack(v[: full * 1024], 3, 16).tobytes() if full else b""
+        if c % 1024:
+            b += v[full * 1024:].tobytes() if last_raw else fl.pack(v[full * 1024:], 3, 16).tobytes()
+        bufs.append(b)
+    offs = np.cumsum([0] + [len(b) for b in bufs])
+    got = fl.unpack_out_of_line_batch(b"".join(bufs), offs[:-1], np.diff(offs), counts, 3, 16)
+    np.testing.assert_array_equal(got, np.concatenate(vals))
+
+
 def test_short_buffer_raises_corrupt():
     packed = fl.pack(np.arange(1024) % 8, 3, 16).tobytes()
     with pytest.raises(CorruptFileError):
