@@ -93,19 +93,26 @@ def test_unpack_selected_blocks_only():
     np.testing.assert_array_equal(got, expect)
 
 
+def _out_of_line_buffers(vals, w, raw_tail):
+    """One OutOfLineBitpacking buffer per value array: whole packed blocks, then the tail as raw
+    16-bit words when ``raw_tail(i)`` else as one more packed block."""
+    bufs = []
+    for i, v in enumerate(vals):
+        full = v.size // 1024
+        b = fl.pack(v[: full * 1024], w, 16).tobytes() if full else b""
+        if v.size % 1024:
+            b += v[full * 1024:].tobytes() if raw_tail(i) else fl.pack(v[full * 1024:], w, 16).tobytes()
+        bufs.append(b)
+    offs = np.cumsum([0] + [len(b) for b in bufs])
+    return bufs, b"".join(bufs), offs[:-1], np.diff(offs)
+
+
 def test_out_of_line_raw_and_packed_tails_in_one_batch():
     rng = np.random.default_rng(3)
     counts = [1500, 2048, 10, 1030, 0]
     vals = [rng.integers(0, 4, c).astype(np.uint16) for c in counts]
-    bufs = []
-    for c, v in zip(counts, vals):
-        full = c // 1024
-        b = fl.pack(v[: full * 1024], 2, 16).tobytes() if full else b""
-        if c % 1024:
-            b += fl.pack(v[full * 1024:], 2, 16).tobytes() if c == 1500 else v[full * 1024:].tobytes()
-        bufs.append(b)
-    offs = np.cumsum([0] + [len(b) for b in bufs])
-    got = fl.unpack_out_of_line_batch(b"".join(bufs), offs[:-1], np.diff(offs), counts, 2, 16)
+    bufs, data, offs, sizes = _out_of_line_buffers(vals, 2, lambda i: counts[i] != 1500)
+    got = fl.unpack_out_of_line_batch(data, offs, sizes, counts, 2, 16)
     np.testing.assert_array_equal(got, np.concatenate(vals))
     np.testing.assert_array_equal(fl.unpack_out_of_line(bufs[3], 2, 16, 1030), vals[3])
 
@@ -118,15 +125,8 @@ def test_out_of_line_whole_block_buffers_unpack_in_place(last, last_raw):
     rng = np.random.default_rng(last)
     counts = [1024, 2048, 0, 1024, last]
     vals = [rng.integers(0, 8, c).astype(np.uint16) for c in counts]
-    bufs = []
-    for c, v in zip(counts, vals):
-        full = c // 1024
-        b = fl.pack(v[: full * 1024], 3, 16).tobytes() if full else b""
-        if c % 1024:
-            b += v[full * 1024:].tobytes() if last_raw else fl.pack(v[full * 1024:], 3, 16).tobytes()
-        bufs.append(b)
-    offs = np.cumsum([0] + [len(b) for b in bufs])
-    got = fl.unpack_out_of_line_batch(b"".join(bufs), offs[:-1], np.diff(offs), counts, 3, 16)
+    _, data, offs, sizes = _out_of_line_buffers(vals, 3, lambda i: last_raw)
+    got = fl.unpack_out_of_line_batch(data, offs, sizes, counts, 3, 16)
     np.testing.assert_array_equal(got, np.concatenate(vals))
 
 
