@@ -95,9 +95,8 @@ class LeafPlan:
             rows = np.asarray(sel, np.int64)
             if rows.size and (rows[0] < 0 or rows[-1] >= total):
                 raise CorruptFileError(f"{self.what}: row {int(rows[-1])} outside the column's {total} rows")
-            pi = np.searchsorted(starts, rows, side="right") - 1
-            bounds = np.searchsorted(pi, np.arange(len(pages) + 1))
-            for i in np.unique(pi).tolist():
+            bounds = np.searchsorted(rows, np.append(starts, total))  # one search per page
+            for i in np.flatnonzero(bounds[1:] > bounds[:-1]).tolist():
                 local = rows[bounds[i]: bounds[i + 1]] - starts[i]
                 picks.append((i, None if local.size == lengths[i] else local))
         self.pages = []

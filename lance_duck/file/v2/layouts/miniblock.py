@@ -93,8 +93,11 @@ class MiniBlockPage(PageBase):
             first, last = self._row_chunks(ends)
             return np.arange(max(int(first[0]), 0), int(last[1]) + 1)
         if not self.has_rep:
-            # one entry per row per value slot: chunk c holds rows [cstart, cstart + count)
-            return np.unique(np.searchsorted(self._chunk_rows(), local, side="right") - 1)
+            # one entry per row per value slot: chunk c holds rows [cstart, cstart + count);
+            # it is needed when some selected row lies in it (one search per chunk, not per row)
+            cstart = self._chunk_rows()
+            at = np.searchsorted(local, np.append(cstart, cstart[-1] + self.counts[-1]))
+            return np.flatnonzero(at[1:] > at[:-1])
         if self.rep_index is None:
             return np.arange(n)
         first, last = self._row_chunks(local)
@@ -153,9 +156,7 @@ class MiniBlockPage(PageBase):
         if isinstance(local, np.ndarray) and not self.has_rep:
             # one entry per row: the selected rows' value positions let the encoding skip work
             # (only their values are read / decompressed; dictionary items only for them)
-            cstart = self._chunk_rows()[sel]
-            ch = np.searchsorted(cstart, local, side="right") - 1
-            idx = local - cstart[ch] + (np.cumsum(counts) - counts)[ch]
+            idx = self._value_positions(local, sel, counts)
             raw = decode_miniblock_selected(self.lay.value_compression, cs, idx, self.what)
             if raw is None and self.has_dict:
                 full = decode_miniblock(self.lay.value_compression, cs, self.what)
@@ -173,10 +174,7 @@ class MiniBlockPage(PageBase):
         if isinstance(local, range):
             return self._slice(values, rep, defs, local, sel, max_rep)
         if not self.has_rep:
-            cstart = self._chunk_rows()[sel]
-            cat_base = np.cumsum(counts) - counts
-            ch = np.searchsorted(cstart, local, side="right") - 1
-            idx = local - cstart[ch] + cat_base[ch]
+            idx = self._value_positions(local, sel, counts)
             vals, rep, defs = trim(values, rep, defs, self.layers, None, idx, self.what)
             return PageData(vals, rep, defs, self.layers, local.size)
         first_row = self._first_row(rep, sel, max_rep)
@@ -184,6 +182,15 @@ class MiniBlockPage(PageBase):
         er = self._entry_rows(rep, max_rep, first_row, sel)
         vals, rep2, defs2 = trim(values, rep, defs, self.layers, er, local, self.what)
         return PageData(vals, rep2, defs2, self.layers, local.size)
+
+    def _value_positions(self, local: np.ndarray, sel: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Positions of the rows ``local`` among the decoded values of the chunks ``sel``
+        (pages without repetition: one value slot per row)."""
+        cstart = self._chunk_rows()[sel]
+        if len(self.runs) == 1:  # consecutive chunks: their values are consecutive rows
+            return local - cstart[0]
+        ch = np.searchsorted(cstart, local, side="right") - 1
+        return local - cstart[ch] + (np.cumsum(counts) - counts)[ch]
 
     def _first_row(self, rep, sel, max_rep: int) -> int:
         """Row of the first level entry of the selected chunks (the continuing row, or the first
