@@ -11,8 +11,9 @@ class LanceDuckError(Exception):
     """Root of every error lance_duck raises on purpose."""
 
 
-class NotFoundError(LanceDuckError, LookupError):
-    """A version, tag or branch that the table does not have."""
+class NotFoundError(LanceDuckError, LookupError, ValueError):
+    """A version, tag or branch that the table does not have (also a ``ValueError``, which is
+    what pylance raises for the same references, so code written for pylance still catches it)."""
 
 
 class VersionNotFoundError(NotFoundError):

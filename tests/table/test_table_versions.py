@@ -85,6 +85,8 @@ def test_asof_before_first_version_is_version_not_found(many_versions):
         lance.dataset(many_versions, asof=first)
     with pytest.raises(VersionNotFoundError, match="before"):
         open_snapshot(many_versions, asof=first)
+    with pytest.raises(ValueError, match="before"):  # pylance's exception type catches ours too
+        open_snapshot(many_versions, asof=first)
     with pytest.raises(InvalidArgumentError):
         open_snapshot(many_versions, asof="not a date")
     with pytest.raises(InvalidArgumentError):
@@ -142,6 +144,11 @@ def test_missing_tag_branch_and_table_errors_name_them(histories, tmp_path):
     path = histories["hist_2_2"]
     with pytest.raises(TagNotFoundError, match="no_such_tag"):
         open_snapshot(path, "no_such_tag")
+    for ref in ("no_such_tag", 12345):  # pylance raises ValueError for both: so do we
+        with pytest.raises(ValueError):
+            lance.dataset(path, version=ref)
+        with pytest.raises(ValueError, match=str(ref)):
+            open_snapshot(path, ref)
     with pytest.raises(BranchNotFoundError, match="no/such"):
         open_snapshot(path, branch="no/such")
     with pytest.raises(VersionNotFoundError, match="branch 'dev'"):
