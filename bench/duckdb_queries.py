@@ -1,11 +1,13 @@
 """DuckDB over lance_duck vs over pylance's dataset vs over Parquet (same rows).
 
     python bench/duckdb_queries.py [--rows 4000000] [--runs 5] [--storage 2.2] [--dir /tmp/ld_bench]
+                                   [--budget-mib 24]
 
 Writes (once, cached in --dir) a table with pylance: ints, floats, nullable floats, low-cardinality
 and free-text strings, bools, timestamps; four fragments; a delete applied. The same live rows
 go to a Parquet file. Prints the median time of each query per source and the ratio
-lance_duck / pylance, then the peak memory of a streaming full scan through lance_duck.
+lance_duck / pylance, then the memory of streaming full scans through lance_duck with a read-ahead
+budget about a tenth of the decoded table (Arrow pool peak and anonymous RSS, three scans in a row).
 """
 from __future__ import annotations
 
@@ -75,33 +77,44 @@ def timed(con, sql: str, runs: int) -> float:
     return statistics.median(times)
 
 
-def peak_memory(lp: str) -> None:
-    """Peak anonymous memory (sampled) of a streaming full scan in a fresh process."""
+def peak_memory(lp: str, budget_mib: int) -> None:
+    """Memory of streaming full scans (every column) in a fresh process, with a read-ahead
+    budget of ``budget_mib``: three scans in a row, each sampled for the peak of the Arrow
+    memory pool (the decoded batches: read-ahead plus the batch being consumed) and of the
+    anonymous RSS (adds the decode threads' numpy temporaries and what the allocators keep)."""
     code = f"""
-import threading, time, duckdb, sys
+import threading, time, sys
 sys.path.insert(0, {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))!r})
+import pyarrow as pa
 import lance_duck.scan as s
 def anon():
     for line in open('/proc/self/status'):
         if line.startswith('RssAnon'):
             return int(line.split()[1]) * 1024
 ds = s.dataset({lp!r})
-base = anon(); peak = [base]; stop = []
-def sample():
-    while not stop:
-        peak[0] = max(peak[0], anon()); time.sleep(0.005)
-th = threading.Thread(target=sample); th.start()
-sc = ds.scanner()
-rows = 0; nbytes = 0
-for b in sc.to_batches():
-    rows += b.num_rows; nbytes += b.nbytes
-stop.append(1); th.join()
-print(rows, nbytes, base, peak[0], sc.stats.peak_bytes)
+start = anon()
+for _ in range(3):
+    peak = [0, start]; stop = []
+    def sample():
+        while not stop:
+            peak[0] = max(peak[0], pa.total_allocated_bytes()); peak[1] = max(peak[1], anon()); time.sleep(0.002)
+    th = threading.Thread(target=sample); th.start()
+    sc = ds.scanner(readahead_bytes={budget_mib} << 20)
+    rows = 0; nbytes = 0
+    for b in sc.to_batches():
+        rows += b.num_rows; nbytes += b.nbytes
+    stop.append(1); th.join()
+    print(rows, nbytes, sc.stats.peak_bytes, peak[0], peak[1] - start)
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    rows, nbytes, base, peak, held = map(int, out)
-    print(f"\nstreaming full scan: {rows} rows, {nbytes / 2**20:.0f} MiB decoded in total; "
-          f"anon RSS growth {(peak - base) / 2**20:.0f} MiB; read-ahead held at most {held / 2**20:.0f} MiB")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    scans = [list(map(int, line.split())) for line in out.strip().splitlines()]
+    rows, nbytes = scans[0][:2]
+    mib = 2 ** 20
+    print(f"\nstreaming full scan: {rows} rows, {nbytes / mib:.0f} MiB decoded = {nbytes / mib / budget_mib:.0f}x "
+          f"the read-ahead budget of {budget_mib} MiB; three scans in one process:")
+    for k, (_, _, held, pool, rss) in enumerate(scans, 1):
+        print(f"  scan {k}: read-ahead held at most {held / mib:.0f} MiB; Arrow pool peak {pool / mib:.0f} MiB; "
+              f"anon RSS above process start {rss / mib:.0f} MiB")
 
 
 def main() -> None:
@@ -111,6 +124,7 @@ def main() -> None:
     ap.add_argument("--storage", default="2.2")
     ap.add_argument("--dir", default="/tmp/ld_bench")
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--budget-mib", type=int, default=24, help="read-ahead budget of the memory run")
     args = ap.parse_args()
     os.makedirs(args.dir, exist_ok=True)
     lp, pp = prepare(args.dir, args.rows, args.storage)
@@ -145,7 +159,7 @@ def main() -> None:
         res = {src: statistics.median(t) for src, t in times.items()}
         print(f"{name:22s} {res['lance_duck']:11.3f} {res['pylance']:9.3f} {res['parquet']:9.3f} "
               f"{res['lance_duck'] / res['pylance']:11.2f}")
-    peak_memory(lp)
+    peak_memory(lp, args.budget_mib)
 
 
 if __name__ == "__main__":
