@@ -81,6 +81,15 @@ def test_tasks_cover_every_row_once_in_order(paged):
         assert all(len(r) <= 1000 for r in mine)
 
 
+def test_first_tasks_grow_fourfold_up_to_the_task_size(long_fragment):
+    from lance_duck.scan.planning import RAMP_GROWTH
+    snap = dataset(long_fragment)._snapshot
+    sizes = [len(t.rows) for t in plan_tasks(snap.fragments, 64_000, first_rows=1000)]
+    assert RAMP_GROWTH == 4
+    assert sizes[:4] == [1000, 4000, 16000, 64000]     # short ramp: few small tasks with their fixed cost
+    assert all(s == 64_000 for s in sizes[3:-1]) and sum(sizes) == 300_000
+
+
 @pytest.mark.parametrize("columns", [None, ["big", "id"], ["s"], ["v", "_rowid", "_rowaddr"]])
 def test_full_scans_equal_pylance(paged, small_first_batch, columns):
     ours = dataset(paged).to_table(columns=columns, with_row_id=columns is None)
