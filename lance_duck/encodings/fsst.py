@@ -33,6 +33,7 @@ from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import CorruptFileError
 from . import _threads
@@ -172,7 +173,8 @@ def _take_strings(st: SymbolTable, tok: np.ndarray, ends: np.ndarray, out: np.nd
     """Take ``tok`` from the token table; writes the output offset of token position ``ends[i]``
     into ``out[i]`` and returns the output bytes."""
     values = st.values if tok.size < _SMALL_TOKENS else st.large_values
-    res = values.take(pa.array(tok))
+    # tokens are < 512 by construction (uint8 codes, or 256 + byte after an escape)
+    res = pc.take(values, pa.array(tok), boundscheck=False)
     _, pos_buf, data_buf = res.buffers()
     pos = np.frombuffer(pos_buf, np.int32 if values is st.values else np.int64, tok.size + 1)
     if pos.dtype == out.dtype:

@@ -14,6 +14,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..file.base import open_data_file
 from .filters import ROW_ADDR, ROW_ID, BoundFilter, evaluate
@@ -204,8 +205,13 @@ def _kept_dictionary(a: pa.Array, want: pa.DataType | None) -> bool:
 
 
 def plain(a: pa.Array, want: pa.DataType | None) -> pa.Array:
-    """A kept dictionary decoded to the column's declared type (other arrays as they are)."""
-    return a.dictionary_decode() if _kept_dictionary(a, want) else a
+    """A kept dictionary decoded to the column's declared type (other arrays as they are).
+
+    The readers checked every index against its dictionary, so the take skips Arrow's
+    bounds-check pass."""
+    if not _kept_dictionary(a, want):
+        return a
+    return pc.take(a.dictionary, a.indices, boundscheck=False)
 
 
 def _file_for(fragment, field):

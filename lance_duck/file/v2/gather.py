@@ -51,17 +51,32 @@ def read_uint(buf: np.ndarray, offs: np.ndarray, nbytes: int, what: str = "heade
     offs = np.asarray(offs, np.int64)
     if offs.size and (offs.min() < 0 or int(offs.max()) + nbytes > buf.size):
         raise CorruptFileError(f"{what}: field lies outside its buffer")
-    if nbytes in (2, 4, 8) and buf.ctypes.data % nbytes == 0 and not (offs & (nbytes - 1)).any():
-        words = buf[: buf.size // nbytes * nbytes].view(_WORD[nbytes])[offs // nbytes]
+    if nbytes in (2, 4, 8):
+        if not (offs & (nbytes - 1)).any():   # (numpy reads unaligned addresses itself)
+            words = buf[: buf.size // nbytes * nbytes].view(_WORD[nbytes])[offs // nbytes]
+        else:                                 # one gather of every field's bytes
+            words = buf[offs[:, None] + np.arange(nbytes)].view(_WORD[nbytes])[:, 0]
         if nbytes == 8 and offs.size and words.max() > np.uint64(2**62):
             raise CorruptFileError(f"{what}: implausible value")
         return words.astype(np.int64)
     out = np.zeros(offs.size, np.uint64)
     for b in range(nbytes):
         out |= buf[offs + b].astype(np.uint64) << np.uint64(8 * b)
-    if nbytes == 8 and offs.size and out.max() > np.uint64(2**62):
-        raise CorruptFileError(f"{what}: implausible value")
     return out.astype(np.int64)
+
+
+def read_header_words(buf: np.ndarray, starts: np.ndarray, nwords: int, what: str = "header") -> list[np.ndarray]:
+    """The first ``nwords`` little-endian u16 words at every offset ``starts[i]``, as one int64
+    array per word position: the fixed-size headers of many chunks, bounds-checked once."""
+    starts = np.asarray(starts, np.int64)
+    if starts.size and (starts.min() < 0 or int(starts.max()) + 2 * nwords > buf.size):
+        raise CorruptFileError(f"{what}: header lies outside its buffer")
+    if (starts & 1).any():
+        return [buf[starts + 2 * i].astype(np.int64) | (buf[starts + 2 * i + 1].astype(np.int64) << 8)
+                for i in range(nwords)]
+    words = buf[: buf.size // 2 * 2].view(_WORD[2])   # (numpy reads unaligned addresses itself)
+    base = starts >> 1
+    return [words[base + i].astype(np.int64) for i in range(nwords)]
 
 
 _WORD = {2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}

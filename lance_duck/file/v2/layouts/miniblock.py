@@ -13,7 +13,7 @@ from ....errors import CorruptFileError, UnsupportedFeatureError
 from .. import repdef
 from ..compression import (SEEN, ChunkSet, decode_block, decode_block_batch, decode_miniblock,
                            decode_miniblock_selected)
-from ..gather import read_uint
+from ..gather import read_header_words
 from ..page import PageCtx, PageData, entry_rows, trim
 from ..values import Fixed, uint_view
 from .common import PageBase, apply_dictionary, finish_values, u8
@@ -249,19 +249,21 @@ class MiniBlockPage(PageBase):
         hdr_pad = (hdr + 7) // 8 * 8
         if (sizes < hdr_pad).any() or (starts + sizes > buf.size).any():
             raise CorruptFileError(f"{self.what}: chunk smaller than its header")
-        num_levels = read_uint(buf, starts, 2, self.what)
-        p = starts + 2
+        # the header's fields are u16 words (the buffer sizes u32 with large chunks): one gather
+        words = read_header_words(buf, starts, hdr // 2, self.what)
+        num_levels = words[0]
+        col = 1
         rep_size = def_size = None
         if self.has_rep:
-            rep_size = read_uint(buf, p, 2, self.what)
-            p = p + 2
+            rep_size = words[col]
+            col += 1
         if self.has_def:
-            def_size = read_uint(buf, p, 2, self.what)
-            p = p + 2
-        bsizes = []
-        for _ in range(self.num_bufs):
-            bsizes.append(read_uint(buf, p, lb, self.what))
-            p = p + lb
+            def_size = words[col]
+            col += 1
+        if self.large:
+            bsizes = [words[col + 2 * i] | (words[col + 2 * i + 1] << 16) for i in range(self.num_bufs)]
+        else:
+            bsizes = words[col: col + self.num_bufs]
         cur = starts + hdr_pad
         rep = defs = None
         n_levels = num_levels if self.has_rep else counts
