@@ -26,7 +26,7 @@ from math import gcd
 import numpy as np
 
 from ..errors import CorruptFileError
-from ._buf import BufferLike, as_u8, check_count, uint_dtype, words as _words
+from ._buf import BufferLike, as_u8, check_count, empty, uint_dtype, words as _words
 
 __all__ = ["ORDER", "BLOCK", "unpack", "unpack_blocks", "unpack_blocks_at", "unpack_mixed", "extract",
            "unpack_out_of_line", "unpack_out_of_line_batch", "pack", "words_per_block"]
@@ -227,7 +227,7 @@ def unpack_blocks(packed: np.ndarray, bit_width: int, uncompressed_bits: int) ->
     w, dt = _check_width(bit_width, t)
     packed = np.asarray(packed)
     k = packed.shape[0]
-    out = np.empty((k, BLOCK), dt)
+    out = empty((k, BLOCK), dt)
     if w:
         _unpack_into(packed.reshape(k, w, BLOCK // t).view(dt), w, t, out)
     else:
@@ -243,7 +243,7 @@ def unpack_blocks_at(data: BufferLike, byte_offsets: np.ndarray, bit_width: int,
     t = int(uncompressed_bits)
     w, dt = _check_width(bit_width, t)
     offs = np.asarray(byte_offsets, dtype=np.int64).reshape(-1)
-    out = np.empty((offs.size, BLOCK), dt)
+    out = empty((offs.size, BLOCK), dt)
     _unpack_at(as_u8(data), offs, w, t, out)
     return out
 
@@ -264,7 +264,7 @@ def unpack(words: BufferLike, bit_width: int, uncompressed_bits: int, num_values
     wpb = words_per_block(w, t)
     data = _words(words, t, nblocks * wpb, what=f"FastLanes T={t} W={w}")
     if blocks is None:
-        out = np.empty(nblocks * BLOCK, dt)
+        out = empty(nblocks * BLOCK, dt)
         if w:
             _unpack_into(data.reshape(nblocks, w, BLOCK // t), w, t, out.reshape(nblocks, BLOCK))
         else:
@@ -273,7 +273,7 @@ def unpack(words: BufferLike, bit_width: int, uncompressed_bits: int, num_values
     sel = np.asarray(blocks, dtype=np.int64)
     if sel.size and (sel.min() < 0 or sel.max() >= nblocks):
         raise CorruptFileError(f"FastLanes: block index outside 0..{nblocks - 1}")
-    out = np.empty((sel.size, BLOCK), dt)
+    out = empty((sel.size, BLOCK), dt)
     if w:
         _unpack_into(data.reshape(nblocks, w, BLOCK // t)[sel], w, t, out)
     else:
@@ -314,7 +314,7 @@ def unpack_mixed(data: BufferLike, uncompressed_bits: int, byte_offsets: np.ndar
         return np.empty(0, dt)
     uniq = np.unique(ws)
     if (cnt[:-1] == BLOCK).all():  # whole blocks but the last: unpack in place, cut the end
-        out = np.empty((k, BLOCK), dt)
+        out = empty((k, BLOCK), dt)
         for w in uniq.tolist():  # one pass per distinct width (at most T+1)
             if uniq.size == 1:
                 _unpack_at(buf, offs, w, t, out)
@@ -325,7 +325,7 @@ def unpack_mixed(data: BufferLike, uncompressed_bits: int, byte_offsets: np.ndar
                 out[idx] = tmp
         return out.reshape(-1)[: (k - 1) * BLOCK + int(cnt[-1])]
     # short blocks inside: every width group's rows are placed straight into the result
-    res = np.empty(int(cnt.sum()), dt)
+    res = empty(int(cnt.sum()), dt)
     dst = np.cumsum(cnt) - cnt
     for w in uniq.tolist():
         idx = np.flatnonzero(ws == w) if uniq.size > 1 else np.arange(k)
@@ -389,7 +389,7 @@ def unpack_out_of_line_batch(data: BufferLike, byte_offsets, byte_sizes, counts,
     if (nwords < np.where(raw, full * wpb + tail, nblk * wpb)).any():
         raise CorruptFileError(f"OutOfLineBitpacking: buffer too short for its values (W={w}, T={t})")
     total = int(cnt.sum())
-    res = np.empty(total, dt)
+    res = empty(total, dt)
     cstart = np.cumsum(cnt) - cnt  # where buffer i's values go in the result
     nb = int(nblk.sum())
     if nb and offs.size > 1 and not (cnt[:-1] % BLOCK).any():

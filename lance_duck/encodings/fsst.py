@@ -37,7 +37,7 @@ import pyarrow.compute as pc
 
 from ..errors import CorruptFileError
 from . import _threads
-from ._buf import BufferLike, as_u8, need
+from ._buf import BufferLike, as_u8, empty, need
 
 __all__ = ["SymbolTable", "parse_symbol_table", "decompress", "FSST_MAGIC", "SYMBOL_TABLE_SIZE"]
 
@@ -143,7 +143,7 @@ def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data
     tok = _tokens(st, buf[base:end])
     rel = offs - base if base else offs
     nstr = rel.size - 1
-    out = np.empty(nstr + 1, np.int32 if small else np.int64)
+    out = empty(nstr + 1, np.int32 if small else np.int64)
     out[0] = 0
     pieces = min(tok.size // PIECE_TOKENS, nstr)
     if pieces < 2:

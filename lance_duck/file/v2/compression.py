@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from ...encodings import _threads, bss, fastlanes, fsst
+from ...encodings._buf import empty
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from . import _kernels
 from .gather import gather_bytes, read_uint, segment_index
@@ -225,7 +226,7 @@ def _mb_variable(m, cs: ChunkSet, what: str):
     if ((counts == 0) & (clens != 0)).any():
         raise CorruptFileError(f"{what}: variable chunk without values holds bytes")
     body_start = np.cumsum(clens) - clens
-    out = np.empty(total + 1, np.int64)
+    out = empty(total + 1, np.int64)
     adjust = first - body_start  # per chunk: word value -> position in the body
     words = _word_view(data, offs, ob)
     if words is None or not _offsets_by_chunk_count(words, offs // ob, counts, adjust, out):
@@ -348,7 +349,7 @@ def _mb_fsst_grouped(m, cs: ChunkSet, what: str, group_values: int) -> VarBin:
     # groups run concurrently on the kernel pool (their numpy / Arrow work releases the GIL)
     results = _threads.map_parts(group, list(zip(bounds[:-1], bounds[1:])))
     nbytes = sum(d.size for _, d in results)
-    out = np.empty(total + 1, np.int32 if nbytes < 2**31 else np.int64)
+    out = empty(total + 1, np.int32 if nbytes < 2**31 else np.int64)
     out[0] = 0
     pos, shift = 0, 0
     for o, d in results:  # a few dozen groups per column, not per chunk

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...encodings._buf import empty
 from ...errors import CorruptFileError
 
 
@@ -27,7 +28,7 @@ def gather_bytes(buf: np.ndarray, offs: np.ndarray, lens: np.ndarray, what: str 
         if d.size and (d == d[0]).all() and d[0] >= lens[0]:
             body = np.lib.stride_tricks.as_strided(
                 buf[offs[0]:], shape=(k - 1, int(lens[0])), strides=(int(d[0]), 1), writeable=False)
-            out = np.empty(int(lens.sum()), np.uint8)
+            out = empty(int(lens.sum()), np.uint8)
             out[: (k - 1) * int(lens[0])].reshape(k - 1, int(lens[0]))[...] = body
             out[(k - 1) * int(lens[0]):] = buf[offs[-1]: offs[-1] + lens[-1]]
             return out
@@ -35,7 +36,7 @@ def gather_bytes(buf: np.ndarray, offs: np.ndarray, lens: np.ndarray, what: str 
     if total <= 8 * k:  # tiny pieces: index arithmetic beats a list of slices
         idx = np.repeat(offs - (np.cumsum(lens) - lens), lens) + np.arange(total)
         return buf[idx]
-    return np.concatenate([buf[o: o + n] for o, n in zip(offs.tolist(), lens.tolist())])
+    return np.concatenate([buf[o: o + n] for o, n in zip(offs.tolist(), lens.tolist())], out=empty(total, np.uint8))
 
 
 def segment_index(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
