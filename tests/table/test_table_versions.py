@@ -69,7 +69,9 @@ def test_asof_matches_pylance_strictly_before(many_versions, manifest_reads):
 
 def test_asof_accepts_aware_datetimes_and_iso_strings(many_versions):
     pv = {v["version"]: v["timestamp"] for v in lance.dataset(many_versions).versions()}
-    local = pv[300] + timedelta(microseconds=1)
+    # pylance's versions() builds timestamps with float arithmetic (ns as a float: ~256 ns of error), so
+    # its microsecond can be one below the true truncation: 2 µs past it is strictly after version 300
+    local = pv[300] + timedelta(microseconds=2)
     aware = local.astimezone(timezone.utc)           # naive = local time, like pylance
     assert open_snapshot(many_versions, asof=aware).version == 300
     assert open_snapshot(many_versions, asof=aware.astimezone(timezone(timedelta(hours=-7)))).version == 300
