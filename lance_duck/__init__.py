@@ -1,4 +1,25 @@
-"""lance_duck: read Lance tables in Python and query them with DuckDB, pyarrow and Spark."""
+"""lance_duck: read Lance tables in Python and query them with DuckDB, pyarrow and Spark.
+
+Entry points:
+
+- :func:`dataset` opens a table at a version, tag, branch or time: a :class:`LanceDataset`, which is a
+  ``pyarrow.dataset.Dataset`` (DuckDB queries it by name) with pylance's read methods.
+- :func:`sql` runs DuckDB SQL in which ``FROM 't.lance'``, ``FROM 't.lance' AT (VERSION => 3)`` and
+  ``lance_scan('t.lance', version => 'tag')`` read Lance tables; :func:`register` names one on a
+  connection of yours.
+- ``lance-duck`` (or ``python -m lance_duck``) is the command line: ``sql``, ``scan``, ``versions``,
+  ``tags``, ``describe``, ``demo``.
+
+Errors derive from :class:`LanceDuckError`; a missing table or file is a ``FileNotFoundError``.
+
+Example:
+    >>> import duckdb, lance_duck
+    >>> ds = lance_duck.dataset("sql_examples/data/sample.lance", version=2)
+    >>> duckdb.sql("select count(*) from ds").fetchall()
+    [(2500,)]
+    >>> lance_duck.sql("select count(*) from 'sql_examples/data/sample.lance' AT (VERSION => 1)").fetchall()
+    [(2000,)]
+"""
 from __future__ import annotations
 
 from .errors import (

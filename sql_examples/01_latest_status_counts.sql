@@ -1,5 +1,1 @@
--- Orders per status in the latest version (aggregation).
-SELECT status, count(*) AS orders, sum(amount) AS revenue
-FROM 'sql_examples/data/sample.lance'
-GROUP BY status
-ORDER BY status;
+../lance_duck/_sample/01_latest_status_counts.sql

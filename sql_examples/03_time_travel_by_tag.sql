@@ -1,5 +1,1 @@
--- The table as tagged before the deletes: cancelled orders were still there.
-SELECT status, count(*) AS orders
-FROM 'sql_examples/data/sample.lance' AT (VERSION => 'before_deletes')
-WHERE status = 'cancelled'
-GROUP BY status;
+../lance_duck/_sample/03_time_travel_by_tag.sql

@@ -1,2 +1,1 @@
--- count(*) of a whole table is answered from metadata (no data read).
-SELECT count(*) FROM 'sql_examples/data/sample.lance' AT (VERSION => 3);
+../lance_duck/_sample/10_count_star.sql

@@ -1,4 +1,7 @@
-"""Write ``sql_examples/data/sample.lance``: a small orders table with a real history.
+"""Write the sample table: a small orders table with a real history.
+
+It lives in ``lance_duck/_sample/sample.lance`` (shipped with the package, so ``lance-duck demo`` works
+after ``pip install``); ``sql_examples/data/sample.lance`` is a symlink to it.
 
 Needs pylance (the reference writer; lance_duck itself never imports it):
     python sql_examples/make_sample_table.py
@@ -20,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TARGET = os.path.join(HERE, "data", "sample.lance")
+TARGET = os.path.join(os.path.dirname(HERE), "lance_duck", "_sample", "sample.lance")
 
 STATUSES = ["pending", "shipped", "delivered", "cancelled", "returned"]
 CITIES = [("Paris", "FR", "75001"), ("Berlin", "DE", "10115"), ("Lisbon", "PT", "1100"),

@@ -8,16 +8,19 @@ import argparse
 import json
 import os
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import pyarrow as pa
 
+from .. import __version__
+from .._sample import QUERY_TABLE_PATH, TABLE as SAMPLE_TABLE, queries as _sample_queries
 from ..errors import LanceDuckError
+from .output import FORMATS, format_for, json_value, write
 from .render import render_table
 
-FORMATS = ("table", "csv", "json", "parquet")
-SAMPLE_URI = "sql_examples/data/sample.lance"
+SAMPLE_URI = QUERY_TABLE_PATH   # how the example queries name the sample table
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -33,60 +36,10 @@ def _open(args):
                    branch=getattr(args, "branch", None))
 
 
-def _format_for(path: str | None, fmt: str | None) -> str:
-    if fmt:
-        return fmt
-    if path:
-        ext = Path(path).suffix.lower().lstrip(".")
-        return {"csv": "csv", "json": "json", "jsonl": "json", "ndjson": "json", "parquet": "parquet",
-                "pq": "parquet"}.get(ext, "csv")
-    return "table"
-
-
-def _json_default(o):
-    return str(o)
-
-
-def _write(batches: Iterable[pa.RecordBatch], schema: pa.Schema, fmt: str, output: str | None,
-           max_rows: int) -> int:
-    """Write batches in ``fmt`` to ``output`` (stdout when None); returns the row count."""
-    n = 0
-    if fmt == "table":
-        table = pa.Table.from_batches(list(batches), schema=schema)
-        text = render_table(table, max_rows)
-        if output:
-            Path(output).write_text(text + "\n")
-        else:
-            print(text)
-        return table.num_rows
-    if fmt == "parquet":
-        import pyarrow.parquet as pq
-        if not output:
-            raise LanceDuckError("parquet output needs --output FILE")
-        with pq.ParquetWriter(output, schema) as w:
-            for b in batches:
-                w.write_batch(b)
-                n += b.num_rows
-        return n
-    sink = open(output, "w", newline="") if output else sys.stdout
-    try:
-        if fmt == "csv":
-            import csv
-            w = csv.writer(sink)
-            w.writerow(schema.names)
-            for b in batches:
-                for row in b.to_pylist():
-                    w.writerow(["" if row[c] is None else row[c] for c in schema.names])
-                n += b.num_rows
-        else:  # json lines
-            for b in batches:
-                for row in b.to_pylist():
-                    sink.write(json.dumps(row, default=_json_default) + "\n")
-                n += b.num_rows
-    finally:
-        if output:
-            sink.close()
-    return n
+def _report_written(n: int, fmt: str, output: str | None) -> None:
+    """After writing to a file, say how many rows went where (the terminal shows nothing else)."""
+    if output:
+        print(f"wrote {n:,} row{'s' if n != 1 else ''} to {output} ({fmt})")
 
 
 class _Progress:
@@ -135,11 +88,13 @@ def cmd_sql(args) -> int:
     if isinstance(reader, pa.Table):
         reader = reader.to_reader()
     schema, batches = _batches_of(reader)
-    _write(batches, schema, _format_for(args.output, args.format), args.output, args.max_rows)
+    fmt = format_for(args.output, args.format)
+    _report_written(write(batches, schema, fmt, args.output, args.max_rows), fmt, args.output)
     return 0
 
 
 def cmd_scan(args) -> int:
+    fmt = format_for(args.output, args.format)
     ds = _open(args)
     columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
     scanner = ds.scanner(columns=columns, filter=args.filter, limit=args.limit)
@@ -148,9 +103,14 @@ def cmd_scan(args) -> int:
         total = min(total, args.limit)
     reader = scanner.to_reader()
     progress = _Progress(total, enabled=args.output is not None or args.format not in (None, "table"))
-    _write(progress.wrap(reader), reader.schema, _format_for(args.output, args.format), args.output,
-           args.max_rows)
+    n = write(progress.wrap(reader), reader.schema, fmt, args.output, args.max_rows)
+    _report_written(n, fmt, args.output)
     return 0
+
+
+def _utc(ts: datetime) -> datetime:
+    """A version timestamp as UTC (``versions()`` gives pylance's naive local time)."""
+    return ts.astimezone(timezone.utc)
 
 
 def cmd_versions(args) -> int:
@@ -159,15 +119,17 @@ def cmd_versions(args) -> int:
     tags_by_version: dict[int, list[str]] = {}
     for name, t in ds.tags.list().items():
         tags_by_version.setdefault(int(t["version"]), []).append(name)
-    rows = [{"version": v["version"], "timestamp": str(v["timestamp"]),
-             "rows": int(v.get("metadata", {}).get("total_rows", 0) or 0)
-             if v.get("metadata", {}).get("total_rows") is not None else None,
-             "tags": ", ".join(sorted(tags_by_version.get(v["version"], []))),
-             "current": "*" if v["version"] == ds.version else ""} for v in ds.versions()]
-    table = pa.Table.from_pylist(rows, schema=pa.schema([("version", pa.int64()), ("timestamp", pa.string()),
-                                                         ("rows", pa.int64()), ("tags", pa.string()),
-                                                         ("current", pa.string())]))
-    _write(table.to_batches(), table.schema, _format_for(None, args.format), None, 10**9)
+    rows = []
+    for v in ds.versions():
+        total = (v.get("metadata") or {}).get("total_rows")
+        rows.append({"version": v["version"], "timestamp": _utc(v["timestamp"]),
+                     "rows": None if total is None else int(total),
+                     "tags": sorted(tags_by_version.get(v["version"], [])),
+                     "current": v["version"] == ds.version})
+    table = pa.Table.from_pylist(rows, schema=pa.schema([
+        ("version", pa.int64()), ("timestamp", pa.timestamp("us", tz="UTC")), ("rows", pa.int64()),
+        ("tags", pa.list_(pa.string())), ("current", pa.bool_())]))
+    write(table.to_batches(), table.schema, format_for(None, args.format), None, 10**9)
     return 0
 
 
@@ -176,7 +138,7 @@ def cmd_tags(args) -> int:
     tags = dataset(args.uri).tags.list()
     rows = [{"tag": k, "version": int(v["version"])} for k, v in sorted(tags.items())]
     table = pa.Table.from_pylist(rows, schema=pa.schema([("tag", pa.string()), ("version", pa.int64())]))
-    _write(table.to_batches(), table.schema, _format_for(None, args.format), None, 10**9)
+    write(table.to_batches(), table.schema, format_for(None, args.format), None, 10**9)
     return 0
 
 
@@ -203,7 +165,7 @@ def describe_dataset(ds) -> dict:
 def cmd_describe(args) -> int:
     info = describe_dataset(_open(args))
     if args.format == "json":
-        print(json.dumps(info, indent=2, default=_json_default))
+        print(json.dumps(info, indent=2, default=json_value))
         return 0
     for k, v in info.items():
         if k != "schema":
@@ -215,22 +177,14 @@ def cmd_describe(args) -> int:
     return 0
 
 
-def examples_dir() -> Path:
-    """sql_examples/ of a source checkout (the demo's queries)."""
-    here = Path(__file__).resolve().parents[2] / "sql_examples"
-    return here if here.is_dir() else Path.cwd() / "sql_examples"
-
-
 def example_queries(table: str | None = None) -> list[tuple[str, str]]:
-    """(file name, SQL) for each example, with the sample table path replaced by ``table``."""
-    d = examples_dir()
-    if not d.is_dir():
-        raise LanceDuckError(f"no sql_examples directory found (looked in {d})")
-    target = table or str(d / "data" / "sample.lance")
-    out = []
-    for p in sorted(d.glob("*.sql")):
-        out.append((p.name, p.read_text().replace(SAMPLE_URI, target)))
-    return out
+    """(file name, SQL) for each example query, the sample table's path replaced by ``table``.
+
+    The queries and the sample table ship inside the package (``lance_duck/_sample``), so this works
+    from an installed wheel as well as from a source checkout, whatever the current directory.
+    """
+    target = (table or str(SAMPLE_TABLE)).replace("'", "''")
+    return [(p.name, p.read_text().replace(SAMPLE_URI, target)) for p in _sample_queries()]
 
 
 def generic_demo_queries(uri: str, versions: list[int]) -> list[tuple[str, str]]:
@@ -260,7 +214,7 @@ def _print_query(name: str, query: str, max_rows: int) -> None:
 def cmd_demo(args) -> int:
     """Describe the table, list its versions and tags, then run SQL with time travel over it."""
     from ..scan.dataset import dataset
-    uri = args.table or str(examples_dir() / "data" / "sample.lance")
+    uri = args.table or str(SAMPLE_TABLE)
     ds = dataset(uri)
     print(f"=== table {uri}")
     cmd_describe(argparse.Namespace(uri=uri, version=None, tag=None, branch=None, asof=None, format=None))
@@ -279,10 +233,13 @@ def cmd_demo(args) -> int:
 # -- entry point --------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="lance-duck", description="Query and inspect Lance tables (no pylance needed).")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
     def out_opts(sp, formats=FORMATS):
-        sp.add_argument("--format", choices=formats, help="output format (default: table, or from --output's suffix)")
+        sp.add_argument("--format", choices=formats,
+                        help="output format (default: table, or from --output's extension: .csv, .json/.jsonl, "
+                             ".parquet, .arrow/.feather)")
         sp.add_argument("--output", "-o", help="write to this file instead of the terminal")
         sp.add_argument("--max-rows", type=int, default=40, help="rows shown in table output (default 40)")
 

@@ -3,8 +3,13 @@
 pylance takes object_store keys (``aws_access_key_id``, ``aws_endpoint``, ``google_service_account``,
 ``azure_storage_account_name``, ...). The same dict works here: known keys are translated to the
 arguments of s3fs / gcsfs / adlfs; keys that are not object_store keys pass through unchanged, so
-fsspec-style options (``key``, ``endpoint_url``, ``anon``, ...) work too. An object_store key we
-do not know (``aws_*``, ``google_*``, ``azure_*``) is refused by name rather than dropped.
+fsspec-style options (``key``, ``endpoint_url``, ``anon``, ...) work too.
+
+Like pylance, object-store keys are ignored where they do not apply: every such key on a local or
+``memory://`` path (one options dict can serve a table on S3 and its local copy), and another store's
+keys on a remote URL (``google_*`` keys for ``s3://``). Where pylance would silently drop an unknown key
+of the store in use (``aws_made_up_option`` for ``s3://``), we refuse it by name: it is a typo or an
+option we cannot translate, and guessing could send the wrong credentials.
 """
 from __future__ import annotations
 
@@ -95,22 +100,38 @@ _BY_PROTOCOL = {
     "az": _AZURE, "abfs": _AZURE, "abfss": _AZURE, "adl": _AZURE,
 }
 _OBJECT_STORE_PREFIXES = ("aws_", "google_", "azure_")
+_PREFIX_OF = {"s3": "aws_", "s3a": "aws_", "gs": "google_", "gcs": "google_",
+              "az": "azure_", "abfs": "azure_", "abfss": "azure_", "adl": "azure_"}
+# Every key an object store understands (any store), lower case: ignored where it does not apply.
+_ALL_OBJECT_STORE_KEYS = frozenset(_S3) | frozenset(_GCS) | frozenset(_AZURE)
+
+
+def _is_object_store_key(k: str) -> bool:
+    return k in _ALL_OBJECT_STORE_KEYS or k.startswith(_OBJECT_STORE_PREFIXES)
 
 
 def fsspec_options(uri: str, options: dict[str, Any] | None) -> dict[str, Any]:
-    """The fsspec keyword arguments for opening ``uri`` with pylance-style ``options``."""
+    """The fsspec keyword arguments for opening ``uri`` with pylance-style ``options``.
+
+    Translates the object-store keys of ``uri``'s store, ignores those of other stores (all of them for
+    local and ``memory://`` paths), passes other keys through as fsspec arguments, and raises
+    :class:`InvalidArgumentError` naming any unknown key with the store's own prefix (``aws_*`` for S3).
+    """
     if not options:
         return {}
     protocol = uri.split("://", 1)[0].lower() if "://" in uri else "file"
     table = _BY_PROTOCOL.get(protocol, {})
+    own_prefix = _PREFIX_OF.get(protocol)
     out: dict[str, Any] = {}
     unknown = []
     for key, value in options.items():
         k = str(key).lower()
         if k in table:
             table[k](out, value)
-        elif k.startswith(_OBJECT_STORE_PREFIXES):
+        elif own_prefix is not None and k.startswith(own_prefix):
             unknown.append(str(key))
+        elif _is_object_store_key(k):
+            continue                # another store's key (or any, on a local path): pylance ignores it
         else:
             out[key] = value        # an fsspec argument as it is
     if unknown:

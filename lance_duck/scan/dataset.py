@@ -22,7 +22,49 @@ from .scanner import LanceScanner
 
 def dataset(uri, version: int | str | None = None, asof=None, *, branch: str | None = None,
             storage_options: dict | None = None) -> "LanceDataset":
-    """Open a Lance table at a version (number or tag), a time (``asof``) or a branch."""
+    """Open a Lance table for reading, pinned at one version.
+
+    Args:
+        uri: where the table is: a local path, or a URL (``file://``, ``memory://``, ``s3://``,
+            ``gs://``, ``az://`` / ``abfs://``, any fsspec protocol).
+        version: a version number, or a tag name. Default: the latest version (of ``branch``).
+        asof: a ``datetime`` or an ISO 8601 string: the latest version committed at or before then
+            (a naive time is local time, as in pylance).
+        branch: a branch name. Default: the main branch.
+        storage_options: object-store settings, with pylance's keys or as fsspec arguments:
+
+            - S3: ``aws_access_key_id``, ``aws_secret_access_key``, ``aws_session_token``, ``aws_region``,
+              ``aws_endpoint`` (e.g. a MinIO URL), ``aws_allow_http``, ``aws_skip_signature``,
+              ``aws_virtual_hosted_style_request`` (the unprefixed names too);
+            - GCS: ``google_service_account`` (a key file), ``google_service_account_key`` (the JSON);
+            - Azure: ``azure_storage_account_name``, ``azure_storage_account_key``,
+              ``azure_storage_sas_token``, ``azure_client_id``, ``azure_client_secret``,
+              ``azure_tenant_id``, ``azure_storage_connection_string``;
+            - any other key goes to the fsspec filesystem as is (``anon``, ``endpoint_url``, ...).
+
+            Keys of another store are ignored (all of them on a local or ``memory://`` path), as
+            pylance does; an unknown key of the store in use (``aws_typo`` on ``s3://``) is refused.
+
+    Returns:
+        A :class:`LanceDataset`, which is a ``pyarrow.dataset.Dataset``: DuckDB queries it by name.
+
+    Raises:
+        FileNotFoundError: there is no table at ``uri``.
+        VersionNotFoundError, TagNotFoundError, BranchNotFoundError: no such version, tag or branch
+            (also ``ValueError``, as in pylance).
+        UnsupportedFeatureError: the table needs a feature lance_duck does not read (named).
+        InvalidArgumentError: a bad argument or storage option (named).
+
+    Example:
+        >>> import duckdb, lance_duck
+        >>> ds = lance_duck.dataset("sql_examples/data/sample.lance", version="before_deletes")
+        >>> ds.version, ds.count_rows()
+        (2, 2500)
+        >>> duckdb.sql("select status, count(*) from ds group by status order by 1").fetchall()[0]
+        ('cancelled', 234)
+        >>> ds.to_table(columns=["order_id"], filter="shipping.city = 'Osaka' and amount > 490").num_rows
+        11
+    """
     from ..table.snapshot import open_snapshot
     snap = open_snapshot(uri, version, asof, branch=branch, storage_options=storage_options)
     return LanceDataset(snap, storage_options=storage_options)
@@ -35,9 +77,11 @@ class Tags:
         self._snapshot = snapshot
 
     def list(self) -> dict[str, dict]:
+        """``{tag: {'version', 'branch', 'created_at', ...}}`` like pylance's ``ds.tags.list()``."""
         return self._snapshot.list_tags()
 
     def get_version(self, tag: str) -> int:
+        """The version ``tag`` points at; ``TagNotFoundError`` if there is no such tag."""
         from ..errors import TagNotFoundError
         tags = self.list()
         if tag not in tags:
@@ -52,10 +96,35 @@ class Branches:
         self._snapshot = snapshot
 
     def list(self) -> dict[str, dict]:
+        """``{branch: {...}}`` like pylance's ``ds.branches.list()``."""
         return self._snapshot.list_branches()
 
 
 class LanceDataset(pads.Dataset):
+    """One pinned version of a Lance table; open it with :func:`lance_duck.dataset`.
+
+    A ``pyarrow.dataset.Dataset`` subclass, so DuckDB (``duckdb.sql("select ... from ds")``) and
+    pyarrow consumers take it as is, with projection and filter pushdown. The read methods have
+    pylance's names and results: ``to_table``, ``to_batches``, ``scanner``, ``head``, ``take``,
+    ``count_rows``, ``get_fragments``; so do ``version``, ``latest_version``, ``versions()``,
+    ``tags``, ``branches`` and ``checkout_version``. Nothing mutates in place: ``checkout_version``
+    and ``filter`` return new datasets.
+
+    Reads take ``columns`` (names, nested ``"s.a"`` allowed, or ``{alias: SQL expression}``) and
+    ``filter`` (a SQL string in pylance's dialect, or a ``pyarrow.compute.Expression``). Rows come in
+    pylance's order: fragment by fragment, deleted rows left out.
+
+    Example:
+        >>> import lance_duck
+        >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+        >>> ds.latest_version, [v["version"] for v in ds.versions()]
+        (6, [1, 2, 3, 4, 5, 6])
+        >>> ds.checkout_version("initial_load").count_rows()
+        2000
+        >>> ds.head(2, columns=["order_id", "status"]).to_pylist()
+        [{'order_id': 0, 'status': 'delivered'}, {'order_id': 1, 'status': 'returned'}]
+    """
+
     def __init__(self, snapshot, *, storage_options: dict | None = None,
                  base_filter: BoundFilter | None = None, _filter_source=None):
         # pyarrow.dataset.Dataset.__init__ is deliberately not called (no public constructor).
@@ -106,6 +175,8 @@ class LanceDataset(pads.Dataset):
         return Branches(self._snapshot)
 
     def versions(self) -> list[dict]:
+        """Every version of this branch: ``{'version', 'timestamp', 'metadata'}`` like pylance's
+        (``timestamp`` is pylance's naive local time)."""
         return self._snapshot.versions()
 
     def checkout_version(self, version) -> "LanceDataset":
@@ -123,6 +194,17 @@ class LanceDataset(pads.Dataset):
     def scanner(self, columns=None, filter=None, limit: int | None = None, offset: int | None = None,
                 batch_size: int | None = None, with_row_id: bool = False, with_row_address: bool = False,
                 fragments=None, **kwargs: Any) -> LanceScanner:
+        """A :class:`LanceScanner` over this version (nothing is read until it is consumed).
+
+        Args:
+            columns: column names (nested ``"s.a"``), or ``{alias: SQL expression}``; default all.
+            filter: a SQL string (pylance's dialect) or a ``pyarrow.compute.Expression``.
+            limit, offset: rows to return / to skip, after the filter.
+            batch_size: rows per output batch (and per read task).
+            with_row_id, with_row_address: add ``_rowid`` / ``_rowaddr`` columns.
+            fragments: scan only these fragments (from :meth:`get_fragments`).
+            batch_readahead, readahead_bytes: read-ahead depth and memory budget (64 MiB default).
+        """
         return LanceScanner(self, columns=columns, filter=filter, limit=limit, offset=offset,
                             batch_size=batch_size, with_row_id=with_row_id,
                             with_row_address=with_row_address, fragments=fragments, **kwargs)

@@ -13,7 +13,18 @@ if TYPE_CHECKING:
 
 
 class LanceFragment(pads.Fragment):
-    """pylance's fragment API: ``fragment_id``, ``physical_rows``, ``num_deletions``, scans."""
+    """One fragment of a pinned version, with pylance's fragment API.
+
+    ``fragment_id``, ``physical_rows`` (rows in the data files), ``num_deletions``,
+    ``count_rows(filter=None)`` and the reads ``to_table`` / ``to_batches`` / ``scanner`` / ``head``
+    (same arguments as :class:`LanceDataset`'s, limited to this fragment, deleted rows left out).
+
+    Example:
+        >>> import lance_duck
+        >>> frags = lance_duck.dataset("sql_examples/data/sample.lance").get_fragments()
+        >>> [(f.fragment_id, f.physical_rows, f.num_deletions) for f in frags]
+        [(0, 1000, 562), (1, 1000, 91), (2, 500, 48), (3, 103, 0)]
+    """
 
     def __init__(self, dataset: "LanceDataset", info):
         # pyarrow.dataset.Fragment.__init__ is deliberately not called.

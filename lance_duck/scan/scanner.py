@@ -37,7 +37,19 @@ class TaggedRecordBatch(NamedTuple):
 
 
 class LanceScanner(pads.Scanner):
-    """A scan of one pinned dataset version: columns, filter, limit/offset, fragments."""
+    """A scan of one pinned dataset version: columns, filter, limit/offset, fragments.
+
+    Made by :meth:`LanceDataset.scanner` (see there for the arguments); a ``pyarrow.dataset.Scanner``,
+    so ``to_reader()`` streams ``pa.RecordBatch``es lazily (a ``LIMIT`` in DuckDB stops reading) and
+    ``to_table()``, ``to_batches()``, ``head(n)``, ``count_rows()`` behave as in pyarrow and pylance.
+
+    Example:
+        >>> import lance_duck
+        >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
+        ...     columns=["order_id", "shipping.city"], filter="order_id < 2")
+        >>> sc.to_table().to_pylist()
+        [{'order_id': 0, 'shipping.city': 'Berlin'}, {'order_id': 1, 'shipping.city': 'Berlin'}]
+    """
 
     def __init__(self, dataset: "LanceDataset", columns=None, filter=None, limit: int | None = None,
                  offset: int | None = None, batch_size: int | None = None, with_row_id: bool = False,

@@ -55,7 +55,7 @@ def test_versions_and_tags_list_what_pylance_lists(history):
     assert r.returncode == 0, r.stderr
     got = [json.loads(l) for l in r.stdout.splitlines()]
     assert [g["version"] for g in got] == [v["version"] for v in _pl(history).versions()]
-    assert [g for g in got if g["tags"] == "cleaned"][0]["version"] == 3
+    assert [g for g in got if g["tags"] == ["cleaned"]][0]["version"] == 3
     r = run("tags", history, "--format", "json")
     assert [json.loads(l) for l in r.stdout.splitlines()] == [{"tag": "cleaned", "version": 3}]
 
