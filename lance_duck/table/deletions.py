@@ -69,8 +69,8 @@ def _decode_arrow(raw: bytes, path: str) -> np.ndarray:
         values = arr.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     except CorruptFileError:
         raise
-    except (pa.ArrowException, IndexError, ValueError, TypeError, OverflowError, MemoryError) as exc:
-        # pyarrow surfaces damaged IPC as ArrowInvalid/ArrowIndexError/ArrowKeyError, but also as
+    except (pa.ArrowException, OSError, IndexError, ValueError, TypeError, OverflowError, MemoryError) as exc:
+        # pyarrow surfaces damaged IPC as ArrowInvalid/ArrowIndexError/ArrowKeyError, OSError (footer), and
         # UnicodeDecodeError (a ValueError) from garbled schema metadata.
         raise CorruptFileError(f"{path}: deletion file is not a valid Arrow IPC file "
                                f"({type(exc).__name__}: {exc})") from None

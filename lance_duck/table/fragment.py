@@ -13,7 +13,7 @@ out of the table root. All resolution (data, deletion, row-id, index files) goes
 from __future__ import annotations
 
 import threading
-from typing import Collection, Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -108,7 +108,7 @@ class FragmentInfo:
     """
 
     def __init__(self, pb: table_pb2.DataFragment, resolver: PathResolver, version: int | None = None,
-                 schema_ids: Collection[int] | None = None):
+                 schema_fields: Mapping[int, Any] | None = None):
         self.pb = pb
         self.id: int = pb.id
         self.physical_rows: int = pb.physical_rows
@@ -132,7 +132,7 @@ class FragmentInfo:
         ]
         self._field_file: dict[int, DataFileRef] = {}
         for ref in self.files:
-            _check_file_lists(ref, where)
+            _check_file_lists(ref, where, schema_fields)
             for fid in ref.fields:
                 if fid == TOMBSTONE:
                     continue
@@ -151,9 +151,9 @@ class FragmentInfo:
                                        f"but the fragment has only {self.physical_rows} ({self.deletion.path})")
         # Files claiming ids outside the schema (checked lazily, see file_for_field); legacy
         # files carry no schema of their own to check against.
-        self._unverified: list[DataFileRef] = [] if schema_ids is None else [
+        self._unverified: list[DataFileRef] = [] if schema_fields is None else [
             r for r in self.files if r.column_indices and any(
-                fid != TOMBSTONE and fid not in schema_ids for fid in r.fields)]
+                fid != TOMBSTONE and fid not in schema_fields for fid in r.fields)]
         self._lock = threading.Lock()
         self._deleted: np.ndarray | None = None
         self._row_ids: np.ndarray | None = None
@@ -299,14 +299,21 @@ class FragmentInfo:
         return (np.uint64(self.id) << np.uint64(32)) | np.arange(self.physical_rows, dtype=np.uint64)
 
 
-def _check_file_lists(ref: DataFileRef, where: str) -> None:
-    """A DataFile's ``fields`` / ``column_indices`` must pair up and not repeat."""
+def _check_file_lists(ref: DataFileRef, where: str, schema_fields: Mapping[int, Any] | None) -> None:
+    """A DataFile's ``fields`` / ``column_indices`` must pair up and not repeat; in 2.1+ files a
+    field with children (struct, list) has no column of its own (pylance's rule, packed structs aside)."""
     if ref.column_indices and len(ref.column_indices) != len(ref.fields):
         raise CorruptFileError(f"{where}: data file {ref.path} lists {len(ref.fields)} field ids but "
                                f"{len(ref.column_indices)} column indices")
     live = [f for f in ref.fields if f != TOMBSTONE]
     if any(f < 0 for f in live) or len(set(live)) != len(live):
         raise CorruptFileError(f"{where}: data file {ref.path} has invalid or repeated field ids {list(ref.fields)}")
+    if schema_fields is not None and (ref.major, ref.minor) >= (2, 1):
+        for fid, col in zip(ref.fields, ref.column_indices):
+            f = schema_fields.get(fid)
+            if col >= 0 and f is not None and f.children and not f.is_packed_struct:
+                raise CorruptFileError(f"{where}: data file {ref.path} gives field {f.name!r} (id {fid}), which "
+                                       f"has children, column {col}; in 2.1+ files only leaf fields have columns")
     cols = [c for c in ref.column_indices if c >= 0]
     if any(b <= a for a, b in zip(cols, cols[1:])):
         raise CorruptFileError(f"{where}: data file {ref.path} has column indices {list(ref.column_indices)} "
