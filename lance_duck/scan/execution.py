@@ -16,7 +16,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..file.base import open_data_file
 from .filters import ROW_ADDR, ROW_ID, BoundFilter, evaluate
 from .planning import ScanTask
 from .projection import Projection, extract
@@ -53,7 +52,7 @@ class ScanContext:
             if r is not None:
                 self._readers.move_to_end(ref.path)
                 return r
-        r = open_data_file(self.io, ref)
+        r = self.snapshot.open_data_file(ref)  # checked against the manifest
         with self._lock:
             self._readers[ref.path] = r
             while len(self._readers) > READER_CACHE_SIZE:

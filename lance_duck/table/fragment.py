@@ -4,11 +4,16 @@ Paths: a DataFile without ``base_id`` lives in ``<dataset dir>/data/``; with ``b
 manifest's BasePath says where (``is_dataset_root`` → ``<base>/data/``, else ``<base>/``).
 Deletion files follow the same rule under ``_deletions/``. Shallow clones and branches use
 base paths to point back at the table they came from.
+
+Confinement: every path a manifest names is relative and stays under its directory
+(:func:`confine`): absolute paths, URLs, ``..`` / ``.`` / empty segments, NUL bytes and names
+longer than 255 bytes are refused with CorruptFileError. Declared base paths are the only way
+out of the table root. All resolution (data, deletion, row-id, index files) goes through it.
 """
 from __future__ import annotations
 
 import threading
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -19,10 +24,40 @@ from .deletions import DeletionFileInfo, deletion_file_name, read_deletions
 from .rowids import decode_row_ids, decode_version_sequence
 
 TOMBSTONE = -2
+MAX_NAME_BYTES = 255  # longest file or directory name local filesystems and object stores accept
+
+
+def confine(io, base: str, rel: str, what: str) -> str:
+    """``base/rel`` when ``rel`` is a plain relative path that cannot leave ``base``.
+
+    The one rule for every manifest-named path: refuses (CorruptFileError naming ``what`` and
+    the path) empty paths, NUL bytes, absolute paths, URLs, backslashes, ``.`` / ``..`` / empty
+    segments and segments longer than 255 bytes.
+    """
+    problem = None
+    if not isinstance(rel, str) or not rel:
+        problem = "is empty"
+    elif "\x00" in rel:
+        problem = "contains a NUL byte"
+    elif rel.startswith("/") or "://" in rel or "\\" in rel or (len(rel) > 1 and rel[1] == ":" and rel[0].isalpha()):
+        problem = "is not a relative path"
+    else:
+        for seg in rel.split("/"):
+            if seg in ("", ".", ".."):
+                problem = f"has a {seg!r} segment" if seg else "has an empty segment"
+                break
+            if len(seg.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+                problem = f"has a name longer than {MAX_NAME_BYTES} bytes"
+                break
+    if problem:
+        shown = rel if len(rel) <= 120 else rel[:60] + "..." + rel[-40:]
+        raise CorruptFileError(f"{what} path {shown!r} {problem}; lance_duck only opens paths inside "
+                               f"{base} (or a base path the manifest declares)")
+    return io.join(base, rel)
 
 
 class PathResolver:
-    """Turns manifest-relative paths into paths inside the table's FileIO."""
+    """Turns manifest-relative paths into paths inside the table's FileIO (always via :func:`confine`)."""
 
     def __init__(self, io, dataset_dir: str, base_paths: Mapping[int, table_pb2.BasePath]):
         self.io = io
@@ -37,18 +72,27 @@ class PathResolver:
             raise CorruptFileError(
                 f"{what} refers to base path id {base_id}, which the manifest does not define "
                 f"(defined: {sorted(self.base_paths)})")
+        if not bp.path or "\x00" in bp.path:
+            raise CorruptFileError(f"{what}: base path id {base_id} has an empty or malformed path {bp.path!r}")
         return self.io.resolve_external(bp.path).rstrip("/") or "/", bp.is_dataset_root
 
     def data_file(self, rel: str, base_id: int | None) -> str:
         base, is_root = self._base(base_id, f"data file {rel!r}")
-        return self.io.join(base, "data", rel) if is_root else self.io.join(base, rel)
+        return confine(self.io, self.io.join(base, "data") if is_root else base, rel, "data file")
 
     def deletion_file(self, rel: str, base_id: int | None) -> str:
         base, _ = self._base(base_id, f"deletion file {rel!r}")
-        return self.io.join(base, rel)
+        return confine(self.io, base, rel, "deletion file")
 
-    def dataset_file(self, rel: str) -> str:
-        return self.io.join(self.dataset_dir, rel)
+    def dataset_file(self, rel: str, what: str = "file") -> str:
+        return confine(self.io, self.dataset_dir, rel, what)
+
+    def index_dir(self, uuid: str, base_id: int | None = None) -> str:
+        """``<base>/_indices/<uuid>`` of an index (the uuid is one confined segment)."""
+        base, _ = self._base(base_id, f"index {uuid!r}")
+        if "/" in str(uuid):
+            raise CorruptFileError(f"index uuid {uuid!r} is not a single name")
+        return confine(self.io, base, f"_indices/{uuid}", "index")
 
 
 def _opt(msg, name: str):
@@ -56,14 +100,25 @@ def _opt(msg, name: str):
 
 
 class FragmentInfo:
-    """One fragment of a pinned version (immutable; deletions and row ids load lazily)."""
+    """One fragment of a pinned version (immutable; deletions and row ids load lazily).
 
-    def __init__(self, pb: table_pb2.DataFragment, resolver: PathResolver):
+    Construction cross-checks what the manifest states without opening a file (no data files,
+    more deleted rows than physical rows, field / column lists of unequal length or with
+    repeats); :meth:`check_data_file` checks an opened data file against the manifest.
+    """
+
+    def __init__(self, pb: table_pb2.DataFragment, resolver: PathResolver, version: int | None = None,
+                 schema_fields: Mapping[int, Any] | None = None):
         self.pb = pb
         self.id: int = pb.id
         self.physical_rows: int = pb.physical_rows
+        self.version = version
         self._io = resolver.io
         self._resolver = resolver
+        where = f"fragment {pb.id}" + (f" of version {version}" if version is not None else "")
+        self._where = where
+        if not pb.files:
+            raise CorruptFileError(f"{where} has no data files")
         self.files: list[DataFileRef] = [
             DataFileRef(
                 path=resolver.data_file(f.path, _opt(f, "base_id")),
@@ -77,15 +132,28 @@ class FragmentInfo:
         ]
         self._field_file: dict[int, DataFileRef] = {}
         for ref in self.files:
+            _check_file_lists(ref, where, schema_fields)
             for fid in ref.fields:
-                if fid != TOMBSTONE:
-                    self._field_file.setdefault(fid, ref)
+                if fid == TOMBSTONE:
+                    continue
+                if fid in self._field_file:
+                    raise CorruptFileError(f"{where}: field id {fid} is stored in two data files "
+                                           f"({self._field_file[fid].path} and {ref.path})")
+                self._field_file[fid] = ref
         self.deletion: DeletionFileInfo | None = None
         if pb.HasField("deletion_file"):
             d = pb.deletion_file
             rel = deletion_file_name(pb.id, d.read_version, d.id, d.file_type)
             self.deletion = DeletionFileInfo(
                 resolver.deletion_file(rel, _opt(d, "base_id")), d.file_type, d.num_deleted_rows)
+            if d.num_deleted_rows > self.physical_rows:
+                raise CorruptFileError(f"{where}: the manifest says {d.num_deleted_rows} rows are deleted "
+                                       f"but the fragment has only {self.physical_rows} ({self.deletion.path})")
+        # Files claiming ids outside the schema (checked lazily, see file_for_field); legacy
+        # files carry no schema of their own to check against.
+        self._unverified: list[DataFileRef] = [] if schema_fields is None else [
+            r for r in self.files if r.column_indices and any(
+                fid != TOMBSTONE and fid not in schema_fields for fid in r.fields)]
         self._lock = threading.Lock()
         self._deleted: np.ndarray | None = None
         self._row_ids: np.ndarray | None = None
@@ -95,24 +163,82 @@ class FragmentInfo:
                 f"deletion={self.deletion.path if self.deletion else None})")
 
     def file_for_field(self, field_id: int) -> DataFileRef | None:
-        """The data file holding a field (None: the column is all null in this fragment)."""
-        return self._field_file.get(field_id)
+        """The data file holding a field (None: the column is all null in this fragment).
+
+        Before answering None while some file claims field ids the schema does not know (left by
+        dropped columns, or a damaged id that hides this field), those files' own schemas are
+        checked once against the manifest, so a damaged id raises instead of reading nulls.
+        """
+        ref = self._field_file.get(field_id)
+        if ref is None and self._unverified:
+            self._verify_unknown_ids()
+        return ref
+
+    def _verify_unknown_ids(self) -> None:
+        from ..file.base import open_data_file
+
+        with self._lock:
+            for ref in self._unverified:
+                try:
+                    reader = open_data_file(self._io, ref)
+                except FileNotFoundError as exc:
+                    raise vanished(ref.path, "data file", self.version) from exc
+                self.check_data_file(ref, reader)
+            self._unverified = []
 
     # -- deletions ------------------------------------------------------------------------
     def deleted_offsets(self) -> np.ndarray:
-        """Sorted unique int64 physical offsets of deleted rows (read once, then cached)."""
+        """Sorted unique int64 physical offsets of deleted rows (read once, then cached).
+
+        The file must agree with the manifest: offsets below ``physical_rows`` and, when the
+        manifest states ``num_deleted_rows``, exactly that many of them (CorruptFileError).
+        """
         if self.deletion is None:
             return np.empty(0, dtype=np.int64)
         with self._lock:
             if self._deleted is None:
-                offs = read_deletions(self._io, self.deletion)
+                d = self.deletion
+                try:
+                    offs = read_deletions(self._io, d, self.physical_rows)
+                except FileNotFoundError as exc:
+                    raise vanished(d.path, "deletion file", self.version) from exc
                 if offs.size and offs[-1] >= self.physical_rows:
                     raise CorruptFileError(
-                        f"{self.deletion.path}: deletes row {int(offs[-1])} but fragment {self.id} "
+                        f"{d.path}: deletes row {int(offs[-1])} but fragment {self.id} "
                         f"has only {self.physical_rows} rows")
+                if d.num_deleted_rows and offs.size != d.num_deleted_rows:
+                    raise CorruptFileError(
+                        f"{d.path}: deletion file lists {offs.size} deleted rows, the manifest of "
+                        f"{self._where} says {d.num_deleted_rows}")
                 offs.flags.writeable = False
                 self._deleted = offs
             return self._deleted
+
+    def check_data_file(self, ref: DataFileRef, reader) -> None:
+        """Cross-check an opened data file against this fragment's manifest entry.
+
+        Row count must equal ``physical_rows``; a 2.x file's own schema must hold every field id
+        the manifest assigns to it, and the manifest's column indices must exist in the file and
+        rise with the fields (a swap would read one column as another).
+        """
+        n = getattr(reader, "num_rows", None)
+        if n is not None and n != self.physical_rows:
+            raise CorruptFileError(f"{ref.path}: data file has {n} rows, the manifest says {self._where} "
+                                   f"has {self.physical_rows}")
+        container = getattr(reader, "container", None)
+        descriptor = getattr(container, "descriptor", None) if container is not None else None
+        if descriptor is None or not hasattr(container, "num_columns"):
+            return
+        own = {f.id for f in descriptor.schema.fields}
+        claimed = [fid for fid in ref.fields if fid != TOMBSTONE]
+        missing = [fid for fid in claimed if fid not in own]
+        if missing:
+            raise CorruptFileError(f"{ref.path}: the manifest says this file holds field ids {missing} "
+                                   f"({self._where}), the file's schema has {sorted(own)}")
+        cols = [c for c in ref.column_indices if c >= 0]
+        if cols and max(cols) >= container.num_columns:
+            raise CorruptFileError(f"{ref.path}: the manifest points at column {max(cols)}, the file has "
+                                   f"{container.num_columns} columns ({self._where})")
 
     def num_deletions(self) -> int:
         """Deleted rows (from the manifest when it knows, else from the deletion file)."""
@@ -135,9 +261,11 @@ class FragmentInfo:
         if kind == inline:
             return getattr(self.pb, inline)
         ext = getattr(self.pb, external)
-        path = self._resolver.dataset_file(ext.path)
-        f = self._io.open_input(path)
-        return bytes(f.read(ext.offset, ext.size))
+        path = self._resolver.dataset_file(ext.path, f"{external.replace('_', ' ')} file")
+        try:
+            return bytes(self._io.open_input(path).read(ext.offset, ext.size))
+        except FileNotFoundError as exc:
+            raise vanished(path, f"{external.replace('_', ' ')} file", self.version) from exc
 
     def row_ids(self) -> np.ndarray | None:
         """uint64 stable row id of every physical row, or None without stable row ids."""
@@ -169,3 +297,31 @@ class FragmentInfo:
     def row_addresses(self) -> np.ndarray:
         """uint64 ``fragment_id << 32 | offset`` for every physical row."""
         return (np.uint64(self.id) << np.uint64(32)) | np.arange(self.physical_rows, dtype=np.uint64)
+
+
+def _check_file_lists(ref: DataFileRef, where: str, schema_fields: Mapping[int, Any] | None) -> None:
+    """A DataFile's ``fields`` / ``column_indices`` must pair up and not repeat; in 2.1+ files a
+    field with children (struct, list) has no column of its own (pylance's rule, packed structs aside)."""
+    if ref.column_indices and len(ref.column_indices) != len(ref.fields):
+        raise CorruptFileError(f"{where}: data file {ref.path} lists {len(ref.fields)} field ids but "
+                               f"{len(ref.column_indices)} column indices")
+    live = [f for f in ref.fields if f != TOMBSTONE]
+    if any(f < 0 for f in live) or len(set(live)) != len(live):
+        raise CorruptFileError(f"{where}: data file {ref.path} has invalid or repeated field ids {list(ref.fields)}")
+    if schema_fields is not None and (ref.major, ref.minor) >= (2, 1):
+        for fid, col in zip(ref.fields, ref.column_indices):
+            f = schema_fields.get(fid)
+            if col >= 0 and f is not None and f.children and not f.is_packed_struct:
+                raise CorruptFileError(f"{where}: data file {ref.path} gives field {f.name!r} (id {fid}), which "
+                                       f"has children, column {col}; in 2.1+ files only leaf fields have columns")
+    cols = [c for c in ref.column_indices if c >= 0]
+    if any(b <= a for a, b in zip(cols, cols[1:])):
+        raise CorruptFileError(f"{where}: data file {ref.path} has column indices {list(ref.column_indices)} "
+                               "that do not rise with its fields")
+
+
+def vanished(path: str, what: str, version: int | None) -> FileNotFoundError:
+    """The error for a file a pinned version names but the store no longer has."""
+    v = f"version {version}" if version is not None else "this version"
+    return FileNotFoundError(f"{what} {path} of {v} is missing; the version was probably cleaned up "
+                             "(e.g. by cleanup_old_versions) after it was opened, or the table is incomplete")

@@ -18,12 +18,53 @@ REFS_DIR = "_refs"
 TREE_DIR = "tree"
 
 
+def _ref_chars_ok(s: str) -> bool:
+    return all(c.isalnum() or c in ".-_" for c in s)
+
+
+def check_tag_name(name, error: type = InvalidArgumentError) -> str:
+    """pylance's tag-name rule: alphanumerics, ``.``, ``-``, ``_``; no leading/trailing dot, no
+    ``..``, no ``.lock`` suffix. Anything else (``../x``, ``a/b``) is refused before any I/O."""
+    problem = None
+    if not isinstance(name, str) or not name:
+        problem = "must be a non-empty string"
+    elif not _ref_chars_ok(name):
+        problem = "may only contain alphanumerics, '.', '-' or '_'"
+    elif name.startswith(".") or name.endswith("."):
+        problem = "cannot begin or end with a dot"
+    elif ".." in name:
+        problem = "cannot contain '..'"
+    elif name.endswith(".lock"):
+        problem = "cannot end with '.lock'"
+    if problem:
+        raise error(f"invalid tag name {name!r}: a tag name {problem}")
+    return name
+
+
+def check_branch_name(name, error: type = InvalidArgumentError) -> str:
+    """pylance's branch-name rule: ``/``-separated segments of alphanumerics, ``.``, ``-``, ``_``;
+    no ``..``, ``\\``, empty segment, leading/trailing ``/`` or ``.lock`` suffix."""
+    problem = None
+    if not isinstance(name, str) or not name:
+        problem = "must be a non-empty string"
+    elif ".." in name or "\\" in name:
+        problem = "cannot contain '..' or '\\'"
+    elif name.startswith("/") or name.endswith("/") or "//" in name:
+        problem = "cannot start or end with '/' or contain '//'"
+    elif name.endswith(".lock"):
+        problem = "cannot end with '.lock'"
+    elif not all(_ref_chars_ok(seg) and seg != "." for seg in name.split("/")):
+        problem = "may only contain alphanumerics, '.', '-', '_' and '/' between segments"
+    if problem:
+        raise error(f"invalid branch name {name!r}: a branch name {problem}")
+    return name
+
+
 def branch_dir(io, root: str, branch: str | None) -> str:
     """The dataset directory holding a branch's ``_versions`` (``root`` for main)."""
     if branch is None or branch == "main":
         return root
-    if not branch or any(p in ("", ".", "..") for p in branch.split("/")):
-        raise InvalidArgumentError(f"invalid branch name {branch!r}")
+    check_branch_name(branch)
     return io.join(root, TREE_DIR, *branch.split("/"))
 
 
@@ -31,7 +72,7 @@ def _read_json(io, path: str, what: str) -> dict:
     raw = io.read_bytes(path)
     try:
         doc = json.loads(bytes(raw).decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise CorruptFileError(f"{path}: {what} file is not valid JSON ({exc})") from None
     if not isinstance(doc, dict):
         raise CorruptFileError(f"{path}: {what} file does not hold a JSON object")
@@ -42,30 +83,52 @@ def parse_rfc3339(text: str | None) -> datetime | None:
     """A UTC-aware datetime from an RFC 3339 string (nanoseconds truncated to µs)."""
     if text is None:
         return None
+    if not isinstance(text, str):
+        raise CorruptFileError(f"timestamp {text!r} in a ref file is not a string")
     m = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)", text)
     if not m:
         raise CorruptFileError(f"unparseable timestamp {text!r} in a ref file")
-    base = datetime.fromisoformat(m.group(1) + ("+00:00" if m.group(3) == "Z" else m.group(3)))
+    try:
+        base = datetime.fromisoformat(m.group(1) + ("+00:00" if m.group(3) == "Z" else m.group(3)))
+    except ValueError:
+        raise CorruptFileError(f"unparseable timestamp {text!r} in a ref file") from None
     micros = int((m.group(2) or "0")[:6].ljust(6, "0"))
     return (base + timedelta(microseconds=micros)).astimezone(timezone.utc)
 
 
 # -- tags ----------------------------------------------------------------------------------
 def _tag_from_json(doc: dict, path: str) -> dict[str, Any]:
-    if "version" not in doc:
-        raise CorruptFileError(f"{path}: tag file has no 'version'")
-    return {
-        "branch": doc.get("branch"),
-        "version": int(doc["version"]),
-        "created_at": parse_rfc3339(doc.get("createdAt")),
-        "updated_at": parse_rfc3339(doc.get("updatedAt")),
-        "manifest_size": doc.get("manifestSize"),
-        "metadata": doc.get("metadata") or {},
-    }
+    try:
+        version = doc["version"]
+        if isinstance(version, str) and version.isascii() and version.isdigit():
+            version = int(version)
+        if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+            raise CorruptFileError(f"{path}: tag file's 'version' is {version!r}, not a version number")
+        branch = doc.get("branch")
+        if branch is not None and branch != "main":
+            check_branch_name(branch, CorruptFileError)
+        metadata = doc.get("metadata") or {}
+        if not isinstance(metadata, dict):
+            raise CorruptFileError(f"{path}: tag file's 'metadata' is not an object")
+        return {
+            "branch": branch,
+            "version": version,
+            "created_at": parse_rfc3339(doc.get("createdAt")),
+            "updated_at": parse_rfc3339(doc.get("updatedAt")),
+            "manifest_size": doc.get("manifestSize"),
+            "metadata": metadata,
+        }
+    except KeyError:
+        raise CorruptFileError(f"{path}: tag file has no 'version'") from None
+    except CorruptFileError as exc:
+        msg = str(exc)
+        raise CorruptFileError(msg if msg.startswith(path) else f"{path}: {msg}") from None
 
 
 def tag_path(io, root: str, name: str) -> str:
-    return io.join(root, REFS_DIR, "tags", f"{name}.json")
+    """``<root>/_refs/tags/<name>.json`` (non-ASCII letters percent-encoded, as pylance stores them)."""
+    check_tag_name(name)
+    return io.join(root, REFS_DIR, "tags", quote(name, safe="") + ".json")
 
 
 def _read_ref(io, path: str, kind: str, name: str, missing: type, parse) -> dict[str, Any]:
@@ -94,23 +157,31 @@ def read_tag(io, root: str, name: str) -> dict[str, Any]:
 
 def list_tags(io, root: str) -> dict[str, dict[str, Any]]:
     """All tags, like pylance's ``ds.tags.list()``."""
-    return _list_refs(io, io.join(root, REFS_DIR, "tags"), "tag", _tag_from_json)
+    return _list_refs(io, io.join(root, REFS_DIR, "tags"), "tag", _tag_from_json, unquote)
 
 
 # -- branches ------------------------------------------------------------------------------
 def _branch_from_json(doc: dict, path: str) -> dict[str, Any]:
-    ident = (doc.get("identifier") or {}).get("version_mapping") or []
-    return {
-        "parent_branch": doc.get("parentBranch"),
-        "branch_identifier": [(int(v), str(u)) for v, u in ident],
-        "parent_version": doc.get("parentVersion"),
-        "create_at": doc.get("createAt"),
-        "manifest_size": doc.get("manifestSize"),
-        "metadata": doc.get("metadata") or {},
-    }
+    try:
+        ident = (doc.get("identifier") or {}).get("version_mapping") or []
+        metadata = doc.get("metadata") or {}
+        if not isinstance(metadata, dict):
+            raise TypeError("'metadata' is not an object")
+        return {
+            "parent_branch": doc.get("parentBranch"),
+            "branch_identifier": [(int(v), str(u)) for v, u in ident],
+            "parent_version": doc.get("parentVersion"),
+            "create_at": doc.get("createAt"),
+            "manifest_size": doc.get("manifestSize"),
+            "metadata": metadata,
+        }
+    except (TypeError, ValueError, AttributeError, OverflowError) as exc:
+        raise CorruptFileError(f"{path}: branch file is malformed ({exc})") from None
 
 
 def branch_ref_path(io, root: str, name: str) -> str:
+    """``<root>/_refs/branches/<url-encoded name>.json``."""
+    check_branch_name(name)
     return io.join(root, REFS_DIR, "branches", quote(name, safe="") + ".json")
 
 

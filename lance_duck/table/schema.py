@@ -148,19 +148,35 @@ def schema_from_protos(pb_fields: Iterable, metadata: dict[str, bytes] | None = 
         )
         nodes.append(f)
     roots: list[LanceField] = []
+    path: list[LanceField] = []  # ancestors of the next field: the manifest lists fields depth-first
     for f in nodes:
-        if f.id >= 0:
-            by_id[f.id] = f
-    for f in nodes:
+        if f.id >= 0 and f.id in by_id:
+            raise CorruptFileError(f"field {f.name!r} and field {by_id[f.id].name!r} share the id {f.id}")
         if f.parent_id == -1:
             roots.append(f)
+            path = [f]
         else:
             parent = by_id.get(f.parent_id)
             if parent is None:
                 raise CorruptFileError(f"field {f.name!r} (id {f.id}) has unknown parent id {f.parent_id}")
+            if not _can_have_children(parent.logical_type):
+                raise CorruptFileError(f"field {f.name!r} (id {f.id}) has parent id {f.parent_id}, which is "
+                                       f"field {parent.name!r} of type {parent.logical_type!r} (not nested)")
+            while path and path[-1] is not parent:
+                path.pop()
+            if not path:
+                raise CorruptFileError(f"field {f.name!r} (id {f.id}) is listed away from its parent "
+                                       f"{parent.name!r} (id {parent.id}); the schema is damaged")
             parent.children.append(f)
+            path.append(f)
+        if f.id >= 0:
+            by_id[f.id] = f
     md = {k: _utf8(v) for k, v in (metadata or {}).items()}
     return LanceSchema(roots, md)
+
+
+def _can_have_children(logical_type: str) -> bool:
+    return logical_type in NESTED_TYPES or logical_type.startswith("fixed_size_list:")
 
 
 def _utf8(v: bytes | str) -> str:

@@ -15,7 +15,8 @@ import pyarrow as pa
 from .._proto import table_pb2
 from ..errors import BranchNotFoundError, CorruptFileError, InvalidArgumentError, VersionNotFoundError
 from ..io.fs import FileIO, open_io
-from .fragment import FragmentInfo, PathResolver
+from ..file.base import DataFileReader, DataFileRef, open_data_file
+from .fragment import FragmentInfo, PathResolver, vanished
 from .manifest import ManifestFile, decode_manifest, parse_manifest, read_manifest
 from .refs import branch_dir, list_branches, list_tags, read_branch, read_tag
 from .schema import LanceSchema, schema_from_protos
@@ -65,7 +66,11 @@ def _open(uri: str, io: FileIO, root: str, version, asof, branch: str | None) ->
     where = f" on branch {branch!r}" if branch else ""
     if branch is not None:
         read_branch(io, root, branch)  # BranchNotFoundError when the ref is missing
-    entries = list_versions(io, ddir)
+    try:
+        entries = list_versions(io, ddir)
+    except NotADirectoryError:
+        raise FileNotFoundError(f"Not a Lance table: {uri} is a file, not a table directory "
+                                f"(a Lance table is a directory holding {VERSIONS_DIR}/)") from None
     if not entries:
         if branch is not None:
             raise BranchNotFoundError(f"branch {branch!r} has no versions under {ddir}")
@@ -130,7 +135,10 @@ class Snapshot:
         self.arrow_schema: pa.Schema = self.schema.to_arrow()
         self.base_paths = {bp.id: bp for bp in m.base_paths}
         resolver = PathResolver(io, dataset_dir, self.base_paths)
-        self.fragments: list[FragmentInfo] = [FragmentInfo(f, resolver) for f in m.fragments]
+        self.resolver = resolver
+        self.fragments: list[FragmentInfo] = [
+            FragmentInfo(f, resolver, m.version, self.schema.by_id) for f in m.fragments]
+        self._file_owner: dict[str, FragmentInfo] = {r.path: f for f in self.fragments for r in f.files}
         self.has_stable_row_ids: bool = bool(m.reader_feature_flags & 2)
 
     def __repr__(self) -> str:
@@ -147,6 +155,21 @@ class Snapshot:
             if f.id == fragment_id:
                 return f
         raise KeyError(f"version {self.version} has no fragment {fragment_id}")
+
+    def open_data_file(self, ref: DataFileRef, **options) -> DataFileReader:
+        """Open one of this version's data files, checked against the manifest.
+
+        A missing file raises FileNotFoundError saying the version was probably cleaned up;
+        a file whose rows, field ids or columns disagree with the manifest raises CorruptFileError.
+        """
+        try:
+            reader = open_data_file(self.io, ref, **options)
+        except FileNotFoundError as exc:
+            raise vanished(ref.path, "data file", self.version) from exc
+        owner = self._file_owner.get(ref.path)
+        if owner is not None:
+            owner.check_data_file(ref, reader)
+        return reader
 
     # -- history and refs ----------------------------------------------------------------
     def latest_version(self) -> int:

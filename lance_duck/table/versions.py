@@ -65,8 +65,12 @@ def list_versions(io, dataset_dir: str) -> list[VersionEntry]:
 
 # -- timestamps -----------------------------------------------------------------------------
 def manifest_timestamp_ns(m) -> int:
-    """The manifest's commit time in UTC nanoseconds."""
-    return m.timestamp.seconds * 1_000_000_000 + m.timestamp.nanos
+    """The manifest's commit time in UTC nanoseconds (0, as pylance reports, when out of datetime's range)."""
+    ns = m.timestamp.seconds * 1_000_000_000 + m.timestamp.nanos
+    return ns if _MIN_NS <= ns < _MAX_NS else 0
+
+
+_MIN_NS, _MAX_NS = -62_135_596_800 * 10**9 + 86_400 * 10**9, 253_402_300_800 * 10**9 - 86_400 * 10**9
 
 
 def pylance_local_timestamp(ts_ns: int) -> datetime:

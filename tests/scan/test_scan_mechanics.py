@@ -17,7 +17,7 @@ import lance
 from .conftest import STORAGE_VERSIONS, assert_tables_equal
 from lance_duck.errors import InvalidArgumentError, LanceDuckError
 from lance_duck.scan import LanceDataset, LanceFragment, LanceScanner, dataset
-import lance_duck.scan.execution as execution
+import lance_duck.table.snapshot as snapshot_mod
 
 # static constructors that build plain pyarrow objects and never touch our (absent) C++ state
 _SAFE = {"_scan_options", "from_batches"}
@@ -97,12 +97,12 @@ def many_fragments(tmp_path_factory) -> str:
 @pytest.fixture
 def opened(monkeypatch):
     paths: list[str] = []
-    real = execution.open_data_file
+    real = snapshot_mod.open_data_file  # the scan opens data files through Snapshot.open_data_file
 
     def counting(io, ref, **kw):
         paths.append(ref.path)
         return real(io, ref, **kw)
-    monkeypatch.setattr(execution, "open_data_file", counting)
+    monkeypatch.setattr(snapshot_mod, "open_data_file", counting)
     return paths
 
 
