@@ -99,10 +99,10 @@ class LegacyFileReader(DataFileReader):
             self.page_table = np.zeros((max(ncols, 0), self.num_batches, 2), dtype=np.int64)
 
     # -- public -----------------------------------------------------------------------------
-    def read_field(self, field: LanceField, rows: RowSelection = None) -> pa.Array:
+    def _read_fields(self, fields, rows: RowSelection = None, keep_dictionary: bool = False) -> list[pa.Array]:
         sel = normalize_selection(rows, self.num_rows)
         segs = [_Seg(b, local, int(self.starts[b + 1] - self.starts[b])) for b, local in split(self.starts, sel)]
-        return self._read(field, segs)
+        return [self._read(field, segs) for field in fields]
 
     # -- helpers ----------------------------------------------------------------------------
     def _page(self, field: LanceField, batch: int) -> tuple[int, int]:

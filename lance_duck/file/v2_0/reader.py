@@ -118,10 +118,7 @@ class V20FileReader(DataFileReader):
         return self.ref.column_of(field.id)
 
     # -- public -----------------------------------------------------------------------------
-    def read_field(self, field: LanceField, rows: RowSelection = None) -> pa.Array:
-        return self.read_fields([field], rows)[0]
-
-    def read_fields(self, fields, rows: RowSelection = None, keep_dictionary: bool = False) -> list[pa.Array]:
+    def _read_fields(self, fields, rows: RowSelection = None, keep_dictionary: bool = False) -> list[pa.Array]:
         """Several fields; the pages of all their columns (down to list items) are fetched at once."""
         cols = []
         for field in fields:
