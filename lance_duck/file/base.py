@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import struct
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Sequence, Union
+from typing import Iterator, Sequence, Union
 
 import numpy as np
 import pyarrow as pa
 
-from ..errors import CorruptFileError, InvalidArgumentError, UnsupportedFeatureError
+from ..errors import CorruptFileError, InvalidArgumentError, LanceDuckError, UnsupportedFeatureError
 from ..io.fs import FileIO
 from ..table.schema import LanceField
 
@@ -58,14 +59,20 @@ class DataFileRef:
 
 
 class DataFileReader(ABC):
-    """Decodes fields of one data file into Arrow arrays."""
+    """Decodes fields of one data file into Arrow arrays.
+
+    The public methods are the file layer's boundary: whatever a reader's decoding raises on
+    damaged bytes (a pyarrow, numpy, struct or codec error) leaves as a ``CorruptFileError``
+    naming the file and the fields, and every returned array has exactly one element per
+    selected row (a stated count that disagrees with the decoded data is damage too).
+    """
 
     ref: DataFileRef
     num_rows: int
 
-    @abstractmethod
     def read_field(self, field: LanceField, rows: RowSelection = None) -> pa.Array:
         """The field's values for the selected rows, typed as pylance returns them."""
+        return self.read_fields([field], rows)[0]
 
     def read_fields(self, fields: Sequence[LanceField], rows: RowSelection = None,
                     keep_dictionary: bool = False) -> list[pa.Array]:
@@ -75,7 +82,45 @@ class DataFileReader(ABC):
         may come back as a ``DictionaryArray`` of its type (for filters evaluated per distinct
         value); readers without that ability return plain arrays.
         """
-        return [self.read_field(f, rows) for f in fields]
+        what = f"fields {[f.name for f in fields]}"
+        with damage_guard(self.ref.path, what):
+            arrays = self._read_fields(fields, rows, keep_dictionary)
+        n = self.num_rows if rows is None else len(rows)
+        for f, a in zip(fields, arrays):
+            if len(a) != n:
+                raise CorruptFileError(f"{self.ref.path}: field {f.name!r} decoded {len(a)} rows, "
+                                       f"{n} selected")
+        if len(arrays) != len(fields):
+            raise CorruptFileError(f"{self.ref.path}: {len(arrays)} arrays decoded for {len(fields)} fields")
+        return arrays
+
+    @abstractmethod
+    def _read_fields(self, fields: Sequence[LanceField], rows: RowSelection,
+                     keep_dictionary: bool) -> list[pa.Array]:
+        """The decoding behind :meth:`read_fields` (no boundary checks)."""
+
+
+# What decoding damaged bytes raises from Python, numpy, pyarrow and the codecs (lz4's and
+# zstandard's errors derive from these); I/O errors (OSError) and our own errors pass through.
+_DAMAGE_ERRORS = (pa.ArrowException, ValueError, IndexError, struct.error, OverflowError,
+                  ZeroDivisionError)
+
+
+@contextmanager
+def damage_guard(path: str, what: str = "") -> Iterator[None]:
+    """Turn an exception of damaged bytes into ``CorruptFileError`` naming ``path`` (and ``what``).
+
+    The last line of defence at the file layer's entry points: readers check the invariants
+    they rely on where that is cheap, this converts what slips through.
+    """
+    try:
+        yield
+    except (LanceDuckError, OSError):
+        raise
+    except _DAMAGE_ERRORS as exc:
+        where = f" ({what})" if what else ""
+        raise CorruptFileError(f"{path}: data file is damaged{where}: "
+                               f"{type(exc).__name__}: {exc}") from exc
 
 
 def normalize_selection(rows: RowSelection, num_rows: int, what: str = "") -> RowSelection:
@@ -114,6 +159,11 @@ def open_data_file(io: FileIO, ref: DataFileRef, **options) -> DataFileReader:
     f = io.open_input(ref.path, ref.size)
     tail = f.read_tail(TAIL_BYTES)
     major, minor = read_version(tail, ref.path)
+    with damage_guard(ref.path, "footer / metadata"):
+        return _open_version(f, ref, tail, major, minor, options)
+
+
+def _open_version(f, ref: DataFileRef, tail, major: int, minor: int, options: dict) -> DataFileReader:
     if (major, minor) in ((0, 1), (0, 2)):
         from .legacy.reader import LegacyFileReader
         return LegacyFileReader(f, ref, tail, **options)

@@ -99,10 +99,10 @@ class LegacyFileReader(DataFileReader):
             self.page_table = np.zeros((max(ncols, 0), self.num_batches, 2), dtype=np.int64)
 
     # -- public -----------------------------------------------------------------------------
-    def read_field(self, field: LanceField, rows: RowSelection = None) -> pa.Array:
+    def _read_fields(self, fields, rows: RowSelection = None, keep_dictionary: bool = False) -> list[pa.Array]:
         sel = normalize_selection(rows, self.num_rows)
         segs = [_Seg(b, local, int(self.starts[b + 1] - self.starts[b])) for b, local in split(self.starts, sel)]
-        return self._read(field, segs)
+        return [self._read(field, segs) for field in fields]
 
     # -- helpers ----------------------------------------------------------------------------
     def _page(self, field: LanceField, batch: int) -> tuple[int, int]:
@@ -251,7 +251,7 @@ class LegacyFileReader(DataFileReader):
         child_segs = [c for c in child_segs if c.count()]
         items = self._read(field.children[0], child_segs) if child_segs else empty(t.value_type)
         all_lengths = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
-        return build_list(t, all_lengths, None, items)
+        return build_list(t, all_lengths, None, items, f"{self.ref.path}: list field {field.name!r}")
 
     def _read_whole_lists(self, field: LanceField, segs: list[_Seg], datas, pbits: int) -> pa.Array:
         """Lists of contiguous row spans: one array of positions for every span, no per-row work."""
@@ -273,7 +273,7 @@ class LegacyFileReader(DataFileReader):
         child_segs = [_Seg(s.batch, range(a, b), b) for s, a, b in zip(segs, firsts.tolist(), lasts.tolist())
                       if b > a]
         items = self._read(field.children[0], child_segs) if child_segs else empty(t.value_type)
-        return build_list(t, lengths, None, items)
+        return build_list(t, lengths, None, items, f"{self.ref.path}: list field {field.name!r}")
 
 
 def _contiguous(segs: list[_Seg]) -> bool:

@@ -104,6 +104,9 @@ def build(f: LanceField, data: Iterator[LeafData], minor: int, what: str) -> tup
         large = pa.types.is_large_list(t)
         if not large and offsets.size and offsets[-1] > 2**31 - 1:
             raise UnsupportedFeatureError(f"{what} field {f.name!r}: list child exceeds 2^31 items")
+        if offsets.size and int(offsets[-1]) != len(child):
+            raise CorruptFileError(f"{what} field {f.name!r}: lists hold {int(offsets[-1])} items, "
+                                   f"{len(child)} decoded")
         obuf = pa.py_buffer(offsets.astype(np.int64 if large else np.int32))
         vbuf, nulls = validity_buffer(valid)
         if f.logical_type == "map":
@@ -118,6 +121,9 @@ def build(f: LanceField, data: Iterator[LeafData], minor: int, what: str) -> tup
         unr.decimate(dim)
         valid = unr.item_validity()
         n = len(child) // dim
+        if n * dim != len(child) or (valid is not None and len(valid) != n):
+            raise CorruptFileError(f"{what} field {f.name!r}: {len(child)} items do not make "
+                                   f"{dim}-item rows")
         vbuf, nulls = validity_buffer(valid)
         return pa.Array.from_buffers(t, n, [vbuf], null_count=nulls, children=[child]), unr
     raise UnsupportedFeatureError(f"{what} field {f.name!r}: logical type {f.logical_type!r} is not supported")

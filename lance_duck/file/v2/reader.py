@@ -35,11 +35,8 @@ class V2FileReader(DataFileReader):
         self.options = options
 
     # -- public API --------------------------------------------------------------------------
-    def read_field(self, field: LanceField, rows: RowSelection = None) -> pa.Array:
-        return self.read_fields([field], rows)[0]
-
-    def read_fields(self, fields: Sequence[LanceField], rows: RowSelection = None,
-                    keep_dictionary: bool = False) -> list[pa.Array]:
+    def _read_fields(self, fields: Sequence[LanceField], rows: RowSelection = None,
+                     keep_dictionary: bool = False) -> list[pa.Array]:
         sel = self._normalise(rows)
         if sel is not None and len(sel) == 0:
             return [pa.array([], output_type(f, self.minor)) for f in fields]

@@ -134,6 +134,9 @@ def _varbin(v: VarBin, t: pa.DataType) -> pa.Array:
     if not (large or pa.types.is_string(t) or pa.types.is_binary(t)):
         raise CorruptFileError(f"variable-width values cannot be read as {t}")
     offs = v.offsets
+    # every producer checks its own offsets; this one pass guards the Arrow array built over them
+    if offs.size and (offs[0] < 0 or int(offs[-1]) > v.data.size or (offs[1:] < offs[:-1]).any()):
+        raise CorruptFileError(f"{t} offsets are not increasing within their {v.data.size} bytes")
     if not large:
         if offs.size and int(offs[-1]) > 2**31 - 1:
             raise UnsupportedFeatureError(f"{t} column with more than 2 GiB of data in one page")

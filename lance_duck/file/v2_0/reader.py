@@ -118,10 +118,7 @@ class V20FileReader(DataFileReader):
         return self.ref.column_of(field.id)
 
     # -- public -----------------------------------------------------------------------------
-    def read_field(self, field: LanceField, rows: RowSelection = None) -> pa.Array:
-        return self.read_fields([field], rows)[0]
-
-    def read_fields(self, fields, rows: RowSelection = None, keep_dictionary: bool = False) -> list[pa.Array]:
+    def _read_fields(self, fields, rows: RowSelection = None, keep_dictionary: bool = False) -> list[pa.Array]:
         """Several fields; the pages of all their columns (down to list items) are fetched at once."""
         cols = []
         for field in fields:
@@ -273,14 +270,17 @@ class V20FileReader(DataFileReader):
                                    f"offsets announce {int(bases[-1])}")
         self._prefetch([(child, cc)], item_sel)
         items = self._read(child, cc, item_sel)
-        return build_list(target, lengths, valid, items)
+        return build_list(target, lengths, valid, items, f"{where}: list field {field.name!r}")
 
 
-def build_list(target: pa.DataType, lengths: np.ndarray, valid: np.ndarray | None, items: pa.Array) -> pa.Array:
+def build_list(target: pa.DataType, lengths: np.ndarray, valid: np.ndarray | None, items: pa.Array,
+               what: str = "list") -> pa.Array:
     """A list / large_list array from per-row item counts, validity and the items."""
     odt = np.int64 if pa.types.is_large_list(target) else np.int32
     offsets = np.zeros(len(lengths) + 1, dtype=odt)
     np.cumsum(lengths, out=offsets[1:])
+    if int(offsets[-1]) != len(items):
+        raise CorruptFileError(f"{what}: lists hold {int(offsets[-1])} items, {len(items)} decoded")
     vbuf = None
     if valid is not None and len(valid) and not valid.all():
         vbuf = pa.py_buffer(np.packbits(valid, bitorder="little"))
