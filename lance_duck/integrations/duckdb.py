@@ -3,30 +3,52 @@
 Python cannot define DuckDB table functions, so :func:`sql` rewrites the query with sqlglot
 (duckdb dialect) before DuckDB sees it.  These references are recognised:
 
-* ``FROM 'path.lance'`` (any table name ending in ``.lance``, quoted either way)
+* ``FROM 'path.lance'`` (any table name ending in ``.lance``, quoted either way), and a quoted
+  path to a local directory that holds ``_versions/`` (a Lance table not named ``*.lance``)
 * ``... AT (VERSION => 3)``, ``AT (VERSION => 'tag')``, ``AT (VERSION => 'branch:3')``,
   ``AT (TIMESTAMP => '2024-01-01 00:00:00')``
 * ``... VERSION AS OF 3``, ``... TIMESTAMP AS OF '...'``
 * ``FROM lance_scan('uri', version => ..., asof => ..., branch => ..., storage_options => {...})``
+* ``DESCRIBE``, ``SHOW``, ``SUMMARIZE`` of a reference, ``EXPLAIN [ANALYZE]`` of a query
+* a table name that is a Python variable in the caller's scope (a lance_duck dataset, a
+  DataFrame, an Arrow table...), as ``duckdb.sql`` finds them
 
-Each distinct (uri, version spec) is opened once as a :class:`~lance_duck.scan.dataset.LanceDataset`
-and registered on the connection under a generated name, so one query can read the same
-table at two versions.  ``SELECT count(*) FROM <lance ref>`` (nothing else) is answered from
-metadata.
+Each reference is opened once as a :class:`~lance_duck.scan.dataset.LanceDataset` and registered
+on the connection under a name derived from the version it resolved to (plus branch and storage
+options), so a relation keeps reading that version after later calls, and one query can read
+the same table at two versions.  ``SELECT count(*) FROM <lance ref>`` (nothing else) is answered
+from metadata.  SQL that sqlglot cannot parse, or that holds nothing to rewrite, goes to DuckDB
+unchanged, so DuckDB's own error is what the user sees.
+
+:func:`sql` returns a :class:`LanceRelation`: a DuckDB relation whose methods raise
+lance_duck's own error (type and message) when a Lance scan fails while DuckDB pulls batches,
+instead of DuckDB's ``InvalidInputException`` wrapping a Python traceback.
 """
 from __future__ import annotations
 
+import atexit
+import contextlib
+import functools
 import hashlib
+import logging
+import os
+import re
+import sys
 import threading
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
 
 import duckdb
+import pyarrow as pa
+import pyarrow.dataset as pads
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError
+from sqlglot.errors import ParseError, TokenError
 
 from ..errors import InvalidArgumentError, LanceDuckError
+from ..predicate._deep import call_deep
+from ..scan.dataset import LanceDataset
+from .duckdb_errors import fresh, last_seq, recorded_since, watched
 
 _LANCE_SCAN = "lance_scan"
 _default_lock = threading.Lock()
@@ -81,6 +103,7 @@ class Rewritten:
     refs: dict[str, LanceRef]
     count_ref: LanceRef | None = None   # set when the query is exactly SELECT count(*) FROM <ref>
     count_alias: str | None = None
+    objects: dict[str, Any] = field(default_factory=dict)  # caller's variables, by generated name
 
 
 def _literal_value(node: exp.Expression, what: str) -> Any:
@@ -159,10 +182,37 @@ def _lance_scan_ref(fn: exp.Anonymous) -> LanceRef:
     return LanceRef(str(uri), version, asof, branch, opts)
 
 
-def _is_lance_name(table: exp.Table) -> bool:
+#: How a quoted name is recognised as a Lance table (said in errors and in the README).
+LANCE_NAME_RULE = ("a quoted name is read as a Lance table when it ends in .lance or is a local directory "
+                   "holding _versions/; for any other location use lance_scan('uri')")
+
+
+def _is_local_table_dir(name: str) -> bool:
+    """A local directory that holds ``_versions/`` (a Lance table whatever its name)."""
+    path = name[len("file://"):] if name.startswith("file://") else name
+    if "://" in path:
+        return False
+    try:
+        return os.path.isdir(os.path.join(os.path.expanduser(path), "_versions"))
+    except (OSError, ValueError):
+        return False
+
+
+def _plain_name(table: exp.Table) -> str | None:
+    """The name of ``table`` when it is one identifier (no schema / catalog), else None."""
     this = table.this
-    return (isinstance(this, exp.Identifier) and not table.args.get("db") and not table.args.get("catalog")
-            and this.name.rstrip("/").lower().endswith(".lance"))
+    if isinstance(this, exp.Identifier) and not table.args.get("db") and not table.args.get("catalog"):
+        return this.name
+    return None
+
+
+def _is_lance_name(table: exp.Table) -> bool:
+    name = _plain_name(table)
+    if name is None:
+        return False
+    if name.rstrip("/").lower().endswith(".lance"):
+        return True
+    return bool(table.this.quoted) and _is_local_table_dir(name)
 
 
 def _table_ref(table: exp.Table) -> LanceRef | None:
@@ -173,6 +223,7 @@ def _table_ref(table: exp.Table) -> LanceRef | None:
             raise InvalidArgumentError(f"lance_scan('{ref.uri}'): give the version as an argument, not AT/AS OF")
         return ref
     if not _is_lance_name(table):
+        _refuse_time_travel_on_a_path(table)
         return None
     uri = table.this.name
     version = asof = branch = None
@@ -199,6 +250,18 @@ def _table_ref(table: exp.Table) -> LanceRef | None:
     return LanceRef(uri, version, asof, branch)
 
 
+def _refuse_time_travel_on_a_path(table: exp.Table) -> None:
+    """Time travel on a quoted path that is not a Lance table: say why, not DuckDB's catalog error."""
+    name = _plain_name(table)
+    if name is None or not table.this.quoted:
+        return
+    if not (table.args.get("when") or table.args.get("version")):
+        return
+    if "/" in name or os.sep in name or "." in name or os.path.exists(name):
+        raise InvalidArgumentError(
+            f"'{name}' with AT / AS OF: not a Lance table ({LANCE_NAME_RULE})")
+
+
 def _stem(uri: str) -> str:
     base = uri.rstrip("/").rsplit("/", 1)[-1]
     return base[: -len(".lance")] if base.lower().endswith(".lance") else base
@@ -221,59 +284,365 @@ def _count_star_alias(select: exp.Select) -> str | None:
     return alias or "count_star()"
 
 
-def rewrite(query: str) -> Rewritten:
-    """Find Lance references in ``query`` and replace them with generated table names."""
+# -- parsing -------------------------------------------------------------------------------------
+class _QuietSqlglot(logging.Filter):
+    """Drops sqlglot's log records ("Falling back to parsing as a 'Command'") on one thread."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.thread = threading.get_ident()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return threading.get_ident() != self.thread
+
+
+@contextlib.contextmanager
+def _quiet_sqlglot() -> Iterator[None]:
+    logger = logging.getLogger("sqlglot")
+    f = _QuietSqlglot()
+    logger.addFilter(f)
     try:
-        statements = sqlglot.parse(query, read="duckdb")
-    except ParseError as e:
-        raise InvalidArgumentError(f"cannot parse SQL: {str(e).splitlines()[0]}") from None
-    statements = [s for s in statements if s is not None]
-    if len(statements) != 1:
-        raise InvalidArgumentError(f"expected one SQL statement, got {len(statements)}")
-    tree = statements[0]
-    refs: dict[str, LanceRef] = {}
-    found: list[tuple[exp.Table, LanceRef]] = []
-    for table in list(tree.find_all(exp.Table)):
-        ref = _table_ref(table)
-        if ref is not None:
-            found.append((table, ref))
-    stems = [_stem(r.uri) for _, r in found if True]
+        yield
+    finally:
+        logger.removeFilter(f)
+
+
+def _parse(query: str) -> list[exp.Expression] | None:
+    """sqlglot's statements, or None when sqlglot cannot read the text (DuckDB will judge it)."""
+    try:
+        with _quiet_sqlglot():
+            statements = [s for s in sqlglot.parse(query, read="duckdb") if s is not None]
+    except (ParseError, TokenError):
+        return None
+    return statements
+
+
+# ``EXPLAIN [ANALYZE] <query>``, ``DESCRIBE|DESC|SHOW|SUMMARIZE <query or table>``
+_PREFIX = re.compile(r"^\s*(explain(?:\s+analyze)?|describe|desc|show|summarize)\s+(.*?)\s*;?\s*$",
+                     re.IGNORECASE | re.DOTALL)
+
+Resolver = Callable[[LanceRef], str]
+Lookup = Callable[[str], Any]
+
+
+class _Rewriter:
+    """One rewrite: replaces references, remembers what must be registered."""
+
+    def __init__(self, resolve: Resolver | None, lookup: Lookup | None):
+        self.resolve = resolve or (lambda ref: ref.name)
+        self.lookup = lookup
+        self.refs: dict[str, LanceRef] = {}
+        self.objects: dict[str, Any] = {}
+        self.names: dict[LanceRef, str] = {}
+
+    def name_of(self, ref: LanceRef) -> str:
+        if ref not in self.names:
+            name = self.resolve(ref)
+            self.names[ref] = name
+            self.refs[name] = ref
+        return self.names[ref]
+
+    def variable(self, table: exp.Table, ctes: set[str]) -> str | None:
+        """Generated name of a caller's variable named like ``table``, or None."""
+        name = _plain_name(table)
+        if self.lookup is None or name is None or name.lower() in ctes or table.args.get("when") \
+                or table.args.get("version"):
+            return None
+        obj = self.lookup(name)
+        if obj is None:
+            return None
+        generated = f"__lance_var_{name}_{id(obj):x}"
+        self.objects[generated] = obj
+        return generated
+
+    def statement(self, tree: exp.Expression) -> tuple[exp.Expression, bool]:
+        """Replace the references in one statement; (tree, whether anything changed)."""
+        if isinstance(tree, exp.Summarize) and isinstance(tree.this, exp.Literal) and tree.this.is_string:
+            tree.set("this", exp.Table(this=exp.to_identifier(tree.this.this, quoted=True)))
+        ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+        found: list[tuple[exp.Table, LanceRef | None, str]] = []
+        for table in list(tree.find_all(exp.Table)):
+            ref = _table_ref(table)
+            if ref is not None:
+                found.append((table, ref, ""))
+            elif isinstance(table.parent, (exp.From, exp.Join, exp.Describe, exp.Summarize)):
+                generated = self.variable(table, ctes)
+                if generated is not None:
+                    found.append((table, None, generated))
+        stems = [_stem(r.uri) for _, r, _ in found if r is not None]
+        for table, ref, generated in found:
+            in_from = isinstance(table.parent, (exp.From, exp.Join))
+            new = exp.Table(this=exp.to_identifier(generated or self.name_of(ref), quoted=True))
+            alias = table.args.get("alias")
+            if alias is not None:
+                new.set("alias", alias)
+            elif in_from and ref is None:
+                new.set("alias", exp.TableAlias(this=exp.to_identifier(_plain_name(table), quoted=True)))
+            elif in_from and stems.count(_stem(ref.uri)) == 1 and _stem(ref.uri).isidentifier():
+                new.set("alias", exp.TableAlias(this=exp.to_identifier(_stem(ref.uri), quoted=True)))
+            for key in ("sample", "pivots", "joins", "laterals"):
+                if table.args.get(key):
+                    new.set(key, table.args[key])
+            table.replace(new)
+        return tree, bool(found)
+
+    def prefixed(self, keyword: str, rest: str) -> str | None:
+        """``EXPLAIN`` / ``DESCRIBE`` / ``SHOW`` / ``SUMMARIZE`` + a table or a query, rewritten."""
+        keyword = " ".join(keyword.upper().split())
+        if keyword != "EXPLAIN" and not keyword.startswith("EXPLAIN "):
+            probe = _parse(f"SELECT * FROM {rest}")
+            if probe and len(probe) == 1 and isinstance(probe[0], exp.Select):
+                sel = probe[0]
+                tables = list(sel.find_all(exp.Table))
+                bare = (len(tables) == 1 and len(sel.expressions) == 1 and isinstance(sel.expressions[0], exp.Star)
+                        and not any(sel.args.get(k) for k in ("joins", "where", "group", "having", "order",
+                                                               "limit", "qualify", "with"))
+                        and not tables[0].args.get("alias"))
+                if bare:
+                    tree, changed = self.statement(probe[0])
+                    if not changed:
+                        return None
+                    table = next(tree.find_all(exp.Table))
+                    table.set("alias", None)
+                    return f"{keyword} {table.sql('duckdb')}"
+        inner = self.text(rest, allow_prefix=False)
+        return None if inner is None else f"{keyword} {inner}"
+
+    def text(self, query: str, allow_prefix: bool = True) -> str | None:
+        """The rewritten SQL, or None when nothing in it needs rewriting."""
+        m = _PREFIX.match(query) if allow_prefix else None
+        if m is not None:
+            return self.prefixed(m.group(1), m.group(2))
+        statements = _parse(query)
+        if not statements:
+            return None
+        out, changed = [], False
+        for s in statements:
+            tree, c = self.statement(s)
+            changed |= c
+            out.append(tree)
+        if not changed:
+            return None
+        self.trees = out
+        return ";\n".join(t.sql(dialect="duckdb") for t in out)
+
+
+def rewrite(query: str, resolve: Resolver | None = None, lookup: Lookup | None = None) -> Rewritten:
+    """Find Lance references (and caller's variables) in ``query``; replace them with generated names.
+
+    ``resolve(ref)`` names a reference (default: :attr:`LanceRef.name`, nothing opened);
+    ``lookup(name)`` returns the caller's object for a table name, or None.  SQL that needs no
+    rewriting, or that sqlglot cannot parse, is returned unchanged.
+    """
+    if not isinstance(query, str):
+        raise InvalidArgumentError(f"query must be a SQL string, got {type(query).__name__}")
+    rw = _Rewriter(resolve, lookup)
+    text = call_deep(lambda: rw.text(query), "SQL query")
+    if text is None:
+        return Rewritten(query, {}, objects={})
     count_ref = count_alias = None
-    if len(found) == 1 and tree is found[0][0].parent_select and found[0][0].parent is tree.args.get("from_", tree.args.get("from")):
-        count_alias = _count_star_alias(tree)  # type: ignore[arg-type]
-        if count_alias is not None:
-            count_ref = found[0][1]
-    for table, ref in found:
-        refs[ref.name] = ref
-        alias = table.args.get("alias")
-        new = exp.Table(this=exp.to_identifier(ref.name, quoted=True))
-        if alias is not None:
-            new.set("alias", alias)
-        elif stems.count(_stem(ref.uri)) == 1 and _stem(ref.uri).isidentifier():
-            new.set("alias", exp.TableAlias(this=exp.to_identifier(_stem(ref.uri), quoted=True)))
-        table.replace(new)
-    return Rewritten(tree.sql(dialect="duckdb"), refs, count_ref, count_alias)
+    trees = getattr(rw, "trees", None)
+    if trees and len(trees) == 1 and len(rw.refs) == 1 and not rw.objects:
+        tree = trees[0]
+        from_ = tree.args.get("from_", tree.args.get("from"))
+        tables = list(tree.find_all(exp.Table))
+        if isinstance(tree, exp.Select) and len(tables) == 1 and from_ is not None and tables[0].parent is from_:
+            count_alias = _count_star_alias(tree)
+            if count_alias is not None:
+                count_ref = next(iter(rw.refs.values()))
+    return Rewritten(text, rw.refs, count_ref, count_alias, rw.objects)
 
 
+# -- execution ------------------------------------------------------------------------------------
 def _default_connection() -> duckdb.DuckDBPyConnection:
     global _default_con
     with _default_lock:
         if _default_con is None:
             _default_con = duckdb.connect()
+            atexit.register(_close_default_connection)
         return _default_con
 
 
-def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> duckdb.DuckDBPyRelation:
-    """Run ``query`` on DuckDB with Lance references (and time travel) resolved."""
+def _close_default_connection() -> None:
+    global _default_con
+    with _default_lock:
+        con, _default_con = _default_con, None
+    if con is not None:
+        con.close()
+
+
+def _pinned_name(ref: LanceRef, ds: LanceDataset) -> str:
+    """A registration name that changes whenever what the reference reads changes."""
+    key = (ref.uri, ds.version, ds.branch, ref.storage_options)
+    digest = hashlib.sha1(repr(key).encode()).hexdigest()[:12]
+    stem = re.sub(r"\W", "_", _stem(ref.uri))[:40]
+    return f"__lance_{stem}_v{ds.version}_{digest}"
+
+
+@contextlib.contextmanager
+def _lance_errors(seq: int | None = None) -> Iterator[None]:
+    """Turn DuckDB's wrapping of a Lance scan error (recorded after ``seq``) back into ours."""
+    seq = last_seq() if seq is None else seq
+    try:
+        yield
+    except (duckdb.Error, pa.ArrowException) as e:
+        err = recorded_since(seq, str(e))
+        if err is None:
+            raise
+        raise fresh(err) from None
+
+
+def _map_reader(reader: pa.RecordBatchReader, seq: int | None = None) -> pa.RecordBatchReader:
+    seq = last_seq() if seq is None else seq
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        it = iter(reader)
+        while True:
+            with _lance_errors(seq):
+                try:
+                    b = next(it)
+                except StopIteration:
+                    return
+            yield b
+    return pa.RecordBatchReader.from_batches(reader.schema, batches())
+
+
+def _wrap(value: Any, seq: int | None = None) -> Any:
+    if isinstance(value, duckdb.DuckDBPyRelation):
+        return LanceRelation(value)
+    if isinstance(value, pa.RecordBatchReader):
+        return _map_reader(value, seq)
+    return value
+
+
+class LanceRelation:
+    """What :func:`sql` returns: a DuckDB relation (every method and attribute of
+    ``duckdb.DuckDBPyRelation``) whose results raise lance_duck's errors.
+
+    The relation is lazy, like DuckDB's: the query runs when a result is asked for
+    (``fetchall()``, ``df()``, ``arrow()``, ``fetch_record_batch()``, ``show()``...).  If a
+    Lance scan fails then, the error raised is lance_duck's (e.g. ``CorruptFileError`` naming
+    the file), not ``duckdb.InvalidInputException``.  Relations derived from it
+    (``.filter()``, ``.project()``...) and readers it returns behave the same.  ``.relation``
+    is the plain DuckDB relation.
+    """
+
+    __slots__ = ("relation",)
+
+    def __init__(self, relation: duckdb.DuckDBPyRelation):
+        self.relation = relation
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.relation, name)
+        if not callable(attr) or isinstance(attr, duckdb.DuckDBPyRelation):
+            return _wrap(attr)
+
+        @functools.wraps(attr)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            args = tuple(a.relation if isinstance(a, LanceRelation) else a for a in args)
+            seq = last_seq()
+            with _lance_errors(seq):
+                return _wrap(attr(*args, **kwargs), seq)
+        return call
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(dir(self.relation)) | {"relation"})
+
+    def __getitem__(self, key: Any) -> Any:
+        return _wrap(self.relation[key])
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self.relation
+
+    def __len__(self) -> int:
+        with _lance_errors():
+            return len(self.relation)
+
+    def __repr__(self) -> str:
+        with _lance_errors():
+            return repr(self.relation)
+
+    def __str__(self) -> str:
+        with _lance_errors():
+            return str(self.relation)
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        seq = last_seq()
+        with _lance_errors(seq):
+            reader = self.relation.fetch_arrow_reader() if hasattr(self.relation, "fetch_arrow_reader") \
+                else self.relation.arrow()
+        return _map_reader(reader, seq).__arrow_c_stream__(requested_schema)
+
+
+def _registrable(obj: Any) -> bool:
+    """Objects DuckDB reads as tables (what ``duckdb.sql`` finds in the caller's scope)."""
+    if isinstance(obj, (LanceRelation, duckdb.DuckDBPyRelation, pa.Table, pa.RecordBatch,
+                        pa.RecordBatchReader, pads.Dataset, pads.Scanner)):
+        return True
+    module = type(obj).__module__.split(".")[0]
+    return module in ("pandas", "polars") and type(obj).__name__ in ("DataFrame", "LazyFrame")
+
+
+def _catalog_names(con: duckdb.DuckDBPyConnection) -> set[str]:
+    rows = con.execute("SELECT lower(table_name) FROM duckdb_tables() UNION ALL "
+                       "SELECT lower(view_name) FROM duckdb_views()").fetchall()
+    return {r[0] for r in rows}
+
+
+def _frame_lookup(frame: Any, con: duckdb.DuckDBPyConnection) -> Lookup:
+    """Finds a table name among the caller's variables, as DuckDB's replacement scans do:
+    a table or view of that name on the connection wins."""
+    catalog: list[set[str]] = []
+
+    def lookup(name: str) -> Any:
+        if frame is None:
+            return None
+        obj = frame.f_locals.get(name, frame.f_globals.get(name))
+        if obj is None or not _registrable(obj):
+            return None
+        if not catalog:
+            catalog.append(_catalog_names(con))
+        return None if name.lower() in catalog[0] else obj
+    return lookup
+
+
+def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> LanceRelation | None:
+    """Run ``query`` on DuckDB with Lance references (and time travel) resolved.
+
+    Returns a lazy :class:`LanceRelation` (``None`` for a statement without a result, such
+    as ``CREATE TABLE ... AS``, which runs at once).  Table names that are variables in the
+    caller's scope (lance_duck datasets, DataFrames, Arrow tables) are read like ``duckdb.sql``
+    reads them; a lance_duck dataset goes through lance_duck's scan, with filter pushdown.
+    """
     con = connection if connection is not None else _default_connection()
-    rw = rewrite(query)
+    opened: dict[str, LanceDataset] = {}
+
+    def resolve(ref: LanceRef) -> str:
+        ds = ref.open()
+        name = _pinned_name(ref, ds)
+        opened[name] = ds
+        return name
+
+    frame = sys._getframe(1)
+    try:
+        rw = rewrite(query, resolve, _frame_lookup(frame, con))
+    finally:
+        del frame
     if rw.count_ref is not None:
-        n = rw.count_ref.open().count_rows()
+        n = next(iter(opened.values())).count_rows()
         alias = rw.count_alias.replace('"', '""')
-        return con.sql(f'SELECT CAST({int(n)} AS BIGINT) AS "{alias}"')
-    for name, ref in rw.refs.items():
-        con.register(name, ref.open())
-    return con.sql(rw.sql)
+        return LanceRelation(con.sql(f'SELECT CAST({int(n)} AS BIGINT) AS "{alias}"'))
+    for name, ds in opened.items():
+        con.register(name, watched(ds))
+    for name, obj in rw.objects.items():
+        if isinstance(obj, LanceDataset):
+            obj = watched(obj)
+        elif isinstance(obj, LanceRelation):
+            obj = obj.relation
+        con.register(name, obj)
+    with _lance_errors():
+        rel = con.sql(rw.sql)
+    return None if rel is None else LanceRelation(rel)
 
 
 def register(connection: duckdb.DuckDBPyConnection, name: str, uri_or_dataset, version=None, asof=None,
@@ -298,4 +667,4 @@ def register(connection: duckdb.DuckDBPyConnection, name: str, uri_or_dataset, v
     return ds
 
 
-__all__ = ["LanceRef", "Rewritten", "register", "rewrite", "sql"]
+__all__ = ["LanceRef", "LanceRelation", "Rewritten", "register", "rewrite", "sql", "LANCE_NAME_RULE"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import functools
 from typing import Any
 
 import pyarrow as pa
@@ -66,6 +67,7 @@ def resolve_path(schema: pa.Schema, path: tuple[str, ...]) -> tuple[tuple[str, .
     return tuple(out), field
 
 
+@functools.lru_cache(maxsize=256)
 def _empty(t: pa.DataType) -> pa.Array:
     return pa.array([], type=t)
 
@@ -78,6 +80,7 @@ def _probe(node: BoundExpr) -> Any:
 class _Binder:
     def __init__(self, schema: pa.Schema):
         self.schema = schema
+        self.refs: dict[tuple[str, ...], BRef] = {}
 
     def bind(self, e: Expr) -> BoundExpr:
         method = getattr(self, "_" + type(e).__name__)
@@ -85,8 +88,10 @@ class _Binder:
 
     # -- leaves --------------------------------------------------------------------------
     def _Ref(self, e: Ref) -> BoundExpr:
-        path, f = resolve_path(self.schema, e.path)
-        return BRef(path, f.type, _field_id(f) if len(path) == 1 else None)
+        if e.path not in self.refs:
+            path, f = resolve_path(self.schema, e.path)
+            self.refs[e.path] = BRef(path, f.type, _field_id(f) if len(path) == 1 else None)
+        return self.refs[e.path]
 
     def _Lit(self, e: Lit) -> BoundExpr:
         if e.type is not None:
@@ -103,7 +108,8 @@ class _Binder:
         return BAnd(tuple(self._boolean(a) for a in e.args))
 
     def _Or(self, e: Or) -> BoundExpr:
-        return BOr(tuple(self._boolean(a) for a in e.args))
+        args = _equalities_to_in([self._boolean(a) for a in e.args])
+        return args[0] if len(args) == 1 else BOr(tuple(args))
 
     def _Not(self, e: Not) -> BoundExpr:
         return BNot(self._boolean(e.arg))
@@ -124,7 +130,7 @@ class _Binder:
 
     # -- predicates ----------------------------------------------------------------------
     def _Compare(self, e: Compare) -> BoundExpr:
-        left, right = self._coerce_pair(e.left, e.right)
+        left, right = self._coerce_pair(e.left, e.right, e)
         node = BCompare(e.op, left, right)
         self._check(node, lambda: kernels.call_compare(e.op, _probe(left), _probe(right)))
         return node
@@ -132,13 +138,13 @@ class _Binder:
     def _In(self, e: In) -> BoundExpr:
         arg = self.bind(e.arg)
         has_null = any(v.value is None for v in e.values)
-        scalars = [self._coerce_lit(v, arg.type, e) for v in e.values if v.value is not None]
+        scalars = [self._coerce_lit(v, arg.type, e, e.arg) for v in e.values if v.value is not None]
         # A value that the column's type cannot hold exactly can never match: drop it.
         kept = [s for s in (_exactly_as(s, arg.type) for s in scalars) if s is not None]
         try:
             values = pa.array([s.as_py() for s in kept], type=arg.type)
         except (pa.ArrowException, TypeError, ValueError) as ex:
-            raise InvalidArgumentError(f"IN list does not match {arg.type}: {_show(e)} ({ex})") from None
+            raise InvalidArgumentError(f"IN list values do not fit {_show(e.arg)} ({arg.type}): {_show(e)}") from None
         return BIn(arg, values, has_null)
 
     def _Like(self, e: Like) -> BoundExpr:
@@ -194,15 +200,15 @@ class _Binder:
         return out
 
     # -- coercion ------------------------------------------------------------------------
-    def _coerce_pair(self, le: Expr, re: Expr) -> tuple[BoundExpr, BoundExpr]:
+    def _coerce_pair(self, le: Expr, re: Expr, where: Expr) -> tuple[BoundExpr, BoundExpr]:
         l_untyped = isinstance(le, Lit) and le.type is None
         r_untyped = isinstance(re, Lit) and re.type is None
         if l_untyped and not r_untyped:
             right = self.bind(re)
-            return BLit(self._coerce_lit(le, right.type, le)), right
+            return BLit(self._coerce_lit(le, right.type, where, re)), right
         left = self.bind(le)
         if r_untyped and not l_untyped:
-            return left, BLit(self._coerce_lit(re, left.type, re))
+            return left, BLit(self._coerce_lit(re, left.type, where, le))
         right = self.bind(re)
         return self._align_typed(left, right)
 
@@ -238,18 +244,73 @@ class _Binder:
             new_lit = BLit(lit.scalar.cast(ot))
         return (new_other, new_lit) if not swapped else (new_lit, new_other)
 
-    def _coerce_lit(self, lit: Lit, target: pa.DataType, where: Any) -> pa.Scalar:
+    def _coerce_lit(self, lit: Lit, target: pa.DataType, where: Any, other: Any = None) -> pa.Scalar:
         try:
             return coerce_value(lit.value, target)
-        except (pa.ArrowException, TypeError, ValueError, decimal.InvalidOperation, OverflowError) as ex:
+        except (pa.ArrowException, TypeError, ValueError, decimal.InvalidOperation, OverflowError):
+            what = f"{_show(other)} ({target})" if isinstance(other, Expr) else str(target)
             raise InvalidArgumentError(
-                f"cannot compare {target} with {lit.value!r} in filter: {_show(where)} ({ex})") from None
+                f"cannot compare {what} with {_sql_literal(lit)}: not a valid {_kind(target)}") from None
 
     def _check(self, node: BoundExpr, fn) -> None:
         try:
             fn()
         except (pa.ArrowException, TypeError, ValueError) as ex:
             raise InvalidArgumentError(f"type error in filter: {_describe(node)}: {ex}") from None
+
+
+def _in_friendly(t: pa.DataType) -> bool:
+    """Types whose ``=`` is exactly ``is_in`` membership (floats differ on NaN)."""
+    return (pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
+            or pa.types.is_date(t) or pa.types.is_timestamp(t) or pa.types.is_decimal(t)
+            or pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_boolean(t))
+
+
+#: Shorter chains of equalities stay as they are (pruning sees each term).
+_MIN_IN_GROUP = 32
+
+
+def _equalities_to_in(args: list[BoundExpr]) -> list[BoundExpr]:
+    """``x = 1 OR x = 2 OR ...`` -> ``x IN (1, 2, ...)``: same three-valued result, one kernel.
+
+    Long OR chains (pylance answers 20,000 terms) would otherwise make an Expression too deep
+    for Arrow to evaluate.
+    """
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for i, a in enumerate(args):
+        if isinstance(a, BCompare) and a.op == "==":
+            ref, lit = (a.left, a.right) if isinstance(a.right, BLit) else (a.right, a.left)
+            if isinstance(ref, BRef) and isinstance(lit, BLit) and lit.type == ref.type \
+                    and _in_friendly(ref.type):
+                groups.setdefault(ref.path, []).append(i)
+    merged: dict[int, BoundExpr] = {}
+    dropped: set[int] = set()
+    for idx in groups.values():
+        if len(idx) < _MIN_IN_GROUP:
+            continue
+        ref = args[idx[0]].left if isinstance(args[idx[0]].left, BRef) else args[idx[0]].right
+        scalars = [(args[i].right if isinstance(args[i].right, BLit) else args[i].left).scalar for i in idx]
+        values = pa.array([sc.as_py() for sc in scalars if sc.is_valid], type=ref.type)
+        merged[idx[0]] = BIn(ref, values, any(not sc.is_valid for sc in scalars))
+        dropped.update(idx[1:])
+    if not merged:
+        return args
+    return [merged.get(i, a) for i, a in enumerate(args) if i not in dropped]
+
+
+def _kind(t: pa.DataType) -> str:
+    """A type in words for messages: 'int64 number', 'date', 'timestamp[us]'..."""
+    if pa.types.is_integer(t):
+        return f"{t} integer"
+    if pa.types.is_floating(t) or pa.types.is_decimal(t):
+        return f"{t} number"
+    if pa.types.is_boolean(t):
+        return "boolean (true / false)"
+    if pa.types.is_date(t):
+        return "date (YYYY-MM-DD)"
+    if pa.types.is_timestamp(t):
+        return f"{t} (YYYY-MM-DD HH:MM:SS)"
+    return str(t)
 
 
 def _exactly_as(s: pa.Scalar, t: pa.DataType) -> pa.Scalar | None:
@@ -363,16 +424,71 @@ def coerce_value(value: Any, target: pa.DataType) -> pa.Scalar:
 
 
 def _show(e: Any) -> str:
-    return repr(e)[:200]
+    """An unbound expression as the SQL the user wrote (close enough to find it), shortened."""
+    text = to_sql(e) if isinstance(e, Expr) else str(e)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _name(path: tuple[str, ...]) -> str:
+    return ".".join(p if p.isidentifier() else f"`{p}`" for p in path)
+
+
+def _sql_literal(lit: Lit) -> str:
+    v = lit.value
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, str):
+        return "'" + v.replace("'", "''") + "'"
+    if isinstance(v, _dt.datetime):
+        return f"TIMESTAMP '{v.isoformat(sep=' ')}'"
+    if isinstance(v, _dt.date):
+        return f"DATE '{v.isoformat()}'"
+    return str(v)
+
+
+def to_sql(e: Expr) -> str:
+    """SQL text of an unbound expression (for messages)."""
+    if isinstance(e, Ref):
+        return _name(e.path)
+    if isinstance(e, Lit):
+        return _sql_literal(e)
+    if isinstance(e, Compare):
+        return f"{to_sql(e.left)} {'=' if e.op == '==' else e.op} {to_sql(e.right)}"
+    if isinstance(e, (And, Or)):
+        word = " AND " if isinstance(e, And) else " OR "
+        parts = [to_sql(a) for a in e.args[:20]] + (["..."] if len(e.args) > 20 else [])
+        return word.join(f"({p})" if isinstance(a, (And, Or)) else p for p, a in zip(parts, e.args))
+    if isinstance(e, Not):
+        return f"NOT ({to_sql(e.arg)})"
+    if isinstance(e, IsNull):
+        return f"{to_sql(e.arg)} IS NULL"
+    if isinstance(e, IsBool):
+        return f"{to_sql(e.arg)} IS {'TRUE' if e.value else 'FALSE'}"
+    if isinstance(e, In):
+        return f"{to_sql(e.arg)} IN ({', '.join(to_sql(v) for v in e.values[:20])}" \
+               f"{', ...' if len(e.values) > 20 else ''})"
+    if isinstance(e, Like):
+        return f"{to_sql(e.arg)} {'ILIKE' if e.ignore_case else 'LIKE'} {_sql_literal(Lit(e.pattern))}"
+    if isinstance(e, Cast):
+        return f"CAST({to_sql(e.arg)} AS {e.to})"
+    if isinstance(e, Call):
+        ops = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "mod": "%"}
+        if e.name in ops and len(e.args) == 2:
+            return f"{to_sql(e.args[0])} {ops[e.name]} {to_sql(e.args[1])}"
+        args = [to_sql(a) for a in e.args] + [repr(o) for o in e.options]
+        return f"{e.name}({', '.join(args)})"
+    return type(e).__name__
 
 
 def _describe(node: BoundExpr) -> str:
     if isinstance(node, BCompare):
-        return f"{_describe(node.left)} {node.op} {_describe(node.right)}"
+        return f"{_describe(node.left)} {'=' if node.op == '==' else node.op} {_describe(node.right)}"
     if isinstance(node, BRef):
-        return f"{'.'.join(node.path)} ({node.type})"
+        return f"{_name(node.path)} ({node.type})"
     if isinstance(node, BLit):
-        return f"{node.scalar.as_py()!r} ({node.type})"
+        return f"{_sql_literal(Lit(node.scalar.as_py()))} ({node.type})"
     return type(node).__name__
 
 

@@ -9,6 +9,7 @@ import pyarrow.compute as pc
 
 from ..errors import InvalidArgumentError
 from . import arrow_introspect as ai
+from ._deep import call_deep
 from .binding import bind
 from .bound import BoundExpr, referenced_columns
 from .parser import parse_filter
@@ -80,9 +81,30 @@ def compile_filter(filter: str | pc.Expression | None, schema: pa.Schema) -> Com
     if not isinstance(filter, str):
         raise InvalidArgumentError(
             f"filter must be a SQL string or a pyarrow.compute.Expression, got {type(filter).__name__}")
-    bound = bind(parse_filter(filter), schema)
+    text = filter
+    return call_deep(lambda: _compile_sql(text, schema), f"filter {_short(text)}")
+
+
+def _short(text: str) -> str:
+    return repr(text) if len(text) <= 200 else repr(text[:200]) + "..."
+
+
+def _bind_text(text: str, schema: pa.Schema) -> BoundExpr:
+    """Parse and bind; bind errors quote the user's filter."""
+    unbound = parse_filter(text)
+    try:
+        return bind(unbound, schema)
+    except InvalidArgumentError as e:
+        msg = str(e)
+        if repr(text) in msg:
+            raise
+        raise type(e)(f"{msg}; filter: {_short(text)}") from None
+
+
+def _compile_sql(filter: str, schema: pa.Schema) -> CompiledFilter:
+    bound = _bind_text(filter, schema)
     if not pa.types.is_boolean(bound.type) and bound.type != pa.null():
-        raise InvalidArgumentError(f"filter {filter!r} is {bound.type}, not boolean")
+        raise InvalidArgumentError(f"filter {_short(filter)} is {bound.type}, not boolean")
     expression, rest = split(bound)
     residual = make_residual(rest)
     res_cols = frozenset(c for r in rest for c in referenced_columns(r))
@@ -96,7 +118,7 @@ def compile_expression(sql: str, schema: pa.Schema) -> pc.Expression:
     from .kernels import NotExpressible
     from .to_arrow import to_expression
 
-    bound = bind(parse_filter(sql), schema)
+    bound = call_deep(lambda: _bind_text(sql, schema), f"expression {_short(sql)}")
     try:
         return to_expression(bound)
     except NotExpressible:

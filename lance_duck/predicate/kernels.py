@@ -204,3 +204,27 @@ def call_compare(op: str, a, b, ta: pa.DataType | None = None, tb: pa.DataType |
     if op == ">":
         return _or(base, _and(na, _not(nb)))
     return _or(base, _and(na, _valid_term(b, cb)))  # ">="
+
+
+_REGEX_SPECIAL = set("\\.^$|?*+()[]{}")
+
+
+def like_to_regex(pattern: str) -> str:
+    """An anchored RE2 pattern equal to SQL ``LIKE pattern`` (backslash escapes ``%``, ``_``, ``\\``)."""
+    out = ["(?s)^"]
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            i += 1
+            c = pattern[i]
+            out.append("\\" + c if c in _REGEX_SPECIAL else c)
+        elif c == "%":
+            out.append(".*")
+        elif c == "_":
+            out.append(".")
+        else:
+            out.append("\\" + c if c in _REGEX_SPECIAL else c)
+        i += 1
+    out.append("$")
+    return "".join(out)

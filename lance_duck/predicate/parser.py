@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import re
 
 import pyarrow as pa
 import sqlglot
 from sqlglot import exp, tokens
 from sqlglot.dialects.dialect import Dialect
-from sqlglot.errors import ParseError
+from sqlglot.errors import ParseError, TokenError
 
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
+from ._deep import call_deep
 from .expressions import (
     And, Call, Cast, Compare, Expr, In, IsBool, IsNull, Like, Lit, Not, Or, Ref,
 )
@@ -125,16 +127,15 @@ class _Converter:
         self.text = text
 
     def fail(self, node: exp.Expression, what: str = "unsupported expression") -> None:
-        raise UnsupportedFeatureError(f"{what} in filter {self.text!r}: {node.sql()}")
+        raise UnsupportedFeatureError(f"{what} in filter {_short(self.text)}: {node.sql()[:200]}")
 
     def convert(self, node: exp.Expression) -> Expr:
         n = node
         if isinstance(n, exp.Paren):
             return self.convert(n.this)
-        if isinstance(n, exp.And):
-            return And((self.convert(n.this), self.convert(n.expression)))
-        if isinstance(n, exp.Or):
-            return Or((self.convert(n.this), self.convert(n.expression)))
+        if isinstance(n, (exp.And, exp.Or)):
+            parts = tuple(self.convert(a) for a in _chain(n))
+            return And(parts) if isinstance(n, exp.And) else Or(parts)
         if isinstance(n, exp.Not):
             return Not(self.convert(n.this))
         if type(n) in _CMP:
@@ -264,17 +265,111 @@ class _Converter:
         raise AssertionError
 
 
-def parse_sql_tree(text: str) -> exp.Expression:
-    """The sqlglot tree of a filter string (pylance's dialect)."""
+def _chain(node: exp.Expression) -> list[exp.Expression]:
+    """Operands of an AND (or OR) chain, parentheses looked through, in order; no recursion."""
+    kind = type(node)
+    out: list[exp.Expression] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        while isinstance(n, exp.Paren) and isinstance(n.this, kind):
+            n = n.this
+        if type(n) is kind:
+            stack.append(n.expression)
+            stack.append(n.this)
+        else:
+            out.append(n)
+    return out
+
+
+#: Nesting deeper than this (AND / OR chains and parentheses not counted) is refused.
+MAX_FILTER_DEPTH = 1000
+
+
+def _depth(tree: exp.Expression) -> int:
+    """Nesting depth of ``tree``; a chain of one boolean operator and parentheses count once."""
+    deepest = 0
+    stack = [(tree, 1)]
+    while stack:
+        n, d = stack.pop()
+        deepest = max(deepest, d)
+        for child in n.iter_expressions():
+            same = isinstance(child, exp.Paren) or (type(child) is type(n) and isinstance(n, exp.Connector))
+            leaf = isinstance(child, (exp.Column, exp.Literal, exp.Identifier, exp.Boolean, exp.Null))
+            stack.append((child, d if same or leaf else d + 1))
+    return deepest
+
+
+_OPERATOR = {exp.EQ: "=", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=",
+             exp.And: "AND", exp.Or: "OR", exp.Not: "NOT", exp.Like: "LIKE", exp.ILike: "ILIKE",
+             exp.In: "IN", exp.Is: "IS", exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/",
+             exp.Mod: "%", exp.Neg: "-", exp.Between: "BETWEEN"}
+
+
+def _explain_parse_error(e: ParseError) -> str:
+    """sqlglot's first parse error in the user's terms: what is wrong, and where."""
+    errors = getattr(e, "errors", None) or []
+    if not errors:
+        return "syntax error"
+    err = errors[0]
+    desc = str(err.get("description", ""))
+    highlight = str(err.get("highlight", "")).strip()
+    col = err.get("col")
+    where = f" (column {col})" if col else ""
+    missing = re.match(r"Required keyword: '(\w+)' missing for <class '[\w.]*\.(\w+)'>", desc)
+    if missing:
+        key, cls = missing.groups()
+        op = next((v for k, v in _OPERATOR.items() if k.__name__ == cls), highlight or cls)
+        if cls == "Between":
+            return f"BETWEEN needs 'low AND high'{where}"
+        if key == "expression":
+            return f"{op!r} is missing its right-hand side{where}"
+        if key == "this":
+            return f"{op!r} is missing its operand{where}"
+        return f"incomplete {op!r} expression{where}"
+    if desc.startswith("Expecting "):
+        return f"expected {desc[len('Expecting '):]!r} near {highlight!r}{where}"
+    if desc.startswith("Invalid expression") or desc.startswith("Unexpected"):
+        return f"unexpected {highlight!r}{where}"
+    return f"{desc.splitlines()[0]}{where}"
+
+
+def _explain_token_error(text: str) -> str:
+    for quote, what in (("'", "string"), ('"', "string"), ("`", "quoted identifier")):
+        if text.count(quote) % 2:
+            return f"unterminated {what} (an odd number of {quote} quotes)"
+    return "cannot split it into tokens"
+
+
+def _parse_tree(text: str, check_depth: bool = False) -> exp.Expression:
     if not isinstance(text, str) or not text.strip():
         raise InvalidArgumentError(f"filter must be a non-empty SQL string, got {text!r}")
     try:
-        return sqlglot.parse_one(text, read=LanceFilterDialect)
+        tree = sqlglot.parse_one(text, read=LanceFilterDialect)
     except ParseError as e:
-        first = str(e).splitlines()[0] if str(e) else "syntax error"
-        raise InvalidArgumentError(f"cannot parse filter {text!r}: {first}") from None
+        raise InvalidArgumentError(f"cannot parse filter {_short(text)}: {_explain_parse_error(e)}") from None
+    except TokenError:
+        raise InvalidArgumentError(f"cannot parse filter {_short(text)}: {_explain_token_error(text)}") from None
+    if isinstance(tree, exp.Alias):
+        raise InvalidArgumentError(f"cannot parse filter {_short(text)}: unexpected {tree.alias!r}")
+    if check_depth and _depth(tree) > MAX_FILTER_DEPTH:
+        raise InvalidArgumentError(
+            f"filter {_short(text)} is nested more than {MAX_FILTER_DEPTH} levels deep")
+    return tree
+
+
+def _short(text: str) -> str:
+    return repr(text) if len(text) <= 200 else repr(text[:200]) + "..."
+
+
+def parse_sql_tree(text: str) -> exp.Expression:
+    """The sqlglot tree of a filter string (pylance's dialect)."""
+    return call_deep(lambda: _parse_tree(text), f"filter {_short(text)}", lambda: _parse_tree(text, True))
 
 
 def parse_filter(text: str) -> Expr:
     """Parse a pylance-dialect SQL filter into the unbound model."""
-    return _Converter(text).convert(parse_sql_tree(text))
+    # Input that recursed past Python's default limit is parsed again on a big stack, and
+    # refused past MAX_FILTER_DEPTH levels (Arrow evaluates expressions recursively too).
+    return call_deep(lambda: _Converter(text).convert(_parse_tree(text)), f"filter {_short(text)}",
+                     lambda: _Converter(text).convert(_parse_tree(text, True)))

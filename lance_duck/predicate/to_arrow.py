@@ -16,6 +16,7 @@ from . import kernels
 from .bound import (
     BAnd, BCall, BCast, BCompare, BIn, BIsBool, BIsNull, BLike, BLit, BNot, BOr, BRef, BoundExpr,
 )
+from .bound import children
 from .expressions import conjuncts
 
 NULL_BOOL = pa.scalar(None, pa.bool_())
@@ -40,16 +41,10 @@ class _Builder:
         return self.lit(n)
 
     def _BAnd(self, n: BAnd) -> Any:
-        out = self.visit(n.args[0])
-        for a in n.args[1:]:
-            out = pc.and_kleene(out, self.visit(a))
-        return out
+        return _balanced(pc.and_kleene, [self.visit(a) for a in n.args])
 
     def _BOr(self, n: BOr) -> Any:
-        out = self.visit(n.args[0])
-        for a in n.args[1:]:
-            out = pc.or_kleene(out, self.visit(a))
-        return out
+        return _balanced(pc.or_kleene, [self.visit(a) for a in n.args])
 
     def _BNot(self, n: BNot) -> Any:
         return pc.invert(self.visit(n.arg))
@@ -74,6 +69,9 @@ class _Builder:
         return pc.if_else(pc.is_valid(v), found, NULL_BOOL)
 
     def _BLike(self, n: BLike) -> Any:
+        if "\\" in n.pattern:  # Arrow's match_like reads an escaped backslash as two
+            return pc.match_substring_regex(self.visit(n.arg), pattern=kernels.like_to_regex(n.pattern),
+                                            ignore_case=n.ignore_case)
         return pc.match_like(self.visit(n.arg), pattern=n.pattern, ignore_case=n.ignore_case)
 
     def _BCast(self, n: BCast) -> Any:
@@ -82,6 +80,16 @@ class _Builder:
 
     def _BCall(self, n: BCall) -> Any:
         return kernels.call(n.name, [self.visit(a) for a in n.args], n.options)
+
+
+def _balanced(fn: Callable[[Any, Any], Any], parts: list[Any]) -> Any:
+    """``fn`` folded over ``parts`` as a balanced tree (depth log2(n), so long OR chains evaluate)."""
+    while len(parts) > 1:
+        paired = [fn(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
+        if len(parts) % 2:
+            paired.append(parts[-1])
+        parts = paired
+    return parts[0]
 
 
 class _ExpressionBuilder(_Builder):
@@ -119,18 +127,32 @@ def evaluate(bound: BoundExpr, batch: pa.RecordBatch | pa.Table) -> pa.Array:
     return out
 
 
+#: Larger conjuncts are evaluated on batches: Arrow's Expression machinery recurses on them.
+MAX_EXPRESSION_NODES = 2000
+
+
+def _size(node: BoundExpr) -> int:
+    n, stack = 0, [node]
+    while stack:
+        x = stack.pop()
+        n += 1
+        stack.extend(children(x))
+    return n
+
+
 def split(bound: BoundExpr) -> tuple[pc.Expression | None, list[BoundExpr]]:
     """Top-level conjuncts with an Expression form, ANDed; the others, left for batches."""
     exprs: list[pc.Expression] = []
     residual: list[BoundExpr] = []
     for c in conjuncts(bound):
+        if _size(c) > MAX_EXPRESSION_NODES:
+            residual.append(c)
+            continue
         try:
             exprs.append(to_expression(c))
         except kernels.NotExpressible:
             residual.append(c)
-    expression = None
-    for e in exprs:
-        expression = e if expression is None else pc.and_kleene(expression, e)
+    expression = _balanced(pc.and_kleene, exprs) if exprs else None
     return expression, residual
 
 

@@ -46,8 +46,15 @@ def test_unaliased_reference_gets_the_file_stem_as_alias():
 
 
 def test_non_lance_tables_are_left_alone():
-    rw = rewrite("SELECT * FROM other JOIN 'x.parquet' USING (id)")
-    assert rw.refs == {} and '"x.parquet"' in rw.sql
+    query = "SELECT * FROM other JOIN 'x.parquet' USING (id)"
+    rw = rewrite(query)
+    assert rw.refs == {} and rw.sql == query  # nothing to rewrite: DuckDB gets the text as written
+
+
+@pytest.mark.parametrize("query", ["SELEC * FROM x", "SELECT 'abc", "SELECT 1; SELECT 2"])
+def test_sql_without_lance_references_goes_to_duckdb_unchanged(query):
+    rw = rewrite(query)
+    assert rw.refs == {} and rw.sql == query
 
 
 @pytest.mark.parametrize("query,counted", [
@@ -72,8 +79,6 @@ def test_count_star_shortcut_only_for_the_exact_shape(query, counted):
     ("SELECT * FROM lance_scan('t', vrsion => 3)", "unknown argument"),
     ("SELECT * FROM lance_scan(version => 3)", "uri as its first argument"),
     ("SELECT * FROM 't.lance' AT (VERSION => 1.5)", "integer or a tag"),
-    ("SELEC * FROM x", "cannot parse"),
-    ("SELECT 1; SELECT 2", "one SQL statement"),
 ])
 def test_bad_references_are_clear_errors(query, msg):
     with pytest.raises(InvalidArgumentError, match=msg):

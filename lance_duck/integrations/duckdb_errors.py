@@ -1,0 +1,92 @@
+"""Lance scans run by DuckDB that remember the error they raised.
+
+DuckDB turns an exception raised while it pulls batches into ``duckdb.InvalidInputException``
+carrying a Python traceback as text.  The datasets :func:`lance_duck.sql` registers record
+their errors here, so :class:`~lance_duck.integrations.duckdb.LanceRelation` can raise the
+original one.  (Kept apart from the module holding the default connection: a registered
+object must not reach that connection through its class, or neither is ever freed.)
+"""
+from __future__ import annotations
+
+import collections
+import itertools
+import threading
+from typing import Any, Iterator
+
+import pyarrow as pa
+
+from ..scan.dataset import LanceDataset
+from ..scan.scanner import LanceScanner
+
+# Errors raised by Lance scans under DuckDB, newest last, numbered so a call finds its own.
+_errors: collections.deque = collections.deque(maxlen=64)
+_error_seq = itertools.count(1)
+_errors_lock = threading.Lock()
+
+
+def fresh(err: BaseException) -> BaseException:
+    """A copy of ``err`` without its traceback (same type and message), or ``err`` itself."""
+    try:
+        new = type(err)(*err.args)
+    except Exception:  # noqa: BLE001 - an exception type with a custom constructor
+        return err
+    return new if str(new) == str(err) else err
+
+
+def record(err: BaseException) -> None:
+    """Remember ``err`` (a copy: its traceback would keep the scan's frames alive)."""
+    with _errors_lock:
+        _errors.append((next(_error_seq), fresh(err)))
+
+
+def last_seq() -> int:
+    with _errors_lock:
+        return _errors[-1][0] if _errors else 0
+
+
+def recorded_since(seq: int, message: str) -> BaseException | None:
+    """The newest error recorded after ``seq`` whose text DuckDB's message carries."""
+    with _errors_lock:
+        candidates = [e for n, e in _errors if n > seq]
+    for err in reversed(candidates):
+        text = str(err)
+        if (text and text in message) or (not text and type(err).__name__ in message):
+            return err
+    return None
+
+
+def _recording(reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:
+    try:
+        yield from reader
+    except Exception as e:
+        record(e)
+        raise
+
+
+class _WatchedScanner(LanceScanner):
+    """A scan run by DuckDB: an error it raises is recorded for :class:`LanceRelation`."""
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        reader = super().to_reader()
+        return pa.RecordBatchReader.from_batches(reader.schema, _recording(reader))
+
+
+class _WatchedDataset(LanceDataset):
+    """The dataset lance_duck.sql registers: scans record their errors (see :class:`LanceRelation`)."""
+
+    def scanner(self, *args: Any, **kwargs: Any) -> LanceScanner:
+        try:
+            return _WatchedScanner(self, *args, **kwargs)
+        except BaseException as e:
+            record(e)
+            raise
+
+
+def watched(ds: LanceDataset) -> _WatchedDataset:
+    if isinstance(ds, _WatchedDataset):
+        return ds
+    w = _WatchedDataset.__new__(_WatchedDataset)
+    w.__dict__.update(ds.__dict__)
+    return w
+
+__all__ = ["fresh", "last_seq", "record", "recorded_since", "watched"]

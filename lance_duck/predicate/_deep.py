@@ -1,0 +1,82 @@
+"""Run a recursive function (sqlglot's parser and generator) on deeply nested input.
+
+sqlglot parses and renders SQL recursively, about a dozen Python frames per nesting level, so
+Python's default recursion limit stops it near 50 nested parentheses.  :func:`call_deep` runs
+the function again in a worker thread with a large stack and a raised recursion limit; input
+deeper than that gives :class:`~lance_duck.errors.InvalidArgumentError`, never ``RecursionError``.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Callable, TypeVar
+
+from ..errors import InvalidArgumentError
+
+T = TypeVar("T")
+
+#: Recursion limit in the worker thread, and its stack (virtual memory, touched only as used).
+DEEP_RECURSION_LIMIT = 200_000
+DEEP_STACK_BYTES = 1 << 30
+
+_lock = threading.Lock()
+_active = 0
+_saved_limit = 0
+
+
+def _enter() -> None:
+    global _active, _saved_limit
+    with _lock:
+        if _active == 0:
+            _saved_limit = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_saved_limit, DEEP_RECURSION_LIMIT))
+        _active += 1
+
+
+def _leave() -> None:
+    global _active
+    with _lock:
+        _active -= 1
+        if _active == 0:
+            sys.setrecursionlimit(_saved_limit)
+
+
+def call_deep(fn: Callable[[], T], what: str, deep: Callable[[], T] | None = None) -> T:
+    """``fn()``, retried (as ``deep()`` when given) on a big stack if it recursed too deeply.
+
+    ``what`` names the user's input in the error raised when even that is not enough.
+    """
+    try:
+        return fn()
+    except RecursionError:
+        pass
+    again = deep if deep is not None else fn
+    box: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = again()
+        except BaseException as e:  # noqa: BLE001 - handed to the calling thread
+            box["error"] = e
+
+    _enter()
+    try:
+        with _lock:
+            old = threading.stack_size(DEEP_STACK_BYTES)
+            try:
+                worker = threading.Thread(target=target, name="lance_duck-deep", daemon=True)
+                worker.start()
+            finally:
+                threading.stack_size(old)
+        worker.join()
+    finally:
+        _leave()
+    err = box.get("error")
+    if isinstance(err, RecursionError):
+        raise InvalidArgumentError(f"{what} is nested too deeply to parse") from None
+    if err is not None:
+        raise err  # type: ignore[misc]
+    return box["value"]  # type: ignore[return-value]
+
+
+__all__ = ["call_deep", "DEEP_RECURSION_LIMIT"]
