@@ -116,6 +116,15 @@ WORKING = [
     ("pa_table_of_fragment", "result = pa.table(frag)", lambda p: _rich(p).get_fragments()[1].to_table()),
     ("record_batch_reader_from_stream", "result = pa.RecordBatchReader.from_stream(ds).read_all()",
      lambda p: _rich(p).to_table()),
+    ("record_batch_reader_from_stream_with_requested_schema",
+     "want = pa.schema([('id', pa.int64()), ('u', pa.int64())])\n"
+     "result = pa.RecordBatchReader.from_stream(ds.scanner(columns=['id', 'u']), schema=want).read_all()",
+     lambda p: _rich(p).to_table(columns=["id", "u"]).cast(pa.schema([("id", pa.int64()), ("u", pa.int64())]))),
+    ("write_dataset_of_older_version",
+     "pads.write_dataset(lance_duck.dataset(path, version=2), out_dir + '/w', format='parquet',\n"
+     "                   preserve_order=True)\n"
+     "result = pads.dataset(out_dir + '/w', format='parquet').to_table()",
+     lambda p: lance.dataset(p[0], version=2).to_table()),
     ("scanner_from_batches_of_dataset",
      "result = pads.Scanner.from_batches(ds, columns=['id', 'd'], filter=pc.field('id') < 30).to_table()",
      lambda p: _rich(p).to_table(columns=["id", "d"], filter="id < 30")),
