@@ -5,6 +5,11 @@ numpy ufuncs / copies and Arrow compute kernels release the GIL, so parts of a k
 small Arrow allocations come from per-thread memory pages, while a few huge ones go to the OS and
 serialise the threads on page faults. Pool tasks never submit more tasks, so calls from other
 pools' worker threads cannot deadlock on it.
+
+This module owns every long-lived thread pool of the library (the kernel pool here and the
+scan's read-ahead pool, through :func:`shared_executor`): pools are created lazily and dropped
+in a child process after ``fork()``, which copies a pool object but none of its threads (a
+forked child would otherwise queue work that no thread ever runs).
 """
 from __future__ import annotations
 
@@ -18,18 +23,37 @@ R = TypeVar("R")
 
 WORKERS = max(1, min(2, os.cpu_count() or 1))
 
-_pool: ThreadPoolExecutor | None = None
+_pools: dict[str, ThreadPoolExecutor] = {}
 _lock = threading.Lock()
 _worker = threading.local()  # .active is set on the pool's own threads
 
 
-def _get_pool() -> ThreadPoolExecutor:
-    global _pool
+def shared_executor(name: str, workers: int, initializer: Callable[[], None] | None = None) -> ThreadPoolExecutor:
+    """The process-wide pool called ``name`` (threads named ``lance_duck_<name>``), created on
+    first use; a forked child starts with no pools and creates its own."""
     with _lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="lance_duck_kernel",
-                                       initializer=_mark_worker)
-        return _pool
+        pool = _pools.get(name)
+        if pool is None:
+            pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"lance_duck_{name}",
+                                      initializer=initializer)
+            _pools[name] = pool
+        return pool
+
+
+def _forget_pools_in_child() -> None:
+    """After ``fork()``: the child has none of the parent's pool threads (and the lock may have
+    been held by one of them), so start from nothing."""
+    global _lock
+    _lock = threading.Lock()
+    _pools.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools_in_child)
+
+
+def _get_pool() -> ThreadPoolExecutor:
+    return shared_executor("kernel", WORKERS, _mark_worker)
 
 
 def _mark_worker() -> None:

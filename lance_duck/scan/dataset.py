@@ -1,9 +1,11 @@
 """LanceDataset: one pinned version of a Lance table (a ``pyarrow.dataset.Dataset`` subclass).
 
 DuckDB accepts it because it *is* a ``pyarrow.dataset.Dataset``; it reads ``schema`` and
-calls ``type(ds).scanner(ds, columns=..., filter=...)`` then ``to_reader()``. The base
-class's C++ state is never initialised, so every inherited method is overridden. Nothing
-mutates in place: ``checkout_version`` and ``filter`` return new datasets. A dataset
+calls ``type(ds).scanner(ds, columns=..., filter=...)`` then ``to_reader()``. Every inherited
+method is overridden; the base's native state is a placeholder that refuses to be scanned
+(``interop``), so pyarrow's own C++ scans raise a clear error instead of crashing, and the
+dataset exports itself as an Arrow C stream (``pa.table(ds)``, ``write_dataset(ds, ...)``).
+Nothing mutates in place: ``checkout_version`` and ``filter`` return new datasets. A dataset
 pickles as (uri, version, branch, storage options, filter), never as data.
 """
 from __future__ import annotations
@@ -17,6 +19,7 @@ import pyarrow.dataset as pads
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
 from .filters import BoundFilter, and_filters, bind_filter
 from .fragment import LanceFragment
+from .interop import export_stream, placeholder_native_state, refuse_native_scan
 from .scanner import LanceScanner
 
 
@@ -100,7 +103,7 @@ class Branches:
         return self._snapshot.list_branches()
 
 
-class LanceDataset(pads.Dataset):
+class LanceDataset(pads.FileSystemDataset):
     """One pinned version of a Lance table; open it with :func:`lance_duck.dataset`.
 
     A ``pyarrow.dataset.Dataset`` subclass, so DuckDB (``duckdb.sql("select ... from ds")``) and
@@ -127,7 +130,8 @@ class LanceDataset(pads.Dataset):
 
     def __init__(self, snapshot, *, storage_options: dict | None = None,
                  base_filter: BoundFilter | None = None, _filter_source=None):
-        # pyarrow.dataset.Dataset.__init__ is deliberately not called (no public constructor).
+        # The native FileSystemDataset is a placeholder that pyarrow cannot scan (see interop).
+        pads.FileSystemDataset.__init__(self, *placeholder_native_state(snapshot.arrow_schema, snapshot.uri))
         self._snapshot = snapshot
         self._storage_options = storage_options
         self._base_filter = base_filter
@@ -265,13 +269,43 @@ class LanceDataset(pads.Dataset):
         return self._materialized().join_asof(right, on, by, tolerance, right_on, right_by)
 
     def replace_schema(self, schema):
-        raise UnsupportedFeatureError("a Lance dataset's schema is the table's; replace_schema is not supported")
+        raise UnsupportedFeatureError(
+            f"a Lance dataset's schema is the table's ({self.uri}); replace_schema is not supported (it is "
+            "also how pyarrow.dataset.dataset([...]) builds a UnionDataset): cast the scan instead, "
+            "ds.to_table(...).cast(schema), or union materialised data: pyarrow.dataset.dataset(ds.to_table())")
 
     def _get_fragments(self, filter=None):
         return iter(self.get_fragments())
 
     def _scanner_options(self, options):
-        return options
+        # pyarrow calls this on its way to its own native scan (Scanner.from_dataset, acero scan node)
+        raise refuse_native_scan(self.uri)
+
+    # -- pyarrow.dataset.FileSystemDataset attributes -----------------------------------------------
+    @property
+    def files(self) -> list[str]:
+        """Paths of every data file of this version, fragment by fragment."""
+        return [f.path for frag in self._snapshot.fragments for f in frag.files]
+
+    @property
+    def partitioning(self):
+        return None
+
+    @property
+    def format(self):
+        raise AttributeError("a Lance dataset has no pyarrow file format: its data files are Lance files "
+                             "that only lance_duck (ds.scanner(...)) reads")
+
+    @property
+    def filesystem(self):
+        raise AttributeError("a Lance dataset has no pyarrow filesystem: it reads through fsspec "
+                             "(storage_options)")
+
+    # -- Arrow PyCapsule stream protocol ------------------------------------------------------------
+    def __arrow_c_stream__(self, requested_schema=None):
+        """The full scan (base filter applied) as an Arrow C stream: ``pa.table(ds)``,
+        ``pa.RecordBatchReader.from_stream(ds)``, ``pyarrow.dataset.write_dataset(ds, ...)``."""
+        return export_stream(self.scanner().to_reader(), requested_schema)
 
     # -- pickling ----------------------------------------------------------------------------------
     def __reduce__(self):

@@ -1,18 +1,25 @@
-"""LanceFragment: one fragment of a pinned version (a ``pyarrow.dataset.Fragment`` subclass)."""
+"""LanceFragment: one fragment of a pinned version, with ``pyarrow.dataset.Fragment``'s API.
+
+Not a ``pyarrow.dataset.Fragment`` subclass: pyarrow's C++ code dereferences a Fragment's native
+object (``Scanner.from_fragment(frag).to_table()``), which no Python subclass can provide, and
+a crash must never be the answer. pyarrow now rejects a LanceFragment with a TypeError instead;
+``frag.scanner(...)`` scans it, and it exports itself as an Arrow C stream.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as pads
+
+from .interop import export_stream
 
 if TYPE_CHECKING:
     from .dataset import LanceDataset
     from .scanner import LanceScanner
 
 
-class LanceFragment(pads.Fragment):
+class LanceFragment:
     """One fragment of a pinned version, with pylance's fragment API.
 
     ``fragment_id``, ``physical_rows`` (rows in the data files), ``num_deletions``,
@@ -27,7 +34,6 @@ class LanceFragment(pads.Fragment):
     """
 
     def __init__(self, dataset: "LanceDataset", info):
-        # pyarrow.dataset.Fragment.__init__ is deliberately not called.
         self._dataset = dataset
         self._info = info
 
@@ -82,6 +88,10 @@ class LanceFragment(pads.Fragment):
         from .take import take_rows
         return take_rows(self._dataset._snapshot, [self._info], indices, columns, self._dataset._base_filter,
                           child_order="named")
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        """This fragment's rows as an Arrow C stream (``pa.table(fragment)``)."""
+        return export_stream(self.scanner().to_reader(), requested_schema)
 
     def __reduce__(self):
         return (_restore_fragment, (self._dataset, self.fragment_id))

@@ -9,13 +9,12 @@ least one). Closing the iterator cancels the work not yet started.
 from __future__ import annotations
 
 import os
-import threading
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, TypeVar
 
-from ..encodings._threads import mark_parallel_worker
+from ..encodings._threads import mark_parallel_worker, shared_executor
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -23,18 +22,12 @@ R = TypeVar("R")
 DEFAULT_BUDGET_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_INFLIGHT = 4
 
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
+SCAN_WORKERS = max(2, min(4, os.cpu_count() or 2))
 
 
 def shared_pool() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            workers = max(2, min(4, os.cpu_count() or 2))
-            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lance_duck_scan",
-                                       initializer=mark_parallel_worker)
-        return _pool
+    """The read-ahead pool (owned by :mod:`lance_duck.encodings._threads`, reset after fork)."""
+    return shared_executor("scan", SCAN_WORKERS, mark_parallel_worker)
 
 
 @dataclass

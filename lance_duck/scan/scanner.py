@@ -14,6 +14,7 @@ import pyarrow.dataset as pads
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
 from .execution import ScanContext, execute
 from .filters import and_filters, bind_filter
+from .interop import export_stream
 from .planning import DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS, plan_tasks
 from .projection import resolve_projection
 from .readahead import DEFAULT_BUDGET_BYTES, ReadaheadStats
@@ -178,6 +179,10 @@ class LanceScanner(pads.Scanner):
         if isinstance(fragment, LanceFragment):
             return fragment.scanner(**kwargs)
         return pads.Scanner.from_fragment(fragment, **kwargs)
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        """This scan as an Arrow C stream (``pa.table(scanner)``, ``write_dataset(scanner, ...)``)."""
+        return export_stream(self.to_reader(), requested_schema)
 
     def __reduce__(self):
         raise TypeError("a LanceScanner cannot be pickled; pickle the dataset and scan again")

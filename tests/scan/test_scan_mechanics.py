@@ -19,22 +19,28 @@ from lance_duck.errors import InvalidArgumentError, LanceDuckError
 from lance_duck.scan import LanceDataset, LanceFragment, LanceScanner, dataset
 import lance_duck.table.snapshot as snapshot_mod
 
-# static constructors that build plain pyarrow objects and never touch our (absent) C++ state
-_SAFE = {"_scan_options", "from_batches"}
+# static constructors that build plain pyarrow objects and never touch our native state
+_SAFE = {"_scan_options", "from_batches", "from_paths"}
 
 
-@pytest.mark.parametrize("ours,base", [(LanceDataset, pads.Dataset), (LanceScanner, pads.Scanner),
+@pytest.mark.parametrize("ours,base", [(LanceDataset, pads.FileSystemDataset), (LanceScanner, pads.Scanner),
                                        (LanceFragment, pads.Fragment)])
 def test_every_inherited_pyarrow_method_is_overridden(ours, base):
-    """The base classes' C++ state is never initialised: any method left to them would crash."""
+    """Every pyarrow method is ours: the dataset's native state is a placeholder that refuses scans,
+    the scanner's is never initialised, and the fragment only mirrors pyarrow's Fragment API."""
     missing = []
     for name in dir(base):
         if name.startswith("__") and name != "__reduce__" or name in _SAFE:
             continue
-        owner = next(c for c in ours.__mro__ if name in c.__dict__)
-        if owner.__module__.startswith("pyarrow"):
+        owner = next((c for c in ours.__mro__ if name in c.__dict__), None)
+        if owner is None or owner.__module__.startswith("pyarrow"):
             missing.append(name)
     assert missing == []
+
+
+def test_fragment_is_not_a_pyarrow_fragment_so_pyarrow_cannot_dereference_it():
+    assert not issubclass(LanceFragment, pads.Fragment)
+    assert issubclass(LanceDataset, pads.Dataset)
 
 
 def test_pyarrow_dataset_methods_work(table_path):

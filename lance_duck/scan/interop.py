@@ -1,0 +1,81 @@
+"""How the scan objects meet pyarrow's own machinery without crashing it.
+
+Two mechanisms:
+
+* **Arrow C stream export** (``__arrow_c_stream__``): a dataset, scanner or fragment hands
+  its scan over as an Arrow stream, so ``pa.table(ds)``, ``pa.RecordBatchReader.from_stream(ds)``,
+  ``pyarrow.dataset.write_dataset(ds, ...)`` (which prefers the stream protocol to its Dataset
+  path), polars and pandas read it through lance_duck.
+* **A placeholder native state**: pyarrow's C++ functions (``Scanner.from_dataset``, Acero's
+  scan node, ``UnionDataset``) dereference a Dataset's native object, which a Python subclass
+  cannot provide for Lance data. ``LanceDataset`` therefore initialises its
+  ``FileSystemDataset`` base with one fragment on a filesystem that refuses every access with
+  :data:`NATIVE_SCAN_MESSAGE` -- pyarrow raises that error instead of dereferencing a null
+  pointer, and never sees rows it could get wrong. DuckDB is unaffected: it calls the
+  dataset's Python ``scanner()`` and keeps its projection and filter pushdown.
+"""
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.fs as pafs
+
+from ..errors import InvalidArgumentError
+
+NATIVE_SCAN_MESSAGE = (
+    "pyarrow's own scan engine cannot read the Lance table {uri} (it is reached by "
+    "pyarrow.dataset.Scanner.from_dataset/from_fragment, acero.ScanNodeOptions, UnionDataset, and "
+    "join/join_asof with a Lance dataset on the right). Scan with lance_duck instead: "
+    "ds.scanner(columns=..., filter=...) (a pyarrow Scanner: to_table, to_reader, to_batches), "
+    "ds.to_table(...); or pass ds, a scanner or a fragment wherever an Arrow stream is accepted: "
+    "pa.table(ds), pa.RecordBatchReader.from_stream(ds), pyarrow.dataset.write_dataset(ds, ...), "
+    "acero.RecordBatchReaderSourceNodeOptions(ds.scanner().to_reader()); to join or union with "
+    "pyarrow datasets, materialise first: pyarrow.dataset.dataset(ds.to_table(...))"
+)
+
+
+class _RefusingHandler(pafs.FileSystemHandler):
+    """A filesystem whose every operation raises :class:`InvalidArgumentError`."""
+
+    def __init__(self, uri: str):
+        self._uri = uri
+
+    def _refuse(self, *args, **kwargs):
+        raise InvalidArgumentError(NATIVE_SCAN_MESSAGE.format(uri=self._uri))
+
+    def __eq__(self, other) -> bool:
+        return self is other
+
+    def __ne__(self, other) -> bool:
+        return self is not other
+
+    __hash__ = object.__hash__
+
+    def get_type_name(self) -> str:
+        return "lance_duck"
+
+    def normalize_path(self, path: str) -> str:
+        return path
+
+    get_file_info = get_file_info_selector = _refuse
+    create_dir = delete_dir = delete_dir_contents = delete_root_dir_contents = delete_file = _refuse
+    move = copy_file = _refuse
+    open_input_stream = open_input_file = open_output_stream = open_append_stream = _refuse
+
+
+def placeholder_native_state(schema: pa.Schema, uri: str) -> tuple:
+    """Arguments for ``pyarrow.dataset.FileSystemDataset.__init__``: ``schema``, one fragment,
+    and a filesystem that refuses to be read (building them performs no I/O)."""
+    fs = pafs.PyFileSystem(_RefusingHandler(uri))
+    fmt = pads.IpcFileFormat()
+    return [fmt.make_fragment("lance_duck/not-readable-by-pyarrow", fs)], schema, fmt, fs
+
+
+def refuse_native_scan(uri: str) -> InvalidArgumentError:
+    """The error raised where pyarrow would start its own scan of a Lance dataset."""
+    return InvalidArgumentError(NATIVE_SCAN_MESSAGE.format(uri=uri))
+
+
+def export_stream(reader: pa.RecordBatchReader, requested_schema=None):
+    """``reader`` as an Arrow C stream PyCapsule (``requested_schema`` as the protocol defines)."""
+    return reader.__arrow_c_stream__(requested_schema)
