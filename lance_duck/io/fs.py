@@ -4,6 +4,12 @@
 and the table's root path. Data files are read through :class:`InputFile`, which plans
 byte ranges, coalesces neighbours and fetches them together (``cat_ranges``), or serves
 them from a memory map for local files.
+
+Pages of a memory map stay mapped, and count in the process's RSS, once read. So that a
+streaming scan's RSS does not grow with the table, the pages served from memory maps are
+released oldest first (``madvise(MADV_DONTNEED)``) once more than ``MAPPED_RESIDENT_BYTES``
+have been served since: the file stays mapped and in the page cache, and arrays that still view
+released pages read them again on access (a minor fault), so no array is ever invalidated.
 """
 from __future__ import annotations
 
@@ -11,7 +17,10 @@ import mmap
 import os
 import posixpath
 import threading
-from typing import Any, Iterable, Sequence
+import weakref
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Iterable, Iterator, Sequence
 
 import fsspec
 from fsspec.core import url_to_fs
@@ -20,6 +29,8 @@ from .storage_options import fsspec_options
 
 # Ranges closer than this are fetched as one request.
 COALESCE_GAP = 64 * 1024
+# Bytes served from memory-mapped files that stay mapped (resident) before the oldest are released.
+MAPPED_RESIDENT_BYTES = 64 * 1024 * 1024
 
 
 def open_io(uri: str | os.PathLike, storage_options: dict[str, Any] | None = None) -> tuple["FileIO", str]:
@@ -62,6 +73,12 @@ class FileIO:
         Listings are never served from fsspec's directory cache (s3fs etc. keep one per
         filesystem instance, and instances are shared), so a new version is always seen.
         """
+        if self.is_local:   # one scandir: fsspec's ls stats every entry through Python
+            try:
+                with os.scandir(path) as it:
+                    return [(e.name, None if e.is_dir() else e.stat().st_size) for e in it]
+            except FileNotFoundError:
+                return []
         try:
             self.fs.invalidate_cache(path)
         except Exception:  # noqa: BLE001 - a filesystem without a cache
@@ -83,6 +100,48 @@ class FileIO:
         """The whole file; FileNotFoundError names the path."""
         try:
             return self.fs.cat_file(path)
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(f"No such file: {path}") from exc
+
+    def read_many(self, paths: Sequence[str], ahead: int = 32) -> Iterator[bytes]:
+        """Whole files, in order; up to ``ahead`` fetched concurrently (object stores)."""
+        return self.read_ranges_many([(p, None, None) for p in paths], ahead)
+
+    def read_ranges_many(self, items: Sequence[tuple[str, int | None, int | None]],
+                         ahead: int = 32) -> Iterator[bytes]:
+        """Bytes [start, end) of each (path, start, end) (None, None = whole file), in order.
+
+        Local files are read in the calling thread (page-cache copies gain nothing from threads);
+        other filesystems get ``ahead`` requests in flight, so a long list costs a few round trips.
+        """
+        if self.is_local or len(items) <= 1:
+            for item in items:
+                yield self._read_range(*item)
+            return
+        with ThreadPoolExecutor(max_workers=max(1, min(ahead, 16))) as pool:
+            pending: deque = deque()
+            it = iter(items)
+            for item in it:
+                pending.append(pool.submit(self._read_range, *item))
+                if len(pending) >= ahead:
+                    break
+            while pending:
+                out = pending.popleft().result()
+                nxt = next(it, None)
+                if nxt is not None:
+                    pending.append(pool.submit(self._read_range, *nxt))
+                yield out
+
+    def _read_range(self, path: str, start: int | None, end: int | None) -> bytes:
+        try:
+            if self.is_local:
+                with open(path, "rb") as f:
+                    if start is None:
+                        return f.read()
+                    return os.pread(f.fileno(), end - start, start)
+            if start is None:
+                return self.fs.cat_file(path)
+            return self.fs.cat_file(path, start, end)
         except FileNotFoundError as exc:
             raise FileNotFoundError(f"No such file: {path}") from exc
 
@@ -146,6 +205,7 @@ class InputFile:
                     raise CorruptFileError(
                         f"{self.path}: byte range [{off}, {off + ln}) is outside the file ({len(view)} bytes)")
                 out.append(view[off:off + ln])
+            _RESIDENT.served(self._mmap, ranges)
             return out
         merged = coalesce(ranges)
         self.requests += len(merged)
@@ -176,6 +236,41 @@ class InputFile:
                 except BufferError:
                     pass  # arrays still view it; let GC close it
                 self._mmap = None
+
+
+class _ResidentPages:
+    """Page spans served from memory maps, oldest first; released beyond ``MAPPED_RESIDENT_BYTES``."""
+
+    def __init__(self):
+        self._spans: deque = deque()      # (weakref to the mmap, start, length)
+        self._total = 0
+        self._lock = threading.Lock()
+
+    def served(self, mm: mmap.mmap | None, ranges: Sequence[tuple[int, int]]) -> None:
+        if mm is None or not hasattr(mm, "madvise"):
+            return
+        ref = weakref.ref(mm)
+        page = mmap.PAGESIZE
+        released: list = []
+        new = [(ref, s - s % page, e - s + s % page) for s, e in coalesce(ranges, 0)]
+        with self._lock:
+            self._spans.extend(new)
+            self._total += sum(n for _, _, n in new)
+            # only spans of earlier reads go: the caller has not looked at these pages yet
+            while self._total > MAPPED_RESIDENT_BYTES and len(self._spans) > len(new):
+                span = self._spans.popleft()
+                self._total -= span[2]
+                released.append(span)
+        for ref, s, n in released:
+            m = ref()
+            if m is not None:
+                try:
+                    m.madvise(mmap.MADV_DONTNEED, s, n)
+                except (ValueError, OSError):   # closed meanwhile
+                    pass
+
+
+_RESIDENT = _ResidentPages()
 
 
 def coalesce(ranges: Iterable[tuple[int, int]], gap: int = COALESCE_GAP) -> list[tuple[int, int]]:

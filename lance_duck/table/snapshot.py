@@ -17,11 +17,11 @@ from ..errors import BranchNotFoundError, CorruptFileError, InvalidArgumentError
 from ..io.fs import FileIO, open_io
 from ..file.base import DataFileReader, DataFileRef, open_data_file
 from .fragment import FragmentInfo, PathResolver, vanished
-from .manifest import ManifestFile, decode_manifest, parse_manifest, read_manifest
+from .history import list_version_infos, manifest_summary, resolve_asof  # noqa: F401 (manifest_summary re-exported)
+from .manifest import ManifestFile, read_manifest
 from .refs import branch_dir, list_branches, list_tags, read_branch, read_tag
 from .schema import LanceSchema, schema_from_protos
-from .versions import (VERSIONS_DIR, VersionEntry, before_cutoff, list_versions, manifest_timestamp_ns,
-                       normalise_asof, pylance_local_timestamp, utc_timestamp)
+from .versions import VERSIONS_DIR, list_versions, manifest_timestamp_ns, normalise_asof, utc_timestamp
 
 _SAME = object()
 LEGACY_VERSIONS = ("0.1", "0.2", "legacy")
@@ -79,7 +79,7 @@ def _open(uri: str, io: FileIO, root: str, version, asof, branch: str | None) ->
         raise FileNotFoundError(f"Not a Lance table: no manifests in {io.join(root, VERSIONS_DIR)}")
     vdir = io.join(ddir, VERSIONS_DIR)
     if asof is not None:
-        mf = _resolve_asof(io, vdir, entries, normalise_asof(asof), where)
+        mf = resolve_asof(io, vdir, entries, normalise_asof(asof), where)
     else:
         if version is None:
             entry = entries[-1]
@@ -95,21 +95,6 @@ def _open(uri: str, io: FileIO, root: str, version, asof, branch: str | None) ->
             raise CorruptFileError(f"{mf.path}: file name says version {entry.version}, "
                                    f"the manifest says {mf.manifest.version}")
     return Snapshot(uri, io, root, branch, ddir, mf)
-
-
-def _resolve_asof(io: FileIO, vdir: str, entries: list[VersionEntry], cutoff: datetime,
-                  where: str) -> ManifestFile:
-    """pylance's rule: the largest version whose timestamp is strictly before ``cutoff``.
-
-    Versions are scanned newest first, so the first match is the answer and older manifests
-    are not read (timestamps need not be monotonic for this to be exact).
-    """
-    for e in reversed(entries):
-        path = io.join(vdir, e.name)
-        raw = bytes(io.read_bytes(path))
-        if before_cutoff(manifest_timestamp_ns(decode_manifest(raw, path)), cutoff):
-            return parse_manifest(raw, path)
-    raise VersionNotFoundError(f"no version{where} was committed before {cutoff.isoformat()}")
 
 
 class Snapshot:
@@ -179,18 +164,7 @@ class Snapshot:
 
     def versions(self) -> list[dict[str, Any]]:
         """Every version of this branch, like pylance's ``ds.versions()``."""
-        vdir = self.io.join(self.dataset_dir, VERSIONS_DIR)
-        out = []
-        for e in list_versions(self.io, self.dataset_dir):
-            if e.version == self.version:
-                m = self.manifest
-            else:
-                path = self.io.join(vdir, e.name)
-                m = decode_manifest(bytes(self.io.read_bytes(path)), path)
-            out.append({"version": m.version,
-                        "timestamp": pylance_local_timestamp(manifest_timestamp_ns(m)),
-                        "metadata": manifest_summary(m)})
-        return out
+        return list_version_infos(self.io, self.dataset_dir)
 
     def list_tags(self) -> dict[str, dict]:
         """All tags of the table, like pylance's ``ds.tags.list()``."""
@@ -209,30 +183,6 @@ class Snapshot:
     def count_rows(self) -> int:
         """Exact live rows; reads only manifests and (when needed) deletion files."""
         return sum(f.count_rows() for f in self.fragments)
-
-
-def manifest_summary(m: table_pb2.Manifest) -> dict[str, str]:
-    """The ``metadata`` pylance's ``versions()`` reports for a manifest."""
-    frags = files = size = del_files = del_rows = rows = 0
-    for f in m.fragments:
-        frags += 1
-        files += len(f.files)
-        size += sum(df.file_size_bytes for df in f.files)
-        has_del = f.HasField("deletion_file")
-        n_del = f.deletion_file.num_deleted_rows if has_del else 0
-        del_files += has_del
-        del_rows += n_del
-        if f.physical_rows and (not has_del or n_del):
-            rows += f.physical_rows - n_del
-    return {
-        "total_data_file_rows": str(rows + del_rows),
-        "total_data_files": str(files),
-        "total_deletion_file_rows": str(del_rows),
-        "total_deletion_files": str(del_files),
-        "total_files_size": str(size),
-        "total_fragments": str(frags),
-        "total_rows": str(rows),
-    }
 
 
 def _storage_version(m: table_pb2.Manifest) -> str:
