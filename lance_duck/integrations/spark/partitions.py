@@ -65,7 +65,7 @@ def plan_partitions(fragments: Sequence, *, target_rows: int | None = None, targ
     else:
         def size(f):
             return f.physical_rows
-        target = float(target_rows or default_partition_rows(sum(f.count_rows() for f in frags), cores))
+        target = float(target_rows or default_partition_rows(sum(f.physical_rows for f in frags), cores))
     parts: list[LancePartition] = []
     group: list[tuple[int, int, int]] = []
     group_size = 0.0
