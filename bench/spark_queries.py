@@ -1,0 +1,132 @@
+"""Spark (local[2]) over lance_duck vs Spark's own Parquet reader on the same rows.
+
+    PYTHONPATH=. python bench/spark_queries.py [--rows 4000000] [--runs 3] [--dir /tmp/ld_bench]
+                                               [--batch-sizes 8192,65536,262144,1048576]
+
+The table is bench/duckdb_queries.py's (4 fragments, a delete applied; the same live rows in a
+Parquet file). Six queries, each run as users write the read (all columns cross into the JVM:
+Spark 4.x pushes no column pruning to Python sources) and with the ``columns`` option; sources
+interleaved, medians printed with the ratio to Parquet. Every answer is checked against
+Parquet's. ``--batch-sizes`` instead times the all-columns read at several ``batch_size`` values.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
+
+# query -> (SQL over view T, the columns it needs)
+QUERIES = {
+    "count(*)": ("select count(*) from T", "id"),
+    "sum(i)": ("select sum(i) from T", "i"),
+    "id range, 1000 rows": ("select count(*), sum(f) from T where id between 1000000 and 1000999", "id, f"),
+    "cat = 'cat_7'": ("select count(*) from T where cat = 'cat_7'", "cat"),
+    "group by cat": ("select cat, count(*), avg(f) from T group by cat order by cat", "cat, f"),
+    "full aggregate": ("select count(*), sum(i), avg(f), avg(fn), count(cat), max(txt), "
+                       "sum(cast(b as int)), max(ts) from T", "i, f, fn, cat, txt, b, ts"),
+}
+
+
+def session():
+    from pyspark.sql import SparkSession
+
+    from lance_duck.integrations.spark import register
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    spark = (SparkSession.builder.master("local[2]").appName("lance_duck-bench")
+             .config("spark.sql.session.timeZone", "UTC").config("spark.ui.enabled", "false")
+             .config("spark.sql.shuffle.partitions", "2").config("spark.driver.memory", "3g")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    register(spark)
+    return spark
+
+
+def _norm(rows) -> list:
+    out = []
+    for r in rows:
+        out.append(tuple(round(v, 6) if isinstance(v, float) else (str(v) if v is not None else None) for v in r))
+    return out
+
+
+def timed(spark, df, sql: str) -> tuple[float, list]:
+    df.createOrReplaceTempView("T")
+    t0 = time.perf_counter()
+    rows = spark.sql(sql).collect()
+    return time.perf_counter() - t0, _norm(rows)
+
+
+def main() -> None:
+    from duckdb_queries import prepare
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=4_000_000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--dir", default="/tmp/ld_bench")
+    ap.add_argument("--batch-sizes", default=None)
+    ap.add_argument("--queries", default=None, help="comma-separated subset of query names")
+    args = ap.parse_args()
+    os.makedirs(args.dir, exist_ok=True)
+    lp, pp = prepare(args.dir, args.rows, "2.2")
+    spark = session()
+    queries = {k: v for k, v in QUERIES.items() if args.queries is None or k in args.queries.split(",")}
+
+    def lance_df(**opts):
+        r = spark.read.format("lance_duck")
+        for k, v in opts.items():
+            r = r.option(k, str(v))
+        return r.load(lp)
+
+    if args.batch_sizes:
+        sizes = [int(s) for s in args.batch_sizes.split(",")]
+        times = {(q, b): [] for q in queries for b in sizes}
+        for _ in range(args.runs):
+            for q, (sql, _) in queries.items():
+                for b in sizes:
+                    times[(q, b)].append(timed(spark, lance_df(batch_size=b), sql)[0])
+        print(f"{'query':24}" + "".join(f"{b:>12}" for b in sizes))
+        for q in queries:
+            print(f"{q:24}" + "".join(f"{statistics.median(times[(q, b)]):11.2f}s" for b in sizes))
+        return
+
+    sources = {
+        "parquet": lambda cols: spark.read.parquet(pp),
+        "lance_duck": lambda cols: lance_df(),
+        "lance_duck columns": lambda cols: lance_df(columns=cols),
+    }
+    # warm-up: one pass of each source (JIT, Python workers)
+    for src, make in sources.items():
+        timed(spark, make("id"), "select count(*) from T")
+    times = {(q, s): [] for q in queries for s in sources}
+    answers = {}
+    wrong = []
+    for _ in range(args.runs):
+        for q, (sql, cols) in queries.items():
+            for s, make in sources.items():
+                t, rows = timed(spark, make(cols), sql)
+                times[(q, s)].append(t)
+                if s == "parquet":
+                    answers[q] = rows
+                elif rows != answers.get(q):
+                    wrong.append((q, s, rows, answers.get(q)))
+    print(f"Spark local[2], {args.rows:,} rows, 4 fragments, medians of {args.runs}")
+    print(f"| query | Spark + Parquet | lance_duck (all columns) | ratio | lance_duck `columns` | ratio |")
+    print("|---|---|---|---|---|---|")
+    for q in queries:
+        p = statistics.median(times[(q, "parquet")])
+        a = statistics.median(times[(q, "lance_duck")])
+        c = statistics.median(times[(q, "lance_duck columns")])
+        print(f"| `{q}` | {p:.2f} s | {a:.2f} s | {a / p:.1f}x | {c:.2f} s | {c / p:.1f}x |")
+    for w in wrong:
+        print("WRONG ANSWER:", w)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""The ``lance_duck`` Spark source's options: parsed and checked once, at planning.
+
+Spark lower-cases option names (``versionAsOf`` arrives as ``versionasof``); values are strings.
+An unknown name is refused with the list of valid ones, so a typo never reads the wrong version.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from ...errors import InvalidArgumentError
+
+STORAGE_PREFIX = "storage_options."
+
+# lower-cased name -> how the README spells it
+OPTION_NAMES = {
+    "path": "path",
+    "version": "version", "versionasof": "versionAsOf", "tag": "tag", "branch": "branch",
+    "asof": "asof", "timestampasof": "timestampAsOf",
+    "columns": "columns", "filter": "filter", "batch_size": "batch_size",
+    "partition_rows": "partition_rows", "partition_bytes": "partition_bytes",
+    "pushfilters": "pushFilters",
+}
+_ALIASES = {"versionasof": "version", "timestampasof": "asof"}
+
+# measured (bench/spark_queries.py): Arrow batches of 256K rows into the JVM were 2-3x faster
+# than 8K ones; larger ones gained nothing more and hold more memory per task.
+DEFAULT_BATCH_ROWS = 256 * 1024
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    path: str
+    version: int | str | None = None
+    branch: str | None = None
+    asof: str | None = None
+    columns: tuple[str, ...] | None = None
+    filter: str | None = None
+    batch_size: int = DEFAULT_BATCH_ROWS
+    partition_rows: int | None = None
+    partition_bytes: int | None = None
+    push_filters: bool = False
+    storage_options: dict[str, str] = field(default_factory=dict)
+
+    def storage(self) -> dict[str, str] | None:
+        return dict(self.storage_options) or None
+
+
+def parse_options(options: Mapping[str, str]) -> ReadOptions:
+    """Check and convert the options of ``spark.read.format('lance_duck').option(...)``."""
+    opts = {str(k).lower(): v for k, v in options.items()}
+    storage = {k[len(STORAGE_PREFIX):]: v for k, v in opts.items() if k.startswith(STORAGE_PREFIX)}
+    unknown = sorted(k for k in opts if k not in OPTION_NAMES and not k.startswith(STORAGE_PREFIX))
+    if unknown:
+        valid = ", ".join(sorted(OPTION_NAMES.values(), key=str.lower))
+        raise InvalidArgumentError(
+            f"lance_duck: unknown option(s) {', '.join(map(repr, unknown))}; valid options are {valid} "
+            f"and storage_options.<key>")
+    for alias, name in _ALIASES.items():
+        if alias in opts:
+            if name in opts and opts[name] != opts[alias]:
+                raise InvalidArgumentError(
+                    f"lance_duck: options {OPTION_NAMES[name]!r} and {OPTION_NAMES[alias]!r} disagree "
+                    f"({opts[name]!r} vs {opts[alias]!r})")
+            opts[name] = opts.pop(alias)
+    path = opts.get("path")
+    if not path:
+        raise InvalidArgumentError(
+            "lance_duck: no path; use spark.read.format('lance_duck').load(path) or OPTIONS (path '...')")
+    version: int | str | None = opts.get("version")
+    tag = opts.get("tag")
+    if tag is not None:
+        if version is not None:
+            raise InvalidArgumentError(f"lance_duck: give either version ({version!r}) or tag ({tag!r}), not both")
+        version = tag
+    elif isinstance(version, str):
+        v = version.strip()
+        version = int(v) if v.isdigit() else v   # a number, else a tag name
+    asof = opts.get("asof")
+    if asof is not None and version is not None:
+        raise InvalidArgumentError("lance_duck: give either a version/tag or asof/timestampAsOf, not both")
+    columns = None
+    if opts.get("columns") is not None:
+        columns = tuple(c.strip() for c in opts["columns"].split(",") if c.strip())
+        if not columns:
+            raise InvalidArgumentError("lance_duck: option 'columns' names no column")
+    flt = opts.get("filter")
+    if flt is not None and not flt.strip():
+        flt = None
+    return ReadOptions(
+        path=path, version=version, branch=opts.get("branch") or None, asof=asof, columns=columns,
+        filter=flt, batch_size=_positive(opts, "batch_size") or DEFAULT_BATCH_ROWS,
+        partition_rows=_positive(opts, "partition_rows"), partition_bytes=_size(opts, "partition_bytes"),
+        push_filters=_bool(opts, "pushfilters"), storage_options=storage)
+
+
+def _positive(opts: dict, name: str) -> int | None:
+    v = opts.get(name)
+    if v is None:
+        return None
+    try:
+        n = int(str(v).replace("_", ""))
+    except ValueError:
+        n = 0
+    if n <= 0:
+        raise InvalidArgumentError(f"lance_duck: option {OPTION_NAMES[name]!r} must be a positive integer, got {v!r}")
+    return n
+
+
+_UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def _size(opts: dict, name: str) -> int | None:
+    """A byte size: ``134217728``, ``128m``, ``128MB``, ``1g``."""
+    v = opts.get(name)
+    if v is None:
+        return None
+    s = str(v).strip().lower().removesuffix("b").removesuffix("i")
+    mult = 1
+    if s and s[-1] in _UNITS:
+        mult, s = _UNITS[s[-1]], s[:-1]
+    try:
+        n = int(float(s) * mult)
+    except ValueError:
+        n = 0
+    if n <= 0:
+        raise InvalidArgumentError(
+            f"lance_duck: option {OPTION_NAMES[name]!r} must be a positive size such as '128m', got {v!r}")
+    return n
+
+
+def _bool(opts: dict, name: str) -> bool:
+    v = opts.get(name)
+    if v is None:
+        return False
+    s = str(v).strip().lower()
+    if s in ("true", "1", "yes"):
+        return True
+    if s in ("false", "0", "no"):
+        return False
+    raise InvalidArgumentError(f"lance_duck: option {OPTION_NAMES[name]!r} must be true or false, got {v!r}")

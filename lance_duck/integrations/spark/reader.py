@@ -1,0 +1,166 @@
+"""The Spark reader: planning on the driver (version pinned, columns, filter, partitions) and
+reading row ranges of fragments in the Python workers.
+
+Everything a task needs travels in the pickled reader (options, pinned version, column names,
+the filter's text) and its partition (fragment row ranges): no data, no manifest.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any, Iterator, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql.datasource import DataSourceReader, InputPartition
+from pyspark.sql.pandas.types import to_arrow_schema
+
+from ...errors import InvalidArgumentError, LanceDuckError
+from .filters import NotPushable, spark_filter_to_expression
+from .options import ReadOptions
+from .partitions import LancePartition, plan_partitions
+from .types import conform, spark_arrow_schema
+
+_CACHE_SIZE = 4
+_cache: OrderedDict[tuple, Any] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def open_dataset(opts: ReadOptions, version: int | None = None, branch: str | None = None):
+    """The table at the options' version (planning) or at a pinned version (workers; cached)."""
+    from ...scan.dataset import dataset
+
+    if version is None:
+        return dataset(opts.path, version=opts.version, asof=opts.asof, branch=opts.branch,
+                       storage_options=opts.storage())
+    key = (opts.path, branch, version, tuple(sorted(opts.storage_options.items())))
+    with _cache_lock:
+        ds = _cache.get(key)
+        if ds is not None:
+            _cache.move_to_end(key)
+            return ds
+    ds = dataset(opts.path, version=version, branch=branch, storage_options=opts.storage())
+    with _cache_lock:
+        _cache[key] = ds
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return ds
+
+
+def table_schema(opts: ReadOptions) -> pa.Schema:
+    """The Arrow schema of the columns the options select, as the table holds them."""
+    ds = open_dataset(opts)
+    if opts.columns is None:
+        return ds.schema
+    return ds.scanner(columns=list(opts.columns)).projected_schema
+
+
+class LanceReader(DataSourceReader):
+    """Reads the columns of the Spark schema at a version pinned when the read is planned."""
+
+    def __init__(self, opts: ReadOptions, schema, cores: int | None = None) -> None:
+        self.opts = opts
+        self.cores = cores
+        ds = open_dataset(opts)
+        self.version = ds.version
+        self.branch = ds.branch
+        self.columns = list(schema.fieldNames())
+        self.target = to_arrow_schema(schema, timezone="UTC", prefers_large_types=False)
+        self.arrow_schema = ds.schema
+        _check_schema(ds, self.columns, self.target, opts)
+        if opts.filter is not None:
+            ds.filter(opts.filter)   # parse and bind now: a bad filter fails planning, naming it
+        self.filters: list[Any] = []
+
+    def partitions(self) -> Sequence[InputPartition]:
+        ds = open_dataset(self.opts, self.version, self.branch)
+        return plan_partitions(ds._snapshot.fragments, target_rows=self.opts.partition_rows,
+                               target_bytes=self.opts.partition_bytes, cores=self.cores)
+
+    def _pushed(self) -> pc.Expression | None:
+        expr = None
+        for f in self.filters:
+            e = spark_filter_to_expression(f, self.arrow_schema)
+            expr = e if expr is None else expr & e
+        return expr
+
+    def read(self, partition: LancePartition) -> Iterator[pa.RecordBatch]:
+        try:
+            ds = open_dataset(self.opts, self.version, self.branch)
+            for batch in read_ranges(ds, partition.pieces, self.columns, self.opts.filter, self._pushed(),
+                                     self.opts.batch_size):
+                if batch.num_rows:
+                    yield conform(batch, self.target)
+        except LanceDuckError as exc:
+            # Spark shows the worker's traceback; the last line names the type and message
+            raise type(exc)(f"{type(exc).__name__}: {exc} (table {self.opts.path}, version {self.version})") \
+                from None
+
+
+class PushdownLanceReader(LanceReader):
+    """LanceReader that also accepts Spark's pushed filters (applied exactly while reading)."""
+
+    def pushFilters(self, filters):  # noqa: N802 (Spark's name)
+        empty = self.arrow_schema.empty_table()
+        for f in filters:
+            try:
+                empty.filter(spark_filter_to_expression(f, self.arrow_schema))  # type-checks it
+            except (NotPushable, pa.ArrowException, TypeError, ValueError):
+                yield f
+                continue
+            self.filters.append(f)
+
+
+def read_ranges(ds, pieces: Sequence[tuple[int, int, int]], columns: list[str], sql_filter: str | None,
+                pushed: pc.Expression | None, batch_rows: int) -> Iterator[pa.RecordBatch]:
+    """Batches of ``columns`` for physical row ranges of fragments, deleted and filtered rows removed."""
+    from ...scan.execution import ScanContext, execute
+    from ...scan.planning import ScanTask
+
+    if sql_filter is not None:
+        ds = ds.filter(sql_filter)
+    scanner = ds.scanner(columns=columns, filter=pushed, batch_size=batch_rows)
+    infos = {f.id: f for f in scanner._snapshot.fragments}
+    ctx = ScanContext(scanner._snapshot, scanner._projection, scanner._filter)
+
+    def tasks():
+        seq = 0
+        for fid, start, stop in pieces:
+            frag = infos.get(fid)
+            if frag is None:
+                raise InvalidArgumentError(f"fragment {fid} is not in version {scanner._snapshot.version}")
+            for a in range(start, stop, batch_rows):
+                yield ScanTask(seq, frag, range(a, min(a + batch_rows, stop)))
+                seq += 1
+
+    return execute(ctx, tasks(), batch_rows=batch_rows)
+
+
+def _check_schema(ds, columns: list[str], target: pa.Schema, opts: ReadOptions) -> None:
+    """Every column of Spark's schema exists and has the type the table's column maps to.
+
+    With a user ``.schema(...)``, a missing column or another type is refused here, at planning.
+    """
+    names = ds.schema.names
+    missing = [c for c in columns if c not in names and "." not in c]
+    if missing:
+        raise InvalidArgumentError(
+            f"lance_duck: column(s) {', '.join(map(repr, missing))} not in {opts.path} (columns: {', '.join(names)})")
+    held = spark_arrow_schema(ds.scanner(columns=columns).projected_schema)
+    for want, have in zip(target, held):
+        if not _same_type(want.type, have.type):
+            raise InvalidArgumentError(
+                f"lance_duck: column {want.name!r} is read as {have.type} (Spark type from the table), "
+                f"but the schema given to Spark says {want.type}")
+
+
+def _same_type(a: pa.DataType, b: pa.DataType) -> bool:
+    """Equal up to field names of list items / map entries and nullability."""
+    if pa.types.is_struct(a) and pa.types.is_struct(b):
+        return a.num_fields == b.num_fields and all(
+            x.name == y.name and _same_type(x.type, y.type) for x, y in zip(a, b))
+    if pa.types.is_list(a) and pa.types.is_list(b):
+        return _same_type(a.value_type, b.value_type)
+    if pa.types.is_map(a) and pa.types.is_map(b):
+        return _same_type(a.key_type, b.key_type) and _same_type(a.item_type, b.item_type)
+    return a.equals(b)
