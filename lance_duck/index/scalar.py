@@ -37,8 +37,16 @@ def _cast_value(value, to: pa.DataType):
         raise Unsupported(f"value of type {value.type} against index keys of type {to}") from None
 
 
-def value_mask(values: pa.Array, preds) -> np.ndarray:
-    """Rows of ``values`` satisfying any of ``preds`` (ColumnPredicates on this column)."""
+def value_mask(values: pa.Array, terms) -> np.ndarray:
+    """Rows of ``values`` satisfying every term; a term is a tuple of ColumnPredicates on this
+    column of which one must hold."""
+    keep = np.ones(len(values), dtype=bool)
+    for preds in terms:
+        keep &= _any_mask(values, preds)
+    return keep
+
+
+def _any_mask(values: pa.Array, preds) -> np.ndarray:
     keep = np.zeros(len(values), dtype=bool)
     for p in preds:
         if p.op not in EXACT_OPS:
@@ -79,7 +87,13 @@ class BTreeIndex:
         return cached(("btree-data-file", self.data_path),
                       lambda: IndexFile(self.io, self.data_path, self.sizes.get("page_data.lance")))
 
-    def _pages(self, preds, mn: pa.Array, mx: pa.Array, nulls: np.ndarray) -> np.ndarray:
+    def _pages(self, terms, mn: pa.Array, mx: pa.Array, nulls: np.ndarray) -> np.ndarray:
+        keep = np.ones(len(mn), dtype=bool)
+        for preds in terms:
+            keep &= self._pages_any(preds, mn, mx, nulls)
+        return np.flatnonzero(keep)
+
+    def _pages_any(self, preds, mn: pa.Array, mx: pa.Array, nulls: np.ndarray) -> np.ndarray:
         keep = np.zeros(len(mn), dtype=bool)
         for p in preds:
             if p.op not in EXACT_OPS:
@@ -104,12 +118,12 @@ class BTreeIndex:
                                ">=": (pc.greater_equal, mx)}[p.op]
                     m = fn(arr, v).fill_null(True).to_numpy(zero_copy_only=False)
             keep |= m
-        return np.flatnonzero(keep)
+        return keep
 
-    def search(self, preds) -> np.ndarray:
+    def search(self, terms) -> np.ndarray:
         """Sorted unique uint64 ids (row addresses or stable row ids) of the matching rows."""
         mn, mx, nulls, page_idx, batch = self._lookup()
-        pages = page_idx[self._pages(preds, mn, mx, nulls)]
+        pages = page_idx[self._pages(terms, mn, mx, nulls)]
         if len(pages) == 0:
             return np.empty(0, dtype=np.uint64)
         data = self._data_file()
@@ -125,7 +139,7 @@ class BTreeIndex:
             hits.extend(self._read_pages(data, missing, batch))
         out = []
         for values, ids in hits:
-            m = value_mask(values, preds)
+            m = value_mask(values, terms)
             if m.any():
                 out.append(ids[m])
         if not out:
@@ -168,11 +182,11 @@ class BitmapIndex:
     def _keys(self) -> pa.Array:
         return cached(("bitmap-keys", self.path), lambda: self._file().read(["keys"])[0])
 
-    def search(self, preds, fragment_rows: dict[int, int]) -> np.ndarray | None:
+    def search(self, terms, fragment_rows: dict[int, int]) -> np.ndarray | None:
         """Sorted unique uint64 ids; None when a map says "whole key" and the key is not a
         fragment of ``fragment_rows`` (fragment id -> physical rows)."""
         keys = self._keys()
-        rows = np.flatnonzero(value_mask(keys, preds))
+        rows = np.flatnonzero(value_mask(keys, terms))
         if len(rows) == 0:
             return np.empty(0, dtype=np.uint64)
         parts = []

@@ -22,7 +22,7 @@ from ..errors import LanceDuckError
 from . import index_segments
 from .files import segment_file_path
 from .metadata import IndexSegment
-from .scalar import BitmapIndex, BTreeIndex, Unsupported
+from .scalar import EXACT_OPS, BitmapIndex, BTreeIndex, Unsupported
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ def _usable_segments(snapshot, field_id: int) -> list[IndexSegment]:
     return by_name[name]
 
 
-def _search_segment(snapshot, seg: IndexSegment, preds, fragment_rows: dict[int, int]) -> np.ndarray | None:
+def _search_segment(snapshot, seg: IndexSegment, terms, fragment_rows: dict[int, int]) -> np.ndarray | None:
     sizes = {n: s for n, s in seg.files}
     io = snapshot.io
     if seg.index_type == "BTree":
@@ -67,12 +67,12 @@ def _search_segment(snapshot, seg: IndexSegment, preds, fragment_rows: dict[int,
             return None
         idx = BTreeIndex(io, segment_file_path(snapshot, seg, "page_lookup.lance"),
                          segment_file_path(snapshot, seg, "page_data.lance"), sizes)
-        return idx.search(preds)
+        return idx.search(terms)
     if "bitmap_page_lookup.lance" not in sizes:
         return None
     idx = BitmapIndex(io, segment_file_path(snapshot, seg, "bitmap_page_lookup.lance"),
                       sizes["bitmap_page_lookup.lance"] or None)
-    return idx.search(preds, fragment_rows)
+    return idx.search(terms, fragment_rows)
 
 
 class _RowIdMap:
@@ -125,7 +125,7 @@ def _split_by_fragment(addrs: np.ndarray, covered: Iterable[int]) -> dict[int, n
     return out
 
 
-def _conjunct_selections(snapshot, segments, preds, fragment_ids: set[int],
+def _column_selections(snapshot, segments, terms, fragment_ids: set[int],
                          fragment_rows: dict[int, int]) -> dict[int, np.ndarray]:
     out: dict[int, np.ndarray] = {}
     for seg in segments:
@@ -133,7 +133,7 @@ def _conjunct_selections(snapshot, segments, preds, fragment_ids: set[int],
         if not covered:
             continue
         try:
-            ids = _search_segment(snapshot, seg, preds, fragment_rows)
+            ids = _search_segment(snapshot, seg, terms, fragment_rows)
         except Unsupported:
             return {}
         except (LanceDuckError, FileNotFoundError, PermissionError, OSError) as exc:
@@ -158,16 +158,19 @@ def plan_index_selections(snapshot, conjuncts, fragments: Sequence) -> dict[int,
     ids_by_path = _field_ids(snapshot.schema)
     fragment_rows = {f.id: f.physical_rows for f in snapshot.fragments}
     wanted = {f.id for f in fragments}
-    result: dict[int, np.ndarray] = {}
+    # the conjuncts on one column are searched together (``id >= a AND id <= b`` is one range)
+    by_field: dict[int, list[tuple]] = {}
     for c in conjuncts:
         fid = ids_by_path.get(tuple(c.path))
-        if fid is None:
-            continue
+        if fid is not None and all(p.op in EXACT_OPS for p in _preds(c)):
+            by_field.setdefault(fid, []).append(_preds(c))
+    result: dict[int, np.ndarray] = {}
+    for fid, terms in by_field.items():
         segments = _usable_segments(snapshot, fid)
         if not segments:
             continue
         try:
-            sel = _conjunct_selections(snapshot, segments, _preds(c), wanted, fragment_rows)
+            sel = _column_selections(snapshot, segments, terms, wanted, fragment_rows)
         except Unsupported:
             continue
         for frag_id, offs in sel.items():
