@@ -194,6 +194,17 @@ class LanceDataset(pads.FileSystemDataset):
             snap = self._snapshot.checkout(version)
         return LanceDataset(snap, storage_options=self._storage_options)
 
+    # -- indices ----------------------------------------------------------------------------------
+    def describe_indices(self) -> list:
+        """The table's indices at this version, like pylance's ``describe_indices()``."""
+        from ..index import describe_indices
+        return describe_indices(self._snapshot)
+
+    def list_indices(self) -> list[dict]:
+        """One dict per index segment, like pylance's (deprecated) ``list_indices()``."""
+        from ..index import list_indices
+        return list_indices(self._snapshot)
+
     # -- scans ------------------------------------------------------------------------------------
     def scanner(self, columns=None, filter=None, limit: int | None = None, offset: int | None = None,
                 batch_size: int | None = None, with_row_id: bool = False, with_row_address: bool = False,

@@ -131,6 +131,10 @@ class ScanContext:
         frag = task.fragment
         rows = task.rows
         mask = live_mask(frag, rows)
+        if task.selection is not None:
+            chosen = np.zeros(len(rows), dtype=bool)
+            chosen[np.asarray(task.selection, dtype=np.int64) - rows.start] = True
+            mask = chosen if mask is None else mask & chosen
         if task.skip:
             if mask is None:
                 mask = np.ones(len(rows), dtype=bool)
@@ -269,7 +273,7 @@ def execute(ctx: ScanContext, tasks: Iterator[ScanTask], *, offset: int = 0, lim
     remaining = limit
     if remaining is not None and remaining <= 0:
         return
-    stream = ordered_map(ctx.run, tasks, size_of=batch_bytes, weight_of=lambda t: len(t.rows),
+    stream = ordered_map(ctx.run, tasks, size_of=batch_bytes, weight_of=lambda t: t.weight,
                           max_inflight=readahead, stats=stats, **kw)
     try:
         for b in _split(stream, batch_rows):

@@ -29,6 +29,7 @@ class BoundFilter:
     expression: pc.Expression | None
     columns: tuple[str, ...]
     residual: Callable[[pa.RecordBatch], pa.Array | np.ndarray] | None = None
+    conjuncts: tuple = ()      # per-column terms that must all hold (predicate.pruning), for indices
 
     def mask(self, batch: pa.RecordBatch) -> np.ndarray:
         """Boolean numpy mask of the rows that pass (null -> dropped).
@@ -105,7 +106,7 @@ def _compile(filter, schema: pa.Schema) -> BoundFilter | None:
     cols = tuple(getattr(c, "columns", ()) or ())
     if not cols and expr is not None:
         cols = expression_columns(expr, schema)
-    return BoundFilter(expr, tuple(_top_level(cols)), residual)
+    return BoundFilter(expr, tuple(_top_level(cols)), residual, tuple(getattr(c, "conjuncts", ()) or ()))
 
 
 def _top_level(cols: Sequence) -> list[str]:
@@ -167,4 +168,4 @@ def and_filters(a: BoundFilter | None, b: BoundFilter | None) -> BoundFilter | N
         ra, rb = a.residual, b.residual
         residual = lambda batch: _to_bool(ra(batch)) & _to_bool(rb(batch))  # noqa: E731
     cols = tuple(dict.fromkeys(a.columns + b.columns))
-    return BoundFilter(expr, cols, residual)
+    return BoundFilter(expr, cols, residual, a.conjuncts + b.conjuncts)

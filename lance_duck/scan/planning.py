@@ -9,7 +9,7 @@ metadata (live-row counts) alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -31,6 +31,12 @@ class ScanTask:
     fragment: Any            # table.snapshot.FragmentInfo
     rows: range              # physical rows of the fragment
     skip: int = 0            # live rows at the start of ``rows`` that the offset drops
+    selection: Any = None    # sorted int64 physical offsets inside ``rows`` (an index's rows), or None
+
+    @property
+    def weight(self) -> int:
+        """Rows the task may read (for the read-ahead budget)."""
+        return len(self.rows) if self.selection is None else len(self.selection)
 
 
 def live_rows_in(fragment, rows: range) -> int:
@@ -43,11 +49,14 @@ def live_rows_in(fragment, rows: range) -> int:
 
 
 def plan_tasks(fragments: Iterable, batch_rows: int, *, skip_rows: int = 0,
-               max_rows: int | None = None, first_rows: int | None = None) -> Iterator[ScanTask]:
+               max_rows: int | None = None, first_rows: int | None = None,
+               selections: Mapping[int, np.ndarray] | None = None) -> Iterator[ScanTask]:
     """Row-range tasks in scan order.
 
     ``skip_rows`` / ``max_rows`` (only when the scan has no filter) let planning drop
     whole fragments or ranges that lie before the offset or after the limit.
+    ``selections`` (fragment id -> sorted offsets, from scalar indices; filtered scans only):
+    those fragments read only the selected rows, in tasks of at most ``batch_rows`` rows.
     """
     seq = 0
     skip = skip_rows
@@ -56,6 +65,14 @@ def plan_tasks(fragments: Iterable, batch_rows: int, *, skip_rows: int = 0,
     for frag in fragments:
         if budget is not None and budget <= 0:
             return
+        if selections and frag.id in selections:
+            sel = selections[frag.id]
+            for i in range(0, len(sel), step):
+                part = sel[i:i + step]
+                yield ScanTask(seq, frag, range(int(part[0]), int(part[-1]) + 1), 0, part)
+                seq += 1
+                step = min(step * RAMP_GROWTH, batch_rows)
+            continue
         if skip or budget is not None:
             live = frag.count_rows()
             if skip >= live:

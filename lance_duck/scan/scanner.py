@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 # pylance / pyarrow scan options that do not change results here.
 _IGNORED_OPTIONS = frozenset({
     "scan_in_order", "prefilter", "late_materialization", "fragment_readahead", "use_threads",
-    "batch_size_bytes", "io_buffer_size", "use_stats", "fast_search", "use_scalar_index",
+    "batch_size_bytes", "io_buffer_size", "use_stats", "fast_search",
     "fragment_scan_options", "cache_metadata", "memory_pool", "strict_batch_size", "blob_handling",
     "scan_stats_callback", "disable_scoring_autoprojection",
 })
@@ -55,7 +55,8 @@ class LanceScanner(pads.Scanner):
     def __init__(self, dataset: "LanceDataset", columns=None, filter=None, limit: int | None = None,
                  offset: int | None = None, batch_size: int | None = None, with_row_id: bool = False,
                  with_row_address: bool = False, fragments: Sequence["LanceFragment"] | None = None,
-                 batch_readahead: int | None = None, readahead_bytes: int | None = None, **options: Any):
+                 batch_readahead: int | None = None, readahead_bytes: int | None = None,
+                 use_scalar_index: bool | None = None, **options: Any):
         # pyarrow.dataset.Scanner.__init__ is deliberately not called (no public constructor).
         unknown = set(options) - _IGNORED_OPTIONS
         if unknown:
@@ -79,6 +80,7 @@ class LanceScanner(pads.Scanner):
             self._fragments = list(snap.fragments)
         else:
             self._fragments = [_fragment_info(f, snap) for f in fragments]
+        self._use_scalar_index = use_scalar_index is None or bool(use_scalar_index)
         self.stats = ReadaheadStats()
 
     # -- schema --------------------------------------------------------------------------------
@@ -100,10 +102,18 @@ class LanceScanner(pads.Scanner):
                                first_rows=self._first_rows)
             offset = 0
         else:
-            tasks = plan_tasks(self._fragments, self._task_rows, first_rows=self._first_rows)
+            tasks = plan_tasks(self._fragments, self._task_rows, first_rows=self._first_rows,
+                               selections=self._index_selections())
             offset = self._offset
         return execute(ctx, tasks, offset=offset, limit=limit, readahead=self._readahead,
                        budget_bytes=self._budget, stats=self.stats, batch_rows=self._batch_rows)
+
+    def _index_selections(self):
+        """Rows the table's exact scalar indices select for the filter's conjuncts (or None)."""
+        if not self._use_scalar_index or self._filter is None or not self._filter.conjuncts:
+            return None
+        from ..index.search import plan_index_selections
+        return plan_index_selections(self._snapshot, self._filter.conjuncts, self._fragments) or None
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
         return self._batches()

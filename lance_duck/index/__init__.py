@@ -1,0 +1,49 @@
+"""Scalar indices: the manifest's index section, index readers, and index-driven row selections.
+
+Layer: below ``scan`` (which asks for per-fragment row selections), above ``table`` / ``file``
+(manifests, snapshots, the data-file readers that decode index files).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .metadata import IndexDescription, IndexSegment, IndexSegmentDescription, describe, read_index_segments
+from .metadata import list_indices as _list
+
+
+def index_segments(snapshot) -> list[IndexSegment]:
+    """Every index segment of a snapshot's manifest (cached on the snapshot)."""
+    segs = snapshot.__dict__.get("_index_segments")
+    if segs is None:
+        mf = snapshot.manifest_file
+        segs = read_index_segments(snapshot.manifest, mf.raw, mf.path)
+        snapshot.__dict__["_index_segments"] = segs
+    return segs
+
+
+def field_paths(schema) -> dict[int, str]:
+    """Field id -> dotted path (``s.a`` for nested fields)."""
+    out: dict[int, str] = {}
+
+    def visit(fields, prefix: str) -> None:
+        for f in fields:
+            path = f"{prefix}{f.name}"
+            out[f.id] = path
+            visit(f.children, path + ".")
+
+    visit(schema.fields, "")
+    return out
+
+
+def describe_indices(snapshot) -> list[IndexDescription]:
+    """pylance's ``describe_indices()`` for this version."""
+    return describe(index_segments(snapshot), snapshot.fragments, field_paths(snapshot.schema))
+
+
+def list_indices(snapshot) -> list[dict[str, Any]]:
+    """pylance's ``list_indices()`` (one dict per segment) for this version."""
+    return _list(describe_indices(snapshot))
+
+
+__all__ = ["IndexDescription", "IndexSegment", "IndexSegmentDescription", "describe_indices",
+           "index_segments", "list_indices"]

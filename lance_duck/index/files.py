@@ -1,0 +1,129 @@
+"""Index files: where they are (confined to ``_indices/<uuid>/``) and reading them whole or in part.
+
+Every scalar index file is an ordinary Lance 2.x file that carries its own schema; the data
+file readers decode it. Decoded columns are cached per (file path, column, selection kind)
+in a process-wide LRU bounded in bytes, so repeated queries do not re-read index pages.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import CorruptFileError
+from ..file.base import DataFileRef, open_data_file
+from ..table.schema import LanceField, schema_from_protos
+from .metadata import IndexSegment
+
+INDICES_DIR = "_indices"
+CACHE_BYTES = 256 * 1024 * 1024
+
+
+def segment_file_path(snapshot, segment: IndexSegment, name: str) -> str:
+    """``<base>/_indices/<uuid>/<name>``; the name must be a plain file name (no directories)."""
+    if not name or "/" in name or "\\" in name or name in (".", "..") or ":" in name:
+        raise CorruptFileError(f"index {segment.name!r}: file name {name!r} is not a plain file name")
+    if segment.base_id is None:
+        base = snapshot.dataset_dir
+    else:
+        bp = snapshot.base_paths.get(segment.base_id)
+        if bp is None:
+            raise CorruptFileError(f"index {segment.name!r} refers to base path id {segment.base_id}, "
+                                   "which the manifest does not define")
+        base = snapshot.io.resolve_external(bp.path).rstrip("/") or "/"
+    return snapshot.io.join(base, INDICES_DIR, segment.uuid, name)
+
+
+class IndexFile:
+    """One index file opened with the data-file reader (schema from the file itself)."""
+
+    def __init__(self, io, path: str, size: int | None = None):
+        reader = open_data_file(io, DataFileRef(path, (), (), 2, 2, size or None))
+        container = getattr(reader, "container", None)
+        if container is None:
+            raise CorruptFileError(f"{path}: index files are Lance 2.x files")
+        fd = container.descriptor
+        self.schema = schema_from_protos(fd.schema.fields, dict(fd.schema.metadata))
+        self.metadata: dict[str, str] = dict(self.schema.metadata)
+        ids = tuple(f.id for f in self.schema.fields)
+        reader.ref = DataFileRef(path, ids, tuple(range(len(ids))), container.major, container.minor,
+                                 size or None)
+        self.reader = reader
+        self.path = path
+        self.num_rows = reader.num_rows
+        self._fields = {f.name: f for f in self.schema.fields}
+
+    def field(self, name: str) -> LanceField:
+        f = self._fields.get(name)
+        if f is None:
+            raise CorruptFileError(f"{self.path}: index file has no column {name!r} "
+                                   f"(has {sorted(self._fields)})")
+        return f
+
+    def read(self, names: Sequence[str], rows=None) -> list[pa.Array]:
+        arrays = self.reader.read_fields([self.field(n) for n in names], rows)
+        return [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays]
+
+
+class _Cache:
+    """A process-wide LRU of decoded index data, bounded in bytes."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self._items: OrderedDict[tuple, tuple[object, int]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple):
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is None:
+                return None
+            self._items.move_to_end(key)
+            return hit[0]
+
+    def put(self, key: tuple, value, nbytes: int) -> None:
+        if nbytes > self.limit // 4:
+            return
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self._bytes -= old[1]
+            self._items[key] = (value, nbytes)
+            self._bytes += nbytes
+            while self._bytes > self.limit and self._items:
+                _, (_, n) = self._items.popitem(last=False)
+                self._bytes -= n
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._bytes = 0
+
+
+CACHE = _Cache(CACHE_BYTES)
+
+
+def nbytes_of(value) -> int:
+    if isinstance(value, (pa.Array, pa.ChunkedArray)):
+        return value.nbytes
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, (list, tuple)):
+        return sum(nbytes_of(v) for v in value) + 64
+    if isinstance(value, dict):
+        return sum(nbytes_of(v) for v in value.values()) + 64
+    return 64
+
+
+def cached(key: tuple, compute):
+    """``compute()`` once per key while it stays in the cache."""
+    hit = CACHE.get(key)
+    if hit is not None:
+        return hit
+    value = compute()
+    CACHE.put(key, value, nbytes_of(value))
+    return value

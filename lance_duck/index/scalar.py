@@ -1,0 +1,220 @@
+"""BTREE and BITMAP index readers: a column predicate -> the row ids / addresses that match.
+
+Both are exact: the rows they return are exactly the indexed rows whose value satisfies the
+predicate under Arrow's comparison semantics (the same semantics the scan's filter uses).
+
+* BTREE: ``page_lookup.lance`` (min, max, null_count, page_idx per page of ``batch_size``
+  rows) picks the pages that may match; those pages of ``page_data.lance`` (values sorted,
+  ids) are read (cached per page) and matched.
+* BITMAP: ``bitmap_page_lookup.lance`` holds the sorted keys (a null key for null values)
+  and one serialized row-id tree map per key; the matching keys' maps are unioned.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import CorruptFileError
+from .files import CACHE, IndexFile, cached, nbytes_of
+from .roaring import FULL, decode_row_tree_map
+
+# Predicates an exact index answers (``!=`` and ``IS NOT NULL`` select most rows: scan instead).
+EXACT_OPS = frozenset({"==", "<", "<=", ">", ">=", "in", "is_null"})
+MAX_IN_PAGE_PROBES = 256
+
+
+class Unsupported(Exception):
+    """This index cannot answer this predicate (the caller scans normally)."""
+
+
+def _cast_value(value, to: pa.DataType):
+    if value.type == to:
+        return value
+    try:
+        return value.cast(to)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        raise Unsupported(f"value of type {value.type} against index keys of type {to}") from None
+
+
+def value_mask(values: pa.Array, terms) -> np.ndarray:
+    """Rows of ``values`` satisfying every term; a term is a tuple of ColumnPredicates on this
+    column of which one must hold."""
+    keep = np.ones(len(values), dtype=bool)
+    for preds in terms:
+        keep &= _any_mask(values, preds)
+    return keep
+
+
+def _any_mask(values: pa.Array, preds) -> np.ndarray:
+    keep = np.zeros(len(values), dtype=bool)
+    for p in preds:
+        if p.op not in EXACT_OPS:
+            raise Unsupported(p.op)
+        if p.op == "is_null":
+            m = pc.is_null(values)
+        elif p.op == "in":
+            m = pc.is_in(values, value_set=_cast_value(p.value, values.type))
+        else:
+            fn = {"==": pc.equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater,
+                  ">=": pc.greater_equal}[p.op]
+            m = fn(values, _cast_value(p.value, values.type))
+        keep |= m.fill_null(False).to_numpy(zero_copy_only=False)
+    return keep
+
+
+# -- BTREE ------------------------------------------------------------------------------------
+class BTreeIndex:
+    def __init__(self, io, lookup_path: str, data_path: str, sizes: dict[str, int]):
+        self.io = io
+        self.lookup_path = lookup_path
+        self.data_path = data_path
+        self.sizes = sizes
+
+    def _lookup(self):
+        def load():
+            f = IndexFile(self.io, self.lookup_path, self.sizes.get("page_lookup.lance"))
+            meta = f.metadata
+            if meta.get("range_partitioned", "false") not in ("false", "False"):
+                raise Unsupported("range-partitioned btree")
+            batch = int(meta.get("batch_size", "4096"))
+            mn, mx, nulls, page = f.read(["min", "max", "null_count", "page_idx"])
+            return (mn, mx, nulls.to_numpy(zero_copy_only=False).astype(np.int64),
+                    page.to_numpy(zero_copy_only=False).astype(np.int64), batch)
+        return cached(("btree-lookup", self.lookup_path), load)
+
+    def _data_file(self) -> IndexFile:
+        return cached(("btree-data-file", self.data_path),
+                      lambda: IndexFile(self.io, self.data_path, self.sizes.get("page_data.lance")))
+
+    def _pages(self, terms, mn: pa.Array, mx: pa.Array, nulls: np.ndarray) -> np.ndarray:
+        keep = np.ones(len(mn), dtype=bool)
+        for preds in terms:
+            keep &= self._pages_any(preds, mn, mx, nulls)
+        return np.flatnonzero(keep)
+
+    def _pages_any(self, preds, mn: pa.Array, mx: pa.Array, nulls: np.ndarray) -> np.ndarray:
+        keep = np.zeros(len(mn), dtype=bool)
+        for p in preds:
+            if p.op not in EXACT_OPS:
+                raise Unsupported(p.op)
+            if p.op == "is_null":
+                m = nulls > 0
+            elif p.op == "in":
+                vals = p.value
+                if len(vals) > MAX_IN_PAGE_PROBES:
+                    m = np.ones(len(mn), dtype=bool)
+                else:
+                    m = np.zeros(len(mn), dtype=bool)
+                    for v in vals:
+                        if v.is_valid:
+                            m |= _may_equal(mn, mx, _cast_value(v, mn.type))
+            else:
+                v = _cast_value(p.value, mn.type)
+                if p.op == "==":
+                    m = _may_equal(mn, mx, v)
+                else:
+                    fn, arr = {"<": (pc.less, mn), "<=": (pc.less_equal, mn), ">": (pc.greater, mx),
+                               ">=": (pc.greater_equal, mx)}[p.op]
+                    m = fn(arr, v).fill_null(True).to_numpy(zero_copy_only=False)
+            keep |= m
+        return keep
+
+    def search(self, terms) -> np.ndarray:
+        """Sorted unique uint64 ids (row addresses or stable row ids) of the matching rows."""
+        mn, mx, nulls, page_idx, batch = self._lookup()
+        pages = page_idx[self._pages(terms, mn, mx, nulls)]
+        if len(pages) == 0:
+            return np.empty(0, dtype=np.uint64)
+        data = self._data_file()
+        hits = []
+        missing = []
+        for pg in np.unique(pages):
+            got = CACHE.get(("btree-page", self.data_path, int(pg)))
+            if got is None:
+                missing.append(int(pg))
+            else:
+                hits.append(got)
+        if missing:
+            hits.extend(self._read_pages(data, missing, batch))
+        out = []
+        for values, ids in hits:
+            m = value_mask(values, terms)
+            if m.any():
+                out.append(ids[m])
+        if not out:
+            return np.empty(0, dtype=np.uint64)
+        return np.unique(np.concatenate(out))
+
+    def _read_pages(self, data: IndexFile, pages: list[int], batch: int) -> list:
+        n = data.num_rows
+        bounds = [(p * batch, min((p + 1) * batch, n)) for p in pages]
+        if any(lo >= hi for lo, hi in bounds):
+            raise CorruptFileError(f"{self.data_path}: page index beyond the file's {n} rows")
+        offsets = np.concatenate([np.arange(lo, hi, dtype=np.int64) for lo, hi in bounds])
+        values, ids = data.read(["values", "ids"], offsets)
+        ids = ids.to_numpy(zero_copy_only=False).astype(np.uint64, copy=False)
+        out, start = [], 0
+        for p, (lo, hi) in zip(pages, bounds):
+            part = (values.slice(start, hi - lo), ids[start:start + hi - lo])
+            start += hi - lo
+            CACHE.put(("btree-page", self.data_path, p), part, nbytes_of(part))
+            out.append(part)
+        return out
+
+
+def _may_equal(mn: pa.Array, mx: pa.Array, v) -> np.ndarray:
+    # nulls sort first: a page holding nulls has a null min (its bounds are then open)
+    m = pc.and_kleene(pc.less_equal(mn, v).fill_null(True), pc.greater_equal(mx, v).fill_null(True))
+    return m.to_numpy(zero_copy_only=False)
+
+
+# -- BITMAP -----------------------------------------------------------------------------------
+class BitmapIndex:
+    def __init__(self, io, path: str, size: int | None):
+        self.io = io
+        self.path = path
+        self.size = size
+
+    def _file(self) -> IndexFile:
+        return cached(("bitmap-file", self.path), lambda: IndexFile(self.io, self.path, self.size))
+
+    def _keys(self) -> pa.Array:
+        return cached(("bitmap-keys", self.path), lambda: self._file().read(["keys"])[0])
+
+    def search(self, terms, fragment_rows: dict[int, int]) -> np.ndarray | None:
+        """Sorted unique uint64 ids; None when a map says "whole key" and the key is not a
+        fragment of ``fragment_rows`` (fragment id -> physical rows)."""
+        keys = self._keys()
+        rows = np.flatnonzero(value_mask(keys, terms))
+        if len(rows) == 0:
+            return np.empty(0, dtype=np.uint64)
+        parts = []
+        missing = []
+        for r in rows:
+            got = CACHE.get(("bitmap-key", self.path, int(r)))
+            if got is None:
+                missing.append(int(r))
+            else:
+                parts.append(got)
+        if missing:
+            (blobs,) = self._file().read(["bitmaps"], np.asarray(missing, dtype=np.int64))
+            for r, blob in zip(missing, blobs):
+                tree = decode_row_tree_map(blob.as_buffer() if blob.is_valid else b"\0\0\0\0",
+                                           f"{self.path}: bitmap of key row {r}")
+                CACHE.put(("bitmap-key", self.path, r), tree, nbytes_of(tree))
+                parts.append(tree)
+        out = []
+        for tree in parts:
+            for key, low in tree.items():
+                hi = np.uint64(key) << np.uint64(32)
+                if low is FULL:
+                    n = fragment_rows.get(key)
+                    if n is None:
+                        return None
+                    out.append(np.arange(n, dtype=np.uint64) | hi)
+                else:
+                    out.append(low.astype(np.uint64) | hi)
+        if not out:
+            return np.empty(0, dtype=np.uint64)
+        return np.unique(np.concatenate(out))

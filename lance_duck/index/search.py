@@ -1,0 +1,179 @@
+"""Filter conjuncts -> per-fragment row selections from exact scalar indices (BTREE, BITMAP).
+
+``plan_index_selections(snapshot, conjuncts, fragments)`` returns ``{fragment id: sorted
+unique int64 physical offsets}`` for the fragments that at least one usable index segment
+covers; every other fragment is scanned normally. A selection is a superset of the rows
+that pass the conjuncts it came from (exactly those rows, deleted ones included): the scan
+still subtracts deletions and re-applies the complete filter.
+
+Rules that keep it exact: a segment answers only for fragments in its ``fragment_bitmap``
+that are in this version; the ids it stores are row addresses, or stable row ids mapped
+through the live rows' row-id sequences; an unknown type, a predicate it cannot answer or
+a missing / unreadable file means "no index" for that conjunct, never "no rows".
+"""
+from __future__ import annotations
+
+import logging
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from ..errors import LanceDuckError
+from . import index_segments
+from .files import segment_file_path
+from .metadata import IndexSegment
+from .scalar import EXACT_OPS, BitmapIndex, BTreeIndex, Unsupported
+
+log = logging.getLogger(__name__)
+
+EXACT_TYPES = ("BTree", "Bitmap")
+_LOW = np.uint64(0xFFFFFFFF)
+
+
+def _field_ids(schema) -> dict[tuple[str, ...], int]:
+    out: dict[tuple[str, ...], int] = {}
+
+    def visit(fields, prefix: tuple[str, ...]) -> None:
+        for f in fields:
+            out[prefix + (f.name,)] = f.id
+            visit(f.children, prefix + (f.name,))
+
+    visit(schema.fields, ())
+    return out
+
+
+def _preds(conjunct) -> tuple:
+    return tuple(conjunct.preds) if hasattr(conjunct, "preds") else (conjunct,)
+
+
+def _usable_segments(snapshot, field_id: int) -> list[IndexSegment]:
+    """The segments of one exact index on ``field_id`` (the first such index by name)."""
+    by_name: dict[str, list[IndexSegment]] = {}
+    for s in index_segments(snapshot):
+        if s.fields == (field_id,) and s.index_type in EXACT_TYPES and s.index_version == 0:
+            by_name.setdefault(s.name, []).append(s)
+    if not by_name:
+        return []
+    # prefer a BTREE (page lookups read less for ranges), then the name order
+    name = min(by_name, key=lambda n: (by_name[n][0].index_type != "BTree", n))
+    return by_name[name]
+
+
+def _search_segment(snapshot, seg: IndexSegment, terms, fragment_rows: dict[int, int]) -> np.ndarray | None:
+    sizes = {n: s for n, s in seg.files}
+    io = snapshot.io
+    if seg.index_type == "BTree":
+        if "page_lookup.lance" not in sizes or "page_data.lance" not in sizes:
+            return None
+        idx = BTreeIndex(io, segment_file_path(snapshot, seg, "page_lookup.lance"),
+                         segment_file_path(snapshot, seg, "page_data.lance"), sizes)
+        return idx.search(terms)
+    if "bitmap_page_lookup.lance" not in sizes:
+        return None
+    idx = BitmapIndex(io, segment_file_path(snapshot, seg, "bitmap_page_lookup.lance"),
+                      sizes["bitmap_page_lookup.lance"] or None)
+    return idx.search(terms, fragment_rows)
+
+
+class _RowIdMap:
+    """Stable row id -> row address over the live rows of a version (built once per snapshot)."""
+
+    def __init__(self, fragments: Sequence):
+        ids, addrs = [], []
+        for f in fragments:
+            rid = f.row_ids()
+            if rid is None:
+                raise Unsupported(f"fragment {f.id} has no row-id sequence")
+            offs = np.arange(f.physical_rows, dtype=np.uint64)
+            if f.num_deletions():
+                live = np.ones(f.physical_rows, dtype=bool)
+                live[f.deleted_offsets()] = False
+                rid, offs = rid[live], offs[live]
+            ids.append(rid)
+            addrs.append(offs | (np.uint64(f.id) << np.uint64(32)))
+        ids_all = np.concatenate(ids) if ids else np.empty(0, np.uint64)
+        addr_all = np.concatenate(addrs) if addrs else np.empty(0, np.uint64)
+        order = np.argsort(ids_all, kind="stable")
+        self.ids = ids_all[order]
+        self.addrs = addr_all[order]
+
+    def addresses(self, row_ids: np.ndarray) -> np.ndarray:
+        if len(self.ids) == 0 or len(row_ids) == 0:
+            return np.empty(0, dtype=np.uint64)
+        pos = np.searchsorted(self.ids, row_ids)
+        pos = np.minimum(pos, len(self.ids) - 1)
+        found = self.ids[pos] == row_ids
+        return np.sort(self.addrs[pos[found]])
+
+
+def _row_id_map(snapshot) -> _RowIdMap:
+    m = snapshot.__dict__.get("_row_id_map")
+    if m is None:
+        m = _RowIdMap(snapshot.fragments)
+        snapshot.__dict__["_row_id_map"] = m
+    return m
+
+
+def _split_by_fragment(addrs: np.ndarray, covered: Iterable[int]) -> dict[int, np.ndarray]:
+    """{fragment id: sorted int64 offsets} for every covered fragment (empty when no hit)."""
+    frag = (addrs >> np.uint64(32)).astype(np.int64)
+    offs = (addrs & _LOW).astype(np.int64)
+    out = {}
+    for fid in covered:
+        lo, hi = np.searchsorted(frag, [fid, fid + 1])
+        out[fid] = offs[lo:hi]
+    return out
+
+
+def _column_selections(snapshot, segments, terms, fragment_ids: set[int],
+                         fragment_rows: dict[int, int]) -> dict[int, np.ndarray]:
+    out: dict[int, np.ndarray] = {}
+    for seg in segments:
+        covered = sorted(seg.fragment_ids & fragment_ids)
+        if not covered:
+            continue
+        try:
+            ids = _search_segment(snapshot, seg, terms, fragment_rows)
+        except Unsupported:
+            return {}
+        except (LanceDuckError, FileNotFoundError, PermissionError, OSError) as exc:
+            log.debug("index %s segment %s not used: %s", seg.name, seg.uuid, exc)
+            continue
+        if ids is None:
+            continue
+        if snapshot.has_stable_row_ids:
+            ids = _row_id_map(snapshot).addresses(ids)
+        for fid, offs in _split_by_fragment(ids, covered).items():
+            n = fragment_rows[fid]
+            if len(offs) and int(offs[-1]) >= n:
+                offs = offs[offs < n]          # a stale id past the fragment's end
+            out[fid] = offs
+    return out
+
+
+def plan_index_selections(snapshot, conjuncts, fragments: Sequence) -> dict[int, np.ndarray]:
+    """Per-fragment row selections from the exact indices that answer ``conjuncts``."""
+    if not conjuncts or not index_segments(snapshot):
+        return {}
+    ids_by_path = _field_ids(snapshot.schema)
+    fragment_rows = {f.id: f.physical_rows for f in snapshot.fragments}
+    wanted = {f.id for f in fragments}
+    # the conjuncts on one column are searched together (``id >= a AND id <= b`` is one range)
+    by_field: dict[int, list[tuple]] = {}
+    for c in conjuncts:
+        fid = ids_by_path.get(tuple(c.path))
+        if fid is not None and all(p.op in EXACT_OPS for p in _preds(c)):
+            by_field.setdefault(fid, []).append(_preds(c))
+    result: dict[int, np.ndarray] = {}
+    for fid, terms in by_field.items():
+        segments = _usable_segments(snapshot, fid)
+        if not segments:
+            continue
+        try:
+            sel = _column_selections(snapshot, segments, terms, wanted, fragment_rows)
+        except Unsupported:
+            continue
+        for frag_id, offs in sel.items():
+            prev = result.get(frag_id)
+            result[frag_id] = offs if prev is None else np.intersect1d(prev, offs, assume_unique=True)
+    return result

@@ -1,0 +1,75 @@
+"""Tables with scalar indices, written by pylance once per session, for the index tests.
+
+``history`` builds one table per stable-row-id setting whose versions make index coverage
+partial: indices built, rows appended after them, deleted, updated (rows move), a delta
+segment from ``optimize_indices``, another append, then compaction.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+lance = pytest.importorskip("lance")
+
+ROWS_PER_FILE = 1500
+
+
+def batch(start: int, n: int) -> pa.Table:
+    i = np.arange(start, start + n)
+    return pa.table({
+        "id": pa.array(i, pa.int64()),
+        "grp": pa.array([None if k % 9 == 0 else int(k % 40) for k in i], pa.int32()),
+        "cat": pa.array([None if k % 11 == 0 else f"c{k % 7}" for k in i], pa.string()),
+        "amount": pa.array(i * 0.25, pa.float64()),
+        "day": pa.array(i % 300, pa.int32()).cast(pa.date32()),
+        "tags": pa.array([[f"t{k % 3}", f"u{k % 5}"] for k in i], pa.list_(pa.string())),
+        "txt": pa.array([f"row {k} word{k % 17}" for k in i], pa.string()),
+        "payload": pa.array([f"{k:08d}" * 8 for k in i], pa.string()),
+    })
+
+
+def create_indices(ds) -> None:
+    ds.create_scalar_index("id", "BTREE")
+    ds.create_scalar_index("grp", "BTREE")
+    ds.create_scalar_index("cat", "BITMAP")
+    ds.create_scalar_index("day", "BITMAP")
+    ds.create_scalar_index("amount", "ZONEMAP")
+    ds.create_scalar_index("tags", "LABEL_LIST")
+    ds.create_scalar_index("txt", "NGRAM")
+    ds.create_scalar_index("id", "BLOOMFILTER", name="id_bloom")
+
+
+def make_history(path: str, *, stable_row_ids: bool) -> str:
+    """Versions: 1 write, 2-9 indices, 10 append, 11 delete, 12 update, 13 optimize_indices
+    (delta segments), 14 append, 15 compaction."""
+    warnings.simplefilter("ignore", DeprecationWarning)
+    ds = lance.write_dataset(batch(0, 6000), path, max_rows_per_file=ROWS_PER_FILE,
+                             enable_stable_row_ids=stable_row_ids, data_storage_version="2.2")
+    create_indices(ds)
+    ds.insert(batch(6000, 1500))
+    ds.delete("id % 13 = 5 OR (id >= 3000 AND id < 3100)")
+    ds.update({"cat": "'moved'", "grp": "7"}, "id % 97 = 3")
+    ds.optimize.optimize_indices(num_indices_to_merge=0)
+    ds = lance.dataset(path)
+    ds.insert(batch(7500, 900))
+    ds = lance.dataset(path)
+    ds.optimize.compact_files(target_rows_per_fragment=4000)
+    return path
+
+
+@pytest.fixture(scope="session")
+def history_plain(tmp_path_factory) -> str:
+    return make_history(str(tmp_path_factory.mktemp("idx") / "plain.lance"), stable_row_ids=False)
+
+
+@pytest.fixture(scope="session")
+def history_stable(tmp_path_factory) -> str:
+    return make_history(str(tmp_path_factory.mktemp("idx") / "stable.lance"), stable_row_ids=True)
+
+
+@pytest.fixture(scope="session", params=["plain", "stable"])
+def history(request) -> str:
+    return request.getfixturevalue(f"history_{request.param}")
