@@ -254,6 +254,9 @@ def _check_legacy_schema(path: str, schema: LanceSchema) -> None:
         if f.is_struct and not f.children:
             raise CorruptFileError(f"{path}: struct field {f.name!r} (id {f.id}) has no children, which a "
                                    "legacy (0.1/0.2) table cannot store")
+        if f.children and not (f.is_struct or f.is_list or f.logical_type == "map"):
+            raise CorruptFileError(f"{path}: field {f.name!r} (id {f.id}) of type {f.logical_type!r} has "
+                                   "children, which a legacy (0.1/0.2) table cannot store")
 
 
 def _load_legacy_dictionaries(manifest_bytes: bytes, schema: LanceSchema) -> None:
