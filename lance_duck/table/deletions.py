@@ -6,6 +6,7 @@ bitmap in the portable serialization.
 """
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,6 +52,7 @@ def decode_deletions(raw: bytes, file_type: int, path: str, max_rows: int | None
 
 def _decode_arrow(raw: bytes, path: str) -> np.ndarray:
     try:
+        _check_ipc_buffer_lengths(raw, path)
         reader = pa.ipc.open_file(pa.BufferReader(raw))
         if reader.num_record_batches == 0:
             raise CorruptFileError(f"{path}: deletion file holds no record batches")
@@ -69,7 +71,8 @@ def _decode_arrow(raw: bytes, path: str) -> np.ndarray:
         values = arr.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     except CorruptFileError:
         raise
-    except (pa.ArrowException, OSError, IndexError, ValueError, TypeError, OverflowError, MemoryError) as exc:
+    except (pa.ArrowException, OSError, IndexError, ValueError, TypeError, OverflowError, MemoryError,
+            struct.error) as exc:
         # pyarrow surfaces damaged IPC as ArrowInvalid/ArrowIndexError/ArrowKeyError, OSError (footer), and
         # UnicodeDecodeError (a ValueError) from garbled schema metadata.
         raise CorruptFileError(f"{path}: deletion file is not a valid Arrow IPC file "
@@ -77,6 +80,69 @@ def _decode_arrow(raw: bytes, path: str) -> np.ndarray:
     if values.size and values.min() < 0:
         raise CorruptFileError(f"{path}: deletion file holds negative row offsets")
     return np.unique(values)
+
+
+def _check_ipc_buffer_lengths(raw: bytes, path: str) -> None:
+    """Refuse compressed IPC buffers whose uncompressed-length prefix is negative but not -1.
+
+    pyarrow takes any negative prefix for "stored uncompressed" and decodes the bytes as they
+    are, where Lance (arrow-rs) refuses the file; a flipped prefix would delete other rows.
+    """
+    if not raw.startswith(b"ARROW1"):
+        return  # pyarrow's own error names the problem
+    start = 8
+    while raw[start:start + 4] == b"\0\0\0\0":  # arrow-rs pads the magic to 64 bytes
+        start += 8
+    reader = pa.ipc.MessageReader.open_stream(pa.BufferReader(raw[start:]))
+    while True:
+        try:
+            msg = reader.read_next_message()
+        except StopIteration:
+            return
+        if msg is None:
+            return
+        if msg.type != "record batch" or msg.body is None:
+            continue
+        body = msg.body.to_pybytes()
+        for off, length in _compressed_buffers(msg.metadata.to_pybytes()):
+            if length >= 8 and 0 <= off and off + 8 <= len(body):
+                (n,) = struct.unpack_from("<q", body, off)
+                if n < -1:
+                    raise CorruptFileError(f"{path}: deletion file buffer at body offset {off} declares "
+                                           f"uncompressed length {n}")
+
+
+def _compressed_buffers(fb: bytes) -> list[tuple[int, int]]:
+    """(offset, length) of a RecordBatch message's buffers when it declares body compression.
+
+    A minimal flatbuffer walk: Message.header (field 2) -> RecordBatch.buffers (field 2) and
+    .compression (field 3); [] for anything else.
+    """
+    def field(tpos: int, index: int) -> int:
+        vt = tpos - struct.unpack_from("<i", fb, tpos)[0]
+        vt_len = struct.unpack_from("<H", fb, vt)[0]
+        slot = 4 + 2 * index
+        if slot + 2 > vt_len:
+            return 0
+        o = struct.unpack_from("<H", fb, vt + slot)[0]
+        return tpos + o if o else 0
+
+    def deref(at: int) -> int:
+        return at + struct.unpack_from("<I", fb, at)[0]
+
+    root = deref(0)
+    hdr = field(root, 2)
+    if not hdr:
+        return []
+    batch = deref(hdr)
+    if not field(batch, 3):  # no BodyCompression: buffers hold their bytes as they are
+        return []
+    bufs = field(batch, 2)
+    if not bufs:
+        return []
+    vec = deref(bufs)
+    (count,) = struct.unpack_from("<I", fb, vec)
+    return [struct.unpack_from("<qq", fb, vec + 4 + 16 * i) for i in range(count)]
 
 
 def _decode_bitmap(raw: bytes, path: str, max_rows: int | None = None) -> np.ndarray:

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._proto import table_pb2
-from ..errors import CorruptFileError
+from ..errors import CorruptFileError, UnsupportedFeatureError
 from ..file.base import DataFileRef
 from .deletions import DeletionFileInfo, deletion_file_name, read_deletions
 from .rowids import decode_row_ids, decode_version_sequence
@@ -119,6 +119,11 @@ class FragmentInfo:
         self._where = where
         if not pb.files:
             raise CorruptFileError(f"{where} has no data files")
+        if not self.physical_rows:
+            raise UnsupportedFeatureError(
+                f"{where} records 0 physical rows for {len(pb.files)} data file(s): an unknown row count "
+                "(very old writers) or a damaged manifest; lance_duck needs the row count from the manifest")
+        self._schema_fields = schema_fields
         self.files: list[DataFileRef] = [
             DataFileRef(
                 path=resolver.data_file(f.path, _opt(f, "base_id")),
@@ -229,12 +234,19 @@ class FragmentInfo:
         descriptor = getattr(container, "descriptor", None) if container is not None else None
         if descriptor is None or not hasattr(container, "num_columns"):
             return
-        own = {f.id for f in descriptor.schema.fields}
+        own = {f.id: f for f in descriptor.schema.fields}
         claimed = [fid for fid in ref.fields if fid != TOMBSTONE]
         missing = [fid for fid in claimed if fid not in own]
         if missing:
             raise CorruptFileError(f"{ref.path}: the manifest says this file holds field ids {missing} "
                                    f"({self._where}), the file's schema has {sorted(own)}")
+        if self._schema_fields is not None:
+            for fid in claimed:
+                f = self._schema_fields.get(fid)
+                if f is not None and f.logical_type != own[fid].logical_type:
+                    raise CorruptFileError(
+                        f"{ref.path}: field {f.name!r} (id {fid}) is {f.logical_type!r} in the manifest but "
+                        f"{own[fid].logical_type!r} in the data file ({self._where})")
         cols = [c for c in ref.column_indices if c >= 0]
         if cols and max(cols) >= container.num_columns:
             raise CorruptFileError(f"{ref.path}: the manifest points at column {max(cols)}, the file has "
@@ -301,7 +313,8 @@ class FragmentInfo:
 
 def _check_file_lists(ref: DataFileRef, where: str, schema_fields: Mapping[int, Any] | None) -> None:
     """A DataFile's ``fields`` / ``column_indices`` must pair up and not repeat; in 2.1+ files a
-    field with children (struct, list) has no column of its own (pylance's rule, packed structs aside)."""
+    field with children (struct, list) has no column of its own (pylance's rule; packed and
+    extension structs such as blob v2 aside)."""
     if ref.column_indices and len(ref.column_indices) != len(ref.fields):
         raise CorruptFileError(f"{where}: data file {ref.path} lists {len(ref.fields)} field ids but "
                                f"{len(ref.column_indices)} column indices")
@@ -311,13 +324,18 @@ def _check_file_lists(ref: DataFileRef, where: str, schema_fields: Mapping[int, 
     if schema_fields is not None and (ref.major, ref.minor) >= (2, 1):
         for fid, col in zip(ref.fields, ref.column_indices):
             f = schema_fields.get(fid)
-            if col >= 0 and f is not None and f.children and not f.is_packed_struct:
+            if col >= 0 and f is not None and f.children and not _stored_whole(f):
                 raise CorruptFileError(f"{where}: data file {ref.path} gives field {f.name!r} (id {fid}), which "
                                        f"has children, column {col}; in 2.1+ files only leaf fields have columns")
     cols = [c for c in ref.column_indices if c >= 0]
     if any(b <= a for a, b in zip(cols, cols[1:])):
         raise CorruptFileError(f"{where}: data file {ref.path} has column indices {list(ref.column_indices)} "
                                "that do not rise with its fields")
+
+
+def _stored_whole(f) -> bool:
+    """Nested fields 2.1+ files keep in one column: packed structs, blob v2 and other extension structs."""
+    return f.is_packed_struct or bool(f.extension_name) or "ARROW:extension:name" in f.metadata
 
 
 def vanished(path: str, what: str, version: int | None) -> FileNotFoundError:

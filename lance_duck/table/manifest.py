@@ -117,9 +117,42 @@ def check_fragments(m: table_pb2.Manifest, path: str) -> None:
                 f"{nums}; lance_duck cannot read it safely")
 
 
+def check_wire_types(msg, path: str, where: str = "manifest") -> None:
+    """Refuse a known field stored with the wrong wire type (a damaged tag byte).
+
+    Python's protobuf keeps such a field among the unknown fields and leaves the real one at its
+    default, where Lance refuses the manifest; a flipped bit would otherwise drop a value silently.
+    """
+    from google.protobuf.unknown_fields import UnknownFieldSet
+
+    if where == "manifest":  # the walk below is slow: skip it when nothing is unknown anywhere
+        bare = type(msg)()
+        bare.CopyFrom(msg)
+        bare.DiscardUnknownFields()
+        if bare.ByteSize() == msg.ByteSize():
+            return
+    desc = msg.DESCRIPTOR
+    unknown = UnknownFieldSet(msg)
+    if len(unknown):
+        bad = sorted({u.field_number for u in unknown if desc.fields_by_number.get(u.field_number)})
+        if bad:
+            names = [desc.fields_by_number[n].name for n in bad]
+            raise CorruptFileError(f"{path}: {where}: field(s) {names} stored with the wrong wire type; "
+                                   "the manifest is corrupt")
+    for fd in desc.fields:
+        if fd.message_type is None or fd.message_type.GetOptions().map_entry:
+            continue
+        if fd.label == fd.LABEL_REPEATED:
+            for i, sub in enumerate(getattr(msg, fd.name)):
+                check_wire_types(sub, path, f"{where}.{fd.name}[{i}]")
+        elif msg.HasField(fd.name):
+            check_wire_types(getattr(msg, fd.name), path, f"{where}.{fd.name}")
+
+
 def parse_manifest(raw: bytes, path: str) -> ManifestFile:
-    """Decode and validate a manifest file's bytes (framing, flags, fragments)."""
+    """Decode and validate a manifest file's bytes (framing, wire types, flags, fragments)."""
     m = decode_manifest(raw, path)
+    check_wire_types(m, path)
     check_reader_flags(m, path)
     check_fragments(m, path)
     return ManifestFile(path, raw, m)

@@ -150,7 +150,9 @@ def schema_from_protos(pb_fields: Iterable, metadata: dict[str, bytes] | None = 
     roots: list[LanceField] = []
     path: list[LanceField] = []  # ancestors of the next field: the manifest lists fields depth-first
     for f in nodes:
-        if f.id >= 0 and f.id in by_id:
+        if f.id < 0:
+            raise CorruptFileError(f"field {f.name!r} has a negative id {f.id}")
+        if f.id in by_id:
             raise CorruptFileError(f"field {f.name!r} and field {by_id[f.id].name!r} share the id {f.id}")
         if f.parent_id == -1:
             roots.append(f)
@@ -169,8 +171,7 @@ def schema_from_protos(pb_fields: Iterable, metadata: dict[str, bytes] | None = 
                                        f"{parent.name!r} (id {parent.id}); the schema is damaged")
             parent.children.append(f)
             path.append(f)
-        if f.id >= 0:
-            by_id[f.id] = f
+        by_id[f.id] = f
     md = {k: _utf8(v) for k, v in (metadata or {}).items()}
     return LanceSchema(roots, md)
 

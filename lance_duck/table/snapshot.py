@@ -116,6 +116,7 @@ class Snapshot:
         self.data_storage_version: str = _storage_version(m)
         self.schema: LanceSchema = schema_from_protos(m.fields, dict(m.schema_metadata))
         if self.is_legacy:
+            _check_legacy_schema(mf.path, self.schema)
             _load_legacy_dictionaries(mf.raw, self.schema)
         self.arrow_schema: pa.Schema = self.schema.to_arrow()
         self.base_paths = {bp.id: bp for bp in m.base_paths}
@@ -195,6 +196,17 @@ def _storage_version(m: table_pb2.Manifest) -> str:
                 return "2.0" if df.file_minor_version == 3 else "0.1"
             return f"{df.file_major_version}.{df.file_minor_version}"
     return "2.0" if m.writer_feature_flags & 4 else "0.1"
+
+
+def _check_legacy_schema(path: str, schema: LanceSchema) -> None:
+    """Legacy files carry no schema of their own to check against; refuse what they cannot hold."""
+    for f in schema.walk():
+        if f.is_struct and not f.children:
+            raise CorruptFileError(f"{path}: struct field {f.name!r} (id {f.id}) has no children, which a "
+                                   "legacy (0.1/0.2) table cannot store")
+        if f.children and not (f.is_struct or f.is_list or f.logical_type == "map"):
+            raise CorruptFileError(f"{path}: field {f.name!r} (id {f.id}) of type {f.logical_type!r} has "
+                                   "children, which a legacy (0.1/0.2) table cannot store")
 
 
 def _load_legacy_dictionaries(manifest_bytes: bytes, schema: LanceSchema) -> None:
