@@ -298,6 +298,8 @@ def _worker(spec_path: str) -> int:
         except (LanceDuckError, FileNotFoundError) as exc:
             outcome = "error"
             kinds[type(exc).__name__] = kinds.get(type(exc).__name__, 0) + 1
+            if spec.get("verbose"):
+                print(f"ERROR {case}: {type(exc).__name__}: {exc}", flush=True)
         except pa.ArrowInvalid as exc:
             if _known_outside_file_layer(exc):
                 outcome = "known"
