@@ -135,7 +135,7 @@ def test_io_errors_and_our_errors_pass_the_boundary_as_they_are(tables, monkeypa
 def test_truncated_data_file_is_corrupt_for_every_version(tables, tmp_path):
     for version, src in tables.items():
         path = _copy(src, tmp_path / version)
-        f = sorted(Path(path, "data").glob("*.lance"))[0]
+        f = min(Path(path, "data").glob("*.lance"))
         f.write_bytes(f.read_bytes()[:-100])
         with pytest.raises(CorruptFileError, match=f.name):
             lance_duck.dataset(path).to_table()
