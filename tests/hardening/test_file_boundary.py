@@ -155,3 +155,20 @@ def test_legacy_fixed_width_values_come_back_aligned(lance_mod):
     theirs = lance_mod.dataset(str(GOLDEN_LEGACY)).to_table()
     assert ours.select(["id", "i32", "f64", "f32", "ts", "day"]).equals(
         theirs.select(["id", "i32", "f64", "f32", "ts", "day"]))
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+@pytest.mark.parametrize("rows", [None, range(0, 100)], ids=["all", "first100"])
+def test_pages_stating_other_row_counts_than_the_file_are_corrupt(tables, version, rows):
+    """Page lengths that do not add up to the file's row count are damage, even when the rows
+    asked for could be decoded from the first page."""
+    from lance_duck._proto import file2_pb2
+    snap, reader = _first_reader(tables[version])
+    field = snap.schema.field("i")
+    col = reader.ref.column_of(field.id)
+    cm = file2_pb2.ColumnMetadata()
+    cm.CopyFrom(reader.container.column(col))
+    cm.pages[0].length += 1 << 40
+    reader.container._columns[col] = cm
+    with pytest.raises(CorruptFileError, match=rf"{reader.ref.path}.*column {col}"):
+        reader.read_field(field, rows)

@@ -50,8 +50,12 @@ class V2FileReader(DataFileReader):
                     raise CorruptFileError(f"{self.file.path}: field {leaf.field.name!r} (id {leaf.field.id}) "
                                            "has no column in this data file")
                 cm = self.container.column(col)
-                fp.append(LeafPlan(cm, col, self.file.path, leaf.arrow_type, leaf.dict_type, self.minor,
-                                   _expand(sel, leaf.multiplier), keep))
+                plan = LeafPlan(cm, col, self.file.path, leaf.arrow_type, leaf.dict_type, self.minor,
+                                _expand(sel, leaf.multiplier), keep)
+                if plan.total_rows != self.num_rows * leaf.multiplier:
+                    raise CorruptFileError(f"{self.file.path}: column {col} ({leaf.field.name!r}) has pages "
+                                           f"for {plan.total_rows} rows, the file holds {self.num_rows}")
+                fp.append(plan)
             plans.append(fp)
         flat = [p for fp in plans for p in fp]
         self._fetch_round(flat, "meta_ranges", "set_meta")
