@@ -158,7 +158,7 @@ def test_legacy_fixed_width_values_come_back_aligned(lance_mod):
 
 
 @pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
-@pytest.mark.parametrize("rows", [None, range(0, 100)], ids=["all", "first100"])
+@pytest.mark.parametrize("rows", [None, range(100)], ids=["all", "first100"])
 def test_pages_stating_other_row_counts_than_the_file_are_corrupt(tables, version, rows):
     """Page lengths that do not add up to the file's row count are damage, even when the rows
     asked for could be decoded from the first page."""
@@ -172,3 +172,23 @@ def test_pages_stating_other_row_counts_than_the_file_are_corrupt(tables, versio
     reader.container._columns[col] = cm
     with pytest.raises(CorruptFileError, match=rf"{reader.ref.path}.*column {col}"):
         reader.read_field(field, rows)
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+def test_file_stating_zero_rows_under_a_fragment_of_600_is_corrupt(tables, tmp_path, version):
+    """The file's own row count (FileDescriptor.length) damaged to 0: the scan's rows are not an
+    invalid argument but a file whose count disagrees with its pages."""
+    path = _copy(tables[version], tmp_path / "t.lance")
+    snap = open_snapshot(path)
+    ref = snap.fragments[0].files[0]
+    reader = open_data_file(snap.io, ref)
+    pos, size = reader.container.global_buffers[0]
+    data = bytearray(Path(ref.path).read_bytes())
+    length = b"\x10\xd8\x04"                                   # field 2 (length) = 600, a varint
+    at = bytes(data[pos: pos + size]).rfind(length)
+    assert at >= 0
+    data[pos + at: pos + at + 3] = b"\x10\x80\x00"             # = 0, same size (non-minimal varint)
+    Path(ref.path).write_bytes(bytes(data))
+    assert open_data_file(snap.io, ref).num_rows == 0
+    with pytest.raises(CorruptFileError, match=rf"{Path(ref.path).name}.*600 rows"):
+        lance_duck.dataset(path).to_table()
