@@ -115,7 +115,13 @@ def damage_guard(path: str, what: str = "") -> Iterator[None]:
     """
     try:
         yield
-    except (LanceDuckError, OSError):
+    except LanceDuckError as exc:
+        if path in str(exc):
+            raise
+        # a decoder deep down did not know the file: the same error, naming it
+        where = f" ({what})" if what else ""
+        raise type(exc)(f"{path}{where}: {exc}") from exc
+    except OSError:
         raise
     except _DAMAGE_ERRORS as exc:
         where = f" ({what})" if what else ""

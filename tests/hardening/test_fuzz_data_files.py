@@ -34,8 +34,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "data"
 SEED = int(os.environ.get("LD_FILE_FUZZ_SEED", "20261124"))
-CASES = int(os.environ.get("LD_FILE_FUZZ_CASES", "360"))
-BUDGET_S = float(os.environ.get("LD_FILE_FUZZ_BUDGET", "60"))
+CASES = int(os.environ.get("LD_FILE_FUZZ_CASES", "300"))
+BUDGET_S = float(os.environ.get("LD_FILE_FUZZ_BUDGET", "40"))
 CASE_TIMEOUT_S = 20.0
 N = 3000
 
@@ -113,13 +113,13 @@ def _nan_equal(a: pa.Table, b: pa.Table) -> bool:
     return json.dumps(a.to_pylist(), default=str) == json.dumps(b.to_pylist(), default=str)
 
 
-def test_damaged_data_files_raise_our_errors_or_read_back_unchanged(fuzz_tables, tmp_path):
+def test_damaged_data_files_raise_our_errors_or_read_back_with_the_same_shape(fuzz_tables, tmp_path):
     spec = {"tables": fuzz_tables, "seed": SEED, "cases": CASES, "budget_s": BUDGET_S,
             "case_timeout_s": CASE_TIMEOUT_S, "work": str(tmp_path)}
     spec_path = tmp_path / "spec.json"
     spec_path.write_text(json.dumps(spec))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, __file__, str(spec_path)], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, __file__, str(spec_path)], check=False, capture_output=True, text=True,
                           env=env, timeout=BUDGET_S + 4 * CASE_TIMEOUT_S + 60, cwd=str(ROOT))
     lines = proc.stdout.splitlines()
     last_case = next((ln for ln in reversed(lines) if ln.startswith("CASE ")), "<none>")
@@ -135,7 +135,7 @@ def test_damaged_data_files_raise_our_errors_or_read_back_unchanged(fuzz_tables,
         for region in ("data", "meta", "footer"):
             assert summary["cases"].get(f"{t['name']}/{region}", 0) > 0, (t["name"], region, summary)
     assert summary["outcomes"].get("error", 0) > 0 and summary["outcomes"].get("same", 0) > 0, summary
-    assert summary["done"] >= min(CASES, 120), summary
+    assert summary["done"] >= min(CASES, 6 * len(REGIONS) * len(fuzz_tables)), summary
 
 
 # -- the worker (run as a script) --------------------------------------------------------------
@@ -167,9 +167,11 @@ def _regions(path: str) -> dict[str, list[tuple[int, int]]]:
             "footer": [(cmo, size)]}
 
 
-def _damage(data: bytes, regions, rng) -> tuple[bytes, str, str]:
-    """One random mutation: (damaged bytes, region, description)."""
-    region = ["data", "meta", "footer"][int(rng.integers(0, 3))]
+REGIONS = ("data", "meta", "footer")
+
+
+def _damage(data: bytes, regions, region: str, rng) -> tuple[bytes, str, str]:
+    """One random mutation inside ``region``: (damaged bytes, region, description)."""
     spans = [(lo, hi) for lo, hi in regions[region] if hi > lo]
     lo, hi = spans[int(rng.integers(0, len(spans)))]
     buf = bytearray(data)
@@ -212,7 +214,7 @@ def _reads(path: str, n: int, flt: str) -> dict[str, pa.Table]:
             "filter": ds.to_table(filter=flt)}
 
 
-def _check(name: str, got: pa.Table, base: pa.Table, region: str) -> str | None:
+def _check(name: str, got: pa.Table, base: pa.Table) -> str | None:
     """Why a damaged read that did not raise breaks the rules (None: it does not).
 
     Values are not compared: Lance stores no checksums, and besides the page bytes themselves
@@ -286,7 +288,8 @@ def _worker(spec_path: str) -> int:
         t, base, files, regions = tables[k % len(tables)]
         f = files[int(rng.integers(0, len(files)))]
         original = Path(f).read_bytes()
-        damaged, region, what = _damage(original, regions[f], rng)
+        region = REGIONS[(k // len(tables)) % len(REGIONS)]   # every table x region early on
+        damaged, region, what = _damage(original, regions[f], region, rng)
         case = f"{k} table={t['name']} file={Path(f).name} region={region} {what}"
         print(f"CASE {case}", flush=True)
         work = Path(spec["work"], f"case{k}")
@@ -298,6 +301,8 @@ def _worker(spec_path: str) -> int:
         except (LanceDuckError, FileNotFoundError) as exc:
             outcome = "error"
             kinds[type(exc).__name__] = kinds.get(type(exc).__name__, 0) + 1
+            if spec.get("verbose"):
+                print(f"ERROR {case}: {type(exc).__name__}: {exc}", flush=True)
         except pa.ArrowInvalid as exc:
             if _known_outside_file_layer(exc):
                 outcome = "known"
@@ -308,7 +313,7 @@ def _worker(spec_path: str) -> int:
             outcome = "raw"
             _report_raw(case, exc)
         else:
-            problems = [p for p in (_check(n, got[n], base[n], region) for n in base) if p]
+            problems = [p for p in (_check(n, got[n], base[n]) for n in base) if p]
             outcome = "same" if all(got[n].equals(base[n]) for n in base) else "changed"
             if problems:
                 outcome = "wrong"

@@ -11,7 +11,7 @@ from typing import Sequence
 import numpy as np
 import pyarrow as pa
 
-from ...errors import CorruptFileError, UnsupportedFeatureError
+from ...errors import CorruptFileError, InvalidArgumentError, UnsupportedFeatureError
 from ...io.fs import InputFile
 from ...table.schema import LanceField
 from ..base import DataFileReader, DataFileRef, RowSelection, normalize_selection
@@ -37,7 +37,11 @@ class V2FileReader(DataFileReader):
     # -- public API --------------------------------------------------------------------------
     def _read_fields(self, fields: Sequence[LanceField], rows: RowSelection = None,
                      keep_dictionary: bool = False) -> list[pa.Array]:
-        sel = self._normalise(rows)
+        try:
+            sel = self._normalise(rows)
+        except InvalidArgumentError:
+            self._check_row_count(fields)  # rows beyond the file's count: is the count itself damaged?
+            raise
         if sel is not None and len(sel) == 0:
             return [pa.array([], output_type(f, self.minor)) for f in fields]
         plans: list[list[LeafPlan | None]] = []
@@ -50,8 +54,12 @@ class V2FileReader(DataFileReader):
                     raise CorruptFileError(f"{self.file.path}: field {leaf.field.name!r} (id {leaf.field.id}) "
                                            "has no column in this data file")
                 cm = self.container.column(col)
-                fp.append(LeafPlan(cm, col, self.file.path, leaf.arrow_type, leaf.dict_type, self.minor,
-                                   _expand(sel, leaf.multiplier), keep))
+                plan = LeafPlan(cm, col, self.file.path, leaf.arrow_type, leaf.dict_type, self.minor,
+                                _expand(sel, leaf.multiplier), keep)
+                if plan.total_rows != self.num_rows * leaf.multiplier:
+                    raise CorruptFileError(f"{self.file.path}: column {col} ({leaf.field.name!r}) has pages "
+                                           f"for {plan.total_rows} rows, the file holds {self.num_rows}")
+                fp.append(plan)
             plans.append(fp)
         flat = [p for fp in plans for p in fp]
         self._fetch_round(flat, "meta_ranges", "set_meta")
@@ -74,6 +82,19 @@ class V2FileReader(DataFileReader):
         return out
 
     # -- helpers -----------------------------------------------------------------------------
+    def _check_row_count(self, fields: Sequence[LanceField]) -> None:
+        """CorruptFileError when the first leaf column's pages disagree with the file's row count."""
+        for f in fields:
+            for leaf in leaves(f, self.minor):
+                col = self.ref.column_of(leaf.field.id)
+                if col is None:
+                    continue
+                total = sum(int(p.length) for p in self.container.column(col).pages)
+                if total != self.num_rows * leaf.multiplier:
+                    raise CorruptFileError(f"{self.file.path}: column {col} ({leaf.field.name!r}) has pages for "
+                                           f"{total} rows, the file states {self.num_rows}")
+                return
+
     def _normalise(self, rows: RowSelection):
         sel = normalize_selection(rows, self.num_rows, self.file.path)
         return None if isinstance(sel, range) and len(sel) == self.num_rows else sel

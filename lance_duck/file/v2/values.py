@@ -113,7 +113,10 @@ def to_arrow(v, t: pa.DataType) -> pa.Array:
         width = t.list_size
         child = to_arrow(Fixed(v.data, v.bits // width, v.n * width), t.value_type)
         return pa.FixedSizeListArray.from_arrays(child, type=t)
-    width = t.bit_width
+    try:
+        width = t.bit_width
+    except ValueError:  # a variable-width type (the manifest points the field at another column)
+        raise CorruptFileError(f"{v.bits}-bit fixed-width values cannot be read as {t}") from None
     if width is None or width <= 0 or width % 8:
         raise UnsupportedFeatureError(f"fixed-width values cannot be read as {t}")
     if width != v.bits:

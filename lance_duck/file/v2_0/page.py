@@ -79,6 +79,10 @@ def fixed_array(target: pa.DataType, n: int, raw, what: str, validity=None) -> p
     if len(raw) < nbytes:
         raise CorruptFileError(f"{what}: value buffer too short ({len(raw)} bytes, need {nbytes})")
     buf = raw if isinstance(raw, pa.Buffer) else pa.py_buffer(raw)
+    align = min(width // 8, 8)
+    if align > 1 and buf.address % align:
+        # a page at an unaligned file position (legacy writers): Arrow kernels expect aligned values
+        buf = pa.py_buffer(np.frombuffer(buf, np.uint8, count=nbytes).copy())
     return pa.Array.from_buffers(target, n, [validity, buf])
 
 

@@ -127,6 +127,10 @@ class V20FileReader(DataFileReader):
                 raise CorruptFileError(f"{self.ref.path}: field {field.name!r} (id {field.id}) has no column "
                                        "in this file")
             cols.append(c)
+        for field, c in zip(fields, cols):
+            if self._column(c).num_rows != self.num_rows:
+                raise CorruptFileError(f"{self.ref.path}: column {c} ({field.name!r}) has pages for "
+                                       f"{self._column(c).num_rows} rows, the file holds {self.num_rows}")
         sel = normalize_selection(rows, self.num_rows)
         try:
             self._prefetch([(f, c) for f, c in zip(fields, cols)], sel)
