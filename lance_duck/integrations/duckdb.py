@@ -389,7 +389,10 @@ class _Rewriter:
     def prefixed(self, keyword: str, rest: str) -> str | None:
         """``EXPLAIN`` / ``DESCRIBE`` / ``SHOW`` / ``SUMMARIZE`` + a table or a query, rewritten."""
         keyword = " ".join(keyword.upper().split())
-        if keyword != "EXPLAIN" and not keyword.startswith("EXPLAIN "):
+        alone = _parse(rest)
+        is_statement = bool(alone) and not isinstance(alone[0], (exp.Literal, exp.Column, exp.Anonymous,
+                                                                  exp.Identifier, exp.Dot))
+        if not keyword.startswith("EXPLAIN") and not is_statement:
             probe = _parse(f"SELECT * FROM {rest}")
             if probe and len(probe) == 1 and isinstance(probe[0], exp.Select):
                 sel = probe[0]
@@ -485,7 +488,7 @@ def _lance_errors(seq: int | None = None) -> Iterator[None]:
     seq = last_seq() if seq is None else seq
     try:
         yield
-    except (duckdb.Error, pa.ArrowException) as e:
+    except (duckdb.Error, pa.ArrowException, OSError) as e:
         err = recorded_since(seq, str(e))
         if err is None:
             raise
@@ -569,7 +572,7 @@ class LanceRelation:
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         seq = last_seq()
         with _lance_errors(seq):
-            reader = self.relation.fetch_arrow_reader() if hasattr(self.relation, "fetch_arrow_reader") \
+            reader = self.relation.to_arrow_reader() if hasattr(self.relation, "to_arrow_reader") \
                 else self.relation.arrow()
         return _map_reader(reader, seq).__arrow_c_stream__(requested_schema)
 
