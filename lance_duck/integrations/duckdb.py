@@ -27,6 +27,7 @@ instead of DuckDB's ``InvalidInputException`` wrapping a Python traceback.
 from __future__ import annotations
 
 import atexit
+import collections
 import contextlib
 import functools
 import hashlib
@@ -35,6 +36,7 @@ import os
 import re
 import sys
 import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -587,8 +589,8 @@ def _registrable(obj: Any) -> bool:
 
 
 def _catalog_names(con: duckdb.DuckDBPyConnection) -> set[str]:
-    rows = con.execute("SELECT lower(table_name) FROM duckdb_tables() UNION ALL "
-                       "SELECT lower(view_name) FROM duckdb_views()").fetchall()
+    rows = con.sql("SELECT lower(table_name) FROM duckdb_tables() UNION ALL "
+                   "SELECT lower(view_name) FROM duckdb_views()").fetchall()
     return {r[0] for r in rows}
 
 
@@ -607,6 +609,24 @@ def _frame_lookup(frame: Any, con: duckdb.DuckDBPyConnection) -> Lookup:
             catalog.append(_catalog_names(con))
         return None if name.lower() in catalog[0] else obj
     return lookup
+
+
+#: Caller's variables stay registered (and alive) for this many later registrations per connection;
+#: a relation over an older one then reports DuckDB's "table does not exist".
+KEPT_VARIABLES = 64
+_variables: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, collections.OrderedDict]" = \
+    weakref.WeakKeyDictionary()
+
+
+def _forget_old_variables(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    with _default_lock:
+        names = _variables.setdefault(con, collections.OrderedDict())
+        names[name] = None
+        names.move_to_end(name)
+        old = [names.popitem(last=False)[0] for _ in range(max(0, len(names) - KEPT_VARIABLES))]
+    for n in old:
+        with contextlib.suppress(duckdb.Error):
+            con.unregister(n)
 
 
 def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> LanceRelation | None:
@@ -643,6 +663,7 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> Lanc
         elif isinstance(obj, LanceRelation):
             obj = obj.relation
         con.register(name, obj)
+        _forget_old_variables(con, name)
     with _lance_errors():
         rel = con.sql(rw.sql)
     return None if rel is None else LanceRelation(rel)
