@@ -27,6 +27,7 @@ instead of DuckDB's ``InvalidInputException`` wrapping a Python traceback.
 from __future__ import annotations
 
 import atexit
+import collections
 import contextlib
 import functools
 import hashlib
@@ -35,6 +36,7 @@ import os
 import re
 import sys
 import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -389,7 +391,10 @@ class _Rewriter:
     def prefixed(self, keyword: str, rest: str) -> str | None:
         """``EXPLAIN`` / ``DESCRIBE`` / ``SHOW`` / ``SUMMARIZE`` + a table or a query, rewritten."""
         keyword = " ".join(keyword.upper().split())
-        if keyword != "EXPLAIN" and not keyword.startswith("EXPLAIN "):
+        alone = _parse(rest)
+        is_statement = bool(alone) and not isinstance(alone[0], (exp.Literal, exp.Column, exp.Anonymous,
+                                                                  exp.Identifier, exp.Dot))
+        if not keyword.startswith("EXPLAIN") and not is_statement:
             probe = _parse(f"SELECT * FROM {rest}")
             if probe and len(probe) == 1 and isinstance(probe[0], exp.Select):
                 sel = probe[0]
@@ -485,7 +490,7 @@ def _lance_errors(seq: int | None = None) -> Iterator[None]:
     seq = last_seq() if seq is None else seq
     try:
         yield
-    except (duckdb.Error, pa.ArrowException) as e:
+    except (duckdb.Error, pa.ArrowException, OSError) as e:
         err = recorded_since(seq, str(e))
         if err is None:
             raise
@@ -569,7 +574,7 @@ class LanceRelation:
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         seq = last_seq()
         with _lance_errors(seq):
-            reader = self.relation.fetch_arrow_reader() if hasattr(self.relation, "fetch_arrow_reader") \
+            reader = self.relation.to_arrow_reader() if hasattr(self.relation, "to_arrow_reader") \
                 else self.relation.arrow()
         return _map_reader(reader, seq).__arrow_c_stream__(requested_schema)
 
@@ -584,8 +589,8 @@ def _registrable(obj: Any) -> bool:
 
 
 def _catalog_names(con: duckdb.DuckDBPyConnection) -> set[str]:
-    rows = con.execute("SELECT lower(table_name) FROM duckdb_tables() UNION ALL "
-                       "SELECT lower(view_name) FROM duckdb_views()").fetchall()
+    rows = con.sql("SELECT lower(table_name) FROM duckdb_tables() UNION ALL "
+                   "SELECT lower(view_name) FROM duckdb_views()").fetchall()
     return {r[0] for r in rows}
 
 
@@ -604,6 +609,24 @@ def _frame_lookup(frame: Any, con: duckdb.DuckDBPyConnection) -> Lookup:
             catalog.append(_catalog_names(con))
         return None if name.lower() in catalog[0] else obj
     return lookup
+
+
+#: Caller's variables stay registered (and alive) for this many later registrations per connection;
+#: a relation over an older one then reports DuckDB's "table does not exist".
+KEPT_VARIABLES = 64
+_variables: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, collections.OrderedDict]" = \
+    weakref.WeakKeyDictionary()
+
+
+def _forget_old_variables(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    with _default_lock:
+        names = _variables.setdefault(con, collections.OrderedDict())
+        names[name] = None
+        names.move_to_end(name)
+        old = [names.popitem(last=False)[0] for _ in range(max(0, len(names) - KEPT_VARIABLES))]
+    for n in old:
+        with contextlib.suppress(duckdb.Error):
+            con.unregister(n)
 
 
 def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> LanceRelation | None:
@@ -640,6 +663,7 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> Lanc
         elif isinstance(obj, LanceRelation):
             obj = obj.relation
         con.register(name, obj)
+        _forget_old_variables(con, name)
     with _lance_errors():
         rel = con.sql(rw.sql)
     return None if rel is None else LanceRelation(rel)
