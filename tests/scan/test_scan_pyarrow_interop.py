@@ -106,6 +106,10 @@ WORKING = [
      "                   preserve_order=True)\n"
      "result = pads.dataset(out_dir + '/w', format='parquet').to_table()",
      lambda p: _rich(p).to_table(filter="id < 300")),
+    ("parquet_write_to_dataset",
+     "pq.write_to_dataset(ds.scanner(filter='id < 1200'), out_dir + '/w')  # no preserve_order\n"
+     "result = pads.dataset(out_dir + '/w', format='parquet').to_table().sort_by('id')",
+     lambda p: _rich(p).to_table(filter="id < 1200").sort_by("id")),
     ("write_dataset_fragment",
      "pads.write_dataset(frag, out_dir + '/w', format='parquet', preserve_order=True)\n"
      "result = pads.dataset(out_dir + '/w', format='parquet').to_table()",
@@ -202,6 +206,12 @@ REFUSED = [
     ("scanner_from_fragment_with_schema",
      "result = pads.Scanner.from_fragment(frag, schema=ds.schema).to_table()", "TypeError", "LanceFragment"),
     ("parquet_write_table", "pq.write_table(ds, out_dir + '/x.parquet')", "TypeError", "LanceDataset"),
+    ("parquet_writer_write", "pq.ParquetWriter(out_dir + '/p.parquet', ds.schema).write(ds)", "TypeError",
+     "LanceDataset"),
+    ("feather_write_feather", "import pyarrow.feather\npyarrow.feather.write_feather(ds, out_dir + '/f')",
+     "TypeError", "LanceDataset"),
+    ("acero_table_source", "result = ac.Declaration('table_source', ac.TableSourceNodeOptions(ds)).to_table()",
+     "TypeError", "LanceDataset"),
     ("dataset_of_dataset", "result = pads.dataset(ds).to_table()", "TypeError", "LanceDataset"),
     ("in_memory_dataset_of_dataset", "result = pads.InMemoryDataset(ds).to_table()", "TypeError",
      "LanceDataset"),
