@@ -296,8 +296,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("lance-duck: interrupted", file=sys.stderr)
         return 130
-    except (LanceDuckError, FileNotFoundError, PermissionError) as e:
+    except (LanceDuckError, FileNotFoundError, PermissionError, IsADirectoryError) as e:
         print(f"lance-duck: error: {e}", file=sys.stderr)
+        return 1
+    except pa.ArrowException as e:  # e.g. a type the chosen output format cannot store
+        print(f"lance-duck: error: {str(e).splitlines()[0]}", file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001 - DuckDB errors: one line, not a traceback
         import duckdb

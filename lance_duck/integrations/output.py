@@ -68,10 +68,6 @@ def _pylist(arr: pa.Array) -> list:
         return arr.to_pylist()
 
 
-def _is_nested(t: pa.DataType) -> bool:
-    return pa.types.is_nested(t)
-
-
 def _csv_column(arr: pa.ChunkedArray | pa.Array) -> pa.Array:
     """A column pyarrow's CSV writer can write: nested -> JSON text, binary -> base64, uuid -> text."""
     arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
@@ -79,12 +75,10 @@ def _csv_column(arr: pa.ChunkedArray | pa.Array) -> pa.Array:
     if pa.types.is_dictionary(t):
         arr = arr.dictionary_decode()
         t = arr.type
-    if isinstance(t, pa.ExtensionType):
-        values = _pylist(arr)
-        return pa.array([None if v is None else str(v) if isinstance(v, uuid.UUID) else
-                         json.dumps(v, default=json_value) if not isinstance(v, str) else v for v in values],
-                        pa.string())
-    if _is_nested(t):
+    if isinstance(t, pa.BaseExtensionType):   # uuid -> its text form; others -> JSON of the Python value
+        return pa.array([None if v is None else str(v) if isinstance(v, (str, uuid.UUID)) else
+                         json.dumps(v, default=json_value) for v in _pylist(arr)], pa.string())
+    if pa.types.is_nested(t):
         return pa.array([None if v is None else json.dumps(v, default=json_value) for v in _pylist(arr)],
                         pa.string())
     if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t) \

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pyarrow as pa
@@ -54,6 +55,7 @@ def typed_table(tmp_path_factory):
         "l": pa.array([[1, 2], [], None], pa.list_(pa.int64())),
         "m": pa.array([[("k", 1)], None, [("a", 2), ("b", 3)]], pa.map_(pa.string(), pa.int64())),
         "bin": pa.array([b"\x00\xff", None, b"ok"]),
+        "u": pa.array([uuid.UUID(int=1), uuid.UUID(int=2**128 - 1), None], pa.uuid()),
     })
     lance.write_dataset(t, uri)
     return uri
@@ -122,7 +124,7 @@ def test_csv_has_lf_endings_a_plain_header_and_json_for_nested_values(typed_tabl
     assert r.returncode == 0, r.stderr
     assert b"\r\n" not in r.stdout.replace(b'comma\nand', b"")
     text = r.stdout.decode()
-    assert text.splitlines()[0] == "id,text,ts,amount,flag,s,l,m,bin"
+    assert text.splitlines()[0] == "id,text,ts,amount,flag,s,l,m,bin,u"
     rows = list(csv.DictReader(io.StringIO(text, newline="")))
     exp = _expected_rows(typed_table)
     assert len(rows) == len(exp) == 3
@@ -135,6 +137,7 @@ def test_csv_has_lf_endings_a_plain_header_and_json_for_nested_values(typed_tabl
         for col in ("s", "l", "m"):
             assert (json.loads(got[col]) if got[col] else None) == want[col], col
         assert (base64.b64decode(got["bin"]) if got["bin"] else None) == want["bin"]
+        assert (uuid.UUID(got["u"]) if got["u"] else None) == want["u"]
 
 
 def test_json_lines_keep_values_typed(typed_table):
@@ -149,6 +152,7 @@ def test_json_lines_keep_values_typed(typed_table):
         assert (dt.datetime.fromisoformat(g["ts"]) if g["ts"] else None) == w["ts"]
         assert (decimal.Decimal(g["amount"]) if g["amount"] else None) == w["amount"]
         assert (base64.b64decode(g["bin"]) if g["bin"] else None) == w["bin"]
+        assert (uuid.UUID(g["u"]) if g["u"] else None) == w["u"]
 
 
 def test_versions_json_has_typed_tags_current_flag_and_zoned_timestamps(history):
