@@ -16,11 +16,12 @@ from .._proto import table_pb2
 from ..errors import BranchNotFoundError, CorruptFileError, InvalidArgumentError, VersionNotFoundError
 from ..io.fs import FileIO, open_io
 from .fragment import FragmentInfo, PathResolver
-from .history import list_version_infos, manifest_summary, resolve_asof  # noqa: F401 (manifest_summary re-exported)
-from .manifest import ManifestFile, read_manifest
+from .manifest import ManifestFile, decode_manifest, parse_manifest, read_manifest
 from .refs import branch_dir, list_branches, list_tags, read_branch, read_tag
 from .schema import LanceSchema, schema_from_protos
-from .versions import VERSIONS_DIR, list_versions, manifest_timestamp_ns, normalise_asof, utc_timestamp
+from .versions import (VERSIONS_DIR, VersionEntry, before_cutoff, list_versions, manifest_timestamp_ns,
+                       normalise_asof, pylance_local_timestamp, utc_timestamp)
+from .history import list_version_infos, resolve_asof
 
 _SAME = object()
 LEGACY_VERSIONS = ("0.1", "0.2", "legacy")
