@@ -62,6 +62,7 @@ res = con.sql(SQL).fetchall()
 dt = time.perf_counter() - t0
 stop.append(1)
 th.join()
+res = [tuple(round(x, 9) if isinstance(x, float) else x for x in r) for r in res]
 print(repr(res))
 print(dt, *(peak[k] - base[k] for k in ('VmRSS', 'RssAnon', 'RssFile')))
 """

@@ -284,7 +284,7 @@ def _newest_first_timestamps(io, vdir: str, entries: list[VersionEntry]) -> Iter
         ranges = [(p, max(0, e.size - TAIL_WINDOW), e.size) if e.size else (p, None, None)
                   for p, e in zip(paths, chunk)]
         for e, path, (_, s, _), window in zip(chunk, paths, ranges, io.read_ranges_many(ranges, READ_AHEAD)):
-            ts = tail_timestamp(window, (s or 0) + len(window), e.version, path) if s is not None else None
+            ts = tail_timestamp(window, (s or 0) + len(window), e.version, path)
             if ts is None:                # a long tail: read the whole manifest
                 raw = io.read_bytes(path)
                 ts = tail_timestamp(raw, len(raw), e.version, path)

@@ -17,11 +17,11 @@ from ..errors import BranchNotFoundError, CorruptFileError, InvalidArgumentError
 from ..io.fs import FileIO, open_io
 from ..file.base import DataFileReader, DataFileRef, open_data_file
 from .fragment import FragmentInfo, PathResolver, vanished
-from .history import list_version_infos, manifest_summary, resolve_asof  # noqa: F401 (manifest_summary re-exported)
 from .manifest import ManifestFile, read_manifest
 from .refs import branch_dir, list_branches, list_tags, read_branch, read_tag
 from .schema import LanceSchema, schema_from_protos
 from .versions import VERSIONS_DIR, list_versions, manifest_timestamp_ns, normalise_asof, utc_timestamp
+from .history import list_version_infos, resolve_asof
 
 _SAME = object()
 LEGACY_VERSIONS = ("0.1", "0.2", "legacy")
