@@ -115,7 +115,7 @@ def read_ranges(ds, pieces: Sequence[tuple[int, int, int]], columns: list[str], 
                 pushed: pc.Expression | None, batch_rows: int) -> Iterator[pa.RecordBatch]:
     """Batches of ``columns`` for physical row ranges of fragments, deleted and filtered rows removed."""
     from ...scan.execution import ScanContext, execute
-    from ...scan.planning import ScanTask
+    from ...scan.planning import DEFAULT_TASK_ROWS, ScanTask
 
     if sql_filter is not None:
         ds = ds.filter(sql_filter)
@@ -123,14 +123,18 @@ def read_ranges(ds, pieces: Sequence[tuple[int, int, int]], columns: list[str], 
     infos = {f.id: f for f in scanner._snapshot.fragments}
     ctx = ScanContext(scanner._snapshot, scanner._projection, scanner._filter)
 
+    # tasks are decoded at least DEFAULT_TASK_ROWS at a time (each has a fixed cost per column);
+    # execution slices their batches to ``batch_rows``
+    step = max(batch_rows, DEFAULT_TASK_ROWS)
+
     def tasks():
         seq = 0
         for fid, start, stop in pieces:
             frag = infos.get(fid)
             if frag is None:
                 raise InvalidArgumentError(f"fragment {fid} is not in version {scanner._snapshot.version}")
-            for a in range(start, stop, batch_rows):
-                yield ScanTask(seq, frag, range(a, min(a + batch_rows, stop)))
+            for a in range(start, stop, step):
+                yield ScanTask(seq, frag, range(a, min(a + step, stop)))
                 seq += 1
 
     return execute(ctx, tasks(), batch_rows=batch_rows)
