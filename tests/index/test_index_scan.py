@@ -178,3 +178,24 @@ def test_zone_map_keeps_only_zones_that_may_match(history):
     # zone maps are not remapped by compaction: the compacted fragments are scanned normally
     last = lance_duck.dataset(history)
     assert last.scanner(filter="seq = 700")._index_selections() is None
+
+
+@pytest.mark.parametrize("stable", [False, True])
+def test_rows_rewritten_by_merge_insert_are_not_served_from_the_index(tmp_path, stable):
+    path = str(tmp_path / "mi.lance")
+    n = 3000
+    t = pa.table({"id": np.arange(n), "cat": [f"c{i % 5}" for i in range(n)], "v": np.arange(n) * 1.0})
+    ds = lance.write_dataset(t, path, max_rows_per_file=1000, enable_stable_row_ids=stable)
+    ds.create_scalar_index("cat", "BITMAP")
+    ds.create_scalar_index("v", "BTREE")
+    ids = np.arange(0, n, 7)
+    ds.merge_insert("id").when_matched_update_all().execute(
+        pa.table({"id": ids, "cat": ["zz"] * len(ids), "v": ids * 1.0 + 0.5}))
+    ids = np.arange(1, n, 11)
+    lance.dataset(path).merge_insert("id").when_matched_update_all().execute(
+        pa.table({"id": ids, "cat": ["yy"] * len(ids)}))
+    for v in [x["version"] for x in lance.dataset(path).versions()]:
+        ours = lance_duck.dataset(path, version=v)
+        for flt in ["cat = 'c1'", "cat = 'zz'", "cat IN ('yy', 'c2')", "v = 7.0", "v = 7.5", "v < 20"]:
+            ref = lance.dataset(path, version=v).to_table(filter=flt, use_scalar_index=False)
+            assert ours.to_table(filter=flt).equals(ref), (v, flt)
