@@ -218,3 +218,70 @@ class BitmapIndex:
         if not out:
             return np.empty(0, dtype=np.uint64)
         return np.unique(np.concatenate(out))
+
+
+# -- ZONEMAP ----------------------------------------------------------------------------------
+class ZoneMapIndex:
+    """``zonemap.lance``: per zone of a fragment (zone_start, zone_length in physical rows) the
+    min, max, null_count and nan_count of the column. At most: the zones that may match."""
+
+    def __init__(self, io, path: str, size: int | None):
+        self.io = io
+        self.path = path
+        self.size = size
+
+    def _zones(self):
+        def load():
+            f = IndexFile(self.io, self.path, self.size)
+            mn, mx, nulls, frag, start, length = f.read(
+                ["min", "max", "null_count", "fragment_id", "zone_start", "zone_length"])
+            as_np = lambda a: a.to_numpy(zero_copy_only=False).astype(np.int64)  # noqa: E731
+            return mn, mx, as_np(nulls), as_np(frag), as_np(start), as_np(length)
+        return cached(("zonemap", self.path), load)
+
+    def search(self, terms, fragment_rows: dict[int, int]) -> dict[int, np.ndarray]:
+        """{fragment id: sorted offsets of the zones that may match}, for the fragments whose
+        zones tile all their physical rows (others are left out: scanned normally)."""
+        mn, mx, nulls, frag, start, length = self._zones()
+        keep = np.ones(len(mn), dtype=bool)
+        for preds in terms:
+            keep &= _zones_any(preds, mn, mx, nulls)
+        out: dict[int, np.ndarray] = {}
+        for fid in np.unique(frag):
+            fid = int(fid)
+            n = fragment_rows.get(fid)
+            if n is None:
+                continue
+            z = np.flatnonzero(frag == fid)
+            z = z[np.argsort(start[z], kind="stable")]
+            ends = start[z] + length[z]
+            if start[z[0]] != 0 or ends[-1] != n or np.any(start[z[1:]] != ends[:-1]):
+                continue                   # zones do not tile the fragment: do not trust them
+            kept = z[keep[z]]
+            out[fid] = (np.concatenate([np.arange(start[i], start[i] + length[i], dtype=np.int64)
+                                        for i in kept]) if len(kept) else np.empty(0, np.int64))
+        return out
+
+
+def _zones_any(preds, mn: pa.Array, mx: pa.Array, nulls: np.ndarray) -> np.ndarray:
+    keep = np.zeros(len(mn), dtype=bool)
+    for p in preds:
+        if p.op not in EXACT_OPS:
+            raise Unsupported(p.op)
+        if p.op == "is_null":
+            m = nulls > 0
+        elif p.op == "in":
+            m = np.zeros(len(mn), dtype=bool)
+            if len(p.value) > MAX_IN_PAGE_PROBES:
+                m[:] = True
+            for v in p.value if len(p.value) <= MAX_IN_PAGE_PROBES else ():
+                if v.is_valid:
+                    m |= _may_equal(mn, mx, _cast_value(v, mn.type))
+        elif p.op == "==":
+            m = _may_equal(mn, mx, _cast_value(p.value, mn.type))
+        else:
+            fn, arr = {"<": (pc.less, mn), "<=": (pc.less_equal, mn), ">": (pc.greater, mx),
+                       ">=": (pc.greater_equal, mx)}[p.op]
+            m = fn(arr, _cast_value(p.value, mn.type)).fill_null(True).to_numpy(zero_copy_only=False)
+        keep |= m
+    return keep

@@ -1,4 +1,4 @@
-"""Filter conjuncts -> per-fragment row selections from exact scalar indices (BTREE, BITMAP).
+"""Filter conjuncts -> per-fragment row selections from scalar indices (BTREE, BITMAP, ZONEMAP).
 
 ``plan_index_selections(snapshot, conjuncts, fragments)`` returns ``{fragment id: sorted
 unique int64 physical offsets}`` for the fragments that at least one usable index segment
@@ -22,11 +22,12 @@ from ..errors import LanceDuckError
 from . import index_segments
 from .files import segment_file_path
 from .metadata import IndexSegment
-from .scalar import EXACT_OPS, BitmapIndex, BTreeIndex, Unsupported
+from .scalar import EXACT_OPS, BitmapIndex, BTreeIndex, Unsupported, ZoneMapIndex
 
 log = logging.getLogger(__name__)
 
 EXACT_TYPES = ("BTree", "Bitmap")
+ZONE_TYPES = ("ZoneMap",)
 _LOW = np.uint64(0xFFFFFFFF)
 
 
@@ -46,11 +47,11 @@ def _preds(conjunct) -> tuple:
     return tuple(conjunct.preds) if hasattr(conjunct, "preds") else (conjunct,)
 
 
-def _usable_segments(snapshot, field_id: int) -> list[IndexSegment]:
-    """The segments of one exact index on ``field_id`` (the first such index by name)."""
+def _usable_segments(snapshot, field_id: int, types: tuple[str, ...] = EXACT_TYPES) -> list[IndexSegment]:
+    """The segments of one index of ``types`` on ``field_id`` (the first such index by name)."""
     by_name: dict[str, list[IndexSegment]] = {}
     for s in index_segments(snapshot):
-        if s.fields == (field_id,) and s.index_type in EXACT_TYPES and s.index_version == 0:
+        if s.fields == (field_id,) and s.index_type in types and s.index_version == 0:
             by_name.setdefault(s.name, []).append(s)
     if not by_name:
         return []
@@ -68,6 +69,11 @@ def _search_segment(snapshot, seg: IndexSegment, terms, fragment_rows: dict[int,
         idx = BTreeIndex(io, segment_file_path(snapshot, seg, "page_lookup.lance"),
                          segment_file_path(snapshot, seg, "page_data.lance"), sizes)
         return idx.search(terms)
+    if seg.index_type == "ZoneMap":
+        if "zonemap.lance" not in sizes:
+            return None
+        idx = ZoneMapIndex(io, segment_file_path(snapshot, seg, "zonemap.lance"), sizes["zonemap.lance"] or None)
+        return idx.search(terms, fragment_rows)
     if "bitmap_page_lookup.lance" not in sizes:
         return None
     idx = BitmapIndex(io, segment_file_path(snapshot, seg, "bitmap_page_lookup.lance"),
@@ -141,6 +147,9 @@ def _column_selections(snapshot, segments, terms, fragment_ids: set[int],
             continue
         if ids is None:
             continue
+        if isinstance(ids, dict):              # zone map: offsets per fragment already
+            out.update((fid, offs) for fid, offs in ids.items() if fid in covered)
+            continue
         if snapshot.has_stable_row_ids:
             ids = _row_id_map(snapshot).addresses(ids)
         for fid, offs in _split_by_fragment(ids, covered).items():
@@ -166,7 +175,7 @@ def plan_index_selections(snapshot, conjuncts, fragments: Sequence) -> dict[int,
             by_field.setdefault(fid, []).append(_preds(c))
     result: dict[int, np.ndarray] = {}
     for fid, terms in by_field.items():
-        segments = _usable_segments(snapshot, fid)
+        segments = _usable_segments(snapshot, fid) or _usable_segments(snapshot, fid, ZONE_TYPES)
         if not segments:
             continue
         try:

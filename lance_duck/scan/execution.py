@@ -143,6 +143,18 @@ class ScanContext:
         if n == 0:
             return None
         cols: dict[str, pa.Array] = {}
+        if self.filter is not None and task.selection is not None:
+            # rows chosen by an exact index nearly all pass: read every column in one pass
+            names = tuple(dict.fromkeys(self.filter_columns + self.late_columns))
+            allc = self.read_columns(frag, names, rows, mask)
+            keep = self.filter_mask({k: allc[k] for k in self.filter_columns}, n)
+            if not keep.any():
+                return None
+            if not keep.all():
+                kept = pa.array(keep)
+                allc = {k: v.filter(kept) for k, v in allc.items()}
+                n = int(np.count_nonzero(keep))
+            return self.assemble({k: v for k, v in allc.items() if k in self.projection.sources}, n)
         if self.filter is not None:
             fcols = self.read_columns(frag, self.filter_columns, rows, mask, keep_dictionary=True)
             keep = self.filter_mask(fcols, n)

@@ -24,6 +24,7 @@ def batch(start: int, n: int) -> pa.Table:
         "grp": pa.array([None if k % 9 == 0 else int(k % 40) for k in i], pa.int32()),
         "cat": pa.array([None if k % 11 == 0 else f"c{k % 7}" for k in i], pa.string()),
         "amount": pa.array(i * 0.25, pa.float64()),
+        "seq": pa.array(i // 3, pa.int64()),
         "day": pa.array(i % 300, pa.int32()).cast(pa.date32()),
         "tags": pa.array([[f"t{k % 3}", f"u{k % 5}"] for k in i], pa.list_(pa.string())),
         "txt": pa.array([f"row {k} word{k % 17}" for k in i], pa.string()),
@@ -37,14 +38,15 @@ def create_indices(ds) -> None:
     ds.create_scalar_index("cat", "BITMAP")
     ds.create_scalar_index("day", "BITMAP")
     ds.create_scalar_index("amount", "ZONEMAP")
+    ds.create_scalar_index("seq", "ZONEMAP")
     ds.create_scalar_index("tags", "LABEL_LIST")
     ds.create_scalar_index("txt", "NGRAM")
     ds.create_scalar_index("id", "BLOOMFILTER", name="id_bloom")
 
 
 def make_history(path: str, *, stable_row_ids: bool) -> str:
-    """Versions: 1 write, 2-9 indices, 10 append, 11 delete, 12 update, 13 optimize_indices
-    (delta segments), 14 append, 15 compaction."""
+    """Versions: 1 write, 2-10 indices, 11 append, 12 delete, 13 update, 14 optimize_indices
+    (delta segments), 15 append, 17 compaction."""
     warnings.simplefilter("ignore", DeprecationWarning)
     ds = lance.write_dataset(batch(0, 6000), path, max_rows_per_file=ROWS_PER_FILE,
                              enable_stable_row_ids=stable_row_ids, data_storage_version="2.2")
