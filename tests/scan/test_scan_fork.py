@@ -28,7 +28,7 @@ def run_parent(code: str, timeout: float = 4 * CHILD_TIMEOUT) -> subprocess.Comp
     """Run ``code`` in a fresh interpreter that imports this checkout's lance_duck."""
     env = dict(os.environ, PYTHONPATH=REPO_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return subprocess.run([sys.executable, "-W", "ignore::DeprecationWarning", "-c", textwrap.dedent(code)],
-                          capture_output=True, text=True, timeout=timeout, env=env)
+                          capture_output=True, text=True, timeout=timeout, env=env, check=False)
 
 
 FORK_HELPERS = f"""
