@@ -141,7 +141,7 @@ class FileIO:
                     return os.pread(f.fileno(), end - start, start)
             if start is None:
                 return self.fs.cat_file(path)
-            return self.fs.cat_file(path, start, end)
+            return self.fs.cat_file(path, start=start, end=end)  # keywords: s3fs takes version_id second
         except FileNotFoundError as exc:
             raise FileNotFoundError(f"No such file: {path}") from exc
 
