@@ -190,5 +190,5 @@ def test_file_stating_zero_rows_under_a_fragment_of_600_is_corrupt(tables, tmp_p
     data[pos + at: pos + at + 3] = b"\x10\x80\x00"             # = 0, same size (non-minimal varint)
     Path(ref.path).write_bytes(bytes(data))
     assert open_data_file(snap.io, ref).num_rows == 0
-    with pytest.raises(CorruptFileError, match=rf"{Path(ref.path).name}.*600 rows"):
+    with pytest.raises(CorruptFileError, match=rf"{Path(ref.path).name}.*\b0 rows.*\b600\b"):
         lance_duck.dataset(path).to_table()
