@@ -203,7 +203,7 @@ def _deletion_rewrite(path: str, raw: bytes, rng: random.Random) -> tuple[bytes,
 
         if kind == "empty":
             return b"", "empty bitmap file"
-        rows = {"other_rows": range(0, 40, 3), "beyond": range(5190, 5210), "negative": range(0)}.get(kind)
+        rows = {"other_rows": list(range(0, 40, 3)), "beyond": list(range(5190, 5210)), "negative": []}.get(kind)
         if rows is None:
             return _flip(raw, rng)
         return BitMap(rows).serialize(), f"bitmap of rows {rows}"
