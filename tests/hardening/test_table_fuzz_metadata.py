@@ -287,6 +287,7 @@ def test_damaged_manifests_and_deletion_files_give_the_original_result_or_our_er
             with open(target, "wb") as f:
                 f.write(saved)
         done += 1
+    print(f"{base}: {done} cases in {time.monotonic() - start:.1f}s: {outcomes}")  # shown with -s
     assert done >= MIN_CASES, f"only {done} cases in {BUDGET_S}s: {outcomes}"
     assert outcomes["error"] > 0 and outcomes["same"] > 0, outcomes   # the damage reached the reader
 
