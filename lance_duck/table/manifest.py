@@ -117,6 +117,11 @@ def check_fragments(m: table_pb2.Manifest, path: str) -> None:
                 f"{nums}; lance_duck cannot read it safely")
 
 
+# Manifest fields lance_duck never reads, whose number other Lance releases may have used
+# with another type: a mismatch there is not damage that could change a result.
+_UNREAD_FIELDS = frozenset({"transaction_section", "transaction_section_v14", "writer_version", "transaction_file"})
+
+
 def check_wire_types(msg, path: str, where: str = "manifest") -> None:
     """Refuse a known field stored with the wrong wire type (a damaged tag byte).
 
@@ -134,7 +139,8 @@ def check_wire_types(msg, path: str, where: str = "manifest") -> None:
     desc = msg.DESCRIPTOR
     unknown = UnknownFieldSet(msg)
     if len(unknown):
-        bad = sorted({u.field_number for u in unknown if desc.fields_by_number.get(u.field_number)})
+        bad = sorted({u.field_number for u in unknown if desc.fields_by_number.get(u.field_number)
+                      and desc.fields_by_number[u.field_number].name not in _UNREAD_FIELDS})
         if bad:
             names = [desc.fields_by_number[n].name for n in bad]
             raise CorruptFileError(f"{path}: {where}: field(s) {names} stored with the wrong wire type; "

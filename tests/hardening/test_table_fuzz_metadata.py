@@ -203,7 +203,7 @@ def _deletion_rewrite(path: str, raw: bytes, rng: random.Random) -> tuple[bytes,
 
         if kind == "empty":
             return b"", "empty bitmap file"
-        rows = {"other_rows": range(0, 40, 3), "beyond": range(5190, 5210), "negative": range(0)}.get(kind)
+        rows = {"other_rows": list(range(0, 40, 3)), "beyond": list(range(5190, 5210)), "negative": []}.get(kind)
         if rows is None:
             return _flip(raw, rng)
         return BitMap(rows).serialize(), f"bitmap of rows {rows}"
@@ -287,6 +287,7 @@ def test_damaged_manifests_and_deletion_files_give_the_original_result_or_our_er
             with open(target, "wb") as f:
                 f.write(saved)
         done += 1
+    print(f"{base}: {done} cases in {time.monotonic() - start:.1f}s: {outcomes}")  # shown with -s
     assert done >= MIN_CASES, f"only {done} cases in {BUDGET_S}s: {outcomes}"
     assert outcomes["error"] > 0 and outcomes["same"] > 0, outcomes   # the damage reached the reader
 
