@@ -100,8 +100,9 @@ class DataFileReader(ABC):
         """The decoding behind :meth:`read_fields` (no boundary checks)."""
 
 
-# What decoding damaged bytes raises from Python, numpy, pyarrow and the codecs (lz4's and
-# zstandard's errors derive from these); I/O errors (OSError) and our own errors pass through.
+# What decoding damaged bytes raises from Python, numpy and pyarrow (zstd / lz4 errors become
+# CorruptFileError where the codecs are called, encodings/general.py); I/O errors (OSError, also
+# pyarrow's ArrowIOError) and our own errors pass through.
 _DAMAGE_ERRORS = (pa.ArrowException, ValueError, IndexError, struct.error, OverflowError,
                   ZeroDivisionError)
 

@@ -25,6 +25,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -113,29 +114,52 @@ def _nan_equal(a: pa.Table, b: pa.Table) -> bool:
     return json.dumps(a.to_pylist(), default=str) == json.dumps(b.to_pylist(), default=str)
 
 
-def test_damaged_data_files_raise_our_errors_or_read_back_with_the_same_shape(fuzz_tables, tmp_path):
-    spec = {"tables": fuzz_tables, "seed": SEED, "cases": CASES, "budget_s": BUDGET_S,
-            "case_timeout_s": CASE_TIMEOUT_S, "work": str(tmp_path)}
+def _run_worker(spec: dict, tmp_path: Path) -> tuple[subprocess.CompletedProcess, list[str], str]:
+    """Run the fuzz worker on ``spec``: (process, stdout lines, the failure report or "")."""
     spec_path = tmp_path / "spec.json"
     spec_path.write_text(json.dumps(spec))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, __file__, str(spec_path)], check=False, capture_output=True, text=True,
-                          env=env, timeout=BUDGET_S + 4 * CASE_TIMEOUT_S + 60, cwd=str(ROOT))
+    timeout = spec["budget_s"] + 4 * spec["case_timeout_s"] + 60
+    proc = subprocess.run([sys.executable, __file__, str(spec_path)], check=False, capture_output=True,
+                          text=True, env=env, timeout=timeout, cwd=str(ROOT))
     lines = proc.stdout.splitlines()
     last_case = next((ln for ln in reversed(lines) if ln.startswith("CASE ")), "<none>")
     fails = [ln for ln in lines if ln.startswith("FAIL ")]
-    where = f"seed {SEED}; reproduce with LD_FILE_FUZZ_SEED={SEED}"
-    assert proc.returncode == 0, (f"fuzz worker died (rc {proc.returncode}, {where}) during {last_case}\n"
-                                  f"{proc.stderr[-4000:]}")
-    assert not fails, f"{len(fails)} damaged reads broke the rules ({where}):\n" + "\n".join(fails[:10])
+    where = f"seed {spec['seed']}; reproduce with LD_FILE_FUZZ_SEED={spec['seed']}"
+    if proc.returncode != 0:
+        return proc, lines, (f"fuzz worker died (rc {proc.returncode}, {where}) during {last_case}\n"
+                             f"{proc.stderr[-4000:]}")
+    if fails:
+        return proc, lines, f"{len(fails)} damaged reads broke the rules ({where}):\n" + "\n".join(fails[:10])
+    return proc, lines, ""
+
+
+def test_damaged_data_files_raise_our_errors_or_read_back_with_the_same_shape(fuzz_tables, tmp_path):
+    spec = {"tables": fuzz_tables, "seed": SEED, "cases": CASES, "budget_s": BUDGET_S,
+            "case_timeout_s": CASE_TIMEOUT_S, "work": str(tmp_path)}
+    _, lines, failure = _run_worker(spec, tmp_path)
+    assert not failure, failure
     summary = json.loads(next(ln for ln in lines if ln.startswith("SUMMARY "))[len("SUMMARY "):])
     print("file fuzz:", json.dumps(summary))
     # the fuzz is not vacuous: every table was damaged in every region, and damage was detected
     for t in fuzz_tables:
-        for region in ("data", "meta", "footer"):
+        for region in REGIONS:
             assert summary["cases"].get(f"{t['name']}/{region}", 0) > 0, (t["name"], region, summary)
     assert summary["outcomes"].get("error", 0) > 0 and summary["outcomes"].get("same", 0) > 0, summary
     assert summary["done"] >= min(CASES, 6 * len(REGIONS) * len(fuzz_tables)), summary
+
+
+@pytest.mark.parametrize("trouble", ["crash", "hang"])
+def test_fuzz_reports_a_crash_or_a_hang_with_its_case(fuzz_tables, tmp_path, trouble):
+    """The harness itself can fail: a case that kills the worker (as a segfault would) or never
+    returns is reported with the seed and the case, not lost or waited for."""
+    spec = {"tables": fuzz_tables[:1], "seed": SEED, "cases": 5, "budget_s": 30, "case_timeout_s": 2.0,
+            "work": str(tmp_path), "inject": {"case": 3, "trouble": trouble}}
+    proc, _, failure = _run_worker(spec, tmp_path)
+    assert proc.returncode != 0
+    assert "fuzz worker died" in failure and f"seed {SEED}" in failure and "during CASE 3 " in failure, failure
+    if trouble == "hang":
+        assert "Timeout" in failure  # faulthandler's dump of where it hung
 
 
 # -- the worker (run as a script) --------------------------------------------------------------
@@ -266,7 +290,6 @@ def _report_raw(case: str, exc: BaseException) -> None:
 def _worker(spec_path: str) -> int:
     import faulthandler
     import shutil
-    import time
 
     from lance_duck.errors import LanceDuckError
 
@@ -297,6 +320,8 @@ def _worker(spec_path: str) -> int:
         Path(work, "data", Path(f).name).write_bytes(damaged)
         faulthandler.dump_traceback_later(spec["case_timeout_s"], exit=True)
         try:
+            if spec.get("inject", {}).get("case") == k:   # the harness's own test
+                _inject(spec["inject"]["trouble"])
             got = _reads(str(work), base["scan"].num_rows, t["filter"])
         except (LanceDuckError, FileNotFoundError) as exc:
             outcome = "error"
@@ -329,6 +354,13 @@ def _worker(spec_path: str) -> int:
     print("SUMMARY " + json.dumps({"done": done, "outcomes": outcomes, "errors": kinds, "cases": cases,
                                    "seconds": round(time.monotonic() - start, 1)}), flush=True)
     return 0
+
+
+def _inject(trouble: str) -> None:
+    """What a crashing or hanging reader would do (only for ``test_fuzz_reports_...``)."""
+    if trouble == "crash":
+        os.abort()
+    time.sleep(3600)
 
 
 def _rows(path: str) -> int:

@@ -8,6 +8,7 @@ and decoded.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -80,7 +81,15 @@ class V20FileReader(DataFileReader):
         self.container = V2Container.open(file, tail)
         self.num_rows = self.container.num_rows
         self._cols: dict[int, _Column] = {}
-        self._prefetched: dict[tuple[int, int], list] = {}
+        self._local = threading.local()   # the scan reads one cached reader from several threads
+
+    @property
+    def _prefetched(self) -> dict[tuple[int, int], list]:
+        """Page buffers fetched for the current read_fields call, (column, page) -> buffers (per thread)."""
+        d = getattr(self._local, "pages", None)
+        if d is None:
+            d = self._local.pages = {}
+        return d
 
     # -- metadata ---------------------------------------------------------------------------
     def _column(self, index: int) -> _Column:
