@@ -175,7 +175,7 @@ class _Binder:
         kept = [s for s in (_exactly_as(s, arg.type) for s in scalars) if s is not None]
         try:
             values = pa.array([s.as_py() for s in kept], type=arg.type)
-        except (pa.ArrowException, TypeError, ValueError) as ex:
+        except (pa.ArrowException, TypeError, ValueError):
             raise InvalidArgumentError(f"IN list values do not fit {_show(e.arg)} ({arg.type}): {_show(e)}") from None
         return BIn(arg, values, has_null)
 
