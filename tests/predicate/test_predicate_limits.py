@@ -157,3 +157,12 @@ def test_long_or_of_strings_and_mixed_columns_matches_pylance(table_uri):
     terms = [f"s = 'b{i}'" for i in range(0, 300, 6)] * 40 + [f"x = {i}" for i in range(40)]
     got, exp = _both(table_uri, " OR ".join(terms))
     assert got == exp and exp
+
+
+def test_long_or_chain_through_sqlglot_matches_pylance(table_uri):
+    from lance_duck.predicate import parser as P
+
+    flt = " OR ".join(f"id = {i * 5}" for i in range(5000)) + " OR x IS NULL"
+    assert P._fast_chain(flt) is None  # the IS NULL term sends it through sqlglot
+    got, exp = _both(table_uri, flt)
+    assert got == exp and len(exp) > 60
