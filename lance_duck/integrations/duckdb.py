@@ -336,6 +336,7 @@ class _Rewriter:
         self.refs: dict[str, LanceRef] = {}
         self.objects: dict[str, Any] = {}
         self.names: dict[LanceRef, str] = {}
+        self.trees: list[exp.Expression] | None = None  # the statements, when not under a prefix
 
     def name_of(self, ref: LanceRef) -> str:
         if ref not in self.names:
@@ -411,10 +412,15 @@ class _Rewriter:
                     table.set("alias", None)
                     return f"{keyword} {table.sql('duckdb')}"
         inner = self.text(rest, allow_prefix=False)
+        self.trees = None  # EXPLAIN SELECT count(*) ... is not a count
         return None if inner is None else f"{keyword} {inner}"
 
     def text(self, query: str, allow_prefix: bool = True) -> str | None:
         """The rewritten SQL, or None when nothing in it needs rewriting."""
+        with _quiet_sqlglot():  # the generator warns too, and this may run on a worker thread
+            return self._text(query, allow_prefix)
+
+    def _text(self, query: str, allow_prefix: bool) -> str | None:
         m = _PREFIX.match(query) if allow_prefix else None
         if m is not None:
             return self.prefixed(m.group(1), m.group(2))
@@ -446,7 +452,7 @@ def rewrite(query: str, resolve: Resolver | None = None, lookup: Lookup | None =
     if text is None:
         return Rewritten(query, {}, objects={})
     count_ref = count_alias = None
-    trees = getattr(rw, "trees", None)
+    trees = rw.trees
     if trees and len(trees) == 1 and len(rw.refs) == 1 and not rw.objects:
         tree = trees[0]
         from_ = tree.args.get("from_", tree.args.get("from"))

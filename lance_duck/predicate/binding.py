@@ -108,8 +108,40 @@ class _Binder:
         return BAnd(tuple(self._boolean(a) for a in e.args))
 
     def _Or(self, e: Or) -> BoundExpr:
-        args = _equalities_to_in([self._boolean(a) for a in e.args])
+        merged, dropped = self._long_equality_groups(e.args)
+        bound = [merged[i] if i in merged else self._boolean(a)
+                 for i, a in enumerate(e.args) if i not in dropped]
+        args = _equalities_to_in(bound)
         return args[0] if len(args) == 1 else BOr(tuple(args))
+
+    def _long_equality_groups(self, args: tuple[Expr, ...]) -> tuple[dict[int, BoundExpr], set[int]]:
+        """``col = <untyped literal>`` terms of an OR, 32+ on one column: one ``IN`` each, bound
+        in bulk (what binding every term and :func:`_equalities_to_in` would give, faster)."""
+        groups: dict[tuple[str, ...], list[tuple[int, Compare, Ref, Lit]]] = {}
+        for i, a in enumerate(args):
+            if isinstance(a, Compare) and a.op == "==":
+                ref, lit = (a.left, a.right) if isinstance(a.left, Ref) else (a.right, a.left)
+                if isinstance(ref, Ref) and isinstance(lit, Lit) and lit.type is None:
+                    groups.setdefault(ref.path, []).append((i, a, ref, lit))
+        merged: dict[int, BoundExpr] = {}
+        dropped: set[int] = set()
+        for members in groups.values():
+            if len(members) < _MIN_IN_GROUP:
+                continue
+            ref = self.bind(members[0][2])
+            if not _in_friendly(ref.type):
+                continue
+            kept = []
+            for i, cmp, r, lit in members:
+                sc = self._coerce_lit(lit, ref.type, cmp, r)
+                if sc.type == ref.type:
+                    kept.append((i, sc))
+            if len(kept) < _MIN_IN_GROUP:
+                continue
+            values = pa.array([sc.as_py() for _, sc in kept if sc.is_valid], type=ref.type)
+            merged[kept[0][0]] = BIn(ref, values, any(not sc.is_valid for _, sc in kept))
+            dropped.update(i for i, _ in kept[1:])
+        return merged, dropped
 
     def _Not(self, e: Not) -> BoundExpr:
         return BNot(self._boolean(e.arg))
@@ -143,7 +175,7 @@ class _Binder:
         kept = [s for s in (_exactly_as(s, arg.type) for s in scalars) if s is not None]
         try:
             values = pa.array([s.as_py() for s in kept], type=arg.type)
-        except (pa.ArrowException, TypeError, ValueError) as ex:
+        except (pa.ArrowException, TypeError, ValueError):
             raise InvalidArgumentError(f"IN list values do not fit {_show(e.arg)} ({arg.type}): {_show(e)}") from None
         return BIn(arg, values, has_null)
 

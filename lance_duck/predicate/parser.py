@@ -367,8 +367,54 @@ def parse_sql_tree(text: str) -> exp.Expression:
     return call_deep(lambda: _parse_tree(text), f"filter {_short(text)}", lambda: _parse_tree(text, True))
 
 
+# A long flat chain ``col = 1 OR col = 2 OR ...`` (tools generate 20,000 terms) is read without
+# sqlglot, which needs seconds for it.  Anything else in the text falls back to sqlglot.
+_FAST_MIN_CHARS = 10_000
+_WS = "[ \t\r\n]*"
+_FAST_TERM = re.compile(_WS + r"([A-Za-z_][A-Za-z0-9_]*)" + _WS + r"(==|=|!=|<>|<=|>=|<|>)" + _WS
+                        + r"(-?[0-9]+|'(?:[^'\\]|'')*')" + _WS)
+_FAST_JOIN = re.compile(r"(AND|OR)(?=[ \t\r\n])", re.IGNORECASE)
+_FAST_OPS = {"==": "==", "=": "==", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+
+def _fast_chain(text: str) -> Expr | None:
+    """The model of a long chain of ``column op literal`` terms joined by one of AND / OR, or None."""
+    if len(text) < _FAST_MIN_CHARS:
+        return None
+    keywords = LanceFilterDialect.Tokenizer.KEYWORDS
+    terms: list[Expr] = []
+    joiner = None
+    pos, end = 0, len(text)
+    while True:
+        m = _FAST_TERM.match(text, pos)
+        if m is None:
+            return None
+        name, op, lit = m.groups()
+        if name.upper() in keywords:
+            return None
+        value = int(lit) if lit[0] != "'" else lit[1:-1].replace("''", "'")
+        terms.append(Compare(_FAST_OPS[op], Ref((name,)), Lit(value)))
+        pos = m.end()
+        if pos == end:
+            break
+        if text[pos - 1] not in " \t\r\n":
+            return None
+        j = _FAST_JOIN.match(text, pos)
+        if j is None or (joiner is not None and j.group(1).upper() != joiner):
+            return None
+        joiner = j.group(1).upper()
+        pos = j.end()
+    if len(terms) == 1:
+        return terms[0]
+    return Or(tuple(terms)) if joiner == "OR" else And(tuple(terms))
+
+
 def parse_filter(text: str) -> Expr:
     """Parse a pylance-dialect SQL filter into the unbound model."""
+    if isinstance(text, str):
+        fast = _fast_chain(text)
+        if fast is not None:
+            return fast
     # Input that recursed past Python's default limit is parsed again on a big stack, and
     # refused past MAX_FILTER_DEPTH levels (Arrow evaluates expressions recursively too).
     return call_deep(lambda: _Converter(text).convert(_parse_tree(text)), f"filter {_short(text)}",

@@ -126,3 +126,43 @@ def test_error_messages_speak_sql_and_quote_the_filter(table_uri, flt, says):
     assert says in msg
     for internal in ("Lit(", "Ref(", "sqlglot", "Required keyword", "<class"):
         assert internal not in msg
+
+
+def test_long_flat_chains_read_without_sqlglot_give_sqlglots_model(monkeypatch):
+    import random
+
+    from lance_duck.predicate import parser as P
+
+    monkeypatch.setattr(P, "_FAST_MIN_CHARS", 0)
+    rng = random.Random(7)
+    names = ["id", "x", "Name_2", "date", "null", "ORx", "select"]
+    ops = ["=", "==", "!=", "<>", "<", "<=", ">", ">="]
+    lits = ["0", "-5", "007", "123456789012345678901234", "'abc'", "'it''s'", "''", "'a b OR c'",
+            "'x" + B + "y'", "1.5", "1e3", "'%_'"]
+    ws = [" ", "  ", "\t", "\n", ""]
+    fast = 0
+    for _ in range(2000):
+        parts = [rng.choice(ws) + rng.choice(names) + rng.choice(ws) + rng.choice(ops) + rng.choice(ws)
+                 + rng.choice(lits) + rng.choice(ws) for _ in range(rng.randint(1, 5))]
+        text = f" {rng.choice(['OR', 'AND', 'or', 'And'])} ".join(parts)
+        got = P._fast_chain(text)
+        if got is None:
+            continue
+        fast += 1
+        assert got == P._Converter(text).convert(P._parse_tree(text)), text
+    assert fast > 200
+
+
+def test_long_or_of_strings_and_mixed_columns_matches_pylance(table_uri):
+    terms = [f"s = 'b{i}'" for i in range(0, 300, 6)] * 40 + [f"x = {i}" for i in range(40)]
+    got, exp = _both(table_uri, " OR ".join(terms))
+    assert got == exp and exp
+
+
+def test_long_or_chain_through_sqlglot_matches_pylance(table_uri):
+    from lance_duck.predicate import parser as P
+
+    flt = " OR ".join(f"id = {i * 5}" for i in range(5000)) + " OR x IS NULL"
+    assert P._fast_chain(flt) is None  # the IS NULL term sends it through sqlglot
+    got, exp = _both(table_uri, flt)
+    assert got == exp and len(exp) > 60

@@ -49,6 +49,8 @@ def test_explain_and_explain_analyze_plan_a_lance_scan(history, con, capfd):
     assert rows[0][0] == "physical_plan" and "ARROW_SCAN" in rows[0][1].replace(" ", "_").upper()
     rows = lance_duck.sql(f"EXPLAIN ANALYZE SELECT count(*) FROM '{history}' WHERE id < 5", con).fetchall()
     assert "analyzed_plan" in rows[0][0]
+    rows = lance_duck.sql(f"EXPLAIN SELECT count(*) FROM '{history}'", con).fetchall()  # not the count shortcut
+    assert rows[0][0] == "physical_plan"
     assert capfd.readouterr().err == ""  # no "Falling back to parsing as a 'Command'"
 
 
