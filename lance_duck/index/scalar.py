@@ -22,6 +22,13 @@ from .roaring import FULL, decode_row_tree_map
 # Predicates an exact index answers (``!=`` and ``IS NOT NULL`` select most rows: scan instead).
 EXACT_OPS = frozenset({"==", "<", "<=", ">", ">=", "in", "is_null"})
 MAX_IN_PAGE_PROBES = 256
+# An index is used only when it selects at most this share of its pages / keys (at least
+# MIN_PAGES / MIN_KEYS of them): a predicate that keeps most rows is cheaper to scan with the
+# data pages' own statistics than to turn into row offsets.
+MAX_SHARE = 1 / 8
+MIN_PAGES = 2
+MIN_KEYS = 2
+MAX_ZONE_SHARE = 1 / 2
 
 
 class Unsupported(Exception):
@@ -124,6 +131,8 @@ class BTreeIndex:
         """Sorted unique uint64 ids (row addresses or stable row ids) of the matching rows."""
         mn, mx, nulls, page_idx, batch = self._lookup()
         pages = page_idx[self._pages(terms, mn, mx, nulls)]
+        if len(pages) > max(MIN_PAGES, len(page_idx) * MAX_SHARE):
+            raise Unsupported(f"predicate keeps {len(pages)} of {len(page_idx)} btree pages")
         if len(pages) == 0:
             return np.empty(0, dtype=np.uint64)
         data = self._data_file()
@@ -187,6 +196,8 @@ class BitmapIndex:
         fragment of ``fragment_rows`` (fragment id -> physical rows)."""
         keys = self._keys()
         rows = np.flatnonzero(value_mask(keys, terms))
+        if len(rows) > max(MIN_KEYS, len(keys) * MAX_SHARE):
+            raise Unsupported(f"predicate keeps {len(rows)} of {len(keys)} bitmap keys")
         if len(rows) == 0:
             return np.empty(0, dtype=np.uint64)
         parts = []
@@ -246,6 +257,8 @@ class ZoneMapIndex:
         keep = np.ones(len(mn), dtype=bool)
         for preds in terms:
             keep &= _zones_any(preds, mn, mx, nulls)
+        if np.count_nonzero(keep) > max(1, len(keep) * MAX_ZONE_SHARE):
+            raise Unsupported(f"predicate keeps {np.count_nonzero(keep)} of {len(keep)} zones")
         out: dict[int, np.ndarray] = {}
         for fid in np.unique(frag):
             fid = int(fid)
