@@ -153,7 +153,7 @@ class BTreeIndex:
                 out.append(ids[m])
         if not out:
             return np.empty(0, dtype=np.uint64)
-        return np.unique(np.concatenate(out))
+        return sorted_unique(np.concatenate(out))
 
     def _read_pages(self, data: IndexFile, pages: list[int], batch: int) -> list:
         n = data.num_rows
@@ -170,6 +170,14 @@ class BTreeIndex:
             CACHE.put(("btree-page", self.data_path, p), part, nbytes_of(part))
             out.append(part)
         return out
+
+
+def sorted_unique(a: np.ndarray) -> np.ndarray:
+    """``a`` sorted without duplicates (already-sorted input, the usual case, is checked in one pass)."""
+    if len(a) < 2 or bool(np.all(a[1:] > a[:-1])):
+        return a
+    a = np.sort(a)
+    return a[np.concatenate(([True], a[1:] != a[:-1]))]
 
 
 def _may_equal(mn: pa.Array, mx: pa.Array, v) -> np.ndarray:
@@ -228,7 +236,7 @@ class BitmapIndex:
                     out.append(low.astype(np.uint64) | hi)
         if not out:
             return np.empty(0, dtype=np.uint64)
-        return np.unique(np.concatenate(out))
+        return sorted_unique(np.concatenate(out))
 
 
 # -- ZONEMAP ----------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from ..errors import LanceDuckError
 from . import index_segments
 from .files import segment_file_path
 from .metadata import IndexSegment
-from .scalar import EXACT_OPS, BitmapIndex, BTreeIndex, Unsupported, ZoneMapIndex
+from .scalar import EXACT_OPS, BitmapIndex, BTreeIndex, Unsupported, ZoneMapIndex, sorted_unique
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +109,7 @@ class _RowIdMap:
         pos = np.searchsorted(self.ids, row_ids)
         pos = np.minimum(pos, len(self.ids) - 1)
         found = self.ids[pos] == row_ids
-        return np.sort(self.addrs[pos[found]])
+        return sorted_unique(self.addrs[pos[found]])
 
 
 def _row_id_map(snapshot) -> _RowIdMap:
