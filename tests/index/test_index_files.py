@@ -41,3 +41,20 @@ def test_index_file_names_must_be_plain_names(nested_indexed, name):
         segment_file_path(snap, seg, name)
     ok = segment_file_path(snap, seg, "page_lookup.lance")
     assert ok.endswith(f"/_indices/{seg.uuid}/page_lookup.lance")
+
+
+def test_indices_of_branches_and_shallow_clones_resolve_through_base_paths(tmp_path):
+    import warnings
+    path, clone = str(tmp_path / "src.lance"), str(tmp_path / "clone.lance")
+    ds = lance.write_dataset(pa.table({"id": np.arange(3000)}), path, max_rows_per_file=1000)
+    ds.create_scalar_index("id", "BTREE")
+    ds.create_branch("dev")
+    lance.dataset(path).shallow_clone(clone, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        ref = [dict(d, fragment_ids=set(d["fragment_ids"])) for d in lance.dataset(clone).list_indices()]
+    for ours in (lance_duck.dataset(path, branch="dev"), lance_duck.dataset(clone)):
+        assert ours.list_indices() == ref and ref[0]["base_id"] is not None
+        sel = ours.scanner(filter="id = 1005")._index_selections()
+        assert {k: v.tolist() for k, v in sel.items()} == {0: [], 1: [5], 2: []}
+        assert ours.to_table(filter="id = 1005")["id"].to_pylist() == [1005]
