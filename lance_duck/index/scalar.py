@@ -61,7 +61,8 @@ def _any_mask(values: pa.Array, preds) -> np.ndarray:
         if p.op == "is_null":
             m = pc.is_null(values)
         elif p.op == "in":
-            m = pc.is_in(values, value_set=_cast_value(p.value, values.type))
+            # SQL: a null never matches (``x IN (1, NULL)`` is not true for a null x)
+            m = pc.is_in(values, value_set=_cast_value(p.value, values.type), skip_nulls=True)
         else:
             fn = {"==": pc.equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater,
                   ">=": pc.greater_equal}[p.op]
