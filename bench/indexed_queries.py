@@ -5,13 +5,14 @@
 Writes (once, cached in --dir) a table with pylance (four fragments, a delete applied) and builds
 a BTREE on ``id``, a BITMAP on ``category`` and a ZONEMAP on ``amount``. Each query runs through
 DuckDB over ``lance_duck.dataset`` and over ``lance.dataset``, interleaved (A, B, A, B ...) after
-one warm-up run each; prints the median wall time of each and the ratio lance_duck / pylance,
-and checks both return the same rows.
+one warm-up run each; prints the median wall and process-CPU time of each and the ratios
+lance_duck / pylance (CPU is steadier on a loaded machine), and checks both return the same rows.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import sys
 import time
@@ -56,10 +57,16 @@ def prepare(d: str, n: int) -> str:
     return path
 
 
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def run_once(con, sql: str):
-    t0 = time.perf_counter()
+    """(wall seconds, process CPU seconds, rows); CPU counts every thread (both readers' pools)."""
+    c0, t0 = _cpu(), time.perf_counter()
     rows = con.sql(sql).fetchall()
-    return time.perf_counter() - t0, rows
+    return time.perf_counter() - t0, _cpu() - c0, rows
 
 
 def _rounded(rows) -> list:
@@ -81,18 +88,21 @@ def main() -> None:
     ours.register("T", lance_duck.dataset(path))
     theirs.register("T", lance.dataset(path))
     print(f"table: {path} ({a.rows} rows, BTREE id, BITMAP category, ZONEMAP amount); median of {a.runs}")
-    print(f"{'query':<20} {'lance_duck ms':>14} {'pylance ms':>11} {'ratio':>7}")
+    print(f"{'query':<20} {'wall ms: lance_duck':>20} {'pylance':>8} {'ratio':>6}   "
+          f"{'CPU ms: lance_duck':>19} {'pylance':>8} {'ratio':>6}")
     for name, sql in QUERIES.items():
-        _, r1 = run_once(ours, sql)
-        _, r2 = run_once(theirs, sql)
+        r1 = run_once(ours, sql)[2]
+        r2 = run_once(theirs, sql)[2]
         if _rounded(r1) != _rounded(r2):
             raise SystemExit(f"{name}: results differ: {r1[:3]} vs {r2[:3]}")
         t_ours, t_theirs = [], []
         for _ in range(a.runs):
-            t_ours.append(run_once(ours, sql)[0])
-            t_theirs.append(run_once(theirs, sql)[0])
-        mo, mt = statistics.median(t_ours), statistics.median(t_theirs)
-        print(f"{name:<20} {mo * 1e3:14.2f} {mt * 1e3:11.2f} {mo / mt:6.2f}x")
+            t_ours.append(run_once(ours, sql)[:2])
+            t_theirs.append(run_once(theirs, sql)[:2])
+        wo, wt = (statistics.median(t[0] for t in ts) for ts in (t_ours, t_theirs))
+        co, ct = (statistics.median(t[1] for t in ts) for ts in (t_ours, t_theirs))
+        print(f"{name:<20} {wo * 1e3:20.2f} {wt * 1e3:8.2f} {wo / wt:5.2f}x   "
+              f"{co * 1e3:19.2f} {ct * 1e3:8.2f} {co / max(ct, 1e-9):5.2f}x")
 
 
 if __name__ == "__main__":

@@ -107,7 +107,12 @@ class _Cache:
 CACHE = _Cache(CACHE_BYTES)
 
 
+OPEN_FILE_CHARGE = 1 << 20   # an open index file (reader, metadata, mapping) counts as 1 MiB
+
+
 def nbytes_of(value) -> int:
+    if isinstance(value, IndexFile):
+        return OPEN_FILE_CHARGE
     if isinstance(value, (pa.Array, pa.ChunkedArray)):
         return value.nbytes
     if isinstance(value, np.ndarray):

@@ -22,6 +22,13 @@ from .roaring import FULL, decode_row_tree_map
 # Predicates an exact index answers (``!=`` and ``IS NOT NULL`` select most rows: scan instead).
 EXACT_OPS = frozenset({"==", "<", "<=", ">", ">=", "in", "is_null"})
 MAX_IN_PAGE_PROBES = 256
+# An index is used only when it selects at most this share of its pages / keys (at least
+# MIN_PAGES / MIN_KEYS of them): a predicate that keeps most rows is cheaper to scan with the
+# data pages' own statistics than to turn into row offsets.
+MAX_SHARE = 1 / 8
+MIN_PAGES = 2
+MIN_KEYS = 2
+MAX_ZONE_SHARE = 1 / 2
 
 
 class Unsupported(Exception):
@@ -54,7 +61,8 @@ def _any_mask(values: pa.Array, preds) -> np.ndarray:
         if p.op == "is_null":
             m = pc.is_null(values)
         elif p.op == "in":
-            m = pc.is_in(values, value_set=_cast_value(p.value, values.type))
+            # SQL: a null never matches (``x IN (1, NULL)`` is not true for a null x)
+            m = pc.is_in(values, value_set=_cast_value(p.value, values.type), skip_nulls=True)
         else:
             fn = {"==": pc.equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater,
                   ">=": pc.greater_equal}[p.op]
@@ -124,6 +132,8 @@ class BTreeIndex:
         """Sorted unique uint64 ids (row addresses or stable row ids) of the matching rows."""
         mn, mx, nulls, page_idx, batch = self._lookup()
         pages = page_idx[self._pages(terms, mn, mx, nulls)]
+        if len(pages) > max(MIN_PAGES, len(page_idx) * MAX_SHARE):
+            raise Unsupported(f"predicate keeps {len(pages)} of {len(page_idx)} btree pages")
         if len(pages) == 0:
             return np.empty(0, dtype=np.uint64)
         data = self._data_file()
@@ -144,7 +154,7 @@ class BTreeIndex:
                 out.append(ids[m])
         if not out:
             return np.empty(0, dtype=np.uint64)
-        return np.unique(np.concatenate(out))
+        return sorted_unique(np.concatenate(out))
 
     def _read_pages(self, data: IndexFile, pages: list[int], batch: int) -> list:
         n = data.num_rows
@@ -161,6 +171,14 @@ class BTreeIndex:
             CACHE.put(("btree-page", self.data_path, p), part, nbytes_of(part))
             out.append(part)
         return out
+
+
+def sorted_unique(a: np.ndarray) -> np.ndarray:
+    """``a`` sorted without duplicates (already-sorted input, the usual case, is checked in one pass)."""
+    if len(a) < 2 or bool(np.all(a[1:] > a[:-1])):
+        return a
+    a = np.sort(a)
+    return a[np.concatenate(([True], a[1:] != a[:-1]))]
 
 
 def _may_equal(mn: pa.Array, mx: pa.Array, v) -> np.ndarray:
@@ -187,6 +205,8 @@ class BitmapIndex:
         fragment of ``fragment_rows`` (fragment id -> physical rows)."""
         keys = self._keys()
         rows = np.flatnonzero(value_mask(keys, terms))
+        if len(rows) > max(MIN_KEYS, len(keys) * MAX_SHARE):
+            raise Unsupported(f"predicate keeps {len(rows)} of {len(keys)} bitmap keys")
         if len(rows) == 0:
             return np.empty(0, dtype=np.uint64)
         parts = []
@@ -217,7 +237,7 @@ class BitmapIndex:
                     out.append(low.astype(np.uint64) | hi)
         if not out:
             return np.empty(0, dtype=np.uint64)
-        return np.unique(np.concatenate(out))
+        return sorted_unique(np.concatenate(out))
 
 
 # -- ZONEMAP ----------------------------------------------------------------------------------
@@ -246,6 +266,8 @@ class ZoneMapIndex:
         keep = np.ones(len(mn), dtype=bool)
         for preds in terms:
             keep &= _zones_any(preds, mn, mx, nulls)
+        if np.count_nonzero(keep) > max(1, len(keep) * MAX_ZONE_SHARE):
+            raise Unsupported(f"predicate keeps {np.count_nonzero(keep)} of {len(keep)} zones")
         out: dict[int, np.ndarray] = {}
         for fid in np.unique(frag):
             fid = int(fid)

@@ -22,7 +22,7 @@ from ..errors import LanceDuckError
 from . import index_segments
 from .files import segment_file_path
 from .metadata import IndexSegment
-from .scalar import EXACT_OPS, BitmapIndex, BTreeIndex, Unsupported, ZoneMapIndex
+from .scalar import EXACT_OPS, BitmapIndex, BTreeIndex, Unsupported, ZoneMapIndex, sorted_unique
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +109,7 @@ class _RowIdMap:
         pos = np.searchsorted(self.ids, row_ids)
         pos = np.minimum(pos, len(self.ids) - 1)
         found = self.ids[pos] == row_ids
-        return np.sort(self.addrs[pos[found]])
+        return sorted_unique(self.addrs[pos[found]])
 
 
 def _row_id_map(snapshot) -> _RowIdMap:
@@ -160,19 +160,63 @@ def _column_selections(snapshot, segments, terms, fragment_ids: set[int],
     return out
 
 
-def plan_index_selections(snapshot, conjuncts, fragments: Sequence) -> dict[int, np.ndarray]:
-    """Per-fragment row selections from the exact indices that answer ``conjuncts``."""
-    if not conjuncts or not index_segments(snapshot):
-        return {}
+def _by_field(snapshot, conjuncts) -> tuple[dict[int, list[tuple]], int]:
+    """Conjuncts an index may answer, grouped by field id (``id >= a AND id <= b`` is one range
+    search), and how many conjuncts that leaves out."""
     ids_by_path = _field_ids(snapshot.schema)
-    fragment_rows = {f.id: f.physical_rows for f in snapshot.fragments}
-    wanted = {f.id for f in fragments}
-    # the conjuncts on one column are searched together (``id >= a AND id <= b`` is one range)
     by_field: dict[int, list[tuple]] = {}
+    left = 0
     for c in conjuncts:
         fid = ids_by_path.get(tuple(c.path))
         if fid is not None and all(p.op in EXACT_OPS for p in _preds(c)):
             by_field.setdefault(fid, []).append(_preds(c))
+        else:
+            left += 1
+    return by_field, left
+
+
+def count_from_indices(snapshot, conjuncts, fragments: Sequence) -> int | None:
+    """Rows passing ``conjuncts`` (the *whole* filter) counted from exact indices alone, or None
+    unless every conjunct is answered by a BTREE / BITMAP segment on every fragment."""
+    if not conjuncts or not index_segments(snapshot):
+        return None
+    by_field, left = _by_field(snapshot, conjuncts)
+    if left or not by_field:
+        return None
+    fragment_rows = {f.id: f.physical_rows for f in snapshot.fragments}
+    wanted = {f.id for f in fragments}
+    per_field = []
+    for fid, terms in by_field.items():
+        segments = _usable_segments(snapshot, fid)
+        if not segments:
+            return None
+        try:
+            sel = _column_selections(snapshot, segments, terms, wanted, fragment_rows)
+        except Unsupported:
+            return None
+        if not wanted <= set(sel):
+            return None
+        per_field.append(sel)
+    total = 0
+    for f in fragments:
+        offs = per_field[0][f.id]
+        for sel in per_field[1:]:
+            offs = np.intersect1d(offs, sel[f.id], assume_unique=True)
+        if len(offs) and f.num_deletions():
+            d = f.deleted_offsets()
+            pos = np.minimum(np.searchsorted(d, offs), len(d) - 1)
+            offs = offs[d[pos] != offs]
+        total += len(offs)
+    return total
+
+
+def plan_index_selections(snapshot, conjuncts, fragments: Sequence) -> dict[int, np.ndarray]:
+    """Per-fragment row selections from the indices that answer ``conjuncts``."""
+    if not conjuncts or not index_segments(snapshot):
+        return {}
+    fragment_rows = {f.id: f.physical_rows for f in snapshot.fragments}
+    wanted = {f.id for f in fragments}
+    by_field, _ = _by_field(snapshot, conjuncts)
     result: dict[int, np.ndarray] = {}
     for fid, terms in by_field.items():
         segments = _usable_segments(snapshot, fid) or _usable_segments(snapshot, fid, ZONE_TYPES)

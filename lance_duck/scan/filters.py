@@ -30,6 +30,7 @@ class BoundFilter:
     columns: tuple[str, ...]
     residual: Callable[[pa.RecordBatch], pa.Array | np.ndarray] | None = None
     conjuncts: tuple = ()      # per-column terms that must all hold (predicate.pruning), for indices
+    conjuncts_complete: bool = False   # the filter is exactly the AND of ``conjuncts``
 
     def mask(self, batch: pa.RecordBatch) -> np.ndarray:
         """Boolean numpy mask of the rows that pass (null -> dropped).
@@ -106,7 +107,17 @@ def _compile(filter, schema: pa.Schema) -> BoundFilter | None:
     cols = tuple(getattr(c, "columns", ()) or ())
     if not cols and expr is not None:
         cols = expression_columns(expr, schema)
-    return BoundFilter(expr, tuple(_top_level(cols)), residual, tuple(getattr(c, "conjuncts", ()) or ()))
+    conj = tuple(getattr(c, "conjuncts", ()) or ())
+    return BoundFilter(expr, tuple(_top_level(cols)), residual, conj, _complete(c, conj))
+
+
+def _complete(c, conj: tuple) -> bool:
+    """A SQL filter whose every top-level AND operand became a conjunct (nothing left over)."""
+    bound = getattr(c, "bound", None)
+    if bound is None or not conj or getattr(c, "residual", None) is not None:
+        return False
+    from ..predicate.expressions import conjuncts as and_operands
+    return len(and_operands(bound)) == len(conj)
 
 
 def _top_level(cols: Sequence) -> list[str]:
@@ -168,4 +179,5 @@ def and_filters(a: BoundFilter | None, b: BoundFilter | None) -> BoundFilter | N
         ra, rb = a.residual, b.residual
         residual = lambda batch: _to_bool(ra(batch)) & _to_bool(rb(batch))  # noqa: E731
     cols = tuple(dict.fromkeys(a.columns + b.columns))
-    return BoundFilter(expr, cols, residual, a.conjuncts + b.conjuncts)
+    return BoundFilter(expr, cols, residual, a.conjuncts + b.conjuncts,
+                       a.conjuncts_complete and b.conjuncts_complete)

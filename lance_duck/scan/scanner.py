@@ -166,9 +166,13 @@ class LanceScanner(pads.Scanner):
 
     def count_rows(self) -> int:
         """Exact; from metadata alone when there is no filter."""
+        total = None
         if self._filter is None:
             total = sum(f.count_rows() for f in self._fragments)
-        else:
+        elif self._use_scalar_index and self._filter.conjuncts_complete:
+            from ..index.search import count_from_indices
+            total = count_from_indices(self._snapshot, self._filter.conjuncts, self._fragments)
+        if total is None:
             counter = self._copy(limit=None, offset=None)
             counter._projection = resolve_projection([], self._snapshot.arrow_schema, self._snapshot.schema)
             total = sum(b.num_rows for b in counter._batches())

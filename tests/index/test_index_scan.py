@@ -199,3 +199,37 @@ def test_rows_rewritten_by_merge_insert_are_not_served_from_the_index(tmp_path, 
         for flt in ["cat = 'c1'", "cat = 'zz'", "cat IN ('yy', 'c2')", "v = 7.0", "v = 7.5", "v < 20"]:
             ref = lance.dataset(path, version=v).to_table(filter=flt, use_scalar_index=False)
             assert ours.to_table(filter=flt).equals(ref), (v, flt)
+
+
+@pytest.mark.parametrize("flt", ["id > 10", "id < 150000", "cat IN ('c1', 'c2', 'c3')", "cat IS NOT NULL"])
+def test_unselective_predicates_scan_instead_of_using_the_index(big_indexed, flt):
+    ds = lance_duck.dataset(big_indexed)
+    assert ds.scanner(filter=flt)._index_selections() is None
+    assert ds.scanner(filter="id < 1000")._index_selections() is not None
+
+
+def test_bench_queries_use_the_index(big_indexed):
+    ds = lance_duck.dataset(big_indexed)
+    for flt in ["id = 123457", "id IN (5, 70000, 150001, 7, 9)", "id BETWEEN 40000 AND 40999", "cat = 'c3'"]:
+        sel = ds.scanner(filter=flt)._index_selections()
+        assert sel is not None, flt
+        assert ds.to_table(filter=flt).equals(ds.to_table(filter=flt, use_scalar_index=False)), flt
+
+
+@pytest.mark.parametrize("flt", ["cat = 'c3'", "id IN (5, 70000, 150001, NULL)", "id BETWEEN 40000 AND 40999",
+                                 "cat = 'c3' AND id < 7000", "cat IS NULL", "grp = 7 OR grp IS NULL"])
+def test_count_rows_answered_from_exact_indices_reads_no_data(big_indexed, data_bytes, flt):
+    ds = lance_duck.dataset(big_indexed)
+    want = lance.dataset(big_indexed).count_rows(flt)
+    data_bytes["bytes"] = 0
+    uses = "grp" not in flt                       # grp has no index in this table
+    assert ds.count_rows(filter=flt) == want
+    assert (data_bytes["bytes"] == 0) == uses, data_bytes["bytes"]
+    assert ds.count_rows(filter=flt, use_scalar_index=False) == want
+
+
+def test_count_rows_with_a_condition_no_index_answers_reads_data(big_indexed, data_bytes):
+    ds = lance_duck.dataset(big_indexed)
+    flt = "cat = 'c3' AND payload LIKE '0001%'"
+    assert ds.count_rows(filter=flt) == lance.dataset(big_indexed).count_rows(flt)
+    assert data_bytes["bytes"] > 0
