@@ -192,3 +192,22 @@ def test_file_stating_zero_rows_under_a_fragment_of_600_is_corrupt(tables, tmp_p
     assert open_data_file(snap.io, ref).num_rows == 0
     with pytest.raises(CorruptFileError, match=rf"{Path(ref.path).name}.*\b0 rows.*\b600\b"):
         lance_duck.dataset(path).to_table()
+
+
+def test_legacy_file_whose_metadata_lists_no_row_groups_is_corrupt(tables, tmp_path):
+    """Legacy metadata damaged into "no row groups" under a fragment of 600 rows."""
+    from lance_duck._proto import file_pb2
+    path = _copy(tables["legacy"], tmp_path / "t.lance")
+    f = min(Path(path, "data").glob("*.lance"))
+    data = f.read_bytes()
+    (meta_pos,) = struct.unpack("<q", data[-16:-8])
+    (mlen,) = struct.unpack("<I", data[meta_pos: meta_pos + 4])
+    meta = file_pb2.Metadata()
+    meta.ParseFromString(data[meta_pos + 4: meta_pos + 4 + mlen])
+    assert len(meta.batch_offsets) > 1
+    meta.ClearField("batch_offsets")
+    raw = meta.SerializeToString()
+    out = data[:meta_pos] + struct.pack("<I", len(raw)) + raw
+    f.write_bytes(out + bytes(len(data) - 16 - len(out)) + data[-16:])   # same size as the manifest says
+    with pytest.raises(CorruptFileError, match=rf"{f.name}.*no row groups"):
+        lance_duck.dataset(path).to_table()

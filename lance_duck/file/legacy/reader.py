@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..._proto import file_pb2
-from ...errors import CorruptFileError, UnsupportedFeatureError
+from ...errors import CorruptFileError, InvalidArgumentError, UnsupportedFeatureError
 from ...io.fs import InputFile
 from ...table.schema import LanceField
 from ..base import DataFileReader, DataFileRef, RowSelection, normalize_selection
@@ -100,7 +100,12 @@ class LegacyFileReader(DataFileReader):
 
     # -- public -----------------------------------------------------------------------------
     def _read_fields(self, fields, rows: RowSelection = None, keep_dictionary: bool = False) -> list[pa.Array]:
-        sel = normalize_selection(rows, self.num_rows)
+        try:
+            sel = normalize_selection(rows, self.num_rows)
+        except InvalidArgumentError:
+            if self.num_batches == 0:   # Lance writes no legacy file without a row group
+                raise CorruptFileError(f"{self.ref.path}: the file's metadata lists no row groups") from None
+            raise
         segs = [_Seg(b, local, int(self.starts[b + 1] - self.starts[b])) for b, local in split(self.starts, sel)]
         return [self._read(field, segs) for field in fields]
 
