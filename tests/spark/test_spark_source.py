@@ -287,3 +287,13 @@ def test_worker_error_reaches_the_driver_with_its_type_and_message(spark, tmp_pa
     last = [line for line in msg.splitlines() if "Error:" in line]
     assert any(line.startswith("lance_duck.errors.CorruptFileError: CorruptFileError:") for line in last), msg
     shutil.rmtree(src)
+
+
+def test_batches_are_cut_at_the_byte_cap_keeping_rows_and_order(monkeypatch):
+    from lance_duck.integrations.spark import reader
+
+    monkeypatch.setattr(reader, "MAX_BATCH_BYTES", 1000)
+    batch = pa.record_batch({"x": pa.array(range(1000), pa.int64())})   # 8000 bytes
+    parts = list(reader._bounded(batch))
+    assert len(parts) == 8 and all(p.nbytes <= 1000 for p in parts)
+    assert pa.Table.from_batches(parts).column(0).to_pylist() == list(range(1000))

@@ -23,9 +23,11 @@ OPTION_NAMES = {
 }
 _ALIASES = {"versionasof": "version", "timestampasof": "asof"}
 
-# measured (bench/spark_queries.py): Arrow batches of 256K rows into the JVM were 2-3x faster
-# than 8K ones; larger ones gained nothing more and hold more memory per task.
-DEFAULT_BATCH_ROWS = 256 * 1024
+# measured (bench/spark_queries.py, 4M rows, local[2]): all-column reads with Arrow batches of
+# 64K rows took 8.2-28 s, 256K 7.9-11.2 s, 1M 6.3-8.5 s; 8K ones were 2-6x slower still.
+# Batches are also cut at MAX_BATCH_BYTES so that wide rows do not make huge batches.
+DEFAULT_BATCH_ROWS = 1024 * 1024
+MAX_BATCH_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)

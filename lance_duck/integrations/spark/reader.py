@@ -17,7 +17,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from ...errors import InvalidArgumentError, LanceDuckError
 from .filters import NotPushable, spark_filter_to_expression
-from .options import ReadOptions
+from .options import MAX_BATCH_BYTES, ReadOptions
 from .partitions import LancePartition, plan_partitions
 from .types import conform, spark_arrow_schema
 
@@ -90,7 +90,7 @@ class LanceReader(DataSourceReader):
             for batch in read_ranges(ds, partition.pieces, self.columns, self.opts.filter, self._pushed(),
                                      self.opts.batch_size):
                 if batch.num_rows:
-                    yield conform(batch, self.target)
+                    yield from _bounded(conform(batch, self.target))
         except LanceDuckError as exc:
             # Spark shows the worker's traceback; the last line names the type and message
             raise type(exc)(f"{type(exc).__name__}: {exc} (table {self.opts.path}, version {self.version})") \
@@ -109,6 +109,17 @@ class PushdownLanceReader(LanceReader):
                 yield f
                 continue
             self.filters.append(f)
+
+
+def _bounded(batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
+    """``batch`` in slices of at most about MAX_BATCH_BYTES."""
+    parts = -(-batch.nbytes // MAX_BATCH_BYTES)
+    if parts <= 1:
+        yield batch
+        return
+    step = -(-batch.num_rows // parts)
+    for start in range(0, batch.num_rows, step):
+        yield batch.slice(start, step)
 
 
 def read_ranges(ds, pieces: Sequence[tuple[int, int, int]], columns: list[str], sql_filter: str | None,
