@@ -209,5 +209,5 @@ def test_legacy_file_whose_metadata_lists_no_row_groups_is_corrupt(tables, tmp_p
     raw = meta.SerializeToString()
     out = data[:meta_pos] + struct.pack("<I", len(raw)) + raw
     f.write_bytes(out + bytes(len(data) - 16 - len(out)) + data[-16:])   # same size as the manifest says
-    with pytest.raises(CorruptFileError, match=rf"{f.name}.*no row groups"):
+    with pytest.raises(CorruptFileError, match=rf"{f.name}.*(no row groups|\b0 rows.*\b600\b)"):
         lance_duck.dataset(path).to_table()
