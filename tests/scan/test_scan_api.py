@@ -10,16 +10,17 @@ import lance
 from .conftest import assert_tables_equal
 from lance_duck.scan import LanceDataset, LanceFragment, LanceScanner, dataset
 
+# pyarrow expressions with the SQL pylance takes for the same rows (pylance cannot take Expressions on this
+# table: Substrait has no duration and no nested references), so pylance's own filter is the oracle.
 FILTERS = [
-    pc.field("id") < 100,
-    (pc.field("id") >= 300) & (pc.field("id") <= 700),
-    pc.field("s", "a") == 5,
-    pc.field("name").isin(["abc3", "xyz4", "abc107"]),
-    pc.field("x").is_null(),
-    pc.field("name").is_valid() & (pc.field("u") > 250),
-    (pc.field("id") == 1) | (pc.field("id") == 1107) | (pc.field("id") == 1999),
-    pc.field("extra").is_null() & (pc.field("id") < 10),
-    pc.field("id") < -1,
+    (pc.field("id") < 100, "id < 100"),
+    ((pc.field("id") >= 300) & (pc.field("id") <= 700), "id >= 300 AND id <= 700"),
+    (pc.field("s", "a") == 5, "s.a = 5"),
+    (pc.field("name").isin(["abc3", "xyz4", "abc107"]), "name IN ('abc3', 'xyz4', 'abc107')"),
+    (pc.field("x").is_null(), "x IS NULL"),
+    (pc.field("name").is_valid() & (pc.field("u") > 250), "name IS NOT NULL AND u > 250"),
+    ((pc.field("id") == 1) | (pc.field("id") == 1107) | (pc.field("id") == 1999), "id = 1 OR id = 1107 OR id = 1999"),
+    (pc.field("extra").is_null() & (pc.field("id") < 10), "extra IS NULL AND id < 10"),
 ]
 
 
@@ -49,21 +50,30 @@ def test_full_table_equals_pylance(pair):
 def test_count_rows_metadata_and_filtered(pair):
     ds, ref = pair
     assert ds.count_rows() == ref.count_rows()
-    full = ref.to_table()
-    for f in FILTERS:
-        # pylance cannot take Expressions on this table (Substrait has no duration, no nested refs):
-        # its own table, filtered by pyarrow, is the oracle
-        assert ds.count_rows(filter=f) == full.filter(f).num_rows
+    total = ref.count_rows()
+    for f, sql in FILTERS:
+        want = ref.count_rows(filter=sql)
+        assert 0 < want < total, f"{sql!r} must select some rows, not all"
+        assert ds.count_rows(filter=f) == want
 
 
 @pytest.mark.parametrize("i", range(len(FILTERS)))
 def test_filter_expression_equals_pylance(pair, i):
     ds, ref = pair
-    f = FILTERS[i]
-    want = ref.to_table().filter(f)
+    f, sql = FILTERS[i]
+    want = ref.to_table(filter=sql)
+    assert 0 < want.num_rows < ref.count_rows()
     assert_tables_equal(ds.to_table(filter=f), want)
     # filter-only columns are read, applied and dropped
     assert_tables_equal(ds.to_table(columns=["ls", "id"], filter=f), want.select(["ls", "id"]))
+
+
+def test_filter_selecting_no_row_gives_an_empty_table_of_the_schema(pair):
+    ds, ref = pair
+    want = ref.to_table(filter="id < -1")
+    assert want.num_rows == 0
+    assert_tables_equal(ds.to_table(filter=pc.field("id") < -1), want)
+    assert ds.count_rows(filter=pc.field("id") < -1) == 0
 
 
 @pytest.mark.parametrize("columns", [["id"], ["s.a", "id"], ["name", "s.b", "s"], [], ["dur", "ls", "u", "extra"],
