@@ -115,7 +115,7 @@ def test_undecodable_expression_means_no_pruning_and_still_exact():
     data = pa.table({"id": pa.array(range(6), pa.int64()),
                      "name": pa.array(["ab", "abcd", None, "Ünïc", "xyz", "longer"])}).cast(
         pa.schema([SCHEMA.field("id"), SCHEMA.field("name")]))
-    want = duckdb.sql("SELECT * FROM data WHERE length(name) > 3 ORDER BY id").fetch_arrow_table()
+    want = duckdb.sql("SELECT * FROM data WHERE length(name) > 3 ORDER BY id").to_arrow_table()
     got = cf.apply(data)
     assert got.column("id").to_pylist() == want.column("id").to_pylist() == [1, 3, 5]
 
