@@ -8,6 +8,7 @@ import pytest
 
 import lance
 from .conftest import assert_tables_equal
+from lance_duck.errors import InvalidArgumentError
 from lance_duck.scan import LanceDataset, LanceFragment, LanceScanner, dataset
 
 # pyarrow expressions with the SQL pylance takes for the same rows (pylance cannot take Expressions on this
@@ -187,3 +188,32 @@ def test_deleted_rows_never_reappear(pair):
     ]
     for ids in paths:
         assert not np.any(ids.to_numpy() % 100 == 7)
+
+
+def test_take_refuses_arguments_pylance_refuses(pair):
+    ds, ref = pair
+    for obj in (ds, ref, ds.get_fragments()[0], ref.get_fragments()[0]):
+        with pytest.raises(TypeError, match="filter"):
+            obj.take([0, 1], filter="id > 3")
+        with pytest.raises(TypeError, match="batch_size"):
+            obj.take([0, 1], columns=["id"], batch_size=10)
+
+
+def test_get_fragments_with_a_filter_is_refused_like_pylance(pair):
+    ds, ref = pair
+    with pytest.raises(ValueError, match="does not support filter"):
+        ref.get_fragments(filter=pc.field("id") < 10)
+    with pytest.raises(InvalidArgumentError, match=r"get_fragments\(filter=.*not supported.*scanner"):
+        ds.get_fragments(filter=pc.field("id") < 10)
+    with pytest.raises(InvalidArgumentError, match="not supported"):
+        list(ds._get_fragments(pc.field("id") < 10))  # pyarrow's entry point refuses it as well
+    assert [f.fragment_id for f in ds.get_fragments(filter=None)] == [f.fragment_id for f in ref.get_fragments()]
+
+
+def test_fragment_scanner_takes_only_the_dataset_schema(pair):
+    ds, ref = pair
+    frag, their = ds.get_fragments()[1], ref.get_fragments()[1]
+    assert_tables_equal(frag.to_table(schema=ds.schema, columns=["id"]), their.to_table(columns=["id"]))
+    narrowed = pa.schema([pa.field("id", pa.int32())])
+    with pytest.raises(InvalidArgumentError, match=f"fragment {frag.fragment_id} .*schema"):
+        frag.scanner(schema=narrowed)
