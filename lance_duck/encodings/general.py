@@ -96,7 +96,7 @@ def decompress_zstd(data: BufferLike, expected_size: int | None = None) -> np.nd
             return np.frombuffer(out, np.uint8)
         import zstandard
         raw = zstandard.ZstdDecompressor().decompress(frame.tobytes(), max_output_size=n)
-    except (pa.ArrowException, _zstd_error()) as exc:
+    except (pa.ArrowException, OSError, _zstd_error()) as exc:  # pyarrow raises a plain OSError on bad frames
         raise CorruptFileError(f"zstd: corrupt frame ({exc})") from exc
     if len(raw) != n:
         raise CorruptFileError(f"zstd: frame holds {len(raw)} bytes, prefix says {n}")
