@@ -51,11 +51,17 @@ def scheme_name(scheme: int | str | None) -> str:
 def _codec(name: str):
     try:
         return pa.Codec(name)
-    except Exception:  # codec not built into this pyarrow
+    except pa.ArrowException:  # codec not built into this pyarrow (ArrowNotImplementedError)
         return None
 
 
 _PA_ZSTD = _codec("zstd")
+
+
+def _zstd_error() -> type[Exception]:
+    """zstandard's error type, imported only when an error is being handled."""
+    import zstandard
+    return zstandard.ZstdError
 _PA_LZ4 = _codec("lz4_raw")
 try:
     import lz4.block as _LZ4_BLOCK
@@ -90,7 +96,7 @@ def decompress_zstd(data: BufferLike, expected_size: int | None = None) -> np.nd
             return np.frombuffer(out, np.uint8)
         import zstandard
         raw = zstandard.ZstdDecompressor().decompress(frame.tobytes(), max_output_size=n)
-    except Exception as exc:
+    except (pa.ArrowException, OSError, _zstd_error()) as exc:  # pyarrow raises a plain OSError on bad frames
         raise CorruptFileError(f"zstd: corrupt frame ({exc})") from exc
     if len(raw) != n:
         raise CorruptFileError(f"zstd: frame holds {len(raw)} bytes, prefix says {n}")
@@ -115,7 +121,7 @@ def _zstd_bare(buf: np.ndarray, expected_size: int | None) -> np.ndarray:
     try:
         dobj = zstandard.ZstdDecompressor().decompressobj()
         raw = dobj.decompress(buf.tobytes())
-    except Exception as exc:
+    except zstandard.ZstdError as exc:
         raise CorruptFileError(f"zstd: corrupt frame ({exc})") from exc
     if len(raw) > limit or (expected_size is not None and len(raw) != expected_size):
         raise CorruptFileError(f"zstd: frame decompresses to {len(raw)} bytes, expected {expected_size}")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+from google.protobuf.message import DecodeError
 
 from .._proto import file2_pb2, file_pb2
 from ..errors import CorruptFileError
@@ -85,7 +86,7 @@ class V2Container:
             cm = file2_pb2.ColumnMetadata()
             try:
                 cm.ParseFromString(bytes(self._slice(pos, size)))
-            except Exception as exc:  # protobuf DecodeError
+            except DecodeError as exc:
                 raise CorruptFileError(f"{self.file.path}: column {index} metadata is corrupt: {exc}") from exc
             cache[index] = cm
         return cm
@@ -106,7 +107,7 @@ class V2Container:
             raise CorruptFileError(f"{self.file.path}: no global buffers (schema missing)")
         try:
             fd.ParseFromString(bytes(self.global_buffer(0)))
-        except Exception as exc:
+        except DecodeError as exc:
             raise CorruptFileError(f"{self.file.path}: file schema is corrupt: {exc}") from exc
         return fd
 

@@ -78,7 +78,7 @@ def read_index_segments(manifest, raw: bytes, path: str) -> list[IndexSegment]:
     try:
         section.ParseFromString(bytes(raw[pos + 4:pos + 4 + length]))
     except (DecodeError, ValueError, RuntimeError) as exc:
-        raise CorruptFileError(f"{path}: index section protobuf is corrupt ({exc})") from None
+        raise CorruptFileError(f"{path}: index section protobuf is corrupt ({exc})") from exc
     return [_segment(m, path) for m in section.indices]
 
 

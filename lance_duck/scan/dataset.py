@@ -239,13 +239,27 @@ class LanceDataset(pads.FileSystemDataset):
             return self._snapshot.count_rows()
         return self.scanner(filter=filter, **kwargs).count_rows()
 
-    def take(self, indices, columns=None, **kwargs: Any) -> pa.Table:
-        """Rows at logical positions (after deletions), in the order given."""
+    def take(self, indices, columns=None) -> pa.Table:
+        """Rows at logical positions (after deletions), in the order given.
+
+        pylance's signature: ``indices`` and ``columns`` only (pyarrow's ``filter=``, ``batch_size=``...
+        are a ``TypeError``, as in pylance); filter with :meth:`filter` or :meth:`scanner` instead.
+        """
         from .take import take_rows
         return take_rows(self._snapshot, self._snapshot.fragments, indices, columns, self._base_filter)
 
     # -- fragments --------------------------------------------------------------------------------
     def get_fragments(self, filter=None) -> list[LanceFragment]:
+        """Every fragment of this version, in manifest order.
+
+        Raises:
+            InvalidArgumentError: ``filter`` is given (pylance refuses it too; a Lance table has no
+                partition expressions to select fragments by): filter the scan instead.
+        """
+        if filter is not None:
+            raise InvalidArgumentError(
+                f"get_fragments(filter={filter!r}) is not supported (as in pylance): fragments of {self.uri} "
+                "are not selected by filter; pass the filter to scanner()/to_table(), or fragments=[...]")
         return [LanceFragment(self, f) for f in self._snapshot.fragments]
 
     def get_fragment(self, fragment_id: int) -> LanceFragment | None:
@@ -286,7 +300,7 @@ class LanceDataset(pads.FileSystemDataset):
             "ds.to_table(...).cast(schema), or union materialised data: pyarrow.dataset.dataset(ds.to_table())")
 
     def _get_fragments(self, filter=None):
-        return iter(self.get_fragments())
+        return iter(self.get_fragments(filter))
 
     def _scanner_options(self, options):
         # pyarrow calls this on its way to its own native scan (Scanner.from_dataset, acero scan node)

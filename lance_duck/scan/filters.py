@@ -146,8 +146,8 @@ def expression_columns(expr: pc.Expression, schema: pa.Schema) -> tuple[str, ...
     if not _binds(expr, cands):
         try:
             _bind_or_raise(expr, list(full))
-        except Exception as e:  # the filter names something the schema lacks
-            raise InvalidArgumentError(f"filter {text} does not match the dataset schema: {e}") from None
+        except pa.ArrowException as e:  # the filter names something the schema lacks
+            raise InvalidArgumentError(f"filter {text} does not match the dataset schema: {e}") from e
         cands = list(full)
     needed = [f for f in cands if not _binds(expr, [g for g in cands if g is not f])]
     return tuple(f.name for f in needed)
@@ -157,7 +157,7 @@ def _binds(expr: pc.Expression, fields: list[pa.Field]) -> bool:
     try:
         _bind_or_raise(expr, fields)
         return True
-    except Exception:
+    except pa.ArrowException:
         return False
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Iterator
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import InvalidArgumentError
 from .interop import export_stream
 
 if TYPE_CHECKING:
@@ -71,7 +72,15 @@ class LanceFragment:
         return self.scanner(filter=filter, **kwargs).count_rows()
 
     def scanner(self, **kwargs) -> "LanceScanner":
-        kwargs.pop("schema", None)
+        """A :class:`LanceScanner` over this fragment only (arguments as :meth:`LanceDataset.scanner`).
+
+        pyarrow's ``schema=`` is accepted only as the dataset's own schema (a Lance scan cannot cast).
+        """
+        schema = kwargs.pop("schema", None)
+        if schema is not None and not schema.equals(self._dataset.schema):
+            raise InvalidArgumentError(
+                f"fragment {self.fragment_id} of {self._dataset.uri}: scanner(schema=...) must be the dataset's "
+                "schema; cast the result instead, scanner().to_table().cast(schema)")
         return self._dataset.scanner(fragments=[self], **kwargs)
 
     def to_table(self, **kwargs) -> pa.Table:
@@ -83,7 +92,7 @@ class LanceFragment:
     def head(self, num_rows: int, **kwargs) -> pa.Table:
         return self.scanner(**kwargs).head(num_rows)
 
-    def take(self, indices, columns=None, **kwargs) -> pa.Table:
+    def take(self, indices, columns=None) -> pa.Table:
         """Rows at logical positions (after deletions) of this fragment."""
         from .take import take_rows
         return take_rows(self._dataset._snapshot, [self._info], indices, columns, self._dataset._base_filter,

@@ -76,7 +76,7 @@ def _decode_arrow(raw: bytes, path: str) -> np.ndarray:
         # pyarrow surfaces damaged IPC as ArrowInvalid/ArrowIndexError/ArrowKeyError, OSError (footer), and
         # UnicodeDecodeError (a ValueError) from garbled schema metadata.
         raise CorruptFileError(f"{path}: deletion file is not a valid Arrow IPC file "
-                               f"({type(exc).__name__}: {exc})") from None
+                               f"({type(exc).__name__}: {exc})") from exc
     if values.size and values.min() < 0:
         raise CorruptFileError(f"{path}: deletion file holds negative row offsets")
     return np.unique(values)
@@ -158,7 +158,7 @@ def _decode_bitmap(raw: bytes, path: str, max_rows: int | None = None) -> np.nda
         raise
     except Exception as exc:  # noqa: BLE001 - pyroaring raises ValueError / OverflowError / MemoryError on garbage
         raise CorruptFileError(f"{path}: deletion file is not a valid roaring bitmap "
-                               f"({type(exc).__name__}: {exc})") from None
+                               f"({type(exc).__name__}: {exc})") from exc
     return values
 
 

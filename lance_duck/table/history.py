@@ -110,7 +110,7 @@ def _parse_tail(data, path: str):
     try:
         return ManifestTail.FromString(bytes(data))
     except (DecodeError, ValueError, RuntimeError) as exc:
-        raise CorruptFileError(f"{path}: manifest protobuf is corrupt ({exc})") from None
+        raise CorruptFileError(f"{path}: manifest protobuf is corrupt ({exc})") from exc
 
 
 # -- versions() ------------------------------------------------------------------------------
@@ -174,7 +174,7 @@ class _Incremental:
                 new_cum.append(acc.copy())
                 p = e
         except (ValueError, DecodeError, RuntimeError) as exc:
-            raise CorruptFileError(f"{path}: manifest protobuf is corrupt ({exc})") from None
+            raise CorruptFileError(f"{path}: manifest protobuf is corrupt ({exc})") from exc
         tail = _parse_tail(mv[p:], path)
         if len(tail.fields) or len(tail.fragments):
             # Entries out of the usual order: decode the whole manifest.

@@ -71,7 +71,7 @@ def decode_manifest(raw: bytes, path: str) -> table_pb2.Manifest:
     try:
         m.ParseFromString(raw[pos + 4:end])
     except (DecodeError, ValueError, RuntimeError) as exc:
-        raise CorruptFileError(f"{path}: manifest protobuf is corrupt ({exc})") from None
+        raise CorruptFileError(f"{path}: manifest protobuf is corrupt ({exc})") from exc
     return m
 
 

@@ -73,7 +73,7 @@ def _read_json(io, path: str, what: str) -> dict:
     try:
         doc = json.loads(bytes(raw).decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise CorruptFileError(f"{path}: {what} file is not valid JSON ({exc})") from None
+        raise CorruptFileError(f"{path}: {what} file is not valid JSON ({exc})") from exc
     if not isinstance(doc, dict):
         raise CorruptFileError(f"{path}: {what} file does not hold a JSON object")
     return doc
@@ -176,7 +176,7 @@ def _branch_from_json(doc: dict, path: str) -> dict[str, Any]:
             "metadata": metadata,
         }
     except (TypeError, ValueError, AttributeError, OverflowError) as exc:
-        raise CorruptFileError(f"{path}: branch file is malformed ({exc})") from None
+        raise CorruptFileError(f"{path}: branch file is malformed ({exc})") from exc
 
 
 def branch_ref_path(io, root: str, name: str) -> str:

@@ -20,7 +20,7 @@ def _parse(msg, raw: bytes, what: str):
     try:
         msg.ParseFromString(bytes(raw))
     except (DecodeError, ValueError, RuntimeError) as exc:
-        raise CorruptFileError(f"{what}: corrupt protobuf ({exc})") from None
+        raise CorruptFileError(f"{what}: corrupt protobuf ({exc})") from exc
     return msg
 
 

@@ -70,7 +70,7 @@ def types_table() -> pa.Table:
 
 @pytest.fixture(scope="session")
 def lance_types(tmp_path_factory, types_table):
-    """A pylance dataset holding ``types_table`` (3 fragments, some rows deleted)."""
+    """A pylance dataset holding ``types_table`` (3 fragments of at most 250 rows, no deletions)."""
     import lance
 
     uri = str(tmp_path_factory.mktemp("pred") / "types.lance")

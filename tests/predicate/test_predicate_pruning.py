@@ -109,6 +109,15 @@ def test_undecodable_expression_means_no_pruning_and_still_exact():
     assert extract_conjuncts(expr, SCHEMA) == []
     cf = compile_filter(expr, SCHEMA)
     assert cf.expression is expr and cf.columns == {"name"}
+    # no pruning: a fragment whose statistics say nothing about name lengths may match
+    assert may_match(cf.conjuncts, {"name": ColumnStats(min="a", max="b", null_count=0, num_rows=4)})
+    # still exact: the filter evaluated on data selects what DuckDB selects
+    data = pa.table({"id": pa.array(range(6), pa.int64()),
+                     "name": pa.array(["ab", "abcd", None, "Ünïc", "xyz", "longer"])}).cast(
+        pa.schema([SCHEMA.field("id"), SCHEMA.field("name")]))
+    want = duckdb.sql("SELECT * FROM data WHERE length(name) > 3 ORDER BY id").to_arrow_table()
+    got = cf.apply(data)
+    assert got.column("id").to_pylist() == want.column("id").to_pylist() == [1, 3, 5]
 
 
 def test_may_match_uses_min_max_and_null_counts():

@@ -8,18 +8,20 @@ import pytest
 
 import lance
 from .conftest import assert_tables_equal
+from lance_duck.errors import InvalidArgumentError
 from lance_duck.scan import LanceDataset, LanceFragment, LanceScanner, dataset
 
+# pyarrow expressions with the SQL pylance takes for the same rows (pylance cannot take Expressions on this
+# table: Substrait has no duration and no nested references), so pylance's own filter is the oracle.
 FILTERS = [
-    pc.field("id") < 100,
-    (pc.field("id") >= 300) & (pc.field("id") <= 700),
-    pc.field("s", "a") == 5,
-    pc.field("name").isin(["abc3", "xyz4", "abc107"]),
-    pc.field("x").is_null(),
-    pc.field("name").is_valid() & (pc.field("u") > 250),
-    (pc.field("id") == 1) | (pc.field("id") == 1107) | (pc.field("id") == 1999),
-    pc.field("extra").is_null() & (pc.field("id") < 10),
-    pc.field("id") < -1,
+    (pc.field("id") < 100, "id < 100"),
+    ((pc.field("id") >= 300) & (pc.field("id") <= 700), "id >= 300 AND id <= 700"),
+    (pc.field("s", "a") == 5, "s.a = 5"),
+    (pc.field("name").isin(["abc3", "xyz4", "abc107"]), "name IN ('abc3', 'xyz4', 'abc107')"),
+    (pc.field("x").is_null(), "x IS NULL"),
+    (pc.field("name").is_valid() & (pc.field("u") > 250), "name IS NOT NULL AND u > 250"),
+    ((pc.field("id") == 1) | (pc.field("id") == 1107) | (pc.field("id") == 1999), "id = 1 OR id = 1107 OR id = 1999"),
+    (pc.field("extra").is_null() & (pc.field("id") < 10), "extra IS NULL AND id < 10"),
 ]
 
 
@@ -49,21 +51,30 @@ def test_full_table_equals_pylance(pair):
 def test_count_rows_metadata_and_filtered(pair):
     ds, ref = pair
     assert ds.count_rows() == ref.count_rows()
-    full = ref.to_table()
-    for f in FILTERS:
-        # pylance cannot take Expressions on this table (Substrait has no duration, no nested refs):
-        # its own table, filtered by pyarrow, is the oracle
-        assert ds.count_rows(filter=f) == full.filter(f).num_rows
+    total = ref.count_rows()
+    for f, sql in FILTERS:
+        want = ref.count_rows(filter=sql)
+        assert 0 < want < total, f"{sql!r} must select some rows, not all"
+        assert ds.count_rows(filter=f) == want
 
 
 @pytest.mark.parametrize("i", range(len(FILTERS)))
 def test_filter_expression_equals_pylance(pair, i):
     ds, ref = pair
-    f = FILTERS[i]
-    want = ref.to_table().filter(f)
+    f, sql = FILTERS[i]
+    want = ref.to_table(filter=sql)
+    assert 0 < want.num_rows < ref.count_rows()
     assert_tables_equal(ds.to_table(filter=f), want)
     # filter-only columns are read, applied and dropped
     assert_tables_equal(ds.to_table(columns=["ls", "id"], filter=f), want.select(["ls", "id"]))
+
+
+def test_filter_selecting_no_row_gives_an_empty_table_of_the_schema(pair):
+    ds, ref = pair
+    want = ref.to_table(filter="id < -1")
+    assert want.num_rows == 0
+    assert_tables_equal(ds.to_table(filter=pc.field("id") < -1), want)
+    assert ds.count_rows(filter=pc.field("id") < -1) == 0
 
 
 @pytest.mark.parametrize("columns", [["id"], ["s.a", "id"], ["name", "s.b", "s"], [], ["dur", "ls", "u", "extra"],
@@ -177,3 +188,32 @@ def test_deleted_rows_never_reappear(pair):
     ]
     for ids in paths:
         assert not np.any(ids.to_numpy() % 100 == 7)
+
+
+def test_take_refuses_arguments_pylance_refuses(pair):
+    ds, ref = pair
+    for obj in (ds, ref, ds.get_fragments()[0], ref.get_fragments()[0]):
+        with pytest.raises(TypeError, match="filter"):
+            obj.take([0, 1], filter="id > 3")
+        with pytest.raises(TypeError, match="batch_size"):
+            obj.take([0, 1], columns=["id"], batch_size=10)
+
+
+def test_get_fragments_with_a_filter_is_refused_like_pylance(pair):
+    ds, ref = pair
+    with pytest.raises(ValueError, match="does not support filter"):
+        ref.get_fragments(filter=pc.field("id") < 10)
+    with pytest.raises(InvalidArgumentError, match=r"get_fragments\(filter=.*not supported.*scanner"):
+        ds.get_fragments(filter=pc.field("id") < 10)
+    with pytest.raises(InvalidArgumentError, match="not supported"):
+        list(ds._get_fragments(pc.field("id") < 10))  # pyarrow's entry point refuses it as well
+    assert [f.fragment_id for f in ds.get_fragments(filter=None)] == [f.fragment_id for f in ref.get_fragments()]
+
+
+def test_fragment_scanner_takes_only_the_dataset_schema(pair):
+    ds, ref = pair
+    frag, their = ds.get_fragments()[1], ref.get_fragments()[1]
+    assert_tables_equal(frag.to_table(schema=ds.schema, columns=["id"]), their.to_table(columns=["id"]))
+    narrowed = pa.schema([pa.field("id", pa.int32())])
+    with pytest.raises(InvalidArgumentError, match=f"fragment {frag.fragment_id} .*schema"):
+        frag.scanner(schema=narrowed)

@@ -12,7 +12,7 @@ from lance_duck.scan.planning import DEFAULT_BATCH_ROWS, plan_tasks
 
 from .conftest import assert_tables_equal
 
-lance = pytest.importorskip("lance")
+import lance  # a test dependency: missing, it must fail, not skip
 
 
 def _paged_table(n: int = 12000) -> pa.Table:

@@ -244,7 +244,8 @@ def test_filesystem_dataset_attributes_describe_the_lance_table(paths):
 # -- DuckDB keeps its pushdown --------------------------------------------------------------------
 
 def test_duckdb_pushes_projection_and_filter_through_scanner_not_c_stream(paths, monkeypatch):
-    duckdb = pytest.importorskip("duckdb")
+    import duckdb
+
     calls = []
     real_scanner = LanceDataset.scanner
 
@@ -270,7 +271,8 @@ def test_duckdb_pushes_projection_and_filter_through_scanner_not_c_stream(paths,
 
 
 def test_duckdb_reads_scanner_and_fragment(paths):
-    duckdb = pytest.importorskip("duckdb")
+    import duckdb
+
     ds = lance_duck.dataset(paths[0])
     sc = ds.scanner(columns=["id", "name"], filter="id > 1500")  # noqa: F841 (DuckDB finds it by name)
     frag = ds.get_fragments()[1]  # noqa: F841

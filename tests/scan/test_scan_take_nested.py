@@ -9,7 +9,7 @@ from lance_duck.scan import dataset
 
 from .conftest import STORAGE_VERSIONS, assert_tables_equal
 
-lance = pytest.importorskip("lance")
+import lance  # a test dependency: missing, it must fail, not skip
 
 COLUMNS = [["s.a"], ["s.c.d", "id"], ["id", "s.b", "s.a"], ["s.c", "s"], ["s", "s.a"], ["s.c.d", "s.c"],
            ["s.c", "s.a", "id"], ["s.c.d", "_rowid"]]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+from google.protobuf.message import DecodeError
 
 from ..._proto import file_pb2
 from ...errors import CorruptFileError, InvalidArgumentError, UnsupportedFeatureError
@@ -73,7 +74,7 @@ class LegacyFileReader(DataFileReader):
         meta = file_pb2.Metadata()
         try:
             meta.ParseFromString(bytes(region[4:4 + mlen]))
-        except Exception as exc:
+        except DecodeError as exc:
             raise CorruptFileError(f"{path}: file metadata is corrupt: {exc}") from exc
         offs = np.asarray(meta.batch_offsets, dtype=np.int64)
         if len(offs) == 0:

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+from google.protobuf.message import DecodeError
 
 from ..._proto import encodings_v2_1_pb2 as pb
 from ...encodings._threads import map_parts
@@ -37,7 +38,7 @@ def page_layout(page, what: str):
     anyv = any_pb2.Any()
     try:
         anyv.ParseFromString(page.encoding.direct.encoding)
-    except Exception as exc:
+    except DecodeError as exc:
         raise CorruptFileError(f"{what}: page encoding is corrupt: {exc}") from exc
     if anyv.type_url.rsplit("/", 1)[-1] != PAGE_LAYOUT_URL[1:]:
         raise UnsupportedFeatureError(f"{what}: page encoding {anyv.type_url!r} is not supported "
@@ -45,7 +46,7 @@ def page_layout(page, what: str):
     layout = pb.PageLayout()
     try:
         layout.ParseFromString(anyv.value)
-    except Exception as exc:
+    except DecodeError as exc:
         raise CorruptFileError(f"{what}: page layout is corrupt: {exc}") from exc
     return layout
 

@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from google.protobuf import any_pb2
+from google.protobuf.message import DecodeError
 
 from ..._proto import encodings_v2_0_pb2 as enc_pb
 from ..._proto import file2_pb2
@@ -67,7 +68,7 @@ def _unpack_any(enc: file2_pb2.Encoding, msg, what: str):
         msg.ParseFromString(a.value)
     except UnsupportedFeatureError:
         raise
-    except Exception as exc:  # protobuf DecodeError
+    except DecodeError as exc:
         raise CorruptFileError(f"{what}: encoding is corrupt: {exc}") from exc
     return msg
 
