@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from lance_duck.encodings import fsst
-from lance_duck.file.base import open_data_file
+from lance_duck.file import open_data_file
 from lance_duck.file.v2 import compression
 from lance_duck.table.snapshot import open_snapshot
 
