@@ -91,7 +91,7 @@ def write(root: Path, kind: str, rows: int) -> str:
 
 def lance_duck_reader(uri: str, column: str):
     """A callable decoding ``column`` of every fragment with lance_duck's file readers."""
-    from lance_duck.file.base import open_data_file
+    from lance_duck.file import open_data_file
     from lance_duck.table.snapshot import open_snapshot
 
     snap = open_snapshot(uri)

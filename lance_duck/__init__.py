@@ -33,7 +33,7 @@ from .errors import (
     VersionNotFoundError,
 )
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 # Entry points are imported lazily so that `import lance_duck` stays cheap.
 _LAZY = {

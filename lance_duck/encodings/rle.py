@@ -3,7 +3,8 @@
 Used by: 2.1/2.2 ``Rle`` (mini-block: value buffer = Flat values, one per run, plus a u8 run-length
 buffer; block form in 2.2 for rep/def levels and constant-page levels:
 ``[u64 LE byte length of values][values][u8 run lengths]``). Runs longer than 255 are stored as
-several runs. Decoding is one ``np.repeat`` (or a searchsorted range cut for partial decodes).
+several runs. Decoding is one ``np.repeat`` (or a searchsorted range cut for partial decodes);
+:func:`expand_chunks` expands the runs of many mini-block chunks or level buffers in one call.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 from ..errors import CorruptFileError
 from ._buf import BufferLike, as_u8, check_count, need, uint_dtype, words
 
-__all__ = ["expand", "expand_range", "decode_miniblock", "decode_block", "split_block"]
+__all__ = ["expand", "expand_range", "expand_chunks", "decode_block", "split_block"]
 
 
 def expand(values: np.ndarray, run_lengths: np.ndarray, num_values: int | None = None) -> np.ndarray:
@@ -52,12 +53,28 @@ def expand_range(values: np.ndarray, run_lengths: np.ndarray, start: int, stop: 
     return np.repeat(values[first: last + 1], lens)
 
 
-def decode_miniblock(values_buf: BufferLike, lengths_buf: BufferLike, value_bits: int,
-                     num_values: int) -> np.ndarray:
-    """One mini-block RLE chunk: Flat values (width ``value_bits``) + u8 run lengths."""
-    lens = as_u8(lengths_buf)
-    vals = words(values_buf, value_bits, lens.size, what="RLE values")
-    return expand(vals, lens, num_values)
+def expand_chunks(values: np.ndarray, run_lengths: np.ndarray, runs: np.ndarray, counts: np.ndarray,
+                  what: str = "RLE") -> np.ndarray:
+    """Many RLE chunks at once: chunk ``k`` owns the next ``runs[k]`` runs and keeps its first
+    ``counts[k]`` values (mini-block chunks, level buffers). One ``np.repeat`` plus a mask."""
+    lengths = np.asarray(run_lengths).astype(np.int64, copy=False)
+    runs = np.asarray(runs, np.int64)
+    counts = np.asarray(counts, np.int64)
+    if values.shape[0] != lengths.shape[0] or int(runs.sum()) != lengths.shape[0]:
+        raise CorruptFileError(f"{what}: {values.shape[0]} values, {lengths.shape[0]} run lengths, "
+                               f"{int(runs.sum())} runs")
+    cum = np.concatenate(([0], np.cumsum(lengths)))
+    ends = np.cumsum(runs)
+    sums = cum[ends] - cum[ends - runs]
+    if (sums < counts).any():
+        raise CorruptFileError(f"{what}: RLE runs cover fewer values than the chunk holds")
+    out = np.repeat(values, lengths)
+    if (sums == counts).all():
+        return out
+    starts = np.cumsum(sums) - sums                       # where each chunk's expansion begins in out
+    chunk = np.repeat(np.arange(sums.size), sums)
+    pos = np.arange(out.size, dtype=np.int64) - starts[chunk]
+    return out[pos < counts[chunk]]
 
 
 def split_block(data: BufferLike, value_bits: int) -> tuple[np.ndarray, np.ndarray]:

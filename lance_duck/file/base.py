@@ -1,4 +1,4 @@
-"""The interface every data-file reader implements, and the dispatch on file version.
+"""The interface every data-file reader implements (the dispatch on file version is in ``file/dispatch.py``).
 
 A reader decodes one *field* of the manifest schema (by field id, through the DataFile's
 ``fields`` / ``column_indices``) into an Arrow array equal to what pylance returns, for all
@@ -24,9 +24,8 @@ from typing import Iterator, Sequence, Union
 import numpy as np
 import pyarrow as pa
 
-from ..errors import CorruptFileError, InvalidArgumentError, LanceDuckError, UnsupportedFeatureError
-from ..io.fs import FileIO
-from ..table.schema import LanceField
+from ..errors import CorruptFileError, InvalidArgumentError, LanceDuckError
+from ..schema import LanceField
 
 RowSelection = Union[None, range, np.ndarray]
 
@@ -151,35 +150,3 @@ def normalize_selection(rows: RowSelection, num_rows: int, what: str = "") -> Ro
     if len(arr) and (arr[0] < 0 or arr[-1] >= num_rows):
         raise InvalidArgumentError(f"{where}row offsets must lie in [0, {num_rows})")
     return arr
-
-
-def read_version(tail: bytes | memoryview, path: str) -> tuple[int, int]:
-    """(major, minor) from the last 8 bytes of a Lance data file."""
-    if len(tail) < 8 or bytes(tail[-4:]) != MAGIC:
-        raise CorruptFileError(f"{path}: not a Lance data file (no LANC magic at the end)")
-    major, minor = struct.unpack("<HH", bytes(tail[-8:-4]))
-    return major, minor
-
-
-def open_data_file(io: FileIO, ref: DataFileRef, **options) -> DataFileReader:
-    """Open a data file with the reader for its version (read from the file's footer)."""
-    f = io.open_input(ref.path, ref.size)
-    tail = f.read_tail(TAIL_BYTES)
-    major, minor = read_version(tail, ref.path)
-    with damage_guard(ref.path, "footer / metadata"):
-        return _open_version(f, ref, tail, major, minor, options)
-
-
-def _open_version(f, ref: DataFileRef, tail, major: int, minor: int, options: dict) -> DataFileReader:
-    if (major, minor) in ((0, 1), (0, 2)):
-        from .legacy.reader import LegacyFileReader
-        return LegacyFileReader(f, ref, tail, **options)
-    if (major, minor) in ((0, 3), (2, 0)):
-        from .v2_0.reader import V20FileReader
-        return V20FileReader(f, ref, tail, **options)
-    if (major, minor) in ((2, 1), (2, 2)):
-        from .v2.reader import V2FileReader
-        return V2FileReader(f, ref, tail, **options)
-    raise UnsupportedFeatureError(
-        f"{ref.path}: Lance file format version {major}.{minor} is not supported "
-        "(readable: legacy 0.1/0.2, 2.0, 2.1, 2.2)")

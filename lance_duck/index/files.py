@@ -14,8 +14,8 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import CorruptFileError
-from ..file.base import DataFileRef, open_data_file
-from ..table.schema import LanceField, schema_from_protos
+from ..file import DataFileRef, open_data_file
+from ..schema import LanceField, schema_from_protos
 from .metadata import IndexSegment
 
 INDICES_DIR = "_indices"

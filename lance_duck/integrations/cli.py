@@ -14,7 +14,7 @@ from typing import Iterable, Sequence
 
 import pyarrow as pa
 
-from .. import __version__
+from .._version import __version__
 from .._sample import QUERY_TABLE_PATH, TABLE as SAMPLE_TABLE, queries as _sample_queries
 from ..errors import LanceDuckError
 from .output import FORMATS, format_for, json_value, write

@@ -25,6 +25,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import fsspec
 from fsspec.core import url_to_fs
 
+from ..errors import CorruptFileError
 from .storage_options import fsspec_options
 
 # Ranges closer than this are fetched as one request.
@@ -201,7 +202,6 @@ class InputFile:
             out = []
             for off, ln in ranges:
                 if off < 0 or ln < 0 or off + ln > len(view):
-                    from ..errors import CorruptFileError
                     raise CorruptFileError(
                         f"{self.path}: byte range [{off}, {off + ln}) is outside the file ({len(view)} bytes)")
                 out.append(view[off:off + ln])
@@ -223,7 +223,6 @@ class InputFile:
             blob = memoryview(blobs[i])
             chunk = blob[off - base: off - base + ln]
             if len(chunk) != ln:
-                from ..errors import CorruptFileError
                 raise CorruptFileError(f"{self.path}: byte range [{off}, {off + ln}) is outside the file")
             out.append(chunk)
         return out

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
-from ..table.schema import LanceSchema
+from ..schema import LanceSchema
 from .filters import ROW_ADDR, ROW_ID, VIRTUAL_COLUMNS, expression_columns
 
 

@@ -2,22 +2,13 @@
 
 ``open_snapshot(uri, version=None, asof=None, *, branch=None, storage_options=None)`` pins one
 version (see :mod:`lance_duck.table.snapshot`). Modules: ``manifest`` (framing, flags),
-``versions`` (naming, listing, as-of), ``refs`` (tags, branches), ``schema`` / ``extension``
-(fields -> Arrow), ``fragment`` (data files, paths), ``deletions``, ``rowids``.
-
-Exports are lazy: ``lance_duck.file.base`` imports ``table.schema`` while ``table.fragment``
-imports ``file.base``, so this package must not import its submodules eagerly.
+``versions`` (naming, listing, as-of), ``history`` (version infos, as-of over many manifests),
+``refs`` (tags, branches), ``extension`` (Arrow extension types), ``fragment`` (data files, paths),
+``deletions``, ``rowids``. The field model is :mod:`lance_duck.schema`, below ``file/``.
 """
 from __future__ import annotations
 
+from .fragment import FragmentInfo
+from .snapshot import Snapshot, open_snapshot
+
 __all__ = ["open_snapshot", "Snapshot", "FragmentInfo"]
-
-
-def __getattr__(name: str):
-    if name in ("open_snapshot", "Snapshot"):
-        from . import snapshot
-        return getattr(snapshot, name)
-    if name == "FragmentInfo":
-        from .fragment import FragmentInfo
-        return FragmentInfo
-    raise AttributeError(name)

@@ -2,7 +2,7 @@
 
 lance_duck registers **no** extension type on import. Schemas are built as storage type +
 ``ARROW:extension:*`` field metadata and passed through the Arrow C data interface
-(:func:`lance_duck.table.schema.resolve_extensions`), exactly as pylance's schemas reach Python.
+(:func:`lance_duck.schema.resolve_extensions`), exactly as pylance's schemas reach Python.
 So lance_duck reports whatever pylance would in the same process (``lance.blob.v2`` and
 ``lance.bfloat16`` become pylance's classes once pylance registered them; otherwise they stay
 storage + metadata), and importing pylance later never hits "type already registered".

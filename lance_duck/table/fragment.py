@@ -19,7 +19,7 @@ import numpy as np
 
 from .._proto import table_pb2
 from ..errors import CorruptFileError, UnsupportedFeatureError
-from ..file.base import DataFileRef
+from ..file import DataFileRef, open_data_file
 from .deletions import DeletionFileInfo, deletion_file_name, read_deletions
 from .rowids import decode_row_ids, decode_version_sequence
 
@@ -180,8 +180,6 @@ class FragmentInfo:
         return ref
 
     def _verify_unknown_ids(self) -> None:
-        from ..file.base import open_data_file
-
         with self._lock:
             for ref in self._unverified:
                 try:

@@ -15,11 +15,11 @@ import pyarrow as pa
 from .._proto import table_pb2
 from ..errors import BranchNotFoundError, CorruptFileError, InvalidArgumentError, VersionNotFoundError
 from ..io.fs import FileIO, open_io
-from ..file.base import DataFileReader, DataFileRef, open_data_file
+from ..file import DataFileReader, DataFileRef, load_dictionary_values, open_data_file
 from .fragment import FragmentInfo, PathResolver, vanished
 from .manifest import ManifestFile, read_manifest
 from .refs import branch_dir, list_branches, list_tags, read_branch, read_tag
-from .schema import LanceSchema, schema_from_protos
+from ..schema import LanceSchema, schema_from_protos
 from .versions import VERSIONS_DIR, list_versions, manifest_timestamp_ns, normalise_asof, utc_timestamp
 from .history import list_version_infos, resolve_asof
 
@@ -213,5 +213,4 @@ def _load_legacy_dictionaries(manifest_bytes: bytes, schema: LanceSchema) -> Non
     """Legacy tables keep dictionary values inside the manifest file; attach them to the fields."""
     for field in schema.walk():
         if field.logical_type.startswith("dict:"):
-            from ..file.legacy.dictionary import load_dictionary_values
             field.dictionary_values = load_dictionary_values(manifest_bytes, field)

@@ -8,8 +8,9 @@ import pyarrow as pa
 import pytest
 
 from lance_duck.encodings import fsst
-from lance_duck.file.base import open_data_file
+from lance_duck.file import open_data_file
 from lance_duck.file.v2 import compression
+from lance_duck.file.v2.compression import miniblock
 from lance_duck.table.snapshot import open_snapshot
 
 ROWS = 60_000
@@ -61,14 +62,14 @@ def test_column_is_fsst_with_escapes(fsst_dataset, monkeypatch):
 ])
 def test_fsst_column_equals_pylance(fsst_dataset, monkeypatch, group_values, min_group, piece_tokens, grouped):
     uri, expected = fsst_dataset
-    monkeypatch.setattr(compression._threads, "WORKERS", 2)  # same groups on any machine
+    monkeypatch.setattr(miniblock._threads, "WORKERS", 2)  # same groups on any machine
     calls = []
-    real = compression._mb_fsst_grouped
-    monkeypatch.setattr(compression, "_mb_fsst_grouped", lambda *a: calls.append(1) or real(*a))
+    real = miniblock._mb_fsst_grouped
+    monkeypatch.setattr(miniblock, "_mb_fsst_grouped", lambda *a: calls.append(1) or real(*a))
     if group_values is not None:
-        monkeypatch.setattr(compression, "_FSST_GROUP_VALUES", group_values)
+        monkeypatch.setattr(miniblock, "_FSST_GROUP_VALUES", group_values)
     if min_group is not None:
-        monkeypatch.setattr(compression, "_FSST_MIN_GROUP", min_group)
+        monkeypatch.setattr(miniblock, "_FSST_MIN_GROUP", min_group)
     if piece_tokens is not None:
         monkeypatch.setattr(fsst, "PIECE_TOKENS", piece_tokens)
     got = _read(uri)

@@ -55,6 +55,27 @@ def test_rle_corrupt_inputs_raise():
         rle.expand_range(np.array([1]), np.array([3]), 2, 5)
 
 
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.integers(0, 2 ** 16 - 1), st.integers(0, 255)), max_size=8), max_size=12),
+       st.data())
+def test_rle_chunks_expand_each_chunk_cut_to_its_count(chunks, data):
+    """Mini-block chunks / level buffers: each chunk's runs expand, cut to that chunk's value count
+    (chunks with no runs included)."""
+    refs = [ref_expand([v for v, _ in c], [n for _, n in c]) for c in chunks]
+    counts = [data.draw(st.integers(0, len(r))) for r in refs]
+    values = np.array([v for c in chunks for v, _ in c], np.uint16)
+    lengths = np.array([n for c in chunks for _, n in c], np.uint8)
+    got = rle.expand_chunks(values, lengths, [len(c) for c in chunks], counts)
+    assert got.tolist() == [v for r, k in zip(refs, counts) for v in r[:k]]
+
+
+def test_rle_chunks_whose_runs_cover_too_few_values_raise():
+    with pytest.raises(CorruptFileError, match="fewer values"):
+        rle.expand_chunks(np.array([1, 2]), np.array([2, 1]), [1, 1], [2, 2])
+    with pytest.raises(CorruptFileError):
+        rle.expand_chunks(np.array([1, 2]), np.array([2, 1]), [1], [2])  # runs do not add up
+
 @pytest.mark.parametrize("bits", [16, 32, 64])
 def test_bss_roundtrip_and_chunks(bits):
     rng = np.random.default_rng(bits)
@@ -93,7 +114,9 @@ def test_miniblock_rle_page_matches_pylance(pylance_files, version):
     parts = []
     for c in page.chunks():
         (vo, vs), (lo, ls) = c.bufs
-        parts.append(rle.decode_miniblock(data[vo:vo + vs], data[lo:lo + ls], 8, c.count))
+        lens = np.frombuffer(data[lo:lo + ls], np.uint8)
+        vals = np.frombuffer(data[vo:vo + vs], np.uint8)[:lens.size]
+        parts.append(rle.expand_chunks(vals, lens, [lens.size], [c.count]))
     np.testing.assert_array_equal(np.concatenate(parts), pylance_files.expected(version, "runs").to_numpy())
 
 

@@ -48,7 +48,7 @@ class Fixture:
 
     def __init__(self, path: str):
         import lance
-        from lance_duck.file.base import open_data_file
+        from lance_duck.file import open_data_file
         from lance_duck.table.snapshot import open_snapshot
         self.path = path
         self.ds = lance.dataset(path)

@@ -8,7 +8,7 @@ import pytest
 from .conftest import assert_same
 from lance_duck.errors import CorruptFileError
 from lance_duck.file.v2 import column as column_mod
-from lance_duck.file.v2 import compression
+from lance_duck.file.v2.compression import miniblock
 from lance_duck.file.v2.column import LeafPlan
 
 
@@ -68,14 +68,14 @@ def test_batched_pages_equal_pylance(batch_fx, version, monkeypatch):
 
     monkeypatch.setattr(column_mod, "decode_batch", spy)
     one_width = []
-    real_bp = compression._inline_bp_one_width
+    real_bp = miniblock._inline_bp_one_width
 
     def spy_bp(*args):
         out = real_bp(*args)
         one_width.append(out is not None)
         return out
 
-    monkeypatch.setattr(compression, "_inline_bp_one_width", spy_bp)
+    monkeypatch.setattr(miniblock, "_inline_bp_one_width", spy_bp)
     for name in ("bp", "f64", "lst", "ni"):
         fx = batch_fx[version, name]
         reader = fx.reader()

@@ -12,7 +12,7 @@ from google.protobuf import any_pb2
 from lance_duck._proto import encodings_v2_1_pb2 as pb
 from lance_duck._proto import file2_pb2
 from lance_duck.errors import CorruptFileError, LanceDuckError, UnsupportedFeatureError
-from lance_duck.file.base import open_data_file
+from lance_duck.file import open_data_file
 
 
 def _copy_file(fx, tmp_path, mutate):

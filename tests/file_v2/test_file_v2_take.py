@@ -60,7 +60,7 @@ def test_sparse_take_of_fsst_strings_decompresses_only_selected_strings(tmp_path
     import lance
     import pyarrow as pa
 
-    from lance_duck.file.v2 import compression
+    from lance_duck.file.v2.compression import miniblock
     from lance_duck.scan import dataset
 
     r = np.random.default_rng(4)
@@ -71,13 +71,13 @@ def test_sparse_take_of_fsst_strings_decompresses_only_selected_strings(tmp_path
     p = str(tmp_path / "fsst.lance")
     lance.write_dataset(pa.table({"s": pa.array(text)}), p, data_storage_version=version)
     decoded = []
-    real = compression._kernels.fsst_decompress
+    real = miniblock._kernels.fsst_decompress
 
     def spy(st, offsets, data):
         decoded.append(len(offsets) - 1)
         return real(st, offsets, data)
 
-    monkeypatch.setattr(compression._kernels, "fsst_decompress", spy)
+    monkeypatch.setattr(miniblock._kernels, "fsst_decompress", spy)
     edges = np.array([0, 1, n - 1] + [k for b in range(256, n, 4096) for k in (b - 1, b)])
     idx = np.union1d(r.choice(n, 500, replace=False), edges)
     got = dataset(p).take(idx)
@@ -108,7 +108,7 @@ def test_sparse_take_reads_only_selected_flat_bitpacked_variable_and_dictionary_
 
     def spy(enc, cs, idx, what):
         out = real(enc, cs, idx, what)
-        kinds.append((compression._kind(enc), out is not None))
+        kinds.append((compression.encoding_kind(enc), out is not None))
         return out
 
     monkeypatch.setattr(compression, "decode_miniblock_selected", spy)

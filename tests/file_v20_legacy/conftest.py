@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lance_duck.file.base import open_data_file
+from lance_duck.file import open_data_file
 from lance_duck.file.v2_0.reader import concat
 from lance_duck.table.snapshot import Snapshot, open_snapshot
 

@@ -15,7 +15,7 @@ from lance_duck._proto import encodings_v2_0_pb2 as E
 from lance_duck._proto import file2_pb2, file_pb2
 from lance_duck.encodings.bitpack import pack_sequential
 from lance_duck.errors import CorruptFileError, UnsupportedFeatureError
-from lance_duck.file.base import DataFileRef, open_data_file
+from lance_duck.file import DataFileRef, open_data_file
 from lance_duck.io.fs import open_io
 
 
@@ -76,7 +76,7 @@ def our_read(path, columns, rows=None):
     ref = DataFileRef(path=root, fields=tuple(range(len(columns))), column_indices=tuple(range(len(columns))),
                       major=2, minor=0)
     reader = open_data_file(io, ref)
-    from lance_duck.table.schema import LanceField
+    from lance_duck.schema import LanceField
     return {name: reader.read_field(LanceField(id=i, parent_id=-1, name=name, logical_type=lt), rows)
             for i, (name, lt, _) in enumerate(columns)}
 

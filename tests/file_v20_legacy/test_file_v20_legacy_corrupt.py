@@ -11,7 +11,7 @@ import pytest
 
 from .conftest import load_table
 from lance_duck.errors import CorruptFileError, LanceDuckError, UnsupportedFeatureError
-from lance_duck.file.base import open_data_file
+from lance_duck.file import open_data_file
 from lance_duck.file.legacy.dictionary import load_dictionary_values
 
 

@@ -62,7 +62,7 @@ def test_row_selection_equals_pylance_take(written, config, column):
 def test_small_pages_really_make_multipage_columns(written):
     """Guard: the small-page config must exercise multi-page columns (incl. list items)."""
     _, snap, _ = written("v20_smallpages")
-    from lance_duck.file.base import open_data_file
+    from lance_duck.file import open_data_file
     ref = snap.fragments[0].files[0]
     reader = open_data_file(snap.io, ref)
     field = snap.schema.field("i_int64")
@@ -73,7 +73,7 @@ def test_small_pages_really_make_multipage_columns(written):
 
 def test_legacy_has_several_row_groups(written):
     _, snap, _ = written("legacy_nulls30")
-    from lance_duck.file.base import open_data_file
+    from lance_duck.file import open_data_file
     reader = open_data_file(snap.io, snap.fragments[0].files[0])
     assert reader.num_batches >= 3
 
@@ -97,7 +97,7 @@ def test_v20_all_null_string_column_has_no_values(written):
 def test_selection_reads_only_overlapping_pages(written):
     """A one-row read of a multi-page column fetches one page's buffers, in one request."""
     _, snap, _ = written("v20_smallpages")
-    from lance_duck.file.base import open_data_file
+    from lance_duck.file import open_data_file
     ref = snap.fragments[0].files[0]
     reader = open_data_file(snap.io, ref)
     field = snap.schema.field("i_int64")
@@ -113,7 +113,7 @@ def test_selection_reads_only_overlapping_pages(written):
 def test_v20_fetches_once_per_list_nesting_level(written):
     """All columns of several fields are fetched in one request; list items add one per level."""
     _, snap, expected = written("v20_nulls30")
-    from lance_duck.file.base import open_data_file
+    from lance_duck.file import open_data_file
     ref = snap.fragments[0].files[0]
     reader = open_data_file(snap.io, ref)
     calls = []

@@ -8,10 +8,10 @@ import pytest
 
 from .conftest import assert_same, load_table, read_all, read_column, take_cases
 from lance_duck._proto import encodings_v2_0_pb2 as enc_pb
-from lance_duck.file.base import DataFileRef, open_data_file
+from lance_duck.file import DataFileRef, open_data_file
 from lance_duck.file.container import V2Container
 from lance_duck.io.fs import open_io
-from lance_duck.table.schema import schema_from_protos
+from lance_duck.schema import schema_from_protos
 
 N = 3000
 

@@ -13,7 +13,7 @@ import pytest
 
 import lance_duck
 from lance_duck.errors import CorruptFileError, UnsupportedFeatureError
-from lance_duck.file.base import open_data_file
+from lance_duck.file import open_data_file
 from lance_duck.table.snapshot import open_snapshot
 
 GOLDEN_LEGACY = Path(__file__).resolve().parents[1] / "data" / "legacy_pylance_0_10_18.lance"

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lance_duck.file.base import open_data_file
+from lance_duck.file import open_data_file
 from lance_duck.scan import dataset
 
 from .conftest import assert_tables_equal

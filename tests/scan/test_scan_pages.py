@@ -54,7 +54,7 @@ def small_first_batch(monkeypatch):
 
 def _page_counts(path: str, name: str) -> list[int]:
     """Pages of column ``name`` in each data file of the table (read from the file metadata)."""
-    from lance_duck.file.base import open_data_file
+    from lance_duck.file import open_data_file
     snap = dataset(path)._snapshot
     field = next(f for f in snap.schema.fields if f.name == name)
     out = []

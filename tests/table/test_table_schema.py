@@ -10,7 +10,7 @@ import lance
 import pyarrow as pa
 import pytest
 
-from lance_duck.table.schema import parse_logical_type
+from lance_duck.schema import parse_logical_type
 from lance_duck.table.snapshot import open_snapshot
 
 HERE = os.path.dirname(__file__)

@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from ...errors import CorruptFileError, UnsupportedFeatureError
-from ...table.schema import LanceField
+from ...schema import LanceField
 from ..v2_0.page import bit_width, fixed_array
 
 

@@ -22,7 +22,7 @@ from google.protobuf.message import DecodeError
 from ..._proto import file_pb2
 from ...errors import CorruptFileError, InvalidArgumentError, UnsupportedFeatureError
 from ...io.fs import InputFile
-from ...table.schema import LanceField
+from ...schema import LanceField
 from ..base import DataFileReader, DataFileRef, RowSelection, normalize_selection
 from ..v2_0.page import bit_width, fixed_array
 from ..v2_0.reader import build_list, concat, empty

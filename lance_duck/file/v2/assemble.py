@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from ...encodings.bitmap import validity_buffer
 from ...errors import CorruptFileError, UnsupportedFeatureError
-from ...table.schema import LanceField
+from ...schema import LanceField
 from .column import LeafData
 from .repdef import Unraveler
 from .values import with_validity

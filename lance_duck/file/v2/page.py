@@ -64,7 +64,3 @@ def trim(values: pa.Array, rep, defs, layers: list[int], entry_row: np.ndarray |
         raise CorruptFileError(f"{what}: {len(values)} values for {int(visible.sum())} visible entries")
     vals = values if take.size == len(values) else values.take(pa.array(take))
     return vals, None if rep is None else rep[keep], None if defs is None else defs[keep]
-
-
-def as_rows(local: np.ndarray | None, n: int) -> np.ndarray:
-    return np.arange(n, dtype=np.int64) if local is None else local

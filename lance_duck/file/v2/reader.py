@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from ...errors import CorruptFileError, InvalidArgumentError, UnsupportedFeatureError
 from ...io.fs import InputFile
-from ...table.schema import LanceField
+from ...schema import LanceField
 from ..base import DataFileReader, DataFileRef, RowSelection, normalize_selection
 from ..container import V2Container
 from .assemble import build, leaves, output_type

@@ -12,7 +12,6 @@ from ...errors import CorruptFileError, UnsupportedFeatureError
 
 ALL_VALID_ITEM, ALL_VALID_LIST, NULLABLE_ITEM, NULLABLE_LIST, EMPTYABLE_LIST, NULL_AND_EMPTY_LIST = 1, 2, 3, 4, 5, 6
 LIST_LAYERS = (ALL_VALID_LIST, NULLABLE_LIST, EMPTYABLE_LIST, NULL_AND_EMPTY_LIST)
-ITEM_LAYERS = (ALL_VALID_ITEM, NULLABLE_ITEM)
 _KINDS = {ALL_VALID_ITEM: (), NULLABLE_ITEM: ("null",), ALL_VALID_LIST: (), NULLABLE_LIST: ("null",),
           EMPTYABLE_LIST: ("empty",), NULL_AND_EMPTY_LIST: ("null", "empty")}
 
@@ -160,13 +159,6 @@ class Unraveler:
         valid = d <= self.def_cmp
         self.def_cmp += 1
         return valid
-
-    def skip_item(self) -> None:
-        """Advance over an item layer without computing validity (struct children besides the first)."""
-        lay = self._next_layer(False)
-        self.layer += 1
-        if lay == NULLABLE_ITEM:
-            self.def_cmp += 1
 
     def decimate(self, dim: int) -> None:
         """Keep every ``dim``-th entry (fixed-size list of structs: elements -> rows)."""

@@ -92,7 +92,6 @@ def to_arrow(v, t: pa.DataType) -> pa.Array:
         raise CorruptFileError("dictionary-typed values need their page dictionary")
     if isinstance(v, Packed):
         return _packed_struct(v, t)
-    from .compression import FslValues, VarPackedValues
     if isinstance(v, FslValues):
         return _fsl(v, t)
     if isinstance(v, VarPackedValues):
@@ -218,4 +217,19 @@ def with_validity(arr: pa.Array, valid: np.ndarray | None) -> pa.Array:
     if t.num_fields:
         raise CorruptFileError(f"cannot apply leaf validity to {t} values")
     return pa.Array.from_buffers(t, len(arr), [pack_validity(valid)] + bufs[1:], null_count=nulls)
+
+
+@dataclass
+class FslValues:
+    """Flattened fixed-size-list items with per-layer item validity (outermost first)."""
+    items: object
+    layers: list[tuple[int, bool]]
+    validities: list[np.ndarray | None]
+
+
+
+@dataclass
+class VarPackedValues:
+    """Children of a variable packed struct (one decoded value set per field)."""
+    children: list
 

@@ -6,7 +6,6 @@ Arrow type wanted from a node; ``None`` asks for the node's natural unsigned int
 """
 from __future__ import annotations
 
-from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -14,6 +13,7 @@ import pyarrow as pa
 from ..._proto import encodings_v2_0_pb2 as enc_pb
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from ...encodings import bitpack, fastlanes, fsst, general
+from .selection import take_local
 
 # 2.1+ encodings that share the 2.0 ArrayEncoding message; pylance's 2.0 decoder rejects them.
 _NEWER_ONLY = {
@@ -22,9 +22,6 @@ _NEWER_ONLY = {
     "packed_struct_fixed_width_mini_block": "PackedStructFixedWidthMiniBlock", "block": "Block",
     "rle": "Rle", "general_mini_block": "GeneralMiniBlock", "byte_stream_split": "ByteStreamSplit",
 }
-
-BufferFn = Callable[[enc_pb.Buffer], "bytes | memoryview"]
-
 
 class PageContext:
     """Where a page's encoding finds its buffers."""
@@ -138,7 +135,6 @@ def decode_rows(enc: enc_pb.ArrayEncoding, n: int, target: pa.DataType, ctx: Pag
     Lance's string dictionaries map only the selected indices; everything else is decoded whole
     and then sliced or taken.
     """
-    from .selection import take_local
     if (local is not None and enc.WhichOneof("array_encoding") == "dictionary"
             and not (target is not None and pa.types.is_dictionary(target))):
         d = enc.dictionary

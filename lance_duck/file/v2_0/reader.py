@@ -21,7 +21,7 @@ from ..._proto import encodings_v2_0_pb2 as enc_pb
 from ..._proto import file2_pb2
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from ...io.fs import InputFile
-from ...table.schema import LanceField
+from ...schema import LanceField
 from ..base import DataFileReader, DataFileRef, RowSelection, normalize_selection
 from ..container import V2Container
 from . import page as pg

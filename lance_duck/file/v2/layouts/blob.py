@@ -9,24 +9,32 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from ...._proto import encodings_v2_1_pb2 as pb
 from ....errors import CorruptFileError, UnsupportedFeatureError
 from .. import repdef
 from ..compression import SEEN
 from ..page import PageCtx, PageData
+from .constant import ConstantPage
+from .fullzip import FullZipPage
+from .miniblock import MiniBlockPage
 
 DESCRIPTION = pa.struct([pa.field("position", pa.uint64()), pa.field("size", pa.uint64())])
+_INNER = {"mini_block_layout": MiniBlockPage, "constant_layout": ConstantPage, "full_zip_layout": FullZipPage}
 
 
 class BlobPage:
     def __init__(self, ctx: PageCtx, page, layout):
-        from ..column import make_page
         self.ctx = ctx
         self.what = ctx.what
         self.layers = repdef.check_layers(layout.layers, self.what)
         if repdef.num_lists(self.layers):
             raise UnsupportedFeatureError(f"{self.what}: blob columns inside lists are not supported")
         inner_ctx = PageCtx(ctx.what + " (blob descriptions)", DESCRIPTION, None, ctx.minor)
-        self.inner = make_page(inner_ctx, page, _wrap(layout.inner_layout))
+        inner = _wrap(layout.inner_layout)
+        kind = inner.WhichOneof("layout")
+        if kind not in _INNER:
+            raise UnsupportedFeatureError(f"{self.what}: page layout {kind!r} inside a blob layout is not supported")
+        self.inner = _INNER[kind](inner_ctx, page, getattr(inner, kind))
         self.rows = int(page.length)
         SEEN.add("layout:blob")
 
@@ -57,7 +65,6 @@ class BlobPage:
 
 
 def _wrap(inner):
-    from ...._proto import encodings_v2_1_pb2 as pb
     if isinstance(inner, pb.PageLayout):
         return inner
     raise CorruptFileError("blob layout without an inner page layout")

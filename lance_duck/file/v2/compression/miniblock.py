@@ -1,36 +1,21 @@
-"""Dispatch from ``CompressiveEncoding`` protobufs to decoding kernels.
+"""Mini-block values: the value buffers of many chunks at once -> values (format notes, section 5).
 
-Three roles (see the format notes, section 5):
-
-* :func:`decode_miniblock` -- the value buffers of many mini-block chunks at once -> values;
-* :func:`decode_block` / :func:`decode_block_batch` -- whole buffers (dictionaries, levels);
-* :func:`decode_per_value` -- full-zip values (already unzipped) -> values.
-
-Every decoder also reports the encoding names it used through :data:`SEEN` (tests assert that
-each supported encoding occurred).
+A sparse selection decodes only the selected values where the encoding allows it
+(:func:`decode_miniblock_selected`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 
-from ...encodings import _threads, bss, fastlanes, fsst
-from ...encodings._buf import empty
-from ...errors import CorruptFileError, UnsupportedFeatureError
-from . import _kernels
-from .gather import gather_bytes, read_uint, segment_index
-from .values import Fixed, Packed, VarBin, uint_view
-
-SEEN: set[str] = set()
-
-
-def _kind(enc) -> str:
-    k = enc.WhichOneof("compression")
-    if k is None:
-        raise CorruptFileError("compressive encoding is empty")
-    return k
+from ....encodings import _threads, bss, fastlanes, fsst, rle
+from ....encodings._buf import empty
+from ....errors import CorruptFileError, UnsupportedFeatureError
+from .. import _kernels
+from ..gather import gather_bytes, read_uint, segment_index
+from ..values import Fixed, FslValues, Packed, VarBin
+from .common import SEEN, UDT, flat_bits, fsl_layers, encoding_kind
 
 
 @dataclass
@@ -44,9 +29,9 @@ class ChunkSet:
         return int(self.counts.sum())
 
 
-# == mini-block =================================================================================
+
 def decode_miniblock(enc, cs: ChunkSet, what: str):
-    kind = _kind(enc)
+    kind = encoding_kind(enc)
     SEEN.add(f"mb:{kind}")
     fn = _MB.get(kind)
     if fn is None:
@@ -61,7 +46,7 @@ def decode_miniblock_selected(enc, cs: ChunkSet, idx: np.ndarray, what: str):
     FSST over Variable: the compressed strings are selected first, so only those are
     decompressed (a sparse take touches most chunks of a page but few of their strings).
     """
-    kind = _kind(enc)
+    kind = encoding_kind(enc)
     if kind == "variable":
         SEEN.add("mb:variable")
         return _variable_selected(enc.variable, cs, idx, what)
@@ -71,7 +56,7 @@ def decode_miniblock_selected(enc, cs: ChunkSet, idx: np.ndarray, what: str):
     if kind == "inline_bitpacking":
         SEEN.add("mb:inline_bitpacking")
         return _inline_bp_selected(enc.inline_bitpacking, cs, idx, what)
-    if kind != "fsst" or _kind(enc.fsst.values) != "variable":
+    if kind != "fsst" or encoding_kind(enc.fsst.values) != "variable":
         return None
     SEEN.add("mb:fsst")
     comp = _variable_selected(enc.fsst.values.variable, cs, idx, what)
@@ -204,7 +189,7 @@ def _variable_chunks(m, cs: ChunkSet, what: str):
     """(offset word bytes, data, chunk offsets, chunk sizes, counts) of Variable chunks, checked
     to hold their ``counts + 1`` offset words."""
     _need_bufs(cs, 1, what)
-    ob = _flat_bits(m.offsets, what, (32, 64)) // 8
+    ob = flat_bits(m.offsets, what, (32, 64)) // 8
     data, offs, sizes = cs.bufs[0]
     counts = cs.counts
     if ((counts + 1) * ob > sizes).any():
@@ -304,7 +289,7 @@ def _word_view(data: np.ndarray, offs: np.ndarray, ob: int) -> np.ndarray | None
     """``data`` as little-endian ``ob``-byte words when every offset is word aligned (else None)."""
     if data.ctypes.data % ob or (offs.size and (offs % ob).any()):
         return None
-    return data[: data.size // ob * ob].view(_UDT[ob * 8])
+    return data[: data.size // ob * ob].view(UDT[ob * 8])
 
 
 _FSST_GROUP_VALUES = 1 << 16  # most values per group of chunks FSST-decoded together
@@ -313,7 +298,7 @@ _FSST_MIN_GROUP = 1 << 13     # fewest values per group worth a task of its own
 
 def _mb_fsst(m, cs: ChunkSet, what: str):
     workers = _threads.parallel_workers()
-    if _kind(m.values) == "variable" and cs.counts.size > 1 and workers > 1:
+    if encoding_kind(m.values) == "variable" and cs.counts.size > 1 and workers > 1:
         # (inline on a scan thread, one pass over the page beats groups and their join copy)
         total = cs.total
         groups = max(-(-total // _FSST_GROUP_VALUES), min(workers, total // _FSST_MIN_GROUP))
@@ -362,35 +347,23 @@ def _mb_fsst_grouped(m, cs: ChunkSet, what: str, group_values: int) -> VarBin:
 
 def _mb_rle(m, cs: ChunkSet, what: str):
     _need_bufs(cs, 2, what)
-    vb = _flat_bits(m.values, what, (8, 16, 32, 64)) // 8
-    if _flat_bits(m.run_lengths, what, (8,)) != 8:
+    vb = flat_bits(m.values, what, (8, 16, 32, 64)) // 8
+    if flat_bits(m.run_lengths, what, (8,)) != 8:
         raise UnsupportedFeatureError(f"{what}: RLE run lengths must be 8-bit")
     vdata, voffs, vsizes = cs.bufs[0]
     ldata, loffs, lsizes = cs.bufs[1]
     runs = lsizes
     if (vsizes < runs * vb).any():
         raise CorruptFileError(f"{what}: RLE values shorter than its run lengths")
-    values = gather_bytes(vdata, voffs, runs * vb, what).view(_UDT[vb * 8])
+    values = gather_bytes(vdata, voffs, runs * vb, what).view(UDT[vb * 8])
     lengths = gather_bytes(ldata, loffs, runs, what).astype(np.int64)
-    return Fixed(_expand_runs(values, lengths, runs, cs.counts, what), vb * 8, cs.total)
+    return Fixed(rle.expand_chunks(values, lengths, runs, cs.counts, what), vb * 8, cs.total)
 
-
-def _expand_runs(values, lengths, runs, counts, what):
-    sums = np.add.reduceat(lengths, np.cumsum(runs) - runs) if runs.size and lengths.size else np.zeros(0, np.int64)
-    if runs.size and (runs == 0).any():
-        sums = np.array([lengths[s: s + r].sum() for s, r in zip(np.cumsum(runs) - runs, runs)])
-    if (sums < counts).any():
-        raise CorruptFileError(f"{what}: RLE runs cover fewer values than the chunk holds")
-    out = np.repeat(values, lengths)
-    if (sums == counts).all():
-        return out
-    seg, pos = segment_index(sums)
-    return out[pos < counts[seg]]
 
 
 def _mb_bss(m, cs: ChunkSet, what: str):
     _need_bufs(cs, 1, what)
-    bits = _flat_bits(m.values, what, (16, 32, 64))
+    bits = flat_bits(m.values, what, (16, 32, 64))
     w = bits // 8
     data, offs, sizes = cs.bufs[0]
     counts = cs.counts
@@ -417,20 +390,8 @@ def _mb_general(m, cs: ChunkSet, what: str):
     return decode_miniblock(m.values, sub, what)
 
 
-def _fsl_layers(m) -> tuple[list[tuple[int, bool]], object]:
-    """The nested FixedSizeList layers ((items_per_value, has_validity), outermost first) and the
-    innermost one (whose ``values`` is the item encoding)."""
-    layers = []
-    cur = m
-    while True:
-        layers.append((int(cur.items_per_value), bool(cur.has_validity)))
-        if _kind(cur.values) != "fixed_size_list":
-            return layers, cur
-        cur = cur.values.fixed_size_list
-
-
 def _mb_fsl(m, cs: ChunkSet, what: str):
-    layers, cur = _fsl_layers(m)
+    layers, cur = fsl_layers(m)
     inner_enc = cur.values
     SEEN.add("mb:fixed_size_list" + ("+validity" if any(v for _, v in layers) else ""))
     cum = np.cumprod([d for d, _ in layers]).astype(np.int64)
@@ -459,14 +420,6 @@ def _mb_fsl(m, cs: ChunkSet, what: str):
     return FslValues(inner, layers, validities)
 
 
-@dataclass
-class FslValues:
-    """Flattened fixed-size-list items with per-layer item validity (outermost first)."""
-    items: object
-    layers: list[tuple[int, bool]]
-    validities: list[np.ndarray | None]
-
-
 def _mb_packed_struct(m, cs: ChunkSet, what: str):
     bits = [int(b) for b in m.bits_per_value]
     if any(b % 8 for b in bits):
@@ -478,262 +431,9 @@ def _mb_packed_struct(m, cs: ChunkSet, what: str):
     return Packed(bits, inner)
 
 
-_UDT = {8: np.uint8, 16: np.dtype("<u2"), 32: np.dtype("<u4"), 64: np.dtype("<u8")}
-
 _MB = {
     "flat": _mb_flat, "inline_bitpacking": _mb_inline_bp, "variable": _mb_variable,
     "fsst": _mb_fsst, "rle": _mb_rle, "byte_stream_split": _mb_bss, "general": _mb_general,
     "fixed_size_list": _mb_fsl, "packed_struct": _mb_packed_struct,
 }
 
-
-def _flat_bits(enc, what: str, allowed: tuple[int, ...]) -> int:
-    if _kind(enc) != "flat":
-        raise UnsupportedFeatureError(f"{what}: expected a flat inner encoding, got {_kind(enc)!r}")
-    bits = int(enc.flat.bits_per_value)
-    if bits not in allowed:
-        raise UnsupportedFeatureError(f"{what}: flat inner encoding of {bits} bits (expected {allowed})")
-    return bits
-
-
-# == block ======================================================================================
-def decode_block(enc, buf: np.ndarray, n: int, what: str):
-    """Decode ``n`` values from one whole buffer."""
-    kind = _kind(enc)
-    SEEN.add(f"block:{kind}")
-    m = getattr(enc, kind)
-    buf = np.ascontiguousarray(buf).view(np.uint8).reshape(-1)
-    if n < 0 or n > (1 << 40):
-        raise CorruptFileError(f"{what}: implausible value count {n}")
-    if kind == "flat":
-        bits = int(m.bits_per_value)
-        if bits == 1:
-            if buf.size * 8 < n:
-                raise CorruptFileError(f"{what}: bitmap too short")
-            return Fixed(np.unpackbits(buf, count=n, bitorder="little").view(np.bool_), 1, n)
-        if bits % 8 or buf.size < n * bits // 8:
-            raise CorruptFileError(f"{what}: flat buffer of {buf.size} bytes for {n} x {bits} bits")
-        return Fixed(buf[: n * bits // 8], bits, n)
-    if kind == "variable":
-        return _block_variable(buf, n, what)
-    if kind == "inline_bitpacking":
-        return _block_inline_bp(m, buf, n, what)
-    if kind == "out_of_line_bitpacking":
-        t = int(m.uncompressed_bits_per_value)
-        w = _flat_bits(m.values, what, tuple(range(0, 65)))
-        return Fixed(fastlanes.unpack_out_of_line(buf, w, t, n), t, n)
-    if kind == "rle":
-        return _block_rle(m, buf, n, what)
-    if kind == "general":
-        SEEN.add(f"general:{int(m.compression.scheme)}")
-        return decode_block(m.values, _kernels.decompress(int(m.compression.scheme), buf, what), n, what)
-    if kind == "constant" and m.HasField("value"):
-        v = np.frombuffer(m.value, np.uint8)
-        return Fixed(np.tile(v, n), v.size * 8, n)
-    raise UnsupportedFeatureError(f"{what}: encoding {kind!r} is not supported for whole buffers")
-
-
-def _block_variable(buf: np.ndarray, n: int, what: str) -> VarBin:
-    if buf.size < 8:
-        raise CorruptFileError(f"{what}: variable block header missing")
-    bpo = int(buf[:4].view("<u4")[0])
-    if bpo == 32:
-        hdr, start = 8, int(buf[4:8].view("<u4")[0])
-    elif bpo == 64:
-        if buf.size < 16:
-            raise CorruptFileError(f"{what}: variable block header missing")
-        hdr, start = 16, int(buf[8:16].view("<u8")[0])
-    else:
-        raise CorruptFileError(f"{what}: variable block with {bpo}-bit offsets")
-    ob = bpo // 8
-    if start > buf.size or hdr + (n + 1) * ob > start:
-        raise CorruptFileError(f"{what}: variable block offsets out of range")
-    o = read_uint(buf, hdr + np.arange(n + 1) * ob, ob, what)
-    if (np.diff(o) < 0).any() or o[-1] + start > buf.size:
-        raise CorruptFileError(f"{what}: variable block offsets are corrupt")
-    return VarBin(o - o[0], buf[start + o[0]: start + o[-1]])
-
-
-def _block_inline_bp(m, buf: np.ndarray, n: int, what: str) -> Fixed:
-    t = int(m.uncompressed_bits_per_value)
-    if t not in (8, 16, 32, 64):
-        raise UnsupportedFeatureError(f"{what}: inline bitpacking of {t}-bit values")
-    nb = -(-n // 1024)
-    offs, widths = [], []
-    pos = 0
-    for _ in range(nb):  # blocks are self-delimiting; dictionaries have only a few
-        if pos + t // 8 > buf.size:
-            raise CorruptFileError(f"{what}: bitpacked block header outside the buffer")
-        w = int(read_uint(buf, np.array([pos]), t // 8, what)[0])
-        if w > t:
-            raise CorruptFileError(f"{what}: bit width {w} > {t}")
-        offs.append(pos + t // 8)
-        widths.append(w)
-        pos += t // 8 + w * 128
-    counts = np.full(nb, 1024, np.int64)
-    if nb:
-        counts[-1] = n - 1024 * (nb - 1)
-    vals = fastlanes.unpack_mixed(buf, t, np.array(offs, np.int64), np.array(widths, np.int64), counts)
-    return Fixed(vals, t, n)
-
-
-def _block_rle(m, buf: np.ndarray, n: int, what: str) -> Fixed:
-    vb = _flat_bits(m.values, what, (8, 16, 32, 64)) // 8
-    if buf.size < 8:
-        raise CorruptFileError(f"{what}: RLE block header missing")
-    vlen = int(buf[:8].view("<u8")[0])
-    if vlen % vb or 8 + vlen > buf.size:
-        raise CorruptFileError(f"{what}: RLE block values length {vlen} is corrupt")
-    runs = vlen // vb
-    if buf.size < 8 + vlen + runs:
-        raise CorruptFileError(f"{what}: RLE block run lengths missing")
-    vals = np.ascontiguousarray(buf[8: 8 + vlen]).view(_UDT[vb * 8])
-    lens = buf[8 + vlen: 8 + vlen + runs].astype(np.int64)
-    return Fixed(_expand_runs(vals, lens, np.array([runs]), np.array([n]), what), vb * 8, n)
-
-
-def decode_block_batch(enc, buf: np.ndarray, offs: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
-                       what: str) -> np.ndarray:
-    """Decode one level buffer per chunk (u16 levels), all chunks at once; concatenated."""
-    kind = _kind(enc)
-    SEEN.add(f"levels:{kind}")
-    m = getattr(enc, kind)
-    if kind == "out_of_line_bitpacking":
-        t = int(m.uncompressed_bits_per_value)
-        w = _flat_bits(m.values, what, tuple(range(0, 65)))
-        return fastlanes.unpack_out_of_line_batch(buf, offs, sizes, counts, w, t)
-    if kind == "flat":
-        bits = _flat_bits(enc, what, (8, 16, 32, 64))
-        if (sizes < counts * bits // 8).any():
-            raise CorruptFileError(f"{what}: level buffer too short")
-        return gather_bytes(buf, offs, counts * bits // 8, what).view(_UDT[bits])
-    if kind == "rle":
-        vb = _flat_bits(m.values, what, (8, 16, 32, 64)) // 8
-        vlen = read_uint(buf, offs, 8, what)
-        runs = vlen // vb
-        if (vlen % vb).any() or (8 + vlen + runs > sizes).any():
-            raise CorruptFileError(f"{what}: RLE level buffer is corrupt")
-        vals = gather_bytes(buf, offs + 8, vlen, what).view(_UDT[vb * 8])
-        lens = gather_bytes(buf, offs + 8 + vlen, runs, what).astype(np.int64)
-        return _expand_runs(vals, lens, runs, counts, what)
-    parts = [uint_view(decode_block(enc, buf[o: o + s], c, what))
-             for o, s, c in zip(offs.tolist(), sizes.tolist(), counts.tolist())]
-    return np.concatenate(parts) if parts else np.zeros(0, np.uint16)
-
-
-# == per value (full-zip) =======================================================================
-def decode_per_value(enc, vals, n: int, what: str):
-    """Decode full-zip values: ``vals`` is a VarBin (variable) or Fixed (fixed-width records)."""
-    kind = _kind(enc)
-    SEEN.add(f"fz:{kind}")
-    m = getattr(enc, kind)
-    if kind == "variable" and isinstance(vals, VarBin):
-        return vals
-    if kind == "flat" and isinstance(vals, Fixed):
-        return vals
-    if kind == "fsst" and isinstance(vals, VarBin):
-        inner = decode_per_value(m.values, vals, n, what)
-        return VarBin(*_kernels.fsst_decompress(m.symbol_table, inner.offsets, inner.data))
-    if kind == "general" and isinstance(vals, VarBin):
-        scheme = int(m.compression.scheme)
-        SEEN.add(f"general:{scheme}")
-        offs, data = _kernels.decompress_many(scheme, vals.offsets, vals.data, what)
-        return decode_per_value(m.values, VarBin(offs, data), n, what)
-    if kind == "fixed_size_list" and isinstance(vals, Fixed):
-        return _fz_fsl(m, vals, what)
-    if kind == "variable_packed_struct" and isinstance(vals, VarBin):
-        return _fz_var_packed(m, vals, what)
-    raise UnsupportedFeatureError(f"{what}: encoding {kind!r} is not supported for full-zip values")
-
-
-def _fz_fsl(m, vals: Fixed, what: str):
-    layers, cur = _fsl_layers(m)
-    SEEN.add("fz:fixed_size_list" + ("+validity" if any(v for _, v in layers) else ""))
-    item_bits = _flat_bits(cur.values, what, (8, 16, 32, 64, 128, 256))
-    cum = np.cumprod([d for d, _ in layers]).astype(np.int64)
-    n = vals.n
-    rec = vals.bits // 8
-    rows = vals.u8()[: n * rec].reshape(n, rec)
-    pos = 0
-    validities = []
-    for li, (_, has_v) in enumerate(layers):
-        if not has_v:
-            validities.append(None)
-            continue
-        nb = (int(cum[li]) + 7) // 8
-        bits = np.unpackbits(np.ascontiguousarray(rows[:, pos: pos + nb]), axis=1, count=int(cum[li]),
-                             bitorder="little")
-        validities.append(bits.reshape(-1).view(np.bool_))
-        pos += nb
-    data_bytes = int(cum[-1]) * item_bits // 8
-    if pos + data_bytes != rec:
-        raise CorruptFileError(f"{what}: full-zip fixed-size-list record of {rec} bytes, expected {pos + data_bytes}")
-    items = Fixed(np.ascontiguousarray(rows[:, pos:]).reshape(-1), item_bits, n * int(cum[-1]))
-    return FslValues(items, layers, validities)
-
-
-def _fz_var_packed(m, vals: VarBin, what: str):
-    present = np.diff(vals.offsets) > 0   # null rows carry no bytes
-    if not present.all():
-        idx = np.flatnonzero(present)
-        sub = VarBin(np.concatenate(([0], np.cumsum(np.diff(vals.offsets)[idx]))),
-                     gather_bytes(vals.data, vals.offsets[idx], np.diff(vals.offsets)[idx], what))
-        part = _fz_var_packed(m, sub, what)
-        return VarPackedValues([_scatter(c, idx, vals.n, what) for c in part.children])
-    n = vals.n
-    data = vals.data
-    cur = vals.offsets[:-1].copy()
-    end = vals.offsets[1:]
-    children = []
-    for fe in m.fields:
-        lay = fe.WhichOneof("layout")
-        if lay == "bits_per_value":
-            w = int(fe.bits_per_value) // 8
-            if (cur + w > end).any():
-                raise CorruptFileError(f"{what}: packed struct row too short")
-            raw = data[cur[:, None] + np.arange(w)].reshape(-1) if n else np.zeros(0, np.uint8)
-            child = decode_per_value(fe.value, Fixed(raw, w * 8, n), n, what)
-            cur = cur + w
-        elif lay == "bits_per_length":
-            lb = int(fe.bits_per_length) // 8
-            if (cur + lb > end).any():
-                raise CorruptFileError(f"{what}: packed struct row too short")
-            ln = read_uint(data, cur, lb, what)
-            cur = cur + lb
-            if (cur + ln > end).any():
-                raise CorruptFileError(f"{what}: packed struct value overruns its row")
-            body = gather_bytes(data, cur, ln, what)
-            child = decode_per_value(fe.value, VarBin(np.concatenate(([0], np.cumsum(ln))), body), n, what)
-            cur = cur + ln
-        else:
-            raise CorruptFileError(f"{what}: packed struct field without a layout")
-        children.append(child)
-    return VarPackedValues(children)
-
-
-def _scatter(v, idx: np.ndarray, n: int, what: str):
-    """Values of rows ``idx`` placed into ``n`` rows (other rows zero / empty)."""
-    if isinstance(v, VarBin):
-        lens = np.zeros(n, np.int64)
-        lens[idx] = np.diff(v.offsets)
-        return VarBin(np.concatenate(([0], np.cumsum(lens))), v.data)
-    if isinstance(v, Fixed) and v.bits % 8 == 0:
-        w = v.bits // 8
-        out = np.zeros((n, w), np.uint8)
-        out[idx] = v.u8()[: idx.size * w].reshape(idx.size, w)
-        return Fixed(out.reshape(-1), v.bits, n)
-    raise UnsupportedFeatureError(f"{what}: null rows in a packed struct with {type(v).__name__} children")
-
-
-@dataclass
-class VarPackedValues:
-    """Children of a variable packed struct (one decoded value set per field)."""
-    children: list
-
-
-def dictionary_kind(enc) -> str:
-    return _kind(enc)
-
-
-__all__ = ["ChunkSet", "decode_miniblock", "decode_block", "decode_block_batch", "decode_per_value",
-           "FslValues", "VarPackedValues", "SEEN", "pa"]

@@ -1,0 +1,40 @@
+"""Open a data file with the reader for its format version (read from the file's footer)."""
+from __future__ import annotations
+
+import struct
+
+from ..errors import CorruptFileError, UnsupportedFeatureError
+from ..io.fs import FileIO
+from .base import MAGIC, TAIL_BYTES, DataFileReader, DataFileRef, damage_guard
+from .legacy.reader import LegacyFileReader
+from .v2.reader import V2FileReader
+from .v2_0.reader import V20FileReader
+
+
+def read_version(tail: bytes | memoryview, path: str) -> tuple[int, int]:
+    """(major, minor) from the last 8 bytes of a Lance data file."""
+    if len(tail) < 8 or bytes(tail[-4:]) != MAGIC:
+        raise CorruptFileError(f"{path}: not a Lance data file (no LANC magic at the end)")
+    major, minor = struct.unpack("<HH", bytes(tail[-8:-4]))
+    return major, minor
+
+
+def open_data_file(io: FileIO, ref: DataFileRef, **options) -> DataFileReader:
+    """Open a data file with the reader for its version (read from the file's footer)."""
+    f = io.open_input(ref.path, ref.size)
+    tail = f.read_tail(TAIL_BYTES)
+    major, minor = read_version(tail, ref.path)
+    with damage_guard(ref.path, "footer / metadata"):
+        return _open_version(f, ref, tail, major, minor, options)
+
+
+def _open_version(f, ref: DataFileRef, tail, major: int, minor: int, options: dict) -> DataFileReader:
+    if (major, minor) in ((0, 1), (0, 2)):
+        return LegacyFileReader(f, ref, tail, **options)
+    if (major, minor) in ((0, 3), (2, 0)):
+        return V20FileReader(f, ref, tail, **options)
+    if (major, minor) in ((2, 1), (2, 2)):
+        return V2FileReader(f, ref, tail, **options)
+    raise UnsupportedFeatureError(
+        f"{ref.path}: Lance file format version {major}.{minor} is not supported "
+        "(readable: legacy 0.1/0.2, 2.0, 2.1, 2.2)")

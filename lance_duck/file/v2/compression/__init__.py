@@ -1,0 +1,20 @@
+"""Dispatch from ``CompressiveEncoding`` protobufs to decoding kernels.
+
+Three roles (see the format notes, section 5):
+
+* :func:`decode_miniblock` (``miniblock.py``) -- the value buffers of many mini-block chunks at once -> values;
+* :func:`decode_block` / :func:`decode_block_batch` (``block.py``) -- whole buffers (dictionaries, levels);
+* :func:`decode_per_value` (``fullzip.py``) -- full-zip values (already unzipped) -> values.
+
+Every decoder also reports the encoding names it used through :data:`SEEN` (tests assert that
+each supported encoding occurred).
+"""
+from __future__ import annotations
+
+from .block import decode_block, decode_block_batch
+from .common import SEEN, encoding_kind
+from .fullzip import decode_per_value
+from .miniblock import ChunkSet, decode_miniblock, decode_miniblock_selected
+
+__all__ = ["ChunkSet", "SEEN", "decode_block", "decode_block_batch", "decode_miniblock", "decode_miniblock_selected",
+           "decode_per_value", "encoding_kind"]

@@ -1,0 +1,43 @@
+"""What the three decoding roles share: the encoding names seen, the flat inner encodings, FSL layers."""
+from __future__ import annotations
+
+import numpy as np
+
+from ....errors import CorruptFileError, UnsupportedFeatureError
+
+SEEN: set[str] = set()
+"""Encoding names each decoder used (tests assert every supported encoding occurred)."""
+
+UDT = {8: np.uint8, 16: np.dtype("<u2"), 32: np.dtype("<u4"), 64: np.dtype("<u8")}
+
+
+def encoding_kind(enc) -> str:
+    """The ``compression`` oneof case of a ``CompressiveEncoding``."""
+    k = enc.WhichOneof("compression")
+    if k is None:
+        raise CorruptFileError("compressive encoding is empty")
+    return k
+
+
+def flat_bits(enc, what: str, allowed: tuple[int, ...]) -> int:
+    """Bits per value of a ``Flat`` inner encoding, one of ``allowed``."""
+    if encoding_kind(enc) != "flat":
+        raise UnsupportedFeatureError(f"{what}: expected a flat inner encoding, got {encoding_kind(enc)!r}")
+    bits = int(enc.flat.bits_per_value)
+    if bits not in allowed:
+        raise UnsupportedFeatureError(f"{what}: flat inner encoding of {bits} bits (expected {allowed})")
+    return bits
+
+
+
+def fsl_layers(m) -> tuple[list[tuple[int, bool]], object]:
+    """The nested FixedSizeList layers ((items_per_value, has_validity), outermost first) and the
+    innermost one (whose ``values`` is the item encoding)."""
+    layers = []
+    cur = m
+    while True:
+        layers.append((int(cur.items_per_value), bool(cur.has_validity)))
+        if encoding_kind(cur.values) != "fixed_size_list":
+            return layers, cur
+        cur = cur.values.fixed_size_list
+
