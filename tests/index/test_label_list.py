@@ -1,0 +1,84 @@
+"""``array_has_any`` / ``array_has_all`` / ``array_contains`` (pylance's SQL dialect): exact
+evaluation compared with pylance, and LABEL_LIST indices answering them.
+
+Oracles: pylance with and without ``use_scalar_index`` and lance_duck with
+``use_scalar_index=False`` (same rows, same order).
+"""
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+import lance_duck
+from lance_duck.errors import InvalidArgumentError, UnsupportedFeatureError
+
+lance = pytest.importorskip("lance")
+
+EDGE_FILTERS = [
+    "array_has_any(tags, ['a', 'c'])",
+    "array_has_all(tags, ['a', 'c'])",
+    "array_has_all(tags, ['a'])",
+    "array_has_any(tags, ['a', 'a'])",
+    "array_has_all(tags, ['a', 'a'])",
+    "array_has_any(tags, ['zz'])",
+    "array_has_any(tags, ['a', NULL])",           # a null needle matches null elements
+    "array_has_all(tags, ['a', NULL])",
+    "array_has_any(tags, [])",                    # false on every row, null lists too
+    "NOT array_has_any(tags, [])",
+    "array_has_all(tags, [])",                    # true on every row, null lists too
+    "NOT array_has_all(tags, [])",
+    "NOT array_has_any(tags, ['a'])",             # null lists stay null
+    "NOT array_has_all(tags, ['a', 'c'])",
+    "array_contains(tags, 'a')",
+    "array_contains(tags, NULL)",
+    "array_has_any(n, [1, 6])",
+    "array_has_any(n, [1.0])",
+    "array_has_all(n, [1, 2])",
+    "array_has_any(n, [NULL])",
+    "array_has_all(n, [NULL])",
+    "array_has_all(n, [])",
+    "list_has_any(tags, make_array('a'))",
+    "arrays_overlap(tags, ['a'])",
+    "list_has_all(tags, ['a'])",
+    "array_has_any(tags, ['a']) OR id = 5",
+    "array_has_all(tags, ['a']) AND array_has_any(n, [1])",
+]
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["plain", "label_list"])
+def edge_table(tmp_path_factory, request) -> str:
+    path = str(tmp_path_factory.mktemp("labels") / "t.lance")
+    t = pa.table({
+        "id": pa.array(range(8), pa.int64()),
+        "tags": pa.array([["a", "b"], ["b"], [], None, ["a", None], ["c"], [None], ["a", "c"]],
+                         pa.list_(pa.string())),
+        "n": pa.array([[1, 2], [3], None, [], [1, None], [2], [5, 6], [1]], pa.list_(pa.int32())),
+    })
+    ds = lance.write_dataset(t, path)
+    if request.param:
+        ds.create_scalar_index("tags", "LABEL_LIST")
+        ds.create_scalar_index("n", "LABEL_LIST")
+    return path
+
+
+@pytest.mark.parametrize("flt", EDGE_FILTERS)
+def test_list_set_functions_match_pylance_on_edge_cases(edge_table, flt):
+    ours = lance_duck.dataset(edge_table)
+    ref = lance.dataset(edge_table)
+    want = ref.to_table(filter=flt, use_scalar_index=False)
+    assert ref.to_table(filter=flt).equals(want)
+    got = ours.to_table(filter=flt)
+    assert got.equals(want), flt
+    assert ours.to_table(filter=flt, use_scalar_index=False).equals(want)
+    assert ours.count_rows(filter=flt) == want.num_rows
+
+
+@pytest.mark.parametrize("flt, error", [
+    ("array_has_any(tags, 'a')", UnsupportedFeatureError),     # needles must be a constant list
+    ("array_has_any(tags, [id])", UnsupportedFeatureError),
+    ("array_has_any(id, [1])", InvalidArgumentError),          # not a list column
+    ("array_has_any(tags, [1])", InvalidArgumentError),        # 1 is not a string
+])
+def test_list_set_functions_refuse_bad_arguments_naming_the_filter(edge_table, flt, error):
+    with pytest.raises(error, match="array_has_any"):
+        lance_duck.dataset(edge_table).to_table(filter=flt)
