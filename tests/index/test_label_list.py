@@ -82,3 +82,56 @@ def test_list_set_functions_match_pylance_on_edge_cases(edge_table, flt):
 def test_list_set_functions_refuse_bad_arguments_naming_the_filter(edge_table, flt, error):
     with pytest.raises(error, match="array_has_any"):
         lance_duck.dataset(edge_table).to_table(filter=flt)
+
+
+def test_label_list_index_answers_the_list_functions(edge_table):
+    scanner = lance_duck.dataset(edge_table).scanner(filter="array_has_all(tags, ['a', 'c'])")
+    sel = scanner._index_selections()
+    if lance.dataset(edge_table).describe_indices():
+        assert sel is not None and sel[0].tolist() == [7]
+    else:
+        assert sel is None
+    # a null or empty needle list is evaluated without the index
+    assert lance_duck.dataset(edge_table).scanner(filter="array_has_any(tags, ['a', NULL])")._index_selections() is None
+    assert lance_duck.dataset(edge_table).scanner(filter="array_has_all(tags, [])")._index_selections() is None
+
+
+HISTORY_FILTERS = [
+    "array_has_any(tags, ['t1'])",
+    "array_has_all(tags, ['t1', 'u3'])",
+    "array_has_all(tags, ['t1', 'nope'])",
+    "array_contains(tags, 'u4') AND id > 6500",    # rows appended after the index
+    "array_has_any(tags, ['u2', 'u3']) AND grp = 7",  # with a BTREE conjunct (updated rows)
+    "array_has_any(tags, ['t0']) OR array_has_all(tags, ['t2', 'u1'])",
+    "NOT array_has_any(tags, ['t0', 't1'])",
+]
+
+
+def _versions(path: str) -> list[int]:
+    return [v["version"] for v in lance.dataset(path).versions()][9:]
+
+
+@pytest.mark.parametrize("flt", HISTORY_FILTERS)
+def test_label_list_scan_equals_full_scan_at_every_version(history, flt):
+    for v in _versions(history):
+        ours = lance_duck.dataset(history, version=v)
+        ref = lance.dataset(history, version=v).to_table(filter=flt, use_scalar_index=False)
+        assert ours.to_table(filter=flt).equals(ref), f"version {v}: {flt}"
+        assert ours.to_table(filter=flt, use_scalar_index=False).equals(ref), f"version {v}: {flt}"
+        assert ours.count_rows(filter=flt) == ref.num_rows
+
+
+def test_label_list_selections_are_exact_on_indexed_fragments(history_plain):
+    ds = lance_duck.dataset(history_plain, version=15)   # fragment 6 appended after every segment
+    flt = "array_has_all(tags, ['t1', 'u3'])"
+    sel = ds.scanner(filter=flt)._index_selections()
+    assert sel is not None and set(sel) == {0, 1, 2, 3, 4, 5}
+    ref = lance.dataset(history_plain, version=15).to_table(filter=flt, with_row_address=True,
+                                                            use_scalar_index=False)
+    every = lance.dataset(history_plain, version=15).to_table(columns=[], with_row_address=True)
+    hits = set(ref["_rowaddr"].to_pylist())
+    live = set(every["_rowaddr"].to_pylist())
+    for fid, offs in sel.items():
+        addrs = {(fid << 32) | int(o) for o in offs}
+        # exact on the live rows (deleted rows may stay in the selection)
+        assert addrs & live == {a for a in hits if a >> 32 == fid}
