@@ -135,3 +135,32 @@ def test_label_list_selections_are_exact_on_indexed_fragments(history_plain):
         addrs = {(fid << 32) | int(o) for o in offs}
         # exact on the live rows (deleted rows may stay in the selection)
         assert addrs & live == {a for a in hits if a >> 32 == fid}
+
+
+@pytest.mark.parametrize("flt", [f for f in HISTORY_FILTERS[:5] if "id >" not in f])
+def test_count_rows_is_answered_from_label_list_and_btree_indices(history_plain, flt):
+    from lance_duck.index.search import count_from_indices
+    v = 10   # every index covers every fragment
+    scanner = lance_duck.dataset(history_plain, version=v).scanner(filter=flt)
+    assert scanner._filter.conjuncts_complete
+    got = count_from_indices(scanner._snapshot, scanner._filter.conjuncts, scanner._fragments)
+    assert got == lance.dataset(history_plain, version=v).count_rows(filter=flt, use_scalar_index=False)
+
+
+def test_cli_describe_lists_the_indices_like_pylance(history_plain):
+    import os
+    import subprocess
+    import sys
+    import json
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.dirname(os.path.dirname(lance_duck.__file__))] + sys.path))
+    r = subprocess.run([sys.executable, "-m", "lance_duck", "describe", history_plain, "--format", "json"],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)["indices"]
+    want = lance.dataset(history_plain).describe_indices()
+    assert [(d["name"], d["type"], d["segments"], d["rows_indexed"]) for d in got] == \
+        [(d.name, d.index_type, len(d.segments), d.num_rows_indexed) for d in want]
+    text = subprocess.run([sys.executable, "-m", "lance_duck", "describe", history_plain],
+                          capture_output=True, text=True, env=env)
+    assert text.returncode == 0 and "indices:" in text.stdout and "tags_idx" in text.stdout
