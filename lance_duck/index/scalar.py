@@ -209,6 +209,10 @@ class BitmapIndex:
             raise Unsupported(f"predicate keeps {len(rows)} of {len(keys)} bitmap keys")
         if len(rows) == 0:
             return np.empty(0, dtype=np.uint64)
+        return self._ids(self._maps(rows), fragment_rows)
+
+    def _maps(self, rows) -> list[dict]:
+        """The decoded row-id tree maps of key rows ``rows`` (cached per key)."""
         parts = []
         missing = []
         for r in rows:
@@ -224,6 +228,11 @@ class BitmapIndex:
                                            f"{self.path}: bitmap of key row {r}")
                 CACHE.put(("bitmap-key", self.path, r), tree, nbytes_of(tree))
                 parts.append(tree)
+        return parts
+
+    @staticmethod
+    def _ids(parts: list[dict], fragment_rows: dict[int, int]) -> np.ndarray | None:
+        """Sorted unique uint64 ids in the union of tree maps ``parts`` (None: see search)."""
         out = []
         for tree in parts:
             for key, low in tree.items():
@@ -238,6 +247,48 @@ class BitmapIndex:
         if not out:
             return np.empty(0, dtype=np.uint64)
         return sorted_unique(np.concatenate(out))
+
+
+# -- LABEL_LIST -------------------------------------------------------------------------------
+LABEL_OPS = frozenset({"has_any", "has_all"})
+
+
+class LabelListIndex(BitmapIndex):
+    """``bitmap_page_lookup.lance`` keyed by list element values: ``has_any`` is the union of
+    the needles' maps, ``has_all`` their intersection. Exact for lists without null needles."""
+
+    def search(self, terms, fragment_rows: dict[int, int]) -> np.ndarray | None:
+        keys = self._keys()
+        result: np.ndarray | None = None
+        for preds in terms:
+            ids = np.empty(0, dtype=np.uint64)
+            for p in preds:
+                if p.op not in LABEL_OPS or p.value.null_count or len(p.value) == 0:
+                    raise Unsupported(p.op)
+                got = self._one(keys, p, fragment_rows)
+                if got is None:
+                    return None
+                ids = sorted_unique(np.concatenate([ids, got])) if len(ids) else got
+            result = ids if result is None else np.intersect1d(result, ids, assume_unique=True)
+        return result if result is not None else np.empty(0, dtype=np.uint64)
+
+    def _one(self, keys: pa.Array, p, fragment_rows: dict[int, int]) -> np.ndarray | None:
+        needles = pc.unique(_cast_value(p.value, keys.type))
+        pos = pc.index_in(needles, value_set=keys).fill_null(-1).to_numpy(zero_copy_only=False)
+        pos = pos.astype(np.int64)
+        if p.op == "has_any":
+            return self._ids(self._maps(np.unique(pos[pos >= 0])), fragment_rows)
+        if np.any(pos < 0):                # a needle that is no key: no list holds them all
+            return np.empty(0, dtype=np.uint64)
+        out = None
+        for r in pos:
+            ids = self._ids(self._maps([int(r)]), fragment_rows)
+            if ids is None:
+                return None
+            out = ids if out is None else np.intersect1d(out, ids, assume_unique=True)
+            if len(out) == 0:
+                break
+        return out
 
 
 # -- ZONEMAP ----------------------------------------------------------------------------------

@@ -22,12 +22,17 @@ from ..errors import LanceDuckError
 from . import index_segments
 from .files import segment_file_path
 from .metadata import IndexSegment
-from .scalar import EXACT_OPS, BitmapIndex, BTreeIndex, Unsupported, ZoneMapIndex, sorted_unique
+from .scalar import (
+    EXACT_OPS, LABEL_OPS, BitmapIndex, BTreeIndex, LabelListIndex, Unsupported, ZoneMapIndex, sorted_unique,
+)
 
 log = logging.getLogger(__name__)
 
 EXACT_TYPES = ("BTree", "Bitmap")
 ZONE_TYPES = ("ZoneMap",)
+LABEL_TYPES = ("LabelList",)
+#: The index (details) version each type's reader understands.
+_VERSIONS = {"LabelList": 1}
 _LOW = np.uint64(0xFFFFFFFF)
 
 
@@ -51,7 +56,8 @@ def _usable_segments(snapshot, field_id: int, types: tuple[str, ...] = EXACT_TYP
     """The segments of one index of ``types`` on ``field_id`` (the first such index by name)."""
     by_name: dict[str, list[IndexSegment]] = {}
     for s in index_segments(snapshot):
-        if s.fields == (field_id,) and s.index_type in types and s.index_version == 0:
+        if s.fields == (field_id,) and s.index_type in types \
+                and s.index_version == _VERSIONS.get(s.index_type, 0):
             by_name.setdefault(s.name, []).append(s)
     if not by_name:
         return []
@@ -76,6 +82,10 @@ def _search_segment(snapshot, seg: IndexSegment, terms, fragment_rows: dict[int,
         return idx.search(terms, fragment_rows)
     if "bitmap_page_lookup.lance" not in sizes:
         return None
+    if seg.index_type == "LabelList":
+        idx = LabelListIndex(io, segment_file_path(snapshot, seg, "bitmap_page_lookup.lance"),
+                             sizes["bitmap_page_lookup.lance"] or None)
+        return idx.search(terms, fragment_rows)
     idx = BitmapIndex(io, segment_file_path(snapshot, seg, "bitmap_page_lookup.lance"),
                       sizes["bitmap_page_lookup.lance"] or None)
     return idx.search(terms, fragment_rows)
@@ -168,11 +178,17 @@ def _by_field(snapshot, conjuncts) -> tuple[dict[int, list[tuple]], int]:
     left = 0
     for c in conjuncts:
         fid = ids_by_path.get(tuple(c.path))
-        if fid is not None and all(p.op in EXACT_OPS for p in _preds(c)):
+        ops = {p.op for p in _preds(c)}
+        if fid is not None and (ops <= EXACT_OPS or ops <= LABEL_OPS):
             by_field.setdefault(fid, []).append(_preds(c))
         else:
             left += 1
     return by_field, left
+
+
+def _exact_types(terms) -> tuple[str, ...]:
+    """Index types that answer ``terms`` exactly (list-membership terms: LABEL_LIST)."""
+    return LABEL_TYPES if any(p.op in LABEL_OPS for preds in terms for p in preds) else EXACT_TYPES
 
 
 def count_from_indices(snapshot, conjuncts, fragments: Sequence) -> int | None:
@@ -187,7 +203,7 @@ def count_from_indices(snapshot, conjuncts, fragments: Sequence) -> int | None:
     wanted = {f.id for f in fragments}
     per_field = []
     for fid, terms in by_field.items():
-        segments = _usable_segments(snapshot, fid)
+        segments = _usable_segments(snapshot, fid, _exact_types(terms))
         if not segments:
             return None
         try:
@@ -219,7 +235,9 @@ def plan_index_selections(snapshot, conjuncts, fragments: Sequence) -> dict[int,
     by_field, _ = _by_field(snapshot, conjuncts)
     result: dict[int, np.ndarray] = {}
     for fid, terms in by_field.items():
-        segments = _usable_segments(snapshot, fid) or _usable_segments(snapshot, fid, ZONE_TYPES)
+        types = _exact_types(terms)
+        segments = _usable_segments(snapshot, fid, types) or (
+            _usable_segments(snapshot, fid, ZONE_TYPES) if types == EXACT_TYPES else [])
         if not segments:
             continue
         try:

@@ -143,7 +143,7 @@ def cmd_tags(args) -> int:
 
 
 def describe_dataset(ds) -> dict:
-    """The facts ``describe`` prints: version, format, schema, fragments, deletions, sizes."""
+    """The facts ``describe`` prints: version, format, schema, fragments, deletions, sizes, indices."""
     frags = ds.get_fragments()
     snap = getattr(ds, "_snapshot", None)
     size = None
@@ -159,6 +159,9 @@ def describe_dataset(ds) -> dict:
         "fragments_with_deletions": sum(1 for f in frags if f.num_deletions),
         "data_file_bytes": size,
         "schema": [{"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in ds.schema],
+        "indices": [{"name": d.name, "type": d.index_type, "fields": ", ".join(d.field_names),
+                     "segments": d.num_segments, "rows_indexed": d.num_rows_indexed}
+                    for d in (ds.describe_indices() if hasattr(ds, "describe_indices") else [])],
     }
 
 
@@ -168,12 +171,18 @@ def cmd_describe(args) -> int:
         print(json.dumps(info, indent=2, default=json_value))
         return 0
     for k, v in info.items():
-        if k != "schema":
+        if k not in ("schema", "indices"):
             print(f"{k + ':':<26}{'unknown' if v is None else v}")
     print("schema:")
     schema = pa.Table.from_pylist(info["schema"], schema=pa.schema(
         [("name", pa.string()), ("type", pa.string()), ("nullable", pa.bool_())]))
     print(render_table(schema, 10**9))
+    if info["indices"]:
+        print("indices:")
+        indices = pa.Table.from_pylist(info["indices"], schema=pa.schema(
+            [("name", pa.string()), ("type", pa.string()), ("fields", pa.string()),
+             ("segments", pa.int64()), ("rows_indexed", pa.int64())]))
+        print(render_table(indices, 10**9))
     return 0
 
 

@@ -10,6 +10,7 @@ failure here raises :class:`IntrospectionError`, which callers turn into "no pru
 from __future__ import annotations
 
 import ctypes
+import functools
 import struct
 from dataclasses import dataclass
 from typing import Any, Union
@@ -80,11 +81,22 @@ def _ordered_metadata(schema: pa.Schema) -> list[tuple[str, str]]:
 
 
 def decode(expr: pc.Expression) -> XNode:
-    """The tree of ``expr``; raises :class:`IntrospectionError` if it cannot be read."""
+    """The tree of ``expr``; raises :class:`IntrospectionError` if it cannot be read.
+
+    Trees are immutable and memoised by the Expression's serialized form (a scan decodes its
+    filter more than once: for its columns, its conjuncts, DuckDB's pushdown check)."""
     try:
         fn, args = expr.__reduce__()
-        buf = args[0]
-        reader = ipc.open_file(pa.BufferReader(buf))
+        payload = args[0].to_pybytes()
+    except Exception as e:  # private format: anything unexpected means "don't know"
+        raise IntrospectionError(f"cannot read expression payload: {e}") from None
+    return _decode_payload(payload)
+
+
+@functools.lru_cache(maxsize=128)
+def _decode_payload(payload: bytes) -> XNode:
+    try:
+        reader = ipc.open_file(pa.BufferReader(payload))
         batch = reader.get_batch(0) if reader.num_record_batches else None
         items = _ordered_metadata(reader.schema)
     except IntrospectionError:

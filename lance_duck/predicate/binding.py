@@ -194,6 +194,8 @@ class _Binder:
         return node
 
     def _Call(self, e: Call) -> BoundExpr:
+        if e.name in ("array_has_any", "array_has_all"):
+            return self._list_set(e)
         args = [self.bind(a) for a in e.args]
         if e.name in ("add", "subtract", "multiply", "divide", "mod", "coalesce", "array_has",
                                  "concat") \
@@ -207,6 +209,21 @@ class _Binder:
             raise InvalidArgumentError(f"type error in filter: {_show(e)}: {ex}") from None
         out_type = probe.type if probe is not None else pa.bool_()
         return BCall(e.name, tuple(args), e.options, out_type)
+
+    def _list_set(self, e: Call) -> BoundExpr:
+        """``array_has_any(list, [..])``: the constant elements coerced to the list's value type."""
+        arg = self.bind(e.args[0])
+        t = arg.type
+        if not (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)):
+            raise InvalidArgumentError(f"{e.name} needs a list column, got {t}: {_show(e)}")
+        vt = t.value_type
+        scalars = [self._coerce_lit(v, vt, e, e.args[0]) for v in e.options]
+        try:
+            needles = pa.array([s.as_py() for s in scalars], type=vt)
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            raise InvalidArgumentError(
+                f"{e.name} list values do not fit the elements of {_show(e.args[0])} ({vt}): {_show(e)}") from None
+        return BCall(e.name, (arg,), (needles,), pa.bool_())
 
     def _unify_literals(self, e: Call, args: list[BoundExpr]) -> list[BoundExpr]:
         """Untyped literals in arithmetic / coalesce / array_has take the other operand's type."""
@@ -509,6 +526,8 @@ def to_sql(e: Expr) -> str:
         ops = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "mod": "%"}
         if e.name in ops and len(e.args) == 2:
             return f"{to_sql(e.args[0])} {ops[e.name]} {to_sql(e.args[1])}"
+        if e.name in ("array_has_any", "array_has_all"):
+            return f"{e.name}({to_sql(e.args[0])}, [{', '.join(to_sql(o) for o in e.options)}])"
         args = [to_sql(a) for a in e.args] + [repr(o) for o in e.options]
         return f"{e.name}({', '.join(args)})"
     return type(e).__name__

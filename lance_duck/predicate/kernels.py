@@ -56,6 +56,49 @@ def _array_has(lst, value):
     return pa.array(counts > 0, mask=lst.is_null().to_numpy(zero_copy_only=False))
 
 
+def _list_parts(lst) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+    """(flattened elements, their row numbers, per-row null mask) of a list array."""
+    if isinstance(lst, pa.ChunkedArray):
+        lst = lst.combine_chunks()
+    flat = pc.list_flatten(lst)
+    parents = pc.list_parent_indices(lst).to_numpy(zero_copy_only=False)
+    return flat, parents, lst.is_null().to_numpy(zero_copy_only=False)
+
+
+def _needle_index(flat: pa.Array, needles: pa.Array) -> tuple[np.ndarray, int]:
+    """Per element, the position of its value among the distinct ``needles`` (-1: none); a null
+    needle matches null elements (DataFusion's array_has_any / array_has_all do)."""
+    distinct = pc.unique(needles.drop_null())
+    if distinct.type != flat.type:
+        distinct = distinct.cast(flat.type)
+    pos = pc.index_in(flat, value_set=distinct).fill_null(-1).to_numpy(zero_copy_only=False)
+    pos = pos.astype(np.int64)
+    k = len(distinct)
+    if needles.null_count:
+        pos[flat.is_null().to_numpy(zero_copy_only=False)] = k
+        k += 1
+    return pos, k
+
+
+def _array_has_set(lst, needles: pa.Array, want_all: bool):
+    """``array_has_any(lst, needles)`` / ``array_has_all``: null for a null list, except that an
+    empty needle list gives false (any) / true (all) on every row."""
+    if _is_expr(lst):
+        raise NotExpressible("array_has_all" if want_all else "array_has_any")
+    n = len(lst)
+    if len(needles) == 0:
+        return pa.array(np.full(n, want_all, dtype=bool))
+    flat, parents, null_rows = _list_parts(lst)
+    pos, k = _needle_index(flat, needles)
+    hit = pos >= 0
+    if not want_all:
+        found = np.bincount(parents[hit], minlength=n) > 0 if n else np.zeros(0, bool)
+    else:
+        keys = np.unique(parents[hit].astype(np.int64) * k + pos[hit])
+        found = np.bincount(keys // k, minlength=n) == k if n else np.zeros(0, bool)
+    return pa.array(found, mask=null_rows)
+
+
 _DATE_PARTS: dict[str, Callable] = {
     "year": pc.year, "month": pc.month, "day": pc.day, "hour": pc.hour, "minute": pc.minute,
     "second": pc.second, "quarter": pc.quarter, "week": pc.iso_week, "doy": pc.day_of_year,
@@ -76,7 +119,7 @@ _PATTERN_FUNCS = {"regexp_like", "starts_with", "ends_with", "contains"}
 
 def call(name: str, args: list, options: tuple) -> Any:
     """Apply the kernel ``name`` to already-built arguments."""
-    a = args if name in _PATTERN_FUNCS or name == "array_has" else _lift(args)
+    a = args if name in _PATTERN_FUNCS or name.startswith("array_has") else _lift(args)
     if name == "add":
         return pc.add_checked(a[0], a[1])
     if name == "subtract":
@@ -121,6 +164,8 @@ def call(name: str, args: list, options: tuple) -> Any:
         return pc.struct_field(a[0], [options[0]])
     if name == "array_has":
         return _array_has(a[0], a[1])
+    if name in ("array_has_any", "array_has_all"):
+        return _array_has_set(a[0], options[0], name == "array_has_all")
     if name == "date_part":
         return _DATE_PARTS[options[0]](a[0])
     if name == "date_trunc":

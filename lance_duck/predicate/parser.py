@@ -45,6 +45,10 @@ _ANONYMOUS = {"list_contains": "array_has", "array_has": "array_has", "array_con
               "list_length": "array_length", "cardinality": "array_length", "isnan": "is_nan",
               "starts_with": "starts_with", "ends_with": "ends_with", "lower": "lower", "upper": "upper",
               "octet_length": "octet_length"}
+#: DataFusion's list-set membership functions (second argument: a constant list).
+_LIST_SET = {"array_has_any": "array_has_any", "list_has_any": "array_has_any",
+             "arrays_overlap": "array_has_any", "array_has_all": "array_has_all",
+             "list_has_all": "array_has_all"}
 _DATE_PARTS = {"year", "month", "day", "hour", "minute", "second", "quarter", "week",
                "dow", "doy", "millisecond", "microsecond", "nanosecond"}
 
@@ -204,6 +208,10 @@ class _Converter:
         if isinstance(n, exp.DateTrunc):
             unit = n.args["unit"]
             return Call("date_trunc", (self.convert(n.this),), (str(unit.name).lower(),))
+        if isinstance(n, exp.ArrayContainsAll):
+            return self._list_set("array_has_all", n, [n.this, n.expression])
+        if isinstance(n, exp.ArrayOverlaps):
+            return self._list_set("array_has_any", n, [n.this, n.expression])
         if isinstance(n, exp.Anonymous):
             return self._anonymous(n)
         if isinstance(n, exp.Func):
@@ -229,6 +237,23 @@ class _Converter:
         pattern = pat.this if escape is None else _escape_like(pat.this, escape)
         out: Expr = Like(self.convert(n.this), pattern, isinstance(n, exp.ILike))
         return Not(out) if n.args.get("negate") else out
+
+    def _list_set(self, name: str, n: exp.Expression, args: list) -> Expr:
+        """``array_has_any(col, [v, ...])``: Call(name, (col,), options=(constant Lits...))."""
+        if len(args) != 2:
+            self.fail(n, f"{name} takes two arguments")
+        needles = args[1]
+        if isinstance(needles, exp.Array):
+            items = needles.expressions
+        elif isinstance(needles, exp.Anonymous) and str(needles.this).lower() in ("make_array", "make_list"):
+            items = needles.expressions
+        else:
+            self.fail(n, f"{name} needs a constant list such as ['a', 'b'] as its second argument")
+            raise AssertionError
+        values = tuple(self.convert(v) for v in items)
+        if not all(isinstance(v, Lit) for v in values):
+            self.fail(n, f"{name} needs constant list elements")
+        return Call(name, (self.convert(args[0]),), values)
 
     def _bracket(self, n: exp.Bracket) -> Expr:
         base = self.convert(n.this)
@@ -261,6 +286,8 @@ class _Converter:
             return Call("date_trunc", (self.convert(args[1]),), (args[0].this.lower(),))
         if name in _ANONYMOUS:
             return Call(_ANONYMOUS[name], tuple(self.convert(a) for a in args))
+        if name in _LIST_SET:
+            return self._list_set(_LIST_SET[name], n, args)
         self.fail(n, f"unknown function {name!r}")
         raise AssertionError
 

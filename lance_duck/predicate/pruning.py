@@ -14,13 +14,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import arrow_introspect as ai
-from .bound import BCompare, BIn, BIsNull, BLit, BNot, BOr, BRef, BoundExpr
+from .bound import BCall, BCompare, BIn, BIsNull, BLit, BNot, BOr, BRef, BoundExpr
 from .expressions import FLIPPED, conjuncts as _split_and
 
 
 @dataclass(frozen=True)
 class ColumnPredicate:
-    """``path op value``; op is one of == != < <= > >= in is_null is_valid."""
+    """``path op value``; op is one of == != < <= > >= in is_null is_valid, or has_any /
+    has_all (a list column holds one / every element of ``value``, a non-empty array without
+    nulls)."""
 
     path: tuple[str, ...]
     op: str
@@ -82,6 +84,24 @@ def _from_bound_atom(node: BoundExpr) -> ColumnPredicate | AnyOf | None:
         return ColumnPredicate(node.arg.arg.path, "is_valid")
     if isinstance(node, BOr):
         return _any_of([_from_bound_atom(a) for a in node.args])
+    if isinstance(node, BCall) and node.args and isinstance(node.args[0], BRef):
+        return _list_set_atom(node)
+    return None
+
+
+def _list_set_atom(node: BCall) -> ColumnPredicate | None:
+    """``array_has_any(col, [..])`` / ``array_has_all`` / ``array_has(col, v)`` as has_any /
+    has_all; only without null elements (a null element matches null elements) and non-empty."""
+    path = node.args[0].path
+    if node.name in ("array_has_any", "array_has_all"):
+        needles = node.options[0]
+        if len(needles) == 0 or needles.null_count:
+            return None
+        return ColumnPredicate(path, "has_any" if node.name == "array_has_any" else "has_all", needles)
+    if node.name == "array_has" and len(node.args) == 2 and isinstance(node.args[1], BLit) \
+            and node.args[1].scalar.is_valid:
+        scalar = node.args[1].scalar
+        return ColumnPredicate(path, "has_any", pa.array([scalar.as_py()], scalar.type))
     return None
 
 
@@ -210,12 +230,17 @@ def _py(v: Any) -> Any:
     return v.as_py() if isinstance(v, pa.Scalar) else v
 
 
+_MINMAX_OPS = frozenset({"==", "!=", "<", "<=", ">", ">=", "in"})
+
+
 def _pred_may_match(p: ColumnPredicate, s: ColumnStats) -> bool:
     all_null = s.null_count is not None and s.num_rows is not None and s.null_count == s.num_rows
     if p.op == "is_null":
         return s.null_count is None or s.null_count > 0
     if p.op == "is_valid":
         return not all_null
+    if p.op not in _MINMAX_OPS:
+        return True
     if all_null:
         return False
     lo, hi = _py(s.min), _py(s.max)

@@ -103,7 +103,7 @@ class ScanContext:
                 sel = _compact(np.flatnonzero(mask) + rows.start)
                 key = (ref.path, "sel")
             else:
-                sel = rows
+                sel = rows if len(rows) >= MIN_RANGE_ROWS else _offsets(rows)
                 key = (ref.path, "range")
             by_read.setdefault(key, (ref, sel, []))[2].append(field)
         keep = None
@@ -257,10 +257,15 @@ def _offsets(sel) -> np.ndarray:
     return sel
 
 
+#: Shorter contiguous selections stay row offsets: readers then decode only those values
+#: (a range decodes whole chunks; a point lookup needs one value of a 1024-value chunk).
+MIN_RANGE_ROWS = 256
+
+
 def _compact(offsets: np.ndarray):
-    """A contiguous selection becomes a range (readers decode ranges fastest)."""
+    """A long contiguous selection becomes a range (readers decode ranges fastest)."""
     offsets = offsets.astype(np.int64, copy=False)
-    if len(offsets) and int(offsets[-1]) - int(offsets[0]) + 1 == len(offsets):
+    if len(offsets) >= MIN_RANGE_ROWS and int(offsets[-1]) - int(offsets[0]) + 1 == len(offsets):
         return range(int(offsets[0]), int(offsets[-1]) + 1)
     return offsets
 

@@ -112,9 +112,10 @@ def _compile(filter, schema: pa.Schema) -> BoundFilter | None:
 
 
 def _complete(c, conj: tuple) -> bool:
-    """A SQL filter whose every top-level AND operand became a conjunct (nothing left over)."""
+    """A SQL filter whose every top-level AND operand became a conjunct (nothing left over;
+    list membership, evaluated on batches, becomes has_any / has_all conjuncts too)."""
     bound = getattr(c, "bound", None)
-    if bound is None or not conj or getattr(c, "residual", None) is not None:
+    if bound is None or not conj:
         return False
     from ..predicate.expressions import conjuncts as and_operands
     return len(and_operands(bound)) == len(conj)

@@ -43,7 +43,16 @@ def test_or_on_one_column_is_kept_as_any_of_and_across_columns_dropped():
 
 
 def test_unknown_conjunct_is_dropped_but_others_kept():
-    assert [p.path for p in _preds("array_has(l, 3) AND lower(name) = 'a' AND id < 4")] == [("id",)]
+    assert [p.path for p in _preds("abs(id) = 3 AND lower(name) = 'a' AND id < 4")] == [("id",)]
+
+
+def test_list_membership_becomes_has_any_and_has_all_conjuncts_without_null_needles():
+    (p,) = _preds("array_has(l, 3)")
+    assert (p.path, p.op, p.value.to_pylist()) == (("l",), "has_any", [3])
+    (p,) = _preds("array_has_all(l, [3, 4])")
+    assert (p.path, p.op, p.value.to_pylist()) == (("l",), "has_all", [3, 4])
+    assert _preds("array_has_any(l, [3, NULL])") == ()     # a null needle matches null elements
+    assert _preds("array_has_all(l, [])") == ()
 
 
 def test_float_greater_than_is_not_used_for_pruning_because_nan_matches():
