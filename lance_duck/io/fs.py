@@ -18,7 +18,7 @@ import os
 import posixpath
 import threading
 import weakref
-from collections import deque
+from collections import OrderedDict, deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -31,6 +31,12 @@ from .storage_options import fsspec_options
 COALESCE_GAP = 64 * 1024
 # Bytes served from memory-mapped files that stay mapped (resident) before the oldest are released.
 MAPPED_RESIDENT_BYTES = 64 * 1024 * 1024
+# Remote reads up to this size are kept by their InputFile and serve later reads inside them
+# (footers, column metadata, small page buffers read again by another column or batch).
+SMALL_READ = 64 * 1024
+# Tails of remote data files kept per process (bytes), keyed by (filesystem, path, size): data files
+# are immutable, so a second query on the same files reads no footer.
+TAIL_CACHE_BYTES = 64 * 1024 * 1024
 
 
 def open_io(uri: str | os.PathLike, storage_options: dict[str, Any] | None = None) -> tuple["FileIO", str]:
@@ -48,9 +54,12 @@ def open_io(uri: str | os.PathLike, storage_options: dict[str, Any] | None = Non
 class FileIO:
     """All I/O of a table goes through one of these (no global state)."""
 
-    def __init__(self, fs: fsspec.AbstractFileSystem):
+    def __init__(self, fs: fsspec.AbstractFileSystem, coalesce_gap: int = COALESCE_GAP):
         self.fs = fs
         self.is_local = "file" in _protocols(fs)
+        self.coalesce_gap = coalesce_gap
+        # identifies the store in process-wide caches (fsspec instances are cached by their arguments)
+        self.key = (_protocols(fs)[0], getattr(fs, "_fs_token_", None) or id(fs))
 
     # -- paths ---------------------------------------------------------------------------
     @staticmethod
@@ -158,6 +167,7 @@ class InputFile:
         self._size = size if size else None
         self._mmap: mmap.mmap | None = None
         self._lock = threading.Lock()
+        self._held: list[tuple[int, bytes | memoryview]] = []   # remote reads kept: (offset, bytes)
         self.requests = 0  # number of fetches issued (tests count these)
 
     @property
@@ -188,8 +198,68 @@ class InputFile:
         return self.read_ranges([(offset, length)])[0]
 
     def read_tail(self, length: int) -> memoryview | bytes:
-        length = min(length, self.size)
-        return self.read(self.size - length, length)
+        """The last ``length`` bytes (fewer if the file is smaller).
+
+        Remote files: one request, served from the process's tail cache when this file (same path
+        and size) was opened before; when the size is not known, a suffix range (``bytes=-N``)
+        learns it from the response instead of a HEAD request first.
+        """
+        if self.io.is_local:
+            length = min(length, self.size)
+            return self.read(self.size - length, length)
+        key = (self.io.key, self.path)
+        hit = _TAILS.get(key, self._size)
+        if hit is not None and len(hit[1]) >= min(length, hit[0]):
+            size, tail = hit
+        elif self._size is None and hasattr(self.io.fs, "_call_s3"):
+            size, tail = self._s3_suffix(length)
+        else:
+            size = self.size
+            n = min(length, size)
+            tail = self._fetch([(size - n, size)])[0]
+            _TAILS.put(key, size, tail)
+        self._size = size
+        n = min(length, size)
+        tail = memoryview(tail)[len(tail) - n:]
+        self._hold(size - n, tail)
+        return tail
+
+    def _s3_suffix(self, length: int) -> tuple[int, bytes]:
+        """(file size, last ``length`` bytes) in one GET with a suffix range (s3fs)."""
+        from fsspec.asyn import sync
+        fs = self.io.fs
+        bucket, key, version = fs.split_path(self.path)
+
+        async def get() -> tuple[int, bytes]:
+            kw = {"VersionId": version} if version else {}
+            resp = await fs._call_s3("get_object", Bucket=bucket, Key=key, Range=f"bytes=-{length}", **kw)
+            try:
+                body = await resp["Body"].read()
+            finally:
+                resp["Body"].close()
+            total = resp.get("ContentRange", "").rpartition("/")[2]
+            return (int(total) if total.isdigit() else len(body)), body
+
+        self.requests += 1
+        try:
+            size, body = sync(fs.loop, get)
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(f"No such file: {self.path}") from exc
+        if len(body) != min(length, size):
+            from ..errors import CorruptFileError
+            raise CorruptFileError(f"{self.path}: truncated response ({len(body)} of {min(length, size)} tail bytes)")
+        _TAILS.put((self.io.key, self.path), size, body)
+        return size, body
+
+    def _hold(self, offset: int, data: bytes | memoryview) -> None:
+        with self._lock:
+            self._held.append((offset, data))
+
+    def _from_held(self, off: int, ln: int) -> memoryview | None:
+        for base, data in self._held:
+            if base <= off and off + ln <= base + len(data):
+                return memoryview(data)[off - base: off - base + ln]
+        return None
 
     def read_ranges(self, ranges: Sequence[tuple[int, int]]) -> list[memoryview | bytes]:
         """Bytes of each (offset, length); neighbouring ranges are fetched together."""
@@ -207,17 +277,15 @@ class InputFile:
                 out.append(view[off:off + ln])
             _RESIDENT.served(self._mmap, ranges)
             return out
-        merged = coalesce(ranges)
-        self.requests += len(merged)
-        paths = [self.path] * len(merged)
-        starts = [m[0] for m in merged]
-        ends = [m[1] for m in merged]
-        try:
-            blobs = self.io.fs.cat_ranges(paths, starts, ends, on_error="raise")
-        except FileNotFoundError as exc:
-            raise FileNotFoundError(f"No such file: {self.path}") from exc
-        out = []
-        for off, ln in ranges:
+        out: list = [self._from_held(off, ln) if self._held else None for off, ln in ranges]
+        missing = [r for r, got in zip(ranges, out) if got is None]
+        if not missing:
+            return out
+        merged = coalesce(missing, self.io.coalesce_gap)
+        blobs = self._fetch(merged)
+        for k, (off, ln) in enumerate(ranges):
+            if out[k] is not None:
+                continue
             i = _find(merged, off)
             base = merged[i][0]
             blob = memoryview(blobs[i])
@@ -225,11 +293,24 @@ class InputFile:
             if len(chunk) != ln:
                 from ..errors import CorruptFileError
                 raise CorruptFileError(f"{self.path}: byte range [{off}, {off + ln}) is outside the file")
-            out.append(chunk)
+            out[k] = chunk
+        for (s, e), blob in zip(merged, blobs):
+            if e - s <= SMALL_READ:
+                self._hold(s, blob)
         return out
+
+    def _fetch(self, spans: list[tuple[int, int]]) -> list[bytes]:
+        """Bytes of each [start, end) span, all requests issued together."""
+        self.requests += len(spans)
+        try:
+            return self.io.fs.cat_ranges([self.path] * len(spans), [s for s, _ in spans],
+                                         [e for _, e in spans], on_error="raise")
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(f"No such file: {self.path}") from exc
 
     def close(self) -> None:
         with self._lock:
+            self._held = []
             if self._mmap is not None:
                 try:
                     self._mmap.close()
@@ -271,6 +352,43 @@ class _ResidentPages:
 
 
 _RESIDENT = _ResidentPages()
+
+
+class _TailCache:
+    """Tails of immutable remote files, least recently used dropped beyond ``TAIL_CACHE_BYTES``."""
+
+    def __init__(self):
+        self._items: "OrderedDict[tuple, tuple[int, bytes]]" = OrderedDict()
+        self._total = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple, size: int | None) -> tuple[int, bytes] | None:
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is None or (size is not None and hit[0] != size):
+                return None
+            self._items.move_to_end(key)
+            return hit
+
+    def put(self, key: tuple, size: int, tail: bytes | memoryview) -> None:
+        tail = bytes(tail)
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self._total -= len(old[1])
+            self._items[key] = (size, tail)
+            self._total += len(tail)
+            while self._total > TAIL_CACHE_BYTES and len(self._items) > 1:
+                _, (_, dropped) = self._items.popitem(last=False)
+                self._total -= len(dropped)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._total = 0
+
+
+_TAILS = _TailCache()
 
 
 def coalesce(ranges: Iterable[tuple[int, int]], gap: int = COALESCE_GAP) -> list[tuple[int, int]]:
