@@ -37,6 +37,8 @@ SMALL_READ = 64 * 1024
 # Tails of remote data files kept per process (bytes), keyed by (filesystem, path, size): data files
 # are immutable, so a second query on the same files reads no footer.
 TAIL_CACHE_BYTES = 64 * 1024 * 1024
+# Longest a read waits for a prefetch of the same tail before fetching it itself (seconds).
+PREFETCH_WAIT = 60.0
 
 
 def open_io(uri: str | os.PathLike, storage_options: dict[str, Any] | None = None) -> tuple["FileIO", str]:
@@ -153,6 +155,35 @@ class FileIO:
             return self.fs.cat_file(path, start=start, end=end)  # keywords: s3fs takes version_id second
         except FileNotFoundError as exc:
             raise FileNotFoundError(f"No such file: {path}") from exc
+
+    def prefetch_tails(self, files: Sequence[tuple[str, int | None]], length: int) -> None:
+        """Start fetching the last ``length`` bytes of remote ``files`` ((path, size)) concurrently.
+
+        Returns at once; a later :meth:`InputFile.read_tail` of one of these files waits for its
+        fetch instead of issuing another request. Local files, files of unknown size and tails
+        already cached are skipped. A failed prefetch is forgotten (the read then tries itself).
+        """
+        if self.is_local:
+            return
+        todo = []
+        for path, size in files:
+            if size and _TAILS.claim((self.key, path), size):
+                todo.append((path, size))
+        if not todo:
+            return
+        spans = [(max(0, size - length), size) for _, size in todo]
+
+        def fetch() -> None:
+            try:
+                blobs = self.fs.cat_ranges([p for p, _ in todo], [a for a, _ in spans], [b for _, b in spans],
+                                           on_error="return")
+            except Exception:  # noqa: BLE001 - the reads themselves report errors
+                blobs = [None] * len(todo)
+            for (path, size), (a, b), blob in zip(todo, spans, blobs):
+                ok = isinstance(blob, (bytes, bytearray, memoryview)) and len(blob) == b - a
+                _TAILS.settle((self.key, path), size, blob if ok else None)
+
+        threading.Thread(target=fetch, daemon=True, name="lance-duck-prefetch").start()
 
     def open_input(self, path: str, size: int | None = None) -> "InputFile":
         return InputFile(self, path, size)
@@ -359,10 +390,32 @@ class _TailCache:
 
     def __init__(self):
         self._items: "OrderedDict[tuple, tuple[int, bytes]]" = OrderedDict()
+        self._pending: dict[tuple, threading.Event] = {}    # prefetches under way
         self._total = 0
         self._lock = threading.Lock()
 
+    def claim(self, key: tuple, size: int) -> bool:
+        """True if the caller should prefetch ``key`` (neither cached nor being fetched)."""
+        with self._lock:
+            hit = self._items.get(key)
+            if key in self._pending or (hit is not None and hit[0] == size):
+                return False
+            self._pending[key] = threading.Event()
+            return True
+
+    def settle(self, key: tuple, size: int, tail: bytes | None) -> None:
+        if tail is not None:
+            self.put(key, size, tail)
+        with self._lock:
+            done = self._pending.pop(key, None)
+        if done is not None:
+            done.set()
+
     def get(self, key: tuple, size: int | None) -> tuple[int, bytes] | None:
+        with self._lock:
+            pending = self._pending.get(key)
+        if pending is not None:
+            pending.wait(PREFETCH_WAIT)
         with self._lock:
             hit = self._items.get(key)
             if hit is None or (size is not None and hit[0] != size):
