@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterable, Iterator, Sequence
 
 import fsspec
+from fsspec.asyn import AsyncFileSystem
 from fsspec.core import url_to_fs
 
 from .storage_options import fsspec_options
@@ -31,6 +32,8 @@ from .storage_options import fsspec_options
 COALESCE_GAP = 64 * 1024
 # Bytes served from memory-mapped files that stay mapped (resident) before the oldest are released.
 MAPPED_RESIDENT_BYTES = 64 * 1024 * 1024
+# Most requests one batch of range reads (or a prefetch) keeps in flight (async filesystems).
+MAX_IN_FLIGHT = 64
 # Remote reads up to this size are kept by their InputFile and serve later reads inside them
 # (footers, column metadata, small page buffers read again by another column or batch).
 SMALL_READ = 64 * 1024
@@ -49,17 +52,36 @@ def open_io(uri: str | os.PathLike, storage_options: dict[str, Any] | None = Non
     uri = os.fspath(uri)
     if "://" not in uri:
         uri = os.path.abspath(os.path.expanduser(uri))
-    fs, path = url_to_fs(uri, **fsspec_options(uri, storage_options))
-    return FileIO(fs), path.rstrip("/") or "/"
+    options = dict(storage_options or {})
+    tuning = {k: _positive_int(k, options.pop(k)) for k in list(options) if k in TUNING_OPTIONS}
+    fs, path = url_to_fs(uri, **fsspec_options(uri, options))
+    return FileIO(fs, **{TUNING_OPTIONS[k]: v for k, v in tuning.items()}), path.rstrip("/") or "/"
+
+
+# storage_options keys read by lance_duck itself (not passed to fsspec) -> FileIO argument
+TUNING_OPTIONS = {"coalesce_gap_bytes": "coalesce_gap", "max_requests_in_flight": "max_in_flight"}
+
+
+def _positive_int(key: str, value: Any) -> int:
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        n = -1
+    if n < 0 or (n == 0 and key == "max_requests_in_flight"):
+        from ..errors import InvalidArgumentError
+        raise InvalidArgumentError(f"storage option {key} must be a positive integer, got {value!r}")
+    return n
 
 
 class FileIO:
     """All I/O of a table goes through one of these (no global state)."""
 
-    def __init__(self, fs: fsspec.AbstractFileSystem, coalesce_gap: int = COALESCE_GAP):
+    def __init__(self, fs: fsspec.AbstractFileSystem, coalesce_gap: int = COALESCE_GAP,
+                 max_in_flight: int = MAX_IN_FLIGHT):
         self.fs = fs
         self.is_local = "file" in _protocols(fs)
         self.coalesce_gap = coalesce_gap
+        self.max_in_flight = max_in_flight
         # identifies the store in process-wide caches (fsspec instances are cached by their arguments)
         self.key = (_protocols(fs)[0], getattr(fs, "_fs_token_", None) or id(fs))
 
@@ -116,7 +138,7 @@ class FileIO:
 
     def read_many(self, paths: Sequence[str], ahead: int = 32) -> Iterator[bytes]:
         """Whole files, in order; up to ``ahead`` fetched concurrently (object stores)."""
-        return self.read_ranges_many([(p, None, None) for p in paths], ahead)
+        return self.read_ranges_many([(p, None, None) for p in paths], min(ahead, self.max_in_flight))
 
     def read_ranges_many(self, items: Sequence[tuple[str, int | None, int | None]],
                          ahead: int = 32) -> Iterator[bytes]:
@@ -176,7 +198,7 @@ class FileIO:
         def fetch() -> None:
             try:
                 blobs = self.fs.cat_ranges([p for p, _ in todo], [a for a, _ in spans], [b for _, b in spans],
-                                           on_error="return")
+                                           on_error="return", **self.batch_kw())
             except Exception:  # noqa: BLE001 - the reads themselves report errors
                 blobs = [None] * len(todo)
             for (path, size), (a, b), blob in zip(todo, spans, blobs):
@@ -184,6 +206,10 @@ class FileIO:
                 _TAILS.settle((self.key, path), size, blob if ok else None)
 
         threading.Thread(target=fetch, daemon=True, name="lance-duck-prefetch").start()
+
+    def batch_kw(self) -> dict[str, int]:
+        """``cat_ranges`` arguments bounding the requests in flight (async filesystems take batch_size)."""
+        return {"batch_size": self.max_in_flight} if isinstance(self.fs, AsyncFileSystem) else {}
 
     def open_input(self, path: str, size: int | None = None) -> "InputFile":
         return InputFile(self, path, size)
@@ -335,7 +361,7 @@ class InputFile:
         self.requests += len(spans)
         try:
             return self.io.fs.cat_ranges([self.path] * len(spans), [s for s, _ in spans],
-                                         [e for _, e in spans], on_error="raise")
+                                         [e for _, e in spans], on_error="raise", **self.io.batch_kw())
         except FileNotFoundError as exc:
             raise FileNotFoundError(f"No such file: {self.path}") from exc
 

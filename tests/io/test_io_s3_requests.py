@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pytest
 
 import lance_duck
 
@@ -93,3 +94,47 @@ def test_a_point_take_touches_only_the_file_holding_the_row(pylance_options, pro
     files = {p for k, p, r in stats.paths if p.endswith(".lance")}
     assert len(files) == 1, stats.paths
     assert "HEAD" not in stats.requests
+
+
+def test_a_full_scan_fetches_the_footers_of_all_its_files_at_once(pylance_options, s3_endpoint):
+    from lance_duck.io import fs
+
+    from .latency_proxy import LatencyProxy
+    uri = f"s3://{BUCKET}/requests-prefetch.lance"
+    _write(uri, pylance_options)
+    fs._TAILS.clear()
+    host, port = s3_endpoint.rsplit("/", 1)[1].split(":")
+    with LatencyProxy(host, int(port), latency=0.05) as slow:
+        opts = dict(pylance_options, aws_endpoint=slow.url)
+        ds = lance_duck.dataset(uri, storage_options=opts)
+        slow.reset()
+        got = ds.to_table(columns=["v"])
+        stats = slow.reset()
+    assert_tables_equal(got, lance.dataset(uri, storage_options=pylance_options).to_table(columns=["v"]))
+    assert stats.peak_in_flight >= 4, stats.paths      # the four footers together
+    assert _refetched_bytes(stats.paths) == 0, stats.paths
+
+
+def test_coalesce_gap_option_decides_which_ranges_share_a_request(pylance_options, proxied_options,
+                                                                 counting_proxy):
+    uri = f"s3://{BUCKET}/requests-gap.lance"
+    _write(uri, pylance_options)
+    want = lance.dataset(uri, storage_options=pylance_options).to_table(columns=["id", "v", "cat"])
+    counts = {}
+    for gap in (0, 1 << 30):
+        fs_mod = __import__("lance_duck.io.fs", fromlist=["_TAILS"])
+        fs_mod._TAILS.clear()
+        ds = lance_duck.dataset(uri, storage_options=dict(proxied_options, coalesce_gap_bytes=str(gap),
+                                                          max_requests_in_flight="8"))
+        counting_proxy.reset()
+        assert_tables_equal(ds.to_table(columns=["id", "v", "cat"]), want)
+        counts[gap] = counting_proxy.reset().total()
+    assert counts[1 << 30] < counts[0], counts
+
+
+def test_tuning_options_are_checked_by_name(pylance_options):
+    from lance_duck.errors import InvalidArgumentError
+    with pytest.raises(InvalidArgumentError, match="max_requests_in_flight"):
+        lance_duck.dataset(f"s3://{BUCKET}/x.lance", storage_options=dict(pylance_options, max_requests_in_flight="0"))
+    with pytest.raises(InvalidArgumentError, match="coalesce_gap_bytes"):
+        lance_duck.dataset(f"s3://{BUCKET}/x.lance", storage_options=dict(pylance_options, coalesce_gap_bytes="x"))
