@@ -138,3 +138,18 @@ def test_tuning_options_are_checked_by_name(pylance_options):
         lance_duck.dataset(f"s3://{BUCKET}/x.lance", storage_options=dict(pylance_options, max_requests_in_flight="0"))
     with pytest.raises(InvalidArgumentError, match="coalesce_gap_bytes"):
         lance_duck.dataset(f"s3://{BUCKET}/x.lance", storage_options=dict(pylance_options, coalesce_gap_bytes="x"))
+
+
+def test_footer_of_a_file_of_unknown_size_is_one_suffix_get_without_head(s3_table, pylance_options,
+                                                                        proxied_options, counting_proxy):
+    from lance_duck.io.fs import open_io
+    ref = lance.dataset(s3_table, storage_options=pylance_options).get_fragments()[0].data_files()[0]
+    io, root = open_io(s3_table, proxied_options)
+    path = io.join(root, "data", ref.path)
+    counting_proxy.reset()
+    tail = io.open_input(path).read_tail(64 * 1024)
+    stats = counting_proxy.reset()
+    assert bytes(tail[-4:]) == b"LANC"
+    assert [(k, r) for k, _, r in stats.paths] == [("GET", "bytes=-65536")]
+    whole = io.read_bytes(path)
+    assert bytes(tail) == whole[-len(tail):]
