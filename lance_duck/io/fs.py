@@ -35,8 +35,10 @@ MAPPED_RESIDENT_BYTES = 64 * 1024 * 1024
 # Most requests one batch of range reads (or a prefetch) keeps in flight (async filesystems).
 MAX_IN_FLIGHT = 64
 # Remote reads up to this size are kept by their InputFile and serve later reads inside them
-# (footers, column metadata, small page buffers read again by another column or batch).
-SMALL_READ = 64 * 1024
+# (page metadata and small buffers read again by another column or batch), up to HELD_BYTES per file
+# besides the tail.
+SMALL_READ = 4 * 1024
+HELD_BYTES = 256 * 1024
 # Tails of remote data files kept per process (bytes), keyed by (filesystem, path, size): data files
 # are immutable, so a second query on the same files reads no footer.
 TAIL_CACHE_BYTES = 64 * 1024 * 1024
@@ -225,6 +227,7 @@ class InputFile:
         self._mmap: mmap.mmap | None = None
         self._lock = threading.Lock()
         self._held: list[tuple[int, bytes | memoryview]] = []   # remote reads kept: (offset, bytes)
+        self._held_bytes = 0
         self.requests = 0  # number of fetches issued (tests count these)
 
     @property
@@ -352,7 +355,8 @@ class InputFile:
                 raise CorruptFileError(f"{self.path}: byte range [{off}, {off + ln}) is outside the file")
             out[k] = chunk
         for (s, e), blob in zip(merged, blobs):
-            if e - s <= SMALL_READ:
+            if e - s <= SMALL_READ and self._held_bytes + e - s <= HELD_BYTES:
+                self._held_bytes += e - s
                 self._hold(s, blob)
         return out
 
