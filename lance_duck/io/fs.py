@@ -134,7 +134,9 @@ class FileIO:
     def read_bytes(self, path: str) -> bytes:
         """The whole file; FileNotFoundError names the path."""
         try:
-            return self.fs.cat_file(path, start=0, end=None)   # a ranged GET: no HEAD for the size first
+            if isinstance(self.fs, AsyncFileSystem):   # "bytes=0-": s3fs would HEAD for the size first
+                return self.fs.cat_file(path, start=0, end=None)
+            return self.fs.cat_file(path)
         except FileNotFoundError as exc:
             raise FileNotFoundError(f"No such file: {path}") from exc
 
@@ -174,8 +176,8 @@ class FileIO:
                     if start is None:
                         return f.read()
                     return os.pread(f.fileno(), end - start, start)
-            if start is None:   # "bytes=0-": s3fs would first HEAD the object for its size otherwise
-                start = 0
+            if start is None:
+                return self.read_bytes(path)
             return self.fs.cat_file(path, start=start, end=end)  # keywords: s3fs takes version_id second
         except FileNotFoundError as exc:
             raise FileNotFoundError(f"No such file: {path}") from exc
