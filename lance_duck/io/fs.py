@@ -18,11 +18,12 @@ import os
 import posixpath
 import threading
 import weakref
-from collections import deque
+from collections import OrderedDict, deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterable, Iterator, Sequence
 
 import fsspec
+from fsspec.asyn import AsyncFileSystem
 from fsspec.core import url_to_fs
 
 from ..errors import CorruptFileError
@@ -32,6 +33,18 @@ from .storage_options import fsspec_options
 COALESCE_GAP = 64 * 1024
 # Bytes served from memory-mapped files that stay mapped (resident) before the oldest are released.
 MAPPED_RESIDENT_BYTES = 64 * 1024 * 1024
+# Most requests one batch of range reads (or a prefetch) keeps in flight (async filesystems).
+MAX_IN_FLIGHT = 64
+# Remote reads up to this size are kept by their InputFile and serve later reads inside them
+# (page metadata and small buffers read again by another column or batch), up to HELD_BYTES per file
+# besides the tail.
+SMALL_READ = 4 * 1024
+HELD_BYTES = 256 * 1024
+# Tails of remote data files kept per process (bytes), keyed by (filesystem, path, size): data files
+# are immutable, so a second query on the same files reads no footer.
+TAIL_CACHE_BYTES = 64 * 1024 * 1024
+# Longest a read waits for a prefetch of the same tail before fetching it itself (seconds).
+PREFETCH_WAIT = 60.0
 
 
 def open_io(uri: str | os.PathLike, storage_options: dict[str, Any] | None = None) -> tuple["FileIO", str]:
@@ -42,16 +55,38 @@ def open_io(uri: str | os.PathLike, storage_options: dict[str, Any] | None = Non
     uri = os.fspath(uri)
     if "://" not in uri:
         uri = os.path.abspath(os.path.expanduser(uri))
-    fs, path = url_to_fs(uri, **fsspec_options(uri, storage_options))
-    return FileIO(fs), path.rstrip("/") or "/"
+    options = dict(storage_options or {})
+    tuning = {k: _positive_int(k, options.pop(k)) for k in list(options) if k in TUNING_OPTIONS}
+    fs, path = url_to_fs(uri, **fsspec_options(uri, options))
+    return FileIO(fs, **{TUNING_OPTIONS[k]: v for k, v in tuning.items()}), path.rstrip("/") or "/"
+
+
+# storage_options keys read by lance_duck itself (not passed to fsspec) -> FileIO argument
+TUNING_OPTIONS = {"coalesce_gap_bytes": "coalesce_gap", "max_requests_in_flight": "max_in_flight"}
+
+
+def _positive_int(key: str, value: Any) -> int:
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        n = -1
+    if n < 0 or (n == 0 and key == "max_requests_in_flight"):
+        from ..errors import InvalidArgumentError
+        raise InvalidArgumentError(f"storage option {key} must be a positive integer, got {value!r}")
+    return n
 
 
 class FileIO:
     """All I/O of a table goes through one of these (no global state)."""
 
-    def __init__(self, fs: fsspec.AbstractFileSystem):
+    def __init__(self, fs: fsspec.AbstractFileSystem, coalesce_gap: int = COALESCE_GAP,
+                 max_in_flight: int = MAX_IN_FLIGHT):
         self.fs = fs
         self.is_local = "file" in _protocols(fs)
+        self.coalesce_gap = coalesce_gap
+        self.max_in_flight = max_in_flight
+        # identifies the store in process-wide caches (fsspec instances are cached by their arguments)
+        self.key = (_protocols(fs)[0], getattr(fs, "_fs_token_", None) or id(fs))
 
     # -- paths ---------------------------------------------------------------------------
     @staticmethod
@@ -100,13 +135,15 @@ class FileIO:
     def read_bytes(self, path: str) -> bytes:
         """The whole file; FileNotFoundError names the path."""
         try:
+            if isinstance(self.fs, AsyncFileSystem):   # "bytes=0-": s3fs would HEAD for the size first
+                return self.fs.cat_file(path, start=0, end=None)
             return self.fs.cat_file(path)
         except FileNotFoundError as exc:
             raise FileNotFoundError(f"No such file: {path}") from exc
 
     def read_many(self, paths: Sequence[str], ahead: int = 32) -> Iterator[bytes]:
         """Whole files, in order; up to ``ahead`` fetched concurrently (object stores)."""
-        return self.read_ranges_many([(p, None, None) for p in paths], ahead)
+        return self.read_ranges_many([(p, None, None) for p in paths], min(ahead, self.max_in_flight))
 
     def read_ranges_many(self, items: Sequence[tuple[str, int | None, int | None]],
                          ahead: int = 32) -> Iterator[bytes]:
@@ -141,10 +178,43 @@ class FileIO:
                         return f.read()
                     return os.pread(f.fileno(), end - start, start)
             if start is None:
-                return self.fs.cat_file(path)
+                return self.read_bytes(path)
             return self.fs.cat_file(path, start=start, end=end)  # keywords: s3fs takes version_id second
         except FileNotFoundError as exc:
             raise FileNotFoundError(f"No such file: {path}") from exc
+
+    def prefetch_tails(self, files: Sequence[tuple[str, int | None]], length: int) -> None:
+        """Start fetching the last ``length`` bytes of remote ``files`` ((path, size)) concurrently.
+
+        Returns at once; a later :meth:`InputFile.read_tail` of one of these files waits for its
+        fetch instead of issuing another request. Local files, files of unknown size and tails
+        already cached are skipped. A failed prefetch is forgotten (the read then tries itself).
+        """
+        if self.is_local:
+            return
+        todo = []
+        for path, size in files:
+            if size and _TAILS.claim((self.key, path), size):
+                todo.append((path, size))
+        if not todo:
+            return
+        spans = [(max(0, size - length), size) for _, size in todo]
+
+        def fetch() -> None:
+            try:
+                blobs = self.fs.cat_ranges([p for p, _ in todo], [a for a, _ in spans], [b for _, b in spans],
+                                           on_error="return", **self.batch_kw())
+            except Exception:  # noqa: BLE001 - the reads themselves report errors
+                blobs = [None] * len(todo)
+            for (path, size), (a, b), blob in zip(todo, spans, blobs):
+                ok = isinstance(blob, (bytes, bytearray, memoryview)) and len(blob) == b - a
+                _TAILS.settle((self.key, path), size, blob if ok else None)
+
+        threading.Thread(target=fetch, daemon=True, name="lance-duck-prefetch").start()
+
+    def batch_kw(self) -> dict[str, int]:
+        """``cat_ranges`` arguments bounding the requests in flight (async filesystems take batch_size)."""
+        return {"batch_size": self.max_in_flight} if isinstance(self.fs, AsyncFileSystem) else {}
 
     def open_input(self, path: str, size: int | None = None) -> "InputFile":
         return InputFile(self, path, size)
@@ -159,6 +229,8 @@ class InputFile:
         self._size = size if size else None
         self._mmap: mmap.mmap | None = None
         self._lock = threading.Lock()
+        self._held: list[tuple[int, bytes | memoryview]] = []   # remote reads kept: (offset, bytes)
+        self._held_bytes = 0
         self.requests = 0  # number of fetches issued (tests count these)
 
     @property
@@ -189,8 +261,68 @@ class InputFile:
         return self.read_ranges([(offset, length)])[0]
 
     def read_tail(self, length: int) -> memoryview | bytes:
-        length = min(length, self.size)
-        return self.read(self.size - length, length)
+        """The last ``length`` bytes (fewer if the file is smaller).
+
+        Remote files: one request, served from the process's tail cache when this file (same path
+        and size) was opened before; when the size is not known, a suffix range (``bytes=-N``)
+        learns it from the response instead of a HEAD request first.
+        """
+        if self.io.is_local:
+            length = min(length, self.size)
+            return self.read(self.size - length, length)
+        key = (self.io.key, self.path)
+        hit = _TAILS.get(key, self._size)
+        if hit is not None and len(hit[1]) >= min(length, hit[0]):
+            size, tail = hit
+        elif self._size is None and hasattr(self.io.fs, "_call_s3"):
+            size, tail = self._s3_suffix(length)
+        else:
+            size = self.size
+            n = min(length, size)
+            tail = self._fetch([(size - n, size)])[0]
+            _TAILS.put(key, size, tail)
+        self._size = size
+        n = min(length, size)
+        tail = memoryview(tail)[len(tail) - n:]
+        self._hold(size - n, tail)
+        return tail
+
+    def _s3_suffix(self, length: int) -> tuple[int, bytes]:
+        """(file size, last ``length`` bytes) in one GET with a suffix range (s3fs)."""
+        from fsspec.asyn import sync
+        fs = self.io.fs
+        bucket, key, version = fs.split_path(self.path)
+
+        async def get() -> tuple[int, bytes]:
+            kw = {"VersionId": version} if version else {}
+            resp = await fs._call_s3("get_object", Bucket=bucket, Key=key, Range=f"bytes=-{length}", **kw)
+            try:
+                body = await resp["Body"].read()
+            finally:
+                resp["Body"].close()
+            total = resp.get("ContentRange", "").rpartition("/")[2]
+            return (int(total) if total.isdigit() else len(body)), body
+
+        self.requests += 1
+        try:
+            size, body = sync(fs.loop, get)
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(f"No such file: {self.path}") from exc
+        if len(body) != min(length, size):
+            from ..errors import CorruptFileError
+            raise CorruptFileError(f"{self.path}: truncated response ({len(body)} of {min(length, size)} tail bytes)")
+        _TAILS.put((self.io.key, self.path), size, body)
+        return size, body
+
+    def _hold(self, offset: int, data: bytes | memoryview) -> None:
+        with self._lock:
+            self._held.append((offset, data))
+
+    def _from_held(self, off: int, ln: int) -> memoryview | None:
+        for base, data in self._held:
+            if base <= off and off + ln <= base + len(data):
+                return memoryview(data)[off - base: off - base + ln]
+        return None
 
     def read_ranges(self, ranges: Sequence[tuple[int, int]]) -> list[memoryview | bytes]:
         """Bytes of each (offset, length); neighbouring ranges are fetched together."""
@@ -207,28 +339,40 @@ class InputFile:
                 out.append(view[off:off + ln])
             _RESIDENT.served(self._mmap, ranges)
             return out
-        merged = coalesce(ranges)
-        self.requests += len(merged)
-        paths = [self.path] * len(merged)
-        starts = [m[0] for m in merged]
-        ends = [m[1] for m in merged]
-        try:
-            blobs = self.io.fs.cat_ranges(paths, starts, ends, on_error="raise")
-        except FileNotFoundError as exc:
-            raise FileNotFoundError(f"No such file: {self.path}") from exc
-        out = []
-        for off, ln in ranges:
+        out: list = [self._from_held(off, ln) if self._held else None for off, ln in ranges]
+        missing = [r for r, got in zip(ranges, out) if got is None]
+        if not missing:
+            return out
+        merged = coalesce(missing, self.io.coalesce_gap)
+        blobs = self._fetch(merged)
+        for k, (off, ln) in enumerate(ranges):
+            if out[k] is not None:
+                continue
             i = _find(merged, off)
             base = merged[i][0]
             blob = memoryview(blobs[i])
             chunk = blob[off - base: off - base + ln]
             if len(chunk) != ln:
                 raise CorruptFileError(f"{self.path}: byte range [{off}, {off + ln}) is outside the file")
-            out.append(chunk)
+            out[k] = chunk
+        for (s, e), blob in zip(merged, blobs):
+            if e - s <= SMALL_READ and self._held_bytes + e - s <= HELD_BYTES:
+                self._held_bytes += e - s
+                self._hold(s, blob)
         return out
+
+    def _fetch(self, spans: list[tuple[int, int]]) -> list[bytes]:
+        """Bytes of each [start, end) span, all requests issued together."""
+        self.requests += len(spans)
+        try:
+            return self.io.fs.cat_ranges([self.path] * len(spans), [s for s, _ in spans],
+                                         [e for _, e in spans], on_error="raise", **self.io.batch_kw())
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(f"No such file: {self.path}") from exc
 
     def close(self) -> None:
         with self._lock:
+            self._held = []
             if self._mmap is not None:
                 try:
                     self._mmap.close()
@@ -270,6 +414,65 @@ class _ResidentPages:
 
 
 _RESIDENT = _ResidentPages()
+
+
+class _TailCache:
+    """Tails of immutable remote files, least recently used dropped beyond ``TAIL_CACHE_BYTES``."""
+
+    def __init__(self):
+        self._items: "OrderedDict[tuple, tuple[int, bytes]]" = OrderedDict()
+        self._pending: dict[tuple, threading.Event] = {}    # prefetches under way
+        self._total = 0
+        self._lock = threading.Lock()
+
+    def claim(self, key: tuple, size: int) -> bool:
+        """True if the caller should prefetch ``key`` (neither cached nor being fetched)."""
+        with self._lock:
+            hit = self._items.get(key)
+            if key in self._pending or (hit is not None and hit[0] == size):
+                return False
+            self._pending[key] = threading.Event()
+            return True
+
+    def settle(self, key: tuple, size: int, tail: bytes | None) -> None:
+        if tail is not None:
+            self.put(key, size, tail)
+        with self._lock:
+            done = self._pending.pop(key, None)
+        if done is not None:
+            done.set()
+
+    def get(self, key: tuple, size: int | None) -> tuple[int, bytes] | None:
+        with self._lock:
+            pending = self._pending.get(key)
+        if pending is not None:
+            pending.wait(PREFETCH_WAIT)
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is None or (size is not None and hit[0] != size):
+                return None
+            self._items.move_to_end(key)
+            return hit
+
+    def put(self, key: tuple, size: int, tail: bytes | memoryview) -> None:
+        tail = bytes(tail)
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self._total -= len(old[1])
+            self._items[key] = (size, tail)
+            self._total += len(tail)
+            while self._total > TAIL_CACHE_BYTES and len(self._items) > 1:
+                _, (_, dropped) = self._items.popitem(last=False)
+                self._total -= len(dropped)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._total = 0
+
+
+_TAILS = _TailCache()
 
 
 def coalesce(ranges: Iterable[tuple[int, int]], gap: int = COALESCE_GAP) -> list[tuple[int, int]]:

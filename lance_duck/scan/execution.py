@@ -46,6 +46,21 @@ class ScanContext:
         self.late_columns = tuple(c for c in projection.sources if c not in filter_cols)
 
     # -- readers -------------------------------------------------------------------------
+    def prefetch_footers(self, fragments) -> None:
+        """Start fetching the footers of the files this scan will open (remote tables only)."""
+        if self.io.is_local:
+            return
+        from ..file.base import TAIL_BYTES
+        names = dict.fromkeys((*self.filter_columns, *self.projection.sources))
+        wanted = [self._fields[n] for n in names if n in self._fields]
+        files = {}
+        for frag in fragments:
+            for field in wanted:
+                ref = _file_for(frag, field)
+                if ref is not None and ref.path not in self._readers:
+                    files[ref.path] = ref.size
+        self.io.prefetch_tails(list(files.items()), TAIL_BYTES)
+
     def reader(self, ref):
         with self._lock:
             r = self._readers.get(ref.path)

@@ -96,6 +96,8 @@ class LanceScanner(pads.Scanner):
     def _batches(self, limit: int | None = None) -> Iterator[pa.RecordBatch]:
         limit = self._limit if limit is None else (limit if self._limit is None else min(limit, self._limit))
         ctx = ScanContext(self._snapshot, self._projection, self._filter)
+        if limit is None:
+            ctx.prefetch_footers(self._fragments)   # object stores: all footers in one round trip
         if self._filter is None:
             # without a filter, planning applies the offset exactly (from live-row counts)
             tasks = plan_tasks(self._fragments, self._task_rows, skip_rows=self._offset, max_rows=limit,

@@ -65,3 +65,21 @@ def s3_table(pylance_options) -> str:
     ds.add_columns({"y": "id * 2"})
     ds.tags.create("v2", 2)
     return uri
+
+
+@pytest.fixture(scope="session")
+def counting_proxy(s3_endpoint):
+    """A counting proxy (no added latency) in front of the endpoint; ``reset()`` it before measuring."""
+    from .latency_proxy import LatencyProxy
+    host, port = s3_endpoint.rsplit("/", 1)[1].split(":")
+    with LatencyProxy(host, int(port), latency=0.0) as proxy:
+        yield proxy
+
+
+@pytest.fixture
+def proxied_options(pylance_options, counting_proxy) -> dict[str, str]:
+    """Options that reach the endpoint through the counting proxy; footer cache emptied."""
+    from lance_duck.io import fs
+    fs._TAILS.clear()
+    counting_proxy.reset()
+    return dict(pylance_options, aws_endpoint=counting_proxy.url)

@@ -1,0 +1,155 @@
+"""Requests lance_duck sends to S3 (counted by a proxy in front of the local endpoint), next to pylance's."""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import lance_duck
+
+from ..scan.conftest import assert_tables_equal
+from .conftest import BUCKET, lance
+
+
+def _write(uri: str, options: dict) -> None:
+    n = 40_000
+    rng = np.random.default_rng(5)
+    t = pa.table({"id": np.arange(n), "v": rng.random(n),
+                  "cat": pa.array(np.char.add("c", rng.integers(0, 9, n).astype(str)))})
+    lance.write_dataset(t, uri, storage_options=options, max_rows_per_file=10_000)
+    lance.dataset(uri, storage_options=options).delete("id % 100 = 7")
+
+
+def _refetched_bytes(paths: list) -> int:
+    spans: dict = {}
+    for _, path, rng in paths:
+        if path.endswith(".lance") and rng and rng.startswith("bytes=") and not rng.startswith("bytes=-"):
+            a, b = rng[6:].split("-")
+            spans.setdefault(path, []).append((int(a), int(b) + 1))
+    twice = 0
+    for ranges in spans.values():
+        ranges.sort(key=lambda r: r[1])
+        ranges.pop()    # the speculative tail read may cover the last pages too
+        ranges.sort()
+        for (a0, b0), (a1, b1) in zip(ranges, ranges[1:]):
+            twice += max(0, min(b0, b1) - a1)
+    return twice
+
+
+def test_opening_latest_lists_once_and_reads_one_manifest(s3_table, pylance_options, proxied_options,
+                                                          counting_proxy):
+    ds = lance_duck.dataset(s3_table, storage_options=proxied_options)
+    stats = counting_proxy.reset()
+    assert ds.version == 4
+    assert dict(stats.requests) == {"LIST": 1, "GET": 1}, stats.paths
+    assert stats.paths[1][1].endswith(".manifest")
+
+
+def test_a_scan_issues_no_head_and_no_more_requests_than_pylance(pylance_options, proxied_options,
+                                                               counting_proxy):
+    uri = f"s3://{BUCKET}/requests.lance"
+    _write(uri, pylance_options)
+    counting_proxy.reset()
+    want = lance.dataset(uri, storage_options=proxied_options).to_table(columns=["v", "cat"])
+    theirs = counting_proxy.reset()
+    got = lance_duck.dataset(uri, storage_options=proxied_options).to_table(columns=["v", "cat"])
+    ours = counting_proxy.reset()
+    assert_tables_equal(got, want)
+    assert "HEAD" not in ours.requests, ours.paths
+    # beyond the one speculative tail read per data file, no byte is fetched twice
+    assert _refetched_bytes(ours.paths) == 0, ours.paths
+    assert ours.total() <= theirs.total(), (ours.summary(), theirs.summary())
+
+
+def test_a_second_query_on_the_same_version_reads_no_footer_again(pylance_options, proxied_options,
+                                                                 counting_proxy):
+    uri = f"s3://{BUCKET}/requests-second.lance"
+    _write(uri, pylance_options)
+    ds = lance_duck.dataset(uri, storage_options=proxied_options)
+    counting_proxy.reset()
+    first = ds.to_table(columns=["id"])
+    one = counting_proxy.reset()
+    again = lance_duck.dataset(uri, storage_options=proxied_options)
+    counting_proxy.reset()
+    second = again.to_table(columns=["id"])
+    two = counting_proxy.reset()
+    assert first.equals(second)
+    assert_tables_equal(second, lance.dataset(uri, storage_options=pylance_options).to_table(columns=["id"]))
+    files = {p for k, p, r in one.paths if p.endswith(".lance")}
+    assert len(files) == 4
+    # the second query reads the same pages but none of the four footers
+    data_reads = [p for k, p, r in two.paths if p.endswith(".lance")]
+    assert len(data_reads) == len([p for k, p, r in one.paths if p.endswith(".lance")]) - len(files), two.paths
+
+
+def test_a_point_take_touches_only_the_file_holding_the_row(pylance_options, proxied_options, counting_proxy):
+    uri = f"s3://{BUCKET}/requests-take.lance"
+    _write(uri, pylance_options)
+    ds = lance_duck.dataset(uri, storage_options=proxied_options)
+    counting_proxy.reset()
+    got = ds.take([25_000], columns=["id", "v"])
+    stats = counting_proxy.reset()
+    assert got.column("id").to_pylist() == \
+        lance.dataset(uri, storage_options=pylance_options).take([25_000], columns=["id"]).column("id").to_pylist()
+    files = {p for k, p, r in stats.paths if p.endswith(".lance")}
+    assert len(files) == 1, stats.paths
+    assert "HEAD" not in stats.requests
+
+
+def test_a_full_scan_fetches_the_footers_of_all_its_files_at_once(pylance_options, s3_endpoint):
+    from lance_duck.io import fs
+
+    from .latency_proxy import LatencyProxy
+    uri = f"s3://{BUCKET}/requests-prefetch.lance"
+    _write(uri, pylance_options)
+    fs._TAILS.clear()
+    host, port = s3_endpoint.rsplit("/", 1)[1].split(":")
+    with LatencyProxy(host, int(port), latency=0.05) as slow:
+        opts = dict(pylance_options, aws_endpoint=slow.url)
+        ds = lance_duck.dataset(uri, storage_options=opts)
+        slow.reset()
+        got = ds.to_table(columns=["v"])
+        stats = slow.reset()
+    assert_tables_equal(got, lance.dataset(uri, storage_options=pylance_options).to_table(columns=["v"]))
+    assert stats.peak_in_flight >= 4, stats.paths      # the four footers together
+    assert _refetched_bytes(stats.paths) == 0, stats.paths
+
+
+def test_coalesce_gap_option_decides_which_ranges_share_a_request(pylance_options, proxied_options,
+                                                                 counting_proxy):
+    uri = f"s3://{BUCKET}/requests-gap.lance"
+    _write(uri, pylance_options)
+    want = lance.dataset(uri, storage_options=pylance_options).to_table(columns=["id", "v", "cat"])
+    counts = {}
+    for gap in (0, 1 << 30):
+        fs_mod = __import__("lance_duck.io.fs", fromlist=["_TAILS"])
+        fs_mod._TAILS.clear()
+        ds = lance_duck.dataset(uri, storage_options=dict(proxied_options, coalesce_gap_bytes=str(gap),
+                                                          max_requests_in_flight="8"))
+        counting_proxy.reset()
+        assert_tables_equal(ds.to_table(columns=["id", "v", "cat"]), want)
+        counts[gap] = counting_proxy.reset().total()
+    assert counts[1 << 30] < counts[0], counts
+
+
+def test_tuning_options_are_checked_by_name(pylance_options):
+    from lance_duck.errors import InvalidArgumentError
+    with pytest.raises(InvalidArgumentError, match="max_requests_in_flight"):
+        lance_duck.dataset(f"s3://{BUCKET}/x.lance", storage_options=dict(pylance_options, max_requests_in_flight="0"))
+    with pytest.raises(InvalidArgumentError, match="coalesce_gap_bytes"):
+        lance_duck.dataset(f"s3://{BUCKET}/x.lance", storage_options=dict(pylance_options, coalesce_gap_bytes="x"))
+
+
+def test_footer_of_a_file_of_unknown_size_is_one_suffix_get_without_head(s3_table, pylance_options,
+                                                                        proxied_options, counting_proxy):
+    from lance_duck.io.fs import open_io
+    ref = lance.dataset(s3_table, storage_options=pylance_options).get_fragments()[0].data_files()[0]
+    io, root = open_io(s3_table, proxied_options)
+    path = io.join(root, "data", ref.path)
+    counting_proxy.reset()
+    tail = io.open_input(path).read_tail(64 * 1024)
+    stats = counting_proxy.reset()
+    assert bytes(tail[-4:]) == b"LANC"
+    assert [(k, r) for k, _, r in stats.paths] == [("GET", "bytes=-65536")]
+    whole = io.read_bytes(path)
+    assert bytes(tail) == whole[-len(tail):]
