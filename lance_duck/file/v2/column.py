@@ -15,6 +15,7 @@ from .layouts.constant import ConstantPage
 from .layouts.fullzip import FullZipPage
 from .layouts.miniblock import MiniBlockPage, batch_key, decode_batch
 from .page import PageCtx, PageData
+from .planar23 import PLANAR_LAYOUT_URL, planar_to_page_layout
 
 PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"
 MAX_BATCH_ITEMS = 1 << 22   # bounds the per-batch temporaries (index arrays are int64 per value)
@@ -29,7 +30,7 @@ _LAYOUTS = {
 
 
 def page_layout(page, what: str):
-    """The PageLayout message of a page (encodings21, used by 2.1 and 2.2)."""
+    """The PageLayout message of a page (encodings21, used by 2.1 and 2.2; 2.3 pages translated)."""
     from google.protobuf import any_pb2
     kind = page.encoding.WhichOneof("location")
     if kind != "direct":
@@ -39,6 +40,8 @@ def page_layout(page, what: str):
         anyv.ParseFromString(page.encoding.direct.encoding)
     except Exception as exc:
         raise CorruptFileError(f"{what}: page encoding is corrupt: {exc}") from exc
+    if anyv.type_url.rsplit("/", 1)[-1] == PLANAR_LAYOUT_URL:  # file format 2.3
+        return planar_to_page_layout(anyv.value, what)
     if anyv.type_url.rsplit("/", 1)[-1] != PAGE_LAYOUT_URL[1:]:
         raise UnsupportedFeatureError(f"{what}: page encoding {anyv.type_url!r} is not supported "
                                       "(expected lance.encodings21.PageLayout)")
