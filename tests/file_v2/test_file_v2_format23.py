@@ -1,0 +1,110 @@
+"""File format 2.3 (pylance ``data_storage_version="2.3"``): every column of the 2.1/2.2 type matrix
+either reads identically to pylance or is refused with UnsupportedFeatureError (never wrong data).
+
+``REFUSED`` lists, per table, the columns whose 2.3 encodings lance_duck does not decode yet; every
+other column must equal pylance, in full scans and in row selections.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from lance_duck.errors import UnsupportedFeatureError
+
+from .conftest import SPECS, assert_same
+from .test_file_v2_take import selections
+
+_ALL_PRIM = sorted(
+    f.name for f in SPECS["prim_allnull"][0]("2.3").schema)  # every primitive column is all-null there
+_WIDE = ["emb128", "emb96_nullitems", "long_lstr", "long_str"]   # zipped values (full-zip)
+_NESTED = ["all_null_list", "all_null_struct", "list_emb", "list_long_str", "list_of_nulls", "struct"]
+_TINY = ["const_dec", "const_false", "const_i32", "const_lstr", "date64", "empty_str", "f32", "f64_nan",
+         "i32_wide", "lbin", "lstr", "null_col", "runs_f64", "runs_i32", "runs_u8", "time32", "time64",
+         "u32", "u8_small"]
+
+REFUSED = {
+    "prim_nonull": ["empty_str", "lbin", "null_col", "runs_u8"],
+    "prim_p02": ["const_bool", "const_dec", "const_f64", "const_false", "const_i32", "empty_str", "lbin",
+                 "null_col", "runs_u8"],
+    "prim_p60": ["bin", "const_bool", "const_dec", "const_f64", "const_false", "const_i32", "dict_i32",
+                 "dict_i8", "empty_str", "lbin", "null_col", "runs_u8"],
+    "prim_allnull": _ALL_PRIM,
+    "wide_nonull": _WIDE,
+    "wide_p02": _WIDE,
+    "wide_p60": _WIDE + ["bin40k"],
+    "wide_allnull": _WIDE + ["bin40k"],
+    "nested_nonull": _NESTED,
+    "nested_p02": _NESTED,
+    "nested_p60": _NESTED + ["llist_str"],
+    "fsl_struct_nonull": [],
+    "fsl_struct_p02": [],
+    "fsl_struct_p60": [],
+    "bigbin": ["big"],
+    "compressed": ["f64_zstd"],
+    "packed": [],
+    "blobs": ["blob"],
+    "tiny": _TINY,
+}
+
+
+def test_refusal_table_covers_every_matrix_table():
+    assert sorted(REFUSED) == sorted(SPECS)
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_every_2_3_column_equals_pylance_or_is_refused(v2_datasets, name):
+    fx = v2_datasets(name, "2.3")
+    assert fx.ds.data_storage_version == "2.3"
+    reader = fx.reader()
+    refused = set(REFUSED[name])
+    failures = []
+    for f in fx.fields():
+        try:
+            got = reader.read_field(f)
+        except UnsupportedFeatureError as exc:
+            if f.name not in refused:
+                failures.append(f"{f.name}: refused but should read: {exc}")
+            continue
+        if f.name in refused:
+            failures.append(f"{f.name}: now reads; remove it from REFUSED")
+        try:
+            assert_same(got, fx.expected.column(f.name), f"{name} 2.3 {f.name}")
+        except AssertionError as exc:
+            failures.append(str(exc))
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("name", ["prim_p02", "prim_p60", "nested_p02", "nested_p60", "compressed",
+                                  "packed", "fsl_struct_p02"])
+def test_2_3_row_selections_equal_pylance_take(v2_datasets, name):
+    fx = v2_datasets(name, "2.3")
+    reader = fx.reader()
+    n = fx.ds.count_rows()
+    fields = [f for f in fx.fields() if f.name not in set(REFUSED[name])]
+    assert fields
+    failures = []
+    for sel_name, sel in selections(n).items():
+        idx = np.asarray(list(sel) if isinstance(sel, range) else sel, np.int64)
+        exp = fx.ds.take(idx) if idx.size else fx.expected.slice(0, 0)
+        for f in fields:
+            try:
+                assert_same(reader.read_field(f, sel), exp.column(f.name), f"{sel_name} {f.name}")
+            except Exception as exc:
+                failures.append(f"{sel_name} {f.name}: {type(exc).__name__}: {exc}")
+    assert not failures, "\n".join(failures[:20])
+
+
+def test_2_3_refusal_names_the_file_and_format(v2_datasets):
+    fx = v2_datasets("prim_allnull", "2.3")
+    field = next(f for f in fx.fields() if f.name == "i32")
+    with pytest.raises(UnsupportedFeatureError, match=r"\.lance column \d+ page 0: 2\.3 sparse structure"):
+        fx.reader().read_field(field)
+
+
+def test_2_3_multi_page_columns_equal_pylance(v2_datasets):
+    fx = v2_datasets("big", "2.3")
+    reader = fx.reader()
+    assert any(len(reader.container.column(i).pages) > 1 for i in range(len(fx.fields())))
+    for f in fx.fields():
+        assert_same(reader.read_field(f), fx.expected.column(f.name), f"big 2.3 {f.name}")
