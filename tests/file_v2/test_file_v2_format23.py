@@ -7,7 +7,6 @@ other column must equal pylance, in full scans and in row selections.
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
 import pytest
 
 from lance_duck.errors import UnsupportedFeatureError
@@ -15,25 +14,20 @@ from lance_duck.errors import UnsupportedFeatureError
 from .conftest import SPECS, assert_same
 from .test_file_v2_take import selections
 
-_ALL_PRIM = sorted(
-    f.name for f in SPECS["prim_allnull"][0]("2.3").schema)  # every primitive column is all-null there
 _WIDE = ["emb128", "emb96_nullitems", "long_lstr", "long_str"]   # zipped values (full-zip)
+# lists / nested sparse layers, zipped values, delta-coded string offsets, FSL dictionaries
 _NESTED = ["all_null_list", "all_null_struct", "list_emb", "list_long_str", "list_of_nulls", "struct"]
-_TINY = ["const_dec", "const_false", "const_i32", "const_lstr", "date64", "empty_str", "f32", "f64_nan",
-         "i32_wide", "lbin", "lstr", "null_col", "runs_f64", "runs_i32", "runs_u8", "time32", "time64",
-         "u32", "u8_small"]
+_STR = ["empty_str", "lbin", "runs_u8"]   # constant / range / delta offsets, u16 RLE run lengths
 
 REFUSED = {
-    "prim_nonull": ["empty_str", "lbin", "null_col", "runs_u8"],
-    "prim_p02": ["const_bool", "const_dec", "const_f64", "const_false", "const_i32", "empty_str", "lbin",
-                 "null_col", "runs_u8"],
-    "prim_p60": ["bin", "const_bool", "const_dec", "const_f64", "const_false", "const_i32", "dict_i32",
-                 "dict_i8", "empty_str", "lbin", "null_col", "runs_u8"],
-    "prim_allnull": _ALL_PRIM,
+    "prim_nonull": _STR,
+    "prim_p02": _STR,
+    "prim_p60": _STR + ["bin"],
+    "prim_allnull": [],
     "wide_nonull": _WIDE,
     "wide_p02": _WIDE,
     "wide_p60": _WIDE + ["bin40k"],
-    "wide_allnull": _WIDE + ["bin40k"],
+    "wide_allnull": [],
     "nested_nonull": _NESTED,
     "nested_p02": _NESTED,
     "nested_p60": _NESTED + ["llist_str"],
@@ -44,7 +38,7 @@ REFUSED = {
     "compressed": ["f64_zstd"],
     "packed": [],
     "blobs": ["blob"],
-    "tiny": _TINY,
+    "tiny": ["const_lstr", "empty_str", "lbin", "lstr"],
 }
 
 
@@ -75,7 +69,7 @@ def test_every_2_3_column_equals_pylance_or_is_refused(v2_datasets, name):
     assert not failures, "\n".join(failures)
 
 
-@pytest.mark.parametrize("name", ["prim_p02", "prim_p60", "nested_p02", "nested_p60", "compressed",
+@pytest.mark.parametrize("name", ["prim_p02", "prim_p60", "prim_allnull", "nested_p02", "nested_p60", "compressed",
                                   "packed", "fsl_struct_p02"])
 def test_2_3_row_selections_equal_pylance_take(v2_datasets, name):
     fx = v2_datasets(name, "2.3")
@@ -96,9 +90,9 @@ def test_2_3_row_selections_equal_pylance_take(v2_datasets, name):
 
 
 def test_2_3_refusal_names_the_file_and_format(v2_datasets):
-    fx = v2_datasets("prim_allnull", "2.3")
-    field = next(f for f in fx.fields() if f.name == "i32")
-    with pytest.raises(UnsupportedFeatureError, match=r"\.lance column \d+ page 0: 2\.3 sparse structure"):
+    fx = v2_datasets("wide_nonull", "2.3")
+    field = next(f for f in fx.fields() if f.name == "long_str")
+    with pytest.raises(UnsupportedFeatureError, match=r"\.lance column \d+ page 0: 2\.3 zipped values"):
         fx.reader().read_field(field)
 
 

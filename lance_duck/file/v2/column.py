@@ -15,7 +15,8 @@ from .layouts.constant import ConstantPage
 from .layouts.fullzip import FullZipPage
 from .layouts.miniblock import MiniBlockPage, batch_key, decode_batch
 from .page import PageCtx, PageData
-from .planar23 import PLANAR_LAYOUT_URL, planar_to_page_layout
+from .layouts.sparse23 import SparsePage
+from .planar23 import PLANAR_LAYOUT_URL, SparseLayout, planar_to_page_layout
 
 PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"
 MAX_BATCH_ITEMS = 1 << 22   # bounds the per-batch temporaries (index arrays are int64 per value)
@@ -41,7 +42,7 @@ def page_layout(page, what: str):
     except Exception as exc:
         raise CorruptFileError(f"{what}: page encoding is corrupt: {exc}") from exc
     if anyv.type_url.rsplit("/", 1)[-1] == PLANAR_LAYOUT_URL:  # file format 2.3
-        return planar_to_page_layout(anyv.value, what)
+        return planar_to_page_layout(anyv.value, what, int(page.length))
     if anyv.type_url.rsplit("/", 1)[-1] != PAGE_LAYOUT_URL[1:]:
         raise UnsupportedFeatureError(f"{what}: page encoding {anyv.type_url!r} is not supported "
                                       "(expected lance.encodings21.PageLayout)")
@@ -55,6 +56,8 @@ def page_layout(page, what: str):
 
 def make_page(ctx: PageCtx, page, layout=None):
     layout = layout if layout is not None else page_layout(page, ctx.what)
+    if isinstance(layout, SparseLayout):  # file format 2.3
+        return SparsePage(ctx, page, layout)
     kind = layout.WhichOneof("layout")
     cls = _LAYOUTS.get(kind)
     if cls is None:

@@ -18,6 +18,8 @@ are the sparse structure (null positions), zipped (full-zip) values and indexed 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from google.protobuf import unknown_fields
 
 from ..._proto import encodings_v2_1_pb2 as pb
@@ -27,7 +29,7 @@ PLANAR_LAYOUT_URL = "lance.encodings23.PlanarLayout"
 
 # field numbers of the plane messages, as pylance 14.0.2 writes them
 _STRUCTURE_KINDS = {1: "dense structure", 2: "sparse structure (null positions)"}
-_VALUE_KINDS = {1: "chunked values", 2: "zipped values (full-zip)", 3: "constant value"}
+_VALUE_KINDS = {1: "chunked values", 2: "zipped values (full-zip)", 3: "constant value", 4: "no values"}
 _CHUNKED = {1: "value_compression", 2: "levels", 3: "dictionary", 4: "num_dictionary_items",
             5: "num_buffers", 6: "num_items"}
 _LEVELS = {1: "rep_compression", 2: "def_compression", 3: "repetition_index_depth"}
@@ -53,6 +55,9 @@ def _fields(b: bytes, what: str) -> dict[int, bytes | int]:
     while i < len(b):
         key, i = _varint(b, i, what)
         num, wire = key >> 3, key & 7
+        if num in out:  # e.g. one sparse layer per nesting level: not read yet
+            raise UnsupportedFeatureError(
+                f"{what}: 2.3 page layout repeats field {num} (nested sparse layers) which is not supported")
         if wire == 0:
             out[num], i = _varint(b, i, what)
         elif wire == 2:
@@ -110,34 +115,103 @@ def _compression(b: bytes, field: str, what: str) -> pb.CompressiveEncoding:
     return enc
 
 
-def _layers(structure: dict, what: str) -> list[int]:
+@dataclass
+class SparseLayout:
+    """A 2.3 page whose structure lists null (or valid) row positions; its values cover valid rows."""
+    values: pb.PageLayout          # 2.2 layout of the valid rows' values (layers: all valid)
+    null_positions: bool           # True: the positions are the null rows; False: the valid rows
+    positions: pb.CompressiveEncoding | None   # None: no positions (num_positions == 0)
+    delta: tuple[int, int] | None  # (bits, base) when the positions are delta-coded
+    range: tuple[int, int] | None  # (start, step) when the positions are an arithmetic range
+    num_positions: int
+
+
+def _structure(structure: dict, what: str) -> tuple[list[int] | None, dict | None]:
+    """(dense layers, None) or (None, sparse validity fields)."""
     _only(structure, _STRUCTURE_KINDS, "structural plane", what)
-    if 2 in structure or 1 not in structure:
-        kind = _STRUCTURE_KINDS.get(2) if 2 in structure else "missing structure"
-        raise UnsupportedFeatureError(f"{what}: 2.3 {kind} is not supported (file format 2.3)")
+    if len(structure) != 1:
+        raise CorruptFileError(f"{what}: 2.3 structural plane has {len(structure)} kinds set")
+    if 2 in structure:
+        sparse = _fields(_bytes(structure[2], "sparse structure", what), what)
+        _only(sparse, {1: "layer"}, "sparse structure", what)
+        layer = _fields(_bytes(sparse.get(1, b""), "sparse layer", what), what)
+        if set(layer) != {1}:
+            raise UnsupportedFeatureError(
+                f"{what}: 2.3 sparse structure layer kind(s) {sorted(layer)} (lists / fixed-size lists / "
+                "nested layers) are not supported (file format 2.3)")
+        validity = _fields(_bytes(layer[1], "sparse validity", what), what)
+        _only(validity, {1: "meaning", 2: "positions", 3: "num_positions"}, "sparse validity set", what)
+        return None, validity
     dense = _fields(_bytes(structure[1], "dense structure", what), what)
     _only(dense, {1: "layers"}, "dense structure", what)
     raw = dense.get(1, b"")
     if isinstance(raw, int):
-        return [raw]
+        return [raw], None
     layers, i = [], 0
     while i < len(raw):
         v, i = _varint(raw, i, what)
         layers.append(v)
-    return layers
+    return layers, None
 
 
-def planar_to_page_layout(value: bytes, what: str) -> pb.PageLayout:
-    """The 2.1/2.2 ``PageLayout`` equivalent to a 2.3 ``PlanarLayout`` message, or refuse by name."""
+def _sparse(validity: dict, values: pb.PageLayout, num_values_of, what: str) -> SparseLayout:
+    meaning = _int(validity.get(1, 0), "validity meaning", what)
+    if meaning not in (1, 2):
+        raise UnsupportedFeatureError(f"{what}: 2.3 sparse validity meaning {meaning} is not supported")
+    n = _int(validity.get(3, 0), "num_positions", what)
+    enc = _fields(_bytes(validity.get(2, b""), "positions", what), what)
+    positions = delta = rng = None
+    if n:
+        if 14 in enc:   # Range: bits, start, step
+            r = _fields(_bytes(enc[14], "range positions", what), what)
+            _only(r, {1: "bits_per_value", 2: "start", 3: "step"}, "range codec", what)
+            rng = (_int(r.get(2, 0), "range start", what), _int(r.get(3, 0), "range step", what))
+            if rng[1] <= 0:
+                raise CorruptFileError(f"{what}: 2.3 range positions with step {rng[1]}")
+        elif 15 in enc:   # Delta: bits, base, deltas
+            d = _fields(_bytes(enc[15], "delta positions", what), what)
+            _only(d, {1: "bits_per_value", 2: "base", 3: "deltas"}, "delta codec", what)
+            delta = (_int(d.get(1, 64), "delta bits", what), _int(d.get(2, 0), "delta base", what))
+            positions = _compression(_bytes(d.get(3, b""), "deltas", what), "deltas", what)
+        else:
+            positions = _compression(_bytes(validity[2], "positions", what), "positions", what)
+    sp = SparseLayout(values, meaning == 1, positions, delta, rng, n)
+    num_values_of(sp)
+    return sp
+
+
+def planar_to_page_layout(value: bytes, what: str, rows: int) -> "pb.PageLayout | SparseLayout":
+    """The 2.1/2.2 ``PageLayout`` equivalent to a 2.3 ``PlanarLayout`` of ``rows`` rows (or a
+    ``SparseLayout`` for a sparse structure), or refuse by name."""
     top = _fields(value, what)
     _only(top, {1: "structure", 2: "values"}, "PlanarLayout", what)
     if 1 not in top or 2 not in top:
         raise CorruptFileError(f"{what}: 2.3 page layout lacks its structure or values plane")
-    layers = _layers(_fields(_bytes(top[1], "structure", what), what), what)
+    layers, validity = _structure(_fields(_bytes(top[1], "structure", what), what), what)
     plane = _fields(_bytes(top[2], "values", what), what)
     if len(plane) != 1:
         raise CorruptFileError(f"{what}: 2.3 value plane has {len(plane)} kinds set")
     kind, body = next(iter(plane.items()))
+    if validity is not None:
+        n = _int(validity.get(3, 0), "num_positions", what)
+        meaning = validity.get(1, 0)
+        n_valid = rows - n if meaning == 1 else n
+        if n_valid == 0 and kind == 4 and body == b"":   # every row null, no values
+            out = pb.PageLayout()
+            out.constant_layout.layers.append(pb.REPDEF_NULLABLE_ITEM)
+            return out
+        inner = _values(kind, body, [pb.REPDEF_ALL_VALID_ITEM], n_valid, what)
+        if inner.HasField("mini_block_layout") and inner.mini_block_layout.HasField("dictionary"):
+            inner.mini_block_layout.num_items = rows   # dictionary indices cover every row
+
+        def check(sp: SparseLayout) -> None:
+            if not 0 <= n_valid <= rows:
+                raise CorruptFileError(f"{what}: {sp.num_positions} sparse positions for {rows} rows")
+        return _sparse(validity, inner, check, what)
+    return _values(kind, body, layers, None, what)
+
+
+def _values(kind: int, body, layers: list[int], num_items: int | None, what: str) -> pb.PageLayout:
     if kind not in (1, 3):
         name = _VALUE_KINDS.get(kind, f"value plane kind {kind}")
         raise UnsupportedFeatureError(f"{what}: 2.3 {name} is not supported (file format 2.3)")
@@ -160,7 +234,7 @@ def planar_to_page_layout(value: bytes, what: str) -> pb.PageLayout:
         mb.dictionary.CopyFrom(_compression(_bytes(msg[3], "dictionary", what), "dictionary", what))
     mb.num_dictionary_items = _int(msg.get(4, 0), "num_dictionary_items", what)
     mb.num_buffers = _int(msg.get(5, 0), "num_buffers", what)
-    mb.num_items = _int(msg.get(6, 0), "num_items", what)
+    mb.num_items = _int(msg.get(6, num_items or 0), "num_items", what)
     levels = _fields(_bytes(msg.get(2, b""), "levels", what), what)
     _only(levels, _LEVELS, "chunked levels", what)
     if 1 in levels:
