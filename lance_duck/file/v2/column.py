@@ -14,8 +14,8 @@ from .layouts.blob import BlobPage
 from .layouts.constant import ConstantPage
 from .layouts.fullzip import FullZipPage
 from .layouts.miniblock import MiniBlockPage, batch_key, decode_batch
-from .page import PageCtx, PageData
 from .layouts.sparse23 import SparsePage
+from .page import PageCtx, PageData
 from .planar23 import PLANAR_LAYOUT_URL, SparseLayout, planar_to_page_layout
 
 PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"

@@ -180,7 +180,7 @@ def _sparse(validity: dict, values: pb.PageLayout, num_values_of, what: str) -> 
     return sp
 
 
-def planar_to_page_layout(value: bytes, what: str, rows: int) -> "pb.PageLayout | SparseLayout":
+def planar_to_page_layout(value: bytes, what: str, rows: int) -> pb.PageLayout | SparseLayout:
     """The 2.1/2.2 ``PageLayout`` equivalent to a 2.3 ``PlanarLayout`` of ``rows`` rows (or a
     ``SparseLayout`` for a sparse structure), or refuse by name."""
     top = _fields(value, what)
