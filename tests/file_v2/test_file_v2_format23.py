@@ -102,3 +102,40 @@ def test_2_3_multi_page_columns_equal_pylance(v2_datasets):
     assert any(len(reader.container.column(i).pages) > 1 for i in range(len(fx.fields())))
     for f in fx.fields():
         assert_same(reader.read_field(f), fx.expected.column(f.name), f"big 2.3 {f.name}")
+
+
+@pytest.fixture(scope="module")
+def table23(tmp_path_factory):
+    """A 2.3 dataset of three fragments (nullable ints, strings, dictionary, all-null) with deletions."""
+    import lance
+    import pyarrow as pa
+    n = 3000
+    rng = np.random.default_rng(5)
+    t = pa.table({
+        "id": pa.array(np.arange(n, dtype=np.int64)),
+        "x": pa.array(rng.integers(0, 1000, n).astype(np.int32), mask=rng.random(n) < 0.3),
+        "s": pa.array([f"w{i % 17}" for i in range(n)]),
+        "f": pa.array(rng.random(n), mask=rng.random(n) < 0.7),
+        "none": pa.nulls(n, pa.int32()),
+    })
+    path = str(tmp_path_factory.mktemp("t23") / "t23")
+    lance.write_dataset(t, path, data_storage_version="2.3", max_rows_per_file=1000)
+    ds = lance.dataset(path)
+    ds.delete("id % 7 = 3")
+    return path
+
+
+def test_2_3_table_scan_filter_and_duckdb_equal_pylance(table23):
+    import lance
+
+    import lance_duck
+    ref = lance.dataset(table23)
+    ds = lance_duck.dataset(table23)
+    assert len(ds.get_fragments()) == 3
+    assert ds.to_table().equals(ref.to_table())
+    flt = "x > 500 and f is not null"
+    assert ds.to_table(filter=flt).equals(ref.to_table(filter=flt))
+    got = lance_duck.sql("select count(*), sum(x), count(f), count(none) from ds where s = 'w3'").fetchall()
+    exp = ref.to_table(filter="s = 'w3'")
+    xs = [v for v in exp.column("x").to_pylist() if v is not None]
+    assert got == [(exp.num_rows, sum(xs), len(exp) - exp.column("f").null_count, 0)]
