@@ -363,15 +363,16 @@ def _mb_fsst_grouped(m, cs: ChunkSet, what: str, group_values: int) -> VarBin:
 def _mb_rle(m, cs: ChunkSet, what: str):
     _need_bufs(cs, 2, what)
     vb = _flat_bits(m.values, what, (8, 16, 32, 64)) // 8
-    if _flat_bits(m.run_lengths, what, (8,)) != 8:
-        raise UnsupportedFeatureError(f"{what}: RLE run lengths must be 8-bit")
+    lb = _flat_bits(m.run_lengths, what, (8, 16, 32)) // 8   # 16 / 32-bit run lengths: 2.3
     vdata, voffs, vsizes = cs.bufs[0]
     ldata, loffs, lsizes = cs.bufs[1]
-    runs = lsizes
+    if lb > 1 and (lsizes % lb).any():
+        raise CorruptFileError(f"{what}: RLE run lengths of {lb * 8} bits in a buffer of odd size")
+    runs = lsizes // lb
     if (vsizes < runs * vb).any():
         raise CorruptFileError(f"{what}: RLE values shorter than its run lengths")
     values = gather_bytes(vdata, voffs, runs * vb, what).view(_UDT[vb * 8])
-    lengths = gather_bytes(ldata, loffs, runs, what).astype(np.int64)
+    lengths = gather_bytes(ldata, loffs, runs * lb, what).view(_UDT[lb * 8]).astype(np.int64)
     return Fixed(_expand_runs(values, lengths, runs, cs.counts, what), vb * 8, cs.total)
 
 
