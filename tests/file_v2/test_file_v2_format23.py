@@ -17,7 +17,7 @@ from .test_file_v2_take import selections
 _WIDE = ["emb128", "emb96_nullitems", "long_lstr", "long_str"]   # zipped values (full-zip)
 # lists / nested sparse layers, zipped values, delta-coded string offsets, FSL dictionaries
 _NESTED = ["all_null_list", "all_null_struct", "list_emb", "list_long_str", "list_of_nulls", "struct"]
-_STR = ["empty_str", "lbin"]   # constant / range / delta string offsets
+_STR = ["lbin"]   # delta-coded string offsets
 
 REFUSED = {
     "prim_nonull": _STR,
@@ -38,7 +38,7 @@ REFUSED = {
     "compressed": ["f64_zstd"],
     "packed": [],
     "blobs": ["blob"],
-    "tiny": ["const_lstr", "empty_str", "lbin", "lstr"],
+    "tiny": ["const_lstr", "lbin"],
 }
 
 

@@ -19,7 +19,7 @@ import pyarrow as pa
 from ...encodings import _threads, bss, fastlanes, fsst
 from ...encodings._buf import empty
 from ...errors import CorruptFileError, UnsupportedFeatureError
-from . import _kernels
+from . import _kernels, offsets23
 from .gather import gather_bytes, read_uint, segment_index
 from .values import Fixed, Packed, VarBin, uint_view
 
@@ -119,6 +119,9 @@ def _flat_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixed:
 def _variable_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> VarBin:
     """Values ``idx`` of Variable chunks, reading only their two offset words each (value i of
     chunk c is ``data[offs[c] + word[i] : offs[c] + word[i + 1]]``), bounds-checked per value."""
+    coded = offsets23.variable_offsets23(m)   # 2.3: constant / range offsets
+    if coded is not None:
+        return offsets23.select(coded, cs, idx, what)
     ob, data, offs, sizes, counts = _variable_chunks(m, cs, what)
     c, j = _chunk_of(cs, idx, what)
     at = offs[c] + j * ob
@@ -213,6 +216,9 @@ def _variable_chunks(m, cs: ChunkSet, what: str):
 
 
 def _mb_variable(m, cs: ChunkSet, what: str):
+    coded = offsets23.variable_offsets23(m)   # 2.3: constant / range offsets
+    if coded is not None:
+        return offsets23.decode(coded, cs, what)
     ob, data, offs, sizes, counts = _variable_chunks(m, cs, what)
     total = int(counts.sum())
     # chunk c holds counts[c] + 1 offsets (words) starting at byte offs[c]; value i of chunk c

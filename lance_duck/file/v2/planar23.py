@@ -92,8 +92,8 @@ def _int(v, field: str, what: str) -> int:
 
 def _check_known(msg, path: str, what: str) -> None:
     """Refuse a compression carrying fields the 2.1 grammar does not know (new 2.3 codecs)."""
-    if len(unknown_fields.UnknownFieldSet(msg)):
-        nums = sorted({f.field_number for f in unknown_fields.UnknownFieldSet(msg)})
+    nums = sorted({f.field_number for f in unknown_fields.UnknownFieldSet(msg)})
+    if nums and not (path.endswith("variable.offsets") and nums == [14]):  # range offsets: offsets23
         raise UnsupportedFeatureError(
             f"{what}: 2.3 compression {path}.{msg.DESCRIPTOR.name} uses field(s) {nums} "
             "(a 2.3 codec such as range / delta / generic offsets) that is not supported")
