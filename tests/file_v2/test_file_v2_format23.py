@@ -15,14 +15,13 @@ from .conftest import SPECS, assert_same
 from .test_file_v2_take import selections
 
 _WIDE = ["emb128", "emb96_nullitems", "long_lstr", "long_str"]   # zipped values (full-zip)
-# lists / nested sparse layers, zipped values, delta-coded string offsets, FSL dictionaries
-_NESTED = ["all_null_list", "all_null_struct", "list_emb", "list_long_str", "list_of_nulls", "struct"]
-_STR = ["lbin"]   # delta-coded string offsets
+# lists / nested sparse layers, zipped values, FSL dictionaries
+_NESTED = ["all_null_list", "all_null_struct", "list_emb", "list_long_str", "list_of_nulls"]
 
 REFUSED = {
-    "prim_nonull": _STR,
-    "prim_p02": _STR,
-    "prim_p60": _STR + ["bin"],
+    "prim_nonull": [],
+    "prim_p02": [],
+    "prim_p60": [],
     "prim_allnull": [],
     "wide_nonull": _WIDE,
     "wide_p02": _WIDE,
@@ -30,7 +29,7 @@ REFUSED = {
     "wide_allnull": [],
     "nested_nonull": _NESTED,
     "nested_p02": _NESTED,
-    "nested_p60": _NESTED + ["llist_str"],
+    "nested_p60": _NESTED,
     "fsl_struct_nonull": [],
     "fsl_struct_p02": [],
     "fsl_struct_p60": [],
@@ -38,7 +37,7 @@ REFUSED = {
     "compressed": ["f64_zstd"],
     "packed": [],
     "blobs": ["blob"],
-    "tiny": ["const_lstr", "lbin"],
+    "tiny": ["const_lstr", "lbin"],   # range-coded RLE values inside string offsets
 }
 
 

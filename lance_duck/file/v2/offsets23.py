@@ -6,7 +6,8 @@ chunk with one of:
 * ``Constant`` — every offset is the same: every value is empty (no value bytes);
 * ``Range`` (field 14 of ``CompressiveEncoding``: bits, start, step) — every value has ``step``
   bytes; the chunk's single buffer holds the value bytes only;
-* ``Delta`` (field 15: bits, base, deltas) — refused by name for now.
+* ``Delta`` (field 15: bits, base, deltas) — chunk buffer 0 holds the value lengths (coded with the
+  ``deltas`` child compression), buffer 1 the value bytes.
 
 ``variable_offsets23`` says which (None: flat 2.1/2.2 offsets); ``decode`` returns the chunks'
 values as one ``VarBin``.
@@ -62,7 +63,7 @@ def variable_offsets23(m) -> tuple | None:
         raise UnsupportedFeatureError(f"2.3 variable offsets coded with field(s) "
                                       f"{sorted(u.field_number for u in unknown)} are not supported")
     if f.field_number == DELTA:
-        return ("delta",)
+        return ("delta", bytes(f.data))
     r = _varints(bytes(f.data))
     return ("range", r.get(2, 0), r.get(3, 0))
 
@@ -72,7 +73,7 @@ def decode(kind: tuple, cs, what: str) -> VarBin:
     counts = np.asarray(cs.counts, np.int64)
     total = int(counts.sum())
     if kind[0] == "delta":
-        raise UnsupportedFeatureError(f"{what}: 2.3 delta-coded variable offsets are not supported")
+        return _delta(kind[1], cs, counts, what)
     if kind[0] == "constant":
         return VarBin(np.zeros(total + 1, np.int64), np.zeros(0, np.uint8))
     _, start, step = kind
@@ -96,3 +97,54 @@ def select(kind: tuple, cs, idx: np.ndarray, what: str) -> VarBin:
     out = np.zeros(idx.size + 1, np.int64)
     np.cumsum(lens, out=out[1:])
     return VarBin(out, gather_bytes(np.asarray(vb.data), starts, lens, what))
+
+
+def _delta(msg: bytes, cs, counts: np.ndarray, what: str) -> VarBin:
+    """Delta offsets: buffer 0 of each chunk holds the value lengths (the deltas), buffer 1 the bytes."""
+    from ..._proto import encodings_v2_1_pb2 as pb
+    from .compression import decode_block
+    from .values import uint_view
+    fields = _delta_fields(msg, what)
+    child = pb.CompressiveEncoding()
+    child.ParseFromString(fields.get(3, b""))
+    if len(unknown_fields.UnknownFieldSet(child)) or fields.get(2, 0) != 0:
+        raise UnsupportedFeatureError(f"{what}: 2.3 delta offsets with a base or a 2.3 child codec")
+    if len(cs.bufs) != 2:
+        raise CorruptFileError(f"{what}: delta-offset chunks with {len(cs.bufs)} buffers")
+    (ldata, loffs, lsizes), (data, offs, sizes) = cs.bufs
+    lens = [uint_view(decode_block(child, ldata[o:o + s], int(n), what)).astype(np.int64)
+            for o, s, n in zip(loffs.tolist(), lsizes.tolist(), counts.tolist())]   # one call per chunk
+    per_value = np.concatenate(lens) if lens else np.zeros(0, np.int64)
+    chunk_bytes = np.array([x.sum() for x in lens], np.int64)
+    if (chunk_bytes > np.asarray(sizes, np.int64)).any():
+        raise CorruptFileError(f"{what}: delta-offset chunk shorter than its values")
+    out = np.zeros(per_value.size + 1, np.int64)
+    np.cumsum(per_value, out=out[1:])
+    return VarBin(out, gather_bytes(data, offs, chunk_bytes, what))
+
+
+def _delta_fields(msg: bytes, what: str) -> dict:
+    out, i = {}, 0
+    while i < len(msg):
+        key, i = _uvarint(msg, i)
+        num, wire = key >> 3, key & 7
+        if wire == 0:
+            out[num], i = _uvarint(msg, i)
+        elif wire == 2:
+            n, i = _uvarint(msg, i)
+            out[num] = msg[i:i + n]
+            i += n
+        else:
+            raise CorruptFileError(f"{what}: 2.3 delta offsets with wire type {wire}")
+    return out
+
+
+def _uvarint(b: bytes, i: int) -> tuple[int, int]:
+    r = s = 0
+    while True:
+        c = b[i]
+        i += 1
+        r |= (c & 0x7F) << s
+        s += 7
+        if c < 0x80:
+            return r, i

@@ -93,7 +93,7 @@ def _int(v, field: str, what: str) -> int:
 def _check_known(msg, path: str, what: str) -> None:
     """Refuse a compression carrying fields the 2.1 grammar does not know (new 2.3 codecs)."""
     nums = sorted({f.field_number for f in unknown_fields.UnknownFieldSet(msg)})
-    if nums and not (path.endswith("variable.offsets") and nums == [14]):  # range offsets: offsets23
+    if nums and not (path.endswith("variable.offsets") and nums in ([14], [15])):  # see offsets23
         raise UnsupportedFeatureError(
             f"{what}: 2.3 compression {path}.{msg.DESCRIPTOR.name} uses field(s) {nums} "
             "(a 2.3 codec such as range / delta / generic offsets) that is not supported")
