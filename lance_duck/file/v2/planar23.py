@@ -9,12 +9,15 @@ into the ``encodings21`` layouts the 2.1/2.2 reader already decodes:
 =====================================  ================================================
 dense structure + chunked values        ``MiniBlockLayout`` (``has_large_chunk``: u32 words)
 dense structure + constant value        ``ConstantLayout`` (inline value, layers)
+sparse structure, no values             ``ConstantLayout`` (all null)
+sparse structure (one validity layer)   ``SparseLayout`` -> ``layouts/sparse23.py``
 =====================================  ================================================
 
 The value compressions (``CompressiveEncoding``) keep the 2.1 grammar; a compression using a
-field 2.1 does not know (the 2.3 range / delta codecs, generic offsets, ...) is refused by name, as
-are the sparse structure (null positions), zipped (full-zip) values and indexed values. No
-``encodings23`` proto ships with lance_duck: the few plane messages are read from the wire format.
+field 2.1 does not know is refused by name, except range / delta string offsets
+(``offsets23.py``). Zipped (full-zip) values, sparse list / nested layers and indexed values are
+refused by name. No ``encodings23`` proto ships with lance_duck: the plane messages (field numbers
+observed in pylance 14.0.2 output) are read from the wire format.
 """
 from __future__ import annotations
 
