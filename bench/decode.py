@@ -1,7 +1,7 @@
 """Decode throughput: lance_duck versus pylance on the same pylance-written files.
 
 For each column kind a single-column dataset is written with pylance (2.2 by default, plus a few
-2.0 columns), then read back in one process by lance_duck's file readers
+2.0 and 2.3 columns), then read back in one process by lance_duck's file readers
 (``open_data_file(io, ref).read_field(field)`` for every data file of the pinned snapshot, the
 decode path without scan planning) and by ``lance.dataset(uri).to_table(columns=[c])``. Throughput is Arrow output bytes (pylance's
 result ``nbytes``) per second, median of ``--runs`` timed runs after one warm-up run each; the
@@ -66,6 +66,16 @@ KINDS = {
     "embeddings": (1 / 16, _embeddings, "2.2"),
     "nullable_ints": (1, lambda r, n: pa.array(r.integers(0, 1 << 30, n).astype(np.int32), mask=r.random(n) < 0.1),
                       "2.2"),
+    "plain_ints_2.3": (1, lambda r, n: pa.array(r.integers(-(1 << 62), 1 << 62, n)), "2.3"),
+    "bitpacked_ints_2.3": (1, lambda r, n: pa.array(r.integers(0, 1 << 20, n)), "2.3"),
+    "dict_strings_2.3": (1, lambda r, n: pa.array(np.array([f"category-{i:02d}" for i in range(10)])
+                                                  [r.integers(0, 10, n)]), "2.3"),
+    "fsst_strings_2.3": (1, _strings_hex, "2.3"),
+    "binary_2.3": (1 / 4, lambda r, n: pa.array([r.bytes(int(k)) for k in r.integers(0, 40, n)]), "2.3"),
+    "nullable_ints_2.3": (1, lambda r, n: pa.array(r.integers(0, 1 << 30, n).astype(np.int32),
+                                                   mask=r.random(n) < 0.1), "2.3"),
+    "sparse_ints_2.3": (1, lambda r, n: pa.array(r.integers(0, 1 << 30, n).astype(np.int32),
+                                                 mask=r.random(n) < 0.8), "2.3"),
     "plain_ints_2.0": (1, lambda r, n: pa.array(r.integers(-(1 << 62), 1 << 62, n)), "2.0"),
     "nullable_ints_2.0": (1, lambda r, n: pa.array(r.integers(0, 1 << 30, n).astype(np.int32),
                                                    mask=r.random(n) < 0.1), "2.0"),

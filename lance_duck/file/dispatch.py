@@ -33,8 +33,8 @@ def _open_version(f, ref: DataFileRef, tail, major: int, minor: int, options: di
         return LegacyFileReader(f, ref, tail, **options)
     if (major, minor) in ((0, 3), (2, 0)):
         return V20FileReader(f, ref, tail, **options)
-    if (major, minor) in ((2, 1), (2, 2)):
+    if (major, minor) in ((2, 1), (2, 2), (2, 3)):
         return V2FileReader(f, ref, tail, **options)
     raise UnsupportedFeatureError(
         f"{ref.path}: Lance file format version {major}.{minor} is not supported "
-        "(readable: legacy 0.1/0.2, 2.0, 2.1, 2.2)")
+        "(readable: legacy 0.1/0.2, 2.0, 2.1, 2.2, 2.3)")

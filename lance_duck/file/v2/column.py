@@ -15,7 +15,9 @@ from .layouts.blob import BlobPage
 from .layouts.constant import ConstantPage
 from .layouts.fullzip import FullZipPage
 from .layouts.miniblock import MiniBlockPage, batch_key, decode_batch
+from .layouts.sparse23 import SparsePage
 from .page import PageCtx, PageData
+from .planar23 import PLANAR_LAYOUT_URL, SparseLayout, planar_to_page_layout
 
 PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"
 MAX_BATCH_ITEMS = 1 << 22   # bounds the per-batch temporaries (index arrays are int64 per value)
@@ -30,7 +32,7 @@ _LAYOUTS = {
 
 
 def page_layout(page, what: str):
-    """The PageLayout message of a page (encodings21, used by 2.1 and 2.2)."""
+    """The PageLayout message of a page (encodings21, used by 2.1 and 2.2; 2.3 pages translated)."""
     from google.protobuf import any_pb2
     kind = page.encoding.WhichOneof("location")
     if kind != "direct":
@@ -40,6 +42,8 @@ def page_layout(page, what: str):
         anyv.ParseFromString(page.encoding.direct.encoding)
     except DecodeError as exc:
         raise CorruptFileError(f"{what}: page encoding is corrupt: {exc}") from exc
+    if anyv.type_url.rsplit("/", 1)[-1] == PLANAR_LAYOUT_URL:  # file format 2.3
+        return planar_to_page_layout(anyv.value, what, int(page.length))
     if anyv.type_url.rsplit("/", 1)[-1] != PAGE_LAYOUT_URL[1:]:
         raise UnsupportedFeatureError(f"{what}: page encoding {anyv.type_url!r} is not supported "
                                       "(expected lance.encodings21.PageLayout)")
@@ -53,6 +57,8 @@ def page_layout(page, what: str):
 
 def make_page(ctx: PageCtx, page, layout=None):
     layout = layout if layout is not None else page_layout(page, ctx.what)
+    if isinstance(layout, SparseLayout):  # file format 2.3
+        return SparsePage(ctx, page, layout)
     kind = layout.WhichOneof("layout")
     cls = _LAYOUTS.get(kind)
     if cls is None:

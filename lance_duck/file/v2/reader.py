@@ -28,8 +28,8 @@ class V2FileReader(DataFileReader):
         self.ref = ref
         self.container = V2Container.open(file, tail)
         c = self.container
-        if (c.major, c.minor) not in ((2, 1), (2, 2)):
-            raise UnsupportedFeatureError(f"{file.path}: file format {c.major}.{c.minor} is not 2.1 or 2.2")
+        if (c.major, c.minor) not in ((2, 1), (2, 2), (2, 3)):
+            raise UnsupportedFeatureError(f"{file.path}: file format {c.major}.{c.minor} is not 2.1, 2.2 or 2.3")
         self.minor = c.minor
         self.num_rows = c.num_rows
         self.options = options

@@ -12,7 +12,7 @@ import numpy as np
 from ....encodings import _threads, bss, fastlanes, fsst, rle
 from ....encodings._buf import empty
 from ....errors import CorruptFileError, UnsupportedFeatureError
-from .. import _kernels
+from .. import _kernels, offsets23
 from ..gather import gather_bytes, read_uint, segment_index
 from ..values import Fixed, FslValues, Packed, VarBin
 from .common import SEEN, UDT, flat_bits, fsl_layers, encoding_kind
@@ -104,6 +104,9 @@ def _flat_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixed:
 def _variable_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> VarBin:
     """Values ``idx`` of Variable chunks, reading only their two offset words each (value i of
     chunk c is ``data[offs[c] + word[i] : offs[c] + word[i + 1]]``), bounds-checked per value."""
+    coded = offsets23.variable_offsets23(m)   # 2.3: constant / range offsets
+    if coded is not None:
+        return offsets23.select(coded, cs, idx, what)
     ob, data, offs, sizes, counts = _variable_chunks(m, cs, what)
     c, j = _chunk_of(cs, idx, what)
     at = offs[c] + j * ob
@@ -198,6 +201,9 @@ def _variable_chunks(m, cs: ChunkSet, what: str):
 
 
 def _mb_variable(m, cs: ChunkSet, what: str):
+    coded = offsets23.variable_offsets23(m)   # 2.3: constant / range offsets
+    if coded is not None:
+        return offsets23.decode(coded, cs, what)
     ob, data, offs, sizes, counts = _variable_chunks(m, cs, what)
     total = int(counts.sum())
     # chunk c holds counts[c] + 1 offsets (words) starting at byte offs[c]; value i of chunk c
@@ -348,15 +354,16 @@ def _mb_fsst_grouped(m, cs: ChunkSet, what: str, group_values: int) -> VarBin:
 def _mb_rle(m, cs: ChunkSet, what: str):
     _need_bufs(cs, 2, what)
     vb = flat_bits(m.values, what, (8, 16, 32, 64)) // 8
-    if flat_bits(m.run_lengths, what, (8,)) != 8:
-        raise UnsupportedFeatureError(f"{what}: RLE run lengths must be 8-bit")
+    lb = flat_bits(m.run_lengths, what, (8, 16, 32)) // 8   # 16 / 32-bit run lengths: 2.3
     vdata, voffs, vsizes = cs.bufs[0]
     ldata, loffs, lsizes = cs.bufs[1]
-    runs = lsizes
+    if lb > 1 and (lsizes % lb).any():
+        raise CorruptFileError(f"{what}: RLE run lengths of {lb * 8} bits in a buffer of odd size")
+    runs = lsizes // lb
     if (vsizes < runs * vb).any():
         raise CorruptFileError(f"{what}: RLE values shorter than its run lengths")
     values = gather_bytes(vdata, voffs, runs * vb, what).view(UDT[vb * 8])
-    lengths = gather_bytes(ldata, loffs, runs, what).astype(np.int64)
+    lengths = gather_bytes(ldata, loffs, runs * lb, what).view(UDT[lb * 8]).astype(np.int64)
     return Fixed(rle.expand_chunks(values, lengths, runs, cs.counts, what), vb * 8, cs.total)
 
 

@@ -1,0 +1,150 @@
+"""2.3 mini-block ``Variable`` values whose offsets are not stored as flat words.
+
+File format 2.3 codes the offsets of variable-width values (strings, binaries) in each mini-block
+chunk with one of:
+
+* ``Constant`` — every offset is the same: every value is empty (no value bytes);
+* ``Range`` (field 14 of ``CompressiveEncoding``: bits, start, step) — every value has ``step``
+  bytes; the chunk's single buffer holds the value bytes only;
+* ``Delta`` (field 15: bits, base, deltas) — chunk buffer 0 holds the value lengths (coded with the
+  ``deltas`` child compression), buffer 1 the value bytes.
+
+``variable_offsets23`` says which (None: flat 2.1/2.2 offsets); ``decode`` returns the chunks'
+values as one ``VarBin``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from google.protobuf import unknown_fields
+
+from ...errors import CorruptFileError, UnsupportedFeatureError
+from .gather import gather_bytes
+from .values import VarBin
+
+RANGE, DELTA = 14, 15
+
+
+def _varints(b: bytes) -> dict[int, int]:
+    out, i = {}, 0
+    while i < len(b):
+        key = s = 0
+        while True:
+            c = b[i]
+            i += 1
+            key |= (c & 0x7F) << s
+            s += 7
+            if c < 0x80:
+                break
+        num, wire = key >> 3, key & 7
+        if wire != 0:   # only varint fields are read here; a message field means something new
+            raise UnsupportedFeatureError(f"2.3 range offsets with field {num} of wire type {wire}")
+        v = s = 0
+        while True:
+            c = b[i]
+            i += 1
+            v |= (c & 0x7F) << s
+            s += 7
+            if c < 0x80:
+                break
+        out[num] = v
+    return out
+
+
+def variable_offsets23(m) -> tuple | None:
+    """("constant", value) / ("range", start, step) / ("delta",) for 2.3-coded offsets, else None."""
+    off = m.offsets
+    if off.WhichOneof("compression") == "constant":
+        return ("constant", bytes(off.constant.value))
+    unknown = list(unknown_fields.UnknownFieldSet(off))
+    if not unknown:
+        return None
+    f = unknown[0]
+    if len(unknown) != 1 or f.field_number not in (RANGE, DELTA):
+        raise UnsupportedFeatureError(f"2.3 variable offsets coded with field(s) "
+                                      f"{sorted(u.field_number for u in unknown)} are not supported")
+    if f.field_number == DELTA:
+        return ("delta", bytes(f.data))
+    r = _varints(bytes(f.data))
+    return ("range", r.get(2, 0), r.get(3, 0))
+
+
+def decode(kind: tuple, cs, what: str) -> VarBin:
+    """The values of every chunk of ``cs`` (a ChunkSet) as one VarBin."""
+    counts = np.asarray(cs.counts, np.int64)
+    total = int(counts.sum())
+    if kind[0] == "delta":
+        return _delta(kind[1], cs, counts, what)
+    if kind[0] == "constant":
+        return VarBin(np.zeros(total + 1, np.int64), np.zeros(0, np.uint8))
+    _, start, step = kind
+    if start != 0 or step < 0:
+        raise UnsupportedFeatureError(f"{what}: 2.3 range offsets starting at {start} (step {step}) "
+                                      "are not supported")
+    if len(cs.bufs) != 1:
+        raise CorruptFileError(f"{what}: range-offset chunks with {len(cs.bufs)} buffers")
+    data, offs, sizes = cs.bufs[0]
+    lens = counts * step
+    if (np.asarray(sizes, np.int64) < lens).any():
+        raise CorruptFileError(f"{what}: range-offset chunk shorter than its {step}-byte values")
+    return VarBin(np.arange(total + 1, dtype=np.int64) * step, gather_bytes(data, offs, lens, what))
+
+
+def select(kind: tuple, cs, idx: np.ndarray, what: str) -> VarBin:
+    """Values ``idx`` (chunk-set positions) of the chunks."""
+    vb = decode(kind, cs, what)
+    o = np.asarray(vb.offsets, np.int64)
+    starts, lens = o[idx], o[idx + 1] - o[idx]
+    out = np.zeros(idx.size + 1, np.int64)
+    np.cumsum(lens, out=out[1:])
+    return VarBin(out, gather_bytes(np.asarray(vb.data), starts, lens, what))
+
+
+def _delta(msg: bytes, cs, counts: np.ndarray, what: str) -> VarBin:
+    """Delta offsets: buffer 0 of each chunk holds the value lengths (the deltas), buffer 1 the bytes."""
+    from ..._proto import encodings_v2_1_pb2 as pb
+    from .compression import decode_block
+    from .values import uint_view
+    fields = _delta_fields(msg, what)
+    child = pb.CompressiveEncoding()
+    child.ParseFromString(fields.get(3, b""))
+    if len(unknown_fields.UnknownFieldSet(child)) or fields.get(2, 0) != 0:
+        raise UnsupportedFeatureError(f"{what}: 2.3 delta offsets with a base or a 2.3 child codec")
+    if len(cs.bufs) != 2:
+        raise CorruptFileError(f"{what}: delta-offset chunks with {len(cs.bufs)} buffers")
+    (ldata, loffs, lsizes), (data, offs, sizes) = cs.bufs
+    lens = [uint_view(decode_block(child, ldata[o:o + s], int(n), what)).astype(np.int64)
+            for o, s, n in zip(loffs.tolist(), lsizes.tolist(), counts.tolist())]   # one call per chunk
+    per_value = np.concatenate(lens) if lens else np.zeros(0, np.int64)
+    chunk_bytes = np.array([x.sum() for x in lens], np.int64)
+    if (chunk_bytes > np.asarray(sizes, np.int64)).any():
+        raise CorruptFileError(f"{what}: delta-offset chunk shorter than its values")
+    out = np.zeros(per_value.size + 1, np.int64)
+    np.cumsum(per_value, out=out[1:])
+    return VarBin(out, gather_bytes(data, offs, chunk_bytes, what))
+
+
+def _delta_fields(msg: bytes, what: str) -> dict:
+    out, i = {}, 0
+    while i < len(msg):
+        key, i = _uvarint(msg, i)
+        num, wire = key >> 3, key & 7
+        if wire == 0:
+            out[num], i = _uvarint(msg, i)
+        elif wire == 2:
+            n, i = _uvarint(msg, i)
+            out[num] = msg[i:i + n]
+            i += n
+        else:
+            raise CorruptFileError(f"{what}: 2.3 delta offsets with wire type {wire}")
+    return out
+
+
+def _uvarint(b: bytes, i: int) -> tuple[int, int]:
+    r = s = 0
+    while True:
+        c = b[i]
+        i += 1
+        r |= (c & 0x7F) << s
+        s += 7
+        if c < 0x80:
+            return r, i

@@ -1,0 +1,140 @@
+"""File format 2.3 (pylance ``data_storage_version="2.3"``): every column of the 2.1/2.2 type matrix
+either reads identically to pylance or is refused with UnsupportedFeatureError (never wrong data).
+
+``REFUSED`` lists, per table, the columns whose 2.3 encodings lance_duck does not decode yet; every
+other column must equal pylance, in full scans and in row selections.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lance_duck.errors import UnsupportedFeatureError
+
+from .conftest import SPECS, assert_same
+from .test_file_v2_take import selections
+
+_WIDE = ["emb128", "emb96_nullitems", "long_lstr", "long_str"]   # zipped values (full-zip)
+# lists / nested sparse layers, zipped values, FSL dictionaries
+_NESTED = ["all_null_list", "all_null_struct", "list_emb", "list_long_str", "list_of_nulls"]
+
+REFUSED = {
+    "prim_nonull": [],
+    "prim_p02": [],
+    "prim_p60": [],
+    "prim_allnull": [],
+    "wide_nonull": _WIDE,
+    "wide_p02": _WIDE,
+    "wide_p60": _WIDE + ["bin40k"],
+    "wide_allnull": [],
+    "nested_nonull": _NESTED,
+    "nested_p02": _NESTED,
+    "nested_p60": _NESTED,
+    "fsl_struct_nonull": [],
+    "fsl_struct_p02": [],
+    "fsl_struct_p60": [],
+    "bigbin": ["big"],
+    "compressed": ["f64_zstd"],
+    "packed": [],
+    "blobs": ["blob"],
+    "tiny": ["const_lstr", "lbin"],   # range-coded RLE values inside string offsets
+}
+
+
+def test_refusal_table_covers_every_matrix_table():
+    assert sorted(REFUSED) == sorted(SPECS)
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_every_2_3_column_equals_pylance_or_is_refused(v2_datasets, name):
+    fx = v2_datasets(name, "2.3")
+    assert fx.ds.data_storage_version == "2.3"
+    reader = fx.reader()
+    refused = set(REFUSED[name])
+    failures = []
+    for f in fx.fields():
+        try:
+            got = reader.read_field(f)
+        except UnsupportedFeatureError as exc:
+            if f.name not in refused:
+                failures.append(f"{f.name}: refused but should read: {exc}")
+            continue
+        if f.name in refused:
+            failures.append(f"{f.name}: now reads; remove it from REFUSED")
+        try:
+            assert_same(got, fx.expected.column(f.name), f"{name} 2.3 {f.name}")
+        except AssertionError as exc:
+            failures.append(str(exc))
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("name", ["prim_p02", "prim_p60", "prim_allnull", "nested_p02", "nested_p60", "compressed",
+                                  "packed", "fsl_struct_p02"])
+def test_2_3_row_selections_equal_pylance_take(v2_datasets, name):
+    fx = v2_datasets(name, "2.3")
+    reader = fx.reader()
+    n = fx.ds.count_rows()
+    fields = [f for f in fx.fields() if f.name not in set(REFUSED[name])]
+    assert fields
+    failures = []
+    for sel_name, sel in selections(n).items():
+        idx = np.asarray(list(sel) if isinstance(sel, range) else sel, np.int64)
+        exp = fx.ds.take(idx) if idx.size else fx.expected.slice(0, 0)
+        for f in fields:
+            try:
+                assert_same(reader.read_field(f, sel), exp.column(f.name), f"{sel_name} {f.name}")
+            except Exception as exc:  # noqa: BLE001 - collect every selection's failure in one report
+                failures.append(f"{sel_name} {f.name}: {type(exc).__name__}: {exc}")
+    assert not failures, "\n".join(failures[:20])
+
+
+def test_2_3_refusal_names_the_file_and_format(v2_datasets):
+    fx = v2_datasets("wide_nonull", "2.3")
+    field = next(f for f in fx.fields() if f.name == "long_str")
+    with pytest.raises(UnsupportedFeatureError, match=r"\.lance column \d+ page 0: 2\.3 zipped values"):
+        fx.reader().read_field(field)
+
+
+def test_2_3_multi_page_columns_equal_pylance(v2_datasets):
+    fx = v2_datasets("big", "2.3")
+    reader = fx.reader()
+    assert any(len(reader.container.column(i).pages) > 1 for i in range(len(fx.fields())))
+    for f in fx.fields():
+        assert_same(reader.read_field(f), fx.expected.column(f.name), f"big 2.3 {f.name}")
+
+
+@pytest.fixture(scope="module")
+def table23(tmp_path_factory):
+    """A 2.3 dataset of three fragments (nullable ints, strings, dictionary, all-null) with deletions."""
+    import lance
+    import pyarrow as pa
+    n = 3000
+    rng = np.random.default_rng(5)
+    t = pa.table({
+        "id": pa.array(np.arange(n, dtype=np.int64)),
+        "x": pa.array(rng.integers(0, 1000, n).astype(np.int32), mask=rng.random(n) < 0.3),
+        "s": pa.array([f"w{i % 17}" for i in range(n)]),
+        "f": pa.array(rng.random(n), mask=rng.random(n) < 0.7),
+        "none": pa.nulls(n, pa.int32()),
+    })
+    path = str(tmp_path_factory.mktemp("t23") / "t23")
+    lance.write_dataset(t, path, data_storage_version="2.3", max_rows_per_file=1000)
+    ds = lance.dataset(path)
+    ds.delete("id % 7 = 3")
+    return path
+
+
+def test_2_3_table_scan_filter_and_duckdb_equal_pylance(table23):
+    import lance
+
+    import lance_duck
+    ref = lance.dataset(table23)
+    ds = lance_duck.dataset(table23)
+    assert len(ds.get_fragments()) == 3
+    assert ds.to_table().equals(ref.to_table())
+    flt = "x > 500 and f is not null"
+    assert ds.to_table(filter=flt).equals(ref.to_table(filter=flt))
+    got = lance_duck.sql("select count(*), sum(x), count(f), count(none) from ds where s = 'w3'").fetchall()
+    exp = ref.to_table(filter="s = 'w3'")
+    xs = [v for v in exp.column("x").to_pylist() if v is not None]
+    assert got == [(exp.num_rows, sum(xs), len(exp) - exp.column("f").null_count, 0)]
