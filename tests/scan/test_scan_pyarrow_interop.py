@@ -16,6 +16,7 @@ import textwrap
 
 import lance
 import pyarrow as pa
+import pyarrow.acero
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
 import pytest
@@ -132,11 +133,13 @@ WORKING = [
     ("scanner_from_batches_of_dataset",
      "result = pads.Scanner.from_batches(ds, columns=['id', 'd'], filter=pc.field('id') < 30).to_table()",
      lambda p: _rich(p).to_table(columns=["id", "d"], filter="id < 30")),
-    ("acero_record_batch_reader_source",
+    *([("acero_record_batch_reader_source",
      ("decl = ac.Declaration('record_batch_reader_source',\n"
      "                      ac.RecordBatchReaderSourceNodeOptions(ds.scanner(columns=['id', 'u']).to_reader()))\n"
      "result = decl.to_table(use_threads=False)"),
-     lambda p: _rich(p).to_table(columns=["id", "u"])),
+     lambda p: _rich(p).to_table(columns=["id", "u"]))]
+      # pyarrow >= 26 only (the oldest Python's tests run on pyarrow 25)
+      if hasattr(pyarrow.acero, "RecordBatchReaderSourceNodeOptions") else []),
     ("lance_scanner_from_dataset",
      ("from lance_duck.scan import LanceScanner\n"
      "result = LanceScanner.from_dataset(ds, columns=['id'], filter=pc.field('id') > 1000).to_table()"),
@@ -266,7 +269,8 @@ def test_duckdb_pushes_projection_and_filter_through_scanner_not_c_stream(paths,
     assert got.column("name").to_pylist() == want.column("name").to_pylist()
     assert len(calls) == 1
     columns, flt = calls[0]
-    assert sorted(columns) == ["id", "name"]
+    # DuckDB 2.x projects only the output columns; DuckDB 1.x adds the filter's columns; never all columns
+    assert {"id", "name"} <= set(columns) <= {"id", "name", "u"}
     assert isinstance(flt, pc.Expression) and "u" in str(flt) and "id" in str(flt)
 
 
