@@ -148,7 +148,7 @@ def check_wire_types(msg, path: str, where: str = "manifest") -> None:
     for fd in desc.fields:
         if fd.message_type is None or fd.message_type.GetOptions().map_entry:
             continue
-        if fd.label == fd.LABEL_REPEATED:
+        if _is_repeated(fd):
             for i, sub in enumerate(getattr(msg, fd.name)):
                 check_wire_types(sub, path, f"{where}.{fd.name}[{i}]")
         elif msg.HasField(fd.name):
@@ -174,3 +174,9 @@ def encode_manifest(m: table_pb2.Manifest, prefix: bytes = b"") -> bytes:
     body = m.SerializeToString()
     pos = len(prefix)
     return prefix + struct.pack("<I", len(body)) + body + struct.pack("<qHH", pos, 0, 2) + MAGIC
+
+
+def _is_repeated(fd) -> bool:
+    """Whether a protobuf field is repeated (``is_repeated`` on protobuf >= 6; ``label`` before)."""
+    flag = getattr(fd, "is_repeated", None)
+    return bool(flag) if flag is not None else fd.label == fd.LABEL_REPEATED

@@ -87,7 +87,8 @@ def test_copy_and_create_table_as_read_the_lance_table(history, con, tmp_path):
     rel = lance_duck.sql(f"COPY (SELECT id, name FROM '{history}' AT (VERSION => 3) ORDER BY id) TO '{out}' "
                          "(FORMAT parquet)", con)
     exp = _pl(history, version=3).to_table(columns=["id", "name"])
-    assert rel.fetchall() == [(exp.num_rows,)]  # DuckDB reports the rows written
+    if rel is not None:  # DuckDB >= 2 reports the rows written; 1.x returns no relation for COPY
+        assert rel.fetchall() == [(exp.num_rows,)]
     assert pq.read_table(out).equals(exp.sort_by("id"))
     lance_duck.sql(f"CREATE TABLE copied AS SELECT * FROM '{history}' AT (VERSION => 2)", con)
     assert con.sql("SELECT count(*), sum(id) FROM copied").fetchall() == \
@@ -199,8 +200,14 @@ def test_deeply_nested_query_at_duckdbs_limit(history, con):
 
 def test_1000_nested_parentheses_give_duckdbs_error_and_far_deeper_ours(history, con):
     where = "(" * 1000 + "id < 17" + ")" * 1000
-    with pytest.raises(duckdb.ParserException, match="Max expression depth"):
-        lance_duck.sql(f"SELECT count(*) FROM '{history}' WHERE {where}", con)
+    try:  # DuckDB 2.x stops at 998 levels; older DuckDB may go deeper: we behave as DuckDB does
+        con.sql(f"SELECT count(*) FROM range(200) t(id) WHERE {where}").fetchall()
+    except duckdb.ParserException:
+        with pytest.raises(duckdb.ParserException, match="Max expression depth"):
+            lance_duck.sql(f"SELECT count(*) FROM '{history}' WHERE {where}", con)
+    else:
+        got = lance_duck.sql(f"SELECT count(*) FROM '{history}' WHERE {where}", con).fetchall()
+        assert got == [(_pl(history).count_rows(filter="id < 17"),)]
     where = "(" * 20000 + "id < 17" + ")" * 20000
     with pytest.raises(InvalidArgumentError, match="nested too deeply"):
         lance_duck.sql(f"SELECT count(*) FROM '{history}' WHERE {where}", con)

@@ -103,7 +103,7 @@ def _check_known(msg, path: str, what: str) -> None:
     for fd, value in msg.ListFields():
         if fd.message_type is None:
             continue
-        items = value if fd.label == fd.LABEL_REPEATED else [value]
+        items = value if _is_repeated(fd) else [value]
         for v in items:
             _check_known(v, f"{path}.{fd.name}", what)
 
@@ -248,3 +248,9 @@ def _values(kind: int, body, layers: list[int], num_items: int | None, what: str
                                                  "def_compression", what))
     mb.repetition_index_depth = _int(levels.get(3, 0), "repetition_index_depth", what)
     return out
+
+
+def _is_repeated(fd) -> bool:
+    """Whether a protobuf field is repeated (``is_repeated`` on protobuf >= 6; ``label`` before)."""
+    flag = getattr(fd, "is_repeated", None)
+    return bool(flag) if flag is not None else fd.label == fd.LABEL_REPEATED
