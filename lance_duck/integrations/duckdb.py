@@ -638,10 +638,40 @@ def _forget_old_variables(con: duckdb.DuckDBPyConnection, name: str) -> None:
 def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> LanceRelation | None:
     """Run ``query`` on DuckDB with Lance references (and time travel) resolved.
 
-    Returns a lazy :class:`LanceRelation` (``None`` for a statement without a result, such
-    as ``CREATE TABLE ... AS``, which runs at once).  Table names that are variables in the
-    caller's scope (lance_duck datasets, DataFrames, Arrow tables) are read like ``duckdb.sql``
-    reads them; a lance_duck dataset goes through lance_duck's scan, with filter pushdown.
+    A Lance reference is a quoted table path (``'t.lance'``, or a local directory holding
+    ``_versions/``), optionally with ``AT (VERSION => 3)``, ``AT (VERSION => 'tag')``,
+    ``AT (TIMESTAMP => ...)`` or ``VERSION AS OF 3``, or a ``lance_scan('uri', version => ...,
+    branch => ..., asof => ...)`` call. Each is opened once, pinned to the version it resolves to,
+    and registered on the connection; DuckDB then pushes projections and filters into the scan.
+    ``EXPLAIN``, ``DESCRIBE`` / ``SHOW``, ``SUMMARIZE``, ``COPY`` and ``CREATE TABLE ... AS`` work
+    over references too; SQL the rewriter cannot parse goes to DuckDB unchanged.
+
+    Args:
+        query: DuckDB SQL.
+        connection: the DuckDB connection to run on (default: one process-wide connection).
+
+    Returns:
+        A lazy :class:`LanceRelation` (``fetchall()``, ``arrow()``, ``df()``, ``.relation`` for
+        DuckDB's own relation), or ``None`` for a statement without a result (``CREATE TABLE ...
+        AS``, which runs at once). Table names that are variables in the caller's scope
+        (lance_duck datasets, DataFrames, Arrow tables) are read like ``duckdb.sql`` reads them; a
+        lance_duck dataset goes through lance_duck's scan, with filter pushdown.
+
+    Raises:
+        VersionNotFoundError, TagNotFoundError, BranchNotFoundError: the reference names no such
+            version, tag or branch (also ``ValueError``s).
+        FileNotFoundError: the table does not exist.
+        CorruptFileError, UnsupportedFeatureError: raised while DuckDB pulls rows, as themselves
+            (not wrapped in a DuckDB exception).
+        duckdb.Error: anything DuckDB itself refuses, with DuckDB's message.
+
+    Example:
+        >>> import lance_duck
+        >>> lance_duck.sql("select count(*) from 'sql_examples/data/sample.lance' AT (VERSION => 1)").fetchall()
+        [(2000,)]
+        >>> lance_duck.sql("select count(*) from lance_scan('sql_examples/data/sample.lance', "
+        ...                "version => 'initial_load')").fetchall()
+        [(2000,)]
     """
     con = connection if connection is not None else _default_connection()
     opened: dict[str, LanceDataset] = {}
@@ -679,8 +709,32 @@ def register(connection: duckdb.DuckDBPyConnection, name: str, uri_or_dataset, v
              *, branch: str | None = None, storage_options: dict | None = None):
     """Register a Lance table (a uri or an open dataset) on ``connection`` as view ``name``.
 
-    ``register(con, 'path/t.lance', 'path/t.lance')`` makes ``FROM 'path/t.lance'`` work as-is.
-    Returns the registered dataset.
+    Args:
+        connection: a DuckDB connection.
+        name: the view name; ``register(con, 'path/t.lance', 'path/t.lance')`` makes
+            ``FROM 'path/t.lance'`` work as-is.
+        uri_or_dataset: a table uri (local path or fsspec URL) or a dataset from
+            :func:`lance_duck.dataset`.
+        version: a version number or tag name (default: the latest).
+        asof: a datetime or ISO string: the latest version committed before it (uri only).
+        branch: a branch name (default: main).
+        storage_options: object-store options, as for :func:`lance_duck.dataset` (uri only).
+
+    Returns:
+        The registered :class:`LanceDataset`, pinned to the version it resolved to.
+
+    Raises:
+        VersionNotFoundError, TagNotFoundError, BranchNotFoundError: no such version, tag or branch.
+        InvalidArgumentError: ``asof`` given with an open dataset.
+
+    Example:
+        >>> import duckdb
+        >>> from lance_duck.integrations.duckdb import register
+        >>> con = duckdb.connect()
+        >>> register(con, "orders", "sql_examples/data/sample.lance", version=1).version
+        1
+        >>> con.sql("select count(*) from orders").fetchall()
+        [(2000,)]
     """
     if isinstance(uri_or_dataset, str) or hasattr(uri_or_dataset, "__fspath__"):
         opts = tuple(sorted((str(k), str(v)) for k, v in storage_options.items())) if storage_options else None
