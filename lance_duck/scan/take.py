@@ -99,4 +99,28 @@ def _take(snapshot, fragments: Sequence, indices, proj) -> pa.Table:
         pos[mask] = done + inverse
         done += len(uniq)
     table = pa.Table.from_batches(batches, schema=proj.schema)
+    if len(batches) > 1:
+        table = _dictionary_nulls_as_index_nulls(table)
     return table.take(pa.array(pos)) if len(idx) else table.slice(0, 0)
+
+
+def _dictionary_nulls_as_index_nulls(table: pa.Table) -> pa.Table:
+    """Dictionary columns whose dictionaries hold a null, rewritten so the null is in the indices:
+    Arrow cannot unify such dictionaries across fragments (``Table.take`` needs it); the values
+    read are unchanged (pylance's take returns them the same way)."""
+    for i, col in enumerate(table.columns):
+        if pa.types.is_dictionary(col.type) and any(c.dictionary.null_count for c in col.chunks):
+            table = table.set_column(i, table.field(i), pa.chunked_array(
+                [_move_nulls_to_indices(c) for c in col.chunks], type=col.type))
+    return table
+
+
+def _move_nulls_to_indices(arr: pa.DictionaryArray) -> pa.DictionaryArray:
+    d = arr.dictionary
+    if not d.null_count:
+        return arr
+    valid = np.asarray(d.is_valid())
+    new_pos = np.cumsum(valid) - 1                       # old dictionary position -> new one
+    mapping = pa.array(new_pos.astype(arr.indices.type.to_pandas_dtype()), mask=~valid)
+    indices = mapping.take(arr.indices)                  # null where the value was a null entry
+    return pa.DictionaryArray.from_arrays(indices, d.filter(pa.array(valid)))

@@ -263,11 +263,7 @@ def _check(name: str, got: pa.Table, base: pa.Table) -> str | None:
 
 # A raw exception raised OUTSIDE the file layer by a damaged file that decodes validly (the
 # same happens with undamaged files): counted as "known", listed in the summary, not a failure.
-KNOWN_OUTSIDE_FILE_LAYER = {
-    # scan/take.py: Table.take over fragments whose dictionaries differ and hold a null value
-    # (valid in 2.0 / legacy files; pylance's take drops the null entries)
-    "Cannot yet unify dictionaries with nulls": "lance_duck/scan/take.py",
-}
+KNOWN_OUTSIDE_FILE_LAYER: dict[str, str] = {}
 
 
 def _known_outside_file_layer(exc: BaseException) -> bool:
