@@ -24,7 +24,7 @@ whose build and cache misses eat the halved token count; numpy scatters of padde
 symbols; list-view compaction). Large inputs are cut at string boundaries into pieces of about
 :data:`PIECE_TOKENS` tokens, taken concurrently on the kernel thread pool and joined with one
 copy; mini-block pages are instead split into groups of whole chunks by the 2.1/2.2 reader
-(``file/v2/compression/miniblock._mb_fsst_grouped``), which run on the same pool.
+(``file/v2_1/compression/miniblock._mb_fsst_grouped``), which run on the same pool.
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from ..errors import CorruptFileError, UnsupportedFeatureError
 from ..io.fs import FileIO
 from .base import MAGIC, TAIL_BYTES, DataFileReader, DataFileRef, damage_guard
 from .legacy.reader import LegacyFileReader
-from .v2.reader import V2FileReader
+from .v2_1.reader import V2FileReader
 from .v2_0.reader import V20FileReader
 
 

@@ -20,7 +20,7 @@ from .fragment import FragmentInfo, PathResolver, vanished
 from .manifest import ManifestFile, read_manifest
 from .refs import branch_dir, list_branches, list_tags, read_branch, read_tag
 from ..schema import LanceSchema, schema_from_protos
-from .versions import VERSIONS_DIR, list_versions, manifest_timestamp_ns, normalise_asof, utc_timestamp
+from .versions import VERSIONS_DIR, list_versions, manifest_timestamp_ns, normalize_asof, utc_timestamp
 from .history import list_version_infos, resolve_asof
 
 _SAME = object()
@@ -79,7 +79,7 @@ def _open(uri: str, io: FileIO, root: str, version, asof, branch: str | None) ->
         raise FileNotFoundError(f"Not a Lance table: no manifests in {io.join(root, VERSIONS_DIR)}")
     vdir = io.join(ddir, VERSIONS_DIR)
     if asof is not None:
-        mf = resolve_asof(io, vdir, entries, normalise_asof(asof), where)
+        mf = resolve_asof(io, vdir, entries, normalize_asof(asof), where)
     else:
         if version is None:
             entry = entries[-1]

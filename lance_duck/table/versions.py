@@ -86,7 +86,7 @@ def utc_timestamp(ts_ns: int) -> datetime:
 AsOf = Union[datetime, str]
 
 
-def normalise_asof(asof: AsOf) -> datetime:
+def normalize_asof(asof: AsOf) -> datetime:
     """A datetime from an ``asof`` argument (datetime or ISO string; naive = local time)."""
     if isinstance(asof, datetime):
         return asof

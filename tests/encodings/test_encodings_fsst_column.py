@@ -9,8 +9,8 @@ import pytest
 
 from lance_duck.encodings import fsst
 from lance_duck.file import open_data_file
-from lance_duck.file.v2 import compression
-from lance_duck.file.v2.compression import miniblock
+from lance_duck.file.v2_1 import compression
+from lance_duck.file.v2_1.compression import miniblock
 from lance_duck.table.snapshot import open_snapshot
 
 ROWS = 60_000

@@ -1,4 +1,4 @@
-"""Mini-block ``Variable`` chunks (``file/v2/compression/miniblock._mb_variable``): the row gathers (in
+"""Mini-block ``Variable`` chunks (``file/v2_1/compression/miniblock._mb_variable``): the row gathers (in
 blocks of a common width, or by chunk count) and the general per-value path give the same
 offsets and bytes, for 32- and 64-bit
 offsets, aligned or not; bad offsets are CorruptFileError."""
@@ -9,7 +9,7 @@ import pytest
 
 from lance_duck._proto import encodings_v2_1_pb2 as e21
 from lance_duck.errors import CorruptFileError
-from lance_duck.file.v2.compression import miniblock as C
+from lance_duck.file.v2_1.compression import miniblock as C
 
 
 def _encoding(bits: int):

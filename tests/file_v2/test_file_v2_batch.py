@@ -7,9 +7,9 @@ import pytest
 
 from .conftest import assert_same
 from lance_duck.errors import CorruptFileError
-from lance_duck.file.v2 import column as column_mod
-from lance_duck.file.v2.compression import miniblock
-from lance_duck.file.v2.column import LeafPlan
+from lance_duck.file.v2_1 import column as column_mod
+from lance_duck.file.v2_1.compression import miniblock
+from lance_duck.file.v2_1.column import LeafPlan
 
 
 def _batches(n_batches: int = 6, k: int = 65_536, seed: int = 3) -> list[pa.RecordBatch]:

@@ -39,7 +39,7 @@ def test_range_selection_reads_only_overlapping_pages(v2_datasets):
     f = fx.snap.schema.field("seq")
     col = reader.container.column(reader.ref.column_of(f.id))
     total = sum(p.buffer_sizes[1] for p in col.pages)
-    from lance_duck.file.v2.column import LeafPlan
+    from lance_duck.file.v2_1.column import LeafPlan
     plan = LeafPlan(col, 0, "x", f.arrow_type, None, 2, range(100_000, 100_050))
     plan.set_meta(reader.file.read_ranges(plan.meta_ranges()))
     touched = sum(n for _, n in plan.data_ranges())

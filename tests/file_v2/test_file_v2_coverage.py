@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .conftest import SPECS
 
-from lance_duck.file.v2 import compression
+from lance_duck.file.v2_1 import compression
 
 REQUIRED = {
     # layouts

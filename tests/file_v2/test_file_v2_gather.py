@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from lance_duck.errors import CorruptFileError
-from lance_duck.file.v2.gather import read_header_words, read_uint
+from lance_duck.file.v2_1.gather import read_header_words, read_uint
 
 
 def _ref_uint(data: bytes, offs, nbytes: int) -> list[int]:

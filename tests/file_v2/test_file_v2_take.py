@@ -60,7 +60,7 @@ def test_sparse_take_of_fsst_strings_decompresses_only_selected_strings(tmp_path
     import lance
     import pyarrow as pa
 
-    from lance_duck.file.v2.compression import miniblock
+    from lance_duck.file.v2_1.compression import miniblock
     from lance_duck.scan import dataset
 
     r = np.random.default_rng(4)
@@ -90,7 +90,7 @@ def test_sparse_take_reads_only_selected_flat_bitpacked_variable_and_dictionary_
     import lance
     import pyarrow as pa
 
-    from lance_duck.file.v2 import compression
+    from lance_duck.file.v2_1 import compression
     from lance_duck.scan import dataset
 
     r = np.random.default_rng(8)
@@ -112,7 +112,7 @@ def test_sparse_take_reads_only_selected_flat_bitpacked_variable_and_dictionary_
         return out
 
     monkeypatch.setattr(compression, "decode_miniblock_selected", spy)
-    import lance_duck.file.v2.layouts.miniblock as mb
+    import lance_duck.file.v2_1.layouts.miniblock as mb
     monkeypatch.setattr(mb, "decode_miniblock_selected", spy)
     edges = np.array([0, 1, n - 1, 4095, 4096, 65535, 65536])
     idx = np.union1d(r.choice(n, 300, replace=False), edges)

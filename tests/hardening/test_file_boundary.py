@@ -95,8 +95,8 @@ def _first_reader(path: str):
 DECODERS = {
     "legacy": ("lance_duck.file.legacy.reader.LegacyFileReader._read", struct.error("unpack requires 8 bytes")),
     "2.0": ("lance_duck.file.v2_0.reader.V20FileReader._read", pa.ArrowInvalid("Buffer too small")),
-    "2.1": ("lance_duck.file.v2.reader.build", IndexError("index 7 is out of bounds")),
-    "2.2": ("lance_duck.file.v2.reader.build", OverflowError("Python int too large")),
+    "2.1": ("lance_duck.file.v2_1.reader.build", IndexError("index 7 is out of bounds")),
+    "2.2": ("lance_duck.file.v2_1.reader.build", OverflowError("Python int too large")),
 }
 
 
@@ -122,7 +122,7 @@ def test_io_errors_and_our_errors_pass_the_boundary_as_they_are(tables, monkeypa
 
     def boom(*a, **k):
         raise raised
-    monkeypatch.setattr("lance_duck.file.v2.reader.build", boom)
+    monkeypatch.setattr("lance_duck.file.v2_1.reader.build", boom)
     with pytest.raises(type(raised)) as info:
         reader.read_field(snap.schema.field("small"))
     assert not isinstance(info.value, CorruptFileError)

@@ -13,7 +13,7 @@ from ....errors import CorruptFileError, UnsupportedFeatureError
 from .. import repdef
 from ..compression import SEEN, decode_per_value
 from ..gather import gather_bytes, read_uint
-from ..page import PageCtx, PageData
+from ..page import PageContext, PageData
 from ..values import Fixed, VarBin
 from .common import PageBase, finish_values, u8
 
@@ -29,7 +29,7 @@ def _runs(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class FullZipPage(PageBase):
-    def __init__(self, ctx: PageCtx, page, layout):
+    def __init__(self, ctx: PageContext, page, layout):
         super().__init__(ctx, page, layout)
         self.bits_rep = int(layout.bits_rep)
         self.bits_def = int(layout.bits_def)

@@ -16,7 +16,7 @@ from .layouts.constant import ConstantPage
 from .layouts.fullzip import FullZipPage
 from .layouts.miniblock import MiniBlockPage, batch_key, decode_batch
 from .layouts.sparse23 import SparsePage
-from .page import PageCtx, PageData
+from .page import PageContext, PageData
 from .planar23 import PLANAR_LAYOUT_URL, SparseLayout, planar_to_page_layout
 
 PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"
@@ -55,7 +55,7 @@ def page_layout(page, what: str):
     return layout
 
 
-def make_page(ctx: PageCtx, page, layout=None):
+def make_page(ctx: PageContext, page, layout=None):
     layout = layout if layout is not None else page_layout(page, ctx.what)
     if isinstance(layout, SparseLayout):  # file format 2.3
         return SparsePage(ctx, page, layout)
@@ -108,7 +108,7 @@ class LeafPlan:
                 picks.append((i, None if local.size == lengths[i] else local))
         self.pages = []
         for i, local in picks:
-            ctx = PageCtx(f"{self.what} page {i}", arrow_type, dict_type, minor, keep_dictionary)
+            ctx = PageContext(f"{self.what} page {i}", arrow_type, dict_type, minor, keep_dictionary)
             page = make_page(ctx, pages[i])
             if isinstance(local, range) and not getattr(page, "SLICES_RANGES", False):
                 local = np.arange(local.start, local.stop, dtype=np.int64)

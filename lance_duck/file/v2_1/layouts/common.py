@@ -6,7 +6,7 @@ import pyarrow as pa
 
 from ....errors import CorruptFileError
 from .. import repdef
-from ..page import PageCtx
+from ..page import PageContext
 from ..values import Fixed, to_arrow, uint_view
 
 
@@ -16,7 +16,7 @@ def u8(b) -> np.ndarray:
     return np.frombuffer(b, np.uint8)
 
 
-def finish_values(ctx: PageCtx, raw, n: int) -> pa.Array:
+def finish_values(ctx: PageContext, raw, n: int) -> pa.Array:
     """Decoded values -> Arrow array of the leaf type (dictionary-typed fields: see apply_dictionary)."""
     if ctx.dict_type is not None:
         # a dictionary-typed field written without a page dictionary: encode on the fly
@@ -28,7 +28,7 @@ def finish_values(ctx: PageCtx, raw, n: int) -> pa.Array:
     return arr
 
 
-def apply_dictionary(ctx: PageCtx, dict_vals, indices) -> pa.Array:
+def apply_dictionary(ctx: PageContext, dict_vals, indices) -> pa.Array:
     """Page values from dictionary items and indices (a DictionaryArray for dictionary fields)."""
     items = to_arrow(dict_vals, ctx.arrow_type)
     idx = np.asarray(indices)
@@ -48,7 +48,7 @@ __all__ = ["u8", "finish_values", "apply_dictionary", "Fixed", "uint_view"]
 class PageBase:
     """What every page layout keeps: its context, layout message, layers, buffers and row count."""
 
-    def __init__(self, ctx: PageCtx, page, layout):
+    def __init__(self, ctx: PageContext, page, layout):
         self.ctx = ctx
         self.what = ctx.what
         self.lay = layout

@@ -14,7 +14,7 @@ from .. import repdef
 from ..compression import (SEEN, ChunkSet, decode_block, decode_block_batch, decode_miniblock,
                            decode_miniblock_selected)
 from ..gather import read_header_words
-from ..page import PageCtx, PageData, entry_rows, trim
+from ..page import PageContext, PageData, entry_rows, trim
 from ..values import Fixed, uint_view
 from .common import PageBase, apply_dictionary, finish_values, u8
 
@@ -22,7 +22,7 @@ from .common import PageBase, apply_dictionary, finish_values, u8
 class MiniBlockPage(PageBase):
     SLICES_RANGES = True   # a contiguous local selection may be given as a ``range`` (sliced, no gather)
 
-    def __init__(self, ctx: PageCtx, page, layout):
+    def __init__(self, ctx: PageContext, page, layout):
         super().__init__(ctx, page, layout)
         self.page = page
         self.has_rep = layout.HasField("rep_compression")

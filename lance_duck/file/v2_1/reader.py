@@ -38,7 +38,7 @@ class V2FileReader(DataFileReader):
     def _read_fields(self, fields: Sequence[LanceField], rows: RowSelection = None,
                      keep_dictionary: bool = False) -> list[pa.Array]:
         try:
-            sel = self._normalise(rows)
+            sel = self._normalize(rows)
         except InvalidArgumentError:
             self._check_row_count(fields)  # rows beyond the file's count: is the count itself damaged?
             raise
@@ -95,7 +95,7 @@ class V2FileReader(DataFileReader):
                                            f"{total} rows, the file states {self.num_rows}")
                 return
 
-    def _normalise(self, rows: RowSelection):
+    def _normalize(self, rows: RowSelection):
         sel = normalize_selection(rows, self.num_rows, self.file.path)
         return None if isinstance(sel, range) and len(sel) == self.num_rows else sel
 

@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from ....errors import CorruptFileError
 from ..compression import SEEN, decode_block
-from ..page import PageCtx, PageData
+from ..page import PageContext, PageData
 from ..planar23 import SparseLayout
 from ..values import uint_view
 from .common import u8
@@ -23,7 +23,7 @@ _NULLABLE_ITEM = 3
 class SparsePage:
     """One 2.3 page with a sparse validity structure (a nullable leaf outside lists)."""
 
-    def __init__(self, ctx: PageCtx, page, layout: SparseLayout):
+    def __init__(self, ctx: PageContext, page, layout: SparseLayout):
         from ..column import make_page
         self.ctx = ctx
         self.what = ctx.what
@@ -41,7 +41,7 @@ class SparsePage:
         n_valid = self.rows - layout.num_positions if layout.null_positions else layout.num_positions
         self.per_row = dict_rows
         inner = SimpleNamespace(buffer_offsets=offs, buffer_sizes=sizes, length=self.rows if dict_rows else n_valid)
-        self.inner = make_page(PageCtx(ctx.what + " (valid rows)", ctx.arrow_type, ctx.dict_type, ctx.minor,
+        self.inner = make_page(PageContext(ctx.what + " (valid rows)", ctx.arrow_type, ctx.dict_type, ctx.minor,
                                        ctx.keep_dictionary), inner, layout.values)
         SEEN.add("layout:sparse23")
 

@@ -13,7 +13,7 @@ from ...._proto import encodings_v2_1_pb2 as pb
 from ....errors import CorruptFileError, UnsupportedFeatureError
 from .. import repdef
 from ..compression import SEEN
-from ..page import PageCtx, PageData
+from ..page import PageContext, PageData
 from .constant import ConstantPage
 from .fullzip import FullZipPage
 from .miniblock import MiniBlockPage
@@ -23,13 +23,13 @@ _INNER = {"mini_block_layout": MiniBlockPage, "constant_layout": ConstantPage, "
 
 
 class BlobPage:
-    def __init__(self, ctx: PageCtx, page, layout):
+    def __init__(self, ctx: PageContext, page, layout):
         self.ctx = ctx
         self.what = ctx.what
         self.layers = repdef.check_layers(layout.layers, self.what)
         if repdef.num_lists(self.layers):
             raise UnsupportedFeatureError(f"{self.what}: blob columns inside lists are not supported")
-        inner_ctx = PageCtx(ctx.what + " (blob descriptions)", DESCRIPTION, None, ctx.minor)
+        inner_ctx = PageContext(ctx.what + " (blob descriptions)", DESCRIPTION, None, ctx.minor)
         inner = _wrap(layout.inner_layout)
         kind = inner.WhichOneof("layout")
         if kind not in _INNER:

@@ -16,13 +16,13 @@ import pyarrow as pa
 from ....errors import CorruptFileError
 from .. import repdef
 from ..compression import SEEN, decode_block
-from ..page import PageCtx, PageData, entry_rows, trim
+from ..page import PageContext, PageData, entry_rows, trim
 from ..values import uint_view
 from .common import PageBase, u8
 
 
 class ConstantPage(PageBase):
-    def __init__(self, ctx: PageCtx, page, layout):
+    def __init__(self, ctx: PageContext, page, layout):
         super().__init__(ctx, page, layout)
         self.inline = layout.inline_value if layout.HasField("inline_value") else None
         nb = len(self.bufs)

@@ -21,7 +21,7 @@ class PageData:
 
 
 @dataclass
-class PageCtx:
+class PageContext:
     """Everything a page decoder needs to know about its column and file."""
     what: str                     # "<path> column <i> page <j>" for messages
     arrow_type: pa.DataType       # the leaf's Arrow type (value type for dictionary fields)
