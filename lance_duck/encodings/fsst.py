@@ -35,6 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .. import trace
 from ..errors import CorruptFileError
 from . import _threads
 from ._buf import BufferLike, as_u8, empty, need
@@ -111,6 +112,7 @@ def _tokens(st: SymbolTable, region: np.ndarray) -> np.ndarray:
             raise CorruptFileError("FSST: compressed data ends with a dangling escape")
         tok = region.astype(np.uint16)
         tok[lit] += 256
+        trace.record("path:fsst:escapes")
     n = st.num_symbols
     if n < ESC and top >= n:
         # codes n..254 are undefined: bytes >= n that are neither escapes nor literals
@@ -160,6 +162,7 @@ def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data
         r0 = int(rel[a])
         return _take_strings(st, tok[r0: rel[b]], rel[a + 1: b + 1] - r0, out[a + 1: b + 1])
     spans = list(zip(bounds[:-1], bounds[1:]))
+    trace.record("path:fsst:pieces", len(spans))
     datas = _threads.map_parts(piece, spans)
     shift = 0
     for (a, b), d in zip(spans, datas):  # one add per piece (of ~PIECE_TOKENS tokens), not per string

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import struct
 
+from .. import trace
 from ..errors import CorruptFileError, UnsupportedFeatureError
 from ..io.fs import FileIO
 from .base import MAGIC, TAIL_BYTES, DataFileReader, DataFileRef, damage_guard
@@ -21,6 +22,7 @@ def read_version(tail: bytes | memoryview, path: str) -> tuple[int, int]:
 
 def open_data_file(io: FileIO, ref: DataFileRef, **options) -> DataFileReader:
     """Open a data file with the reader for its version (read from the file's footer)."""
+    trace.record("file:open", ref.path)
     f = io.open_input(ref.path, ref.size)
     tail = f.read_tail(TAIL_BYTES)
     major, minor = read_version(tail, ref.path)

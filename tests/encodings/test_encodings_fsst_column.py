@@ -9,9 +9,9 @@ import pytest
 
 from lance_duck.encodings import fsst
 from lance_duck.file import open_data_file
-from lance_duck.file.v2_1 import compression
 from lance_duck.file.v2_1.compression import miniblock
 from lance_duck.table.snapshot import open_snapshot
+from lance_duck.trace import decode_trace
 
 ROWS = 60_000
 
@@ -38,20 +38,13 @@ def _read(uri: str) -> pa.Array:
     return pa.chunked_array(chunks, field.arrow_type).combine_chunks()
 
 
-def test_column_is_fsst_with_escapes(fsst_dataset, monkeypatch):
-    uri, _ = fsst_dataset
-    compression.SEEN.discard("mb:fsst")
-    kinds = []
-    real = fsst._tokens
-
-    def spy(st, region):
-        tok = real(st, region)
-        kinds.append(tok.dtype)
-        return tok
-    monkeypatch.setattr(fsst, "_tokens", spy)
-    _read(uri)
-    assert "mb:fsst" in compression.SEEN
-    assert np.dtype(np.uint16) in kinds  # some pages hold escapes (tokens widened to 256 + byte)
+def test_column_is_fsst_with_escapes(fsst_dataset):
+    uri, expected = fsst_dataset
+    with decode_trace() as trace:
+        got = _read(uri)
+    assert got.equals(expected)
+    assert "mb:fsst" in trace.names()
+    assert "path:fsst:escapes" in trace.names()  # some pages hold escapes (tokens widened to 256 + byte)
 
 
 @pytest.mark.parametrize("group_values,min_group,piece_tokens,grouped", [
@@ -63,15 +56,16 @@ def test_column_is_fsst_with_escapes(fsst_dataset, monkeypatch):
 def test_fsst_column_equals_pylance(fsst_dataset, monkeypatch, group_values, min_group, piece_tokens, grouped):
     uri, expected = fsst_dataset
     monkeypatch.setattr(miniblock._threads, "WORKERS", 2)  # same groups on any machine
-    calls = []
-    real = miniblock._mb_fsst_grouped
-    monkeypatch.setattr(miniblock, "_mb_fsst_grouped", lambda *a: calls.append(1) or real(*a))
     if group_values is not None:
         monkeypatch.setattr(miniblock, "_FSST_GROUP_VALUES", group_values)
     if min_group is not None:
         monkeypatch.setattr(miniblock, "_FSST_MIN_GROUP", min_group)
     if piece_tokens is not None:
         monkeypatch.setattr(fsst, "PIECE_TOKENS", piece_tokens)
-    got = _read(uri)
+    with decode_trace() as trace:
+        got = _read(uri)
     assert got.type == expected.type and got.equals(expected)
-    assert bool(calls) == grouped  # the intended path really ran
+    groups = trace.values("path:fsst:grouped")
+    assert bool(groups) == grouped and all(g > 1 for g in groups)  # the intended path really ran
+    if piece_tokens is not None:   # strings split at piece boundaries really ran
+        assert any(p > 1 for p in trace.values("path:fsst:pieces"))

@@ -8,8 +8,8 @@ import pytest
 from .conftest import assert_same
 from lance_duck.errors import CorruptFileError
 from lance_duck.file.v2_1 import column as column_mod
-from lance_duck.file.v2_1.compression import miniblock
 from lance_duck.file.v2_1.column import LeafPlan
+from lance_duck.trace import decode_trace
 
 
 def _batches(n_batches: int = 6, k: int = 65_536, seed: int = 3) -> list[pa.RecordBatch]:
@@ -57,58 +57,40 @@ def _leaf_plan(reader, field):
     return col, LeafPlan(col, 0, "t", leaf.arrow_type, None, reader.minor, None)
 
 
+def _group_sizes(trace) -> list[int]:
+    """Pages in each group of pages decoded together (one batch when more than one)."""
+    return [last - first + 1 for first, last in trace.values("path:page-group")]
+
+
 @pytest.mark.parametrize("version", ["2.1", "2.2"])
-def test_batched_pages_equal_pylance(batch_fx, version, monkeypatch):
-    calls = []
-    real = column_mod.decode_batch
-
-    def spy(pages, datas, what):
-        calls.append(len(pages))
-        return real(pages, datas, what)
-
-    monkeypatch.setattr(column_mod, "decode_batch", spy)
-    one_width = []
-    real_bp = miniblock._inline_bp_one_width
-
-    def spy_bp(*args):
-        out = real_bp(*args)
-        one_width.append(out is not None)
-        return out
-
-    monkeypatch.setattr(miniblock, "_inline_bp_one_width", spy_bp)
+def test_batched_pages_equal_pylance(batch_fx, version):
     for name in ("bp", "f64", "lst", "ni"):
         fx = batch_fx[version, name]
         reader = fx.reader()
         (f,) = fx.fields()
-        calls.clear()
-        one_width.clear()
-        assert_same(reader.read_field(f), fx.expected.column(f.name), f.name)
+        with decode_trace() as trace:
+            assert_same(reader.read_field(f), fx.expected.column(f.name), f.name)
         if name in ("bp", "f64"):  # single-width bit-packed chunks take the contiguous-copy path
-            assert any(one_width), name
+            assert "path:bitpack:one-width" in trace.names(), name
         if name == "lst":  # list pages are small: this column always spans many pages
-            assert calls and max(calls) >= 3, (f.name, calls)  # really decoded several pages at once
+            sizes = _group_sizes(trace)
+            assert max(sizes) >= 3, (f.name, sizes)  # really decoded several pages at once
         # selections still go page by page and agree too
         sel = np.sort(np.random.default_rng(5).choice(fx.ds.count_rows(), 300, replace=False)).astype(np.int64)
         assert_same(reader.read_field(f, sel), fx.ds.take(sel, columns=[f.name]).column(0), f"take {f.name}")
 
 
-def test_batch_breaks_where_page_encodings_change(batch_fx, monkeypatch):
+def test_batch_breaks_where_page_encodings_change(batch_fx):
     fx = batch_fx["2.2", "lst"]
     reader = fx.reader()
     field = fx.snap.schema.field("lst")
     col, plan = _leaf_plan(reader, field)
     plan.set_meta(reader.file.read_ranges(plan.meta_ranges()))
     data = reader.file.read_ranges(plan.data_ranges())
-    groups = []
-    real = column_mod.LeafPlan._decode_group
-
-    def spy(self, group):
-        groups.append([j for j, _, _ in group])
-        return real(self, group)
-
-    monkeypatch.setattr(column_mod.LeafPlan, "_decode_group", spy)
-    leaf = plan.decode(data)
+    with decode_trace() as trace:
+        leaf = plan.decode(data)
     assert leaf.num_rows == fx.ds.count_rows()
+    groups = [range(first, last + 1) for first, last in trace.values("path:page-group")]
     covered = sorted(j for g in groups for j in g)
     assert len(groups) >= 2 and covered == list(range(len(plan.pages)))
     assert_same(reader.read_field(field), fx.expected.column("lst"), "lst")
@@ -134,13 +116,8 @@ def test_batches_are_capped_in_items_and_still_equal_pylance(batch_fx, monkeypat
     _, plan = _leaf_plan(reader, f)
     per_page = max(int(p.lay.num_items) for p, _ in plan.pages)
     monkeypatch.setattr(column_mod, "MAX_BATCH_ITEMS", 2 * per_page)
-    sizes = []
-    real = column_mod.decode_batch
-
-    def spy(pages, datas, what):
-        sizes.append(sum(int(p.lay.num_items) for p in pages))
-        return real(pages, datas, what)
-
-    monkeypatch.setattr(column_mod, "decode_batch", spy)
-    assert_same(reader.read_field(f), fx.expected.column("lst"), "lst")
+    with decode_trace() as trace:
+        assert_same(reader.read_field(f), fx.expected.column("lst"), "lst")
+    items = [int(p.lay.num_items) for p, _ in plan.pages]
+    sizes = [sum(items[first:last + 1]) for first, last in trace.values("path:page-group") if last > first]
     assert len(sizes) >= 2 and max(sizes) <= 2 * per_page

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .conftest import SPECS
 
-from lance_duck.file.v2_1 import compression
+from lance_duck.trace import decode_trace
 
 REQUIRED = {
     # layouts
@@ -26,10 +26,11 @@ REQUIRED = {
 
 
 def test_fixtures_exercise_every_supported_layout_and_compression(v2_datasets):
-    compression.SEEN.clear()
-    for name, (_, versions) in SPECS.items():
-        for v in versions:
-            fx = v2_datasets(name, v)
-            fx.reader().read_fields(fx.fields())
-    missing = REQUIRED - compression.SEEN
-    assert not missing, f"never exercised: {sorted(missing)}; seen: {sorted(compression.SEEN)}"
+    with decode_trace() as trace:
+        for name, (_, versions) in SPECS.items():
+            for v in versions:
+                fx = v2_datasets(name, v)
+                fx.reader().read_fields(fx.fields())
+    seen = trace.names()
+    missing = REQUIRED - seen
+    assert not missing, f"never exercised: {sorted(missing)}; seen: {sorted(seen)}"

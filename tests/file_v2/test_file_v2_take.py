@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from lance_duck.trace import decode_trace
+
 from .conftest import assert_same
 
 TABLES = ["prim_p02", "prim_p60", "wide_p02", "nested_p02", "nested_p60", "bigbin", "compressed", "packed", "blobs"]
@@ -56,11 +58,10 @@ def test_selections_outside_the_file_raise_invalid_argument(v2_datasets, bad):
 
 
 @pytest.mark.parametrize("version", ["2.1", "2.2"])
-def test_sparse_take_of_fsst_strings_decompresses_only_selected_strings(tmp_path, monkeypatch, version):
+def test_sparse_take_of_fsst_strings_decompresses_only_selected_strings(tmp_path, version):
     import lance
     import pyarrow as pa
 
-    from lance_duck.file.v2_1.compression import miniblock
     from lance_duck.scan import dataset
 
     r = np.random.default_rng(4)
@@ -70,27 +71,20 @@ def test_sparse_take_of_fsst_strings_decompresses_only_selected_strings(tmp_path
             for k in range(n)]
     p = str(tmp_path / "fsst.lance")
     lance.write_dataset(pa.table({"s": pa.array(text)}), p, data_storage_version=version)
-    decoded = []
-    real = miniblock._kernels.fsst_decompress
-
-    def spy(st, offsets, data):
-        decoded.append(len(offsets) - 1)
-        return real(st, offsets, data)
-
-    monkeypatch.setattr(miniblock._kernels, "fsst_decompress", spy)
     edges = np.array([0, 1, n - 1] + [k for b in range(256, n, 4096) for k in (b - 1, b)])
     idx = np.union1d(r.choice(n, 500, replace=False), edges)
-    got = dataset(p).take(idx)
+    with decode_trace() as trace:
+        got = dataset(p).take(idx)
     assert got.equals(lance.dataset(p).take(idx))
+    decoded = trace.values("path:fsst:decompress")
     assert decoded and sum(decoded) == idx.size       # only the selected strings were decompressed
 
 
 @pytest.mark.parametrize("version", ["2.1", "2.2"])
-def test_sparse_take_reads_only_selected_flat_bitpacked_variable_and_dictionary_values(tmp_path, monkeypatch, version):
+def test_sparse_take_reads_only_selected_flat_bitpacked_variable_and_dictionary_values(tmp_path, version):
     import lance
     import pyarrow as pa
 
-    from lance_duck.file.v2_1 import compression
     from lance_duck.scan import dataset
 
     r = np.random.default_rng(8)
@@ -103,21 +97,12 @@ def test_sparse_take_reads_only_selected_flat_bitpacked_variable_and_dictionary_
     })
     p = str(tmp_path / "sel.lance")
     lance.write_dataset(t, p, data_storage_version=version)
-    kinds = []
-    real = compression.decode_miniblock_selected
-
-    def spy(enc, cs, idx, what):
-        out = real(enc, cs, idx, what)
-        kinds.append((compression.encoding_kind(enc), out is not None))
-        return out
-
-    monkeypatch.setattr(compression, "decode_miniblock_selected", spy)
-    import lance_duck.file.v2_1.layouts.miniblock as mb
-    monkeypatch.setattr(mb, "decode_miniblock_selected", spy)
     edges = np.array([0, 1, n - 1, 4095, 4096, 65535, 65536])
     idx = np.union1d(r.choice(n, 300, replace=False), edges)
-    got = dataset(p).take(idx)
+    with decode_trace() as trace:
+        got = dataset(p).take(idx)
     assert got.equals(lance.dataset(p).take(idx))
-    assert ("flat", True) in kinds                    # the selected paths really ran
-    assert ("inline_bitpacking", True) in kinds
-    assert any(k in ("variable", "fsst") and ok for k, ok in kinds)
+    seen = trace.names()
+    assert "path:selected:flat" in seen                    # the selected paths really ran
+    assert "path:selected:inline_bitpacking" in seen
+    assert {"path:selected:variable", "path:selected:fsst"} & seen

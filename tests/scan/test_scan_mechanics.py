@@ -17,7 +17,7 @@ import lance
 from .conftest import STORAGE_VERSIONS, assert_tables_equal
 from lance_duck.errors import InvalidArgumentError, LanceDuckError
 from lance_duck.scan import LanceDataset, LanceFragment, LanceScanner, dataset
-import lance_duck.table.snapshot as snapshot_mod
+from lance_duck.trace import decode_trace
 
 # static constructors that build plain pyarrow objects and never touch our native state
 _SAFE = {"_scan_options", "from_batches", "from_paths"}
@@ -102,15 +102,10 @@ def many_fragments(tmp_path_factory) -> str:
 
 
 @pytest.fixture
-def opened(monkeypatch):
-    paths: list[str] = []
-    real = snapshot_mod.open_data_file  # the scan opens data files through Snapshot.open_data_file
-
-    def counting(io, ref, **kw):
-        paths.append(ref.path)
-        return real(io, ref, **kw)
-    monkeypatch.setattr(snapshot_mod, "open_data_file", counting)
-    return paths
+def opened():
+    """The data files the test opens (``file:open`` events of the decode trace)."""
+    with decode_trace() as trace:
+        yield trace
 
 
 def test_join_and_sort_materialise_through_pyarrow(many_fragments):
@@ -126,7 +121,7 @@ def test_first_batch_opens_only_the_first_fragment(many_fragments, opened):
     it = ds.to_batches()
     b = next(it)
     it.close()
-    assert b.num_rows == 300 and set(opened) == first_files
+    assert b.num_rows == 300 and set(opened.values("file:open")) == first_files
 
 
 def test_duckdb_limit_stops_reading_early(many_fragments, opened):
@@ -134,14 +129,14 @@ def test_duckdb_limit_stops_reading_early(many_fragments, opened):
     c = duckdb.connect()
     c.execute("set threads=1")
     assert len(c.sql("select * from ds limit 3").fetchall()) == 3
-    assert 0 < len(set(opened)) <= 3                  # of 8 fragments
+    assert 0 < len(set(opened.values("file:open"))) <= 3                  # of 8 fragments
 
 
 def test_limit_without_filter_plans_only_needed_fragments(many_fragments, opened):
     ds = dataset(many_fragments)
     got = ds.to_table(limit=10, offset=620)
     assert got.column("id").to_pylist() == list(range(620, 630))
-    assert len(set(opened)) == 1                      # fragment 2 only
+    assert len(set(opened.values("file:open"))) == 1                      # fragment 2 only
 
 
 def test_readahead_holds_at_most_its_budget(tmp_path):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import trace
 from ...encodings import fsst as _fsst
 from ...encodings import general as _general
 from ...errors import UnsupportedFeatureError
@@ -25,4 +26,5 @@ def fsst_decompress(symbol_table: bytes, offsets: np.ndarray, data: np.ndarray, 
                     ) -> tuple[np.ndarray, np.ndarray]:
     """FSST-decode every string delimited by ``offsets``; returns (offsets from 0, bytes): int64,
     or int32 with ``int32_offsets`` when the output surely fits (see ``encodings.fsst.decompress``)."""
+    trace.record("path:fsst:decompress", len(offsets) - 1)
     return _fsst.decompress(symbol_table, offsets, data, int32_offsets=int32_offsets)

@@ -7,6 +7,7 @@ import numpy as np
 import pyarrow as pa
 from google.protobuf.message import DecodeError
 
+from ... import trace
 from ..._proto import encodings_v2_1_pb2 as pb
 from ...encodings._threads import map_parts
 from ...errors import CorruptFileError, UnsupportedFeatureError
@@ -175,6 +176,7 @@ class LeafPlan:
         return pd
 
     def _decode_group(self, group: list) -> PageData:
+        trace.record("path:page-group", (group[0][0], group[-1][0]))
         if len(group) == 1:
             _, p, data = group[0]
             pd = p.decode(data, None)

@@ -6,15 +6,14 @@ Three roles (see the format notes, section 5):
 * :func:`decode_block` / :func:`decode_block_batch` (``block.py``) -- whole buffers (dictionaries, levels);
 * :func:`decode_per_value` (``fullzip.py``) -- full-zip values (already unzipped) -> values.
 
-Every decoder also reports the encoding names it used through :data:`SEEN` (tests assert that
-each supported encoding occurred).
+Every decoder reports the encodings it used to an open :func:`lance_duck.trace.decode_trace`.
 """
 from __future__ import annotations
 
 from .block import decode_block, decode_block_batch
-from .common import SEEN, encoding_kind
+from .common import encoding_kind
 from .fullzip import decode_per_value
 from .miniblock import ChunkSet, decode_miniblock, decode_miniblock_selected
 
-__all__ = ["ChunkSet", "SEEN", "decode_block", "decode_block_batch", "decode_miniblock", "decode_miniblock_selected",
+__all__ = ["ChunkSet", "decode_block", "decode_block_batch", "decode_miniblock", "decode_miniblock_selected",
            "decode_per_value", "encoding_kind"]

@@ -3,18 +3,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from .... import trace
 from ....encodings import fastlanes, rle
 from ....errors import CorruptFileError, UnsupportedFeatureError
 from .. import _kernels
 from ..gather import gather_bytes, read_uint
 from ..values import Fixed, VarBin, uint_view
-from .common import SEEN, UDT, flat_bits, encoding_kind
+from .common import UDT, flat_bits, encoding_kind
 
 
 def decode_block(enc, buf: np.ndarray, n: int, what: str):
     """Decode ``n`` values from one whole buffer."""
     kind = encoding_kind(enc)
-    SEEN.add(f"block:{kind}")
+    trace.record(f"block:{kind}")
     m = getattr(enc, kind)
     buf = np.ascontiguousarray(buf).view(np.uint8).reshape(-1)
     if n < 0 or n > (1 << 40):
@@ -39,7 +40,7 @@ def decode_block(enc, buf: np.ndarray, n: int, what: str):
     if kind == "rle":
         return _block_rle(m, buf, n, what)
     if kind == "general":
-        SEEN.add(f"general:{int(m.compression.scheme)}")
+        trace.record(f"general:{int(m.compression.scheme)}")
         return decode_block(m.values, _kernels.decompress(int(m.compression.scheme), buf, what), n, what)
     if kind == "constant" and m.HasField("value"):
         v = np.frombuffer(m.value, np.uint8)
@@ -100,7 +101,7 @@ def decode_block_batch(enc, buf: np.ndarray, offs: np.ndarray, sizes: np.ndarray
                        what: str) -> np.ndarray:
     """Decode one level buffer per chunk (u16 levels), all chunks at once; concatenated."""
     kind = encoding_kind(enc)
-    SEEN.add(f"levels:{kind}")
+    trace.record(f"levels:{kind}")
     m = getattr(enc, kind)
     if kind == "out_of_line_bitpacking":
         t = int(m.uncompressed_bits_per_value)

@@ -1,12 +1,9 @@
-"""What the three decoding roles share: the encoding names seen, the flat inner encodings, FSL layers."""
+"""What the three decoding roles share: the flat inner encodings, FSL layers."""
 from __future__ import annotations
 
 import numpy as np
 
 from ....errors import CorruptFileError, UnsupportedFeatureError
-
-SEEN: set[str] = set()
-"""Encoding names each decoder used (tests assert every supported encoding occurred)."""
 
 UDT = {8: np.uint8, 16: np.dtype("<u2"), 32: np.dtype("<u4"), 64: np.dtype("<u8")}
 

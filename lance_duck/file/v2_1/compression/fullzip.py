@@ -3,17 +3,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from .... import trace
 from ....errors import CorruptFileError, UnsupportedFeatureError
 from .. import _kernels
 from ..gather import gather_bytes, read_uint
 from ..values import Fixed, FslValues, VarBin, VarPackedValues
-from .common import SEEN, flat_bits, fsl_layers, encoding_kind
+from .common import flat_bits, fsl_layers, encoding_kind
 
 
 def decode_per_value(enc, vals, n: int, what: str):
     """Decode full-zip values: ``vals`` is a VarBin (variable) or Fixed (fixed-width records)."""
     kind = encoding_kind(enc)
-    SEEN.add(f"fz:{kind}")
+    trace.record(f"fz:{kind}")
     m = getattr(enc, kind)
     if kind == "variable" and isinstance(vals, VarBin):
         return vals
@@ -24,7 +25,7 @@ def decode_per_value(enc, vals, n: int, what: str):
         return VarBin(*_kernels.fsst_decompress(m.symbol_table, inner.offsets, inner.data))
     if kind == "general" and isinstance(vals, VarBin):
         scheme = int(m.compression.scheme)
-        SEEN.add(f"general:{scheme}")
+        trace.record(f"general:{scheme}")
         offs, data = _kernels.decompress_many(scheme, vals.offsets, vals.data, what)
         return decode_per_value(m.values, VarBin(offs, data), n, what)
     if kind == "fixed_size_list" and isinstance(vals, Fixed):
@@ -36,7 +37,7 @@ def decode_per_value(enc, vals, n: int, what: str):
 
 def _fz_fsl(m, vals: Fixed, what: str):
     layers, cur = fsl_layers(m)
-    SEEN.add("fz:fixed_size_list" + ("+validity" if any(v for _, v in layers) else ""))
+    trace.record("fz:fixed_size_list" + ("+validity" if any(v for _, v in layers) else ""))
     item_bits = flat_bits(cur.values, what, (8, 16, 32, 64, 128, 256))
     cum = np.cumprod([d for d, _ in layers]).astype(np.int64)
     n = vals.n

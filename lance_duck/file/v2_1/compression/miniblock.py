@@ -9,13 +9,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .... import trace
 from ....encodings import _threads, bss, fastlanes, fsst, rle
 from ....encodings._buf import empty
 from ....errors import CorruptFileError, UnsupportedFeatureError
 from .. import _kernels, offsets23
 from ..gather import gather_bytes, read_uint, segment_index
 from ..values import Fixed, FslValues, Packed, VarBin
-from .common import SEEN, UDT, flat_bits, fsl_layers, encoding_kind
+from .common import UDT, flat_bits, fsl_layers, encoding_kind
 
 
 @dataclass
@@ -32,7 +33,7 @@ class ChunkSet:
 
 def decode_miniblock(enc, cs: ChunkSet, what: str):
     kind = encoding_kind(enc)
-    SEEN.add(f"mb:{kind}")
+    trace.record(f"mb:{kind}")
     fn = _MB.get(kind)
     if fn is None:
         raise UnsupportedFeatureError(f"{what}: encoding {kind!r} is not supported in mini-block pages")
@@ -48,17 +49,21 @@ def decode_miniblock_selected(enc, cs: ChunkSet, idx: np.ndarray, what: str):
     """
     kind = encoding_kind(enc)
     if kind == "variable":
-        SEEN.add("mb:variable")
+        trace.record("mb:variable")
+        trace.record("path:selected:variable")
         return _variable_selected(enc.variable, cs, idx, what)
     if kind == "flat" and int(enc.flat.bits_per_value) % 8 == 0:
-        SEEN.add("mb:flat")
+        trace.record("mb:flat")
+        trace.record("path:selected:flat")
         return _flat_selected(enc.flat, cs, idx, what)
     if kind == "inline_bitpacking":
-        SEEN.add("mb:inline_bitpacking")
+        trace.record("mb:inline_bitpacking")
+        trace.record("path:selected:inline_bitpacking")
         return _inline_bp_selected(enc.inline_bitpacking, cs, idx, what)
     if kind != "fsst" or encoding_kind(enc.fsst.values) != "variable":
         return None
-    SEEN.add("mb:fsst")
+    trace.record("mb:fsst")
+    trace.record("path:selected:fsst")
     comp = _variable_selected(enc.fsst.values.variable, cs, idx, what)
     o, d = _kernels.fsst_decompress(enc.fsst.symbol_table, comp.offsets, comp.data)
     return VarBin(o, d)
@@ -185,6 +190,7 @@ def _inline_bp_one_width(data, t, offs, w, counts, total, what):
     k = offs.size
     if k < 2 or (w != w[0]).any() or (counts[:-1] != 1024).any() or int(w[0]) == 0:
         return None
+    trace.record("path:bitpack:one-width")
     return fastlanes.unpack_blocks_at(data, offs, int(w[0]), t).reshape(-1)[:total]
 
 
@@ -323,7 +329,7 @@ def _mb_fsst_grouped(m, cs: ChunkSet, what: str, group_values: int) -> VarBin:
     compressed bytes, tokens) stays small and is reused by the allocator instead of faulting in
     fresh pages; only the output offsets and the joined bytes are column-sized."""
     _need_bufs(cs, 1, what)
-    SEEN.add("mb:variable")
+    trace.record("mb:variable")
     st = fsst.parse_symbol_table(m.symbol_table)
     data, offs, sizes = cs.bufs[0]
     counts = cs.counts
@@ -331,6 +337,7 @@ def _mb_fsst_grouped(m, cs: ChunkSet, what: str, group_values: int) -> VarBin:
     ends = np.cumsum(counts)
     cuts = np.searchsorted(ends, np.arange(group_values, total, group_values)) + 1
     bounds = [0] + sorted({c for c in cuts.tolist() if 0 < c < k}) + [k]
+    trace.record("path:fsst:grouped", len(bounds) - 1)
 
     def group(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
         c0, c1 = span
@@ -383,7 +390,7 @@ def _mb_bss(m, cs: ChunkSet, what: str):
 def _mb_general(m, cs: ChunkSet, what: str):
     _need_bufs(cs, 1, what)
     scheme = int(m.compression.scheme)
-    SEEN.add(f"general:{scheme}")
+    trace.record(f"general:{scheme}")
     data, offs, sizes = cs.bufs[0]
     parts = [_kernels.decompress(scheme, data[o: o + s], what)
              for o, s in zip(offs.tolist(), sizes.tolist())]  # one codec call per chunk
@@ -400,7 +407,7 @@ def _mb_general(m, cs: ChunkSet, what: str):
 def _mb_fsl(m, cs: ChunkSet, what: str):
     layers, cur = fsl_layers(m)
     inner_enc = cur.values
-    SEEN.add("mb:fixed_size_list" + ("+validity" if any(v for _, v in layers) else ""))
+    trace.record("mb:fixed_size_list" + ("+validity" if any(v for _, v in layers) else ""))
     cum = np.cumprod([d for d, _ in layers]).astype(np.int64)
     if any(d <= 0 for d, _ in layers):
         raise CorruptFileError(f"{what}: fixed-size list of size 0")

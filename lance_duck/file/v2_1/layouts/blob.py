@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from .... import trace
 from ...._proto import encodings_v2_1_pb2 as pb
 from ....errors import CorruptFileError, UnsupportedFeatureError
 from .. import repdef
-from ..compression import SEEN
 from ..page import PageContext, PageData
 from .constant import ConstantPage
 from .fullzip import FullZipPage
@@ -36,7 +36,7 @@ class BlobPage:
             raise UnsupportedFeatureError(f"{self.what}: page layout {kind!r} inside a blob layout is not supported")
         self.inner = _INNER[kind](inner_ctx, page, getattr(inner, kind))
         self.rows = int(page.length)
-        SEEN.add("layout:blob")
+        trace.record("layout:blob")
 
     def meta_ranges(self):
         return self.inner.meta_ranges()

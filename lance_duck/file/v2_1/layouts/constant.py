@@ -13,9 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from .... import trace
 from ....errors import CorruptFileError
 from .. import repdef
-from ..compression import SEEN, decode_block
+from ..compression import decode_block
 from ..page import PageContext, PageData, entry_rows, trim
 from ..values import uint_view
 from .common import PageBase, u8
@@ -30,8 +31,8 @@ class ConstantPage(PageBase):
             raise CorruptFileError(f"{self.what}: constant page with {nb} buffers")
         self.has_value_buf = self.inline is None and nb in (1, 3)
         self.all_null = self.inline is None and not self.has_value_buf
-        SEEN.add("layout:constant:" + ("allnull" if self.all_null else "inline" if self.inline is not None
-                                       else "valuebuf"))
+        trace.record("layout:constant:" + ("allnull" if self.all_null else "inline" if self.inline is not None
+                                           else "valuebuf"))
 
     def meta_ranges(self):
         return []
@@ -47,7 +48,7 @@ class ConstantPage(PageBase):
             return None
         if self.lay.HasField(comp_field):
             n = int(getattr(self.lay, n_field))
-            SEEN.add("constant:compressed-levels")
+            trace.record("constant:compressed-levels")
             return uint_view(decode_block(getattr(self.lay, comp_field), raw, n, self.what)).astype(np.uint16)
         if raw.size % 2:
             raise CorruptFileError(f"{self.what}: raw level buffer of odd size")

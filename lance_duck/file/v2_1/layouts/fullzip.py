@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .... import trace
 from ....errors import CorruptFileError, UnsupportedFeatureError
 from .. import repdef
-from ..compression import SEEN, decode_per_value
+from ..compression import decode_per_value
 from ..gather import gather_bytes, read_uint
 from ..page import PageContext, PageData
 from ..values import Fixed, VarBin
@@ -55,7 +56,7 @@ class FullZipPage(PageBase):
             raise CorruptFileError(f"{self.what}: full-zip page without buffers")
         if (self.bits_rep or self.lb) and not self.has_index:
             raise CorruptFileError(f"{self.what}: full-zip page needs a repetition index")
-        SEEN.add("layout:fullzip:" + ("var" if self.lb else "fixed") + (":rep" if self.bits_rep else "")
+        trace.record("layout:fullzip:" + ("var" if self.lb else "fixed") + (":rep" if self.bits_rep else "")
                  + (":def" if self.bits_def else ""))
 
     def meta_ranges(self):

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .... import trace
 from ....errors import CorruptFileError, UnsupportedFeatureError
 from .. import repdef
-from ..compression import (SEEN, ChunkSet, decode_block, decode_block_batch, decode_miniblock,
+from ..compression import (ChunkSet, decode_block, decode_block_batch, decode_miniblock,
                            decode_miniblock_selected)
 from ..gather import read_header_words
 from ..page import PageContext, PageData, entry_rows, trim
@@ -35,7 +36,7 @@ class MiniBlockPage(PageBase):
         if len(self.bufs) < nb or len(page.buffer_sizes) != len(page.buffer_offsets):
             raise CorruptFileError(f"{self.what}: mini-block page has {len(page.buffer_offsets)} buffers, "
                                    f"expected {nb}")
-        SEEN.add("layout:miniblock" + (":large" if self.large else ""))
+        trace.record("layout:miniblock" + (":large" if self.large else ""))
 
     # -- I/O planning ------------------------------------------------------------------------
     def meta_ranges(self) -> list[tuple[int, int]]:
@@ -292,7 +293,7 @@ class MiniBlockPage(PageBase):
             if not hasattr(self, "_dict_vals"):
                 nd = int(self.lay.num_dictionary_items)
                 self._dict_vals = decode_block(self.lay.dictionary, self.dict_raw, nd, self.what + " dictionary")
-            SEEN.add("dictionary")
+            trace.record("dictionary")
             return apply_dictionary(self.ctx, self._dict_vals, uint_view(raw) if not hasattr(raw, "indices") else raw)
         return finish_values(self.ctx, raw, n)
 

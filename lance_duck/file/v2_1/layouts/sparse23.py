@@ -10,8 +10,9 @@ from types import SimpleNamespace
 import numpy as np
 import pyarrow as pa
 
+from .... import trace
 from ....errors import CorruptFileError
-from ..compression import SEEN, decode_block
+from ..compression import decode_block
 from ..page import PageContext, PageData
 from ..planar23 import SparseLayout
 from ..values import uint_view
@@ -43,7 +44,7 @@ class SparsePage:
         inner = SimpleNamespace(buffer_offsets=offs, buffer_sizes=sizes, length=self.rows if dict_rows else n_valid)
         self.inner = make_page(PageContext(ctx.what + " (valid rows)", ctx.arrow_type, ctx.dict_type, ctx.minor,
                                        ctx.keep_dictionary), inner, layout.values)
-        SEEN.add("layout:sparse23")
+        trace.record("layout:sparse23")
 
     def meta_ranges(self):
         return self.inner.meta_ranges()
@@ -61,7 +62,7 @@ class SparsePage:
         if lay.range is not None:
             start, step = lay.range
             pos = start + step * np.arange(n, dtype=np.int64)
-            SEEN.add("sparse23:range-positions")
+            trace.record("sparse23:range-positions")
         elif not self.has_positions:
             return np.zeros(0, np.int64)
         elif lay.delta is None:
@@ -75,7 +76,7 @@ class SparsePage:
             pos[0] = base
             np.cumsum(d, out=pos[1:])
             pos[1:] += base
-            SEEN.add("sparse23:delta-positions")
+            trace.record("sparse23:delta-positions")
         if pos.size != n or (n and (pos.min() < 0 or pos.max() >= self.rows or np.any(np.diff(pos) <= 0))):
             raise CorruptFileError(f"{self.what}: sparse positions are not increasing rows below {self.rows}")
         return pos

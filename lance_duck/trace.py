@@ -1,0 +1,87 @@
+"""An opt-in trace of what the decoders did: which page layouts, compressions and code paths ran.
+
+Off by default, and free when off: decoders call :func:`record`, which returns at once (one
+module-level ``None`` check) unless a :func:`decode_trace` block is open. While one is open, the
+events of every thread are collected (pages decode on a thread pool) under a lock.
+
+Event names (a value is attached where it says more):
+
+* ``layout:<name>`` -- a page layout (``layout:miniblock``, ``layout:fullzip:var:def``, ...);
+* ``mb:<encoding>`` / ``block:<encoding>`` / ``levels:<encoding>`` / ``fz:<encoding>`` -- a
+  compression in one of the three decoding roles (mini-block, whole buffer, full-zip per value),
+  ``general:<scheme>`` (1 = lz4, 2 = zstd), ``dictionary``;
+* ``path:<name>`` -- a code path: ``path:selected:<encoding>`` (only the selected values of a
+  mini-block page decoded), ``path:page-group`` (pages ``(first, last)`` decoded together),
+  ``path:bitpack:one-width``, ``path:fsst:grouped`` (groups), ``path:fsst:decompress`` (strings),
+  ``path:fsst:escapes``, ``path:fsst:pieces`` (pieces);
+* ``file:open`` -- a data file opened (its path).
+
+Example::
+
+    from lance_duck.trace import decode_trace
+    with decode_trace() as trace:
+        lance_duck.dataset("t.lance").to_table()
+    assert "layout:miniblock" in trace.names()
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["DecodeTrace", "decode_trace", "record"]
+
+
+class DecodeTrace:
+    """The events recorded while a :func:`decode_trace` block was open, in arrival order."""
+
+    def __init__(self, outer: DecodeTrace | None = None) -> None:
+        self._lock = threading.Lock()
+        self._outer = outer
+        self.events: list[tuple[str, object]] = []
+
+    def add(self, name: str, value: object) -> None:
+        """Append one event (to this trace and the traces open around it)."""
+        with self._lock:
+            self.events.append((name, value))
+        if self._outer is not None:
+            self._outer.add(name, value)
+
+    def names(self) -> set[str]:
+        """Every event name recorded."""
+        with self._lock:
+            return {name for name, _ in self.events}
+
+    def values(self, name: str) -> list[object]:
+        """The values recorded with event ``name``, in arrival order."""
+        with self._lock:
+            return [value for n, value in self.events if n == name]
+
+
+_active: DecodeTrace | None = None
+_open_lock = threading.Lock()
+
+
+def record(name: str, value: object = None) -> None:
+    """Record event ``name`` (with ``value``) in the open trace; nothing when no trace is open."""
+    trace = _active
+    if trace is None:
+        return
+    trace.add(name, value)
+
+
+@contextmanager
+def decode_trace() -> Iterator[DecodeTrace]:
+    """Record the decoders' events of every thread until the block ends.
+
+    Blocks nest: the events of an inner block reach the outer one too.
+    """
+    global _active
+    with _open_lock:
+        outer = _active
+        trace = _active = DecodeTrace(outer)
+    try:
+        yield trace
+    finally:
+        with _open_lock:
+            _active = outer
