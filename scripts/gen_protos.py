@@ -1,4 +1,4 @@
-"""Regenerate lance_duck/_proto/*_pb2.py from protos/*.proto (needs grpcio-tools).
+"""Regenerate lance_duck/_proto/*_pb2.py and their type stubs *_pb2.pyi from protos/*.proto (needs grpcio-tools).
 
 Usage: python scripts/gen_protos.py [--out DIR]
 """
@@ -20,10 +20,10 @@ def generate(out: Path) -> list[Path]:
     include = Path(grpc_tools.__file__).parent / "_proto"
     out.mkdir(parents=True, exist_ok=True)
     files = sorted(PROTOS.glob("*.proto"))
-    args = ["protoc", f"-I{PROTOS}", f"-I{include}", f"--python_out={out}"] + [str(f) for f in files]
+    args = ["protoc", f"-I{PROTOS}", f"-I{include}", f"--python_out={out}", f"--pyi_out={out}"] + [str(f) for f in files]
     if protoc.main(args) != 0:
         raise SystemExit("protoc failed")
-    generated = sorted(out.glob("*_pb2.py"))
+    generated = sorted(out.glob("*_pb2.py")) + sorted(out.glob("*_pb2.pyi"))
     # protoc emits `import file_pb2`; make the imports package-relative.
     names = {p.stem for p in generated}
     for path in generated:

@@ -283,6 +283,7 @@ def test_wheel_ships_the_sample_table_queries_and_metadata(wheel):
     for p in files:
         assert "lance_duck/_sample/" + p.relative_to(sample_dir).as_posix() in names
     assert "lance_duck/py.typed" in names             # PEP 561: the type hints are shipped
+    assert "lance_duck/_proto/table_pb2.pyi" in names  # with the protobuf modules' stubs
     meta = zipfile.ZipFile(whl).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     assert f"\nVersion: {lance_duck.__version__}\n" in meta
     assert "\nLicense-Expression: Apache-2.0\n" in meta

@@ -1,4 +1,4 @@
-"""The committed generated protobuf modules match protos/*.proto."""
+"""The committed generated protobuf modules and their type stubs match protos/*.proto."""
 import importlib.util
 import os
 import subprocess
@@ -16,8 +16,9 @@ def test_generated_protos_are_up_to_date(tmp_path):
     subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_protos.py"), "--out", str(tmp_path)],
                    check=True, capture_output=True)
     committed = ROOT / "lance_duck" / "_proto"
-    fresh = sorted(p.name for p in tmp_path.glob("*_pb2.py"))
-    assert fresh == sorted(p.name for p in committed.glob("*_pb2.py"))
+    fresh = sorted(p.name for p in tmp_path.glob("*_pb2.py*"))       # modules and their type stubs
+    assert fresh == sorted(p.name for p in committed.glob("*_pb2.py*"))
+    assert len(fresh) == 2 * len(list((ROOT / "protos").glob("*.proto")))
     for name in fresh:
         assert (tmp_path / name).read_text() == (committed / name).read_text(), (
             f"{name} is stale: run `python scripts/gen_protos.py`")
