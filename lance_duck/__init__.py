@@ -22,6 +22,8 @@ Example:
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .errors import (
     BranchNotFoundError,
     CorruptFileError,
@@ -35,6 +37,10 @@ from .errors import (
 
 from ._version import __version__
 
+if TYPE_CHECKING:  # the lazy entry points below, as type checkers see them
+    from .integrations.duckdb import register, sql
+    from .scan.dataset import LanceDataset, dataset
+
 # Entry points are imported lazily so that `import lance_duck` stays cheap.
 _LAZY = {
     "dataset": ("lance_duck.scan.dataset", "dataset"),
@@ -44,7 +50,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 

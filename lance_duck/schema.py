@@ -9,7 +9,7 @@ is not reliable). Field ids are stable across renames and never positions.
 from __future__ import annotations
 
 from dataclasses import dataclass, field as dc_field
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 import pyarrow as pa
 
@@ -136,7 +136,7 @@ class LanceSchema:
             yield from f.walk()
 
 
-def schema_from_protos(pb_fields: Iterable, metadata: dict[str, bytes] | None = None) -> LanceSchema:
+def schema_from_protos(pb_fields: Iterable[Any], metadata: dict[str, bytes] | None = None) -> LanceSchema:
     """Build the field tree from ``lance.file.Field`` messages (flat, parent-before-child)."""
     nodes: list[LanceField] = []
     by_id: dict[int, LanceField] = {}

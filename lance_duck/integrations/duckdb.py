@@ -38,7 +38,7 @@ import sys
 import threading
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, cast
 
 import duckdb
 import pyarrow as pa
@@ -50,6 +50,7 @@ from sqlglot.errors import ParseError, TokenError
 from ..errors import InvalidArgumentError, LanceDuckError
 from ..predicate._deep import call_deep
 from ..scan.dataset import LanceDataset
+from ..scan.params import AsOf, StorageOptions, Version
 from .duckdb_errors import fresh, last_seq, recorded_since, watched
 
 _LANCE_SCAN = "lance_scan"
@@ -83,7 +84,7 @@ class LanceRef:
             spec.append(f"TIMESTAMP => {self.asof!r}")
         return f"'{self.uri}'" + (f" AT ({', '.join(spec)})" if spec else "")
 
-    def open(self):
+    def open(self) -> LanceDataset:
         """The dataset this reference names; errors name the table and the reference."""
         from ..scan.dataset import dataset
         opts = dict(self.storage_options) if self.storage_options is not None else None
@@ -313,7 +314,7 @@ def _parse(query: str) -> list[exp.Expression] | None:
     """sqlglot's statements, or None when sqlglot cannot read the text (DuckDB will judge it)."""
     try:
         with _quiet_sqlglot():
-            statements = [s for s in sqlglot.parse(query, read="duckdb") if s is not None]
+            statements = [cast(exp.Expression, s) for s in sqlglot.parse(query, read="duckdb") if s is not None]
     except (ParseError, TokenError):
         return None
     return statements
@@ -375,13 +376,13 @@ class _Rewriter:
         stems = [_stem(r.uri) for _, r, _ in found if r is not None]
         for table, ref, generated in found:
             in_from = isinstance(table.parent, (exp.From, exp.Join))
-            new = exp.Table(this=exp.to_identifier(generated or self.name_of(ref), quoted=True))
+            new = exp.Table(this=exp.to_identifier(generated if ref is None else self.name_of(ref), quoted=True))
             alias = table.args.get("alias")
             if alias is not None:
                 new.set("alias", alias)
             elif in_from and ref is None:
                 new.set("alias", exp.TableAlias(this=exp.to_identifier(_plain_name(table), quoted=True)))
-            elif in_from and stems.count(_stem(ref.uri)) == 1 and _stem(ref.uri).isidentifier():
+            elif in_from and ref is not None and stems.count(_stem(ref.uri)) == 1 and _stem(ref.uri).isidentifier():
                 new.set("alias", exp.TableAlias(this=exp.to_identifier(_stem(ref.uri), quoted=True)))
             for key in ("sample", "pivots", "joins", "laterals"):
                 if table.args.get(key):
@@ -393,8 +394,8 @@ class _Rewriter:
         """``EXPLAIN`` / ``DESCRIBE`` / ``SHOW`` / ``SUMMARIZE`` + a table or a query, rewritten."""
         keyword = " ".join(keyword.upper().split())
         alone = _parse(rest)
-        is_statement = bool(alone) and not isinstance(alone[0], (exp.Literal, exp.Column, exp.Anonymous,
-                                                                  exp.Identifier, exp.Dot))
+        is_statement = bool(alone) and alone is not None and not isinstance(
+            alone[0], (exp.Literal, exp.Column, exp.Anonymous, exp.Identifier, exp.Dot))
         if not keyword.startswith("EXPLAIN") and not is_statement:
             probe = _parse(f"SELECT * FROM {rest}")
             if probe and len(probe) == 1 and isinstance(probe[0], exp.Select):
@@ -620,7 +621,7 @@ def _frame_lookup(frame: Any, con: duckdb.DuckDBPyConnection) -> Lookup:
 #: Caller's variables stay registered (and alive) for this many later registrations per connection;
 #: a relation over an older one then reports DuckDB's "table does not exist".
 KEPT_VARIABLES = 64
-_variables: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, collections.OrderedDict]" = \
+_variables: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, collections.OrderedDict[str, None]]" = \
     weakref.WeakKeyDictionary()
 
 
@@ -689,7 +690,7 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> Lanc
         del frame
     if rw.count_ref is not None:
         n = next(iter(opened.values())).count_rows()
-        alias = rw.count_alias.replace('"', '""')
+        alias = (rw.count_alias or "").replace('"', '""')
         return LanceRelation(con.sql(f'SELECT CAST({int(n)} AS BIGINT) AS "{alias}"'))
     for name, ds in opened.items():
         con.register(name, watched(ds))
@@ -705,8 +706,9 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> Lanc
     return None if rel is None else LanceRelation(rel)
 
 
-def register(connection: duckdb.DuckDBPyConnection, name: str, uri_or_dataset, version=None, asof=None,
-             *, branch: str | None = None, storage_options: dict | None = None):
+def register(connection: duckdb.DuckDBPyConnection, name: str, uri_or_dataset: str | os.PathLike[str] | LanceDataset,
+             version: Version = None, asof: AsOf = None, *, branch: str | None = None,
+             storage_options: StorageOptions = None) -> LanceDataset:
     """Register a Lance table (a uri or an open dataset) on ``connection`` as view ``name``.
 
     Args:
@@ -736,7 +738,7 @@ def register(connection: duckdb.DuckDBPyConnection, name: str, uri_or_dataset, v
         >>> con.sql("select count(*) from orders").fetchall()
         [(2000,)]
     """
-    if isinstance(uri_or_dataset, str) or hasattr(uri_or_dataset, "__fspath__"):
+    if isinstance(uri_or_dataset, (str, os.PathLike)):   # (any object with __fspath__)
         opts = tuple(sorted((str(k), str(v)) for k, v in storage_options.items())) if storage_options else None
         ref_version, ref_branch = _version_value(version) if version is not None else (None, None)
         ds = LanceRef(str(uri_or_dataset), ref_version, None if asof is None else str(asof),

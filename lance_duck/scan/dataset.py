@@ -10,7 +10,8 @@ pickles as (uri, version, branch, storage options, filter), never as data.
 """
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -20,11 +21,17 @@ from ..errors import InvalidArgumentError, UnsupportedFeatureError
 from .filters import BoundFilter, and_filters, bind_filter
 from .fragment import LanceFragment
 from .interop import export_stream, placeholder_native_state, refuse_native_scan
+from .params import AsOf, Columns, Filter, Indices, StorageOptions, Version
 from .scanner import LanceScanner
 
+if TYPE_CHECKING:
+    from ..index import IndexDescription
+    from ..schema import LanceSchema
+    from ..table.snapshot import Snapshot
 
-def dataset(uri, version: int | str | None = None, asof=None, *, branch: str | None = None,
-            storage_options: dict | None = None) -> "LanceDataset":
+
+def dataset(uri: str, version: Version = None, asof: AsOf = None, *, branch: str | None = None,
+            storage_options: StorageOptions = None) -> LanceDataset:
     """Open a Lance table for reading, pinned at one version.
 
     Args:
@@ -76,10 +83,10 @@ def dataset(uri, version: int | str | None = None, asof=None, *, branch: str | N
 class Tags:
     """``ds.tags``: read-only view of the table's tags."""
 
-    def __init__(self, snapshot):
+    def __init__(self, snapshot: Snapshot) -> None:
         self._snapshot = snapshot
 
-    def list(self) -> dict[str, dict]:
+    def list(self) -> dict[str, dict[str, Any]]:
         """``{tag: {'version', 'branch', 'created_at', ...}}`` like pylance's ``ds.tags.list()``."""
         return self._snapshot.list_tags()
 
@@ -95,10 +102,10 @@ class Tags:
 class Branches:
     """``ds.branches``: read-only view of the table's branches."""
 
-    def __init__(self, snapshot):
+    def __init__(self, snapshot: Snapshot) -> None:
         self._snapshot = snapshot
 
-    def list(self) -> dict[str, dict]:
+    def list(self) -> dict[str, dict[str, Any]]:
         """``{branch: {...}}`` like pylance's ``ds.branches.list()``."""
         return self._snapshot.list_branches()
 
@@ -128,8 +135,8 @@ class LanceDataset(pads.FileSystemDataset):
         [{'order_id': 0, 'status': 'delivered'}, {'order_id': 1, 'status': 'returned'}]
     """
 
-    def __init__(self, snapshot, *, storage_options: dict | None = None,
-                 base_filter: BoundFilter | None = None, _filter_source=None):
+    def __init__(self, snapshot: Snapshot, *, storage_options: StorageOptions = None,
+                 base_filter: BoundFilter | None = None, _filter_source: Any = None) -> None:
         # The native FileSystemDataset is a placeholder that pyarrow cannot scan (see interop).
         pads.FileSystemDataset.__init__(self, *placeholder_native_state(snapshot.arrow_schema, snapshot.uri))
         self._snapshot = snapshot
@@ -159,7 +166,7 @@ class LanceDataset(pads.FileSystemDataset):
         return self._snapshot.arrow_schema
 
     @property
-    def lance_schema(self):
+    def lance_schema(self) -> LanceSchema:
         return self._snapshot.schema
 
     @property
@@ -178,12 +185,12 @@ class LanceDataset(pads.FileSystemDataset):
     def branches(self) -> Branches:
         return Branches(self._snapshot)
 
-    def versions(self) -> list[dict]:
+    def versions(self) -> list[dict[str, Any]]:
         """Every version of this branch: ``{'version', 'timestamp', 'metadata'}`` like pylance's
         (``timestamp`` is pylance's naive local time)."""
         return self._snapshot.versions()
 
-    def checkout_version(self, version) -> "LanceDataset":
+    def checkout_version(self, version: Version | tuple[str | None, Version]) -> LanceDataset:
         """A new dataset at ``version``: a number, a tag name or ``(branch, number | None)``."""
         if isinstance(version, tuple):
             if len(version) != 2:
@@ -195,20 +202,21 @@ class LanceDataset(pads.FileSystemDataset):
         return LanceDataset(snap, storage_options=self._storage_options)
 
     # -- indices ----------------------------------------------------------------------------------
-    def describe_indices(self) -> list:
+    def describe_indices(self) -> list[IndexDescription]:
         """The table's indices at this version, like pylance's ``describe_indices()``."""
         from ..index import describe_indices
         return describe_indices(self._snapshot)
 
-    def list_indices(self) -> list[dict]:
+    def list_indices(self) -> list[dict[str, Any]]:
         """One dict per index segment, like pylance's (deprecated) ``list_indices()``."""
         from ..index import list_indices
         return list_indices(self._snapshot)
 
     # -- scans ------------------------------------------------------------------------------------
-    def scanner(self, columns=None, filter=None, limit: int | None = None, offset: int | None = None,
-                batch_size: int | None = None, with_row_id: bool = False, with_row_address: bool = False,
-                fragments=None, **kwargs: Any) -> LanceScanner:
+    def scanner(self, columns: Columns = None, filter: Filter = None, limit: int | None = None,
+                offset: int | None = None, batch_size: int | None = None, with_row_id: bool = False,
+                with_row_address: bool = False, fragments: Sequence[LanceFragment | int] | None = None,
+                **kwargs: Any) -> LanceScanner:
         """A :class:`LanceScanner` over this version (nothing is read until it is consumed).
 
         Args:
@@ -224,22 +232,22 @@ class LanceDataset(pads.FileSystemDataset):
                             batch_size=batch_size, with_row_id=with_row_id,
                             with_row_address=with_row_address, fragments=fragments, **kwargs)
 
-    def to_table(self, columns=None, filter=None, **kwargs: Any) -> pa.Table:
+    def to_table(self, columns: Columns = None, filter: Filter = None, **kwargs: Any) -> pa.Table:
         return self.scanner(columns=columns, filter=filter, **kwargs).to_table()
 
-    def to_batches(self, columns=None, filter=None, **kwargs: Any) -> Iterator[pa.RecordBatch]:
+    def to_batches(self, columns: Columns = None, filter: Filter = None, **kwargs: Any) -> Iterator[pa.RecordBatch]:
         return self.scanner(columns=columns, filter=filter, **kwargs).to_batches()
 
-    def head(self, num_rows: int, columns=None, filter=None, **kwargs: Any) -> pa.Table:
+    def head(self, num_rows: int, columns: Columns = None, filter: Filter = None, **kwargs: Any) -> pa.Table:
         return self.scanner(columns=columns, filter=filter, **kwargs).head(num_rows)
 
-    def count_rows(self, filter=None, **kwargs: Any) -> int:
+    def count_rows(self, filter: Filter = None, **kwargs: Any) -> int:
         """Exact; from manifests and deletion files alone when there is no filter."""
         if filter is None and self._base_filter is None and not kwargs:
             return self._snapshot.count_rows()
         return self.scanner(filter=filter, **kwargs).count_rows()
 
-    def take(self, indices, columns=None) -> pa.Table:
+    def take(self, indices: Indices, columns: Columns = None) -> pa.Table:
         """Rows at logical positions (after deletions), in the order given.
 
         pylance's signature: ``indices`` and ``columns`` only (pyarrow's ``filter=``, ``batch_size=``...
@@ -249,7 +257,7 @@ class LanceDataset(pads.FileSystemDataset):
         return take_rows(self._snapshot, self._snapshot.fragments, indices, columns, self._base_filter)
 
     # -- fragments --------------------------------------------------------------------------------
-    def get_fragments(self, filter=None) -> list[LanceFragment]:
+    def get_fragments(self, filter: Filter = None) -> list[LanceFragment]:
         """Every fragment of this version, in manifest order.
 
         Raises:
@@ -269,7 +277,7 @@ class LanceDataset(pads.FileSystemDataset):
         return None
 
     # -- pyarrow.dataset.Dataset methods with no native state behind them -------------------------
-    def filter(self, expression) -> "LanceDataset":
+    def filter(self, expression: Filter) -> LanceDataset:
         """A new dataset whose scans all apply ``expression`` too."""
         bound = and_filters(self._base_filter, bind_filter(expression, self.schema))
         src = expression if self._filter_source is None else (self._filter_source, expression)
@@ -279,30 +287,32 @@ class LanceDataset(pads.FileSystemDataset):
     def _materialized(self) -> pads.Dataset:
         return pads.dataset(self.to_table())
 
-    def sort_by(self, sorting, **kwargs: Any):
+    def sort_by(self, sorting: str | list[tuple[str, str]], **kwargs: Any) -> pads.Dataset:
         """Sorted copy (materialises the scan, like any full sort)."""
         return self._materialized().sort_by(sorting, **kwargs)
 
-    def join(self, right_dataset, keys, right_keys=None, join_type="left outer", left_suffix=None,
-             right_suffix=None, coalesce_keys=True, use_threads=True):
+    def join(self, right_dataset: Any, keys: str | list[str], right_keys: str | list[str] | None = None,
+             join_type: str = "left outer", left_suffix: str | None = None, right_suffix: str | None = None,
+             coalesce_keys: bool = True, use_threads: bool = True) -> pads.Dataset:
         right = right_dataset._materialized() if isinstance(right_dataset, LanceDataset) else right_dataset
         return self._materialized().join(right, keys, right_keys, join_type, left_suffix, right_suffix,
                                          coalesce_keys, use_threads)
 
-    def join_asof(self, right_dataset, on, by, tolerance, right_on=None, right_by=None):
+    def join_asof(self, right_dataset: Any, on: str, by: str | list[str], tolerance: int,
+                  right_on: str | None = None, right_by: str | list[str] | None = None) -> pads.Dataset:
         right = right_dataset._materialized() if isinstance(right_dataset, LanceDataset) else right_dataset
         return self._materialized().join_asof(right, on, by, tolerance, right_on, right_by)
 
-    def replace_schema(self, schema):
+    def replace_schema(self, schema: pa.Schema) -> None:
         raise UnsupportedFeatureError(
             f"a Lance dataset's schema is the table's ({self.uri}); replace_schema is not supported (it is "
             "also how pyarrow.dataset.dataset([...]) builds a UnionDataset): cast the scan instead, "
             "ds.to_table(...).cast(schema), or union materialised data: pyarrow.dataset.dataset(ds.to_table())")
 
-    def _get_fragments(self, filter=None):
+    def _get_fragments(self, filter: Filter = None) -> Iterator[LanceFragment]:
         return iter(self.get_fragments(filter))
 
-    def _scanner_options(self, options):
+    def _scanner_options(self, options: Any) -> None:
         # pyarrow calls this on its way to its own native scan (Scanner.from_dataset, acero scan node)
         raise refuse_native_scan(self.uri)
 
@@ -313,27 +323,27 @@ class LanceDataset(pads.FileSystemDataset):
         return [f.path for frag in self._snapshot.fragments for f in frag.files]
 
     @property
-    def partitioning(self):
+    def partitioning(self) -> None:
         return None
 
     @property
-    def format(self):
+    def format(self) -> None:
         raise AttributeError("a Lance dataset has no pyarrow file format: its data files are Lance files "
                              "that only lance_duck (ds.scanner(...)) reads")
 
     @property
-    def filesystem(self):
+    def filesystem(self) -> None:
         raise AttributeError("a Lance dataset has no pyarrow filesystem: it reads through fsspec "
                              "(storage_options)")
 
     # -- Arrow PyCapsule stream protocol ------------------------------------------------------------
-    def __arrow_c_stream__(self, requested_schema=None):
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         """The full scan (base filter applied) as an Arrow C stream: ``pa.table(ds)``,
         ``pa.RecordBatchReader.from_stream(ds)``, ``pyarrow.dataset.write_dataset(ds, ...)``."""
         return export_stream(self.scanner().to_reader(), requested_schema)
 
     # -- pickling ----------------------------------------------------------------------------------
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (_restore, (self.uri, self.version, self.branch, self._storage_options, self._filter_source))
 
     def __repr__(self) -> str:
@@ -341,14 +351,15 @@ class LanceDataset(pads.FileSystemDataset):
         return f"LanceDataset(uri={self.uri!r}, version={self.version}{b})"
 
 
-def _restore(uri, version, branch, storage_options, filter_source) -> LanceDataset:
+def _restore(uri: str, version: int, branch: str | None, storage_options: StorageOptions,
+             filter_source: Any) -> LanceDataset:
     ds = dataset(uri, version, branch=branch, storage_options=storage_options)
     for f in _flatten(filter_source):
         ds = ds.filter(f)
     return ds
 
 
-def _flatten(src):
+def _flatten(src: Any) -> list[Any]:
     if src is None:
         return []
     if isinstance(src, tuple):

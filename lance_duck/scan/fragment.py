@@ -7,15 +7,18 @@ a crash must never be the answer. pyarrow now rejects a LanceFragment with a Typ
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InvalidArgumentError
 from .interop import export_stream
+from .params import Columns, Filter, Indices
 
 if TYPE_CHECKING:
+    from ..table.fragment import FragmentInfo
     from .dataset import LanceDataset
     from .scanner import LanceScanner
 
@@ -34,7 +37,7 @@ class LanceFragment:
         [(0, 1000, 562), (1, 1000, 91), (2, 500, 48), (3, 103, 0)]
     """
 
-    def __init__(self, dataset: "LanceDataset", info):
+    def __init__(self, dataset: LanceDataset, info: FragmentInfo) -> None:
         self._dataset = dataset
         self._info = info
 
@@ -66,12 +69,12 @@ class LanceFragment:
         """Paths of the fragment's data files."""
         return [f.path for f in self._info.files]
 
-    def count_rows(self, filter=None, **kwargs) -> int:
+    def count_rows(self, filter: Filter = None, **kwargs: Any) -> int:
         if filter is None and not kwargs:
             return self._info.count_rows()
         return self.scanner(filter=filter, **kwargs).count_rows()
 
-    def scanner(self, **kwargs) -> "LanceScanner":
+    def scanner(self, **kwargs: Any) -> LanceScanner:
         """A :class:`LanceScanner` over this fragment only (arguments as :meth:`LanceDataset.scanner`).
 
         pyarrow's ``schema=`` is accepted only as the dataset's own schema (a Lance scan cannot cast).
@@ -83,31 +86,34 @@ class LanceFragment:
                 "schema; cast the result instead, scanner().to_table().cast(schema)")
         return self._dataset.scanner(fragments=[self], **kwargs)
 
-    def to_table(self, **kwargs) -> pa.Table:
+    def to_table(self, **kwargs: Any) -> pa.Table:
         return self.scanner(**kwargs).to_table()
 
-    def to_batches(self, **kwargs) -> Iterator[pa.RecordBatch]:
+    def to_batches(self, **kwargs: Any) -> Iterator[pa.RecordBatch]:
         return self.scanner(**kwargs).to_batches()
 
-    def head(self, num_rows: int, **kwargs) -> pa.Table:
+    def head(self, num_rows: int, **kwargs: Any) -> pa.Table:
         return self.scanner(**kwargs).head(num_rows)
 
-    def take(self, indices, columns=None) -> pa.Table:
+    def take(self, indices: Indices, columns: Columns = None) -> pa.Table:
         """Rows at logical positions (after deletions) of this fragment."""
         from .take import take_rows
         return take_rows(self._dataset._snapshot, [self._info], indices, columns, self._dataset._base_filter,
                           child_order="named")
 
-    def __arrow_c_stream__(self, requested_schema=None):
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         """This fragment's rows as an Arrow C stream (``pa.table(fragment)``)."""
         return export_stream(self.scanner().to_reader(), requested_schema)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (_restore_fragment, (self._dataset, self.fragment_id))
 
     def __repr__(self) -> str:
         return f"LanceFragment(id={self.fragment_id}, physical_rows={self.physical_rows})"
 
 
-def _restore_fragment(dataset: "LanceDataset", fragment_id: int) -> LanceFragment:
-    return dataset.get_fragment(fragment_id)
+def _restore_fragment(dataset: LanceDataset, fragment_id: int) -> LanceFragment:
+    frag = dataset.get_fragment(fragment_id)
+    if frag is None:
+        raise InvalidArgumentError(f"fragment {fragment_id} is not in version {dataset.version} of {dataset.uri}")
+    return frag

@@ -6,8 +6,10 @@ never initialised, so every inherited method is overridden here.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator, NamedTuple, Sequence
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as pads
 
@@ -15,11 +17,14 @@ from ..errors import InvalidArgumentError, UnsupportedFeatureError
 from .execution import ScanContext, execute
 from .filters import and_filters, bind_filter
 from .interop import export_stream
+from .params import Columns, Filter
 from .planning import DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS, plan_tasks
 from .projection import resolve_projection
 from .readahead import DEFAULT_BUDGET_BYTES, ReadaheadStats
 
 if TYPE_CHECKING:
+    from ..table.fragment import FragmentInfo
+    from ..table.snapshot import Snapshot
     from .dataset import LanceDataset
     from .fragment import LanceFragment
 
@@ -34,7 +39,7 @@ _IGNORED_OPTIONS = frozenset({
 
 class TaggedRecordBatch(NamedTuple):
     record_batch: pa.RecordBatch
-    fragment: Any
+    fragment: LanceFragment | None
 
 
 class LanceScanner(pads.Scanner):
@@ -52,11 +57,12 @@ class LanceScanner(pads.Scanner):
         [{'order_id': 0, 'shipping.city': 'Berlin'}, {'order_id': 1, 'shipping.city': 'Berlin'}]
     """
 
-    def __init__(self, dataset: "LanceDataset", columns=None, filter=None, limit: int | None = None,
-                 offset: int | None = None, batch_size: int | None = None, with_row_id: bool = False,
-                 with_row_address: bool = False, fragments: Sequence["LanceFragment"] | None = None,
-                 batch_readahead: int | None = None, readahead_bytes: int | None = None,
-                 use_scalar_index: bool | None = None, **options: Any):
+    def __init__(self, dataset: LanceDataset, columns: Columns = None, filter: Filter = None,
+                 limit: int | None = None, offset: int | None = None, batch_size: int | None = None,
+                 with_row_id: bool = False, with_row_address: bool = False,
+                 fragments: Sequence[LanceFragment | int] | None = None, batch_readahead: int | None = None,
+                 readahead_bytes: int | None = None, use_scalar_index: bool | None = None,
+                 **options: Any) -> None:
         # pyarrow.dataset.Scanner.__init__ is deliberately not called (no public constructor).
         unknown = set(options) - _IGNORED_OPTIONS
         if unknown:
@@ -73,7 +79,7 @@ class LanceScanner(pads.Scanner):
         self._offset = offset or 0
         self._batch_rows = batch_size or DEFAULT_BATCH_ROWS
         self._task_rows = batch_size or DEFAULT_TASK_ROWS
-        self._first_rows = None if batch_size else FIRST_BATCH_ROWS
+        self._first_rows: int | None = None if batch_size else FIRST_BATCH_ROWS
         self._readahead = 4 if batch_readahead is None else batch_readahead
         self._budget = readahead_bytes or DEFAULT_BUDGET_BYTES
         if fragments is None:
@@ -110,7 +116,7 @@ class LanceScanner(pads.Scanner):
         return execute(ctx, tasks, offset=offset, limit=limit, readahead=self._readahead,
                        budget_bytes=self._budget, stats=self.stats, batch_rows=self._batch_rows)
 
-    def _index_selections(self):
+    def _index_selections(self) -> dict[int, np.ndarray] | None:
         """Rows the table's exact scalar indices select for the filter's conjuncts (or None)."""
         if not self._use_scalar_index or self._filter is None or not self._filter.conjuncts:
             return None
@@ -129,7 +135,7 @@ class LanceScanner(pads.Scanner):
     def head(self, num_rows: int) -> pa.Table:
         return pa.Table.from_batches(list(self._batches(limit=num_rows)), schema=self.projected_schema)
 
-    def take(self, indices) -> pa.Table:
+    def take(self, indices: Any) -> pa.Table:
         """Rows at positions of this scan's result."""
         return self.to_table().take(indices)
 
@@ -154,7 +160,7 @@ class LanceScanner(pads.Scanner):
                 if remaining is not None and remaining <= 0:
                     return
 
-    def _copy(self, **changes) -> "LanceScanner":
+    def _copy(self, **changes: Any) -> LanceScanner:
         new = type(self).__new__(type(self))
         new.__dict__.update(self.__dict__)
         new.stats = ReadaheadStats()
@@ -168,7 +174,7 @@ class LanceScanner(pads.Scanner):
 
     def count_rows(self) -> int:
         """Exact; from metadata alone when there is no filter."""
-        total = None
+        total: int | None = None
         if self._filter is None:
             total = sum(f.count_rows() for f in self._fragments)
         elif self._use_scalar_index and self._filter.conjuncts_complete:
@@ -183,24 +189,24 @@ class LanceScanner(pads.Scanner):
 
     # pyarrow's constructors work on pyarrow datasets only; route ours to our scanner.
     @staticmethod
-    def from_dataset(dataset, **kwargs):
+    def from_dataset(dataset: Any, **kwargs: Any) -> pads.Scanner:
         from .dataset import LanceDataset
         if isinstance(dataset, LanceDataset):
             return dataset.scanner(**kwargs)
         return pads.Scanner.from_dataset(dataset, **kwargs)
 
     @staticmethod
-    def from_fragment(fragment, **kwargs):
+    def from_fragment(fragment: Any, **kwargs: Any) -> pads.Scanner:
         from .fragment import LanceFragment
         if isinstance(fragment, LanceFragment):
             return fragment.scanner(**kwargs)
         return pads.Scanner.from_fragment(fragment, **kwargs)
 
-    def __arrow_c_stream__(self, requested_schema=None):
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         """This scan as an Arrow C stream (``pa.table(scanner)``, ``write_dataset(scanner, ...)``)."""
         return export_stream(self.to_reader(), requested_schema)
 
-    def __reduce__(self):
+    def __reduce__(self) -> Any:
         raise TypeError("a LanceScanner cannot be pickled; pickle the dataset and scan again")
 
     def __repr__(self) -> str:
@@ -208,7 +214,7 @@ class LanceScanner(pads.Scanner):
                 f"columns={self.projected_schema.names}, filter={self._filter.expression if self._filter else None})")
 
 
-def _fragment_info(f, snap):
+def _fragment_info(f: Any, snap: Snapshot) -> FragmentInfo:
     from .fragment import LanceFragment
     if isinstance(f, LanceFragment):
         return f._info
@@ -218,5 +224,5 @@ def _fragment_info(f, snap):
                 return info
         raise InvalidArgumentError(f"fragment {f} is not in version {snap.version}")
     if hasattr(f, "physical_rows") and hasattr(f, "files"):
-        return f
+        return cast("FragmentInfo", f)
     raise InvalidArgumentError(f"fragments must be LanceFragment objects or ids, got {type(f).__name__}")
