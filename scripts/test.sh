@@ -21,6 +21,7 @@ ensure_venv .venv "${PYTHON:-python3}" '.[test]'
 # The suite runs on the oldest protobuf we support (grpcio-tools 1.62 pins 4.25); the metadata and
 # file readers then run again on the newest protobuf 7 (installed beside, first on the path).
 .venv/bin/python -m ruff check lance_duck
+.venv/bin/python -m mypy                  # [tool.mypy] in pyproject.toml: strict on the public modules
 .venv/bin/python -m pytest -n 2 --dist loadfile "$@"
 if [ $# -eq 0 ]; then
   rm -rf .venv/protobuf-newest

@@ -15,7 +15,7 @@ from ..errors import CorruptFileError
 
 BufferLike = Union[bytes, bytearray, memoryview, np.ndarray, pa.Buffer]
 
-UINT_DTYPES = {8: np.dtype("<u1"), 16: np.dtype("<u2"), 32: np.dtype("<u4"), 64: np.dtype("<u8")}
+UINT_DTYPES: dict[int, np.dtype] = {8: np.dtype("<u1"), 16: np.dtype("<u2"), 32: np.dtype("<u4"), 64: np.dtype("<u8")}
 
 
 def as_u8(data: BufferLike) -> np.ndarray:

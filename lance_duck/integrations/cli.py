@@ -84,6 +84,8 @@ def cmd_sql(args) -> int:
     if not query:
         raise LanceDuckError("give a query, or --file FILE")
     rel = sql(query)
+    if rel is None:      # a statement without a result (CREATE TABLE ... AS): it has run
+        return 0
     reader = rel.arrow() if not hasattr(rel, "fetch_record_batch") else rel.fetch_record_batch()
     if isinstance(reader, pa.Table):
         reader = reader.to_reader()
@@ -214,7 +216,10 @@ def _print_query(name: str, query: str, max_rows: int) -> None:
     print(f"=== {name}")
     if comment:
         print(comment)
-    t = sql(query).arrow()
+    rel = sql(query)
+    if rel is None:
+        raise LanceDuckError(f"{name}: the query returns no result")
+    t = rel.arrow()
     t = t.read_all() if hasattr(t, "read_all") else t
     print(render_table(t, max_rows))
     print()

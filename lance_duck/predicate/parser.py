@@ -33,11 +33,11 @@ class LanceFilterDialect(Dialect):
         IDENTIFIERS = ["`"]
 
 
-_CMP = {exp.EQ: "==", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
-_ARITH = {exp.Add: "add", exp.Sub: "subtract", exp.Mul: "multiply", exp.Div: "divide", exp.Mod: "mod"}
-_UNARY = {exp.Lower: "lower", exp.Upper: "upper", exp.Length: "length", exp.Abs: "abs",
+_CMP: dict[type[exp.Expression], str] = {exp.EQ: "==", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
+_ARITH: dict[type[exp.Expression], str] = {exp.Add: "add", exp.Sub: "subtract", exp.Mul: "multiply", exp.Div: "divide", exp.Mod: "mod"}
+_UNARY: dict[type[exp.Expression], str] = {exp.Lower: "lower", exp.Upper: "upper", exp.Length: "length", exp.Abs: "abs",
           exp.IsNan: "is_nan", exp.ArraySize: "array_length"}
-_BINARY = {exp.RegexpLike: "regexp_like", exp.StartsWith: "starts_with", exp.EndsWith: "ends_with",
+_BINARY: dict[type[exp.Expression], str] = {exp.RegexpLike: "regexp_like", exp.StartsWith: "starts_with", exp.EndsWith: "ends_with",
            exp.Contains: "contains", exp.ArrayContains: "array_has"}
 _ANONYMOUS = {"list_contains": "array_has", "array_has": "array_has", "array_contains": "array_has",
               "regexp_match": "regexp_like", "regexp_like": "regexp_like", "character_length": "length",

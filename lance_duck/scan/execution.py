@@ -75,7 +75,7 @@ class ScanContext:
         return r
 
     # -- columns -------------------------------------------------------------------------
-    def read_columns(self, fragment, names: Sequence[str], rows: range,
+    def read_columns(self, fragment, names: Sequence[str], rows: range | np.ndarray,
                      mask: np.ndarray | None = None, keep_dictionary: bool = False) -> dict[str, pa.Array]:
         """Top-level columns (incl. _rowid/_rowaddr) for the rows of ``rows`` where ``mask``.
 
