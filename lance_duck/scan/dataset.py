@@ -147,51 +147,89 @@ class LanceDataset(pads.FileSystemDataset):
     # -- identity ----------------------------------------------------------------------------
     @property
     def uri(self) -> str:
+        """The table's location, as given to :func:`dataset`."""
         return self._snapshot.uri
 
     @property
     def version(self) -> int:
+        """The version this dataset is pinned at."""
         return self._snapshot.version
 
     @property
     def latest_version(self) -> int:
+        """The latest version of this dataset's branch (read now; the dataset stays pinned)."""
         return self._snapshot.latest_version()
 
     @property
     def data_storage_version(self) -> str:
+        """The data file format of the table (``"2.0"``, ``"2.1"``, ``"2.2"``, ``"legacy"``, ...)."""
         return self._snapshot.data_storage_version
 
     @property
     def schema(self) -> pa.Schema:
+        """The Arrow schema of this version, equal to pylance's ``ds.schema`` (metadata included)."""
         return self._snapshot.arrow_schema
 
     @property
     def lance_schema(self) -> LanceSchema:
+        """The Lance field tree of this version (field ids, encodings, dictionaries)."""
         return self._snapshot.schema
 
     @property
     def branch(self) -> str | None:
+        """The branch this dataset reads; ``None`` for the main branch."""
         return self._snapshot.branch
 
     @property
     def partition_expression(self) -> pc.Expression:
+        """Always true: a Lance table has no partitions (pyarrow's ``Dataset`` attribute)."""
         return pc.scalar(True)
 
     @property
     def tags(self) -> Tags:
+        """The table's tags: ``ds.tags.list()``, ``ds.tags.get_version(name)``."""
         return Tags(self._snapshot)
 
     @property
     def branches(self) -> Branches:
+        """The table's branches: ``ds.branches.list()``."""
         return Branches(self._snapshot)
 
     def versions(self) -> list[dict[str, Any]]:
-        """Every version of this branch: ``{'version', 'timestamp', 'metadata'}`` like pylance's
-        (``timestamp`` is pylance's naive local time)."""
+        """Every version of this branch, oldest first, like pylance's ``ds.versions()``.
+
+        Returns:
+            ``[{'version': int, 'timestamp': datetime, 'metadata': dict}]``; ``timestamp`` is
+            pylance's naive local time.
+
+        Example:
+            >>> import lance_duck
+            >>> v = lance_duck.dataset("sql_examples/data/sample.lance").versions()[0]
+            >>> v["version"], v["metadata"]["total_rows"]
+            (1, '2000')
+        """
         return self._snapshot.versions()
 
     def checkout_version(self, version: Version | tuple[str | None, Version]) -> LanceDataset:
-        """A new dataset at ``version``: a number, a tag name or ``(branch, number | None)``."""
+        """A new dataset at another version (this one is unchanged).
+
+        Args:
+            version: a version number, a tag name, or ``(branch, number | None)`` (``None``: the
+                branch's latest version).
+
+        Returns:
+            A new :class:`LanceDataset` pinned at that version.
+
+        Raises:
+            VersionNotFoundError, TagNotFoundError, BranchNotFoundError: no such version, tag or branch.
+            InvalidArgumentError: a tuple that is not ``(branch, version)``.
+
+        Example:
+            >>> import lance_duck
+            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds.checkout_version("initial_load").version, ds.version
+            (1, 6)
+        """
         if isinstance(version, tuple):
             if len(version) != 2:
                 raise InvalidArgumentError(f"expected (branch, version), got {version!r}")
@@ -203,7 +241,8 @@ class LanceDataset(pads.FileSystemDataset):
 
     # -- indices ----------------------------------------------------------------------------------
     def describe_indices(self) -> list[IndexDescription]:
-        """The table's indices at this version, like pylance's ``describe_indices()``."""
+        """The table's indices at this version, like pylance's ``describe_indices()`` (name, type,
+        fields, rows indexed, segments); ``[]`` when there is none."""
         from ..index import describe_indices
         return describe_indices(self._snapshot)
 
@@ -225,24 +264,79 @@ class LanceDataset(pads.FileSystemDataset):
             limit, offset: rows to return / to skip, after the filter.
             batch_size: rows per output batch (and per read task).
             with_row_id, with_row_address: add ``_rowid`` / ``_rowaddr`` columns.
-            fragments: scan only these fragments (from :meth:`get_fragments`).
+            fragments: scan only these fragments (:class:`LanceFragment` objects or ids).
             batch_readahead, readahead_bytes: read-ahead depth and memory budget (64 MiB default).
+            use_scalar_index: use the table's exact scalar indices for the filter (default True).
+            Other pylance / pyarrow options that do not change results (``use_threads``,
+            ``scan_in_order``, ...) are accepted and ignored.
+
+        Returns:
+            A :class:`LanceScanner`.
+
+        Raises:
+            InvalidArgumentError: an unknown column, a filter that does not parse or bind (named),
+                a negative ``limit`` / ``offset`` / ``batch_size``, a fragment not in this version.
+            UnsupportedFeatureError: an option that would change results and is not supported.
+
+        Example:
+            >>> import lance_duck
+            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds.scanner(columns=["order_id"], filter="amount > 490", limit=3).to_table().column(0).to_pylist()
+            [50, 74, 100]
         """
         return LanceScanner(self, columns=columns, filter=filter, limit=limit, offset=offset,
                             batch_size=batch_size, with_row_id=with_row_id,
                             with_row_address=with_row_address, fragments=fragments, **kwargs)
 
     def to_table(self, columns: Columns = None, filter: Filter = None, **kwargs: Any) -> pa.Table:
+        """Read the rows into one ``pa.Table`` (arguments and errors as :meth:`scanner`).
+
+        Example:
+            >>> import lance_duck
+            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds.to_table(columns=["order_id", "amount"], filter="order_id < 2").to_pylist()
+            [{'order_id': 0, 'amount': Decimal('316.08')}, {'order_id': 1, 'amount': Decimal('59.39')}]
+        """
         return self.scanner(columns=columns, filter=filter, **kwargs).to_table()
 
     def to_batches(self, columns: Columns = None, filter: Filter = None, **kwargs: Any) -> Iterator[pa.RecordBatch]:
+        """Stream the rows as ``pa.RecordBatch``es, read lazily (arguments and errors as :meth:`scanner`).
+
+        Example:
+            >>> import lance_duck
+            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> [b.num_rows for b in ds.to_batches(columns=["order_id"], batch_size=1000)]
+            [438, 909, 452, 103]
+        """
         return self.scanner(columns=columns, filter=filter, **kwargs).to_batches()
 
     def head(self, num_rows: int, columns: Columns = None, filter: Filter = None, **kwargs: Any) -> pa.Table:
+        """The first ``num_rows`` rows (after the filter), reading no further than needed.
+
+        Arguments and errors as :meth:`scanner`; the class example shows it.
+        """
         return self.scanner(columns=columns, filter=filter, **kwargs).head(num_rows)
 
     def count_rows(self, filter: Filter = None, **kwargs: Any) -> int:
-        """Exact; from manifests and deletion files alone when there is no filter."""
+        """The number of rows (after deletions and the filter); exact.
+
+        Args:
+            filter: as for :meth:`scanner`. Without one, the count comes from manifests and deletion
+                files alone; with one, from exact scalar indices when they answer it, else a scan of
+                the filter's columns.
+
+        Returns:
+            The row count.
+
+        Raises:
+            InvalidArgumentError: a filter that does not parse or bind.
+
+        Example:
+            >>> import lance_duck
+            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds.count_rows(), ds.count_rows("amount > 490")
+            (1902, 51)
+        """
         if filter is None and self._base_filter is None and not kwargs:
             return self._snapshot.count_rows()
         return self.scanner(filter=filter, **kwargs).count_rows()
@@ -252,6 +346,22 @@ class LanceDataset(pads.FileSystemDataset):
 
         pylance's signature: ``indices`` and ``columns`` only (pyarrow's ``filter=``, ``batch_size=``...
         are a ``TypeError``, as in pylance); filter with :meth:`filter` or :meth:`scanner` instead.
+
+        Args:
+            indices: positions among the live rows (0 .. ``count_rows() - 1``), repeats allowed.
+            columns: as for :meth:`scanner` (nested names give pruned structs, as in pylance).
+
+        Returns:
+            A ``pa.Table`` with one row per index.
+
+        Raises:
+            InvalidArgumentError: an index out of range or not an integer; take on a filtered dataset.
+
+        Example:
+            >>> import lance_duck
+            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds.take([0, 5, 1], columns=["order_id"]).to_pylist()
+            [{'order_id': 0}, {'order_id': 7}, {'order_id': 1}]
         """
         from .take import take_rows
         return take_rows(self._snapshot, self._snapshot.fragments, indices, columns, self._base_filter)
@@ -259,6 +369,9 @@ class LanceDataset(pads.FileSystemDataset):
     # -- fragments --------------------------------------------------------------------------------
     def get_fragments(self, filter: Filter = None) -> list[LanceFragment]:
         """Every fragment of this version, in manifest order.
+
+        Returns:
+            A list of :class:`LanceFragment` (the class example shows them).
 
         Raises:
             InvalidArgumentError: ``filter`` is given (pylance refuses it too; a Lance table has no
@@ -271,6 +384,13 @@ class LanceDataset(pads.FileSystemDataset):
         return [LanceFragment(self, f) for f in self._snapshot.fragments]
 
     def get_fragment(self, fragment_id: int) -> LanceFragment | None:
+        """The fragment with id ``fragment_id``, or ``None`` when this version has none (as in pylance).
+
+        Example:
+            >>> import lance_duck
+            >>> lance_duck.dataset("sql_examples/data/sample.lance").get_fragment(3)
+            LanceFragment(id=3, physical_rows=103)
+        """
         for f in self._snapshot.fragments:
             if f.id == fragment_id:
                 return LanceFragment(self, f)
@@ -278,7 +398,22 @@ class LanceDataset(pads.FileSystemDataset):
 
     # -- pyarrow.dataset.Dataset methods with no native state behind them -------------------------
     def filter(self, expression: Filter) -> LanceDataset:
-        """A new dataset whose scans all apply ``expression`` too."""
+        """A new dataset whose scans, counts and exports all apply ``expression`` too.
+
+        Args:
+            expression: a SQL string or a ``pyarrow.compute.Expression``, as for :meth:`scanner`.
+
+        Returns:
+            A new :class:`LanceDataset` (this one is unchanged); filters of repeated calls combine with AND.
+
+        Raises:
+            InvalidArgumentError: a filter that does not parse or bind.
+
+        Example:
+            >>> import lance_duck
+            >>> lance_duck.dataset("sql_examples/data/sample.lance").filter("amount > 490").count_rows()
+            51
+        """
         bound = and_filters(self._base_filter, bind_filter(expression, self.schema))
         src = expression if self._filter_source is None else (self._filter_source, expression)
         return LanceDataset(self._snapshot, storage_options=self._storage_options,
@@ -294,16 +429,19 @@ class LanceDataset(pads.FileSystemDataset):
     def join(self, right_dataset: Any, keys: str | list[str], right_keys: str | list[str] | None = None,
              join_type: str = "left outer", left_suffix: str | None = None, right_suffix: str | None = None,
              coalesce_keys: bool = True, use_threads: bool = True) -> pads.Dataset:
+        """pyarrow's ``Dataset.join``, over the materialised scan (and ``right_dataset``'s)."""
         right = right_dataset._materialized() if isinstance(right_dataset, LanceDataset) else right_dataset
         return self._materialized().join(right, keys, right_keys, join_type, left_suffix, right_suffix,
                                          coalesce_keys, use_threads)
 
     def join_asof(self, right_dataset: Any, on: str, by: str | list[str], tolerance: int,
                   right_on: str | None = None, right_by: str | list[str] | None = None) -> pads.Dataset:
+        """pyarrow's ``Dataset.join_asof``, over the materialised scan (and ``right_dataset``'s)."""
         right = right_dataset._materialized() if isinstance(right_dataset, LanceDataset) else right_dataset
         return self._materialized().join_asof(right, on, by, tolerance, right_on, right_by)
 
     def replace_schema(self, schema: pa.Schema) -> None:
+        """Refused (``UnsupportedFeatureError``): the schema is the table's; cast the scan instead."""
         raise UnsupportedFeatureError(
             f"a Lance dataset's schema is the table's ({self.uri}); replace_schema is not supported (it is "
             "also how pyarrow.dataset.dataset([...]) builds a UnionDataset): cast the scan instead, "
@@ -324,15 +462,18 @@ class LanceDataset(pads.FileSystemDataset):
 
     @property
     def partitioning(self) -> None:
+        """``None``: a Lance table has no partitioning."""
         return None
 
     @property
     def format(self) -> None:
+        """Raises ``AttributeError``: Lance data files have no pyarrow file format."""
         raise AttributeError("a Lance dataset has no pyarrow file format: its data files are Lance files "
                              "that only lance_duck (ds.scanner(...)) reads")
 
     @property
     def filesystem(self) -> None:
+        """Raises ``AttributeError``: the dataset reads through fsspec, not a pyarrow filesystem."""
         raise AttributeError("a Lance dataset has no pyarrow filesystem: it reads through fsspec "
                              "(storage_options)")
 

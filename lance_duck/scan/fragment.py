@@ -43,33 +43,48 @@ class LanceFragment:
 
     @property
     def fragment_id(self) -> int:
+        """The fragment's id in the manifest."""
         return self._info.id
 
     @property
     def physical_rows(self) -> int:
+        """Rows in the fragment's data files, deleted ones included."""
         return self._info.physical_rows
 
     @property
     def num_deletions(self) -> int:
+        """Rows deleted from this fragment (its deletion file's count)."""
         return self._info.num_deletions()
 
     @property
     def physical_schema(self) -> pa.Schema:
+        """The dataset's schema (every fragment of a version has it)."""
         return self._dataset.schema
 
     @property
     def schema(self) -> pa.Schema:
+        """The dataset's schema."""
         return self._dataset.schema
 
     @property
     def partition_expression(self) -> pc.Expression:
+        """Always true: a Lance table has no partitions."""
         return pc.scalar(True)
 
     def data_files(self) -> list[str]:
-        """Paths of the fragment's data files."""
+        """Paths of the fragment's data files (one per group of columns)."""
         return [f.path for f in self._info.files]
 
     def count_rows(self, filter: Filter = None, **kwargs: Any) -> int:
+        """The fragment's live rows (after deletions and the filter); exact, from metadata alone
+        without a filter. Arguments and errors as :meth:`LanceDataset.count_rows`.
+
+        Example:
+            >>> import lance_duck
+            >>> frag = lance_duck.dataset("sql_examples/data/sample.lance").get_fragments()[1]
+            >>> frag.count_rows(), frag.count_rows("amount > 400")
+            (909, 176)
+        """
         if filter is None and not kwargs:
             return self._info.count_rows()
         return self.scanner(filter=filter, **kwargs).count_rows()
@@ -78,6 +93,9 @@ class LanceFragment:
         """A :class:`LanceScanner` over this fragment only (arguments as :meth:`LanceDataset.scanner`).
 
         pyarrow's ``schema=`` is accepted only as the dataset's own schema (a Lance scan cannot cast).
+
+        Raises:
+            InvalidArgumentError: a ``schema=`` other than the dataset's, and as :meth:`LanceDataset.scanner`.
         """
         schema = kwargs.pop("schema", None)
         if schema is not None and not schema.equals(self._dataset.schema):
@@ -87,16 +105,35 @@ class LanceFragment:
         return self._dataset.scanner(fragments=[self], **kwargs)
 
     def to_table(self, **kwargs: Any) -> pa.Table:
+        """This fragment's rows as one ``pa.Table`` (arguments as :meth:`LanceDataset.scanner`)."""
         return self.scanner(**kwargs).to_table()
 
     def to_batches(self, **kwargs: Any) -> Iterator[pa.RecordBatch]:
+        """This fragment's rows as lazily read batches (arguments as :meth:`LanceDataset.scanner`)."""
         return self.scanner(**kwargs).to_batches()
 
     def head(self, num_rows: int, **kwargs: Any) -> pa.Table:
+        """The fragment's first ``num_rows`` rows (arguments as :meth:`LanceDataset.scanner`).
+
+        Example:
+            >>> import lance_duck
+            >>> frag = lance_duck.dataset("sql_examples/data/sample.lance").get_fragments()[1]
+            >>> frag.head(2, columns=["order_id"]).to_pylist()
+            [{'order_id': 1000}, {'order_id': 1001}]
+        """
         return self.scanner(**kwargs).head(num_rows)
 
     def take(self, indices: Indices, columns: Columns = None) -> pa.Table:
-        """Rows at logical positions (after deletions) of this fragment."""
+        """Rows at logical positions (after deletions) of this fragment, in the order given.
+
+        Arguments and errors as :meth:`LanceDataset.take`; nested columns keep the order named.
+
+        Example:
+            >>> import lance_duck
+            >>> frag = lance_duck.dataset("sql_examples/data/sample.lance").get_fragments()[1]
+            >>> frag.take([1, 0], columns=["order_id"]).to_pylist()
+            [{'order_id': 1001}, {'order_id': 1000}]
+        """
         from .take import take_rows
         return take_rows(self._dataset._snapshot, [self._info], indices, columns, self._dataset._base_filter,
                           child_order="named")

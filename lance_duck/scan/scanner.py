@@ -38,6 +38,8 @@ _IGNORED_OPTIONS = frozenset({
 
 
 class TaggedRecordBatch(NamedTuple):
+    """A batch of :meth:`LanceScanner.scan_batches` and the fragment it came from."""
+
     record_batch: pa.RecordBatch
     fragment: LanceFragment | None
 
@@ -92,10 +94,12 @@ class LanceScanner(pads.Scanner):
     # -- schema --------------------------------------------------------------------------------
     @property
     def projected_schema(self) -> pa.Schema:
+        """The schema of the rows this scan returns (the columns asked for, in order)."""
         return self._projection.schema
 
     @property
     def dataset_schema(self) -> pa.Schema:
+        """The schema of the whole dataset version."""
         return self._snapshot.arrow_schema
 
     # -- execution -------------------------------------------------------------------------------
@@ -124,22 +128,79 @@ class LanceScanner(pads.Scanner):
         return plan_index_selections(self._snapshot, self._filter.conjuncts, self._fragments) or None
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
+        """The rows as ``pa.RecordBatch``es, read lazily with bounded read-ahead.
+
+        Raises:
+            CorruptFileError, UnsupportedFeatureError: a data file that cannot be read (named), while
+                iterating. The same holds for every reading method below.
+
+        Example:
+            >>> import lance_duck
+            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> sizes = [b.num_rows for b in ds.scanner(columns=["order_id"], batch_size=500).to_batches()]
+            >>> sum(sizes), max(sizes) <= 500
+            (1902, True)
+        """
         return self._batches()
 
     def to_reader(self) -> pa.RecordBatchReader:
+        """The rows as a ``pa.RecordBatchReader`` (what DuckDB pulls), read lazily.
+
+        Example:
+            >>> import lance_duck
+            >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
+            ...     columns=["order_id"], filter="amount > 490", limit=5)
+            >>> sc.to_reader().read_all().num_rows
+            5
+        """
         return pa.RecordBatchReader.from_batches(self.projected_schema, self._batches())
 
     def to_table(self) -> pa.Table:
+        """All the rows as one ``pa.Table``.
+
+        Example:
+            >>> import lance_duck
+            >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
+            ...     columns=["order_id"], filter="amount > 490", limit=5)
+            >>> sc.to_table().column("order_id").to_pylist()
+            [50, 74, 100, 120, 131]
+        """
         return pa.Table.from_batches(list(self._batches()), schema=self.projected_schema)
 
     def head(self, num_rows: int) -> pa.Table:
+        """The first ``num_rows`` rows of this scan, reading no further than needed.
+
+        Example:
+            >>> import lance_duck
+            >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
+            ...     columns=["order_id"], filter="amount > 490", limit=5)
+            >>> sc.head(2).column("order_id").to_pylist()
+            [50, 74]
+        """
         return pa.Table.from_batches(list(self._batches(limit=num_rows)), schema=self.projected_schema)
 
     def take(self, indices: Any) -> pa.Table:
-        """Rows at positions of this scan's result."""
+        """Rows at positions of this scan's result (as ``pa.Table.take`` on :meth:`to_table`).
+
+        Example:
+            >>> import lance_duck
+            >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
+            ...     columns=["order_id"], filter="amount > 490", limit=5)
+            >>> sc.take([0, 2]).to_pylist()
+            [{'order_id': 50}, {'order_id': 100}]
+        """
         return self.to_table().take(indices)
 
     def scan_batches(self) -> Iterator[TaggedRecordBatch]:
+        """The rows as :class:`TaggedRecordBatch` (``record_batch``, ``fragment``), fragment by fragment.
+
+        Example:
+            >>> import lance_duck
+            >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
+            ...     columns=["order_id"], filter="amount > 490")
+            >>> [(t.fragment.fragment_id, t.record_batch.num_rows) for t in sc.scan_batches()]
+            [(0, 10), (1, 23), (2, 16), (3, 2)]
+        """
         public = {f.id: self._dataset.get_fragment(f.id) for f in self._fragments}
         # one scan per fragment keeps the fragment of every batch known
         skip, remaining = self._offset, self._limit
@@ -173,7 +234,18 @@ class LanceScanner(pads.Scanner):
         return new
 
     def count_rows(self) -> int:
-        """Exact; from metadata alone when there is no filter."""
+        """The number of rows this scan returns (filter, offset and limit applied); exact.
+
+        From metadata alone when there is no filter, from exact scalar indices when they answer
+        the filter, else by reading only the filter's columns.
+
+        Example:
+            >>> import lance_duck
+            >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
+            ...     columns=["order_id"], filter="amount > 490", limit=5)
+            >>> sc.count_rows()
+            5
+        """
         total: int | None = None
         if self._filter is None:
             total = sum(f.count_rows() for f in self._fragments)
@@ -190,6 +262,7 @@ class LanceScanner(pads.Scanner):
     # pyarrow's constructors work on pyarrow datasets only; route ours to our scanner.
     @staticmethod
     def from_dataset(dataset: Any, **kwargs: Any) -> pads.Scanner:
+        """``dataset.scanner(**kwargs)`` for a :class:`LanceDataset`, else pyarrow's own."""
         from .dataset import LanceDataset
         if isinstance(dataset, LanceDataset):
             return dataset.scanner(**kwargs)
@@ -197,6 +270,7 @@ class LanceScanner(pads.Scanner):
 
     @staticmethod
     def from_fragment(fragment: Any, **kwargs: Any) -> pads.Scanner:
+        """``fragment.scanner(**kwargs)`` for a :class:`LanceFragment`, else pyarrow's own."""
         from .fragment import LanceFragment
         if isinstance(fragment, LanceFragment):
             return fragment.scanner(**kwargs)
