@@ -51,29 +51,26 @@ class LanceFragment:
         """Rows in the fragment's data files, deleted ones included."""
         return self._info.physical_rows
 
+    def data_files(self) -> list[str]:
+        """Paths of the fragment's data files (one per group of columns)."""
+        return [f.path for f in self._info.files]
+
     @property
     def num_deletions(self) -> int:
         """Rows deleted from this fragment (its deletion file's count)."""
         return self._info.num_deletions()
 
     @property
-    def physical_schema(self) -> pa.Schema:
-        """The dataset's schema (every fragment of a version has it)."""
+    def schema(self) -> pa.Schema:
+        """The dataset's schema (every fragment of a version has it; also ``physical_schema``)."""
         return self._dataset.schema
 
-    @property
-    def schema(self) -> pa.Schema:
-        """The dataset's schema."""
-        return self._dataset.schema
+    physical_schema = schema
 
     @property
     def partition_expression(self) -> pc.Expression:
         """Always true: a Lance table has no partitions."""
         return pc.scalar(True)
-
-    def data_files(self) -> list[str]:
-        """Paths of the fragment's data files (one per group of columns)."""
-        return [f.path for f in self._info.files]
 
     def count_rows(self, filter: Filter = None, **kwargs: Any) -> int:
         """The fragment's live rows (after deletions and the filter); exact, from metadata alone
