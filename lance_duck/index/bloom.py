@@ -186,15 +186,28 @@ class BloomFilterIndex:
         out: dict[int, np.ndarray] = {}
         for fid in np.unique(frag):
             n = fragment_rows.get(int(fid))
-            if n is None:
-                continue
-            z = frag == fid
-            spanned = np.zeros(n, dtype=bool)        # rows some zone accounts for
-            chosen = np.zeros(n, dtype=bool)
-            for s, ln, k in zip(start[z], length[z], keep[z]):
-                lo, hi = min(int(s), n), min(int(s + ln), n)
-                spanned[lo:hi] = True
-                if k:
-                    chosen[lo:hi] = True
-            out[int(fid)] = np.flatnonzero(chosen | ~spanned).astype(np.int64)
+            if n is not None:
+                z = frag == fid
+                out[int(fid)] = _zone_rows(start[z], start[z] + length[z], keep[z], n)
         return out
+
+
+def _zone_rows(starts: np.ndarray, ends: np.ndarray, keep: np.ndarray, n: int) -> np.ndarray:
+    """Sorted int64 offsets of a fragment of ``n`` rows: those of the kept zones [start, end) and
+    those no zone spans."""
+    starts, ends = np.minimum(starts, n), np.minimum(ends, n)
+    order = np.argsort(starts, kind="stable")
+    starts, ends, keep = starts[order], ends[order], keep[order]
+    if np.any(starts[1:] < ends[:-1]):            # overlapping zones: mark rows one by one
+        spanned, chosen = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+        for lo, hi, k in zip(starts, ends, keep):
+            spanned[lo:hi] = True
+            chosen[lo:hi] |= bool(k)
+        return np.flatnonzero(chosen | ~spanned).astype(np.int64)
+    gap_lo, gap_hi = np.concatenate(([0], ends)), np.concatenate((starts, [n]))
+    gaps = gap_hi > gap_lo
+    lo = np.concatenate((starts[keep], gap_lo[gaps]))
+    hi = np.concatenate((ends[keep], gap_hi[gaps]))
+    order = np.argsort(lo, kind="stable")
+    parts = [np.arange(a, b, dtype=np.int64) for a, b in zip(lo[order], hi[order])]
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)

@@ -66,6 +66,14 @@ def decode_treemap(buf, what: str) -> np.ndarray:
     return np.concatenate(parts) if parts else np.empty(0, dtype=np.uint64)
 
 
+def _members(small: np.ndarray, big: np.ndarray) -> np.ndarray:
+    """The values of sorted ``small`` that are in sorted ``big`` (binary search: O(small · log big))."""
+    if len(big) == 0:
+        return big
+    pos = np.minimum(np.searchsorted(big, small), len(big) - 1)
+    return small[big[pos] == small]
+
+
 class NGramIndex:
     """``ngram_postings.lance`` of one segment: the token column is loaded once, posting
     lists are read per token row and cached."""
@@ -78,10 +86,13 @@ class NGramIndex:
     def _file(self) -> IndexFile:
         return cached(("ngram-file", self.path), lambda: IndexFile(self.io, self.path, self.size))
 
-    def _tokens(self) -> np.ndarray:
+    def _tokens(self) -> tuple[np.ndarray, np.ndarray]:
+        """(sorted tokens, their rows in the file)."""
         def load():
             (tokens,) = self._file().read(["tokens"])
-            return tokens.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+            keys = tokens.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+            order = np.argsort(keys, kind="stable")
+            return keys[order], order
         return cached(("ngram-tokens", self.path), load)
 
     def _postings(self, rows: list[int]) -> dict[int, np.ndarray]:
@@ -109,13 +120,12 @@ class NGramIndex:
             tokens |= needle_tokens(needle)
         if not tokens:
             raise Unsupported(f"no trigram in {list(needles)!r}")
-        keys = self._tokens()
+        keys, rows = self._tokens()
         wanted = np.array(sorted(tokens), dtype=np.int64)
-        order = np.argsort(keys, kind="stable")
-        pos = np.minimum(np.searchsorted(keys[order], wanted), max(len(keys) - 1, 0))
-        if len(keys) == 0 or np.any(keys[order][pos] != wanted):
+        pos = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
+        if len(keys) == 0 or np.any(keys[pos] != wanted):
             return None
-        return [int(r) for r in order[pos]]
+        return [int(r) for r in rows[pos]]
 
     def search(self, terms, fragment_rows: dict[int, int]) -> np.ndarray:
         """Sorted unique uint64 ids (row addresses or stable row ids) of the candidate rows;
@@ -132,7 +142,7 @@ class NGramIndex:
                 lists = self._postings(rows)
                 ids = None
                 for r in sorted(rows, key=lambda r: len(lists[r])):
-                    ids = lists[r] if ids is None else np.intersect1d(ids, lists[r], assume_unique=True)
+                    ids = lists[r] if ids is None else _members(ids, lists[r])
                     if len(ids) == 0:
                         break
                 union.append(ids)
