@@ -171,7 +171,7 @@ class BloomFilterIndex:
                 if p.op == "is_null":
                     any_pred |= has_null
                     continue
-                values = p.value if p.op == "in" else pa.array([p.value.as_py()], p.value.type)
+                values = p.value if p.op == "in" else pa.array([p.value], p.value.type)
                 any_pred |= _may_contain(words, needle_hashes(values))
             keep &= any_pred
         return keep
