@@ -267,3 +267,22 @@ def test_bloom_and_ngram_lookups_read_a_small_fraction_of_the_data(big, data_byt
     else:
         assert data_bytes["bytes"] < 0.1 * full_bytes, (data_bytes["bytes"], full_bytes)
         assert data_bytes["bytes"] < 0.03 * _data_size(big)
+
+
+def test_substring_conjuncts_come_only_from_case_sensitive_string_forms():
+    from lance_duck.predicate import compile_filter
+    from lance_duck.predicate.pruning import like_literals
+
+    assert like_literals("%ab\\%c_d%") == ["ab%c", "d"] and like_literals("%%") == []
+    schema = pa.schema([("t", pa.string()), ("b", pa.binary()), ("l", pa.large_string())])
+
+    def needles(flt):
+        return [p.value.to_pylist() for p in compile_filter(flt, schema).conjuncts
+                if getattr(p, "op", None) == "contains"]
+
+    assert needles("t LIKE 'x%y_z'") == [["x", "y", "z"]]
+    assert needles("contains(l, 'abc') AND starts_with(t, 'q')") == [["abc"], ["q"]]
+    assert needles("regexp_like(t, 'abc')") == [["abc"]]
+    for flt in ["t ILIKE '%abc%'", "NOT contains(t, 'abc')", "contains(b, 'abc')", "regexp_like(t, 'a.c')",
+                "lower(t) LIKE '%abc%'", "t LIKE '%'"]:
+        assert needles(flt) == [], flt
