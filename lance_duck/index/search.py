@@ -1,4 +1,5 @@
-"""Filter conjuncts -> per-fragment row selections from scalar indices (BTREE, BITMAP, ZONEMAP).
+"""Filter conjuncts -> per-fragment row selections from scalar indices (BTREE, BITMAP, LABEL_LIST,
+ZONEMAP, BLOOMFILTER, NGRAM).
 
 ``plan_index_selections(snapshot, conjuncts, fragments)`` returns ``{fragment id: sorted
 unique int64 physical offsets}`` for the fragments that at least one usable index segment
@@ -19,7 +20,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..errors import LanceDuckError
-from . import index_segments
+from . import bloom, index_segments, ngram
 from .files import segment_file_path
 from .metadata import IndexSegment
 from .scalar import (
@@ -31,6 +32,8 @@ log = logging.getLogger(__name__)
 EXACT_TYPES = ("BTree", "Bitmap")
 ZONE_TYPES = ("ZoneMap",)
 LABEL_TYPES = ("LabelList",)
+BLOOM_TYPES = ("BloomFilter",)
+TEXT_TYPES = ("NGram",)
 #: The index (details) version each type's reader understands.
 _VERSIONS = {"LabelList": 1}
 _LOW = np.uint64(0xFFFFFFFF)
@@ -69,6 +72,14 @@ def _usable_segments(snapshot, field_id: int, types: tuple[str, ...] = EXACT_TYP
 def _search_segment(snapshot, seg: IndexSegment, terms, fragment_rows: dict[int, int]) -> np.ndarray | None:
     sizes = {n: s for n, s in seg.files}
     io = snapshot.io
+    at_most = {"BloomFilter": (bloom.FILE_NAME, bloom.BloomFilterIndex),
+               "NGram": (ngram.FILE_NAME, ngram.NGramIndex)}.get(seg.index_type)
+    if at_most is not None:                   # index.bloom / index.ngram: candidates, re-filtered
+        name, reader = at_most
+        if name not in sizes:
+            return None
+        idx = reader(io, segment_file_path(snapshot, seg, name), sizes[name] or None)
+        return idx.search(terms, fragment_rows)
     if seg.index_type == "BTree":
         if "page_lookup.lance" not in sizes or "page_data.lance" not in sizes:
             return None
@@ -179,7 +190,7 @@ def _by_field(snapshot, conjuncts) -> tuple[dict[int, list[tuple]], int]:
     for c in conjuncts:
         fid = ids_by_path.get(tuple(c.path))
         ops = {p.op for p in _preds(c)}
-        if fid is not None and (ops <= EXACT_OPS or ops <= LABEL_OPS):
+        if fid is not None and (ops <= EXACT_OPS or ops <= LABEL_OPS or ops <= ngram.TEXT_OPS):
             by_field.setdefault(fid, []).append(_preds(c))
         else:
             left += 1
@@ -187,8 +198,22 @@ def _by_field(snapshot, conjuncts) -> tuple[dict[int, list[tuple]], int]:
 
 
 def _exact_types(terms) -> tuple[str, ...]:
-    """Index types that answer ``terms`` exactly (list-membership terms: LABEL_LIST)."""
-    return LABEL_TYPES if any(p.op in LABEL_OPS for preds in terms for p in preds) else EXACT_TYPES
+    """Index types that answer ``terms`` exactly (list-membership terms: LABEL_LIST; substring
+    terms: none)."""
+    ops = {p.op for preds in terms for p in preds}
+    if ops & ngram.TEXT_OPS:
+        return ()
+    return LABEL_TYPES if ops & LABEL_OPS else EXACT_TYPES
+
+
+def _at_most_types(terms) -> list[tuple[str, ...]]:
+    """Index types that answer ``terms`` with candidates, in the order to try them."""
+    ops = {p.op for preds in terms for p in preds}
+    if ops <= ngram.TEXT_OPS:
+        return [TEXT_TYPES]
+    if ops <= EXACT_OPS:
+        return [BLOOM_TYPES, ZONE_TYPES] if ops <= bloom.BLOOM_OPS else [ZONE_TYPES]
+    return []
 
 
 def count_from_indices(snapshot, conjuncts, fragments: Sequence) -> int | None:
@@ -235,15 +260,15 @@ def plan_index_selections(snapshot, conjuncts, fragments: Sequence) -> dict[int,
     by_field, _ = _by_field(snapshot, conjuncts)
     result: dict[int, np.ndarray] = {}
     for fid, terms in by_field.items():
-        types = _exact_types(terms)
-        segments = _usable_segments(snapshot, fid, types) or (
-            _usable_segments(snapshot, fid, ZONE_TYPES) if types == EXACT_TYPES else [])
-        if not segments:
-            continue
-        try:
-            sel = _column_selections(snapshot, segments, terms, wanted, fragment_rows)
-        except Unsupported:
-            continue
+        sel = {}
+        for types in [_exact_types(terms)] + _at_most_types(terms):
+            segments = _usable_segments(snapshot, fid, types) if types else []
+            try:
+                sel = _column_selections(snapshot, segments, terms, wanted, fragment_rows) if segments else {}
+            except Unsupported:
+                sel = {}
+            if sel:
+                break
         for frag_id, offs in sel.items():
             prev = result.get(frag_id)
             result[frag_id] = offs if prev is None else np.intersect1d(prev, offs, assume_unique=True)

@@ -14,15 +14,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import arrow_introspect as ai
-from .bound import BCall, BCompare, BIn, BIsNull, BLit, BNot, BOr, BRef, BoundExpr
+from .bound import BCall, BCompare, BIn, BIsNull, BLike, BLit, BNot, BOr, BRef, BoundExpr
 from .expressions import FLIPPED, conjuncts as _split_and
 
 
 @dataclass(frozen=True)
 class ColumnPredicate:
-    """``path op value``; op is one of == != < <= > >= in is_null is_valid, or has_any /
+    """``path op value``; op is one of == != < <= > >= in is_null is_valid, has_any /
     has_all (a list column holds one / every element of ``value``, a non-empty array without
-    nulls)."""
+    nulls), or contains (a string column holds every string of ``value`` as a substring,
+    case-sensitive: implied by ``contains``, ``LIKE``, ``starts_with``...)."""
 
     path: tuple[str, ...]
     op: str
@@ -85,8 +86,51 @@ def _from_bound_atom(node: BoundExpr) -> ColumnPredicate | AnyOf | None:
     if isinstance(node, BOr):
         return _any_of([_from_bound_atom(a) for a in node.args])
     if isinstance(node, BCall) and node.args and isinstance(node.args[0], BRef):
-        return _list_set_atom(node)
+        return _list_set_atom(node) or _text_atom(node)
+    if isinstance(node, BLike) and isinstance(node.arg, BRef) and not node.ignore_case:
+        return _substrings(node.arg.path, node.arg.type, like_literals(node.pattern))
     return None
+
+
+_SUBSTRING_FUNCS = frozenset({"contains", "starts_with", "ends_with", "regexp_like"})
+_REGEX_META = frozenset("\\.^$|?*+()[]{}")
+
+
+def like_literals(pattern: str) -> list[str]:
+    """The literal runs of a LIKE pattern (backslash escapes): every match contains each."""
+    runs, cur, i = [], [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            cur.append(pattern[i + 1])
+            i += 2
+            continue
+        if ch in "%_":
+            runs.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+        i += 1
+    runs.append("".join(cur))
+    return [r for r in runs if r]
+
+
+def _substrings(path: tuple[str, ...], t: pa.DataType, needles: list[str]) -> ColumnPredicate | None:
+    if not needles or not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+        return None
+    return ColumnPredicate(path, "contains", pa.array(needles, pa.string()))
+
+
+def _text_atom(node: BCall) -> ColumnPredicate | None:
+    """``contains`` / ``starts_with`` / ``ends_with`` / a metacharacter-free ``regexp_like``
+    with a constant string: the column holds that substring."""
+    if node.name not in _SUBSTRING_FUNCS or len(node.args) != 2 or node.options \
+            or not isinstance(node.args[1], BLit) or not pa.types.is_string(node.args[1].scalar.type):
+        return None
+    needle = node.args[1].scalar.as_py()
+    if needle is None or (node.name == "regexp_like" and _REGEX_META & set(needle)):
+        return None
+    return _substrings(node.args[0].path, node.args[0].type, [needle])
 
 
 def _list_set_atom(node: BCall) -> ColumnPredicate | None:
@@ -184,7 +228,18 @@ def _x_atom(node: ai.XNode, schema: pa.Schema | None) -> ColumnPredicate | AnyOf
         return ColumnPredicate(a[0].args[0].path, "is_valid")
     if node.name in ("or_kleene", "or"):
         return _any_of([_x_atom(x, schema) for x in a])
+    if node.name in _X_SUBSTRING and len(a) == 1 and isinstance(a[0], ai.XField) \
+            and not ai.flag(node.options, "ignore_case"):
+        pattern = ai.option(node.options, "pattern")
+        pattern = pattern.as_py() if isinstance(pattern, pa.Scalar) else pattern
+        t = _field_type(schema, a[0].path)
+        if not isinstance(pattern, str) or t is None:
+            return None
+        return _substrings(a[0].path, t, like_literals(pattern) if node.name == "match_like" else [pattern])
     return None
+
+
+_X_SUBSTRING = frozenset({"match_substring", "match_like", "starts_with", "ends_with"})
 
 
 def _field_type(schema: pa.Schema | None, path: tuple[str, ...]) -> pa.DataType | None:

@@ -1,0 +1,107 @@
+"""Selective queries answered with BLOOMFILTER and NGRAM indices: lance_duck vs pylance.
+
+    python bench/bloom_ngram_queries.py [--rows 1000000] [--runs 15] [--dir /tmp/ld_bench]
+
+Writes (once, cached in --dir) a table with pylance (four fragments, a delete applied): ``key`` a
+random permutation (every page spans all values: only the bloom filter can skip), ``note`` text;
+a BLOOMFILTER on ``key`` and an NGRAM on ``note``. Bloom queries run through DuckDB (it pushes
+``=`` / ``IN``); substring queries through ``to_table(filter=...)`` (DuckDB does not push LIKE or
+contains to a dataset). Each pair runs interleaved after one warm-up; medians of wall and CPU
+time, ratios lance_duck / pylance, and both must return the same rows.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+import warnings
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from indexed_queries import _cpu, _rounded, run_once  # noqa: E402
+
+SQL = {
+    "bloom point": "select * from T where key = 612345",
+    "bloom 5-value IN": "select * from T where key in (17, 250001, 499999, 612345, 987654) order by key",
+}
+FILTERS = {
+    "ngram contains": "contains(note, 'word 612345 ')",
+    "ngram LIKE": "note LIKE '%word 98765_ x%'",
+}
+
+
+def make_table(n: int) -> pa.Table:
+    rng = np.random.default_rng(11)
+    key = rng.permutation(n).astype(np.int64)
+    return pa.table({
+        "key": pa.array(key),
+        "amount": pa.array(rng.random(n) * 250),
+        "note": pa.array(np.char.add(np.char.add("note word ", key.astype(str)), " x")),
+    })
+
+
+def prepare(d: str, n: int) -> str:
+    import lance
+    path = os.path.join(d, f"bloom_ngram_{n}.lance")
+    if not os.path.exists(path):
+        os.makedirs(d, exist_ok=True)
+        ds = lance.write_dataset(make_table(n), path, max_rows_per_file=(n + 3) // 4)
+        ds.delete("key % 1000 = 3")
+        ds.create_scalar_index("key", "BLOOMFILTER")
+        ds.create_scalar_index("note", "NGRAM")
+    return path
+
+
+def _timed_table(ds, flt: str):
+    c0, t0 = _cpu(), time.perf_counter()
+    t = ds.to_table(filter=flt)
+    return time.perf_counter() - t0, _cpu() - c0, t.to_pylist()
+
+
+def _report(name: str, ours, theirs, runs: int) -> None:
+    r1, r2 = ours()[2], theirs()[2]
+    if _rounded([tuple(r.values()) if isinstance(r, dict) else r for r in r1]) != \
+            _rounded([tuple(r.values()) if isinstance(r, dict) else r for r in r2]):
+        raise SystemExit(f"{name}: results differ: {r1[:3]} vs {r2[:3]}")
+    t_ours, t_theirs = [], []
+    for _ in range(runs):
+        t_ours.append(ours()[:2])
+        t_theirs.append(theirs()[:2])
+    wo, wt = (statistics.median(t[0] for t in ts) for ts in (t_ours, t_theirs))
+    co, ct = (statistics.median(t[1] for t in ts) for ts in (t_ours, t_theirs))
+    print(f"{name:<20} {wo * 1e3:20.2f} {wt * 1e3:8.2f} {wo / wt:5.2f}x   "
+          f"{co * 1e3:19.2f} {ct * 1e3:8.2f} {co / max(ct, 1e-9):5.2f}x")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--dir", default="/tmp/ld_bench")
+    a = ap.parse_args()
+    warnings.simplefilter("ignore")
+    import lance
+
+    import lance_duck
+    path = prepare(a.dir, a.rows)
+    mine, ref = lance_duck.dataset(path), lance.dataset(path)
+    ours, theirs = duckdb.connect(), duckdb.connect()
+    ours.register("T", mine)
+    theirs.register("T", ref)
+    print(f"table: {path} ({a.rows} rows, BLOOMFILTER key, NGRAM note); median of {a.runs}")
+    print(f"{'query':<20} {'wall ms: lance_duck':>20} {'pylance':>8} {'ratio':>6}   "
+          f"{'CPU ms: lance_duck':>19} {'pylance':>8} {'ratio':>6}")
+    for name, sql in SQL.items():
+        _report(name + " (DuckDB)", lambda: run_once(ours, sql), lambda: run_once(theirs, sql), a.runs)
+    for name, flt in FILTERS.items():
+        _report(name, lambda: _timed_table(mine, flt), lambda: _timed_table(ref, flt), a.runs)
+
+
+if __name__ == "__main__":
+    main()
