@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import UnsupportedFeatureError
+from ..errors import InvalidArgumentError, UnsupportedFeatureError
 
 
 class NotExpressible(Exception):
@@ -149,7 +149,7 @@ def call(name: str, args: list, options: tuple) -> Any:
     if name == "concat":
         return pc.binary_join_element_wise(*a, "")
     if name == "regexp_like":
-        return pc.match_substring_regex(a[0], pattern=_const_str(a[1], name))
+        return pc.match_substring_regex(a[0], pattern=_regex_with_flags(a, name))
     if name == "starts_with":
         return pc.starts_with(a[0], pattern=_const_str(a[1], name))
     if name == "ends_with":
@@ -177,6 +177,27 @@ def _const_str(v, name: str) -> str:
     if isinstance(v, pa.Scalar) and isinstance(v.as_py(), str):
         return v.as_py()
     raise UnsupportedFeatureError(f"{name}() needs a constant string pattern")
+
+
+_REGEX_FLAGS = frozenset("imsU")
+
+
+def _regex_with_flags(a: list, name: str) -> str:
+    """The pattern of ``regexp_like(s, pattern[, flags])``, its flags as an inline ``(?flags)`` group.
+
+    The flags pylance's engine accepts and RE2 shares: ``i`` (case-insensitive), ``m`` (multi-line),
+    ``s`` (``.`` matches newline), ``U`` (swap greediness); any other flag is refused by name."""
+    pattern = _const_str(a[1], name)
+    if len(a) < 3:
+        return pattern
+    if len(a) > 3:
+        raise InvalidArgumentError(f"{name}() takes at most 3 arguments (string, pattern, flags)")
+    flags = _const_str(a[2], name)
+    bad = sorted(set(flags) - _REGEX_FLAGS)
+    if bad:
+        raise UnsupportedFeatureError(f"{name}() flag(s) {', '.join(map(repr, bad))} are not supported "
+                                      f"(supported: i, m, s, U)")
+    return f"(?{flags}){pattern}" if flags else pattern
 
 
 _CMP_FN = {"==": pc.equal, "!=": pc.not_equal, "<": pc.less, "<=": pc.less_equal,

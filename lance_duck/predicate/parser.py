@@ -197,6 +197,9 @@ class _Converter:
             return Call(_ARITH[type(n)], (self.convert(n.this), self.convert(n.expression)))
         if type(n) in _UNARY:
             return Call(_UNARY[type(n)], (self.convert(n.this),))
+        if isinstance(n, exp.RegexpLike) and n.args.get("flag") is not None:
+            return Call("regexp_like", (self.convert(n.this), self.convert(n.expression),
+                                        self.convert(n.args["flag"])))
         if type(n) in _BINARY:
             return Call(_BINARY[type(n)], (self.convert(n.this), self.convert(n.expression)))
         if isinstance(n, exp.Coalesce):

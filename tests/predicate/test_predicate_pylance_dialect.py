@@ -27,7 +27,8 @@ PYLANCE_FILTERS = [
     "name NOT IN ('abc3', 'xyz4')", "name LIKE 'abc1%'", "name LIKE 'a_c3'", "name NOT LIKE '%1%'",
     "name ILIKE 'ABC3'", "name LIKE 'a\\%b'", "name LIKE 'a\\_b%'", "name LIKE '%\\\\%'",
     "lname = 'abc1'", "lname LIKE 'xyz%'", "lname IN ('abc3', 'xyz4')", "lname > 'x'",
-    "regexp_like(name, '^abc1')", "regexp_match(name, '^abc1')", "starts_with(name, 'xyz')",
+    "regexp_like(name, '^abc1')", "regexp_match(name, '^abc1')", "regexp_like(name, '^ABC1', 'i')",
+    "regexp_match(name, '^XYZ', 'i')", "regexp_like(name, '^abc1', '')", "starts_with(name, 'xyz')",
     "ends_with(name, '3')", "contains(name, 'bc')", "lower(name) = 'abc3'", "upper(name) = 'ABC3'",
     "length(name) = 4", "character_length(name) = 4", "length(name) = 7", "concat(name, '!') = 'abc3!'",
     # arithmetic
@@ -107,3 +108,11 @@ def test_untyped_literal_is_read_as_the_column_type(lance_types, full_table, len
     assert_selects_some_not_all(expected, full_table, typed)
     got = compile_filter(lenient, full_table.schema).apply(full_table)
     assert_tables_equal(got, expected)
+
+
+@pytest.mark.parametrize("flags", ["g", "c", "ix"])
+def test_regexp_like_flag_outside_what_re2_shares_is_refused_by_name(full_table, flags):
+    from lance_duck.errors import UnsupportedFeatureError
+
+    with pytest.raises(UnsupportedFeatureError, match=f"flag.*{flags[-1]}"):
+        compile_filter(f"regexp_like(name, 'abc', '{flags}')", full_table.schema).apply(full_table)
