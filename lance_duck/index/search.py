@@ -228,7 +228,7 @@ def count_from_indices(snapshot, conjuncts, fragments: Sequence) -> int | None:
 
 def plan_index_selections(snapshot, conjuncts, fragments: Sequence) -> dict[int, np.ndarray]:
     """Per-fragment row selections from the indices that answer ``conjuncts``."""
-    if not conjuncts or not index_segments(snapshot):
+    if not conjuncts or not snapshot.scalar_indices_usable or not index_segments(snapshot):
         return {}
     fragment_rows = {f.id: f.physical_rows for f in snapshot.fragments}
     wanted = {f.id for f in fragments}
