@@ -30,12 +30,13 @@ GOLDEN = os.path.join(os.path.dirname(HERE), "data", "pylance14_flags")
 def written(tmp_path_factory):
     root = str(tmp_path_factory.mktemp("pylance14"))
     out = {"ops_2_2": os.path.join(root, "ops_2_2.lance"), "ops_2_1_stable": os.path.join(root, "ops_stable.lance"),
-           "ops_2_0": os.path.join(root, "ops_2_0.lance"), "auto_cleanup": os.path.join(root, "ac.lance"),
+           "ops_2_0": os.path.join(root, "ops_2_0.lance"), "ops_2_3": os.path.join(root, "ops_2_3.lance"), "auto_cleanup": os.path.join(root, "ac.lance"),
            "branch": os.path.join(root, "br.lance"), "clone": os.path.join(root, "clone.lance"),
            "managed": os.path.join(root, "managed.lance")}
     P14.make_operations_table(out["ops_2_2"], "2.2")
     P14.make_operations_table(out["ops_2_1_stable"], "2.1", stable_row_ids=True)
     P14.make_operations_table(out["ops_2_0"], "2.0")
+    P14.make_operations_table(out["ops_2_3"], "2.3")
     P14.make_auto_cleanup_table(out["auto_cleanup"])
     P14.make_branch_and_clone(out["branch"], out["clone"])
     P14.make_managed_blob_table(out["managed"])
@@ -88,7 +89,7 @@ def _every_version(path: str) -> list[int]:
 
 
 # -- operations, every version ---------------------------------------------------------------------
-@pytest.mark.parametrize("name", ["ops_2_2", "ops_2_1_stable", "ops_2_0"])
+@pytest.mark.parametrize("name", ["ops_2_2", "ops_2_1_stable", "ops_2_0", "ops_2_3"])
 def test_every_version_after_every_disk_changing_operation_reads_like_pylance(written, name):
     path = written[name]
     versions = _every_version(path)
