@@ -67,6 +67,13 @@ def make_operations_table(path: str, data_storage_version: str = "2.2", *, stabl
     ds = lance.dataset(path)
     ds.delete("id % 7 = 0")
     ds.optimize.compact_files(target_rows_per_fragment=10_000, compaction_mode="try_binary_copy")
+    # compaction into another file version (reader flag 256, mixed data-file versions)
+    for start in (600, 700):
+        t = rows(start, 30).rename_columns(["id", "label", "big", "s", "tags"])
+        t = t.append_column("twice", pa.array(range(2 * start, 2 * start + 60, 2), pa.int32()))
+        ds = lance.write_dataset(t.select(ds.schema.names).cast(ds.schema), path, mode="append")
+    other = {"2.0": "2.1", "2.2": "2.1"}.get(data_storage_version, "2.2")
+    ds.optimize.compact_files(target_rows_per_fragment=10_000, data_storage_version=other)
 
 
 def make_auto_cleanup_table(path: str) -> None:

@@ -96,6 +96,9 @@ def test_every_version_after_every_disk_changing_operation_reads_like_pylance(wr
     assert len(versions) >= 14, versions   # every operation committed a version
     for v in versions:
         assert_reads_like_pylance(path, v)
+    newest = open_snapshot(path).manifest
+    assert newest.reader_feature_flags & 256    # the last compaction wrote another file version
+    assert len({(f.file_major_version, f.file_minor_version) for fr in newest.fragments for f in fr.files}) == 2
 
 
 def test_deferred_index_remap_leaves_a_fragment_reuse_index_and_filters_stay_exact(written):
