@@ -104,7 +104,7 @@ def test_every_version_after_every_disk_changing_operation_reads_like_pylance(wr
 def test_deferred_index_remap_leaves_a_fragment_reuse_index_and_filters_stay_exact(written):
     path = written["ops_2_2"]
     deferred = [v for v in _every_version(path)
-                if "__lance_frag_reuse" in [i["name"] for i in _pylance(path, v).list_indices()]]
+                if "__lance_frag_reuse" in [i.name for i in _pylance(path, v).describe_indices()]]
     assert deferred                                 # compaction with defer_index_remap=True
     for v in deferred:
         for flt in ("id = 150", "id < 30", "id >= 400"):
@@ -229,7 +229,7 @@ def test_golden_table_of_each_new_flag_reads_like_pylance(bit):
 def test_flag_1024_turns_scalar_indices_off_and_filters_stay_exact():
     path = os.path.join(GOLDEN, "flag_1024.lance")
     snap = open_snapshot(path)
-    assert not snap.scalar_indices_usable and lance.dataset(path).list_indices()
+    assert not snap.scalar_indices_usable and lance.dataset(path).describe_indices()
     for flt in ("id = 7", "id < 3", "id > 40"):
         assert lance_duck.dataset(path).to_table(filter=flt).equals(lance.dataset(path).to_table(filter=flt))
 
