@@ -16,29 +16,32 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from ..file.v2_1.assemble import DESCRIPTION_V2, _is_blob_v2 as is_blob_v2
+from ..file.v2_1.assemble import BLOB_METADATA, DESCRIPTION_V2, _is_blob_v2 as is_blob_v2
 from ..file.v2_1.layouts.blob import DESCRIPTION
 from ..schema import LanceField, LanceSchema
 
-_V1_METADATA = {"lance-encoding:blob": "true"}
-_V2_METADATA = {"lance-encoding:blob": "true", "lance-encoding:packed": "true"}
 
-
-def blob_read_field(f: LanceField) -> pa.Field | None:
-    """The Arrow field scans return for a top-level blob column (None: not a blob column)."""
-    if is_blob_v2(f):
-        return pa.field(f.name, DESCRIPTION_V2, nullable=f.nullable, metadata=_V2_METADATA)
-    if f.is_blob:
-        return pa.field(f.name, DESCRIPTION, nullable=f.nullable, metadata=_V1_METADATA)
-    return None
+def blob_read_field(f: LanceField, declared: pa.Field) -> pa.Field | None:
+    """The Arrow field scans return for ``f`` when it is or holds (in structs) a blob column
+    (None: no blob inside); ``declared`` is its field in the dataset schema."""
+    if is_blob_v2(f) or f.is_blob:
+        t = DESCRIPTION_V2 if is_blob_v2(f) else DESCRIPTION
+        return pa.field(f.name, t, nullable=f.nullable, metadata=BLOB_METADATA[t])
+    if not f.is_struct:
+        return None
+    kids = [blob_read_field(c, declared.type.field(i)) for i, c in enumerate(f.children)]
+    if all(k is None for k in kids):
+        return None
+    kids = [k if k is not None else declared.type.field(i) for i, k in enumerate(kids)]
+    return pa.field(f.name, pa.struct(kids), nullable=f.nullable, metadata=declared.metadata)
 
 
 def read_schema(schema: LanceSchema, arrow_schema: pa.Schema) -> pa.Schema:
-    """``arrow_schema`` with each top-level blob column as its descriptions (pylance's to_table schema)."""
+    """``arrow_schema`` with each blob column as its descriptions (pylance's to_table schema)."""
     fields = list(arrow_schema)
     changed = False
     for i, f in enumerate(schema.fields):
-        read = blob_read_field(f)
+        read = blob_read_field(f, fields[i])
         if read is not None:
             fields[i] = read
             changed = True

@@ -93,14 +93,19 @@ def make_blob_tables(root: str) -> dict[str, str]:
     lance = _lance()
     import lance.blob as lb
     out: dict[str, str] = {}
+    blob_md = {"lance-encoding:blob": "true"}
+    nested = pa.struct([pa.field("x", pa.int32()), pa.field("nb", pa.large_binary(), metadata=blob_md)])
     v1 = pa.schema([pa.field("id", pa.int64()),
-                    pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true", "note": "x"})],
+                    pa.field("b", pa.large_binary(), metadata={**blob_md, "note": "x"}),
+                    pa.field("s", nested)],                     # a blob column inside a struct
                    metadata={"owner": "tests"})
     for dsv in ("2.0", "2.1", "2.2"):
         p = out[f"v1_{dsv}"] = os.path.join(root, f"blob_v1_{dsv}.lance")
         vals = [None if i % 5 == 0 else bytes([i]) * (i * 977 % 70_000) for i in range(40)]
-        ds = lance.write_dataset(pa.table([pa.array(range(40), pa.int64()), pa.array(vals, pa.large_binary())],
-                                          schema=v1), p, data_storage_version=dsv, max_rows_per_file=25)
+        inner = pa.array([None if i % 3 == 0 else bytes([i]) * (i * 31 % 900) for i in range(40)], pa.large_binary())
+        s = pa.StructArray.from_arrays([pa.array(range(40), pa.int32()), inner], fields=list(nested))
+        t = pa.table([pa.array(range(40), pa.int64()), pa.array(vals, pa.large_binary()), s], schema=v1)
+        ds = lance.write_dataset(t, p, data_storage_version=dsv, max_rows_per_file=25)
         ds.delete("id % 7 = 1")
     ext = os.path.join(root, "external.bin")
     with open(ext, "wb") as f:

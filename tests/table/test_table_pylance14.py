@@ -29,8 +29,10 @@ GOLDEN = os.path.join(os.path.dirname(HERE), "data", "pylance14_flags")
 @pytest.fixture(scope="module")
 def written(tmp_path_factory):
     root = str(tmp_path_factory.mktemp("pylance14"))
-    out = {"ops_2_2": os.path.join(root, "ops_2_2.lance"), "ops_2_1_stable": os.path.join(root, "ops_stable.lance"),
-           "ops_2_0": os.path.join(root, "ops_2_0.lance"), "ops_2_3": os.path.join(root, "ops_2_3.lance"), "auto_cleanup": os.path.join(root, "ac.lance"),
+    out = {"ops_2_2": os.path.join(root, "ops_2_2.lance"),
+           "ops_2_1_stable": os.path.join(root, "ops_stable.lance"),
+           "ops_2_0": os.path.join(root, "ops_2_0.lance"), "ops_2_3": os.path.join(root, "ops_2_3.lance"),
+           "auto_cleanup": os.path.join(root, "ac.lance"),
            "branch": os.path.join(root, "br.lance"), "clone": os.path.join(root, "clone.lance"),
            "managed": os.path.join(root, "managed.lance")}
     P14.make_operations_table(out["ops_2_2"], "2.2")
@@ -51,9 +53,15 @@ def _pylance(path, version=None, branch=None):
     return ds if version is None else ds.checkout_version(version)
 
 
+def _has_blob(f: pa.Field) -> bool:
+    if f.metadata and b"lance-encoding:blob" in f.metadata:
+        return True
+    return pa.types.is_struct(f.type) and any(_has_blob(f.type.field(i)) for i in range(f.type.num_fields))
+
+
 def _plain_columns(schema: pa.Schema) -> list[str]:
     """Columns DuckDB can be asked for (blob columns: see test_duckdb_reads_blob_tables_like_pylance)."""
-    return [f.name for f in schema if not (f.metadata and b"lance-encoding:blob" in f.metadata)]
+    return [f.name for f in schema if not _has_blob(f)]
 
 
 def assert_reads_like_pylance(path: str, version=None, branch=None) -> None:
@@ -148,9 +156,11 @@ def test_blob_columns_read_as_pylance_returns_them_at_every_version(written, kin
     path = written[f"blob_{kind}"]
     for v in _every_version(path):
         assert_reads_like_pylance(path, v)
-    b = lance_duck.dataset(path).to_table().schema.field("b")
-    assert b.metadata[b"lance-encoding:blob"] == b"true"
-    assert pa.types.is_struct(b.type)          # descriptions, not the bytes
+    schema = lance_duck.dataset(path).to_table().schema
+    blobs = [schema.field("b")] + ([schema.field("s").type.field("nb")] if "s" in schema.names else [])
+    for b in blobs:                             # top-level and inside a struct
+        assert b.metadata[b"lance-encoding:blob"] == b"true"
+        assert pa.types.is_struct(b.type)       # descriptions, not the bytes
 
 
 def test_blob_v2_descriptions_cover_inline_packed_dedicated_and_external(written):
