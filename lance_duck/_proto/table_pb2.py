@@ -16,7 +16,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from . import file_pb2 as file__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0btable.proto\x12\x0blance.table\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\nfile.proto\"\xeb\t\n\x08Manifest\x12!\n\x06\x66ields\x18\x01 \x03(\x0b\x32\x11.lance.file.Field\x12,\n\tfragments\x18\x02 \x03(\x0b\x32\x19.lance.table.DataFragment\x12\x0f\n\x07version\x18\x03 \x01(\x04\x12\x18\n\x10version_aux_data\x18\x04 \x01(\x04\x12\x42\n\x0fschema_metadata\x18\x05 \x03(\x0b\x32).lance.table.Manifest.SchemaMetadataEntry\x12\x1a\n\rindex_section\x18\x06 \x01(\x04H\x00\x88\x01\x01\x12-\n\ttimestamp\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0b\n\x03tag\x18\x08 \x01(\t\x12\x1c\n\x14reader_feature_flags\x18\t \x01(\x04\x12\x1c\n\x14writer_feature_flags\x18\n \x01(\x04\x12\x1c\n\x0fmax_fragment_id\x18\x0b \x01(\rH\x01\x88\x01\x01\x12\x18\n\x10transaction_file\x18\x0c \x01(\t\x12;\n\x0ewriter_version\x18\r \x01(\x0b\x32#.lance.table.Manifest.WriterVersion\x12\x13\n\x0bnext_row_id\x18\x0e \x01(\x04\x12<\n\x0b\x64\x61ta_format\x18\x0f \x01(\x0b\x32\'.lance.table.Manifest.DataStorageFormat\x12\x31\n\x06\x63onfig\x18\x10 \x03(\x0b\x32!.lance.table.Manifest.ConfigEntry\x12)\n\nbase_paths\x18\x12 \x03(\x0b\x32\x15.lance.table.BasePath\x12@\n\x0etable_metadata\x18\x13 \x03(\x0b\x32(.lance.table.Manifest.TableMetadataEntry\x12\x13\n\x06\x62ranch\x18\x14 \x01(\tH\x02\x88\x01\x01\x12 \n\x13transaction_section\x18\x15 \x01(\x04H\x03\x88\x01\x01\x12$\n\x17transaction_section_v14\x18\x17 \x01(\x04H\x04\x88\x01\x01\x1a\x89\x01\n\rWriterVersion\x12\x0f\n\x07library\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x17\n\nprerelease\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x1b\n\x0e\x62uild_metadata\x18\x04 \x01(\tH\x01\x88\x01\x01\x42\r\n\x0b_prereleaseB\x11\n\x0f_build_metadata\x1a\x39\n\x11\x44\x61taStorageFormat\x12\x13\n\x0b\x66ile_format\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x1a\x35\n\x13SchemaMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x0c:\x02\x38\x01\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x34\n\x12TableMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x10\n\x0e_index_sectionB\x12\n\x10_max_fragment_idB\t\n\x07_branchB\x16\n\x14_transaction_sectionB\x1a\n\x18_transaction_section_v14\"Y\n\x08\x42\x61sePath\x12\n\n\x02id\x18\x01 \x01(\r\x12\x11\n\x04name\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x17\n\x0fis_dataset_root\x18\x03 \x01(\x08\x12\x0c\n\x04path\x18\x04 \x01(\tB\x07\n\x05_name\"\x8c\x04\n\x0c\x44\x61taFragment\x12\n\n\x02id\x18\x01 \x01(\x04\x12$\n\x05\x66iles\x18\x02 \x03(\x0b\x32\x15.lance.table.DataFile\x12\x30\n\rdeletion_file\x18\x03 \x01(\x0b\x32\x19.lance.table.DeletionFile\x12\x15\n\rphysical_rows\x18\x04 \x01(\x04\x12\x18\n\x0einline_row_ids\x18\x05 \x01(\x0cH\x00\x12\x35\n\x10\x65xternal_row_ids\x18\x06 \x01(\x0b\x32\x19.lance.table.ExternalFileH\x00\x12)\n\x1finline_last_updated_at_versions\x18\x07 \x01(\x0cH\x01\x12\x46\n!external_last_updated_at_versions\x18\x08 \x01(\x0b\x32\x19.lance.table.ExternalFileH\x01\x12$\n\x1ainline_created_at_versions\x18\t \x01(\x0cH\x02\x12\x41\n\x1c\x65xternal_created_at_versions\x18\n \x01(\x0b\x32\x19.lance.table.ExternalFileH\x02\x42\x11\n\x0frow_id_sequenceB\"\n last_updated_at_version_sequenceB\x1d\n\x1b\x63reated_at_version_sequence\"\xb3\x01\n\x08\x44\x61taFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0e\n\x06\x66ields\x18\x02 \x03(\x05\x12\x16\n\x0e\x63olumn_indices\x18\x03 \x03(\x05\x12\x1a\n\x12\x66ile_major_version\x18\x04 \x01(\r\x12\x1a\n\x12\x66ile_minor_version\x18\x05 \x01(\r\x12\x17\n\x0f\x66ile_size_bytes\x18\x06 \x01(\x04\x12\x14\n\x07\x62\x61se_id\x18\x07 \x01(\rH\x00\x88\x01\x01\x42\n\n\x08_base_id\"\xdc\x01\n\x0c\x44\x65letionFile\x12=\n\tfile_type\x18\x01 \x01(\x0e\x32*.lance.table.DeletionFile.DeletionFileType\x12\x14\n\x0cread_version\x18\x02 \x01(\x04\x12\n\n\x02id\x18\x03 \x01(\x04\x12\x18\n\x10num_deleted_rows\x18\x04 \x01(\x04\x12\x14\n\x07\x62\x61se_id\x18\x07 \x01(\rH\x00\x88\x01\x01\"/\n\x10\x44\x65letionFileType\x12\x0f\n\x0b\x41RROW_ARRAY\x10\x00\x12\n\n\x06\x42ITMAP\x10\x01\x42\n\n\x08_base_id\":\n\x0c\x45xternalFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0e\n\x06offset\x18\x02 \x01(\x04\x12\x0c\n\x04size\x18\x03 \x01(\x04\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0btable.proto\x12\x0blance.table\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\nfile.proto\"\xc8\x0b\n\x08Manifest\x12!\n\x06\x66ields\x18\x01 \x03(\x0b\x32\x11.lance.file.Field\x12,\n\tfragments\x18\x02 \x03(\x0b\x32\x19.lance.table.DataFragment\x12\x0f\n\x07version\x18\x03 \x01(\x04\x12\x18\n\x10version_aux_data\x18\x04 \x01(\x04\x12\x42\n\x0fschema_metadata\x18\x05 \x03(\x0b\x32).lance.table.Manifest.SchemaMetadataEntry\x12\x1a\n\rindex_section\x18\x06 \x01(\x04H\x00\x88\x01\x01\x12-\n\ttimestamp\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0b\n\x03tag\x18\x08 \x01(\t\x12\x1c\n\x14reader_feature_flags\x18\t \x01(\x04\x12\x1c\n\x14writer_feature_flags\x18\n \x01(\x04\x12\x1c\n\x0fmax_fragment_id\x18\x0b \x01(\rH\x01\x88\x01\x01\x12\x18\n\x10transaction_file\x18\x0c \x01(\t\x12;\n\x0ewriter_version\x18\r \x01(\x0b\x32#.lance.table.Manifest.WriterVersion\x12\x13\n\x0bnext_row_id\x18\x0e \x01(\x04\x12<\n\x0b\x64\x61ta_format\x18\x0f \x01(\x0b\x32\'.lance.table.Manifest.DataStorageFormat\x12\x31\n\x06\x63onfig\x18\x10 \x03(\x0b\x32!.lance.table.Manifest.ConfigEntry\x12)\n\nbase_paths\x18\x12 \x03(\x0b\x32\x15.lance.table.BasePath\x12@\n\x0etable_metadata\x18\x13 \x03(\x0b\x32(.lance.table.Manifest.TableMetadataEntry\x12\x13\n\x06\x62ranch\x18\x14 \x01(\tH\x02\x88\x01\x01\x12 \n\x13transaction_section\x18\x15 \x01(\x04H\x03\x88\x01\x01\x12$\n\x17transaction_section_v14\x18\x17 \x01(\x04H\x04\x88\x01\x01\x12\x38\n\rfragment_tree\x18\x16 \x01(\x0b\x32!.lance.table.FragmentTreeMetadata\x12#\n\x16max_allocated_field_id\x18\x18 \x01(\x04H\x05\x88\x01\x01\x12+\n\nclustering\x18\x19 \x01(\x0b\x32\x17.lance.table.Clustering\x12\x1e\n\x11max_clustering_id\x18\x1a \x01(\x04H\x06\x88\x01\x01\x1a\x89\x01\n\rWriterVersion\x12\x0f\n\x07library\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x17\n\nprerelease\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x1b\n\x0e\x62uild_metadata\x18\x04 \x01(\tH\x01\x88\x01\x01\x42\r\n\x0b_prereleaseB\x11\n\x0f_build_metadata\x1a\x39\n\x11\x44\x61taStorageFormat\x12\x13\n\x0b\x66ile_format\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x1a\x35\n\x13SchemaMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x0c:\x02\x38\x01\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x34\n\x12TableMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x10\n\x0e_index_sectionB\x12\n\x10_max_fragment_idB\t\n\x07_branchB\x16\n\x14_transaction_sectionB\x1a\n\x18_transaction_section_v14B\x19\n\x17_max_allocated_field_idB\x14\n\x12_max_clustering_id\"&\n\x14\x46ragmentTreeMetadata\x12\x0e\n\x06layout\x18\x01 \x01(\x0c\";\n\nClustering\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x10\n\x08provider\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\x04\"Y\n\x08\x42\x61sePath\x12\n\n\x02id\x18\x01 \x01(\r\x12\x11\n\x04name\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x17\n\x0fis_dataset_root\x18\x03 \x01(\x08\x12\x0c\n\x04path\x18\x04 \x01(\tB\x07\n\x05_name\"\x8c\x04\n\x0c\x44\x61taFragment\x12\n\n\x02id\x18\x01 \x01(\x04\x12$\n\x05\x66iles\x18\x02 \x03(\x0b\x32\x15.lance.table.DataFile\x12\x30\n\rdeletion_file\x18\x03 \x01(\x0b\x32\x19.lance.table.DeletionFile\x12\x15\n\rphysical_rows\x18\x04 \x01(\x04\x12\x18\n\x0einline_row_ids\x18\x05 \x01(\x0cH\x00\x12\x35\n\x10\x65xternal_row_ids\x18\x06 \x01(\x0b\x32\x19.lance.table.ExternalFileH\x00\x12)\n\x1finline_last_updated_at_versions\x18\x07 \x01(\x0cH\x01\x12\x46\n!external_last_updated_at_versions\x18\x08 \x01(\x0b\x32\x19.lance.table.ExternalFileH\x01\x12$\n\x1ainline_created_at_versions\x18\t \x01(\x0cH\x02\x12\x41\n\x1c\x65xternal_created_at_versions\x18\n \x01(\x0b\x32\x19.lance.table.ExternalFileH\x02\x42\x11\n\x0frow_id_sequenceB\"\n last_updated_at_version_sequenceB\x1d\n\x1b\x63reated_at_version_sequence\"\xb3\x01\n\x08\x44\x61taFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0e\n\x06\x66ields\x18\x02 \x03(\x05\x12\x16\n\x0e\x63olumn_indices\x18\x03 \x03(\x05\x12\x1a\n\x12\x66ile_major_version\x18\x04 \x01(\r\x12\x1a\n\x12\x66ile_minor_version\x18\x05 \x01(\r\x12\x17\n\x0f\x66ile_size_bytes\x18\x06 \x01(\x04\x12\x14\n\x07\x62\x61se_id\x18\x07 \x01(\rH\x00\x88\x01\x01\x42\n\n\x08_base_id\"\xdc\x01\n\x0c\x44\x65letionFile\x12=\n\tfile_type\x18\x01 \x01(\x0e\x32*.lance.table.DeletionFile.DeletionFileType\x12\x14\n\x0cread_version\x18\x02 \x01(\x04\x12\n\n\x02id\x18\x03 \x01(\x04\x12\x18\n\x10num_deleted_rows\x18\x04 \x01(\x04\x12\x14\n\x07\x62\x61se_id\x18\x07 \x01(\rH\x00\x88\x01\x01\"/\n\x10\x44\x65letionFileType\x12\x0f\n\x0b\x41RROW_ARRAY\x10\x00\x12\n\n\x06\x42ITMAP\x10\x01\x42\n\n\x08_base_id\":\n\x0c\x45xternalFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0e\n\x06offset\x18\x02 \x01(\x04\x12\x0c\n\x04size\x18\x03 \x01(\x04\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -30,27 +30,31 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _globals['_MANIFEST_TABLEMETADATAENTRY']._options = None
   _globals['_MANIFEST_TABLEMETADATAENTRY']._serialized_options = b'8\001'
   _globals['_MANIFEST']._serialized_start=74
-  _globals['_MANIFEST']._serialized_end=1333
-  _globals['_MANIFEST_WRITERVERSION']._serialized_start=880
-  _globals['_MANIFEST_WRITERVERSION']._serialized_end=1017
-  _globals['_MANIFEST_DATASTORAGEFORMAT']._serialized_start=1019
-  _globals['_MANIFEST_DATASTORAGEFORMAT']._serialized_end=1076
-  _globals['_MANIFEST_SCHEMAMETADATAENTRY']._serialized_start=1078
-  _globals['_MANIFEST_SCHEMAMETADATAENTRY']._serialized_end=1131
-  _globals['_MANIFEST_CONFIGENTRY']._serialized_start=1133
-  _globals['_MANIFEST_CONFIGENTRY']._serialized_end=1178
-  _globals['_MANIFEST_TABLEMETADATAENTRY']._serialized_start=1180
-  _globals['_MANIFEST_TABLEMETADATAENTRY']._serialized_end=1232
-  _globals['_BASEPATH']._serialized_start=1335
-  _globals['_BASEPATH']._serialized_end=1424
-  _globals['_DATAFRAGMENT']._serialized_start=1427
-  _globals['_DATAFRAGMENT']._serialized_end=1951
-  _globals['_DATAFILE']._serialized_start=1954
-  _globals['_DATAFILE']._serialized_end=2133
-  _globals['_DELETIONFILE']._serialized_start=2136
-  _globals['_DELETIONFILE']._serialized_end=2356
-  _globals['_DELETIONFILE_DELETIONFILETYPE']._serialized_start=2297
-  _globals['_DELETIONFILE_DELETIONFILETYPE']._serialized_end=2344
-  _globals['_EXTERNALFILE']._serialized_start=2358
-  _globals['_EXTERNALFILE']._serialized_end=2416
+  _globals['_MANIFEST']._serialized_end=1554
+  _globals['_MANIFEST_WRITERVERSION']._serialized_start=1052
+  _globals['_MANIFEST_WRITERVERSION']._serialized_end=1189
+  _globals['_MANIFEST_DATASTORAGEFORMAT']._serialized_start=1191
+  _globals['_MANIFEST_DATASTORAGEFORMAT']._serialized_end=1248
+  _globals['_MANIFEST_SCHEMAMETADATAENTRY']._serialized_start=1250
+  _globals['_MANIFEST_SCHEMAMETADATAENTRY']._serialized_end=1303
+  _globals['_MANIFEST_CONFIGENTRY']._serialized_start=1305
+  _globals['_MANIFEST_CONFIGENTRY']._serialized_end=1350
+  _globals['_MANIFEST_TABLEMETADATAENTRY']._serialized_start=1352
+  _globals['_MANIFEST_TABLEMETADATAENTRY']._serialized_end=1404
+  _globals['_FRAGMENTTREEMETADATA']._serialized_start=1556
+  _globals['_FRAGMENTTREEMETADATA']._serialized_end=1594
+  _globals['_CLUSTERING']._serialized_start=1596
+  _globals['_CLUSTERING']._serialized_end=1655
+  _globals['_BASEPATH']._serialized_start=1657
+  _globals['_BASEPATH']._serialized_end=1746
+  _globals['_DATAFRAGMENT']._serialized_start=1749
+  _globals['_DATAFRAGMENT']._serialized_end=2273
+  _globals['_DATAFILE']._serialized_start=2276
+  _globals['_DATAFILE']._serialized_end=2455
+  _globals['_DELETIONFILE']._serialized_start=2458
+  _globals['_DELETIONFILE']._serialized_end=2678
+  _globals['_DELETIONFILE_DELETIONFILETYPE']._serialized_start=2619
+  _globals['_DELETIONFILE_DELETIONFILETYPE']._serialized_end=2666
+  _globals['_EXTERNALFILE']._serialized_start=2680
+  _globals['_EXTERNALFILE']._serialized_end=2738
 # @@protoc_insertion_point(module_scope)

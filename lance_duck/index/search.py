@@ -253,7 +253,12 @@ def count_from_indices(snapshot, conjuncts, fragments: Sequence) -> int | None:
 
 def plan_index_selections(snapshot, conjuncts, fragments: Sequence) -> dict[int, np.ndarray]:
     """Per-fragment row selections from the indices that answer ``conjuncts``."""
-    if not conjuncts or not index_segments(snapshot):
+    if not conjuncts or not snapshot.scalar_indices_usable or not index_segments(snapshot):
+        return {}
+    if any(s.type_url.endswith("FragmentReuseIndexDetails") for s in index_segments(snapshot)):
+        # Deferred remapping (compact_files(defer_index_remap=True)): segments name the new
+        # fragments while their files still hold the old row addresses; lance_duck does not
+        # translate them through the fragment-reuse index, so it scans instead.
         return {}
     fragment_rows = {f.id: f.physical_rows for f in snapshot.fragments}
     wanted = {f.id for f in fragments}

@@ -37,7 +37,7 @@ class ScanContext:
         self.filter = flt
         self.schema = projection.schema
         self._fields = {f.name: f for f in snapshot.schema.fields}
-        self._types = {f.name: f.type for f in snapshot.arrow_schema}
+        self._types = {f.name: f.type for f in snapshot.read_schema}
         self._readers: OrderedDict[str, Any] = OrderedDict()
         self._bounds: dict[tuple, Any] = {}
         self._lock = threading.Lock()

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -31,10 +31,11 @@ class OutputColumn:
 class Projection:
     outputs: tuple[OutputColumn, ...]
     sources: tuple[str, ...]             # top-level columns (incl. virtual) the outputs need
+    metadata: Any = None                 # the dataset's schema metadata: pylance keeps it on every result
 
     @property
     def schema(self) -> pa.Schema:
-        return pa.schema([o.field for o in self.outputs])
+        return pa.schema([o.field for o in self.outputs], metadata=self.metadata)
 
     @property
     def is_plain(self) -> bool:
@@ -69,7 +70,7 @@ def resolve_projection(columns, schema: pa.Schema, lance_schema: LanceSchema,
         for s in needed:
             if s not in sources:
                 sources.append(s)
-    return Projection(tuple(outs), tuple(sources))
+    return Projection(tuple(outs), tuple(sources), schema.metadata)
 
 
 def _virtual(name: str) -> OutputColumn:

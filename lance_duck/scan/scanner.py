@@ -75,7 +75,7 @@ class LanceScanner(pads.Scanner):
         self._dataset = dataset
         snap = dataset._snapshot
         self._snapshot = snap
-        self._projection = resolve_projection(columns, snap.arrow_schema, snap.schema, with_row_id, with_row_address)
+        self._projection = resolve_projection(columns, snap.read_schema, snap.schema, with_row_id, with_row_address)
         self._filter = and_filters(dataset._base_filter, bind_filter(filter, snap.arrow_schema))
         self._limit = limit
         self._offset = offset or 0
@@ -254,7 +254,7 @@ class LanceScanner(pads.Scanner):
             total = count_from_indices(self._snapshot, self._filter.conjuncts, self._fragments)
         if total is None:
             counter = self._copy(limit=None, offset=None)
-            counter._projection = resolve_projection([], self._snapshot.arrow_schema, self._snapshot.schema)
+            counter._projection = resolve_projection([], self._snapshot.read_schema, self._snapshot.schema)
             total = sum(b.num_rows for b in counter._batches())
         total = max(0, total - self._offset)
         return total if self._limit is None else min(total, self._limit)

@@ -28,10 +28,10 @@ def take_rows(snapshot, fragments: Sequence, indices, columns=None, base_filter=
     order (``child_order="schema"``, dataset take) or in the order named (fragment take)."""
     if base_filter is not None:
         raise InvalidArgumentError("take() on a filtered dataset is not supported; take from the unfiltered one")
-    proj = resolve_projection(columns, snapshot.arrow_schema, snapshot.schema)
+    proj = resolve_projection(columns, snapshot.read_schema, snapshot.schema)
     if any(o.path for o in proj.outputs):
         trees = _prune_trees(proj)
-        whole = _take(snapshot, fragments, indices, resolve_projection(list(trees), snapshot.arrow_schema,
+        whole = _take(snapshot, fragments, indices, resolve_projection(list(trees), snapshot.read_schema,
                                                                        snapshot.schema))
         cols = [_prune(whole.column(name), node, child_order) for name, node in trees.items()]
         return pa.Table.from_arrays(cols, names=list(trees))

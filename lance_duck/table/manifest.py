@@ -17,7 +17,7 @@ from ..errors import CorruptFileError, UnsupportedFeatureError
 MAGIC = b"LANC"
 FOOTER_LEN = 16
 
-# Reader feature flags this reader understands (bit -> meaning).
+# Reader feature flags this reader understands (bit -> meaning), as pylance 14.0.2 accepts them.
 SUPPORTED_READER_FLAGS: dict[int, str] = {
     1: "deletion files",
     2: "stable row ids",
@@ -25,19 +25,30 @@ SUPPORTED_READER_FLAGS: dict[int, str] = {
     8: "table config",
     16: "base paths (shallow clones, branches)",
     32: "no transaction file",
+    128: "MemWAL index catch-up (concerns index-only queries over a MemWAL; table rows read as usual)",
     256: "mixed data-file versions (every version present must be readable; see check_reader_flags)",
+    1024: "tagged fragment-reuse history (deferred index remapping; scalar indices are then not used)",
+    2048: "accepted by pylance 14.0.2 alone; data files and fragments read as usual",
+    16384: "managed blobs (blob v2 descriptions of kind 4; read as pylance returns them)",
 }
 # Data-file versions (major, minor) as the manifest's DataFile records them, that lance_duck reads.
-READABLE_FILE_VERSIONS = {(0, 1), (0, 2), (0, 3), (2, 0), (2, 1), (2, 2)}
+READABLE_FILE_VERSIONS = {(0, 1), (0, 2), (0, 3), (2, 0), (2, 1), (2, 2), (2, 3)}
 MIXED_FILE_VERSIONS = 256
-# Meanings of bits we refuse, for the error message only (upstream has renumbered bits >= 64).
+FRAGMENT_REUSE_TAGGED = 1024
+MANAGED_BLOBS = 16384
+# Flags that mean nothing unless the writer bit is set too (pylance refuses a half-set pair as corrupt).
+PAIRED_FLAGS: dict[int, str] = {
+    MIXED_FILE_VERSIONS: "mixed data-file versions",
+    FRAGMENT_REUSE_TAGGED: "tagged fragment-reuse history",
+    MANAGED_BLOBS: "managed blobs",
+}
+# Meanings of bits we refuse, for the error message only (pylance 14.0.2 refuses them too).
 _KNOWN_UNSUPPORTED: dict[int, str] = {
     64: "data overlay files",
-    128: "covered index metadata / MemWAL (meaning varies by Lance release)",
-    512: "fragment metadata tree / stable field ids (meaning varies by Lance release)",
-    1024: "FRI",
-    16384: "managed blobs",
-    32768: "non-reusable field ids",
+    512: "unknown to pylance 14.0.2",
+    4096: "unknown to pylance 14.0.2",
+    8192: "unknown to pylance 14.0.2",
+    32768: "non-reusable field ids, a writer-only flag: as a reader flag the manifest is corrupt",
 }
 
 
@@ -78,6 +89,10 @@ def decode_manifest(raw: bytes, path: str) -> table_pb2.Manifest:
 def check_reader_flags(m: table_pb2.Manifest, path: str) -> None:
     """Refuse manifests that need a reader feature lance_duck does not implement."""
     flags = m.reader_feature_flags
+    for bit, name in PAIRED_FLAGS.items():
+        if flags & bit and not m.writer_feature_flags & bit:
+            raise CorruptFileError(f"{path}: version {m.version} sets reader flag {bit} ({name}) without "
+                                   "the writer flag; the manifest is corrupt (pylance refuses it too)")
     if flags & MIXED_FILE_VERSIONS:
         _check_mixed_file_versions(m, path)
     unknown = flags & ~sum(SUPPORTED_READER_FLAGS)
@@ -91,10 +106,7 @@ def check_reader_flags(m: table_pb2.Manifest, path: str) -> None:
 
 
 def _check_mixed_file_versions(m: table_pb2.Manifest, path: str) -> None:
-    """Flag 256 is paired with the writer bit and promises only that fragments differ in file version."""
-    if not m.writer_feature_flags & MIXED_FILE_VERSIONS:
-        raise CorruptFileError(
-            f"{path}: version {m.version} sets reader flag 256 (mixed data-file versions) without the writer flag")
+    """Flag 256 promises only that fragments differ in file version: each must be one we read."""
     for frag in m.fragments:
         for f in frag.files:
             v = (f.file_major_version, f.file_minor_version)
@@ -117,9 +129,22 @@ def check_fragments(m: table_pb2.Manifest, path: str) -> None:
                 f"{nums}; lance_duck cannot read it safely")
 
 
+def check_fragment_tree(m: table_pb2.Manifest, path: str) -> None:
+    """Refuse a version whose fragments live in a fragment tree (Manifest field 22, pylance 14).
+
+    The tree's fragment files are not in ``fragments``: reading only the list would drop rows.
+    An empty tree (no layout) is what pylance reads as no tree, and so do we.
+    """
+    if m.HasField("fragment_tree") and m.fragment_tree.layout:
+        raise UnsupportedFeatureError(
+            f"{path}: version {m.version} keeps its fragments in a fragment tree (manifest field "
+            f"fragment_tree, {len(m.fragment_tree.layout)} bytes of layout), which lance_duck cannot read")
+
+
 # Manifest fields lance_duck never reads, whose number other Lance releases may have used
 # with another type: a mismatch there is not damage that could change a result.
-_UNREAD_FIELDS = frozenset({"transaction_section", "transaction_section_v14", "writer_version", "transaction_file"})
+_UNREAD_FIELDS = frozenset({"transaction_section", "transaction_section_v14", "writer_version", "transaction_file",
+                            "max_allocated_field_id", "clustering", "max_clustering_id"})
 
 
 def check_wire_types(msg, path: str, where: str = "manifest") -> None:
@@ -160,6 +185,7 @@ def parse_manifest(raw: bytes, path: str) -> ManifestFile:
     m = decode_manifest(raw, path)
     check_wire_types(m, path)
     check_reader_flags(m, path)
+    check_fragment_tree(m, path)
     check_fragments(m, path)
     return ManifestFile(path, raw, m)
 

@@ -16,8 +16,9 @@ from .._proto import table_pb2
 from ..errors import BranchNotFoundError, CorruptFileError, InvalidArgumentError, VersionNotFoundError
 from ..io.fs import FileIO, open_io
 from ..file import DataFileReader, DataFileRef, load_dictionary_values, open_data_file
+from .blobs import read_schema
 from .fragment import FragmentInfo, PathResolver, vanished
-from .manifest import ManifestFile, read_manifest
+from .manifest import FRAGMENT_REUSE_TAGGED, ManifestFile, read_manifest
 from .refs import branch_dir, list_branches, list_tags, read_branch, read_tag
 from ..schema import LanceSchema, schema_from_protos
 from .versions import VERSIONS_DIR, list_versions, manifest_timestamp_ns, normalize_asof, utc_timestamp
@@ -119,6 +120,8 @@ class Snapshot:
             _check_legacy_schema(mf.path, self.schema)
             _load_legacy_dictionaries(mf.raw, self.schema)
         self.arrow_schema: pa.Schema = self.schema.to_arrow()
+        # what scans and takes return: blob columns as their descriptions (table/blobs.py)
+        self.read_schema: pa.Schema = read_schema(self.schema, self.arrow_schema)
         self.base_paths = {bp.id: bp for bp in m.base_paths}
         resolver = PathResolver(io, dataset_dir, self.base_paths)
         self.resolver = resolver
@@ -126,6 +129,9 @@ class Snapshot:
             FragmentInfo(f, resolver, m.version, self.schema.by_id) for f in m.fragments]
         self._file_owner: dict[str, FragmentInfo] = {r.path: f for f in self.fragments for r in f.files}
         self.has_stable_row_ids: bool = bool(m.reader_feature_flags & 2)
+        # Flag 1024: indices are translated through a tagged fragment-reuse history (deferred
+        # remapping) that lance_duck does not interpret, so filters never take rows from them.
+        self.scalar_indices_usable: bool = not m.reader_feature_flags & FRAGMENT_REUSE_TAGGED
 
     def __repr__(self) -> str:
         b = f", branch={self.branch!r}" if self.branch else ""

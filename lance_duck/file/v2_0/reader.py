@@ -231,7 +231,11 @@ class V20FileReader(DataFileReader):
         target = field.arrow_type
         if not children:
             return pa.array([{}] * n, type=target)
-        return pa.StructArray.from_arrays(children, fields=list(target))
+        # blob children come back as their descriptions, marked as pylance marks them
+        fields = [f if f.type == a.type else
+                  pa.field(f.name, a.type, f.nullable, metadata={"lance-encoding:blob": "true"})
+                  for f, a in zip(target, children)]
+        return pa.StructArray.from_arrays(children, fields=fields)
 
     def _read_list(self, field: LanceField, col: _Column, sel) -> pa.Array:
         target = field.arrow_type

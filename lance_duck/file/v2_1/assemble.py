@@ -70,11 +70,31 @@ def leaves(f: LanceField, minor: int, mult: int = 1) -> Iterator[Leaf]:
         yield from leaves(c, minor, mult * (dim or 1))
 
 
+# field metadata pylance puts on blob descriptions (top-level columns and struct children)
+BLOB_METADATA = {DESCRIPTION: {"lance-encoding:blob": "true"},
+                 DESCRIPTION_V2: {"lance-encoding:blob": "true", "lance-encoding:packed": "true"}}
+
+
 def output_type(f: LanceField, minor: int) -> pa.DataType:
     if is_leaf(f):
         t, d = leaf_type(f, minor)
         return d if d is not None else t
+    if f.is_struct:
+        return _struct_type(f, minor)
     return f.arrow_type
+
+
+def _struct_type(f: LanceField, minor: int) -> pa.DataType:
+    """A struct's type, with blob children as the descriptions pylance returns for them."""
+    t = f.arrow_type
+    if not any(c.is_blob or _is_blob_v2(c) for c in f.walk()):
+        return t
+    kids = []
+    for i, c in enumerate(f.children):
+        orig, ct = t.field(i), output_type(c, minor)
+        kids.append(orig if ct == orig.type else
+                    pa.field(orig.name, ct, orig.nullable, metadata=BLOB_METADATA.get(ct, orig.metadata)))
+    return pa.struct(kids)
 
 
 def build(f: LanceField, data: Iterator[LeafData], minor: int, what: str) -> tuple[pa.Array, Unraveler]:
@@ -89,6 +109,7 @@ def build(f: LanceField, data: Iterator[LeafData], minor: int, what: str) -> tup
         return with_validity(arr, valid), unr
     t = f.arrow_type
     if f.is_struct:
+        t = _struct_type(f, minor)
         built = [build(c, data, minor, what) for c in f.children]
         unr = built[0][1]
         valid = unr.item_validity()
