@@ -9,7 +9,7 @@ from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Map
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Manifest(_message.Message):
-    __slots__ = ("fields", "fragments", "version", "version_aux_data", "schema_metadata", "index_section", "timestamp", "tag", "reader_feature_flags", "writer_feature_flags", "max_fragment_id", "transaction_file", "writer_version", "next_row_id", "data_format", "config", "base_paths", "table_metadata", "branch", "transaction_section", "transaction_section_v14")
+    __slots__ = ("fields", "fragments", "version", "version_aux_data", "schema_metadata", "index_section", "timestamp", "tag", "reader_feature_flags", "writer_feature_flags", "max_fragment_id", "transaction_file", "writer_version", "next_row_id", "data_format", "config", "base_paths", "table_metadata", "branch", "transaction_section", "transaction_section_v14", "fragment_tree", "max_allocated_field_id", "clustering", "max_clustering_id")
     class WriterVersion(_message.Message):
         __slots__ = ("library", "version", "prerelease", "build_metadata")
         LIBRARY_FIELD_NUMBER: _ClassVar[int]
@@ -70,6 +70,10 @@ class Manifest(_message.Message):
     BRANCH_FIELD_NUMBER: _ClassVar[int]
     TRANSACTION_SECTION_FIELD_NUMBER: _ClassVar[int]
     TRANSACTION_SECTION_V14_FIELD_NUMBER: _ClassVar[int]
+    FRAGMENT_TREE_FIELD_NUMBER: _ClassVar[int]
+    MAX_ALLOCATED_FIELD_ID_FIELD_NUMBER: _ClassVar[int]
+    CLUSTERING_FIELD_NUMBER: _ClassVar[int]
+    MAX_CLUSTERING_ID_FIELD_NUMBER: _ClassVar[int]
     fields: _containers.RepeatedCompositeFieldContainer[_file_pb2.Field]
     fragments: _containers.RepeatedCompositeFieldContainer[DataFragment]
     version: int
@@ -91,7 +95,27 @@ class Manifest(_message.Message):
     branch: str
     transaction_section: int
     transaction_section_v14: int
-    def __init__(self, fields: _Optional[_Iterable[_Union[_file_pb2.Field, _Mapping]]] = ..., fragments: _Optional[_Iterable[_Union[DataFragment, _Mapping]]] = ..., version: _Optional[int] = ..., version_aux_data: _Optional[int] = ..., schema_metadata: _Optional[_Mapping[str, bytes]] = ..., index_section: _Optional[int] = ..., timestamp: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., tag: _Optional[str] = ..., reader_feature_flags: _Optional[int] = ..., writer_feature_flags: _Optional[int] = ..., max_fragment_id: _Optional[int] = ..., transaction_file: _Optional[str] = ..., writer_version: _Optional[_Union[Manifest.WriterVersion, _Mapping]] = ..., next_row_id: _Optional[int] = ..., data_format: _Optional[_Union[Manifest.DataStorageFormat, _Mapping]] = ..., config: _Optional[_Mapping[str, str]] = ..., base_paths: _Optional[_Iterable[_Union[BasePath, _Mapping]]] = ..., table_metadata: _Optional[_Mapping[str, str]] = ..., branch: _Optional[str] = ..., transaction_section: _Optional[int] = ..., transaction_section_v14: _Optional[int] = ...) -> None: ...
+    fragment_tree: FragmentTreeMetadata
+    max_allocated_field_id: int
+    clustering: Clustering
+    max_clustering_id: int
+    def __init__(self, fields: _Optional[_Iterable[_Union[_file_pb2.Field, _Mapping]]] = ..., fragments: _Optional[_Iterable[_Union[DataFragment, _Mapping]]] = ..., version: _Optional[int] = ..., version_aux_data: _Optional[int] = ..., schema_metadata: _Optional[_Mapping[str, bytes]] = ..., index_section: _Optional[int] = ..., timestamp: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., tag: _Optional[str] = ..., reader_feature_flags: _Optional[int] = ..., writer_feature_flags: _Optional[int] = ..., max_fragment_id: _Optional[int] = ..., transaction_file: _Optional[str] = ..., writer_version: _Optional[_Union[Manifest.WriterVersion, _Mapping]] = ..., next_row_id: _Optional[int] = ..., data_format: _Optional[_Union[Manifest.DataStorageFormat, _Mapping]] = ..., config: _Optional[_Mapping[str, str]] = ..., base_paths: _Optional[_Iterable[_Union[BasePath, _Mapping]]] = ..., table_metadata: _Optional[_Mapping[str, str]] = ..., branch: _Optional[str] = ..., transaction_section: _Optional[int] = ..., transaction_section_v14: _Optional[int] = ..., fragment_tree: _Optional[_Union[FragmentTreeMetadata, _Mapping]] = ..., max_allocated_field_id: _Optional[int] = ..., clustering: _Optional[_Union[Clustering, _Mapping]] = ..., max_clustering_id: _Optional[int] = ...) -> None: ...
+
+class FragmentTreeMetadata(_message.Message):
+    __slots__ = ("layout",)
+    LAYOUT_FIELD_NUMBER: _ClassVar[int]
+    layout: bytes
+    def __init__(self, layout: _Optional[bytes] = ...) -> None: ...
+
+class Clustering(_message.Message):
+    __slots__ = ("id", "provider", "version")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    PROVIDER_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    provider: str
+    version: int
+    def __init__(self, id: _Optional[int] = ..., provider: _Optional[str] = ..., version: _Optional[int] = ...) -> None: ...
 
 class BasePath(_message.Message):
     __slots__ = ("id", "name", "is_dataset_root", "path")
