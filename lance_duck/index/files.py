@@ -121,7 +121,8 @@ def nbytes_of(value) -> int:
         return sum(nbytes_of(v) for v in value) + 64
     if isinstance(value, dict):
         return sum(nbytes_of(v) for v in value.values()) + 64
-    return 64
+    nb = getattr(value, "nbytes", None)
+    return nb if isinstance(nb, int) else 64
 
 
 def cached(key: tuple, compute):
