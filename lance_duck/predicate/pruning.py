@@ -215,6 +215,16 @@ def conjuncts_from_expression(expr: pc.Expression, schema: pa.Schema | None) -> 
     return out
 
 
+def expression_is_conjuncts(expr: pc.Expression, schema: pa.Schema | None) -> bool:
+    """``expr`` is exactly the AND of :func:`conjuncts_from_expression` (each of its top-level
+    AND operands became a conjunct, none was dropped)."""
+    try:
+        tree = ai.decode(expr)
+    except ai.IntrospectionError:
+        return False
+    return all(_x_atom(c, schema) is not None for c in _x_and(tree))
+
+
 # -- decisions -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ColumnStats:

@@ -108,15 +108,21 @@ def _compile(filter, schema: pa.Schema) -> BoundFilter | None:
     if not cols and expr is not None:
         cols = expression_columns(expr, schema)
     conj = tuple(getattr(c, "conjuncts", ()) or ())
-    return BoundFilter(expr, tuple(_top_level(cols)), residual, conj, _complete(c, conj))
+    return BoundFilter(expr, tuple(_top_level(cols)), residual, conj, _complete(c, conj, _with_virtual(schema)))
 
 
-def _complete(c, conj: tuple) -> bool:
-    """A SQL filter whose every top-level AND operand became a conjunct (nothing left over;
+def _complete(c, conj: tuple, schema: pa.Schema) -> bool:
+    """A filter whose every top-level AND operand became a conjunct (nothing left over; in SQL,
     list membership, evaluated on batches, becomes has_any / has_all conjuncts too)."""
     bound = getattr(c, "bound", None)
-    if bound is None or not conj:
+    if not conj:
         return False
+    if bound is None:
+        source = getattr(c, "source", None)
+        if not isinstance(source, pc.Expression):
+            return False
+        from ..predicate.pruning import expression_is_conjuncts
+        return expression_is_conjuncts(source, schema)
     from ..predicate.expressions import conjuncts as and_operands
     return len(and_operands(bound)) == len(conj)
 
