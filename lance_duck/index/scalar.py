@@ -53,6 +53,19 @@ def value_mask(values: pa.Array, terms) -> np.ndarray:
     return keep
 
 
+def conjuncts_mask(conjuncts, columns: dict[str, pa.Array], n: int) -> np.ndarray:
+    """Rows of ``columns`` (top-level name -> array of ``n`` rows) passing every conjunct, with
+    compute kernels (no expression engine); Unsupported unless each conjunct is on a top-level
+    column given here with ops an exact index answers."""
+    keep = np.ones(n, dtype=bool)
+    for c in conjuncts:
+        path = tuple(c.path)
+        if len(path) != 1 or path[0] not in columns:
+            raise Unsupported(f"conjunct on {'.'.join(path)}")
+        keep &= _any_mask(columns[path[0]], tuple(c.preds) if hasattr(c, "preds") else (c,))
+    return keep
+
+
 def _any_mask(values: pa.Array, preds) -> np.ndarray:
     keep = np.zeros(len(values), dtype=bool)
     for p in preds:
