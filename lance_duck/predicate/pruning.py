@@ -215,14 +215,14 @@ def conjuncts_from_expression(expr: pc.Expression, schema: pa.Schema | None) -> 
     return out
 
 
-def expression_is_conjuncts(expr: pc.Expression, schema: pa.Schema | None) -> bool:
-    """``expr`` is exactly the AND of :func:`conjuncts_from_expression` (each of its top-level
-    AND operands became a conjunct, none was dropped)."""
+def expression_is_conjuncts(expr: pc.Expression, num_conjuncts: int) -> bool:
+    """``expr`` is exactly the AND of its ``num_conjuncts`` conjuncts from
+    :func:`conjuncts_from_expression` (one per top-level AND operand: none was dropped)."""
     try:
         tree = ai.decode(expr)
     except ai.IntrospectionError:
         return False
-    return all(_x_atom(c, schema) is not None for c in _x_and(tree))
+    return len(_x_and(tree)) == num_conjuncts
 
 
 # -- decisions -------------------------------------------------------------------------------

@@ -108,10 +108,10 @@ def _compile(filter, schema: pa.Schema) -> BoundFilter | None:
     if not cols and expr is not None:
         cols = expression_columns(expr, schema)
     conj = tuple(getattr(c, "conjuncts", ()) or ())
-    return BoundFilter(expr, tuple(_top_level(cols)), residual, conj, _complete(c, conj, _with_virtual(schema)))
+    return BoundFilter(expr, tuple(_top_level(cols)), residual, conj, _complete(c, conj))
 
 
-def _complete(c, conj: tuple, schema: pa.Schema) -> bool:
+def _complete(c, conj: tuple) -> bool:
     """A filter whose every top-level AND operand became a conjunct (nothing left over; in SQL,
     list membership, evaluated on batches, becomes has_any / has_all conjuncts too)."""
     bound = getattr(c, "bound", None)
@@ -122,7 +122,7 @@ def _complete(c, conj: tuple, schema: pa.Schema) -> bool:
         if not isinstance(source, pc.Expression):
             return False
         from ..predicate.pruning import expression_is_conjuncts
-        return expression_is_conjuncts(source, schema)
+        return expression_is_conjuncts(source, len(conj))
     from ..predicate.expressions import conjuncts as and_operands
     return len(and_operands(bound)) == len(conj)
 
