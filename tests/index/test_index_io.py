@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 import pytest
 
 import lance_duck
-from lance_duck.file.container import METADATA_CACHE, V2Container
+from lance_duck.file.container import METADATA_CACHE
 from lance_duck.io import fs as fs_mod
 
 ROWS = 1_000_000
@@ -51,15 +51,13 @@ def fetched(monkeypatch):
 
 
 def _column_bytes(path: str, name: str) -> int:
+    """Bytes of the pages of one column over all data files (from their column metadata)."""
     snap = lance_duck.dataset(path)._snapshot
-    field = next(f for f in snap.schema.fields if f.name == name)
-    total = 0
-    for frag in snap.fragments:
-        ref = frag.file_for_field(field.id)
-        f = snap.io.open_input(ref.path, ref.size)
-        cm = V2Container.open(f, f.read_tail(1 << 16)).column(ref.column_of(field.id))
-        total += sum(int(s) for p in cm.pages for s in p.buffer_sizes)
-    return total
+    fid = next(f.id for f in snap.schema.fields if f.name == name)
+    refs = [frag.file_for_field(fid) for frag in snap.fragments]
+    return sum(int(size) for ref in refs
+               for page in snap.open_data_file(ref).container.column(ref.column_of(fid)).pages
+               for size in page.buffer_sizes)
 
 
 def test_point_lookup_fetches_under_one_percent_of_the_id_column(million, fetched):
