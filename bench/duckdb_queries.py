@@ -13,18 +13,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
-import threading
-import time
 
 import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import interleaved, run_once, write_table  # noqa: E402
 
 QUERIES = {
     "count(*)": "select count(*) from T",
@@ -60,21 +58,10 @@ def prepare(d: str, n: int, storage: str) -> tuple[str, str]:
     lp = os.path.join(d, f"t_{n}_{storage}.lance")
     pp = os.path.join(d, f"t_{n}.parquet")
     if not os.path.exists(lp):
-        t = make_table(n)
-        ds = lance.write_dataset(t, lp, max_rows_per_file=(n + 3) // 4, data_storage_version=storage)
-        ds.delete("id % 1000 = 3")
+        write_table(lp, make_table(n), data_storage_version=storage)
     if not os.path.exists(pp):
         pq.write_table(lance.dataset(lp).to_table(), pp)
     return lp, pp
-
-
-def timed(con, sql: str, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        con.sql(sql).fetchall()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def peak_memory(lp: str, budget_mib: int) -> None:
@@ -149,14 +136,9 @@ def main() -> None:
             else:
                 con.register("T", obj)
                 q = sql
-            con.sql(q).fetchall()  # warm-up: first open, page cache
-            runners[src] = (con, q)
-        # runs interleaved source by source, so that drift in machine load hits all alike
-        times = {src: [] for src in runners}
-        for _ in range(args.runs):
-            for src, (con, q) in runners.items():
-                times[src].append(timed(con, q, 1))
-        res = {src: statistics.median(t) for src, t in times.items()}
+            runners[src] = (lambda c, q: lambda: run_once(c, q)[:2])(con, q)
+        # runs interleaved source by source (after a warm-up: first open, page cache)
+        res = {src: wall for src, (wall, _) in interleaved(runners, args.runs).items()}
         print(f"{name:22s} {res['lance_duck']:11.3f} {res['pylance']:9.3f} {res['parquet']:9.3f} "
               f"{res['lance_duck'] / res['pylance']:11.2f}")
     peak_memory(lp, args.budget_mib)

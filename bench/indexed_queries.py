@@ -7,22 +7,22 @@ a BTREE on ``id``, a BITMAP on ``category`` and a ZONEMAP on ``amount``. Each qu
 DuckDB over ``lance_duck.dataset`` and over ``lance.dataset``, interleaved (A, B, A, B ...) after
 one warm-up run each; prints the median wall and process-CPU time of each and the ratios
 lance_duck / pylance (CPU is steadier on a loaded machine), and checks both return the same rows.
+Then the bytes the point lookup fetches from data files (counted at the io layer), cold (no file
+metadata cached) and repeated, against the bytes of the ``id`` column.
 """
 from __future__ import annotations
 
 import argparse
 import os
-import resource
-import statistics
 import sys
-import time
 import warnings
 
 import duckdb
 import numpy as np
 import pyarrow as pa
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import interleaved, run_once, write_table  # noqa: E402
 
 QUERIES = {
     "point lookup": "select * from T where id = 612345",
@@ -49,28 +49,57 @@ def prepare(d: str, n: int) -> str:
     path = os.path.join(d, f"indexed_{n}.lance")
     if not os.path.exists(path):
         os.makedirs(d, exist_ok=True)
-        ds = lance.write_dataset(make_table(n), path, max_rows_per_file=(n + 3) // 4)
-        ds.delete("id % 1000 = 3")
+        write_table(path, make_table(n))
+        ds = lance.dataset(path)
         ds.create_scalar_index("id", "BTREE")
         ds.create_scalar_index("category", "BITMAP")
         ds.create_scalar_index("amount", "ZONEMAP")
     return path
 
 
-def _cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
-
-
-def run_once(con, sql: str):
-    """(wall seconds, process CPU seconds, rows); CPU counts every thread (both readers' pools)."""
-    c0, t0 = _cpu(), time.perf_counter()
-    rows = con.sql(sql).fetchall()
-    return time.perf_counter() - t0, _cpu() - c0, rows
-
-
 def _rounded(rows) -> list:
     return sorted(tuple(round(v, 6) if isinstance(v, float) else v for v in r) for r in rows)
+
+
+def column_bytes(path: str, name: str) -> int:
+    """Bytes of one column's pages over every data file of the table."""
+    import lance_duck
+    from lance_duck.file.container import V2Container
+    snap = lance_duck.dataset(path)._snapshot
+    field = next(f for f in snap.schema.fields if f.name == name)
+    total = 0
+    for frag in snap.fragments:
+        ref = frag.file_for_field(field.id)
+        f = snap.io.open_input(ref.path, ref.size)
+        cm = V2Container.open(f, f.read_tail(1 << 16)).column(ref.column_of(field.id))
+        total += sum(int(s) for p in cm.pages for s in p.buffer_sizes)
+    return total
+
+
+def fetched_bytes(path: str, sql: str) -> tuple[int, int]:
+    """Data-file bytes one query fetches: cold (empty metadata cache, fresh dataset), then repeated."""
+    import lance_duck
+    from lance_duck.file.container import METADATA_CACHE
+    from lance_duck.io import fs
+    counted = [0]
+    orig = fs.InputFile.read_ranges
+
+    def counting(self, ranges):
+        if "/data/" in self.path:
+            counted[0] += sum(n for _, n in ranges)
+        return orig(self, ranges)
+
+    fs.InputFile.read_ranges = counting
+    METADATA_CACHE.clear()
+    try:
+        con = duckdb.connect()
+        con.register("T", lance_duck.dataset(path))
+        con.sql(sql).fetchall()
+        first, counted[0] = counted[0], 0
+        con.sql(sql).fetchall()
+        return first, counted[0]
+    finally:
+        fs.InputFile.read_ranges = orig
 
 
 def main() -> None:
@@ -91,18 +120,18 @@ def main() -> None:
     print(f"{'query':<20} {'wall ms: lance_duck':>20} {'pylance':>8} {'ratio':>6}   "
           f"{'CPU ms: lance_duck':>19} {'pylance':>8} {'ratio':>6}")
     for name, sql in QUERIES.items():
-        r1 = run_once(ours, sql)[2]
-        r2 = run_once(theirs, sql)[2]
+        r1, r2 = run_once(ours, sql)[2], run_once(theirs, sql)[2]
         if _rounded(r1) != _rounded(r2):
             raise SystemExit(f"{name}: results differ: {r1[:3]} vs {r2[:3]}")
-        t_ours, t_theirs = [], []
-        for _ in range(a.runs):
-            t_ours.append(run_once(ours, sql)[:2])
-            t_theirs.append(run_once(theirs, sql)[:2])
-        wo, wt = (statistics.median(t[0] for t in ts) for ts in (t_ours, t_theirs))
-        co, ct = (statistics.median(t[1] for t in ts) for ts in (t_ours, t_theirs))
+        res = interleaved({"ours": lambda: run_once(ours, sql)[:2],
+                           "theirs": lambda: run_once(theirs, sql)[:2]}, a.runs)
+        (wo, co), (wt, ct) = res["ours"], res["theirs"]
         print(f"{name:<20} {wo * 1e3:20.2f} {wt * 1e3:8.2f} {wo / wt:5.2f}x   "
               f"{co * 1e3:19.2f} {ct * 1e3:8.2f} {co / max(ct, 1e-9):5.2f}x")
+    id_bytes = column_bytes(path, "id")
+    first, again = fetched_bytes(path, QUERIES["point lookup"])
+    print(f"\npoint lookup, data-file bytes fetched (all columns): {first} cold "
+          f"({first / id_bytes:.2%} of the id column's {id_bytes}), {again} repeated ({again / id_bytes:.2%})")
 
 
 if __name__ == "__main__":

@@ -8,12 +8,19 @@ Layout (little-endian), read from the end::
 
 Opening costs at most two reads: the tail (which usually holds all metadata) and, for files
 with very large metadata, the metadata region.
+
+Data files are immutable, so what their metadata parses to is kept per process
+(:data:`METADATA_CACHE`, keyed by filesystem, path and size, bounded in bytes): a file opened
+again (the next query) reads no footer and parses no column metadata again.
 """
 from __future__ import annotations
 
+import dataclasses
+import os
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any, Callable
 
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -21,8 +28,13 @@ from google.protobuf.message import DecodeError
 from .._proto import file2_pb2, file_pb2
 from ..errors import CorruptFileError
 from ..io.fs import InputFile
+from ..io.lru import ByteLRU
 
 FOOTER = struct.Struct("<QQQIIHH4s")  # 40 bytes
+#: Parsed metadata of data files kept per process (bytes, estimated): the metadata region of each
+#: file, its parsed column metadata and what readers derive from it (page tables, page metadata).
+METADATA_CACHE_BYTES = 64 * 1024 * 1024
+METADATA_CACHE = ByteLRU(METADATA_CACHE_BYTES)
 
 
 @dataclass
@@ -37,6 +49,39 @@ class V2Container:
     global_buffers: list[tuple[int, int]]  # (position, size) per global buffer
     _meta: bytes | memoryview               # bytes [meta_start, file end)
     _meta_start: int
+    # parsed column metadata, the descriptor and readers' derived state (shared by the copies
+    # of a cached container), and the METADATA_CACHE key that charges for it
+    shared: dict = field(default_factory=dict, repr=False, compare=False)
+    cache_key: tuple | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def cached(cls, file: InputFile, size: int | None) -> "V2Container | None":
+        """The cached container of ``file`` (same filesystem, path, size) bound to ``file``, or None."""
+        if not size:
+            return None
+        hit = METADATA_CACHE.get(_identity(file, size))
+        return None if hit is None else dataclasses.replace(hit, file=file)
+
+    def remember(self) -> None:
+        """Keep this container for later opens of the same file (its metadata copied out of any
+        memory map, so the cache holds no mapping)."""
+        key = _identity(self.file, self.file.size)
+        core = dataclasses.replace(self, _meta=bytes(self._meta), cache_key=key)
+        self.shared, self.cache_key = core.shared, key
+        METADATA_CACHE.put(key, core, 4 * len(core._meta) + 1024)
+
+    def derived(self, key: tuple, make: Callable[[], Any], nbytes: int = 0) -> Any:
+        """``make()`` once per key for this file (kept with the cached metadata, charged ``nbytes``)."""
+        hit = self.shared.get(key)
+        if hit is None:
+            hit = self.shared[key] = make()
+            self.charge(nbytes)
+        return hit
+
+    def charge(self, nbytes: int) -> None:
+        """Count ``nbytes`` more state kept with this file's cached metadata."""
+        if self.cache_key is not None and nbytes:
+            METADATA_CACHE.charge(self.cache_key, nbytes)
 
     @classmethod
     def open(cls, file: InputFile, tail: bytes | memoryview) -> "V2Container":
@@ -76,8 +121,14 @@ class V2Container:
 
     def column(self, index: int) -> file2_pb2.ColumnMetadata:
         """The ColumnMetadata protobuf of column ``index`` (parsed once)."""
-        cache = self._columns
-        cm = cache.get(index)
+        cm = self._columns.get(index)
+        if cm is None:
+            cm = self._columns[index] = self._parse_column(index)
+        return cm
+
+    def _parse_column(self, index: int) -> file2_pb2.ColumnMetadata:
+        cache = self.shared
+        cm = cache.get(("column", index))
         if cm is None:
             if not 0 <= index < self.num_columns:
                 raise CorruptFileError(f"{self.file.path}: column {index} does not exist "
@@ -88,7 +139,7 @@ class V2Container:
                 cm.ParseFromString(bytes(self._slice(pos, size)))
             except DecodeError as exc:
                 raise CorruptFileError(f"{self.file.path}: column {index} metadata is corrupt: {exc}") from exc
-            cache[index] = cm
+            cache[("column", index)] = cm
         return cm
 
     @cached_property
@@ -99,9 +150,15 @@ class V2Container:
         pos, size = self.global_buffers[index]
         return self._slice(pos, size)
 
-    @cached_property
+    @property
     def descriptor(self) -> file_pb2.FileDescriptor:
-        """Global buffer 0: the file's own schema and row count."""
+        """Global buffer 0: the file's own schema and row count (parsed once)."""
+        fd = self.shared.get("descriptor")
+        if fd is None:
+            fd = self.shared["descriptor"] = self._descriptor()
+        return fd
+
+    def _descriptor(self) -> file_pb2.FileDescriptor:
         fd = file_pb2.FileDescriptor()
         if not self.global_buffers:
             raise CorruptFileError(f"{self.file.path}: no global buffers (schema missing)")
@@ -114,3 +171,14 @@ class V2Container:
     @property
     def num_rows(self) -> int:
         return int(self.descriptor.length)
+
+
+def _identity(file: InputFile, size: int) -> tuple:
+    """(filesystem, path, size) of an immutable data file; local files add their mtime, so a file
+    rewritten in place (tests that damage copies) is never served stale metadata."""
+    if file.io.is_local:
+        try:
+            return file.io.key, file.path, size, os.stat(file.path).st_mtime_ns
+        except OSError:
+            return file.io.key, file.path, size, None
+    return file.io.key, file.path, size

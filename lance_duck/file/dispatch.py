@@ -8,7 +8,8 @@ from ..errors import CorruptFileError, UnsupportedFeatureError
 from ..io.fs import FileIO
 from .base import MAGIC, TAIL_BYTES, DataFileReader, DataFileRef, damage_guard
 from .legacy.reader import LegacyFileReader
-from .v2_1.reader import V2FileReader
+from .container import V2Container
+from .v2_1.reader import V2_1_VERSIONS, V2FileReader
 from .v2_0.reader import V20FileReader
 
 
@@ -24,6 +25,10 @@ def open_data_file(io: FileIO, ref: DataFileRef, **options) -> DataFileReader:
     """Open a data file with the reader for its version (read from the file's footer)."""
     trace.record("file:open", ref.path)
     f = io.open_input(ref.path, ref.size)
+    container = V2Container.cached(f, ref.size or (f.size if io.is_local else None))
+    if container is not None and (container.major, container.minor) in V2_1_VERSIONS:
+        with damage_guard(ref.path, "footer / metadata"):
+            return V2FileReader(f, ref, None, container=container, **options)
     tail = f.read_tail(TAIL_BYTES)
     major, minor = read_version(tail, ref.path)
     with damage_guard(ref.path, "footer / metadata"):
@@ -35,8 +40,10 @@ def _open_version(f, ref: DataFileRef, tail, major: int, minor: int, options: di
         return LegacyFileReader(f, ref, tail, **options)
     if (major, minor) in ((0, 3), (2, 0)):
         return V20FileReader(f, ref, tail, **options)
-    if (major, minor) in ((2, 1), (2, 2), (2, 3)):
-        return V2FileReader(f, ref, tail, **options)
+    if (major, minor) in V2_1_VERSIONS:
+        reader = V2FileReader(f, ref, tail, **options)
+        reader.container.remember()
+        return reader
     raise UnsupportedFeatureError(
         f"{ref.path}: Lance file format version {major}.{minor} is not supported "
         "(readable: legacy 0.1/0.2, 2.0, 2.1, 2.2, 2.3)")

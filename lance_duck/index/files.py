@@ -6,8 +6,6 @@ in a process-wide LRU bounded in bytes, so repeated queries do not re-read index
 """
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from typing import Sequence
 
 import numpy as np
@@ -15,6 +13,7 @@ import pyarrow as pa
 
 from ..errors import CorruptFileError
 from ..file import DataFileRef, open_data_file
+from ..io.lru import ByteLRU
 from ..schema import LanceField, schema_from_protos
 from .metadata import IndexSegment
 
@@ -68,43 +67,7 @@ class IndexFile:
         return [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays]
 
 
-class _Cache:
-    """A process-wide LRU of decoded index data, bounded in bytes."""
-
-    def __init__(self, limit: int):
-        self.limit = limit
-        self._items: OrderedDict[tuple, tuple[object, int]] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple):
-        with self._lock:
-            hit = self._items.get(key)
-            if hit is None:
-                return None
-            self._items.move_to_end(key)
-            return hit[0]
-
-    def put(self, key: tuple, value, nbytes: int) -> None:
-        if nbytes > self.limit // 4:
-            return
-        with self._lock:
-            old = self._items.pop(key, None)
-            if old is not None:
-                self._bytes -= old[1]
-            self._items[key] = (value, nbytes)
-            self._bytes += nbytes
-            while self._bytes > self.limit and self._items:
-                _, (_, n) = self._items.popitem(last=False)
-                self._bytes -= n
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-            self._bytes = 0
-
-
-CACHE = _Cache(CACHE_BYTES)
+CACHE = ByteLRU(CACHE_BYTES)
 
 
 OPEN_FILE_CHARGE = 1 << 20   # an open index file (reader, metadata, mapping) counts as 1 MiB
@@ -121,7 +84,8 @@ def nbytes_of(value) -> int:
         return sum(nbytes_of(v) for v in value) + 64
     if isinstance(value, dict):
         return sum(nbytes_of(v) for v in value.values()) + 64
-    return 64
+    nb = getattr(value, "nbytes", None)
+    return nb if isinstance(nb, int) else 64
 
 
 def cached(key: tuple, compute):

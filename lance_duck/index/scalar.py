@@ -53,6 +53,19 @@ def value_mask(values: pa.Array, terms) -> np.ndarray:
     return keep
 
 
+def conjuncts_mask(conjuncts, columns: dict[str, pa.Array], n: int) -> np.ndarray:
+    """Rows of ``columns`` (top-level name -> array of ``n`` rows) passing every conjunct, with
+    compute kernels (no expression engine); Unsupported unless each conjunct is on a top-level
+    column given here with ops an exact index answers."""
+    keep = np.ones(n, dtype=bool)
+    for c in conjuncts:
+        path = tuple(c.path)
+        if len(path) != 1 or path[0] not in columns:
+            raise Unsupported(f"conjunct on {'.'.join(path)}")
+        keep &= _any_mask(columns[path[0]], tuple(c.preds) if hasattr(c, "preds") else (c,))
+    return keep
+
+
 def _any_mask(values: pa.Array, preds) -> np.ndarray:
     keep = np.zeros(len(values), dtype=bool)
     for p in preds:
@@ -87,51 +100,17 @@ class BTreeIndex:
                 raise Unsupported("range-partitioned btree")
             batch = int(meta.get("batch_size", "4096"))
             mn, mx, nulls, page = f.read(["min", "max", "null_count", "page_idx"])
-            return (mn, mx, nulls.to_numpy(zero_copy_only=False).astype(np.int64),
-                    page.to_numpy(zero_copy_only=False).astype(np.int64), batch)
+            return Bounds(mn, mx, nulls), page.to_numpy(zero_copy_only=False).astype(np.int64), batch
         return cached(("btree-lookup", self.lookup_path), load)
 
     def _data_file(self) -> IndexFile:
         return cached(("btree-data-file", self.data_path),
                       lambda: IndexFile(self.io, self.data_path, self.sizes.get("page_data.lance")))
 
-    def _pages(self, terms, mn: pa.Array, mx: pa.Array, nulls: np.ndarray) -> np.ndarray:
-        keep = np.ones(len(mn), dtype=bool)
-        for preds in terms:
-            keep &= self._pages_any(preds, mn, mx, nulls)
-        return np.flatnonzero(keep)
-
-    def _pages_any(self, preds, mn: pa.Array, mx: pa.Array, nulls: np.ndarray) -> np.ndarray:
-        keep = np.zeros(len(mn), dtype=bool)
-        for p in preds:
-            if p.op not in EXACT_OPS:
-                raise Unsupported(p.op)
-            if p.op == "is_null":
-                m = nulls > 0
-            elif p.op == "in":
-                vals = p.value
-                if len(vals) > MAX_IN_PAGE_PROBES:
-                    m = np.ones(len(mn), dtype=bool)
-                else:
-                    m = np.zeros(len(mn), dtype=bool)
-                    for v in vals:
-                        if v.is_valid:
-                            m |= _may_equal(mn, mx, _cast_value(v, mn.type))
-            else:
-                v = _cast_value(p.value, mn.type)
-                if p.op == "==":
-                    m = _may_equal(mn, mx, v)
-                else:
-                    fn, arr = {"<": (pc.less, mn), "<=": (pc.less_equal, mn), ">": (pc.greater, mx),
-                               ">=": (pc.greater_equal, mx)}[p.op]
-                    m = fn(arr, v).fill_null(True).to_numpy(zero_copy_only=False)
-            keep |= m
-        return keep
-
     def search(self, terms) -> np.ndarray:
         """Sorted unique uint64 ids (row addresses or stable row ids) of the matching rows."""
-        mn, mx, nulls, page_idx, batch = self._lookup()
-        pages = page_idx[self._pages(terms, mn, mx, nulls)]
+        bounds, page_idx, batch = self._lookup()
+        pages = page_idx[bounds.may_match(terms)]
         if len(pages) > max(MIN_PAGES, len(page_idx) * MAX_SHARE):
             raise Unsupported(f"predicate keeps {len(pages)} of {len(page_idx)} btree pages")
         if len(pages) == 0:
@@ -181,10 +160,72 @@ def sorted_unique(a: np.ndarray) -> np.ndarray:
     return a[np.concatenate(([True], a[1:] != a[:-1]))]
 
 
-def _may_equal(mn: pa.Array, mx: pa.Array, v) -> np.ndarray:
-    # nulls sort first: a page holding nulls has a null min (its bounds are then open)
-    m = pc.and_kleene(pc.less_equal(mn, v).fill_null(True), pc.greater_equal(mx, v).fill_null(True))
-    return m.to_numpy(zero_copy_only=False)
+class Bounds:
+    """Per-unit (btree page, zone) min, max and null count of a column: which units may hold
+    rows satisfying a predicate. Numeric bounds without nulls are compared in numpy (one
+    vectorised pass per predicate, all ``IN`` values at once); others with Arrow kernels.
+    A null min / max (a unit holding nulls sorts them first) leaves that bound open."""
+
+    def __init__(self, mn: pa.Array, mx: pa.Array, nulls: pa.Array):
+        self.mn, self.mx = mn, mx
+        self.nulls = nulls.to_numpy(zero_copy_only=False).astype(np.int64)
+        numeric = pa.types.is_integer(mn.type) or pa.types.is_floating(mn.type)
+        self.np = (mn.to_numpy(zero_copy_only=False), mx.to_numpy(zero_copy_only=False)) \
+            if numeric and mn.null_count == 0 and mx.null_count == 0 else None
+
+    def __len__(self) -> int:
+        return len(self.mn)
+
+    @property
+    def nbytes(self) -> int:
+        return self.mn.nbytes + self.mx.nbytes + 2 * self.nulls.nbytes
+
+    def may_match(self, terms) -> np.ndarray:
+        """Sorted positions of the units that may hold a row satisfying every term."""
+        keep = np.ones(len(self), dtype=bool)
+        for preds in terms:
+            keep &= self._any(preds)
+        return np.flatnonzero(keep)
+
+    def _any(self, preds) -> np.ndarray:
+        keep = np.zeros(len(self), dtype=bool)
+        for p in preds:
+            if p.op not in EXACT_OPS:
+                raise Unsupported(p.op)
+            if p.op == "is_null":
+                keep |= self.nulls > 0
+            elif p.op == "in":
+                vals = p.value.drop_null()           # a null never matches
+                if len(vals) > MAX_IN_PAGE_PROBES:
+                    keep[:] = True
+                elif len(vals):
+                    keep |= self._may_equal(_cast_value(vals, self.mn.type))
+            else:
+                keep |= self._compare(p.op, _cast_value(p.value, self.mn.type))
+        return keep
+
+    def _may_equal(self, values: pa.Array) -> np.ndarray:
+        """Units whose [min, max] holds one of ``values`` (of the bounds' type)."""
+        if self.np is not None:
+            v = values.to_numpy(zero_copy_only=False)
+            mn, mx = self.np
+            return ((mn[:, None] <= v) & (mx[:, None] >= v)).any(axis=1)
+        m = np.zeros(len(self), dtype=bool)
+        for v in values:
+            m |= pc.and_kleene(pc.less_equal(self.mn, v).fill_null(True),
+                               pc.greater_equal(self.mx, v).fill_null(True)).to_numpy(zero_copy_only=False)
+        return m
+
+    def _compare(self, op: str, v: pa.Scalar) -> np.ndarray:
+        if op == "==":
+            return self._may_equal(pa.array([v]))
+        if self.np is not None:
+            x = v.as_py()
+            mn, mx = self.np
+            return {"<": lambda: mn < x, "<=": lambda: mn <= x, ">": lambda: mx > x, ">=": lambda: mx >= x}[op]()
+        fn, arr = {"<": (pc.less, self.mn), "<=": (pc.less_equal, self.mn), ">": (pc.greater, self.mx),
+                   ">=": (pc.greater_equal, self.mx)}[op]
+        return fn(arr, v).fill_null(True).to_numpy(zero_copy_only=False)
 
 
 # -- BITMAP -----------------------------------------------------------------------------------
@@ -307,16 +348,15 @@ class ZoneMapIndex:
             mn, mx, nulls, frag, start, length = f.read(
                 ["min", "max", "null_count", "fragment_id", "zone_start", "zone_length"])
             as_np = lambda a: a.to_numpy(zero_copy_only=False).astype(np.int64)  # noqa: E731
-            return mn, mx, as_np(nulls), as_np(frag), as_np(start), as_np(length)
+            return Bounds(mn, mx, nulls), as_np(frag), as_np(start), as_np(length)
         return cached(("zonemap", self.path), load)
 
     def search(self, terms, fragment_rows: dict[int, int]) -> dict[int, np.ndarray]:
         """{fragment id: sorted offsets of the zones that may match}, for the fragments whose
         zones tile all their physical rows (others are left out: scanned normally)."""
-        mn, mx, nulls, frag, start, length = self._zones()
-        keep = np.ones(len(mn), dtype=bool)
-        for preds in terms:
-            keep &= _zones_any(preds, mn, mx, nulls)
+        bounds, frag, start, length = self._zones()
+        keep = np.zeros(len(bounds), dtype=bool)
+        keep[bounds.may_match(terms)] = True
         if np.count_nonzero(keep) > max(1, len(keep) * MAX_ZONE_SHARE):
             raise Unsupported(f"predicate keeps {np.count_nonzero(keep)} of {len(keep)} zones")
         out: dict[int, np.ndarray] = {}
@@ -334,27 +374,3 @@ class ZoneMapIndex:
             out[fid] = (np.concatenate([np.arange(start[i], start[i] + length[i], dtype=np.int64)
                                         for i in kept]) if len(kept) else np.empty(0, np.int64))
         return out
-
-
-def _zones_any(preds, mn: pa.Array, mx: pa.Array, nulls: np.ndarray) -> np.ndarray:
-    keep = np.zeros(len(mn), dtype=bool)
-    for p in preds:
-        if p.op not in EXACT_OPS:
-            raise Unsupported(p.op)
-        if p.op == "is_null":
-            m = nulls > 0
-        elif p.op == "in":
-            m = np.zeros(len(mn), dtype=bool)
-            if len(p.value) > MAX_IN_PAGE_PROBES:
-                m[:] = True
-            for v in p.value if len(p.value) <= MAX_IN_PAGE_PROBES else ():
-                if v.is_valid:
-                    m |= _may_equal(mn, mx, _cast_value(v, mn.type))
-        elif p.op == "==":
-            m = _may_equal(mn, mx, _cast_value(p.value, mn.type))
-        else:
-            fn, arr = {"<": (pc.less, mn), "<=": (pc.less_equal, mn), ">": (pc.greater, mx),
-                       ">=": (pc.greater_equal, mx)}[p.op]
-            m = fn(arr, _cast_value(p.value, mn.type)).fill_null(True).to_numpy(zero_copy_only=False)
-        keep |= m
-    return keep

@@ -270,6 +270,16 @@ def conjuncts_from_expression(expr: pc.Expression, schema: pa.Schema | None) -> 
     return out
 
 
+def expression_is_conjuncts(expr: pc.Expression, num_conjuncts: int) -> bool:
+    """``expr`` is exactly the AND of its ``num_conjuncts`` conjuncts from
+    :func:`conjuncts_from_expression` (one per top-level AND operand: none was dropped)."""
+    try:
+        tree = ai.decode(expr)
+    except ai.IntrospectionError:
+        return False
+    return len(_x_and(tree)) == num_conjuncts
+
+
 # -- decisions -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ColumnStats:

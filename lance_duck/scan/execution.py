@@ -162,7 +162,7 @@ class ScanContext:
             # rows chosen by an exact index nearly all pass: read every column in one pass
             names = tuple(dict.fromkeys(self.filter_columns + self.late_columns))
             allc = self.read_columns(frag, names, rows, mask)
-            keep = self.filter_mask({k: allc[k] for k in self.filter_columns}, n)
+            keep = self.selected_mask({k: allc[k] for k in self.filter_columns}, n)
             if not keep.any():
                 return None
             if not keep.all():
@@ -186,6 +186,18 @@ class ScanContext:
             cols.update((k, plain(v, self._types.get(k))) for k, v in fcols.items() if k in self.projection.sources)
         cols.update(self.read_columns(frag, self.late_columns, rows, mask))
         return self.assemble(cols, n)
+
+    def selected_mask(self, fcols: dict[str, pa.Array], n: int) -> np.ndarray:
+        """The filter's mask over rows an index selected: a filter that is exactly its conjuncts
+        is evaluated with compute kernels (few rows: the expression engine's fixed cost dominates)."""
+        flt = self.filter
+        if flt.conjuncts_complete and flt.residual is None:
+            from ..index.scalar import Unsupported, conjuncts_mask
+            try:
+                return conjuncts_mask(flt.conjuncts, fcols, n)
+            except Unsupported:
+                pass
+        return self.filter_mask(fcols, n)
 
     def filter_mask(self, fcols: dict[str, pa.Array], n: int) -> np.ndarray:
         """The filter's boolean mask over the rows of ``fcols``.

@@ -112,11 +112,17 @@ def _compile(filter, schema: pa.Schema) -> BoundFilter | None:
 
 
 def _complete(c, conj: tuple) -> bool:
-    """A SQL filter whose every top-level AND operand became a conjunct (nothing left over;
+    """A filter whose every top-level AND operand became a conjunct (nothing left over; in SQL,
     list membership, evaluated on batches, becomes has_any / has_all conjuncts too)."""
     bound = getattr(c, "bound", None)
-    if bound is None or not conj:
+    if not conj:
         return False
+    if bound is None:
+        source = getattr(c, "source", None)
+        if not isinstance(source, pc.Expression):
+            return False
+        from ..predicate.pruning import expression_is_conjuncts
+        return expression_is_conjuncts(source, len(conj))
     from ..predicate.expressions import conjuncts as and_operands
     return len(and_operands(bound)) == len(conj)
 

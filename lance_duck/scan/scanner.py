@@ -106,6 +106,7 @@ class LanceScanner(pads.Scanner):
     def _batches(self, limit: int | None = None) -> Iterator[pa.RecordBatch]:
         limit = self._limit if limit is None else (limit if self._limit is None else min(limit, self._limit))
         ctx = ScanContext(self._snapshot, self._projection, self._filter)
+        readahead = self._readahead
         if limit is None:
             ctx.prefetch_footers(self._fragments)   # object stores: all footers in one round trip
         if self._filter is None:
@@ -114,10 +115,13 @@ class LanceScanner(pads.Scanner):
                                first_rows=self._first_rows)
             offset = 0
         else:
+            selections = self._index_selections()
             tasks = plan_tasks(self._fragments, self._task_rows, first_rows=self._first_rows,
-                               selections=self._index_selections())
+                               selections=selections)
             offset = self._offset
-        return execute(ctx, tasks, offset=offset, limit=limit, readahead=self._readahead,
+            if _few_rows(selections, self._fragments):
+                readahead = 0                # a few indexed rows: read them here, no thread hand-off
+        return execute(ctx, tasks, offset=offset, limit=limit, readahead=readahead,
                        budget_bytes=self._budget, stats=self.stats, batch_rows=self._batch_rows)
 
     def _index_selections(self) -> dict[int, np.ndarray] | None:
@@ -286,6 +290,17 @@ class LanceScanner(pads.Scanner):
     def __repr__(self) -> str:
         return (f"LanceScanner(uri={self._dataset.uri!r}, version={self._snapshot.version}, "
                 f"columns={self.projected_schema.names}, filter={self._filter.expression if self._filter else None})")
+
+
+#: Index selections of at most this many rows in all are read without the read-ahead pool.
+INLINE_SELECTED_ROWS = 4096
+
+
+def _few_rows(selections, fragments) -> bool:
+    """Every fragment's rows come from an index selection, and few in all."""
+    if not selections or any(f.id not in selections for f in fragments):
+        return False
+    return sum(len(v) for v in selections.values()) <= INLINE_SELECTED_ROWS
 
 
 def _fragment_info(f: Any, snap: Snapshot) -> FragmentInfo:

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import warnings
 
+import lance
 import numpy as np
 import pyarrow as pa
 import pytest
-
-lance = pytest.importorskip("lance")
 
 ROWS_PER_FILE = 1500
 

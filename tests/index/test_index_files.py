@@ -1,6 +1,7 @@
 """Index files: where they may be (plain names under ``_indices/<uuid>/``), nested-field indices."""
 from __future__ import annotations
 
+import lance
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -9,8 +10,6 @@ import lance_duck
 from lance_duck.errors import CorruptFileError
 from lance_duck.index import index_segments
 from lance_duck.index.files import segment_file_path
-
-lance = pytest.importorskip("lance")
 
 
 @pytest.fixture(scope="module")

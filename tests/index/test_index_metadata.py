@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import warnings
 
-import pytest
+import lance
 
 import lance_duck
-
-lance = pytest.importorskip("lance")
 
 
 def _pylance_list(ds) -> list[dict]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 
 import duckdb
+import lance
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -18,8 +19,6 @@ import lance_duck
 from lance_duck.io import fs as fs_mod
 
 from .conftest import batch
-
-lance = pytest.importorskip("lance")
 
 FILTERS = [
     "id = 1234",

@@ -4,14 +4,13 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 
+import lance
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
 import lance_duck
-
-lance = pytest.importorskip("lance")
 
 BASE = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
 INDICES = [("i8", "BTREE"), ("u32", "BITMAP"), ("f32", "BTREE"), ("ls", "BITMAP"), ("ts", "BTREE"),

@@ -6,13 +6,12 @@ Oracles: pylance with and without ``use_scalar_index`` and lance_duck with
 """
 from __future__ import annotations
 
+import lance
 import pyarrow as pa
 import pytest
 
 import lance_duck
 from lance_duck.errors import InvalidArgumentError, UnsupportedFeatureError
-
-lance = pytest.importorskip("lance")
 
 EDGE_FILTERS = [
     "array_has_any(tags, ['a', 'c'])",
@@ -148,10 +147,10 @@ def test_count_rows_is_answered_from_label_list_and_btree_indices(history_plain,
 
 
 def test_cli_describe_lists_the_indices_like_pylance(history_plain):
+    import json
     import os
     import subprocess
     import sys
-    import json
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [os.path.dirname(os.path.dirname(lance_duck.__file__))] + sys.path))
     r = subprocess.run([sys.executable, "-m", "lance_duck", "describe", history_plain, "--format", "json"],

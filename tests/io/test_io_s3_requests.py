@@ -77,9 +77,10 @@ def test_a_second_query_on_the_same_version_reads_no_footer_again(pylance_option
     assert_tables_equal(second, lance.dataset(uri, storage_options=pylance_options).to_table(columns=["id"]))
     files = {p for k, p, r in one.paths if p.endswith(".lance")}
     assert len(files) == 4
-    # the second query reads the same pages but none of the four footers
+    # the second query reads data pages but none of the four footers (nor the page metadata: the
+    # parsed metadata of immutable data files is cached per process)
     data_reads = [p for k, p, r in two.paths if p.endswith(".lance")]
-    assert len(data_reads) == len([p for k, p, r in one.paths if p.endswith(".lance")]) - len(files), two.paths
+    assert 0 < len(data_reads) <= len([p for k, p, r in one.paths if p.endswith(".lance")]) - len(files), two.paths
 
 
 def test_a_point_take_touches_only_the_file_holding_the_row(pylance_options, proxied_options, counting_proxy):

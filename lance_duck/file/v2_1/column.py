@@ -77,16 +77,48 @@ class LeafData:
     num_rows: int
 
 
+class ColumnPages:
+    """What every read of one column of a file needs, worked out once: the pages' row counts and
+    first rows, their parsed layouts, and the metadata state of pages that can keep it (mini-block
+    chunk tables, decoded dictionaries). Readers of a cached file share it (``container.derived``)."""
+
+    #: page metadata of at most this many bytes is kept (larger is fetched again per read)
+    MAX_META_BYTES = 1 << 20
+
+    def __init__(self, cm, charge=None):
+        self.source = cm
+        self.pages = list(cm.pages)
+        self.lengths = np.array([int(p.length) for p in self.pages], np.int64)
+        self.starts = np.cumsum(self.lengths) - self.lengths
+        self.total = int(self.lengths.sum())
+        self.layouts: dict[int, object] = {}
+        self.meta: dict[int, dict] = {}
+        self._charge = charge or (lambda n: None)
+
+    def layout(self, i: int, what: str):
+        lay = self.layouts.get(i)
+        if lay is None:
+            lay = self.layouts[i] = page_layout(self.pages[i], what)
+            self._charge(512)
+        return lay
+
+    def keep_meta(self, i: int, page, bufs: list) -> None:
+        """Remember page ``i``'s metadata state after ``page.set_meta(bufs)`` (bufs owned bytes)."""
+        state = page.meta_state()
+        if state is not None:
+            self.meta[i] = state
+            self._charge(3 * sum(len(b) for b in bufs) + 32 * len(getattr(page, "counts", ())) + 256)
+
+
 class LeafPlan:
     """The pages of one column that a selection touches, with per-page local row selections."""
 
     def __init__(self, cm, col: int, path: str, arrow_type: pa.DataType, dict_type, minor: int, sel,
-                 keep_dictionary: bool = False):
+                 keep_dictionary: bool = False, column: ColumnPages | None = None):
+        """``column``: the column's shared :class:`ColumnPages` (made from ``cm`` when None)."""
         self.what = f"{path} column {col}"
-        pages = list(cm.pages)
-        lengths = np.array([int(p.length) for p in pages], np.int64)
-        starts = np.cumsum(lengths) - lengths
-        total = int(lengths.sum())
+        self.column = cp = column if column is not None else ColumnPages(cm)
+        pages, lengths, starts, total = cp.pages, cp.lengths, cp.starts, cp.total
         self.total_rows = total
         picks: list[tuple[int, np.ndarray | None]] = []
         if sel is None:
@@ -108,24 +140,37 @@ class LeafPlan:
                 local = rows[bounds[i]: bounds[i + 1]] - starts[i]
                 picks.append((i, None if local.size == lengths[i] else local))
         self.pages = []
+        self._fresh: list[int] = []       # page numbers whose metadata this read fetches
         for i, local in picks:
             ctx = PageContext(f"{self.what} page {i}", arrow_type, dict_type, minor, keep_dictionary)
-            page = make_page(ctx, pages[i])
+            page = make_page(ctx, pages[i], cp.layout(i, ctx.what))
+            state = cp.meta.get(i)
+            if state is not None:
+                page.restore_meta(state)
             if isinstance(local, range) and not getattr(page, "SLICES_RANGES", False):
                 local = np.arange(local.start, local.stop, dtype=np.int64)
             self.pages.append((page, local))
+            self._fresh.append(-1 if state is not None else i)
         self.arrow_type = dict_type if dict_type is not None else arrow_type
 
     # phase 1 / 2 / 3 (the reader batches the I/O of all leaves)
     def meta_ranges(self):
-        return [r for p, _ in self.pages for r in p.meta_ranges()]
+        return [r for (p, _), i in zip(self.pages, self._fresh) if i >= 0 for r in p.meta_ranges()]
 
     def set_meta(self, bufs):
-        i = 0
-        for p, _ in self.pages:
+        k0 = 0
+        for (p, _), i in zip(self.pages, self._fresh):
+            if i < 0:
+                continue                  # metadata state restored from the column's cache
             k = len(p.meta_ranges())
-            p.set_meta(bufs[i: i + k])
-            i += k
+            mine = bufs[k0: k0 + k]
+            k0 += k
+            if hasattr(p, "meta_state") and sum(len(b) for b in mine) <= ColumnPages.MAX_META_BYTES:
+                mine = [bytes(b) for b in mine]        # owned: the cache must not pin a memory map
+                p.set_meta(mine)
+                self.column.keep_meta(i, p, mine)
+            else:
+                p.set_meta(mine)
 
     def data_ranges(self):
         self._counts = []

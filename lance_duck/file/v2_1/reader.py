@@ -17,18 +17,23 @@ from ...schema import LanceField
 from ..base import DataFileReader, DataFileRef, RowSelection, normalize_selection
 from ..container import V2Container
 from .assemble import build, leaves, output_type
-from .column import LeafPlan
+from .column import ColumnPages, LeafPlan
+
+
+V2_1_VERSIONS = ((2, 1), (2, 2), (2, 3))
 
 
 class V2FileReader(DataFileReader):
     """Decodes fields of one 2.1 / 2.2 data file into Arrow arrays identical to pylance's."""
 
-    def __init__(self, file: InputFile, ref: DataFileRef, tail: bytes | memoryview, **options):
+    def __init__(self, file: InputFile, ref: DataFileRef, tail: bytes | memoryview | None,
+                 container: V2Container | None = None, **options):
+        """``container``: the file's parsed metadata when already known (else parsed from ``tail``)."""
         self.file = file
         self.ref = ref
-        self.container = V2Container.open(file, tail)
+        self.container = container if container is not None else V2Container.open(file, tail)
         c = self.container
-        if (c.major, c.minor) not in ((2, 1), (2, 2), (2, 3)):
+        if (c.major, c.minor) not in V2_1_VERSIONS:
             raise UnsupportedFeatureError(f"{file.path}: file format {c.major}.{c.minor} is not 2.1, 2.2 or 2.3")
         self.minor = c.minor
         self.num_rows = c.num_rows
@@ -55,7 +60,7 @@ class V2FileReader(DataFileReader):
                                            "has no column in this data file")
                 cm = self.container.column(col)
                 plan = LeafPlan(cm, col, self.file.path, leaf.arrow_type, leaf.dict_type, self.minor,
-                                _expand(sel, leaf.multiplier), keep)
+                                _expand(sel, leaf.multiplier), keep, self._pages_of(col, cm))
                 if plan.total_rows != self.num_rows * leaf.multiplier:
                     raise CorruptFileError(f"{self.file.path}: column {col} ({leaf.field.name!r}) has pages "
                                            f"for {plan.total_rows} rows, the file holds {self.num_rows}")
@@ -82,6 +87,12 @@ class V2FileReader(DataFileReader):
         return out
 
     # -- helpers -----------------------------------------------------------------------------
+    def _pages_of(self, col: int, cm) -> ColumnPages:
+        """The column's page table and kept page metadata (shared by readers of this file)."""
+        c = self.container
+        cp = c.derived(("pages", col), lambda: ColumnPages(cm, c.charge), 256 + 64 * len(cm.pages))
+        return cp if cp.source is cm else ColumnPages(cm)   # (metadata replaced on this reader)
+
     def _check_row_count(self, fields: Sequence[LanceField]) -> None:
         """CorruptFileError when the first leaf column's pages disagree with the file's row count."""
         for f in fields:

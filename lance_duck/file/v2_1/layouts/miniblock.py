@@ -77,6 +77,27 @@ class MiniBlockPage(PageBase):
                 raise CorruptFileError(f"{self.what}: repetition index of {ri.size} bytes for {counts.size} chunks")
             self.rep_index = np.ascontiguousarray(ri).view("<u8").reshape(counts.size, k).astype(np.int64)
 
+    #: what set_meta derives (plus the decoded dictionary): kept per file by the column cache
+    META_STATE = ("sizes", "starts", "counts", "dict_raw", "rep_index")
+
+    def meta_state(self) -> dict:
+        """This page's metadata state (after set_meta), dictionary decoded, for :meth:`restore_meta`."""
+        if self.has_dict:
+            self._dictionary()
+        state = {k: self.__dict__[k] for k in self.META_STATE}
+        if self.has_dict:
+            state["_dict_vals"] = self._dict_vals
+        return state
+
+    def restore_meta(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+    def _dictionary(self):
+        if not hasattr(self, "_dict_vals"):
+            nd = int(self.lay.num_dictionary_items)
+            self._dict_vals = decode_block(self.lay.dictionary, self.dict_raw, nd, self.what + " dictionary")
+        return self._dict_vals
+
     def _chunks_for(self, local: np.ndarray | range | None) -> np.ndarray:
         n = self.counts.size
         if local is None or n == 0:
@@ -290,11 +311,8 @@ class MiniBlockPage(PageBase):
 
     def _values(self, raw, n: int):
         if self.has_dict:
-            if not hasattr(self, "_dict_vals"):
-                nd = int(self.lay.num_dictionary_items)
-                self._dict_vals = decode_block(self.lay.dictionary, self.dict_raw, nd, self.what + " dictionary")
             trace.record("dictionary")
-            return apply_dictionary(self.ctx, self._dict_vals, uint_view(raw) if not hasattr(raw, "indices") else raw)
+            return apply_dictionary(self.ctx, self._dictionary(), uint_view(raw) if not hasattr(raw, "indices") else raw)
         return finish_values(self.ctx, raw, n)
 
 

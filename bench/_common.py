@@ -1,0 +1,56 @@
+"""Setup and timing shared by the DuckDB benchmarks (``duckdb_queries.py``, ``indexed_queries.py``).
+
+* :func:`write_table`: the benchmark layout -- pylance writes four fragments, then deletes
+  every row with ``id % 1000 = 3`` (so deletion files are read too).
+* :func:`run_once` / :func:`interleaved`: one query's wall and process-CPU time; several
+  sources timed in turn (A, B, A, B ...) after a warm-up each, so that drift in machine
+  load hits all alike; medians.
+"""
+from __future__ import annotations
+
+import os
+import resource
+import statistics
+import sys
+import time
+from typing import Callable
+
+import pyarrow as pa
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+
+def write_table(path: str, table: pa.Table, **write_options) -> None:
+    """Write ``table`` with pylance as four fragments and delete ``id % 1000 = 3``."""
+    import lance
+    n = table.num_rows
+    ds = lance.write_dataset(table, path, max_rows_per_file=(n + 3) // 4, **write_options)
+    ds.delete("id % 1000 = 3")
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process, every thread (both readers' pools)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def run_once(con, sql: str) -> tuple[float, float, list]:
+    """(wall seconds, process CPU seconds, rows) of one query on a DuckDB connection."""
+    c0, t0 = cpu_seconds(), time.perf_counter()
+    rows = con.sql(sql).fetchall()
+    return time.perf_counter() - t0, cpu_seconds() - c0, rows
+
+
+def interleaved(runners: dict[str, Callable[[], tuple[float, float]]], runs: int) -> dict[str, tuple[float, float]]:
+    """{name: (median wall, median CPU)}: every runner once as a warm-up, then ``runs`` rounds
+    of each in turn."""
+    for run in runners.values():
+        run()
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in runners}
+    for _ in range(runs):
+        for name, run in runners.items():
+            times[name].append(run())
+    return {name: (statistics.median(t[0] for t in ts), statistics.median(t[1] for t in ts))
+            for name, ts in times.items()}
