@@ -297,3 +297,24 @@ def test_batches_are_cut_at_the_byte_cap_keeping_rows_and_order(monkeypatch):
     parts = list(reader._bounded(batch))
     assert len(parts) == 8 and all(p.nbytes <= 1000 for p in parts)
     assert pa.Table.from_batches(parts).column(0).to_pylist() == list(range(1000))
+
+
+# -- reads with nothing to return ------------------------------------------------------------------
+
+def test_an_empty_table_reads_as_no_rows(spark, tmp_path):
+    path = str(tmp_path / "empty.lance")
+    lance.write_dataset(pa.table({"id": pa.array([], pa.int64()), "s": pa.array([], pa.string())}), path,
+                        data_storage_version="2.2")
+    df = _read(spark, path)
+    assert df.columns == ["id", "s"]
+    assert df.toArrow().num_rows == 0 == df.count()
+
+
+def test_a_schema_with_no_column_counts_live_rows(spark, history_table):
+    from pyspark.sql.types import StructType
+
+    df = spark.read.format("lance_duck").schema(StructType([])).load(history_table)
+    assert df.count() == lance.dataset(history_table).count_rows()
+    flt = "id % 3 = 0"
+    df = spark.read.format("lance_duck").schema(StructType([])).option("filter", flt).load(history_table)
+    assert df.count() == lance.dataset(history_table).count_rows(flt) > 0
