@@ -319,3 +319,12 @@ def test_a_schema_with_no_column_counts_live_rows(spark, history_table):
     flt = "id % 3 = 0"
     df = spark.read.format("lance_duck").schema(StructType([])).option("filter", flt).load(history_table)
     assert df.count() == lance.dataset(history_table).count_rows(flt) > 0
+
+
+def test_batches_are_cut_at_batch_size_rows_keeping_rows_and_order():
+    from lance_duck.integrations.spark import reader
+
+    batch = pa.record_batch({"x": pa.array(range(1000), pa.int64()), "s": pa.array([str(i) for i in range(1000)])})
+    parts = list(reader._bounded(batch, 300))
+    assert [p.num_rows for p in parts] == [250, 250, 250, 250]
+    assert pa.Table.from_batches(parts).equals(pa.Table.from_batches([batch]))

@@ -23,6 +23,9 @@ from .partitions import plan_partitions
 from .types import conform, spark_arrow_schema
 
 _CACHE_SIZE = 4
+# Rows decoded per read task, whatever the batch size: each task has a fixed cost per column,
+# and Spark's batches are slices of the decoded ones (zero-copy).
+MIN_DECODE_ROWS = 1024 * 1024
 _cache: OrderedDict[tuple, Any] = OrderedDict()
 _cache_lock = threading.Lock()
 
@@ -103,9 +106,10 @@ class LanceReader(DataSourceReader):
                 for start in range(0, n, self.opts.batch_size):
                     yield _rows_only(min(self.opts.batch_size, n - start))
                 return
+            decode_rows = max(self.opts.batch_size, MIN_DECODE_ROWS)
             for batch in scan_row_ranges(ds, pieces, columns=self.columns, filter=self._pushed(),
-                                         batch_size=self.opts.batch_size):
-                yield from _bounded(conform(batch, self.target))
+                                         batch_size=decode_rows):
+                yield from _bounded(conform(batch, self.target), self.opts.batch_size)
         except LanceDuckError as exc:
             # Spark shows the worker's traceback; the last line names the type and message
             raise type(exc)(f"{type(exc).__name__}: {exc} (table {self.opts.path}, version {self.version})") \
@@ -126,9 +130,11 @@ class PushdownLanceReader(LanceReader):
             self.filters.append(f)
 
 
-def _bounded(batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
-    """``batch`` in slices of at most about MAX_BATCH_BYTES."""
+def _bounded(batch: pa.RecordBatch, max_rows: int | None = None) -> Iterator[pa.RecordBatch]:
+    """``batch`` in slices of at most ``max_rows`` rows and about MAX_BATCH_BYTES."""
     parts = -(-batch.nbytes // MAX_BATCH_BYTES)
+    if max_rows is not None:
+        parts = max(parts, -(-batch.num_rows // max_rows))
     if parts <= 1:
         yield batch
         return
