@@ -41,6 +41,7 @@ def session():
     os.environ["PYSPARK_PYTHON"] = sys.executable
     spark = (SparkSession.builder.master("local[2]").appName("lance_duck-bench")
              .config("spark.sql.session.timeZone", "UTC").config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "2").config("spark.driver.memory", "3g")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
@@ -74,6 +75,7 @@ def main() -> None:
     args = ap.parse_args()
     os.makedirs(args.dir, exist_ok=True)
     lp, pp = prepare(args.dir, args.rows, "2.2")
+    load0 = os.getloadavg()
     spark = session()
     queries = {k: v for k, v in QUERIES.items() if args.queries is None or k in args.queries.split(",")}
 
@@ -115,8 +117,9 @@ def main() -> None:
                     answers[q] = rows
                 elif rows != answers.get(q):
                     wrong.append((q, s, rows, answers.get(q)))
-    print(f"Spark local[2], {args.rows:,} rows, 4 fragments, medians of {args.runs}")
-    print(f"| query | Spark + Parquet | lance_duck (all columns) | ratio | lance_duck `columns` | ratio |")
+    print(f"Spark local[2], {args.rows:,} rows, 4 fragments, medians of {args.runs}; "
+          f"load average at start {load0[0]:.1f}, at end {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
+    print("| query | Spark + Parquet | lance_duck (all columns) | ratio | lance_duck `columns` | ratio |")
     print("|---|---|---|---|---|---|")
     for q in queries:
         p = statistics.median(times[(q, "parquet")])

@@ -13,6 +13,7 @@ import os
 import lance
 import pyarrow as pa
 import pytest
+from pyspark.errors import AnalysisException, PythonException
 
 
 def _pylance(path, version=None, columns=None, filter=None) -> pa.Table:
@@ -86,17 +87,17 @@ def test_as_of_a_time_reads_the_version_current_then(spark, history_table, optio
 # -- options -------------------------------------------------------------------------------------
 
 def test_unknown_option_is_refused_naming_the_valid_ones(spark, history_table):
-    with pytest.raises(Exception, match=r"unknown option.*'verison'.*versionAsOf"):
+    with pytest.raises(AnalysisException, match=r"InvalidArgumentError: lance_duck: unknown option.*'verison'.*versionAsOf"):
         _read(spark, history_table, verison=3).collect()
 
 
 def test_version_and_tag_together_are_refused(spark, history_table):
-    with pytest.raises(Exception, match="either version"):
+    with pytest.raises(AnalysisException, match="InvalidArgumentError: lance_duck: give either version"):
         _read(spark, history_table, version=3, tag="compacted").collect()
 
 
 def test_missing_version_is_a_clear_error(spark, history_table):
-    with pytest.raises(Exception, match="999"):
+    with pytest.raises(AnalysisException, match="VersionNotFoundError: .*999"):
         _read(spark, history_table, version=999).count()
 
 
@@ -112,7 +113,7 @@ def test_user_schema_subset_is_honoured(spark, history_table):
 
 
 def test_user_schema_naming_a_missing_column_is_refused(spark, history_table):
-    with pytest.raises(Exception, match="'nope'"):
+    with pytest.raises(AnalysisException, match="InvalidArgumentError: .*'nope'"):
         spark.read.format("lance_duck").schema("id long, nope string").load(history_table).collect()
 
 
@@ -131,7 +132,7 @@ def test_filter_and_columns_options_together(spark, history_table):
 
 
 def test_bad_filter_fails_at_planning_naming_it(spark, history_table):
-    with pytest.raises(Exception, match="no_such_col"):
+    with pytest.raises(AnalysisException, match="InvalidArgumentError: unknown column .no_such_col. in filter"):
         _read(spark, history_table, filter="no_such_col > 1").collect()
 
 
@@ -280,7 +281,7 @@ def test_worker_error_reaches_the_driver_with_its_type_and_message(spark, tmp_pa
     for f in glob.glob(os.path.join(src, "data", "*.lance")):
         with open(f, "r+b") as fh:
             fh.truncate(100)
-    with pytest.raises(Exception) as info:
+    with pytest.raises(PythonException) as info:
         df.collect()
     msg = str(info.value)
     assert "CorruptFileError:" in msg or "FileNotFoundError" in msg
@@ -297,3 +298,33 @@ def test_batches_are_cut_at_the_byte_cap_keeping_rows_and_order(monkeypatch):
     parts = list(reader._bounded(batch))
     assert len(parts) == 8 and all(p.nbytes <= 1000 for p in parts)
     assert pa.Table.from_batches(parts).column(0).to_pylist() == list(range(1000))
+
+
+# -- reads with nothing to return ------------------------------------------------------------------
+
+def test_an_empty_table_reads_as_no_rows(spark, tmp_path):
+    path = str(tmp_path / "empty.lance")
+    lance.write_dataset(pa.table({"id": pa.array([], pa.int64()), "s": pa.array([], pa.string())}), path,
+                        data_storage_version="2.2")
+    df = _read(spark, path)
+    assert df.columns == ["id", "s"]
+    assert df.toArrow().num_rows == 0 == df.count()
+
+
+def test_a_schema_with_no_column_counts_live_rows(spark, history_table):
+    from pyspark.sql.types import StructType
+
+    df = spark.read.format("lance_duck").schema(StructType([])).load(history_table)
+    assert df.count() == lance.dataset(history_table).count_rows()
+    flt = "id % 3 = 0"
+    df = spark.read.format("lance_duck").schema(StructType([])).option("filter", flt).load(history_table)
+    assert df.count() == lance.dataset(history_table).count_rows(flt) > 0
+
+
+def test_batches_are_cut_at_batch_size_rows_keeping_rows_and_order():
+    from lance_duck.integrations.spark import reader
+
+    batch = pa.record_batch({"x": pa.array(range(1000), pa.int64()), "s": pa.array([str(i) for i in range(1000)])})
+    parts = list(reader._bounded(batch, 300))
+    assert [p.num_rows for p in parts] == [250, 250, 250, 250]
+    assert pa.Table.from_batches(parts).equals(pa.Table.from_batches([batch]))

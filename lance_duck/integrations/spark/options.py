@@ -25,7 +25,8 @@ _ALIASES = {"versionasof": "version", "timestampasof": "asof"}
 
 # measured (bench/spark_queries.py, 4M rows, local[2]): all-column reads with Arrow batches of
 # 64K rows took 8.2-28 s, 256K 7.9-11.2 s, 1M 6.3-8.5 s; 8K ones were 2-6x slower still.
-# Batches are also cut at MAX_BATCH_BYTES so that wide rows do not make huge batches.
+# Batches are also cut at MAX_BATCH_BYTES so that wide rows do not make huge batches. Decoding
+# is done at least 1M rows at a time whatever the batch size (reader.MIN_DECODE_ROWS).
 DEFAULT_BATCH_ROWS = 1024 * 1024
 MAX_BATCH_BYTES = 64 << 20
 

@@ -15,9 +15,12 @@ from pyspark.sql.datasource import InputPartition
 
 # Without a target, a table is cut into about PARTITIONS_PER_CORE partitions per core the
 # session has (so one big fragment keeps every core busy), each between these bounds in rows.
-PARTITIONS_PER_CORE = 2
+# Measured (bench/spark_queries.py, local[2]): every Spark task of a Python source costs about
+# 0.1-0.2 s (task launch, worker hand-off, Arrow stream set-up) whatever it reads, so one
+# partition per core beats two; larger partitions only cost memory per batch, not per task.
+PARTITIONS_PER_CORE = 1
 MIN_PARTITION_ROWS = 64 * 1024
-MAX_PARTITION_ROWS = 1024 * 1024
+MAX_PARTITION_ROWS = 4 * 1024 * 1024
 # bytes per row assumed for a fragment whose data files do not record their size
 _FALLBACK_ROW_BYTES = 64
 

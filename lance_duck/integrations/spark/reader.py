@@ -16,30 +16,42 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from ...errors import InvalidArgumentError, LanceDuckError
+from ...scan.ranges import count_row_ranges, scan_row_ranges
 from .filters import NotPushable, spark_filter_to_expression
 from .options import MAX_BATCH_BYTES, ReadOptions
-from .partitions import LancePartition, plan_partitions
+from .partitions import plan_partitions
 from .types import conform, spark_arrow_schema
 
 _CACHE_SIZE = 4
+# Rows decoded per read task, whatever the batch size: each task has a fixed cost per column,
+# and Spark's batches are slices of the decoded ones (zero-copy).
+MIN_DECODE_ROWS = 1024 * 1024
 _cache: OrderedDict[tuple, Any] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
-def open_dataset(opts: ReadOptions, version: int | None = None, branch: str | None = None):
-    """The table at the options' version (planning) or at a pinned version (workers; cached)."""
+def open_dataset(opts: ReadOptions, version: int | None = None, branch: str | None = None,
+                 sql_filter: str | None = None):
+    """The table at the options' version (planning) or at a pinned version (workers; cached).
+
+    Workers are re-used across tasks and queries: a pinned version is opened (manifest read) and
+    its ``filter`` option parsed once per process, not once per partition.
+    """
     from ...scan.dataset import dataset
 
     if version is None:
         return dataset(opts.path, version=opts.version, asof=opts.asof, branch=opts.branch,
                        storage_options=opts.storage())
-    key = (opts.path, branch, version, tuple(sorted(opts.storage_options.items())))
+    key = (opts.path, branch, version, tuple(sorted(opts.storage_options.items())), sql_filter)
     with _cache_lock:
         ds = _cache.get(key)
         if ds is not None:
             _cache.move_to_end(key)
             return ds
-    ds = dataset(opts.path, version=version, branch=branch, storage_options=opts.storage())
+    if sql_filter is None:
+        ds = dataset(opts.path, version=version, branch=branch, storage_options=opts.storage())
+    else:
+        ds = open_dataset(opts, version, branch).filter(sql_filter)
     with _cache_lock:
         _cache[key] = ds
         while len(_cache) > _CACHE_SIZE:
@@ -84,13 +96,20 @@ class LanceReader(DataSourceReader):
             expr = e if expr is None else expr & e
         return expr
 
-    def read(self, partition: LancePartition) -> Iterator[pa.RecordBatch]:
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        pieces = getattr(partition, "pieces", ())   # Spark sends InputPartition(None) for an empty table
         try:
-            ds = open_dataset(self.opts, self.version, self.branch)
-            for batch in read_ranges(ds, partition.pieces, self.columns, self.opts.filter, self._pushed(),
-                                     self.opts.batch_size):
-                if batch.num_rows:
-                    yield from _bounded(conform(batch, self.target))
+            ds = open_dataset(self.opts, self.version, self.branch, self.opts.filter)
+            if not self.columns:
+                # no column asked for (a user ``.schema`` with none): only row counts cross to Spark
+                n = count_row_ranges(ds, pieces, filter=self._pushed())
+                for start in range(0, n, self.opts.batch_size):
+                    yield _rows_only(min(self.opts.batch_size, n - start))
+                return
+            decode_rows = max(self.opts.batch_size, MIN_DECODE_ROWS)
+            for batch in scan_row_ranges(ds, pieces, columns=self.columns, filter=self._pushed(),
+                                         batch_size=decode_rows):
+                yield from _bounded(conform(batch, self.target), self.opts.batch_size)
         except LanceDuckError as exc:
             # Spark shows the worker's traceback; the last line names the type and message
             raise type(exc)(f"{type(exc).__name__}: {exc} (table {self.opts.path}, version {self.version})") \
@@ -111,9 +130,11 @@ class PushdownLanceReader(LanceReader):
             self.filters.append(f)
 
 
-def _bounded(batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
-    """``batch`` in slices of at most about MAX_BATCH_BYTES."""
+def _bounded(batch: pa.RecordBatch, max_rows: int | None = None) -> Iterator[pa.RecordBatch]:
+    """``batch`` in slices of at most ``max_rows`` rows and about MAX_BATCH_BYTES."""
     parts = -(-batch.nbytes // MAX_BATCH_BYTES)
+    if max_rows is not None:
+        parts = max(parts, -(-batch.num_rows // max_rows))
     if parts <= 1:
         yield batch
         return
@@ -122,33 +143,9 @@ def _bounded(batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
         yield batch.slice(start, step)
 
 
-def read_ranges(ds, pieces: Sequence[tuple[int, int, int]], columns: list[str], sql_filter: str | None,
-                pushed: pc.Expression | None, batch_rows: int) -> Iterator[pa.RecordBatch]:
-    """Batches of ``columns`` for physical row ranges of fragments, deleted and filtered rows removed."""
-    from ...scan.execution import ScanContext, execute
-    from ...scan.planning import DEFAULT_TASK_ROWS, ScanTask
-
-    if sql_filter is not None:
-        ds = ds.filter(sql_filter)
-    scanner = ds.scanner(columns=columns, filter=pushed, batch_size=batch_rows)
-    infos = {f.id: f for f in scanner._snapshot.fragments}
-    ctx = ScanContext(scanner._snapshot, scanner._projection, scanner._filter)
-
-    # tasks are decoded at least DEFAULT_TASK_ROWS at a time (each has a fixed cost per column);
-    # execution slices their batches to ``batch_rows``
-    step = max(batch_rows, DEFAULT_TASK_ROWS)
-
-    def tasks():
-        seq = 0
-        for fid, start, stop in pieces:
-            frag = infos.get(fid)
-            if frag is None:
-                raise InvalidArgumentError(f"fragment {fid} is not in version {scanner._snapshot.version}")
-            for a in range(start, stop, step):
-                yield ScanTask(seq, frag, range(a, min(a + step, stop)))
-                seq += 1
-
-    return execute(ctx, tasks(), batch_rows=batch_rows)
+def _rows_only(n: int) -> pa.RecordBatch:
+    """A batch of ``n`` rows and no column."""
+    return pa.RecordBatch.from_struct_array(pa.StructArray.from_arrays([pa.nulls(n)], ["_"])).drop_columns(["_"])
 
 
 def _check_schema(ds, columns: list[str], target: pa.Schema, opts: ReadOptions) -> None:
