@@ -328,3 +328,26 @@ def test_batches_are_cut_at_batch_size_rows_keeping_rows_and_order():
     parts = list(reader._bounded(batch, 300))
     assert [p.num_rows for p in parts] == [250, 250, 250, 250]
     assert pa.Table.from_batches(parts).equals(pa.Table.from_batches([batch]))
+
+
+def test_a_blob_column_reads_as_its_descriptions_with_uint64_as_decimal(spark, tmp_path):
+    """pylance reads a blob column as its descriptions (a struct with uint64 position and size);
+    Spark holds uint64 as DECIMAL(20,0)."""
+    import decimal
+
+    path = str(tmp_path / "blob.lance")
+    schema = pa.schema([pa.field("id", pa.int64()),
+                        pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"})])
+    vals = [None if i % 4 == 1 else bytes([i]) * (i * 37) for i in range(12)]
+    lance.write_dataset(pa.table({"id": list(range(12)), "b": vals}, schema=schema), path,
+                        data_storage_version="2.2")
+    ref = lance.dataset(path).to_table()
+    btype = ref.schema.field("b").type
+    assert pa.types.is_struct(btype) and btype.field("size").type == pa.uint64()
+    uint64 = {f.name for f in btype if f.type == pa.uint64()}
+    got = _read(spark, path).orderBy("id").toArrow()
+    assert got.column("id").to_pylist() == list(range(12))
+    expected = [None if d is None else {k: decimal.Decimal(v) if k in uint64 else v for k, v in d.items()}
+                for d in ref.column("b").to_pylist()]
+    assert got.column("b").to_pylist() == expected
+    assert any(d and d["size"] > 0 for d in expected)

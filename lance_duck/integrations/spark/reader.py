@@ -63,7 +63,7 @@ def table_schema(opts: ReadOptions) -> pa.Schema:
     """The Arrow schema of the columns the options select, as the table holds them."""
     ds = open_dataset(opts)
     if opts.columns is None:
-        return ds.schema
+        return ds.scanner().projected_schema        # blob columns as their descriptions, as read
     return ds.scanner(columns=list(opts.columns)).projected_schema
 
 

@@ -89,7 +89,9 @@ def spark_arrow_type(t: pa.DataType, name: str = "?") -> pa.DataType:
     if pat.is_struct(t):
         if t.num_fields == 0:
             raise UnsupportedFeatureError(f"column {name!r}: a struct without fields has no Spark type")
-        return pa.struct([pa.field(f.name, spark_arrow_type(f.type, f"{name}.{f.name}"), f.nullable)
+        # children nullable: a null struct row holds nulls in its children, and PySpark's toArrow
+        # refuses those under a non-nullable child (pylance's blob descriptions are such structs)
+        return pa.struct([pa.field(f.name, spark_arrow_type(f.type, f"{name}.{f.name}"), True)
                           for f in t])
     raise UnsupportedFeatureError(f"column {name!r}: Arrow type {t} has no Spark equivalent")
 
