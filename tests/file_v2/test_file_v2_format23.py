@@ -14,18 +14,17 @@ from lance_duck.errors import UnsupportedFeatureError
 from .conftest import SPECS, assert_same
 from .test_file_v2_take import selections
 
-_WIDE = ["emb128", "emb96_nullitems", "long_lstr", "long_str"]   # zipped values (full-zip)
-# lists / nested sparse layers, zipped values, FSL dictionaries
-_NESTED = ["all_null_list", "all_null_struct", "list_emb", "list_long_str", "list_of_nulls"]
+# nested sparse layers, FSL dictionaries
+_NESTED = ["all_null_list", "all_null_struct", "list_emb", "list_of_nulls"]
 
 REFUSED = {
     "prim_nonull": [],
     "prim_p02": [],
     "prim_p60": [],
     "prim_allnull": [],
-    "wide_nonull": _WIDE,
-    "wide_p02": _WIDE,
-    "wide_p60": _WIDE + ["bin40k"],
+    "wide_nonull": [],
+    "wide_p02": [],
+    "wide_p60": ["bin40k"],
     "wide_allnull": [],
     "nested_nonull": _NESTED,
     "nested_p02": _NESTED,
@@ -33,10 +32,10 @@ REFUSED = {
     "fsl_struct_nonull": [],
     "fsl_struct_p02": [],
     "fsl_struct_p60": [],
-    "bigbin": ["big"],
+    "bigbin": [],
     "compressed": ["f64_zstd"],
     "packed": [],
-    "blobs": ["blob"],
+    "blobs": [],
     "tiny": ["const_lstr", "lbin"],   # range-coded RLE values inside string offsets
 }
 
@@ -69,7 +68,7 @@ def test_every_2_3_column_equals_pylance_or_is_refused(v2_datasets, name):
 
 
 @pytest.mark.parametrize("name", ["prim_p02", "prim_p60", "prim_allnull", "nested_p02", "nested_p60", "compressed",
-                                  "packed", "fsl_struct_p02"])
+                                  "packed", "fsl_struct_p02", "wide_p02", "wide_p60", "bigbin", "blobs"])
 def test_2_3_row_selections_equal_pylance_take(v2_datasets, name):
     fx = v2_datasets(name, "2.3")
     reader = fx.reader()
@@ -89,9 +88,9 @@ def test_2_3_row_selections_equal_pylance_take(v2_datasets, name):
 
 
 def test_2_3_refusal_names_the_file_and_format(v2_datasets):
-    fx = v2_datasets("wide_nonull", "2.3")
-    field = next(f for f in fx.fields() if f.name == "long_str")
-    with pytest.raises(UnsupportedFeatureError, match=r"\.lance column \d+ page 0: 2\.3 zipped values"):
+    fx = v2_datasets("wide_p60", "2.3")
+    field = next(f for f in fx.fields() if f.name == "bin40k")
+    with pytest.raises(UnsupportedFeatureError, match=r"\.lance column \d+ page 0: 2\.3 value plane kind 5"):
         fx.reader().read_field(field)
 
 

@@ -11,12 +11,13 @@ dense structure + chunked values        ``MiniBlockLayout`` (``has_large_chunk``
 dense structure + constant value        ``ConstantLayout`` (inline value, layers)
 sparse structure, no values             ``ConstantLayout`` (all null)
 sparse structure (one validity layer)   ``SparseLayout`` -> ``layouts/sparse23.py``
+dense structure + zipped values         ``FullZipLayout`` (control word widths as in 2.2)
+sparse structure + zipped values        ``SparseLayout`` over a ``FullZipLayout``
 =====================================  ================================================
 
 The value compressions (``CompressiveEncoding``) keep the 2.1 grammar; a compression using a
 field 2.1 does not know is refused by name, except range / delta string offsets
-(``offsets23.py``). Zipped (full-zip) values, sparse list / nested layers and indexed values are
-refused by name. No ``encodings23`` proto ships with lance_duck: the plane messages (field numbers
+(``offsets23.py``). Sparse list / nested layers and indexed values are refused by name. No ``encodings23`` proto ships with lance_duck: the plane messages (field numbers
 observed in pylance 14.0.2 output) are read from the wire format.
 """
 from __future__ import annotations
@@ -36,6 +37,9 @@ _VALUE_KINDS = {1: "chunked values", 2: "zipped values (full-zip)", 3: "constant
 _CHUNKED = {1: "value_compression", 2: "levels", 3: "dictionary", 4: "num_dictionary_items",
             5: "num_buffers", 6: "num_items"}
 _LEVELS = {1: "rep_compression", 2: "def_compression", 3: "repetition_index_depth"}
+_ZIPPED = {1: "value_compression", 2: "control_word", 3: "bits_per_value", 4: "bits_per_offset",
+           5: "num_items", 6: "num_visible_items"}
+_CONTROL_WORD = {1: "bits_rep", 2: "bits_def"}
 
 
 def _varint(b: bytes, i: int, what: str) -> tuple[int, int]:
@@ -215,11 +219,13 @@ def planar_to_page_layout(value: bytes, what: str, rows: int) -> pb.PageLayout |
 
 
 def _values(kind: int, body, layers: list[int], num_items: int | None, what: str) -> pb.PageLayout:
-    if kind not in (1, 3):
+    if kind not in (1, 2, 3):
         name = _VALUE_KINDS.get(kind, f"value plane kind {kind}")
         raise UnsupportedFeatureError(f"{what}: 2.3 {name} is not supported (file format 2.3)")
     msg = _fields(_bytes(body, _VALUE_KINDS[kind], what), what)
     out = pb.PageLayout()
+    if kind == 2:
+        return _zipped(msg, layers, out, what)
     if kind == 3:
         _only(msg, {1: "scalar"}, "constant value", what)
         out.constant_layout.layers.extend(layers)
@@ -247,6 +253,29 @@ def _values(kind: int, body, layers: list[int], num_items: int | None, what: str
         mb.def_compression.CopyFrom(_compression(_bytes(levels[2], "def_compression", what),
                                                  "def_compression", what))
     mb.repetition_index_depth = _int(levels.get(3, 0), "repetition_index_depth", what)
+    return out
+
+
+def _zipped(msg: dict, layers: list[int], out: pb.PageLayout, what: str) -> pb.PageLayout:
+    """Zipped values: the 2.2 ``FullZipLayout`` (control word widths, value / offset width, counts)."""
+    _only(msg, _ZIPPED, "zipped values", what)
+    fz = out.full_zip_layout
+    fz.layers.extend(layers)
+    cw = _fields(_bytes(msg.get(2, b""), "control word", what), what)
+    _only(cw, _CONTROL_WORD, "zipped control word", what)
+    fz.bits_rep = _int(cw.get(1, 0), "bits_rep", what)
+    fz.bits_def = _int(cw.get(2, 0), "bits_def", what)
+    if 3 in msg and 4 not in msg:
+        fz.bits_per_value = _int(msg[3], "bits_per_value", what)
+    elif 4 in msg and 3 not in msg:
+        fz.bits_per_offset = _int(msg[4], "bits_per_offset", what)
+    else:
+        raise CorruptFileError(f"{what}: 2.3 zipped values need exactly one of a value width or an offset width")
+    fz.num_items = _int(msg.get(5, 0), "num_items", what)
+    fz.num_visible_items = _int(msg.get(6, 0), "num_visible_items", what)
+    if 1 in msg:
+        fz.value_compression.CopyFrom(_compression(_bytes(msg[1], "value_compression", what),
+                                                   "value_compression", what))
     return out
 
 
