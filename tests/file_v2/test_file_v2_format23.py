@@ -14,8 +14,8 @@ from lance_duck.errors import UnsupportedFeatureError
 from .conftest import SPECS, assert_same
 from .test_file_v2_take import selections
 
-# nested sparse layers, FSL dictionaries
-_NESTED = ["all_null_list", "all_null_struct", "list_emb", "list_of_nulls"]
+# nested sparse layers (list / struct validity under the leaf)
+_NESTED = ["all_null_list", "all_null_struct", "list_of_nulls"]
 
 REFUSED = {
     "prim_nonull": [],

@@ -7,8 +7,8 @@ from ....encodings import fastlanes, rle
 from ....errors import CorruptFileError, UnsupportedFeatureError
 from .. import _kernels
 from ..gather import gather_bytes, read_uint
-from ..values import Fixed, VarBin, uint_view
-from .common import SEEN, UDT, flat_bits, encoding_kind
+from ..values import Fixed, FslValues, VarBin, uint_view
+from .common import SEEN, UDT, encoding_kind, flat_bits, fsl_layers
 
 
 def decode_block(enc, buf: np.ndarray, n: int, what: str):
@@ -41,6 +41,12 @@ def decode_block(enc, buf: np.ndarray, n: int, what: str):
     if kind == "general":
         SEEN.add(f"general:{int(m.compression.scheme)}")
         return decode_block(m.values, _kernels.decompress(int(m.compression.scheme), buf, what), n, what)
+    if kind == "fixed_size_list":   # 2.3 dictionaries of vectors: items of every value, no validity
+        layers, cur = fsl_layers(m)
+        if any(v for _, v in layers) or any(d <= 0 for d, _ in layers):
+            raise UnsupportedFeatureError(f"{what}: whole-buffer fixed-size lists {layers} with item validity")
+        size = int(np.prod([d for d, _ in layers], dtype=np.int64))
+        return FslValues(decode_block(cur.values, buf, n * size, what), layers, [None] * len(layers))
     if kind == "constant" and m.HasField("value"):
         v = np.frombuffer(m.value, np.uint8)
         return Fixed(np.tile(v, n), v.size * 8, n)
