@@ -137,3 +137,14 @@ def test_2_3_table_scan_filter_and_duckdb_equal_pylance(table23):
     exp = ref.to_table(filter="s = 'w3'")
     xs = [v for v in exp.column("x").to_pylist() if v is not None]
     assert got == [(exp.num_rows, sum(xs), len(exp) - exp.column("f").null_count, 0)]
+
+
+@pytest.mark.parametrize("payload", [b"\x10\xff", b"\x10", b"\x18\x80\x80"])
+def test_2_3_range_offsets_with_a_truncated_varint_are_corrupt(payload):
+    from lance_duck._proto import encodings_v2_1_pb2 as pb
+    from lance_duck.errors import CorruptFileError
+    from lance_duck.file.v2_1.offsets23 import variable_offsets23
+    offsets = bytes([14 << 3 | 2, len(payload)]) + payload      # CompressiveEncoding field 14 (Range)
+    var = pb.Variable.FromString(bytes([1 << 3 | 2, len(offsets)]) + offsets)
+    with pytest.raises(CorruptFileError, match="page 7: truncated varint"):
+        variable_offsets23(var, "x.lance column 3 page 7")

@@ -19,38 +19,22 @@ from google.protobuf import unknown_fields
 
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from .gather import gather_bytes
+from .planar23 import wire_fields
 from .values import VarBin
 
 RANGE, DELTA = 14, 15
 
 
-def _varints(b: bytes) -> dict[int, int]:
-    out, i = {}, 0
-    while i < len(b):
-        key = s = 0
-        while True:
-            c = b[i]
-            i += 1
-            key |= (c & 0x7F) << s
-            s += 7
-            if c < 0x80:
-                break
-        num, wire = key >> 3, key & 7
-        if wire != 0:   # only varint fields are read here; a message field means something new
-            raise UnsupportedFeatureError(f"2.3 range offsets with field {num} of wire type {wire}")
-        v = s = 0
-        while True:
-            c = b[i]
-            i += 1
-            v |= (c & 0x7F) << s
-            s += 7
-            if c < 0x80:
-                break
-        out[num] = v
+def _varints(b: bytes, what: str) -> dict[int, int]:
+    """The varint fields of a Range message (planar23's bounds-checked reader)."""
+    out = wire_fields(b, what)
+    bad = sorted(k for k, v in out.items() if not isinstance(v, int))
+    if bad:   # only varint fields are read here; a message field means something new
+        raise UnsupportedFeatureError(f"{what}: 2.3 range offsets with message field(s) {bad}")
     return out
 
 
-def variable_offsets23(m) -> tuple | None:
+def variable_offsets23(m, what: str) -> tuple | None:
     """("constant", value) / ("range", start, step) / ("delta",) for 2.3-coded offsets, else None."""
     off = m.offsets
     if off.WhichOneof("compression") == "constant":
@@ -64,7 +48,7 @@ def variable_offsets23(m) -> tuple | None:
                                       f"{sorted(u.field_number for u in unknown)} are not supported")
     if f.field_number == DELTA:
         return ("delta", bytes(f.data))
-    r = _varints(bytes(f.data))
+    r = _varints(bytes(f.data), what)
     return ("range", r.get(2, 0), r.get(3, 0))
 
 
@@ -104,7 +88,7 @@ def _delta(msg: bytes, cs, counts: np.ndarray, what: str) -> VarBin:
     from ..._proto import encodings_v2_1_pb2 as pb
     from .compression import decode_block
     from .values import uint_view
-    fields = _delta_fields(msg, what)
+    fields = wire_fields(msg, what)
     child = pb.CompressiveEncoding()
     child.ParseFromString(fields.get(3, b""))
     if len(unknown_fields.UnknownFieldSet(child)) or fields.get(2, 0) != 0:
@@ -121,30 +105,3 @@ def _delta(msg: bytes, cs, counts: np.ndarray, what: str) -> VarBin:
     out = np.zeros(per_value.size + 1, np.int64)
     np.cumsum(per_value, out=out[1:])
     return VarBin(out, gather_bytes(data, offs, chunk_bytes, what))
-
-
-def _delta_fields(msg: bytes, what: str) -> dict:
-    out, i = {}, 0
-    while i < len(msg):
-        key, i = _uvarint(msg, i)
-        num, wire = key >> 3, key & 7
-        if wire == 0:
-            out[num], i = _uvarint(msg, i)
-        elif wire == 2:
-            n, i = _uvarint(msg, i)
-            out[num] = msg[i:i + n]
-            i += n
-        else:
-            raise CorruptFileError(f"{what}: 2.3 delta offsets with wire type {wire}")
-    return out
-
-
-def _uvarint(b: bytes, i: int) -> tuple[int, int]:
-    r = s = 0
-    while True:
-        c = b[i]
-        i += 1
-        r |= (c & 0x7F) << s
-        s += 7
-        if c < 0x80:
-            return r, i

@@ -55,7 +55,7 @@ def _varint(b: bytes, i: int, what: str) -> tuple[int, int]:
             return r, i
 
 
-def _fields(b: bytes, what: str) -> dict[int, bytes | int]:
+def wire_fields(b: bytes, what: str) -> dict[int, bytes | int]:
     """field number -> last value (varint int or length-delimited bytes) of one message."""
     out: dict[int, bytes | int] = {}
     i = 0
@@ -139,17 +139,17 @@ def _structure(structure: dict, what: str) -> tuple[list[int] | None, dict | Non
     if len(structure) != 1:
         raise CorruptFileError(f"{what}: 2.3 structural plane has {len(structure)} kinds set")
     if 2 in structure:
-        sparse = _fields(_bytes(structure[2], "sparse structure", what), what)
+        sparse = wire_fields(_bytes(structure[2], "sparse structure", what), what)
         _only(sparse, {1: "layer"}, "sparse structure", what)
-        layer = _fields(_bytes(sparse.get(1, b""), "sparse layer", what), what)
+        layer = wire_fields(_bytes(sparse.get(1, b""), "sparse layer", what), what)
         if set(layer) != {1}:
             raise UnsupportedFeatureError(
                 f"{what}: 2.3 sparse structure layer kind(s) {sorted(layer)} (lists / fixed-size lists / "
                 "nested layers) are not supported (file format 2.3)")
-        validity = _fields(_bytes(layer[1], "sparse validity", what), what)
+        validity = wire_fields(_bytes(layer[1], "sparse validity", what), what)
         _only(validity, {1: "meaning", 2: "positions", 3: "num_positions"}, "sparse validity set", what)
         return None, validity
-    dense = _fields(_bytes(structure[1], "dense structure", what), what)
+    dense = wire_fields(_bytes(structure[1], "dense structure", what), what)
     _only(dense, {1: "layers"}, "dense structure", what)
     raw = dense.get(1, b"")
     if isinstance(raw, int):
@@ -166,17 +166,17 @@ def _sparse(validity: dict, values: pb.PageLayout, num_values_of, what: str) -> 
     if meaning not in (1, 2):
         raise UnsupportedFeatureError(f"{what}: 2.3 sparse validity meaning {meaning} is not supported")
     n = _int(validity.get(3, 0), "num_positions", what)
-    enc = _fields(_bytes(validity.get(2, b""), "positions", what), what)
+    enc = wire_fields(_bytes(validity.get(2, b""), "positions", what), what)
     positions = delta = rng = None
     if n:
         if 14 in enc:   # Range: bits, start, step
-            r = _fields(_bytes(enc[14], "range positions", what), what)
+            r = wire_fields(_bytes(enc[14], "range positions", what), what)
             _only(r, {1: "bits_per_value", 2: "start", 3: "step"}, "range codec", what)
             rng = (_int(r.get(2, 0), "range start", what), _int(r.get(3, 0), "range step", what))
             if rng[1] <= 0:
                 raise CorruptFileError(f"{what}: 2.3 range positions with step {rng[1]}")
         elif 15 in enc:   # Delta: bits, base, deltas
-            d = _fields(_bytes(enc[15], "delta positions", what), what)
+            d = wire_fields(_bytes(enc[15], "delta positions", what), what)
             _only(d, {1: "bits_per_value", 2: "base", 3: "deltas"}, "delta codec", what)
             delta = (_int(d.get(1, 64), "delta bits", what), _int(d.get(2, 0), "delta base", what))
             positions = _compression(_bytes(d.get(3, b""), "deltas", what), "deltas", what)
@@ -190,12 +190,12 @@ def _sparse(validity: dict, values: pb.PageLayout, num_values_of, what: str) -> 
 def planar_to_page_layout(value: bytes, what: str, rows: int) -> pb.PageLayout | SparseLayout:
     """The 2.1/2.2 ``PageLayout`` equivalent to a 2.3 ``PlanarLayout`` of ``rows`` rows (or a
     ``SparseLayout`` for a sparse structure), or refuse by name."""
-    top = _fields(value, what)
+    top = wire_fields(value, what)
     _only(top, {1: "structure", 2: "values"}, "PlanarLayout", what)
     if 1 not in top or 2 not in top:
         raise CorruptFileError(f"{what}: 2.3 page layout lacks its structure or values plane")
-    layers, validity = _structure(_fields(_bytes(top[1], "structure", what), what), what)
-    plane = _fields(_bytes(top[2], "values", what), what)
+    layers, validity = _structure(wire_fields(_bytes(top[1], "structure", what), what), what)
+    plane = wire_fields(_bytes(top[2], "values", what), what)
     if len(plane) != 1:
         raise CorruptFileError(f"{what}: 2.3 value plane has {len(plane)} kinds set")
     kind, body = next(iter(plane.items()))
@@ -222,7 +222,7 @@ def _values(kind: int, body, layers: list[int], num_items: int | None, what: str
     if kind not in (1, 2, 3):
         name = _VALUE_KINDS.get(kind, f"value plane kind {kind}")
         raise UnsupportedFeatureError(f"{what}: 2.3 {name} is not supported (file format 2.3)")
-    msg = _fields(_bytes(body, _VALUE_KINDS[kind], what), what)
+    msg = wire_fields(_bytes(body, _VALUE_KINDS[kind], what), what)
     out = pb.PageLayout()
     if kind == 2:
         return _zipped(msg, layers, out, what)
@@ -244,7 +244,7 @@ def _values(kind: int, body, layers: list[int], num_items: int | None, what: str
     mb.num_dictionary_items = _int(msg.get(4, 0), "num_dictionary_items", what)
     mb.num_buffers = _int(msg.get(5, 0), "num_buffers", what)
     mb.num_items = _int(msg.get(6, num_items or 0), "num_items", what)
-    levels = _fields(_bytes(msg.get(2, b""), "levels", what), what)
+    levels = wire_fields(_bytes(msg.get(2, b""), "levels", what), what)
     _only(levels, _LEVELS, "chunked levels", what)
     if 1 in levels:
         mb.rep_compression.CopyFrom(_compression(_bytes(levels[1], "rep_compression", what),
@@ -261,7 +261,7 @@ def _zipped(msg: dict, layers: list[int], out: pb.PageLayout, what: str) -> pb.P
     _only(msg, _ZIPPED, "zipped values", what)
     fz = out.full_zip_layout
     fz.layers.extend(layers)
-    cw = _fields(_bytes(msg.get(2, b""), "control word", what), what)
+    cw = wire_fields(_bytes(msg.get(2, b""), "control word", what), what)
     _only(cw, _CONTROL_WORD, "zipped control word", what)
     fz.bits_rep = _int(cw.get(1, 0), "bits_rep", what)
     fz.bits_def = _int(cw.get(2, 0), "bits_def", what)

@@ -104,7 +104,7 @@ def _flat_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixed:
 def _variable_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> VarBin:
     """Values ``idx`` of Variable chunks, reading only their two offset words each (value i of
     chunk c is ``data[offs[c] + word[i] : offs[c] + word[i + 1]]``), bounds-checked per value."""
-    coded = offsets23.variable_offsets23(m)   # 2.3: constant / range offsets
+    coded = offsets23.variable_offsets23(m, what)   # 2.3: constant / range offsets
     if coded is not None:
         return offsets23.select(coded, cs, idx, what)
     ob, data, offs, sizes, counts = _variable_chunks(m, cs, what)
@@ -201,7 +201,7 @@ def _variable_chunks(m, cs: ChunkSet, what: str):
 
 
 def _mb_variable(m, cs: ChunkSet, what: str):
-    coded = offsets23.variable_offsets23(m)   # 2.3: constant / range offsets
+    coded = offsets23.variable_offsets23(m, what)   # 2.3: constant / range offsets
     if coded is not None:
         return offsets23.decode(coded, cs, what)
     ob, data, offs, sizes, counts = _variable_chunks(m, cs, what)
