@@ -91,6 +91,7 @@ def v2_datasets(tmp_path_factory):
 EXTRA = {
     "big": (lambda v: T.big(), VERSIONS),
     "big_lists": (lambda v: T.big_lists(), VERSIONS),
+    "sparse_lists": (lambda v: T.sparse_lists(), ["2.3"]),
 }
 
 

@@ -14,8 +14,6 @@ from lance_duck.errors import UnsupportedFeatureError
 from .conftest import SPECS, assert_same
 from .test_file_v2_take import selections
 
-# nested sparse layers (list / struct validity under the leaf)
-_NESTED = ["all_null_list", "all_null_struct", "list_of_nulls"]
 
 REFUSED = {
     "prim_nonull": [],
@@ -26,9 +24,9 @@ REFUSED = {
     "wide_p02": [],
     "wide_p60": ["bin40k"],
     "wide_allnull": [],
-    "nested_nonull": _NESTED,
-    "nested_p02": _NESTED,
-    "nested_p60": _NESTED,
+    "nested_nonull": [],
+    "nested_p02": [],
+    "nested_p60": [],
     "fsl_struct_nonull": [],
     "fsl_struct_p02": [],
     "fsl_struct_p60": [],
@@ -85,6 +83,31 @@ def test_2_3_row_selections_equal_pylance_take(v2_datasets, name):
             except Exception as exc:  # noqa: BLE001 - collect every selection's failure in one report
                 failures.append(f"{sel_name} {f.name}: {type(exc).__name__}: {exc}")
     assert not failures, "\n".join(failures[:20])
+
+
+def test_2_3_sparse_list_layers_equal_pylance_in_scans_and_selections(v2_datasets):
+    """Null lists, empty lists and null items stored by position (one and two list levels, list of
+    structs, dictionary strings) read like pylance, whole and in row selections."""
+    fx = v2_datasets("sparse_lists", "2.3")
+    reader = fx.reader()
+    from lance_duck.file.v2_1.column import page_layout
+    from lance_duck.file.v2_1.planar23 import SparseLayout, SparseList
+    layouts = [page_layout(p, "x") for i in range(5) for p in reader.container.column(i).pages]
+    assert any(isinstance(x, SparseLayout) and sum(isinstance(y, SparseList) for y in x.layers) == 2
+               for x in layouts)   # the two-level list is stored sparse
+    n = fx.ds.count_rows()
+    failures = []
+    for f in fx.fields():
+        assert_same(reader.read_field(f), fx.expected.column(f.name), f"sparse_lists {f.name}")
+    for sel_name, sel in selections(n).items():
+        idx = np.asarray(list(sel) if isinstance(sel, range) else sel, np.int64)
+        exp = fx.ds.take(idx) if idx.size else fx.expected.slice(0, 0)
+        for f in fx.fields():
+            try:
+                assert_same(reader.read_field(f, sel), exp.column(f.name), f"{sel_name} {f.name}")
+            except AssertionError as exc:
+                failures.append(str(exc))
+    assert not failures, "\n".join(failures[:10])
 
 
 def test_2_3_refusal_names_the_file_and_format(v2_datasets):
