@@ -40,7 +40,7 @@ def batch_fx(tmp_path_factory):
     out = {}
     data = _batches()
     root = tmp_path_factory.mktemp("batch")
-    for version in ("2.1", "2.2"):
+    for version in ("2.1", "2.2", "2.3"):
         for name in data[0].schema.names:
             path = str(root / f"{name}_{version.replace('.', '_')}")
             cols = [b.select([name]) for b in data]
@@ -57,7 +57,7 @@ def _leaf_plan(reader, field):
     return col, LeafPlan(col, 0, "t", leaf.arrow_type, None, reader.minor, None)
 
 
-@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("version", ["2.1", "2.2", "2.3"])
 def test_batched_pages_equal_pylance(batch_fx, version, monkeypatch):
     calls = []
     real = column_mod.decode_batch
@@ -85,7 +85,8 @@ def test_batched_pages_equal_pylance(batch_fx, version, monkeypatch):
         assert_same(reader.read_field(f), fx.expected.column(f.name), f.name)
         if name in ("bp", "f64"):  # single-width bit-packed chunks take the contiguous-copy path
             assert any(one_width), name
-        if name == "lst":  # list pages are small: this column always spans many pages
+        if name == "lst" and version != "2.3":  # list pages are small: this column always spans many pages
+            # (2.3 stores these lists' nulls by position: sparse pages decode page by page)
             assert calls and max(calls) >= 3, (f.name, calls)  # really decoded several pages at once
         # selections still go page by page and agree too
         sel = np.sort(np.random.default_rng(5).choice(fx.ds.count_rows(), 300, replace=False)).astype(np.int64)

@@ -8,7 +8,7 @@ from .conftest import assert_same
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("version", ["2.1", "2.2", "2.3"])
 @pytest.mark.parametrize("name", ["big", "big_lists"])
 def test_many_page_columns_equal_pylance_full_and_selected(v2_datasets, name, version):
     fx = v2_datasets(name, version)
