@@ -36,7 +36,6 @@ SPECS = table_specs()
 # every other column of the matrix reads identically to pylance
 REFUSED_23 = {
     "wide_p60": ["bin40k"],          # indexed (dictionary) zipped values
-    "compressed": ["f64_zstd"],      # general compression around a non-flat mini-block encoding
     "tiny": ["const_lstr", "lbin"],  # range-coded RLE values inside string offsets
 }
 
