@@ -17,7 +17,7 @@ from .. import repdef
 from ..compression import SEEN, decode_block
 from ..page import PageContext, PageData, entry_rows, trim
 from ..planar23 import IntCodec, SparseLayout, SparseList, SparseValidity
-from ..values import uint_view
+from ..values import uint_view, with_validity
 from .common import u8
 
 _DICT_HEADER = 16
@@ -135,39 +135,53 @@ class SparsePage:
             slots = lay.num_children
         last = self.lay.layers[-1]
         leaf_valid = ~steps[-1][0] if isinstance(last, SparseValidity) else np.ones(slots, bool)
-        # bottom-up: entries produced by every slot of every layer
-        below = np.ones(slots, np.int64) if isinstance(last, SparseList) else None
-        counts = []
+        # bottom-up: entries produced by every slot of every layer (None: one per slot)
+        below = None
+        counts: list[np.ndarray | None] = []
         for term, _, nchild in reversed(steps):
-            if below is None:   # innermost validity: one entry per slot
-                cnt = np.ones(term.size, np.int64)
+            if below is None and len(counts) == 0 and isinstance(last, SparseValidity):
+                cnt = None   # innermost validity: one entry per slot
+            elif below is None:
+                cnt = np.where(term, 1, nchild)
             else:
-                cs = np.concatenate(([0], np.cumsum(below)))
+                cs = np.zeros(below.size + 1, np.int64)
+                np.cumsum(below, out=cs[1:])
                 first = np.cumsum(nchild) - nchild
                 cnt = np.where(term, 1, cs[first + nchild] - cs[first])
             counts.append(cnt)
             below = cnt
         counts.reverse()
-        total = int(counts[0].sum())
+        total = int(counts[0].sum()) if counts[0] is not None else self.rows
         rep = np.zeros(total, np.uint16) if self.max_rep else None
         defs = np.zeros(total, np.uint16)
-        start = np.cumsum(counts[0]) - counts[0]
+        if counts[0] is None:
+            start = np.arange(total, dtype=np.int64)
+        else:
+            start = np.cumsum(counts[0]) - counts[0]
         if rep is not None:
             rep[start] = self.max_rep
+        free = np.ones(total, bool)   # entries not yet taken by a terminal slot of an outer layer
         depth = 0
         for j, (term, tdef, nchild) in enumerate(steps):
-            defs[start[term]] = tdef[term]
-            if j == len(steps) - 1 and isinstance(self.lay.layers[j], SparseValidity):
+            ends = start[term]
+            defs[ends] = tdef[term]
+            if j == len(steps) - 1 and isinstance(last, SparseValidity):
                 break
-            parent = np.repeat(np.arange(term.size), nchild)
-            child_cnt = counts[j + 1] if j + 1 < len(counts) else np.ones(parent.size, np.int64)
-            ccs = np.cumsum(child_cnt) - child_cnt
-            first = (np.cumsum(nchild) - nchild)[parent]
-            child_start = start[parent] + ccs - ccs[first]
-            if isinstance(self.lay.layers[j], SparseList):
-                depth += 1
-                later = np.arange(parent.size) != first
-                rep[child_start[later]] = self.max_rep - depth
+            free[ends] = False
+            if isinstance(self.lay.layers[j], SparseValidity):
+                start = start[~term]   # one child per valid slot, at the slot's entry
+                continue
+            inside = np.flatnonzero(free)   # entries of the children, in order
+            child_cnt = counts[j + 1] if j + 1 < len(counts) else None
+            if child_cnt is None:
+                child_start = inside
+            else:
+                ccs = np.cumsum(child_cnt) - child_cnt
+                child_start = inside[ccs]
+            depth += 1
+            later = np.ones(child_start.size, bool)
+            later[(np.cumsum(nchild) - nchild)[~term]] = False   # the first child of every list
+            rep[child_start[later]] = self.max_rep - depth
             start = child_start
         return rep, defs, start, leaf_valid
 
@@ -178,17 +192,22 @@ class SparsePage:
             vals = self.inner.decode(data[:self._n_inner], None).values
         else:
             vals = pa.nulls(0, self.ctx.dict_type or self.ctx.arrow_type)
-        if self.lay.per_slot:
-            if len(vals) != leaf_valid.size:
-                raise CorruptFileError(f"{self.what}: {len(vals)} values for {leaf_valid.size} slots")
-            vals = vals.filter(pa.array(leaf_valid))
-        if len(vals) != int(leaf_valid.sum()):
-            raise CorruptFileError(f"{self.what}: {len(vals)} values for {int(leaf_valid.sum())} valid slots")
+        if self.lay.per_slot and len(vals) != leaf_valid.size:
+            raise CorruptFileError(f"{self.what}: {len(vals)} values for {leaf_valid.size} slots")
+        n_valid = int(np.count_nonzero(leaf_valid))
+        if not self.lay.per_slot and len(vals) != n_valid:
+            raise CorruptFileError(f"{self.what}: {len(vals)} values for {n_valid} valid slots")
         visible = defs <= repdef.max_visible_def(self.layers)
-        slot = np.full(defs.size, -1, np.int64)
-        slot[leaf_entry[leaf_valid]] = np.arange(len(vals), dtype=np.int64)
-        slot = slot[visible]
-        values = vals.take(pa.array(np.where(slot < 0, 0, slot), mask=slot < 0))
+        if self.lay.per_slot and int(np.count_nonzero(visible)) == leaf_valid.size:
+            # the visible entries are the leaf slots: mask the null ones in place
+            values = with_validity(pa.concat_arrays([vals]) if vals.offset else vals, leaf_valid)
+        else:
+            if self.lay.per_slot:
+                vals = vals.filter(pa.array(leaf_valid))
+            slot = np.full(defs.size, -1, np.int64)
+            slot[leaf_entry[leaf_valid]] = np.arange(len(vals), dtype=np.int64)
+            slot = slot[visible]
+            values = vals.take(pa.array(np.where(slot < 0, 0, slot), mask=slot < 0))
         if local is not None:
             rows = entry_rows(rep, self.max_rep, 0) if rep is not None else None
             values, rep, defs = trim(values, rep, defs, self.layers, rows, np.asarray(local, np.int64), self.what)
