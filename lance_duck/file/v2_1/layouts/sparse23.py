@@ -96,34 +96,36 @@ class SparsePage:
             raise CorruptFileError(f"{what}: sparse positions are not increasing slots below {slots}")
         return pos
 
-    def _null_mask(self, v: SparseValidity | None, raws, slots: int, what: str) -> np.ndarray:
+    def _nulls(self, v: SparseValidity | None, raws, slots: int, what: str) -> tuple[np.ndarray, np.ndarray]:
+        """(null mask, null slots) of a validity layer over ``slots`` slots."""
         if v is None:
-            return np.zeros(slots, bool)
+            return np.zeros(slots, bool), np.zeros(0, np.int64)
         pos = self._positions(v.positions, next(raws) if v.positions.has_buffer else None, slots, what)
         null = np.zeros(slots, bool) if v.null_positions else np.ones(slots, bool)
         null[pos] = v.null_positions
-        return null
+        return null, (pos if v.null_positions else np.flatnonzero(null))
 
     def _levels(self, raws) -> tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray]:
         """(rep, def, entry of each leaf slot, leaf slot validity) of every row of the page."""
         table = {key: i + 1 for i, key in enumerate(repdef.def_table(self.layers))}
         n_layers = len(self.lay.layers)
         slots = self.rows
-        steps = []   # per layer: (terminal mask, terminal def, children per slot)
+        steps = []   # per layer: (terminal mask, terminal slots, their defs, children per slot, non-empty slots)
         for j, lay in enumerate(self.lay.layers):
             what = f"{self.what} layer {j}"
             inner_i = n_layers - 1 - j
             if isinstance(lay, SparseValidity):
-                null = self._null_mask(lay, raws, slots, what)
+                null, null_idx = self._nulls(lay, raws, slots, what)
                 if j < n_layers - 1 and null.any() and not null.all():
                     raise UnsupportedFeatureError(f"{self.what}: 2.3 sparse validity with both null and valid "
                                                   "slots above another layer is not supported (file format 2.3)")
-                steps.append((null, np.where(null, table[(inner_i, "null")], 0), (~null).astype(np.int64)))
+                nchild = (~null).astype(np.int64) if j < n_layers - 1 else None
+                steps.append((null, null_idx, table[(inner_i, "null")], nchild, None))
                 slots = int((~null).sum()) if j < n_layers - 1 else slots
                 continue
             pos = self._positions(lay.nonempty, next(raws) if lay.nonempty.has_buffer else None, slots, what)
             lens = self._ints(lay.lengths, next(raws) if lay.lengths.has_buffer else None, what)
-            null = self._null_mask(lay.validity, raws, slots, what)   # buffers in this order
+            null, _ = self._nulls(lay.validity, raws, slots, what)   # buffers in this order
             if lens.size != pos.size or (lens.size and lens.min() <= 0) or int(lens.sum()) != lay.num_children:
                 raise CorruptFileError(f"{what}: list lengths do not add up to its {lay.num_children} items")
             if null[pos].any():
@@ -131,14 +133,16 @@ class SparsePage:
             nchild = np.zeros(slots, np.int64)
             nchild[pos] = lens
             term = nchild == 0
-            steps.append((term, np.where(null, table[(inner_i, "null")], table[(inner_i, "empty")]), nchild))
+            term_idx = np.flatnonzero(term)
+            steps.append((term, term_idx, np.where(null[term_idx], table[(inner_i, "null")], table[(inner_i, "empty")]),
+                          nchild, pos))
             slots = lay.num_children
         last = self.lay.layers[-1]
         leaf_valid = ~steps[-1][0] if isinstance(last, SparseValidity) else np.ones(slots, bool)
         # bottom-up: entries produced by every slot of every layer (None: one per slot)
         below = None
         counts: list[np.ndarray | None] = []
-        for term, _, nchild in reversed(steps):
+        for term, _, _, nchild, _ in reversed(steps):
             if below is None and len(counts) == 0 and isinstance(last, SparseValidity):
                 cnt = None   # innermost validity: one entry per slot
             elif below is None:
@@ -162,9 +166,9 @@ class SparsePage:
             rep[start] = self.max_rep
         free = np.ones(total, bool)   # entries not yet taken by a terminal slot of an outer layer
         depth = 0
-        for j, (term, tdef, nchild) in enumerate(steps):
-            ends = start[term]
-            defs[ends] = tdef[term]
+        for j, (term, term_idx, tdef, nchild, nonempty) in enumerate(steps):
+            ends = start[term_idx]
+            defs[ends] = tdef
             if j == len(steps) - 1 and isinstance(last, SparseValidity):
                 break
             free[ends] = False
@@ -179,9 +183,13 @@ class SparsePage:
                 ccs = np.cumsum(child_cnt) - child_cnt
                 child_start = inside[ccs]
             depth += 1
-            later = np.ones(child_start.size, bool)
-            later[(np.cumsum(nchild) - nchild)[~term]] = False   # the first child of every list
-            rep[child_start[later]] = self.max_rep - depth
+            firsts = start[nonempty]   # a list's first child starts where the list does: keep its level
+            kept = rep[firsts]
+            if child_cnt is None:
+                rep[free] = self.max_rep - depth
+            else:
+                rep[child_start] = self.max_rep - depth
+            rep[firsts] = kept
             start = child_start
         return rep, defs, start, leaf_valid
 
