@@ -36,6 +36,15 @@ def gather_bytes(buf: np.ndarray, offs: np.ndarray, lens: np.ndarray, what: str 
     if total <= 8 * k:  # tiny pieces: index arithmetic beats a list of slices
         idx = np.repeat(offs - (np.cumsum(lens) - lens), lens) + np.arange(total)
         return buf[idx]
+    lo, hi = int(offs[0]), int(offs[-1] + lens[-1])
+    if total * 2 >= hi - lo and (offs[1:] >= offs[:-1] + lens[:-1]).all():
+        # increasing ranges covering most of their span (e.g. full-zip values between their
+        # headers): keep the covered bytes of the span with one mask
+        keep = lens > 0
+        d = np.zeros(hi - lo + 1, np.int8)
+        d[offs[keep] - lo] += 1
+        d[offs[keep] + lens[keep] - lo] -= 1
+        return buf[lo:hi][np.cumsum(d[:-1], dtype=np.int8).view(np.bool_)]
     return np.concatenate([buf[o: o + n] for o, n in zip(offs.tolist(), lens.tolist())], out=empty(total, np.uint8))
 
 
