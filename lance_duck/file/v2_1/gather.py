@@ -40,11 +40,12 @@ def gather_bytes(buf: np.ndarray, offs: np.ndarray, lens: np.ndarray, what: str 
     if total * 2 >= hi - lo and (offs[1:] >= offs[:-1] + lens[:-1]).all():
         # increasing ranges covering most of their span (e.g. full-zip values between their
         # headers): keep the covered bytes of the span with one mask
-        keep = lens > 0
-        d = np.zeros(hi - lo + 1, np.int8)
-        d[offs[keep] - lo] += 1
-        d[offs[keep] + lens[keep] - lo] -= 1
-        return buf[lo:hi][np.cumsum(d[:-1], dtype=np.int8).view(np.bool_)]
+        gap_at = offs[:-1] + lens[:-1] - lo
+        gap_len = offs[1:] - offs[:-1] - lens[:-1]
+        n_gap = int(gap_len.sum())
+        mask = np.ones(hi - lo, np.bool_)
+        mask[np.repeat(gap_at - (np.cumsum(gap_len) - gap_len), gap_len) + np.arange(n_gap)] = False
+        return buf[lo:hi][mask]
     return np.concatenate([buf[o: o + n] for o, n in zip(offs.tolist(), lens.tolist())], out=empty(total, np.uint8))
 
 
