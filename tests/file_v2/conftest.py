@@ -36,7 +36,6 @@ SPECS = table_specs()
 # every other column of the matrix reads identically to pylance
 REFUSED_23 = {
     "wide_p60": ["bin40k"],          # indexed (dictionary) zipped values
-    "tiny": ["const_lstr", "lbin"],  # range-coded RLE values inside string offsets
 }
 
 

@@ -14,6 +14,8 @@ values as one ``VarBin``.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from google.protobuf import unknown_fields
 
@@ -35,10 +37,20 @@ def _varints(b: bytes, what: str) -> dict[int, int]:
 
 
 def variable_offsets23(m, what: str) -> tuple | None:
-    """("constant", value) / ("range", start, step) / ("delta",) for 2.3-coded offsets, else None."""
+    """("constant", value) / ("range", start, step) / ("delta", message) / ("rle-range", value start,
+    value step, run start, run step) for 2.3-coded offsets, else None."""
     off = m.offsets
     if off.WhichOneof("compression") == "constant":
         return ("constant", bytes(off.constant.value))
+    if off.WhichOneof("compression") == "rle":
+        parts = [list(unknown_fields.UnknownFieldSet(x)) for x in (off.rle.values, off.rle.run_lengths)]
+        if not any(parts):
+            return None
+        if any(len(u) != 1 or u[0].field_number != RANGE for u in parts):
+            raise UnsupportedFeatureError(f"{what}: 2.3 run-length offsets whose values and run lengths are "
+                                          "not both ranges are not supported")
+        v, r = [_varints(bytes(x[0].data), what) for x in parts]
+        return ("rle-range", v.get(2, 0), v.get(3, 0), r.get(2, 0), r.get(3, 0))
     unknown = list(unknown_fields.UnknownFieldSet(off))
     if not unknown:
         return None
@@ -60,6 +72,8 @@ def decode(kind: tuple, cs, what: str) -> VarBin:
         return _delta(kind[1], cs, counts, what)
     if kind[0] == "constant":
         return VarBin(np.zeros(total + 1, np.int64), np.zeros(0, np.uint8))
+    if kind[0] == "rle-range":
+        return _rle_range(kind, cs, counts, what)
     _, start, step = kind
     if start != 0 or step < 0:
         raise UnsupportedFeatureError(f"{what}: 2.3 range offsets starting at {start} (step {step}) "
@@ -71,6 +85,31 @@ def decode(kind: tuple, cs, what: str) -> VarBin:
     if (np.asarray(sizes, np.int64) < lens).any():
         raise CorruptFileError(f"{what}: range-offset chunk shorter than its {step}-byte values")
     return VarBin(np.arange(total + 1, dtype=np.int64) * step, gather_bytes(data, offs, lens, what))
+
+
+def _rle_range(kind: tuple, cs, counts: np.ndarray, what: str) -> VarBin:
+    """Offsets run-length coded with two ranges: run i repeats ``v0 + i * dv``, ``r0 + i * dr`` times
+    (as many runs as cover the ``n + 1`` offsets of the page's one chunk)."""
+    _, v0, dv, r0, dr = kind
+    if len(cs.bufs) != 1 or counts.size != 1:
+        raise UnsupportedFeatureError(f"{what}: 2.3 run-length range offsets over {counts.size} chunks "
+                                      "are not supported")
+    n = int(counts[0]) + 1
+    if r0 <= 0 or dr < 0 or v0 != 0 or dv < 0:
+        raise CorruptFileError(f"{what}: 2.3 run-length range offsets ({v0}, {dv}) x ({r0}, {dr})")
+    # runs k: r0 * k + dr * k * (k - 1) / 2 == n
+    b = 2 * r0 - dr
+    k = -(-n // r0) if dr == 0 else max(1, int((-b + math.sqrt(b * b + 8 * dr * n)) / (2 * dr)))
+    if r0 * k + dr * k * (k - 1) // 2 < n:   # the float root fell just below an integer
+        k += 1
+    runs = r0 + dr * np.arange(k, dtype=np.int64)
+    if int(runs.sum()) != n:
+        raise CorruptFileError(f"{what}: 2.3 run lengths do not cover the chunk's {n} offsets")
+    offsets = np.repeat(v0 + dv * np.arange(k, dtype=np.int64), runs)
+    data, offs, sizes = cs.bufs[0]
+    if int(sizes[0]) < int(offsets[-1]) or (np.diff(offsets) < 0).any():
+        raise CorruptFileError(f"{what}: run-length range offsets leave their chunk")
+    return VarBin(offsets, gather_bytes(data, offs, offsets[-1:], what))
 
 
 def select(kind: tuple, cs, idx: np.ndarray, what: str) -> VarBin:

@@ -107,7 +107,9 @@ def _int(v, field: str, what: str) -> int:
 def _check_known(msg, path: str, what: str) -> None:
     """Refuse a compression carrying fields the 2.1 grammar does not know (new 2.3 codecs)."""
     nums = sorted({f.field_number for f in unknown_fields.UnknownFieldSet(msg)})
-    if nums and not (path.endswith("variable.offsets") and nums in ([14], [15])):  # see offsets23
+    offsets = path.endswith("variable.offsets") and nums in ([14], [15])
+    rle_ranges = path.endswith(("variable.offsets.rle.values", "variable.offsets.rle.run_lengths")) and nums == [14]
+    if nums and not (offsets or rle_ranges):  # see offsets23
         raise UnsupportedFeatureError(
             f"{what}: 2.3 compression {path}.{msg.DESCRIPTOR.name} uses field(s) {nums} "
             "(a 2.3 codec such as range / delta / generic offsets) that is not supported")
