@@ -13,7 +13,7 @@ from .conftest import REFUSED_23, SPECS, assert_same
 from .test_file_v2_take import selections
 
 
-def test_refusal_table_names_matrix_tables_and_columns(v2_datasets):
+def test_refusal_table_names_matrix_tables_and_columns(v2_datasets):  # (empty today)
     """What stays refused at 2.3 exists in the matrix (a stale entry would hide nothing)."""
     for name, cols in REFUSED_23.items():
         assert name in SPECS
@@ -46,11 +46,30 @@ def test_2_3_sparse_list_layers_equal_pylance_in_scans_and_selections(v2_dataset
     assert not failures, "\n".join(failures[:10])
 
 
-def test_2_3_refusal_names_the_file_and_format(v2_datasets):
+def _msg(*fields: tuple[int, bytes]) -> bytes:
+    return b"".join(bytes([num << 3 | 2, len(body)]) + body for num, body in fields)
+
+
+def test_2_3_refusal_names_the_page_and_the_unknown_value_plane():
+    from lance_duck.file.v2_1.planar23 import planar_to_page_layout
+    dense = _msg((1, _msg((1, b"\x01"))))                  # dense structure, one all-valid layer
+    layout = _msg((1, dense), (2, _msg((9, b""))))         # value plane kind 9: unknown
+    with pytest.raises(UnsupportedFeatureError, match=r"x\.lance column 4 page 2: 2\.3 value plane kind 9"):
+        planar_to_page_layout(layout, "x.lance column 4 page 2", 10)
+
+
+def test_2_3_indexed_zipped_values_equal_pylance(v2_datasets):
+    """Large repeated binaries with nulls: a per-row index into a zipped dictionary."""
     fx = v2_datasets("wide_p60", "2.3")
-    field = next(f for f in fx.fields() if f.name == "bin40k")
-    with pytest.raises(UnsupportedFeatureError, match=r"\.lance column \d+ page 0: 2\.3 value plane kind 5"):
-        fx.reader().read_field(field)
+    reader = fx.reader()
+    from lance_duck.file.v2_1.column import page_layout
+    from lance_duck.file.v2_1.planar23 import IndexedLayout
+    f = next(f for f in fx.fields() if f.name == "bin40k")
+    lay = page_layout(reader.container.column(reader.ref.column_of(f.id)).pages[0], "x")
+    assert isinstance(lay.values, IndexedLayout)
+    assert_same(reader.read_field(f), fx.expected.column("bin40k"), "bin40k")
+    idx = np.array([0, 5, 6, 36, 299, 599], np.int64)
+    assert_same(reader.read_field(f, idx), fx.ds.take(idx, columns=["bin40k"]).column(0), "bin40k take")
 
 
 @pytest.fixture(scope="module")

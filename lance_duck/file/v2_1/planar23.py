@@ -12,6 +12,7 @@ dense structure + constant value        ``ConstantLayout`` (inline value, layers
 dense structure + zipped values         ``FullZipLayout`` (control word widths as in 2.2)
 sparse structure, one layer, no values  ``ConstantLayout`` (all null)
 sparse structure                        ``SparseLayout`` -> ``layouts/sparse23.py``
+indexed zipped values                   ``IndexedLayout`` -> ``layouts/indexed23.py``
 =====================================  ================================================
 
 A sparse structure lists, per layer (outermost first), the positions of its null or valid slots
@@ -19,8 +20,7 @@ and, for a list layer, of its non-empty lists and their lengths (``IntCodec``: r
 dictionary-of-range or a 2.1 compression); the values cover the valid leaf slots (every leaf
 slot under a list, or with dictionary indices). The value compressions (``CompressiveEncoding``)
 keep the 2.1 grammar; a compression using a field 2.1 does not know is refused by name, except
-range / delta string offsets (``offsets23.py``). Indexed (dictionary full-zip) values are refused
-by name. No ``encodings23`` proto ships with lance_duck: the plane messages (field numbers
+range / delta / run-length-range string offsets (``offsets23.py``). No ``encodings23`` proto ships with lance_duck: the plane messages (field numbers
 observed in pylance 14.0.2 output) are read from the wire format.
 """
 from __future__ import annotations
@@ -36,7 +36,8 @@ PLANAR_LAYOUT_URL = "lance.encodings23.PlanarLayout"
 
 # field numbers of the plane messages, as pylance 14.0.2 writes them
 _STRUCTURE_KINDS = {1: "dense structure", 2: "sparse structure (null positions)"}
-_VALUE_KINDS = {1: "chunked values", 2: "zipped values (full-zip)", 3: "constant value", 4: "no values"}
+_VALUE_KINDS = {1: "chunked values", 2: "zipped values (full-zip)", 3: "constant value", 4: "no values",
+                5: "indexed zipped values"}
 _CHUNKED = {1: "value_compression", 2: "levels", 3: "dictionary", 4: "num_dictionary_items",
             5: "num_buffers", 6: "num_items"}
 _LEVELS = {1: "rep_compression", 2: "def_compression", 3: "repetition_index_depth"}
@@ -169,10 +170,20 @@ class SparseList:
 
 
 @dataclass
+class IndexedLayout:
+    """Indexed zipped values: one dictionary index per slot (``indices``) into ``num_dictionary_items``
+    items stored as a full-zip page (``dictionary``)."""
+    indices: pb.CompressiveEncoding
+    dictionary: pb.PageLayout
+    num_dictionary_items: int
+    num_items: int
+
+
+@dataclass
 class SparseLayout:
     """A 2.3 page whose structure lists positions per layer (outermost first); its values cover
     the valid leaf slots only (or every leaf slot when ``per_slot``, e.g. dictionary indices)."""
-    values: pb.PageLayout          # 2.2 layout of the values (layers: all valid)
+    values: pb.PageLayout | IndexedLayout   # layout of the values (2.2 layers: all valid)
     layers: list                   # SparseValidity | SparseList, outermost first
     leaf_slots: int                # slots of the innermost layer
     num_values: int
@@ -300,6 +311,8 @@ def planar_to_page_layout(value: bytes, what: str, rows: int) -> pb.PageLayout |
         raise CorruptFileError(f"{what}: 2.3 value plane has {len(plane)} kinds set")
     kind, body = next(iter(plane.items()))
     if sparse is None:
+        if kind == 5 and layers == [pb.REPDEF_ALL_VALID_ITEM]:
+            return _indexed(body, rows, what)
         return _values(kind, body, layers, None, what)
     slots, n_valid = _leaf_slots(sparse, rows)
     if not 0 <= n_valid <= slots:
@@ -312,6 +325,8 @@ def planar_to_page_layout(value: bytes, what: str, rows: int) -> pb.PageLayout |
         if n_valid:
             raise CorruptFileError(f"{what}: 2.3 page without values has {n_valid} valid slots")
         return SparseLayout(pb.PageLayout(), sparse, slots, 0, False)
+    if kind == 5:   # dictionary indices cover every slot
+        return SparseLayout(_indexed(body, slots, what), sparse, slots, slots, True)
     inner = _values(kind, body, [pb.REPDEF_ALL_VALID_ITEM], n_valid, what)
     # the values cover every leaf slot (null items included) under a list, and dictionary indices
     # do; a nullable leaf outside lists stores its valid values only
@@ -320,6 +335,22 @@ def planar_to_page_layout(value: bytes, what: str, rows: int) -> pb.PageLayout |
     if per_slot:
         inner.mini_block_layout.num_items = slots
     return SparseLayout(inner, sparse, slots, slots if per_slot else n_valid, per_slot)
+
+
+def _indexed(body, slots: int, what: str) -> IndexedLayout:
+    """Indexed zipped values: indices compression (1) and the dictionary's zipped values (2)."""
+    msg = wire_fields(_bytes(body, "indexed zipped values", what), what)
+    _only(msg, {1: "indices", 2: "dictionary"}, "indexed zipped values", what)
+    if 1 not in msg or 2 not in msg:
+        raise CorruptFileError(f"{what}: 2.3 indexed zipped values lack their indices or dictionary")
+    dictionary = _zipped(wire_fields(_bytes(msg[2], "dictionary", what), what), [pb.REPDEF_ALL_VALID_ITEM],
+                         pb.PageLayout(), what)
+    fz = dictionary.full_zip_layout
+    if fz.bits_rep or fz.bits_def:
+        raise UnsupportedFeatureError(f"{what}: 2.3 indexed zipped values with a dictionary of nullable or "
+                                      "repeated items are not supported (file format 2.3)")
+    return IndexedLayout(_compression(_bytes(msg[1], "indices", what), "indices", what), dictionary,
+                         int(fz.num_items), slots)
 
 
 def _values(kind: int, body, layers: list[int], num_items: int | None, what: str) -> pb.PageLayout:

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import numpy as np
 import pyarrow as pa
 
+from ...._proto import encodings_v2_1_pb2 as pb
 from ....errors import CorruptFileError, UnsupportedFeatureError
 from .. import repdef
 from ..compression import SEEN, decode_block
@@ -44,7 +45,7 @@ class SparsePage:
         self.level_bufs = list(zip(offs[len(offs) - n_bufs:], sizes[len(offs) - n_bufs:]))
         del offs[len(offs) - n_bufs:], sizes[len(sizes) - n_bufs:]
         self.inner = None
-        if layout.values.WhichOneof("layout") is not None:
+        if not isinstance(layout.values, pb.PageLayout) or layout.values.WhichOneof("layout") is not None:
             inner = SimpleNamespace(buffer_offsets=offs, buffer_sizes=sizes, length=layout.num_values)
             self.inner = make_page(PageContext(ctx.what + " (valid values)", ctx.arrow_type, ctx.dict_type,
                                                ctx.minor, ctx.keep_dictionary), inner, layout.values)
