@@ -20,8 +20,9 @@ and, for a list layer, of its non-empty lists and their lengths (``IntCodec``: r
 dictionary-of-range or a 2.1 compression); the values cover the valid leaf slots (every leaf
 slot under a list, or with dictionary indices). The value compressions (``CompressiveEncoding``)
 keep the 2.1 grammar; a compression using a field 2.1 does not know is refused by name, except
-range / delta / run-length-range string offsets (``offsets23.py``). No ``encodings23`` proto ships with lance_duck: the plane messages (field numbers
-observed in pylance 14.0.2 output) are read from the wire format.
+range / delta / run-length-range string offsets (``offsets23.py``). No ``encodings23`` proto ships
+with lance_duck: the plane messages (field numbers observed in pylance 14.0.2 output) are read from
+the wire format.
 """
 from __future__ import annotations
 
