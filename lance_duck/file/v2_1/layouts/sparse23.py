@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from ...._proto import encodings_v2_1_pb2 as pb
-from ....errors import CorruptFileError, UnsupportedFeatureError
+from ....errors import CorruptFileError
 from .. import repdef
 from ..compression import SEEN, decode_block
 from ..page import PageContext, PageData, entry_rows, trim
@@ -110,34 +110,46 @@ class SparsePage:
         """(rep, def, entry of each leaf slot, leaf slot validity) of every row of the page."""
         table = {key: i + 1 for i, key in enumerate(repdef.def_table(self.layers))}
         n_layers = len(self.lay.layers)
-        slots = self.rows
-        steps = []   # per layer: (terminal mask, terminal slots, their defs, children per slot, non-empty slots)
+        full = self.rows   # slots of the current layer; a validity keeps its slots for the next one
+        live = None        # the slots not under a null of an outer validity (None: every slot)
+        steps = []   # per layer, over its live slots: (terminal mask, terminal slots, their defs,
+        #              children per slot, non-empty slots)
         for j, lay in enumerate(self.lay.layers):
             what = f"{self.what} layer {j}"
             inner_i = n_layers - 1 - j
             if isinstance(lay, SparseValidity):
-                null, null_idx = self._nulls(lay, raws, slots, what)
-                if j < n_layers - 1 and null.any() and not null.all():
-                    raise UnsupportedFeatureError(f"{self.what}: 2.3 sparse validity with both null and valid "
-                                                  "slots above another layer is not supported (file format 2.3)")
-                nchild = (~null).astype(np.int64) if j < n_layers - 1 else None
+                null, null_idx = self._nulls(lay, raws, full, what)
+                if live is not None:
+                    null = null[live]
+                    null_idx = np.flatnonzero(null)
+                nchild = None
+                if j < n_layers - 1:   # the next layer's slots under a null here are dead
+                    nchild = (~null).astype(np.int64)
+                    live = (np.arange(full, dtype=np.int64) if live is None else live)[~null]
                 steps.append((null, null_idx, table[(inner_i, "null")], nchild, None))
-                slots = int((~null).sum()) if j < n_layers - 1 else slots
                 continue
-            pos = self._positions(lay.nonempty, next(raws) if lay.nonempty.has_buffer else None, slots, what)
+            pos = self._positions(lay.nonempty, next(raws) if lay.nonempty.has_buffer else None, full, what)
             lens = self._ints(lay.lengths, next(raws) if lay.lengths.has_buffer else None, what)
-            null, _ = self._nulls(lay.validity, raws, slots, what)   # buffers in this order
+            null, _ = self._nulls(lay.validity, raws, full, what)   # buffers in this order
             if lens.size != pos.size or (lens.size and lens.min() <= 0) or int(lens.sum()) != lay.num_children:
                 raise CorruptFileError(f"{what}: list lengths do not add up to its {lay.num_children} items")
             if null[pos].any():
                 raise CorruptFileError(f"{what}: a null list has items")
-            nchild = np.zeros(slots, np.int64)
+            if live is not None:
+                compact = np.full(full, -1, np.int64)
+                compact[live] = np.arange(live.size, dtype=np.int64)
+                pos = compact[pos]
+                if pos.size and pos.min() < 0:
+                    raise CorruptFileError(f"{what}: a list under a null parent has items")
+                null = null[live]
+            nchild = np.zeros(null.size, np.int64)
             nchild[pos] = lens
             term = nchild == 0
             term_idx = np.flatnonzero(term)
             steps.append((term, term_idx, np.where(null[term_idx], table[(inner_i, "null")], table[(inner_i, "empty")]),
                           nchild, pos))
-            slots = lay.num_children
+            full, live = lay.num_children, None
+        slots = full if live is None else live.size
         last = self.lay.layers[-1]
         leaf_valid = ~steps[-1][0] if isinstance(last, SparseValidity) else np.ones(slots, bool)
         # bottom-up: entries produced by every slot of every layer (None: one per slot)
