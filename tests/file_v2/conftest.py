@@ -102,6 +102,11 @@ EXTRA = {
     "big": (lambda v: T.big(), VERSIONS),
     "big_lists": (lambda v: T.big_lists(), VERSIONS),
     "sparse_lists": (lambda v: T.sparse_lists(), ["2.3"]),
+    # larger 2.3 pages: run-length coded string offsets (95 % nulls), structs with null rows over lists
+    "prim_large_p95": (lambda v: T.primitives(0.95, n=60_000).select(
+        ["bin", "bin_ff", "lbin", "const_str", "str_hex", "lstr", "empty_str", "i32"]), ["2.3"]),
+    "nested_large_p02": (lambda v: T.nested(0.02, n=40_000).select(
+        ["struct_list", "struct", "struct_struct", "list_struct", "llist_str"]), ["2.3"]),
 }
 
 

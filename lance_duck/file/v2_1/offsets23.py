@@ -20,6 +20,7 @@ import numpy as np
 from google.protobuf import unknown_fields
 
 from ...errors import CorruptFileError, UnsupportedFeatureError
+from .compression.common import UDT
 from .gather import gather_bytes
 from .planar23 import wire_fields
 from .values import VarBin
@@ -43,14 +44,14 @@ def variable_offsets23(m, what: str) -> tuple | None:
     if off.WhichOneof("compression") == "constant":
         return ("constant", bytes(off.constant.value))
     if off.WhichOneof("compression") == "rle":
-        parts = [list(unknown_fields.UnknownFieldSet(x)) for x in (off.rle.values, off.rle.run_lengths)]
-        if not any(parts):
-            return None
-        if any(len(u) != 1 or u[0].field_number != RANGE for u in parts):
-            raise UnsupportedFeatureError(f"{what}: 2.3 run-length offsets whose values and run lengths are "
-                                          "not both ranges are not supported")
-        v, r = [_varints(bytes(x[0].data), what) for x in parts]
-        return ("rle-range", v.get(2, 0), v.get(3, 0), r.get(2, 0), r.get(3, 0))
+        specs = [_int_spec(x, what) for x in (off.rle.values, off.rle.run_lengths)]
+        if specs[0][0] == specs[1][0] == "range":
+            (_, v0, dv), (_, r0, dr) = specs
+            return ("rle-range", v0, dv, r0, dr)
+        if specs[1][0] != "flat" or specs[1][1] not in (8, 16, 32, 64) or (
+                specs[0][0] == "flat" and specs[0][1] not in (8, 16, 32, 64)):
+            raise UnsupportedFeatureError(f"{what}: 2.3 run-length offsets coded {specs} are not supported")
+        return ("rle", specs[0], specs[1][1])
     unknown = list(unknown_fields.UnknownFieldSet(off))
     if not unknown:
         return None
@@ -74,6 +75,8 @@ def decode(kind: tuple, cs, what: str) -> VarBin:
         return VarBin(np.zeros(total + 1, np.int64), np.zeros(0, np.uint8))
     if kind[0] == "rle-range":
         return _rle_range(kind, cs, counts, what)
+    if kind[0] == "rle":
+        return _rle(kind, cs, counts, what)
     _, start, step = kind
     if start != 0 or step < 0:
         raise UnsupportedFeatureError(f"{what}: 2.3 range offsets starting at {start} (step {step}) "
@@ -85,6 +88,63 @@ def decode(kind: tuple, cs, what: str) -> VarBin:
     if (np.asarray(sizes, np.int64) < lens).any():
         raise CorruptFileError(f"{what}: range-offset chunk shorter than its {step}-byte values")
     return VarBin(np.arange(total + 1, dtype=np.int64) * step, gather_bytes(data, offs, lens, what))
+
+
+def _int_spec(enc, what: str) -> tuple:
+    """("range", start, step) for a 2.3 Range, ("flat", bits) for a Flat encoding."""
+    unknown = list(unknown_fields.UnknownFieldSet(enc))
+    if len(unknown) == 1 and unknown[0].field_number == RANGE:
+        r = _varints(bytes(unknown[0].data), what)
+        return ("range", r.get(2, 0), r.get(3, 0))
+    if not unknown and enc.WhichOneof("compression") == "flat":
+        return ("flat", int(enc.flat.bits_per_value))
+    raise UnsupportedFeatureError(f"{what}: 2.3 run-length offsets with {enc.WhichOneof('compression')} "
+                                  "values or run lengths are not supported")
+
+
+def _rle(kind: tuple, cs, counts: np.ndarray, what: str) -> VarBin:
+    """Run-length coded offsets: chunk buffer 0 = [u64 byte length of the run values][run values
+    (none for a range)][run lengths], buffer 1 = the value bytes."""
+    from .gather import read_uint, segment_index
+    _, vspec, lbits = kind
+    if len(cs.bufs) != 2:
+        raise CorruptFileError(f"{what}: run-length-offset chunks with {len(cs.bufs)} buffers")
+    (data, offs, sizes), (vdata, voffs, vsizes) = cs.bufs
+    offs, sizes = np.asarray(offs, np.int64), np.asarray(sizes, np.int64)
+    if (sizes < 8).any():
+        raise CorruptFileError(f"{what}: run-length offsets without their header")
+    vlen = read_uint(data, offs, 8, what)
+    lb = lbits // 8
+    if vspec[0] == "flat":
+        vb = vspec[1] // 8
+        if (vlen % vb).any():
+            raise CorruptFileError(f"{what}: run values of {vlen} bytes")
+        runs = vlen // vb
+        vals = gather_bytes(data, offs + 8, vlen, what).view(UDT[vb * 8]).astype(np.int64)
+    else:
+        runs = (sizes - 8 - vlen) // lb
+        _, pos = segment_index(runs)
+        vals = vspec[1] + vspec[2] * pos
+    if (8 + vlen + runs * lb > sizes).any():
+        raise CorruptFileError(f"{what}: run-length offsets overrun their chunk")
+    lens = gather_bytes(data, offs + 8 + vlen, runs * lb, what).view(UDT[lbits]).astype(np.int64)
+    rsum = np.zeros(runs.size + 1, np.int64)
+    np.cumsum(runs, out=rsum[1:])
+    per_chunk = np.add.reduceat(lens, rsum[:-1]) if lens.size else np.zeros(0, np.int64)
+    if lens.size and (runs == 0).any() or (per_chunk != counts + 1).any() or (lens < 0).any():
+        raise CorruptFileError(f"{what}: run lengths do not cover each chunk's offsets")
+    o = np.repeat(vals, lens)                      # every chunk's counts + 1 offsets, chunk after chunk
+    first = np.cumsum(counts + 1) - (counts + 1)   # each chunk's first offset
+    d = np.diff(o)
+    keep = np.ones(d.size, bool)
+    keep[first[1:] - 1] = False                   # the steps between chunks
+    value_lens = d[keep]
+    starts, ends = o[first], o[first + counts]
+    if (value_lens < 0).any() or (starts < 0).any() or (ends > np.asarray(vsizes, np.int64)).any():
+        raise CorruptFileError(f"{what}: run-length offsets leave their chunk")
+    out = np.zeros(value_lens.size + 1, np.int64)
+    np.cumsum(value_lens, out=out[1:])
+    return VarBin(out, gather_bytes(vdata, np.asarray(voffs, np.int64) + starts, ends - starts, what))
 
 
 def _rle_range(kind: tuple, cs, counts: np.ndarray, what: str) -> VarBin:
