@@ -107,6 +107,7 @@ EXTRA = {
         ["bin", "bin_ff", "lbin", "const_str", "str_hex", "lstr", "empty_str", "i32"]), ["2.3"]),
     "nested_large_p02": (lambda v: T.nested(0.02, n=40_000).select(
         ["struct_list", "struct", "struct_struct", "list_struct", "llist_str"]), ["2.3"]),
+    "wide_large_p95": (lambda v: T.wide(0.95, n=3000).select(["bin40k", "long_str", "emb128"]), ["2.3"]),
 }
 
 

@@ -46,10 +46,10 @@ def test_2_3_sparse_list_layers_equal_pylance_in_scans_and_selections(v2_dataset
     assert not failures, "\n".join(failures[:10])
 
 
-@pytest.mark.parametrize("name", ["prim_large_p95", "nested_large_p02"])
+@pytest.mark.parametrize("name", ["prim_large_p95", "nested_large_p02", "wide_large_p95"])
 def test_2_3_large_pages_equal_pylance_whole_and_selected(v2_datasets, name):
     """Encodings 2.3 chooses for larger pages only: run-length coded string offsets (flat or range
-    run values), sparse struct validity above a list layer."""
+    run values), sparse struct validity above a list layer, run-length coded bit-packed indices."""
     fx = v2_datasets(name, "2.3")
     reader = fx.reader()
     n = fx.ds.count_rows()
