@@ -9,7 +9,8 @@ from .conftest import assert_same, refused
 TABLES = ["prim_p02", "prim_p60", "wide_p02", "nested_p02", "nested_p60", "bigbin", "compressed", "packed", "blobs"]
 CASES = [(t, v) for t in TABLES for v in ("2.1", "2.2", "2.3")] + [("fsl_struct_p02", "2.2"),
                                                                    ("fsl_struct_p02", "2.3"), ("prim_allnull", "2.3"),
-                                                                   ("wide_p60", "2.3"), ("nested_nonull", "2.3")]
+                                                                   ("wide_p60", "2.3"), ("nested_nonull", "2.3"),
+                                                                   ("sparse_lists", "2.3")]
 
 
 def selections(n: int, seed: int = 0) -> dict[str, object]:
