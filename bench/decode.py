@@ -5,11 +5,13 @@ For each column kind a single-column dataset is written with pylance (2.2 by def
 (``open_data_file(io, ref).read_field(field)`` for every data file of the pinned snapshot, the
 decode path without scan planning) and by ``lance.dataset(uri).to_table(columns=[c])``. Throughput is Arrow output bytes (pylance's
 result ``nbytes``) per second, median of ``--runs`` timed runs after one warm-up run each; the
-ratio is lance_duck / pylance. Every lance_duck result is checked for equality with pylance's.
+ratio is lance_duck / pylance. Both readers' runs are interleaved. Every lance_duck result is checked
+for equality with pylance's.
 
     /work/venv/bin/python bench/decode.py            # ~2-4M-row columns
     /work/venv/bin/python bench/decode.py --quick    # small sizes, seconds
     /work/venv/bin/python bench/decode.py --kinds fsst_strings,list_int32 --runs 5
+    /work/venv/bin/python bench/decode.py --version 2.3 --runs 5   # the 2.3 kinds only
 """
 from __future__ import annotations
 
@@ -53,6 +55,29 @@ def _embeddings(rng, n):
     return pa.FixedSizeListArray.from_arrays(pa.array(rng.standard_normal(n * 128).astype(np.float32)), 128)
 
 
+def _sparse_embeddings(rng, n):
+    """Vectors with 70 % null rows (a 2.3 sparse page over zipped values)."""
+    return pa.FixedSizeListArray.from_arrays(pa.array(rng.standard_normal(n * 128).astype(np.float32)), 128,
+                                             mask=pa.array(rng.random(n) < 0.7))
+
+
+def _long_strings(rng, n, null_p=0.0):
+    """Strings of 150-450 characters (full-zip values), optionally nullable."""
+    words = np.array([f"w{i:03d}" for i in range(1000)])
+    lens = rng.integers(40, 110, n)
+    flat = words[rng.integers(0, 1000, int(lens.sum()))]
+    out, at = [], 0
+    for k in lens.tolist():
+        out.append(" ".join(flat[at:at + k].tolist()))
+        at += k
+    return pa.array(out, mask=rng.random(n) < null_p if null_p else None)
+
+
+def _large_binary(rng, n):
+    """8-24 KiB binaries (full-zip values with 64-bit lengths)."""
+    return pa.array([rng.bytes(int(k)) for k in rng.integers(8 << 10, 24 << 10, n)], pa.large_binary())
+
+
 # kind -> (row-count factor, builder, data_storage_version)
 KINDS = {
     "plain_ints": (1, lambda r, n: pa.array(r.integers(-(1 << 62), 1 << 62, n)), "2.2"),
@@ -76,6 +101,14 @@ KINDS = {
                                                    mask=r.random(n) < 0.1), "2.3"),
     "sparse_ints_2.3": (1, lambda r, n: pa.array(r.integers(0, 1 << 30, n).astype(np.int32),
                                                  mask=r.random(n) < 0.8), "2.3"),
+    "floats_2.3": (1, lambda r, n: pa.array(r.random(n)), "2.3"),
+    "list_int32_2.3": (1 / 3, _list_int32, "2.3"),
+    "struct_2.3": (1, _struct, "2.3"),
+    "embeddings_2.3": (1 / 16, _embeddings, "2.3"),
+    "sparse_embeddings_2.3": (1 / 16, _sparse_embeddings, "2.3"),
+    "long_strings_2.3": (1 / 40, _long_strings, "2.3"),
+    "long_strings_null_2.3": (1 / 40, lambda r, n: _long_strings(r, n, 0.3), "2.3"),
+    "large_binary_2.3": (1 / 1500, _large_binary, "2.3"),
     "plain_ints_2.0": (1, lambda r, n: pa.array(r.integers(-(1 << 62), 1 << 62, n)), "2.0"),
     "nullable_ints_2.0": (1, lambda r, n: pa.array(r.integers(0, 1 << 30, n).astype(np.int32),
                                                    mask=r.random(n) < 0.1), "2.0"),
@@ -114,14 +147,17 @@ def lance_duck_reader(uri: str, column: str):
     return read
 
 
-def timed(fn, runs: int) -> tuple[float, object]:
-    result = fn()  # warm-up (page cache, metadata)
-    times = []
+def timed(fns: list, runs: int) -> list[tuple[float, object]]:
+    """Median time and last result of each callable; runs interleaved (a, b, a, b, ...) so that a
+    loaded, shared machine slows both readers alike."""
+    results = [fn() for fn in fns]   # warm-up (page cache, metadata)
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(runs):
-        t0 = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), result
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            results[i] = fn()
+            times[i].append(time.perf_counter() - t0)
+    return [(statistics.median(t), r) for t, r in zip(times, results)]
 
 
 def main(argv=None) -> int:
@@ -132,6 +168,7 @@ def main(argv=None) -> int:
     ap.add_argument("--rows", type=int, default=None, help="base row count (default 3M, 150k with --quick)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--kinds", default=",".join(KINDS), help="comma-separated subset of: " + ", ".join(KINDS))
+    ap.add_argument("--version", default=None, help="only the kinds of this data_storage_version (e.g. 2.3)")
     ap.add_argument("--dir", default=None, help="where to write the files (reused between runs)")
     args = ap.parse_args(argv)
     rows = args.rows or (150_000 if args.quick else 3_000_000)
@@ -144,11 +181,13 @@ def main(argv=None) -> int:
     for kind in [k.strip() for k in args.kinds.split(",") if k.strip()]:
         if kind not in KINDS:
             ap.error(f"unknown kind {kind!r}")
+        if args.version is not None and KINDS[kind][2] != args.version:
+            continue
         uri = write(root, kind, rows)
         ours_read = lance_duck_reader(uri, "c")
         theirs_ds = lance.dataset(uri)
-        t_ours, ours = timed(ours_read, args.runs)
-        t_theirs, theirs = timed(lambda: theirs_ds.to_table(columns=["c"]), args.runs)
+        (t_ours, ours), (t_theirs, theirs) = timed([ours_read, lambda: theirs_ds.to_table(columns=["c"])],
+                                                   args.runs)
         mb = theirs.nbytes / 1e6
         equal = ours.column(0).combine_chunks().equals(theirs.column(0).combine_chunks())
         ratio = t_theirs / t_ours

@@ -269,3 +269,31 @@ def blobs(n: int = 60, seed: int = 10) -> pa.Table:
     sch = pa.schema([pa.field("id", pa.int64()),
                      pa.field("blob", pa.large_binary(), metadata={"lance-encoding:blob": "true"})])
     return pa.table([pa.array(range(n)), pa.array(vals, pa.large_binary())], schema=sch)
+
+
+def sparse_lists(n: int = 50_000, seed: int = 9) -> pa.Table:
+    """Lists large enough for pylance 14's 2.3 writer to store sparse list layers: null lists, empty
+    lists and null items by position (one, two list levels; ints, strings, a list of structs)."""
+    r = _rng(seed)
+
+    def lists(items: pa.Array, null_p: float, max_len: int = 9, rows: int = n) -> pa.Array:
+        lens = r.integers(0, max_len, rows)
+        off = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
+        return pa.ListArray.from_arrays(pa.array(off), items.slice(0, int(off[-1])),
+                                        mask=pa.array(r.random(rows) < null_p))
+
+    m = n * 9
+    ints = pa.array(r.integers(0, 1 << 16, m).astype(np.int32), mask=r.random(m) < 0.05)
+    words = np.array([f"w{i:03d}" for i in range(500)])
+    strs = pa.array(words[r.integers(0, 500, m)], mask=r.random(m) < 0.05)
+    inner = lists(pa.array(r.integers(0, 100, m * 3).astype(np.int64), mask=r.random(m * 3) < 0.05),
+                  0.05, 4, m)
+    structs = pa.StructArray.from_arrays([pa.array(r.integers(0, 9, m).astype(np.int32)), pa.array(r.random(m))],
+                                         names=["k", "v"])
+    return pa.table({
+        "li": lists(ints, 0.05),
+        "ls": lists(strs, 0.05),
+        "lli": lists(inner, 0.05, 4),
+        "lst": lists(structs, 0.05, 4),
+        "li_nonull": lists(pa.array(r.integers(0, 1 << 16, m).astype(np.int32)), 0.05),
+    })

@@ -40,7 +40,7 @@ def batch_fx(tmp_path_factory):
     out = {}
     data = _batches()
     root = tmp_path_factory.mktemp("batch")
-    for version in ("2.1", "2.2"):
+    for version in ("2.1", "2.2", "2.3"):
         for name in data[0].schema.names:
             path = str(root / f"{name}_{version.replace('.', '_')}")
             cols = [b.select([name]) for b in data]
@@ -62,7 +62,7 @@ def _group_sizes(trace) -> list[int]:
     return [last - first + 1 for first, last in trace.values("path:page-group")]
 
 
-@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("version", ["2.1", "2.2", "2.3"])
 def test_batched_pages_equal_pylance(batch_fx, version):
     for name in ("bp", "f64", "lst", "ni"):
         fx = batch_fx[version, name]
@@ -72,7 +72,8 @@ def test_batched_pages_equal_pylance(batch_fx, version):
             assert_same(reader.read_field(f), fx.expected.column(f.name), f.name)
         if name in ("bp", "f64"):  # single-width bit-packed chunks take the contiguous-copy path
             assert "path:bitpack:one-width" in trace.names(), name
-        if name == "lst":  # list pages are small: this column always spans many pages
+        if name == "lst" and version != "2.3":  # list pages are small: this column always spans many pages
+            # (2.3 stores these lists' nulls by position: sparse pages decode page by page)
             sizes = _group_sizes(trace)
             assert max(sizes) >= 3, (f.name, sizes)  # really decoded several pages at once
         # selections still go page by page and agree too

@@ -8,7 +8,7 @@ from .conftest import assert_same
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("version", ["2.1", "2.2", "2.3"])
 @pytest.mark.parametrize("name", ["big", "big_lists"])
 def test_many_page_columns_equal_pylance_full_and_selected(v2_datasets, name, version):
     fx = v2_datasets(name, version)
@@ -16,7 +16,12 @@ def test_many_page_columns_equal_pylance_full_and_selected(v2_datasets, name, ve
     n = fx.ds.count_rows()
     pages = {f.name: len(reader.container.column(reader.ref.column_of(list(f.walk())[-1].id)).pages)
              for f in fx.fields()}
-    assert max(pages.values()) >= 5, pages  # the fixture really spans many pages
+    if (name, version) == ("big_lists", "2.3"):   # 2.3 writes the 300k lists as one sparse page
+        from lance_duck.file.v2_1.column import page_layout
+        from lance_duck.file.v2_1.planar23 import SparseLayout
+        assert isinstance(page_layout(reader.container.column(0).pages[0], "l"), SparseLayout)
+    else:
+        assert max(pages.values()) >= 5, pages  # the fixture really spans many pages
     r = np.random.default_rng(1)
     sels = {
         "sparse": np.sort(r.choice(n, 200, replace=False)).astype(np.int64),

@@ -1,7 +1,7 @@
 """Every layout and compression the reader supports occurs in the fixtures (and decodes)."""
 from __future__ import annotations
 
-from .conftest import SPECS
+from .conftest import SPECS, refused
 
 from lance_duck.trace import decode_trace
 
@@ -22,6 +22,8 @@ REQUIRED = {
     "fz:fixed_size_list+validity", "fz:variable_packed_struct",
     # general compression schemes: 1 = lz4, 2 = zstd
     "general:1", "general:2",
+    # file format 2.3: sparse structures (one layer, nested), their integer codecs
+    "layout:sparse23", "layout:sparse23:nested", "sparse23:delta", "sparse23:dictionary",
 }
 
 
@@ -30,7 +32,7 @@ def test_fixtures_exercise_every_supported_layout_and_compression(v2_datasets):
         for name, (_, versions) in SPECS.items():
             for v in versions:
                 fx = v2_datasets(name, v)
-                fx.reader().read_fields(fx.fields())
+                fx.reader().read_fields([f for f in fx.fields() if f.name not in refused(name, v)])
     seen = trace.names()
     missing = REQUIRED - seen
     assert not missing, f"never exercised: {sorted(missing)}; seen: {sorted(seen)}"

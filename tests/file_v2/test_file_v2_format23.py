@@ -1,8 +1,6 @@
-"""File format 2.3 (pylance ``data_storage_version="2.3"``): every column of the 2.1/2.2 type matrix
-either reads identically to pylance or is refused with UnsupportedFeatureError (never wrong data).
-
-``REFUSED`` lists, per table, the columns whose 2.3 encodings lance_duck does not decode yet; every
-other column must equal pylance, in full scans and in row selections.
+"""File format 2.3 (pylance ``data_storage_version="2.3"``) beyond the type matrix (which runs every
+table at 2.3 too: test_file_v2_scan / _take / _big, with ``conftest.REFUSED_23`` naming what stays
+refused): sparse list layers, refusal messages, multi-fragment tables through the table API and DuckDB.
 """
 from __future__ import annotations
 
@@ -11,96 +9,75 @@ import pytest
 
 from lance_duck.errors import UnsupportedFeatureError
 
-from .conftest import SPECS, assert_same
-from .test_file_v2_take import selections
-
-_WIDE = ["emb128", "emb96_nullitems", "long_lstr", "long_str"]   # zipped values (full-zip)
-# lists / nested sparse layers, zipped values, FSL dictionaries
-_NESTED = ["all_null_list", "all_null_struct", "list_emb", "list_long_str", "list_of_nulls"]
-
-REFUSED = {
-    "prim_nonull": [],
-    "prim_p02": [],
-    "prim_p60": [],
-    "prim_allnull": [],
-    "wide_nonull": _WIDE,
-    "wide_p02": _WIDE,
-    "wide_p60": _WIDE + ["bin40k"],
-    "wide_allnull": [],
-    "nested_nonull": _NESTED,
-    "nested_p02": _NESTED,
-    "nested_p60": _NESTED,
-    "fsl_struct_nonull": [],
-    "fsl_struct_p02": [],
-    "fsl_struct_p60": [],
-    "bigbin": ["big"],
-    "compressed": ["f64_zstd"],
-    "packed": [],
-    "blobs": ["blob"],
-    "tiny": ["const_lstr", "lbin"],   # range-coded RLE values inside string offsets
-}
+from .conftest import REFUSED_23, SPECS, assert_same
 
 
-def test_refusal_table_covers_every_matrix_table():
-    assert sorted(REFUSED) == sorted(SPECS)
+def test_refusal_table_names_matrix_tables_and_columns(v2_datasets):  # (empty today)
+    """What stays refused at 2.3 exists in the matrix (a stale entry would hide nothing)."""
+    for name, cols in REFUSED_23.items():
+        assert name in SPECS
+        fx = v2_datasets(name, "2.3")
+        assert set(cols) <= {f.name for f in fx.fields()}, name
 
 
-@pytest.mark.parametrize("name", sorted(REFUSED))
-def test_every_2_3_column_equals_pylance_or_is_refused(v2_datasets, name):
-    fx = v2_datasets(name, "2.3")
-    assert fx.ds.data_storage_version == "2.3"
+def test_2_3_sparse_list_layers_equal_pylance(v2_datasets):
+    """Null lists, empty lists and null items stored by position (one and two list levels, list of
+    structs, dictionary strings) read like pylance (row selections: test_file_v2_take)."""
+    fx = v2_datasets("sparse_lists", "2.3")
     reader = fx.reader()
-    refused = set(REFUSED[name])
-    failures = []
+    from lance_duck.file.v2_1.column import page_layout
+    from lance_duck.file.v2_1.planar23 import SparseLayout, SparseList
+    layouts = [page_layout(p, "x") for i in range(5) for p in reader.container.column(i).pages]
+    assert any(isinstance(x, SparseLayout) and sum(isinstance(y, SparseList) for y in x.layers) == 2
+               for x in layouts)   # the two-level list is stored sparse
     for f in fx.fields():
-        try:
-            got = reader.read_field(f)
-        except UnsupportedFeatureError as exc:
-            if f.name not in refused:
-                failures.append(f"{f.name}: refused but should read: {exc}")
-            continue
-        if f.name in refused:
-            failures.append(f"{f.name}: now reads; remove it from REFUSED")
-        try:
-            assert_same(got, fx.expected.column(f.name), f"{name} 2.3 {f.name}")
-        except AssertionError as exc:
-            failures.append(str(exc))
-    assert not failures, "\n".join(failures)
+        assert_same(reader.read_field(f), fx.expected.column(f.name), f"sparse_lists {f.name}")
 
 
-@pytest.mark.parametrize("name", ["prim_p02", "prim_p60", "prim_allnull", "nested_p02", "nested_p60", "compressed",
-                                  "packed", "fsl_struct_p02"])
-def test_2_3_row_selections_equal_pylance_take(v2_datasets, name):
+@pytest.mark.parametrize("name", ["prim_large_p95", "nested_large_p02", "wide_large_p95"])
+def test_2_3_large_pages_equal_pylance_whole_and_selected(v2_datasets, name):
+    """Encodings 2.3 chooses for larger pages only: run-length coded string offsets (flat or range
+    run values), sparse struct validity above a list layer, run-length coded bit-packed indices."""
     fx = v2_datasets(name, "2.3")
     reader = fx.reader()
     n = fx.ds.count_rows()
-    fields = [f for f in fx.fields() if f.name not in set(REFUSED[name])]
-    assert fields
+    sel = np.sort(np.random.default_rng(2).choice(n, 500, replace=False)).astype(np.int64)
     failures = []
-    for sel_name, sel in selections(n).items():
-        idx = np.asarray(list(sel) if isinstance(sel, range) else sel, np.int64)
-        exp = fx.ds.take(idx) if idx.size else fx.expected.slice(0, 0)
-        for f in fields:
-            try:
-                assert_same(reader.read_field(f, sel), exp.column(f.name), f"{sel_name} {f.name}")
-            except Exception as exc:  # noqa: BLE001 - collect every selection's failure in one report
-                failures.append(f"{sel_name} {f.name}: {type(exc).__name__}: {exc}")
-    assert not failures, "\n".join(failures[:20])
-
-
-def test_2_3_refusal_names_the_file_and_format(v2_datasets):
-    fx = v2_datasets("wide_nonull", "2.3")
-    field = next(f for f in fx.fields() if f.name == "long_str")
-    with pytest.raises(UnsupportedFeatureError, match=r"\.lance column \d+ page 0: 2\.3 zipped values"):
-        fx.reader().read_field(field)
-
-
-def test_2_3_multi_page_columns_equal_pylance(v2_datasets):
-    fx = v2_datasets("big", "2.3")
-    reader = fx.reader()
-    assert any(len(reader.container.column(i).pages) > 1 for i in range(len(fx.fields())))
     for f in fx.fields():
-        assert_same(reader.read_field(f), fx.expected.column(f.name), f"big 2.3 {f.name}")
+        try:
+            assert_same(reader.read_field(f), fx.expected.column(f.name), f"{name} {f.name}")
+            assert_same(reader.read_field(f, sel), fx.ds.take(sel, columns=[f.name]).column(0), f"take {f.name}")
+            assert_same(reader.read_field(f, range(777, n - 999)),
+                        fx.ds.take(np.arange(777, n - 999), columns=[f.name]).column(0), f"range {f.name}")
+        except Exception as exc:  # noqa: BLE001 - one report for every column
+            failures.append(f"{f.name}: {type(exc).__name__}: {str(exc)[:300]}")
+    assert not failures, "\n".join(failures)
+
+
+def _msg(*fields: tuple[int, bytes]) -> bytes:
+    return b"".join(bytes([num << 3 | 2, len(body)]) + body for num, body in fields)
+
+
+def test_2_3_refusal_names_the_page_and_the_unknown_value_plane():
+    from lance_duck.file.v2_1.planar23 import planar_to_page_layout
+    dense = _msg((1, _msg((1, b"\x01"))))                  # dense structure, one all-valid layer
+    layout = _msg((1, dense), (2, _msg((9, b""))))         # value plane kind 9: unknown
+    with pytest.raises(UnsupportedFeatureError, match=r"x\.lance column 4 page 2: 2\.3 value plane kind 9"):
+        planar_to_page_layout(layout, "x.lance column 4 page 2", 10)
+
+
+def test_2_3_indexed_zipped_values_equal_pylance(v2_datasets):
+    """Large repeated binaries with nulls: a per-row index into a zipped dictionary."""
+    fx = v2_datasets("wide_p60", "2.3")
+    reader = fx.reader()
+    from lance_duck.file.v2_1.column import page_layout
+    from lance_duck.file.v2_1.planar23 import IndexedLayout
+    f = next(f for f in fx.fields() if f.name == "bin40k")
+    lay = page_layout(reader.container.column(reader.ref.column_of(f.id)).pages[0], "x")
+    assert isinstance(lay.values, IndexedLayout)
+    assert_same(reader.read_field(f), fx.expected.column("bin40k"), "bin40k")
+    idx = np.array([0, 5, 6, 36, 299, 599], np.int64)
+    assert_same(reader.read_field(f, idx), fx.ds.take(idx, columns=["bin40k"]).column(0), "bin40k take")
 
 
 @pytest.fixture(scope="module")
@@ -138,3 +115,14 @@ def test_2_3_table_scan_filter_and_duckdb_equal_pylance(table23):
     exp = ref.to_table(filter="s = 'w3'")
     xs = [v for v in exp.column("x").to_pylist() if v is not None]
     assert got == [(exp.num_rows, sum(xs), len(exp) - exp.column("f").null_count, 0)]
+
+
+@pytest.mark.parametrize("payload", [b"\x10\xff", b"\x10", b"\x18\x80\x80"])
+def test_2_3_range_offsets_with_a_truncated_varint_are_corrupt(payload):
+    from lance_duck._proto import encodings_v2_1_pb2 as pb
+    from lance_duck.errors import CorruptFileError
+    from lance_duck.file.v2_1.offsets23 import variable_offsets23
+    offsets = bytes([14 << 3 | 2, len(payload)]) + payload      # CompressiveEncoding field 14 (Range)
+    var = pb.Variable.FromString(bytes([1 << 3 | 2, len(offsets)]) + offsets)
+    with pytest.raises(CorruptFileError, match="page 7: truncated varint"):
+        variable_offsets23(var, "x.lance column 3 page 7")

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from lance_duck.errors import CorruptFileError
-from lance_duck.file.v2_1.gather import read_header_words, read_uint
+from lance_duck.file.v2_1.gather import gather_bytes, read_header_words, read_uint
 
 
 def _ref_uint(data: bytes, offs, nbytes: int) -> list[int]:
@@ -49,3 +49,18 @@ def test_read_header_words_reads_every_chunk_header_in_one_gather(base, starts, 
 def test_read_header_words_refuses_headers_outside_the_buffer():
     with pytest.raises(CorruptFileError):
         read_header_words(np.zeros(10, np.uint8), np.array([0, 6]), 3)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_gather_of_increasing_dense_ranges_equals_slicing(seed):
+    """Ranges between small gaps (full-zip values between their headers), empty and adjacent ones
+    included, gather like one slice per range."""
+    r = np.random.default_rng(seed)
+    buf = r.integers(0, 256, 20_000).astype(np.uint8)
+    k = 400
+    lens = r.integers(0, 60, k)
+    lens[r.random(k) < 0.1] = 0
+    gaps = np.where(r.random(k) < 0.3, 0, r.integers(1, 6, k))
+    offs = np.cumsum(gaps + np.concatenate([[0], lens[:-1]]))
+    expected = np.concatenate([buf[o:o + n] for o, n in zip(offs.tolist(), lens.tolist())])
+    assert np.array_equal(gather_bytes(buf, offs, lens), expected)

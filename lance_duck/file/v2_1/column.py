@@ -15,10 +15,11 @@ from . import repdef
 from .layouts.blob import BlobPage
 from .layouts.constant import ConstantPage
 from .layouts.fullzip import FullZipPage
+from .layouts.indexed23 import IndexedPage
 from .layouts.miniblock import MiniBlockPage, batch_key, decode_batch
 from .layouts.sparse23 import SparsePage
 from .page import PageContext, PageData
-from .planar23 import PLANAR_LAYOUT_URL, SparseLayout, planar_to_page_layout
+from .planar23 import PLANAR_LAYOUT_URL, IndexedLayout, SparseLayout, planar_to_page_layout
 
 PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"
 MAX_BATCH_ITEMS = 1 << 22   # bounds the per-batch temporaries (index arrays are int64 per value)
@@ -60,6 +61,8 @@ def make_page(ctx: PageContext, page, layout=None):
     layout = layout if layout is not None else page_layout(page, ctx.what)
     if isinstance(layout, SparseLayout):  # file format 2.3
         return SparsePage(ctx, page, layout)
+    if isinstance(layout, IndexedLayout):
+        return IndexedPage(ctx, page, layout)
     kind = layout.WhichOneof("layout")
     cls = _LAYOUTS.get(kind)
     if cls is None:

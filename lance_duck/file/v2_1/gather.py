@@ -7,6 +7,9 @@ from ...encodings._buf import empty
 from ...errors import CorruptFileError
 
 
+_MASK_MAX_AVG = 1024   # bytes per range below which one mask beats a slice per range
+
+
 def check_ranges(buf: np.ndarray, offs: np.ndarray, lens: np.ndarray, what: str) -> None:
     if offs.size and (offs.min() < 0 or lens.min() < 0 or int((offs + lens).max()) > buf.size):
         raise CorruptFileError(f"{what}: a buffer lies outside its chunk data")
@@ -36,6 +39,16 @@ def gather_bytes(buf: np.ndarray, offs: np.ndarray, lens: np.ndarray, what: str 
     if total <= 8 * k:  # tiny pieces: index arithmetic beats a list of slices
         idx = np.repeat(offs - (np.cumsum(lens) - lens), lens) + np.arange(total)
         return buf[idx]
+    lo, hi = int(offs[0]), int(offs[-1] + lens[-1])
+    if total < _MASK_MAX_AVG * k and total * 2 >= hi - lo and (offs[1:] >= offs[:-1] + lens[:-1]).all():
+        # many short increasing ranges covering most of their span (e.g. full-zip values between
+        # their headers): keep the covered bytes of the span with one mask (long ranges: slices)
+        gap_at = offs[:-1] + lens[:-1] - lo
+        gap_len = offs[1:] - offs[:-1] - lens[:-1]
+        n_gap = int(gap_len.sum())
+        mask = np.ones(hi - lo, np.bool_)
+        mask[np.repeat(gap_at - (np.cumsum(gap_len) - gap_len), gap_len) + np.arange(n_gap)] = False
+        return buf[lo:hi][mask]
     return np.concatenate([buf[o: o + n] for o, n in zip(offs.tolist(), lens.tolist())], out=empty(total, np.uint8))
 
 

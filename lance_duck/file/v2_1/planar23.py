@@ -9,15 +9,20 @@ into the ``encodings21`` layouts the 2.1/2.2 reader already decodes:
 =====================================  ================================================
 dense structure + chunked values        ``MiniBlockLayout`` (``has_large_chunk``: u32 words)
 dense structure + constant value        ``ConstantLayout`` (inline value, layers)
-sparse structure, no values             ``ConstantLayout`` (all null)
-sparse structure (one validity layer)   ``SparseLayout`` -> ``layouts/sparse23.py``
+dense structure + zipped values         ``FullZipLayout`` (control word widths as in 2.2)
+sparse structure, one layer, no values  ``ConstantLayout`` (all null)
+sparse structure                        ``SparseLayout`` -> ``layouts/sparse23.py``
+indexed zipped values                   ``IndexedLayout`` -> ``layouts/indexed23.py``
 =====================================  ================================================
 
-The value compressions (``CompressiveEncoding``) keep the 2.1 grammar; a compression using a
-field 2.1 does not know is refused by name, except range / delta string offsets
-(``offsets23.py``). Zipped (full-zip) values, sparse list / nested layers and indexed values are
-refused by name. No ``encodings23`` proto ships with lance_duck: the plane messages (field numbers
-observed in pylance 14.0.2 output) are read from the wire format.
+A sparse structure lists, per layer (outermost first), the positions of its null or valid slots
+and, for a list layer, of its non-empty lists and their lengths (``IntCodec``: range, delta,
+dictionary-of-range or a 2.1 compression); the values cover the valid leaf slots (every leaf
+slot under a list, or with dictionary indices). The value compressions (``CompressiveEncoding``)
+keep the 2.1 grammar; a compression using a field 2.1 does not know is refused by name, except
+range / delta / run-length-range string offsets (``offsets23.py``). No ``encodings23`` proto ships
+with lance_duck: the plane messages (field numbers observed in pylance 14.0.2 output) are read from
+the wire format.
 """
 from __future__ import annotations
 
@@ -32,10 +37,14 @@ PLANAR_LAYOUT_URL = "lance.encodings23.PlanarLayout"
 
 # field numbers of the plane messages, as pylance 14.0.2 writes them
 _STRUCTURE_KINDS = {1: "dense structure", 2: "sparse structure (null positions)"}
-_VALUE_KINDS = {1: "chunked values", 2: "zipped values (full-zip)", 3: "constant value", 4: "no values"}
+_VALUE_KINDS = {1: "chunked values", 2: "zipped values (full-zip)", 3: "constant value", 4: "no values",
+                5: "indexed zipped values"}
 _CHUNKED = {1: "value_compression", 2: "levels", 3: "dictionary", 4: "num_dictionary_items",
             5: "num_buffers", 6: "num_items"}
 _LEVELS = {1: "rep_compression", 2: "def_compression", 3: "repetition_index_depth"}
+_ZIPPED = {1: "value_compression", 2: "control_word", 3: "bits_per_value", 4: "bits_per_offset",
+           5: "num_items", 6: "num_visible_items"}
+_CONTROL_WORD = {1: "bits_rep", 2: "bits_def"}
 
 
 def _varint(b: bytes, i: int, what: str) -> tuple[int, int]:
@@ -51,26 +60,30 @@ def _varint(b: bytes, i: int, what: str) -> tuple[int, int]:
             return r, i
 
 
-def _fields(b: bytes, what: str) -> dict[int, bytes | int]:
-    """field number -> last value (varint int or length-delimited bytes) of one message."""
-    out: dict[int, bytes | int] = {}
+def wire_fields(b: bytes, what: str, repeated: tuple[int, ...] = ()) -> dict[int, bytes | int | list]:
+    """field number -> value (varint int or length-delimited bytes) of one message; the fields in
+    ``repeated`` map to the list of their values, any other field may occur once."""
+    out: dict[int, bytes | int | list] = {num: [] for num in repeated}
     i = 0
     while i < len(b):
         key, i = _varint(b, i, what)
         num, wire = key >> 3, key & 7
-        if num in out:  # e.g. one sparse layer per nesting level: not read yet
-            raise UnsupportedFeatureError(
-                f"{what}: 2.3 page layout repeats field {num} (nested sparse layers) which is not supported")
+        if num in out and num not in repeated:
+            raise CorruptFileError(f"{what}: 2.3 page layout repeats field {num}")
         if wire == 0:
-            out[num], i = _varint(b, i, what)
+            v, i = _varint(b, i, what)
         elif wire == 2:
             n, i = _varint(b, i, what)
             if i + n > len(b):
                 raise CorruptFileError(f"{what}: truncated field {num} in the 2.3 page layout")
-            out[num] = bytes(b[i:i + n])
+            v = bytes(b[i:i + n])
             i += n
         else:
             raise CorruptFileError(f"{what}: unexpected wire type {wire} in the 2.3 page layout")
+        if num in repeated:
+            out[num].append(v)
+        else:
+            out[num] = v
     return out
 
 
@@ -96,7 +109,9 @@ def _int(v, field: str, what: str) -> int:
 def _check_known(msg, path: str, what: str) -> None:
     """Refuse a compression carrying fields the 2.1 grammar does not know (new 2.3 codecs)."""
     nums = sorted({f.field_number for f in unknown_fields.UnknownFieldSet(msg)})
-    if nums and not (path.endswith("variable.offsets") and nums in ([14], [15])):  # see offsets23
+    offsets = path.endswith("variable.offsets") and nums in ([14], [15])
+    rle_ranges = path.endswith(("variable.offsets.rle.values", "variable.offsets.rle.run_lengths")) and nums == [14]
+    if nums and not (offsets or rle_ranges):  # see offsets23
         raise UnsupportedFeatureError(
             f"{what}: 2.3 compression {path}.{msg.DESCRIPTOR.name} uses field(s) {nums} "
             "(a 2.3 codec such as range / delta / generic offsets) that is not supported")
@@ -119,33 +134,160 @@ def _compression(b: bytes, field: str, what: str) -> pb.CompressiveEncoding:
 
 
 @dataclass
+class IntCodec:
+    """How ``n`` integers (sparse positions, list lengths) are stored.
+
+    kind: ``none`` (n == 0 or a constant without bytes), ``range`` (a + b * i), ``delta`` (``a`` plus
+    the running sum of ``n - 1`` deltas coded with ``enc``), ``plain`` (``enc``), ``dict`` (indices
+    coded with ``enc`` into the range items ``a + b * i``, ``k`` of them).
+    """
+    kind: str
+    n: int
+    enc: pb.CompressiveEncoding | None = None
+    a: int = 0
+    b: int = 0
+    k: int = 0
+
+    @property
+    def has_buffer(self) -> bool:
+        return self.kind in ("delta", "plain", "dict")
+
+
+@dataclass
+class SparseValidity:
+    """A nullable layer: the listed positions are its null (or its valid) slots."""
+    null_positions: bool
+    positions: IntCodec
+
+
+@dataclass
+class SparseList:
+    """A list layer: ``nonempty`` slots (increasing) with ``lengths`` items each, of
+    ``num_children`` items in all; the other slots are empty, or null per ``validity``."""
+    num_children: int
+    nonempty: IntCodec
+    lengths: IntCodec
+    validity: SparseValidity | None
+
+
+@dataclass
+class IndexedLayout:
+    """Indexed zipped values: one dictionary index per slot (``indices``) into ``num_dictionary_items``
+    items stored as a full-zip page (``dictionary``)."""
+    indices: pb.CompressiveEncoding
+    dictionary: pb.PageLayout
+    num_dictionary_items: int
+    num_items: int
+
+
+@dataclass
 class SparseLayout:
-    """A 2.3 page whose structure lists null (or valid) row positions; its values cover valid rows."""
-    values: pb.PageLayout          # 2.2 layout of the valid rows' values (layers: all valid)
-    null_positions: bool           # True: the positions are the null rows; False: the valid rows
-    positions: pb.CompressiveEncoding | None   # None: no positions (num_positions == 0)
-    delta: tuple[int, int] | None  # (bits, base) when the positions are delta-coded
-    range: tuple[int, int] | None  # (start, step) when the positions are an arithmetic range
-    num_positions: int
+    """A 2.3 page whose structure lists positions per layer (outermost first); its values cover
+    the valid leaf slots only (or every leaf slot when ``per_slot``, e.g. dictionary indices)."""
+    values: pb.PageLayout | IndexedLayout   # layout of the values (2.2 layers: all valid)
+    layers: list                   # SparseValidity | SparseList, outermost first
+    leaf_slots: int                # slots of the innermost layer
+    num_values: int
+    per_slot: bool
 
 
-def _structure(structure: dict, what: str) -> tuple[list[int] | None, dict | None]:
-    """(dense layers, None) or (None, sparse validity fields)."""
+_RANGE = {1: "bits_per_value", 2: "start", 3: "step"}
+_DELTA = {1: "bits_per_value", 2: "base", 3: "deltas"}
+_DICT = {1: "indices", 2: "items", 3: "num_items"}
+
+
+def _range(raw, what: str) -> tuple[int, int]:
+    r = wire_fields(_bytes(raw, "range codec", what), what)
+    _only(r, _RANGE, "range codec", what)
+    start, step = _int(r.get(2, 0), "range start", what), _int(r.get(3, 0), "range step", what)
+    return start, step
+
+
+def int_codec(raw, n: int, field: str, what: str) -> IntCodec:
+    """The codec of ``n`` integers from the bytes of a (2.3) ``CompressiveEncoding``."""
+    if n == 0:
+        return IntCodec("none", 0)
+    enc = wire_fields(_bytes(raw, field, what), what)
+    if 14 in enc:
+        a, b = _range(enc[14], what)
+        return IntCodec("range", n, a=a, b=b)
+    if 15 in enc:
+        d = wire_fields(_bytes(enc[15], f"{field} delta", what), what)
+        _only(d, _DELTA, "delta codec", what)
+        return IntCodec("delta", n, _compression(_bytes(d.get(3, b""), "deltas", what), "deltas", what),
+                        a=_int(d.get(2, 0), "delta base", what))
+    if 7 in enc:
+        d = wire_fields(_bytes(enc[7], f"{field} dictionary", what), what)
+        _only(d, _DICT, "dictionary codec", what)
+        items = wire_fields(_bytes(d.get(2, b""), "dictionary items", what), what)
+        if set(items) != {14}:
+            raise UnsupportedFeatureError(f"{what}: 2.3 {field} dictionary items coded with field(s) "
+                                          f"{sorted(items)} are not supported (file format 2.3)")
+        a, b = _range(items[14], what)
+        return IntCodec("dict", n, _compression(_bytes(d.get(1, b""), "indices", what), "indices", what),
+                        a=a, b=b, k=_int(d.get(3, 0), "dictionary items", what))
+    return IntCodec("plain", n, _compression(_bytes(raw, field, what), field, what))
+
+
+_VALIDITY = {1: "meaning", 2: "positions", 3: "num_positions"}
+_LIST = {1: "num_children", 2: "nonempty_positions", 3: "num_nonempty", 4: "lengths", 5: "validity"}
+
+
+def _validity(raw, what: str) -> SparseValidity:
+    v = wire_fields(_bytes(raw, "sparse validity", what), what)
+    _only(v, _VALIDITY, "sparse validity set", what)
+    meaning = _int(v.get(1, 0), "validity meaning", what)
+    if meaning not in (1, 2):
+        raise UnsupportedFeatureError(f"{what}: 2.3 sparse validity meaning {meaning} is not supported")
+    n = _int(v.get(3, 0), "num_positions", what)
+    return SparseValidity(meaning == 1, int_codec(v.get(2, b""), n, "positions", what))
+
+
+def _sparse_layers(raw, what: str) -> list:
+    sparse = wire_fields(_bytes(raw, "sparse structure", what), what, repeated=(1,))
+    _only(sparse, {1: "layer"}, "sparse structure", what)
+    out = []
+    for body in sparse[1]:
+        layer = wire_fields(_bytes(body, "sparse layer", what), what)
+        if len(layer) != 1 or next(iter(layer)) not in (1, 2):
+            raise UnsupportedFeatureError(f"{what}: 2.3 sparse structure layer kind(s) {sorted(layer)} "
+                                          "(fixed-size lists?) are not supported (file format 2.3)")
+        if 1 in layer:
+            out.append(_validity(layer[1], what))
+            continue
+        lst = wire_fields(_bytes(layer[2], "sparse list layer", what), what)
+        _only(lst, _LIST, "sparse list layer", what)
+        k = _int(lst.get(3, 0), "num_nonempty", what)
+        out.append(SparseList(_int(lst.get(1, 0), "num_children", what),
+                              int_codec(lst.get(2, b""), k, "nonempty positions", what),
+                              int_codec(lst.get(4, b""), k, "list lengths", what),
+                              _validity(lst[5], what) if 5 in lst else None))
+    if not out:
+        raise CorruptFileError(f"{what}: 2.3 sparse structure without layers")
+    return out
+
+
+def _leaf_slots(layers: list, rows: int) -> tuple[int, int]:
+    """(slots of the innermost layer, valid leaf values) implied by the layer counts."""
+    slots = rows
+    for lay in layers:
+        if isinstance(lay, SparseList):
+            slots = lay.num_children
+    last = layers[-1]
+    if isinstance(last, SparseList):
+        return slots, slots
+    n = last.positions.n
+    return slots, (slots - n if last.null_positions else n)
+
+
+def _structure(structure: dict, what: str) -> tuple[list[int] | None, list | None]:
+    """(dense layers, None) or (None, sparse layers outermost first)."""
     _only(structure, _STRUCTURE_KINDS, "structural plane", what)
     if len(structure) != 1:
         raise CorruptFileError(f"{what}: 2.3 structural plane has {len(structure)} kinds set")
     if 2 in structure:
-        sparse = _fields(_bytes(structure[2], "sparse structure", what), what)
-        _only(sparse, {1: "layer"}, "sparse structure", what)
-        layer = _fields(_bytes(sparse.get(1, b""), "sparse layer", what), what)
-        if set(layer) != {1}:
-            raise UnsupportedFeatureError(
-                f"{what}: 2.3 sparse structure layer kind(s) {sorted(layer)} (lists / fixed-size lists / "
-                "nested layers) are not supported (file format 2.3)")
-        validity = _fields(_bytes(layer[1], "sparse validity", what), what)
-        _only(validity, {1: "meaning", 2: "positions", 3: "num_positions"}, "sparse validity set", what)
-        return None, validity
-    dense = _fields(_bytes(structure[1], "dense structure", what), what)
+        return None, _sparse_layers(structure[2], what)
+    dense = wire_fields(_bytes(structure[1], "dense structure", what), what)
     _only(dense, {1: "layers"}, "dense structure", what)
     raw = dense.get(1, b"")
     if isinstance(raw, int):
@@ -157,69 +299,69 @@ def _structure(structure: dict, what: str) -> tuple[list[int] | None, dict | Non
     return layers, None
 
 
-def _sparse(validity: dict, values: pb.PageLayout, num_values_of, what: str) -> SparseLayout:
-    meaning = _int(validity.get(1, 0), "validity meaning", what)
-    if meaning not in (1, 2):
-        raise UnsupportedFeatureError(f"{what}: 2.3 sparse validity meaning {meaning} is not supported")
-    n = _int(validity.get(3, 0), "num_positions", what)
-    enc = _fields(_bytes(validity.get(2, b""), "positions", what), what)
-    positions = delta = rng = None
-    if n:
-        if 14 in enc:   # Range: bits, start, step
-            r = _fields(_bytes(enc[14], "range positions", what), what)
-            _only(r, {1: "bits_per_value", 2: "start", 3: "step"}, "range codec", what)
-            rng = (_int(r.get(2, 0), "range start", what), _int(r.get(3, 0), "range step", what))
-            if rng[1] <= 0:
-                raise CorruptFileError(f"{what}: 2.3 range positions with step {rng[1]}")
-        elif 15 in enc:   # Delta: bits, base, deltas
-            d = _fields(_bytes(enc[15], "delta positions", what), what)
-            _only(d, {1: "bits_per_value", 2: "base", 3: "deltas"}, "delta codec", what)
-            delta = (_int(d.get(1, 64), "delta bits", what), _int(d.get(2, 0), "delta base", what))
-            positions = _compression(_bytes(d.get(3, b""), "deltas", what), "deltas", what)
-        else:
-            positions = _compression(_bytes(validity[2], "positions", what), "positions", what)
-    sp = SparseLayout(values, meaning == 1, positions, delta, rng, n)
-    num_values_of(sp)
-    return sp
-
-
 def planar_to_page_layout(value: bytes, what: str, rows: int) -> pb.PageLayout | SparseLayout:
     """The 2.1/2.2 ``PageLayout`` equivalent to a 2.3 ``PlanarLayout`` of ``rows`` rows (or a
     ``SparseLayout`` for a sparse structure), or refuse by name."""
-    top = _fields(value, what)
+    top = wire_fields(value, what)
     _only(top, {1: "structure", 2: "values"}, "PlanarLayout", what)
     if 1 not in top or 2 not in top:
         raise CorruptFileError(f"{what}: 2.3 page layout lacks its structure or values plane")
-    layers, validity = _structure(_fields(_bytes(top[1], "structure", what), what), what)
-    plane = _fields(_bytes(top[2], "values", what), what)
+    layers, sparse = _structure(wire_fields(_bytes(top[1], "structure", what), what), what)
+    plane = wire_fields(_bytes(top[2], "values", what), what)
     if len(plane) != 1:
         raise CorruptFileError(f"{what}: 2.3 value plane has {len(plane)} kinds set")
     kind, body = next(iter(plane.items()))
-    if validity is not None:
-        n = _int(validity.get(3, 0), "num_positions", what)
-        meaning = validity.get(1, 0)
-        n_valid = rows - n if meaning == 1 else n
-        if n_valid == 0 and kind == 4 and body == b"":   # every row null, no values
-            out = pb.PageLayout()
-            out.constant_layout.layers.append(pb.REPDEF_NULLABLE_ITEM)
-            return out
-        inner = _values(kind, body, [pb.REPDEF_ALL_VALID_ITEM], n_valid, what)
-        if inner.HasField("mini_block_layout") and inner.mini_block_layout.HasField("dictionary"):
-            inner.mini_block_layout.num_items = rows   # dictionary indices cover every row
+    if sparse is None:
+        if kind == 5 and layers == [pb.REPDEF_ALL_VALID_ITEM]:
+            return _indexed(body, rows, what)
+        return _values(kind, body, layers, None, what)
+    slots, n_valid = _leaf_slots(sparse, rows)
+    if not 0 <= n_valid <= slots:
+        raise CorruptFileError(f"{what}: 2.3 sparse structure with {n_valid} values for {slots} slots")
+    if len(sparse) == 1 and n_valid == 0 and kind == 4 and body == b"":   # every row null, no values
+        out = pb.PageLayout()
+        out.constant_layout.layers.append(pb.REPDEF_NULLABLE_ITEM)
+        return out
+    if kind == 4 and body == b"":
+        if n_valid:
+            raise CorruptFileError(f"{what}: 2.3 page without values has {n_valid} valid slots")
+        return SparseLayout(pb.PageLayout(), sparse, slots, 0, False)
+    if kind == 5:   # dictionary indices cover every slot
+        return SparseLayout(_indexed(body, slots, what), sparse, slots, slots, True)
+    inner = _values(kind, body, [pb.REPDEF_ALL_VALID_ITEM], n_valid, what)
+    # the values cover every leaf slot (null items included) under a list, and dictionary indices
+    # do; a nullable leaf outside lists stores its valid values only
+    per_slot = inner.HasField("mini_block_layout") and (
+        inner.mini_block_layout.HasField("dictionary") or any(isinstance(x, SparseList) for x in sparse))
+    if per_slot:
+        inner.mini_block_layout.num_items = slots
+    return SparseLayout(inner, sparse, slots, slots if per_slot else n_valid, per_slot)
 
-        def check(sp: SparseLayout) -> None:
-            if not 0 <= n_valid <= rows:
-                raise CorruptFileError(f"{what}: {sp.num_positions} sparse positions for {rows} rows")
-        return _sparse(validity, inner, check, what)
-    return _values(kind, body, layers, None, what)
+
+def _indexed(body, slots: int, what: str) -> IndexedLayout:
+    """Indexed zipped values: indices compression (1) and the dictionary's zipped values (2)."""
+    msg = wire_fields(_bytes(body, "indexed zipped values", what), what)
+    _only(msg, {1: "indices", 2: "dictionary"}, "indexed zipped values", what)
+    if 1 not in msg or 2 not in msg:
+        raise CorruptFileError(f"{what}: 2.3 indexed zipped values lack their indices or dictionary")
+    dictionary = _zipped(wire_fields(_bytes(msg[2], "dictionary", what), what), [pb.REPDEF_ALL_VALID_ITEM],
+                         pb.PageLayout(), what)
+    fz = dictionary.full_zip_layout
+    if fz.bits_rep or fz.bits_def:
+        raise UnsupportedFeatureError(f"{what}: 2.3 indexed zipped values with a dictionary of nullable or "
+                                      "repeated items are not supported (file format 2.3)")
+    return IndexedLayout(_compression(_bytes(msg[1], "indices", what), "indices", what), dictionary,
+                         int(fz.num_items), slots)
 
 
 def _values(kind: int, body, layers: list[int], num_items: int | None, what: str) -> pb.PageLayout:
-    if kind not in (1, 3):
+    if kind not in (1, 2, 3):
         name = _VALUE_KINDS.get(kind, f"value plane kind {kind}")
         raise UnsupportedFeatureError(f"{what}: 2.3 {name} is not supported (file format 2.3)")
-    msg = _fields(_bytes(body, _VALUE_KINDS[kind], what), what)
+    msg = wire_fields(_bytes(body, _VALUE_KINDS[kind], what), what)
     out = pb.PageLayout()
+    if kind == 2:
+        return _zipped(msg, layers, out, what)
     if kind == 3:
         _only(msg, {1: "scalar"}, "constant value", what)
         out.constant_layout.layers.extend(layers)
@@ -238,7 +380,7 @@ def _values(kind: int, body, layers: list[int], num_items: int | None, what: str
     mb.num_dictionary_items = _int(msg.get(4, 0), "num_dictionary_items", what)
     mb.num_buffers = _int(msg.get(5, 0), "num_buffers", what)
     mb.num_items = _int(msg.get(6, num_items or 0), "num_items", what)
-    levels = _fields(_bytes(msg.get(2, b""), "levels", what), what)
+    levels = wire_fields(_bytes(msg.get(2, b""), "levels", what), what)
     _only(levels, _LEVELS, "chunked levels", what)
     if 1 in levels:
         mb.rep_compression.CopyFrom(_compression(_bytes(levels[1], "rep_compression", what),
@@ -247,6 +389,29 @@ def _values(kind: int, body, layers: list[int], num_items: int | None, what: str
         mb.def_compression.CopyFrom(_compression(_bytes(levels[2], "def_compression", what),
                                                  "def_compression", what))
     mb.repetition_index_depth = _int(levels.get(3, 0), "repetition_index_depth", what)
+    return out
+
+
+def _zipped(msg: dict, layers: list[int], out: pb.PageLayout, what: str) -> pb.PageLayout:
+    """Zipped values: the 2.2 ``FullZipLayout`` (control word widths, value / offset width, counts)."""
+    _only(msg, _ZIPPED, "zipped values", what)
+    fz = out.full_zip_layout
+    fz.layers.extend(layers)
+    cw = wire_fields(_bytes(msg.get(2, b""), "control word", what), what)
+    _only(cw, _CONTROL_WORD, "zipped control word", what)
+    fz.bits_rep = _int(cw.get(1, 0), "bits_rep", what)
+    fz.bits_def = _int(cw.get(2, 0), "bits_def", what)
+    if 3 in msg and 4 not in msg:
+        fz.bits_per_value = _int(msg[3], "bits_per_value", what)
+    elif 4 in msg and 3 not in msg:
+        fz.bits_per_offset = _int(msg[4], "bits_per_offset", what)
+    else:
+        raise CorruptFileError(f"{what}: 2.3 zipped values need exactly one of a value width or an offset width")
+    fz.num_items = _int(msg.get(5, 0), "num_items", what)
+    fz.num_visible_items = _int(msg.get(6, 0), "num_visible_items", what)
+    if 1 in msg:
+        fz.value_compression.CopyFrom(_compression(_bytes(msg[1], "value_compression", what),
+                                                   "value_compression", what))
     return out
 
 

@@ -8,8 +8,8 @@ from ....encodings import fastlanes, rle
 from ....errors import CorruptFileError, UnsupportedFeatureError
 from .. import _kernels
 from ..gather import gather_bytes, read_uint
-from ..values import Fixed, VarBin, uint_view
-from .common import UDT, flat_bits, encoding_kind
+from ..values import Fixed, FslValues, VarBin, uint_view
+from .common import UDT, encoding_kind, flat_bits, fsl_layers
 
 
 def decode_block(enc, buf: np.ndarray, n: int, what: str):
@@ -42,6 +42,12 @@ def decode_block(enc, buf: np.ndarray, n: int, what: str):
     if kind == "general":
         trace.record(f"general:{int(m.compression.scheme)}")
         return decode_block(m.values, _kernels.decompress(int(m.compression.scheme), buf, what), n, what)
+    if kind == "fixed_size_list":   # 2.3 dictionaries of vectors: items of every value, no validity
+        layers, cur = fsl_layers(m)
+        if any(v for _, v in layers) or any(d <= 0 for d, _ in layers):
+            raise UnsupportedFeatureError(f"{what}: whole-buffer fixed-size lists {layers} with item validity")
+        size = int(np.prod([d for d, _ in layers], dtype=np.int64))
+        return FslValues(decode_block(cur.values, buf, n * size, what), layers, [None] * len(layers))
     if kind == "constant" and m.HasField("value"):
         v = np.frombuffer(m.value, np.uint8)
         return Fixed(np.tile(v, n), v.size * 8, n)
@@ -93,8 +99,22 @@ def _block_inline_bp(m, buf: np.ndarray, n: int, what: str) -> Fixed:
 
 
 def _block_rle(m, buf: np.ndarray, n: int, what: str) -> Fixed:
-    bits = flat_bits(m.values, what, (8, 16, 32, 64))
-    return Fixed(rle.decode_block(buf, bits, n), bits, n)
+    lbits = flat_bits(m.run_lengths, what, (8, 16, 32, 64)) if m.HasField("run_lengths") else 8
+    if encoding_kind(m.values) == "flat" and lbits == 8:
+        bits = flat_bits(m.values, what, (8, 16, 32, 64))
+        return Fixed(rle.decode_block(buf, bits, n), bits, n)
+    # 2.3: [u64 byte length of the values][values, any whole-buffer coding][run lengths of lbits]
+    if buf.size < 8:
+        raise CorruptFileError(f"{what}: RLE block without its header")
+    vlen = int(buf[:8].view("<u8")[0])
+    runs = (buf.size - 8 - vlen) // (lbits // 8) if vlen <= buf.size - 8 else -1
+    if runs < 0:
+        raise CorruptFileError(f"{what}: RLE block values of {vlen} bytes overrun the buffer")
+    vals = decode_block(m.values, buf[8: 8 + vlen], runs, what)
+    lens = buf[8 + vlen: 8 + vlen + runs * lbits // 8].view(UDT[lbits]).astype(np.int64)
+    if int(lens.sum()) != n:
+        raise CorruptFileError(f"{what}: RLE run lengths cover {int(lens.sum())} values, expected {n}")
+    return Fixed(np.repeat(uint_view(vals), lens), vals.bits, n)
 
 
 def decode_block_batch(enc, buf: np.ndarray, offs: np.ndarray, sizes: np.ndarray, counts: np.ndarray,

@@ -109,7 +109,7 @@ def _flat_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixed:
 def _variable_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> VarBin:
     """Values ``idx`` of Variable chunks, reading only their two offset words each (value i of
     chunk c is ``data[offs[c] + word[i] : offs[c] + word[i + 1]]``), bounds-checked per value."""
-    coded = offsets23.variable_offsets23(m)   # 2.3: constant / range offsets
+    coded = offsets23.variable_offsets23(m, what)   # 2.3: constant / range offsets
     if coded is not None:
         return offsets23.select(coded, cs, idx, what)
     ob, data, offs, sizes, counts = _variable_chunks(m, cs, what)
@@ -207,7 +207,7 @@ def _variable_chunks(m, cs: ChunkSet, what: str):
 
 
 def _mb_variable(m, cs: ChunkSet, what: str):
-    coded = offsets23.variable_offsets23(m)   # 2.3: constant / range offsets
+    coded = offsets23.variable_offsets23(m, what)   # 2.3: constant / range offsets
     if coded is not None:
         return offsets23.decode(coded, cs, what)
     ob, data, offs, sizes, counts = _variable_chunks(m, cs, what)
@@ -360,10 +360,13 @@ def _mb_fsst_grouped(m, cs: ChunkSet, what: str, group_values: int) -> VarBin:
 
 def _mb_rle(m, cs: ChunkSet, what: str):
     _need_bufs(cs, 2, what)
-    vb = flat_bits(m.values, what, (8, 16, 32, 64)) // 8
-    lb = flat_bits(m.run_lengths, what, (8, 16, 32)) // 8   # 16 / 32-bit run lengths: 2.3
-    vdata, voffs, vsizes = cs.bufs[0]
-    ldata, loffs, lsizes = cs.bufs[1]
+    (venc, vbuf), (lenc, lbuf) = [(e, b) if encoding_kind(e) != "general"   # 2.3: zstd / lz4 runs
+                                  else (e.general.values, _decompress_chunks(e.general, b, what))
+                                  for e, b in ((m.values, cs.bufs[0]), (m.run_lengths, cs.bufs[1]))]
+    vb = flat_bits(venc, what, (8, 16, 32, 64)) // 8
+    lb = flat_bits(lenc, what, (8, 16, 32)) // 8   # 16 / 32-bit run lengths: 2.3
+    vdata, voffs, vsizes = vbuf
+    ldata, loffs, lsizes = lbuf
     if lb > 1 and (lsizes % lb).any():
         raise CorruptFileError(f"{what}: RLE run lengths of {lb * 8} bits in a buffer of odd size")
     runs = lsizes // lb
@@ -387,11 +390,11 @@ def _mb_bss(m, cs: ChunkSet, what: str):
     return Fixed(out, bits, cs.total)
 
 
-def _mb_general(m, cs: ChunkSet, what: str):
-    _need_bufs(cs, 1, what)
+def _decompress_chunks(m, buf: tuple, what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One chunk buffer (data, offsets, sizes) decompressed with a ``General`` scheme."""
     scheme = int(m.compression.scheme)
     trace.record(f"general:{scheme}")
-    data, offs, sizes = cs.bufs[0]
+    data, offs, sizes = buf
     parts = [_kernels.decompress(scheme, data[o: o + s], what)
              for o, s in zip(offs.tolist(), sizes.tolist())]  # one codec call per chunk
     lens = np.array([p.size for p in parts], np.int64)
@@ -400,7 +403,12 @@ def _mb_general(m, cs: ChunkSet, what: str):
     starts = np.cumsum(padded) - padded
     for p, s in zip(parts, starts.tolist()):
         new[s: s + p.size] = p
-    sub = ChunkSet(cs.counts, [(new, starts, lens)] + cs.bufs[1:])
+    return new, starts, lens
+
+
+def _mb_general(m, cs: ChunkSet, what: str):
+    _need_bufs(cs, 1, what)
+    sub = ChunkSet(cs.counts, [_decompress_chunks(m, cs.bufs[0], what)] + cs.bufs[1:])
     return decode_miniblock(m.values, sub, what)
 
 

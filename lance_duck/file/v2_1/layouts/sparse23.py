@@ -1,7 +1,9 @@
-"""2.3 sparse-structure pages: a list of null (or valid) row positions plus the valid rows' values.
+"""2.3 sparse-structure pages: per layer, the positions of its null (or valid) and non-empty slots,
+plus the values of the valid leaf slots.
 
-The values are an ordinary (translated) mini-block or constant page over the valid rows only; this
-page expands them to one slot per row (nulls at the other rows) with def level 1 at null rows.
+The values are an ordinary (translated) mini-block or full-zip page over the valid leaf slots
+only; this page rebuilds the 2.1 repetition / definition levels (outermost layer first, one pass
+per layer, vectorised) and one value slot per visible entry (nulls at the null items).
 """
 from __future__ import annotations
 
@@ -11,18 +13,20 @@ import numpy as np
 import pyarrow as pa
 
 from .... import trace
+from ...._proto import encodings_v2_1_pb2 as pb
 from ....errors import CorruptFileError
+from .. import repdef
 from ..compression import decode_block
-from ..page import PageContext, PageData
-from ..planar23 import SparseLayout
-from ..values import uint_view
+from ..page import PageContext, PageData, entry_rows, trim
+from ..planar23 import IntCodec, SparseLayout, SparseList, SparseValidity
+from ..values import uint_view, with_validity
 from .common import u8
 
-_NULLABLE_ITEM = 3
+_DICT_HEADER = 16
 
 
 class SparsePage:
-    """One 2.3 page with a sparse validity structure (a nullable leaf outside lists)."""
+    """One 2.3 page with a sparse structure (nullable leaves, lists, all-null structs)."""
 
     def __init__(self, ctx: PageContext, page, layout: SparseLayout):
         from ..column import make_page
@@ -30,82 +34,211 @@ class SparsePage:
         self.what = ctx.what
         self.lay = layout
         self.rows = int(page.length)
-        self.layers = [_NULLABLE_ITEM]
+        # 2.1 layers, innermost first: a validity is a nullable item, a list may be null and empty
+        self.layers = [repdef.NULL_AND_EMPTY_LIST if isinstance(x, SparseList) else repdef.NULLABLE_ITEM
+                       for x in reversed(layout.layers)]
+        self.max_rep = repdef.num_lists(self.layers)
+        self.codecs = [c for x in layout.layers for c in _codecs(x)]
+        n_bufs = sum(c.has_buffer for c in self.codecs)
         offs, sizes = list(page.buffer_offsets), list(page.buffer_sizes)
-        self.has_positions = layout.positions is not None and layout.range is None
-        dict_rows = layout.values.HasField("mini_block_layout") and layout.values.mini_block_layout.HasField(
-            "dictionary")  # dictionary indices are stored for every row, valid or not
-        if self.has_positions:
-            if not offs:
-                raise CorruptFileError(f"{self.what}: sparse page without a positions buffer")
-            self.pos_buf = (offs.pop(), sizes.pop())
-        n_valid = self.rows - layout.num_positions if layout.null_positions else layout.num_positions
-        self.per_row = dict_rows
-        inner = SimpleNamespace(buffer_offsets=offs, buffer_sizes=sizes, length=self.rows if dict_rows else n_valid)
-        self.inner = make_page(PageContext(ctx.what + " (valid rows)", ctx.arrow_type, ctx.dict_type, ctx.minor,
-                                       ctx.keep_dictionary), inner, layout.values)
-        trace.record("layout:sparse23")
+        if len(offs) < n_bufs:
+            raise CorruptFileError(f"{self.what}: sparse page with {len(offs)} buffers, its layers need {n_bufs}")
+        self.level_bufs = list(zip(offs[len(offs) - n_bufs:], sizes[len(offs) - n_bufs:]))
+        del offs[len(offs) - n_bufs:], sizes[len(sizes) - n_bufs:]
+        self.inner = None
+        if not isinstance(layout.values, pb.PageLayout) or layout.values.WhichOneof("layout") is not None:
+            inner = SimpleNamespace(buffer_offsets=offs, buffer_sizes=sizes, length=layout.num_values)
+            self.inner = make_page(PageContext(ctx.what + " (valid values)", ctx.arrow_type, ctx.dict_type,
+                                               ctx.minor, ctx.keep_dictionary), inner, layout.values)
+        elif offs:
+            raise CorruptFileError(f"{self.what}: sparse page without values has {len(offs)} value buffers")
+        trace.record("layout:sparse23" + ("" if len(layout.layers) == 1 else ":nested"))
 
     def meta_ranges(self):
-        return self.inner.meta_ranges()
+        return self.inner.meta_ranges() if self.inner is not None else []
 
     def set_meta(self, bufs) -> None:
-        self.inner.set_meta(bufs)
+        if self.inner is not None:
+            self.inner.set_meta(bufs)
 
     def data_ranges(self, local):
-        r = self.inner.data_ranges(None)
+        r = self.inner.data_ranges(None) if self.inner is not None else []
         self._n_inner = len(r)
-        return r + ([self.pos_buf] if self.has_positions else [])
+        return r + self.level_bufs
 
-    def _positions(self, raw) -> np.ndarray:
-        lay, n = self.lay, self.lay.num_positions
-        if lay.range is not None:
-            start, step = lay.range
-            pos = start + step * np.arange(n, dtype=np.int64)
-            trace.record("sparse23:range-positions")
-        elif not self.has_positions:
+    # -- levels ----------------------------------------------------------------------------------
+    def _ints(self, c: IntCodec, raw, what: str) -> np.ndarray:
+        if c.kind == "none":
             return np.zeros(0, np.int64)
-        elif lay.delta is None:
-            pos = uint_view(decode_block(lay.positions, u8(raw), n, self.what)).astype(np.int64)
-        else:
-            bits, base = lay.delta
-            if bits not in (8, 16, 32, 64):
-                raise CorruptFileError(f"{self.what}: delta positions of {bits} bits")
-            d = uint_view(decode_block(lay.positions, u8(raw), n - 1, self.what)).astype(np.int64)
-            pos = np.empty(n, np.int64)
-            pos[0] = base
-            np.cumsum(d, out=pos[1:])
-            pos[1:] += base
-            trace.record("sparse23:delta-positions")
-        if pos.size != n or (n and (pos.min() < 0 or pos.max() >= self.rows or np.any(np.diff(pos) <= 0))):
-            raise CorruptFileError(f"{self.what}: sparse positions are not increasing rows below {self.rows}")
+        if c.kind == "range":
+            trace.record("sparse23:range")
+            return c.a + c.b * np.arange(c.n, dtype=np.int64)
+        if c.kind == "delta":
+            trace.record("sparse23:delta")
+            d = uint_view(decode_block(c.enc, u8(raw), c.n - 1, what)).astype(np.int64)
+            out = np.empty(c.n, np.int64)
+            out[0] = c.a
+            np.cumsum(d, out=out[1:])
+            out[1:] += c.a
+            return out
+        if c.kind == "plain":
+            return uint_view(decode_block(c.enc, u8(raw), c.n, what)).astype(np.int64)
+        buf = u8(raw)   # dictionary indices follow a 16-byte header (pylance 14.0.2)
+        if buf.size < _DICT_HEADER:
+            raise CorruptFileError(f"{what}: dictionary-coded integers without their header")
+        v = uint_view(decode_block(c.enc, buf[_DICT_HEADER:], c.n, what)).astype(np.int64)
+        trace.record("sparse23:dictionary")
+        if v.size and (v.min() < 0 or v.max() >= c.k):
+            raise CorruptFileError(f"{what}: dictionary index outside its {c.k} items")
+        return c.a + c.b * v
+
+    def _positions(self, c: IntCodec, raw, slots: int, what: str) -> np.ndarray:
+        pos = self._ints(c, raw, what)
+        if pos.size != c.n or (pos.size and (pos[0] < 0 or pos[-1] >= slots or np.any(np.diff(pos) <= 0))):
+            raise CorruptFileError(f"{what}: sparse positions are not increasing slots below {slots}")
         return pos
 
-    def decode(self, data: list, local: np.ndarray | None) -> PageData:
-        inner = self.inner.decode(data[:self._n_inner], None)
-        pos = self._positions(data[self._n_inner] if self.has_positions else None)
-        valid = np.zeros(self.rows, bool) if not self.lay.null_positions else np.ones(self.rows, bool)
-        valid[pos] = not self.lay.null_positions
-        if self.per_row:
-            if len(inner.values) != self.rows:
-                raise CorruptFileError(f"{self.what}: {len(inner.values)} values for {self.rows} rows")
-            keep = valid if local is None else valid[local]
-            rows = np.arange(self.rows, dtype=np.int64) if local is None else local
-            values = inner.values.take(pa.array(rows, mask=~keep))
-            return PageData(values, None, (~keep).astype(np.uint16), self.layers, int(keep.size))
-        if len(inner.values) != int(valid.sum()):
-            raise CorruptFileError(f"{self.what}: {len(inner.values)} values for {int(valid.sum())} valid rows")
-        if local is not None:
-            valid = valid[local]
-            slot = (np.cumsum(self._valid_all(pos), dtype=np.int64) - 1)[local]
-        else:
-            slot = np.cumsum(valid, dtype=np.int64) - 1
-        idx = pa.array(np.where(valid, slot, 0), mask=~valid)
-        values = inner.values.take(idx)
-        defs = (~valid).astype(np.uint16)
-        return PageData(values, None, defs, self.layers, int(valid.size))
+    def _nulls(self, v: SparseValidity | None, raws, slots: int, what: str) -> tuple[np.ndarray, np.ndarray]:
+        """(null mask, null slots) of a validity layer over ``slots`` slots."""
+        if v is None:
+            return np.zeros(slots, bool), np.zeros(0, np.int64)
+        pos = self._positions(v.positions, next(raws) if v.positions.has_buffer else None, slots, what)
+        null = np.zeros(slots, bool) if v.null_positions else np.ones(slots, bool)
+        null[pos] = v.null_positions
+        return null, (pos if v.null_positions else np.flatnonzero(null))
 
-    def _valid_all(self, pos: np.ndarray) -> np.ndarray:
-        valid = np.zeros(self.rows, bool) if not self.lay.null_positions else np.ones(self.rows, bool)
-        valid[pos] = not self.lay.null_positions
-        return valid
+    def _levels(self, raws) -> tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray]:
+        """(rep, def, entry of each leaf slot, leaf slot validity) of every row of the page."""
+        table = {key: i + 1 for i, key in enumerate(repdef.def_table(self.layers))}
+        n_layers = len(self.lay.layers)
+        full = self.rows   # slots of the current layer; a validity keeps its slots for the next one
+        live = None        # the slots not under a null of an outer validity (None: every slot)
+        steps = []   # per layer, over its live slots: (terminal mask, terminal slots, their defs,
+        #              children per slot, non-empty slots)
+        for j, lay in enumerate(self.lay.layers):
+            what = f"{self.what} layer {j}"
+            inner_i = n_layers - 1 - j
+            if isinstance(lay, SparseValidity):
+                null, null_idx = self._nulls(lay, raws, full, what)
+                if live is not None:
+                    null = null[live]
+                    null_idx = np.flatnonzero(null)
+                nchild = None
+                if j < n_layers - 1:   # the next layer's slots under a null here are dead
+                    nchild = (~null).astype(np.int64)
+                    live = (np.arange(full, dtype=np.int64) if live is None else live)[~null]
+                steps.append((null, null_idx, table[(inner_i, "null")], nchild, None))
+                continue
+            pos = self._positions(lay.nonempty, next(raws) if lay.nonempty.has_buffer else None, full, what)
+            lens = self._ints(lay.lengths, next(raws) if lay.lengths.has_buffer else None, what)
+            null, _ = self._nulls(lay.validity, raws, full, what)   # buffers in this order
+            if lens.size != pos.size or (lens.size and lens.min() <= 0) or int(lens.sum()) != lay.num_children:
+                raise CorruptFileError(f"{what}: list lengths do not add up to its {lay.num_children} items")
+            if null[pos].any():
+                raise CorruptFileError(f"{what}: a null list has items")
+            if live is not None:
+                compact = np.full(full, -1, np.int64)
+                compact[live] = np.arange(live.size, dtype=np.int64)
+                pos = compact[pos]
+                if pos.size and pos.min() < 0:
+                    raise CorruptFileError(f"{what}: a list under a null parent has items")
+                null = null[live]
+            nchild = np.zeros(null.size, np.int64)
+            nchild[pos] = lens
+            term = nchild == 0
+            term_idx = np.flatnonzero(term)
+            steps.append((term, term_idx, np.where(null[term_idx], table[(inner_i, "null")], table[(inner_i, "empty")]),
+                          nchild, pos))
+            full, live = lay.num_children, None
+        slots = full if live is None else live.size
+        last = self.lay.layers[-1]
+        leaf_valid = ~steps[-1][0] if isinstance(last, SparseValidity) else np.ones(slots, bool)
+        # bottom-up: entries produced by every slot of every layer (None: one per slot)
+        below = None
+        counts: list[np.ndarray | None] = []
+        for term, _, _, nchild, _ in reversed(steps):
+            if below is None and len(counts) == 0 and isinstance(last, SparseValidity):
+                cnt = None   # innermost validity: one entry per slot
+            elif below is None:
+                cnt = np.where(term, 1, nchild)
+            else:
+                cs = np.zeros(below.size + 1, np.int64)
+                np.cumsum(below, out=cs[1:])
+                first = np.cumsum(nchild) - nchild
+                cnt = np.where(term, 1, cs[first + nchild] - cs[first])
+            counts.append(cnt)
+            below = cnt
+        counts.reverse()
+        total = int(counts[0].sum()) if counts[0] is not None else self.rows
+        rep = np.zeros(total, np.uint16) if self.max_rep else None
+        defs = np.zeros(total, np.uint16)
+        if counts[0] is None:
+            start = np.arange(total, dtype=np.int64)
+        else:
+            start = np.cumsum(counts[0]) - counts[0]
+        if rep is not None:
+            rep[start] = self.max_rep
+        free = np.ones(total, bool)   # entries not yet taken by a terminal slot of an outer layer
+        depth = 0
+        for j, (term, term_idx, tdef, nchild, nonempty) in enumerate(steps):
+            ends = start[term_idx]
+            defs[ends] = tdef
+            if j == len(steps) - 1 and isinstance(last, SparseValidity):
+                break
+            free[ends] = False
+            if isinstance(self.lay.layers[j], SparseValidity):
+                start = start[~term]   # one child per valid slot, at the slot's entry
+                continue
+            inside = np.flatnonzero(free)   # entries of the children, in order
+            child_cnt = counts[j + 1] if j + 1 < len(counts) else None
+            if child_cnt is None:
+                child_start = inside
+            else:
+                ccs = np.cumsum(child_cnt) - child_cnt
+                child_start = inside[ccs]
+            depth += 1
+            firsts = start[nonempty]   # a list's first child starts where the list does: keep its level
+            kept = rep[firsts]
+            if child_cnt is None:
+                rep[free] = self.max_rep - depth
+            else:
+                rep[child_start] = self.max_rep - depth
+            rep[firsts] = kept
+            start = child_start
+        return rep, defs, start, leaf_valid
+
+    def decode(self, data: list, local: np.ndarray | None) -> PageData:
+        raws = iter(data[self._n_inner:])
+        rep, defs, leaf_entry, leaf_valid = self._levels(raws)
+        if self.inner is not None:
+            vals = self.inner.decode(data[:self._n_inner], None).values
+        else:
+            vals = pa.nulls(0, self.ctx.dict_type or self.ctx.arrow_type)
+        if self.lay.per_slot and len(vals) != leaf_valid.size:
+            raise CorruptFileError(f"{self.what}: {len(vals)} values for {leaf_valid.size} slots")
+        n_valid = int(np.count_nonzero(leaf_valid))
+        if not self.lay.per_slot and len(vals) != n_valid:
+            raise CorruptFileError(f"{self.what}: {len(vals)} values for {n_valid} valid slots")
+        visible = defs <= repdef.max_visible_def(self.layers)
+        if self.lay.per_slot and int(np.count_nonzero(visible)) == leaf_valid.size:
+            # the visible entries are the leaf slots: mask the null ones in place
+            values = with_validity(pa.concat_arrays([vals]) if vals.offset else vals, leaf_valid)
+        else:
+            if self.lay.per_slot:
+                vals = vals.filter(pa.array(leaf_valid))
+            slot = np.full(defs.size, -1, np.int64)
+            slot[leaf_entry[leaf_valid]] = np.arange(len(vals), dtype=np.int64)
+            slot = slot[visible]
+            values = vals.take(pa.array(np.where(slot < 0, 0, slot), mask=slot < 0))
+        if local is not None:
+            rows = entry_rows(rep, self.max_rep, 0) if rep is not None else None
+            values, rep, defs = trim(values, rep, defs, self.layers, rows, np.asarray(local, np.int64), self.what)
+        n = self.rows if local is None else len(local)
+        return PageData(values, rep, defs, self.layers, n)
+
+
+def _codecs(layer) -> list[IntCodec]:
+    """The integer sequences of a layer in buffer order."""
+    if isinstance(layer, SparseValidity):
+        return [layer.positions]
+    return [layer.nonempty, layer.lengths] + ([layer.validity.positions] if layer.validity else [])
