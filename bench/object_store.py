@@ -85,6 +85,8 @@ def main() -> None:
     args = ap.parse_args()
     os.makedirs(args.dir, exist_ok=True)
     lp, _ = prepare(args.dir, args.rows, "2.2")
+    import logging
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
     from moto.server import ThreadedMotoServer
     srv = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     srv.start()

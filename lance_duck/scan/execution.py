@@ -41,25 +41,53 @@ class ScanContext:
         self._readers: OrderedDict[str, Any] = OrderedDict()
         self._bounds: dict[tuple, Any] = {}
         self._lock = threading.Lock()
+        self._whole: dict[str, list] = {}     # path -> fields the scan reads whole (prefetched)
+        self._planned: set[str] = set()
+        self._closed = False
         filter_cols = tuple(flt.columns) if flt is not None else ()
         self.filter_columns = filter_cols
         self.late_columns = tuple(c for c in projection.sources if c not in filter_cols)
 
     # -- readers -------------------------------------------------------------------------
-    def prefetch_footers(self, fragments) -> None:
-        """Start fetching the footers of the files this scan will open (remote tables only)."""
+    def prefetch(self, fragments, pages: bool = True) -> None:
+        """Object stores: start fetching the footers of every file this scan will open (one round
+        trip); with ``pages``, also every page of the columns it reads whole (the filter's columns,
+        or all when there is no filter), planned per file as its footer lands (io/prefetch.py)."""
         if self.io.is_local:
             return
         from ..file.base import TAIL_BYTES
         names = dict.fromkeys((*self.filter_columns, *self.projection.sources))
         wanted = [self._fields[n] for n in names if n in self._fields]
-        files = {}
+        whole = set(self.filter_columns if self.filter is not None else self.projection.sources)
+        files: dict[str, Any] = {}
         for frag in fragments:
             for field in wanted:
                 ref = _file_for(frag, field)
                 if ref is not None and ref.path not in self._readers:
-                    files[ref.path] = ref.size
-        self.io.prefetch_tails(list(files.items()), TAIL_BYTES)
+                    files.setdefault(ref.path, ref)
+                    if pages and field.name in whole:
+                        self._whole.setdefault(ref.path, []).append(field)
+        self.io.prefetch_tails([(p, r.size) for p, r in files.items()], TAIL_BYTES)
+        if self._whole:
+            refs = [files[p] for p in self._whole]
+            threading.Thread(target=self._open_all, args=(refs,), daemon=True, name="lance-duck-plan").start()
+
+    def _open_all(self, refs) -> None:
+        """Open each file in scan order (planning its pages, see :meth:`reader`) until the scan ends."""
+        for ref in refs:
+            if self._closed:
+                return
+            try:
+                self.reader(ref)
+            except Exception:  # noqa: BLE001 - the scan's own read of this file reports it
+                return
+
+    def close(self) -> None:
+        """The scan ended: pages fetched ahead and not read are dropped."""
+        self._closed = True
+        with self._lock:
+            planned = list(self._planned)
+        self.io.prefetcher.forget(planned)
 
     def reader(self, ref):
         with self._lock:
@@ -72,6 +100,11 @@ class ScanContext:
             self._readers[ref.path] = r
             while len(self._readers) > READER_CACHE_SIZE:
                 self._readers.popitem(last=False)
+            plan = ref.path in self._whole and ref.path not in self._planned and not self._closed
+            if plan:
+                self._planned.add(ref.path)
+        if plan:
+            r.prefetch_fields(self._whole[ref.path])
         return r
 
     # -- columns -------------------------------------------------------------------------
@@ -323,6 +356,7 @@ def execute(ctx: ScanContext, tasks: Iterator[ScanTask], *, offset: int = 0, lim
             yield b
     finally:
         stream.close()
+        ctx.close()
 
 
 def _split(stream, batch_rows: int | None) -> Iterator[pa.RecordBatch]:

@@ -96,8 +96,9 @@ class LanceScanner(pads.Scanner):
     def _batches(self, limit: int | None = None) -> Iterator[pa.RecordBatch]:
         limit = self._limit if limit is None else (limit if self._limit is None else min(limit, self._limit))
         ctx = ScanContext(self._snapshot, self._projection, self._filter)
-        if limit is None:
-            ctx.prefetch_footers(self._fragments)   # object stores: all footers in one round trip
+        selections = self._index_selections() if self._filter is not None else None
+        if limit is None:   # object stores: footers, then whole columns' pages, fetched ahead
+            ctx.prefetch(self._fragments, pages=selections is None)
         if self._filter is None:
             # without a filter, planning applies the offset exactly (from live-row counts)
             tasks = plan_tasks(self._fragments, self._task_rows, skip_rows=self._offset, max_rows=limit,
@@ -105,7 +106,7 @@ class LanceScanner(pads.Scanner):
             offset = 0
         else:
             tasks = plan_tasks(self._fragments, self._task_rows, first_rows=self._first_rows,
-                               selections=self._index_selections())
+                               selections=selections)
             offset = self._offset
         return execute(ctx, tasks, offset=offset, limit=limit, readahead=self._readahead,
                        budget_bytes=self._budget, stats=self.stats, batch_rows=self._batch_rows)
