@@ -154,6 +154,8 @@ class FileIO:
 
         async def once() -> bytes:
             async with self._gate:
+                if hasattr(self.fs, "_call_s3"):
+                    return (await s3_get(self.fs, path, f"bytes={start or 0}-{'' if end is None else end - 1}"))[1]
                 # start=0 for a whole object: s3fs would HEAD for the size first
                 data = await self.fs._cat_file(path, start=start or 0, end=end)
             return _checked(data, path, start, end, exact)
@@ -354,23 +356,9 @@ class InputFile:
         """(file size, last ``length`` bytes) in one GET with a suffix range (s3fs)."""
         from fsspec.asyn import sync
         fs = self.io.fs
-        bucket, key, version = fs.split_path(self.path)
-
-        async def once() -> tuple[int, bytes]:
-            kw = {"VersionId": version} if version else {}
-            resp = await fs._call_s3("get_object", Bucket=bucket, Key=key, Range=f"bytes=-{length}", **kw)
-            try:
-                body = await resp["Body"].read()
-            finally:
-                resp["Body"].close()
-            total = resp.get("ContentRange", "").rpartition("/")[2]
-            size = int(total) if total.isdigit() else len(body)
-            if len(body) != min(length, size):
-                raise TruncatedResponse(f"{len(body)} of {min(length, size)} tail bytes")
-            return size, body
-
         self.requests += 1
-        size, body = sync(fs.loop, retry.call_async, once, self.path, self.io.retry)
+        size, body = sync(fs.loop, retry.call_async, lambda: s3_get(fs, self.path, f"bytes=-{length}"),
+                          self.path, self.io.retry)
         _TAILS.put((self.io.key, self.path), size, body)
         return size, body
 
@@ -545,6 +533,25 @@ class _TailCache:
 
 
 _TAILS = _TailCache()
+
+
+async def s3_get(fs: Any, path: str, byte_range: str) -> tuple[int, bytes]:
+    """(object size, body) of one ranged GET through s3fs's client; a body shorter than the
+    response's Content-Range says is a :class:`TruncatedResponse`."""
+    bucket, key, version = fs.split_path(path)
+    kw = {"VersionId": version} if version else {}
+    resp = await fs._call_s3("get_object", Bucket=bucket, Key=key, Range=byte_range, **kw)
+    try:
+        body = await resp["Body"].read()
+    finally:
+        resp["Body"].close()
+    first, _, rest = resp.get("ContentRange", "").removeprefix("bytes ").partition("-")
+    last, _, total = rest.partition("/")
+    if first.isdigit() and last.isdigit():
+        if len(body) != int(last) - int(first) + 1:
+            raise TruncatedResponse(f"{path}: {len(body)} of {int(last) - int(first) + 1} bytes ({byte_range})")
+        return (int(total) if total.isdigit() else int(last) + 1), body
+    return len(body), body     # the whole object (an unsatisfiable range on an empty object is refused)
 
 
 def _checked(data: bytes, path: str, start: int | None, end: int | None, exact: bool) -> bytes:
