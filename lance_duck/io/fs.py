@@ -46,7 +46,10 @@ PREFETCH_BYTES = 64 * 1024 * 1024
 # (page metadata and small buffers read again by another column or batch), up to HELD_BYTES per file
 # besides the tail.
 SMALL_READ = 4 * 1024
-HELD_BYTES = 256 * 1024
+HELD_BYTES = 1024 * 1024
+# Reads served from prefetched spans up to this size are copied and held too (page metadata that
+# every task touching the page reads again, after its span was dropped).
+HELD_PREFETCHED = 64 * 1024
 # Tails of remote data files kept per process (bytes), keyed by (filesystem, path, size): data files
 # are immutable, so a second query on the same files reads no footer.
 TAIL_CACHE_BYTES = 64 * 1024 * 1024
@@ -396,7 +399,12 @@ class InputFile:
             return out
         out: list = [self._from_held(off, ln) if self._held else None for off, ln in ranges]
         if any(got is None for got in out):
-            planned = self.io.prefetcher.take(self.path, [r for r, got in zip(ranges, out) if got is None])
+            asked = [r for r, got in zip(ranges, out) if got is None]
+            planned = self.io.prefetcher.take(self.path, asked)
+            for (off, ln), got in zip(asked, planned):
+                if got is not None and ln <= HELD_PREFETCHED and self._held_bytes + ln <= HELD_BYTES:
+                    self._held_bytes += ln
+                    self._hold(off, bytes(got))
             it = iter(planned)
             out = [got if got is not None else next(it) for got in out]
         missing = [r for r, got in zip(ranges, out) if got is None]

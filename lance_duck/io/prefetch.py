@@ -23,22 +23,26 @@ if TYPE_CHECKING:
 
 # The first bytes a scan fetches ahead (the window then grows as reads consume them).
 FIRST_WINDOW = 8 * 1024 * 1024
+# Spans this small stay after they were read, until the scan ends: page metadata (chunk sizes,
+# repetition indexes, dictionaries) is read again by every task that touches the page.
+KEEP_SPAN = 256 * 1024
 
 
 class _Span:
     """One request: bytes [start, end) of ``path``; ``need`` planned bytes, ``served`` those read."""
 
-    __slots__ = ("path", "start", "end", "need", "served", "future")
+    __slots__ = ("path", "start", "end", "need", "served", "future", "done")
 
     def __init__(self, path: str, start: int, end: int, need: int):
         self.path, self.start, self.end, self.need = path, start, end, need
         self.served: list[tuple[int, int]] = []
         self.future = None
+        self.done = False
 
     def serve(self, s: int, e: int) -> bool:
         """Record that [s, e) was read; True once every planned byte has been."""
         s, e = max(s, self.start), min(e, self.end)
-        if s >= e:
+        if s >= e or self.done:
             return False
         merged: list[tuple[int, int]] = []
         for a, b in sorted(self.served + [(s, e)]):
@@ -107,8 +111,7 @@ class Prefetcher:
             for (off, ln), cover in zip(ranges, covers):
                 for sp in cover or ():
                     if sp.serve(off, off + ln):
-                        self._window = min(self.max_bytes, self._window + sp.end - sp.start)
-                        self._drop(sp)
+                        self._served(sp)
         self._pump()
         return out
 
@@ -133,6 +136,15 @@ class Prefetcher:
         sp.future = self.io.submit(sp.path, sp.start, sp.end, exact=True)
         self._outstanding += sp.end - sp.start
 
+    def _served(self, sp: _Span) -> None:
+        """Every planned byte of ``sp`` was read: the window grows by it; it goes (small ones stay)."""
+        self._window = min(self.max_bytes, self._window + sp.end - sp.start)
+        if sp.end - sp.start > KEEP_SPAN:
+            self._drop(sp)
+        else:
+            sp.done = True
+            self._outstanding -= sp.end - sp.start
+
     def _drop(self, sp: _Span) -> None:
         spans = self._spans.get(sp.path)
         if spans is None or sp not in spans:
@@ -144,7 +156,7 @@ class Prefetcher:
             del self._spans[sp.path], self._starts[sp.path]
         if sp.future is None:
             self._queue.remove(sp)
-        else:
+        elif not sp.done:
             sp.future.cancel()
             self._outstanding -= sp.end - sp.start
 
@@ -180,29 +192,23 @@ def _covering(spans: list[_Span], starts: list[int], s: int, e: int) -> list[_Sp
 
 
 def split(ranges: Sequence[tuple[int, int]], gap: int, max_bytes: int) -> list[tuple[int, int, int]]:
-    """(start, end, planned bytes) of the requests for ``ranges``: neighbours closer than ``gap``
-    merged, cut at range boundaries into requests of at most ``max_bytes`` (a longer range alone
-    is cut into equal parts)."""
-    spans = sorted((o, o + n) for o, n in ranges)
-    merged: list[list[int]] = []        # [start, end, planned bytes]
-    for s, e in spans:
-        if merged:
+    """(start, end, planned bytes) of the requests for (offset, length) ``ranges``: neighbours closer
+    than ``gap`` merged, and a merged span longer than ``max_bytes`` cut into equal parts."""
+    merged: list[list] = []        # [start, end, [(s, e) planned]]
+    for s, e in sorted((o, o + n) for o, n in ranges):
+        if merged and s <= merged[-1][1] + gap:
             last = merged[-1]
-            if e <= last[1]:
-                continue
-            s = max(s, last[1])          # bytes before last[1] are planned already
-            if s <= last[1] + gap and e - last[0] <= max_bytes:
-                last[2] += e - s
+            if e > last[1]:
+                s = max(s, last[1])
+                last[2].append((s, e))
                 last[1] = e
-                continue
-        merged.append([s, e, e - s])
+        else:
+            merged.append([s, e, [(s, e)]])
     out: list[tuple[int, int, int]] = []
-    for s, e, need in merged:
-        if e - s <= max_bytes:
-            out.append((s, e, need))
-            continue
-        # only a single range is longer than max_bytes (need == e - s): equal parts
+    for s, e, planned in merged:
         parts = -(-(e - s) // max_bytes)
         step = -(-(e - s) // parts)
-        out.extend((a, min(e, a + step), min(e, a + step) - a) for a in range(s, e, step))
+        for a in range(s, e, step):
+            b = min(e, a + step)
+            out.append((a, b, sum(max(0, min(b, pe) - max(a, ps)) for ps, pe in planned)))
     return out
