@@ -93,6 +93,11 @@ class Endpoint:
         self._proc.join(10)
 
 
+def _rounded(row: tuple) -> str:
+    """A result row with floats to 9 significant digits (sums in another order differ in the last bits)."""
+    return repr(tuple(float(f"{v:.9g}") if isinstance(v, float) else v for v in row))
+
+
 def operations(uri: str, history: str, opts: dict, n: int) -> dict:
     """{operation: {reader: callable}}; ``n`` = live rows of the table."""
     import lance
@@ -122,7 +127,7 @@ def operations(uri: str, history: str, opts: dict, n: int) -> dict:
         ops.setdefault("versions() of history", {})[name] = \
             lambda o=open_: [v["version"] for v in o(history).versions()]
         for q, text in QUERIES.items():
-            ops.setdefault(q, {})[name] = lambda s=sql, t=text: sorted(map(repr, s(t)))
+            ops.setdefault(q, {})[name] = lambda s=sql, t=text: sorted(map(_rounded, s(t)))
         ops.setdefault("take 1000 rows, 3 cols", {})[name] = \
             lambda o=open_: o(uri).take(rows, columns=["id", "f", "cat"]).to_pylist()
         ops.setdefault("one partition (1 fragment, 4 cols)", {})[name] = \

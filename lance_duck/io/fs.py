@@ -53,6 +53,9 @@ HELD_PREFETCHED = 64 * 1024
 # Tails of remote data files kept per process (bytes), keyed by (filesystem, path, size): data files
 # are immutable, so a second query on the same files reads no footer.
 TAIL_CACHE_BYTES = 64 * 1024 * 1024
+# Whole immutable remote files (manifests, deletion files) kept per process (bytes), keyed by
+# (filesystem, path[, size]): a second query on the same version reads no metadata again.
+WHOLE_CACHE_BYTES = 64 * 1024 * 1024
 # Longest a read waits for a prefetch of the same tail before fetching it itself (seconds).
 PREFETCH_WAIT = 60.0
 
@@ -223,6 +226,19 @@ class FileIO:
         if self.is_local:
             return self._read_range(path, None, None)
         return self.submit(path, None, None).result()
+
+    def read_immutable(self, path: str, size: int | None = None) -> bytes:
+        """A whole file that never changes once written (a manifest, a deletion file): remote ones are
+        cached per process, keyed by store, path and -- when known, from a listing -- size."""
+        if self.is_local:
+            return self.read_bytes(path)
+        hit = _WHOLE.get((self.key, path), size)
+        if hit is not None:
+            return hit[1]
+        data = self.read_bytes(path)
+        if size is None or len(data) == size:
+            _WHOLE.put((self.key, path), len(data), data)
+        return data
 
     def read_many(self, paths: Sequence[str], ahead: int = 32) -> Iterator[bytes]:
         """Whole files, in order; up to ``ahead`` fetched concurrently (object stores)."""
@@ -485,9 +501,10 @@ _RESIDENT = _ResidentPages()
 
 
 class _TailCache:
-    """Tails of immutable remote files, least recently used dropped beyond ``TAIL_CACHE_BYTES``."""
+    """Tails (or whole bytes) of immutable remote files, least recently used dropped beyond ``limit``."""
 
-    def __init__(self):
+    def __init__(self, limit: int = TAIL_CACHE_BYTES):
+        self.limit = limit
         self._items: "OrderedDict[tuple, tuple[int, bytes]]" = OrderedDict()
         self._pending: dict[tuple, threading.Event] = {}    # prefetches under way
         self._total = 0
@@ -530,7 +547,7 @@ class _TailCache:
                 self._total -= len(old[1])
             self._items[key] = (size, tail)
             self._total += len(tail)
-            while self._total > TAIL_CACHE_BYTES and len(self._items) > 1:
+            while self._total > self.limit and len(self._items) > 1:
                 _, (_, dropped) = self._items.popitem(last=False)
                 self._total -= len(dropped)
 
@@ -541,6 +558,13 @@ class _TailCache:
 
 
 _TAILS = _TailCache()
+_WHOLE = _TailCache(WHOLE_CACHE_BYTES)
+
+
+def clear_caches() -> None:
+    """Forget every cached footer, manifest and deletion file (tests measuring requests)."""
+    _TAILS.clear()
+    _WHOLE.clear()
 
 
 async def s3_get(fs: Any, path: str, byte_range: str) -> tuple[int, bytes]:

@@ -81,7 +81,7 @@ def test_transient_faults_on_data_reads_are_retried_and_the_result_is_pylances(
     assert_tables_equal(got, expected)
     clean = lance_duck.dataset(fault_table, storage_options=faulty)
     from lance_duck.io import fs
-    fs._TAILS.clear()
+    fs.clear_caches()
     counting_proxy.reset()
     clean.to_table()
     # the three failed requests were tried again, nothing else changed

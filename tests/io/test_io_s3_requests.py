@@ -102,7 +102,7 @@ def test_a_full_scan_fetches_the_footers_of_all_its_files_at_once(pylance_option
     from .latency_proxy import LatencyProxy
     uri = f"s3://{BUCKET}/requests-prefetch.lance"
     _write(uri, pylance_options)
-    fs._TAILS.clear()
+    fs.clear_caches()
     host, port = s3_endpoint.rsplit("/", 1)[1].split(":")
     with LatencyProxy(host, int(port), latency=0.05) as slow:
         opts = dict(pylance_options, aws_endpoint=slow.url)
@@ -122,8 +122,8 @@ def test_coalesce_gap_option_decides_which_ranges_share_a_request(pylance_option
     want = lance.dataset(uri, storage_options=pylance_options).to_table(columns=["id", "v", "cat"])
     counts = {}
     for gap in (0, 1 << 30):
-        fs_mod = __import__("lance_duck.io.fs", fromlist=["_TAILS"])
-        fs_mod._TAILS.clear()
+        fs_mod = __import__("lance_duck.io.fs", fromlist=["clear_caches"])
+        fs_mod.clear_caches()
         ds = lance_duck.dataset(uri, storage_options=dict(proxied_options, coalesce_gap_bytes=str(gap),
                                                           max_requests_in_flight="8"))
         counting_proxy.reset()
