@@ -77,10 +77,12 @@ class Prefetcher:
         spans = [_Span(path, s, e, need) for s, e, need in
                  split(wanted, self.io.coalesce_gap, self.io.max_request_bytes)]
         with self._lock:
-            if path in self._spans:
-                return
-            self._spans[path] = spans
-            self._starts[path] = [sp.start for sp in spans]
+            have = self._spans.get(path, [])
+            if have:    # more columns of a planned file: spans over bytes planned already are left out
+                spans = [sp for sp in spans if _covering_any(have, sp.start, sp.end) is False]
+            merged = sorted(have + spans, key=lambda sp: sp.start)
+            self._spans[path] = merged
+            self._starts[path] = [sp.start for sp in merged]
             self._queue.extend(spans)
         self._pump()
 
@@ -164,6 +166,11 @@ class Prefetcher:
         with self._lock:
             while self._queue and (self._outstanding < self._window or not self._outstanding):
                 self._issue(self._queue[0])
+
+
+def _covering_any(spans: list[_Span], s: int, e: int) -> bool:
+    """Whether any of ``spans`` overlaps [s, e)."""
+    return any(sp.start < e and s < sp.end for sp in spans)
 
 
 def _piece(cover: list[_Span], off: int, ln: int) -> bytes | memoryview:
