@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import duckdb
-import pyarrow.compute as pc
 import pytest
 
 import lance_duck
