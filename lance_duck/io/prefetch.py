@@ -118,7 +118,7 @@ class Prefetcher:
         return out
 
     def forget(self, paths: Iterable[str]) -> None:
-        """Drop the spans of ``paths`` (a scan ended); requests not started are cancelled."""
+        """Drop the spans of ``paths`` (a scan ended); requests not issued yet never will be."""
         with self._lock:
             for path in paths:
                 for sp in self._spans.get(path, ()):
@@ -158,8 +158,7 @@ class Prefetcher:
             del self._spans[sp.path], self._starts[sp.path]
         if sp.future is None:
             self._queue.remove(sp)
-        elif not sp.done:
-            sp.future.cancel()
+        elif not sp.done:   # not cancelled: another scan of the same files may be waiting for it
             self._outstanding -= sp.end - sp.start
 
     def _pump(self) -> None:
