@@ -1,18 +1,25 @@
 """lance_duck vs pylance on a local S3 endpoint with latency added to every request.
 
-    python bench/object_store.py [--rows 4000000] [--latency 0.02] [--runs 3] [--dir /tmp/ld_bench]
+    python bench/object_store.py [--rows 4000000] [--versions 100] [--latency 0.02] [--runs 3]
+                                 [--dir /tmp/ld_bench] [--only "count(*),LIMIT 10"]
 
-Starts moto's S3 server on 127.0.0.1, uploads the benchmark table of ``duckdb_queries.py``
-(written there once, cached in --dir), and puts ``tests/io/latency_proxy.py`` in front of it:
-every request waits ``--latency`` seconds and is counted by kind (GET / HEAD / LIST), with the bytes
-returned and the peak number of requests in flight. Each operation opens the dataset afresh (a new
-dataset object for both readers; lance_duck's per-process footer cache stays warm after the
-warm-up run, as pylance's session caches do) and runs through DuckDB; medians of --runs after one
-warm-up. Requests are those of the last run.
+Starts, in a child process (so that serving bytes does not compete with the readers for this
+process's GIL), moto's S3 server on 127.0.0.1 and ``tests/io/latency_proxy.py`` in front of it:
+every GET / HEAD / LIST waits ``--latency`` seconds and is counted by kind, with the bytes returned
+and the peak number of requests in flight. Uploads the benchmark table of ``duckdb_queries.py``
+(4 fragments, deletions) and a ``--versions``-version history (``versions.py``), both written once
+and cached in --dir.
+
+Operations: open latest, open an old version (version 1 of the history), ``versions()`` of the
+history, the seven DuckDB queries, a 1000-row ``take`` of 3 columns, and one Spark-sized partition
+(one fragment, 4 columns). Each run opens the datasets afresh (per-process caches stay warm after
+the warm-up, as pylance's do); pylance and lance_duck runs are interleaved; medians of --runs.
+Requests are those of the last run. Results are checked equal.
 """
 from __future__ import annotations
 
 import argparse
+import multiprocessing as mp
 import os
 import statistics
 import sys
@@ -25,7 +32,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from duckdb_queries import QUERIES, prepare  # noqa: E402
-from tests.io.latency_proxy import LatencyProxy  # noqa: E402
+from versions import prepare as prepare_history  # noqa: E402
 
 BUCKET = "lance-duck-bench"
 
@@ -34,14 +41,64 @@ def upload(endpoint: str, local: str, key: str) -> None:
     import boto3
     s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="test", aws_secret_access_key="test",
                       region_name="us-east-1")
-    s3.create_bucket(Bucket=BUCKET)
+    try:
+        s3.create_bucket(Bucket=BUCKET)
+    except s3.exceptions.BucketAlreadyOwnedByYou:
+        pass
     for d, _, files in os.walk(local):
         for f in files:
             p = os.path.join(d, f)
             s3.upload_file(p, BUCKET, key + "/" + os.path.relpath(p, local))
 
 
-def operations(uri: str, opts: dict, n: int) -> dict:
+def _serve(conn, latency: float) -> None:
+    """Child process: moto + latency proxy; answers "url", "reset" (-> Stats) and "stop"."""
+    import logging
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    from moto.server import ThreadedMotoServer
+
+    from tests.io.latency_proxy import LatencyProxy
+    srv = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    srv.start()
+    host, port = srv.get_host_and_port()
+    proxy = LatencyProxy(host, port, latency).start()
+    conn.send((f"http://{host}:{port}", proxy.url))
+    while True:
+        cmd = conn.recv()
+        if cmd == "reset":
+            conn.send(proxy.reset())
+        else:
+            break
+    proxy.stop()
+    srv.stop()
+    conn.send("stopped")
+
+
+class Endpoint:
+    """moto + latency proxy in a child process."""
+
+    def __init__(self, latency: float):
+        self._conn, child = mp.Pipe()
+        self._proc = mp.get_context("spawn").Process(target=_serve, args=(child, latency), daemon=True)
+        self._proc.start()
+        self.direct, self.url = self._conn.recv()
+
+    def reset(self):
+        self._conn.send("reset")
+        return self._conn.recv()
+
+    def stop(self) -> None:
+        self._conn.send("stop")
+        self._conn.recv()
+        self._proc.join(10)
+
+
+def _rounded(row: tuple) -> str:
+    """A result row with floats to 9 significant digits (sums in another order differ in the last bits)."""
+    return repr(tuple(float(f"{v:.9g}") if isinstance(v, float) else v for v in row))
+
+
+def operations(uri: str, history: str, opts: dict, n: int) -> dict:
     """{operation: {reader: callable}}; ``n`` = live rows of the table."""
     import lance
 
@@ -56,28 +113,32 @@ def operations(uri: str, opts: dict, n: int) -> dict:
         return run
 
     readers = {
-        "lance_duck": (lambda **kw: lance_duck.dataset(uri, storage_options=opts, **kw),
+        "lance_duck": (lambda u, **kw: lance_duck.dataset(u, storage_options=opts, **kw),
                        duck(lambda: lds.dataset(uri, storage_options=opts))),
-        "pylance": (lambda **kw: lance.dataset(uri, storage_options=opts, **kw),
+        "pylance": (lambda u, **kw: lance.dataset(u, storage_options=opts, **kw),
                     duck(lambda: lance.dataset(uri, storage_options=opts))),
     }
-    ops = {}
+    rows = list(range(0, n, max(1, n // 1000)))[:1000]
+    ops: dict = {}
     for name, (open_, sql) in readers.items():
-        ops.setdefault("open latest", {})[name] = lambda o=open_: o()
-        ops.setdefault("open version 1", {})[name] = lambda o=open_: o(version=1)
-        ops.setdefault("versions()", {})[name] = lambda o=open_: o().versions()
+        ops.setdefault("open latest", {})[name] = lambda o=open_: o(uri).version
+        ops.setdefault("open old version (1 of history)", {})[name] = \
+            lambda o=open_: o(history, version=1).count_rows()
+        ops.setdefault("versions() of history", {})[name] = \
+            lambda o=open_: [v["version"] for v in o(history).versions()]
         for q, text in QUERIES.items():
-            ops.setdefault(q, {})[name] = lambda s=sql, t=text: s(t)
+            ops.setdefault(q, {})[name] = lambda s=sql, t=text: sorted(map(_rounded, s(t)))
         ops.setdefault("take 1000 rows, 3 cols", {})[name] = \
-            lambda o=open_: o().take(list(range(0, n, max(1, n // 1000)))[:1000], columns=["id", "f", "cat"])
-        ops.setdefault("one partition (1 fragment)", {})[name] = \
-            lambda o=open_: o().get_fragments()[1].to_table(columns=["id", "i", "f", "cat"])
+            lambda o=open_: o(uri).take(rows, columns=["id", "f", "cat"]).to_pylist()
+        ops.setdefault("one partition (1 fragment, 4 cols)", {})[name] = \
+            lambda o=open_: o(uri).get_fragments()[1].to_table(columns=["id", "i", "f", "cat"]).num_rows
     return ops
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=4_000_000)
+    ap.add_argument("--versions", type=int, default=100)
     ap.add_argument("--latency", type=float, default=0.02)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--dir", default="/tmp/ld_bench")
@@ -85,39 +146,40 @@ def main() -> None:
     args = ap.parse_args()
     os.makedirs(args.dir, exist_ok=True)
     lp, _ = prepare(args.dir, args.rows, "2.2")
-    from moto.server import ThreadedMotoServer
-    srv = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    srv.start()
-    host, port = srv.get_host_and_port()
-    upload(f"http://{host}:{port}", lp, "t.lance")
-    proxy = LatencyProxy(host, port, args.latency).start()
+    hp = prepare_history(args.dir, args.versions)
+    ep = Endpoint(args.latency)
+    upload(ep.direct, lp, "t.lance")
+    upload(ep.direct, hp, "history.lance")
     opts = {"aws_access_key_id": "test", "aws_secret_access_key": "test", "aws_region": "us-east-1",
-            "aws_endpoint": proxy.url, "allow_http": "true"}
-    uri = f"s3://{BUCKET}/t.lance"
-    print(f"{args.rows} rows, {args.latency * 1000:.0f} ms per request, median of {args.runs} after a warm-up\n")
-    print("| operation | pylance | requests | peak | lance_duck | requests | peak | MB ld/pl | ratio |")
-    print("|---|---|---|---|---|---|---|---|---|")
+            "aws_endpoint": ep.url, "allow_http": "true"}
+    print(f"{args.rows} rows; {args.versions}-version history; {args.latency * 1000:.0f} ms per request; "
+          f"median of {args.runs} interleaved runs after a warm-up\n")
+    print("| operation | pylance | requests | peak | lance_duck | requests | peak | MB ld/pl | time ratio "
+          "| request ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     only = set(args.only.split(",")) if args.only else None
-    for op, fns in operations(uri, opts, int(args.rows * 0.999)).items():
+    ops = operations(f"s3://{BUCKET}/t.lance", f"s3://{BUCKET}/history.lance", opts, int(args.rows * 0.999))
+    for op, fns in ops.items():
         if only and op not in only:
             continue
-        res = {}
-        for name in ("pylance", "lance_duck"):
-            fns[name]()     # warm-up
-            times = []
-            for _ in range(args.runs):
-                proxy.reset()
+        results = {name: fn() for name, fn in fns.items()}      # warm-up, and the answers compared
+        if results["lance_duck"] != results["pylance"]:
+            print(f"| {op} | RESULTS DIFFER | | | | | | | | |", flush=True)
+            continue
+        times: dict = {name: [] for name in fns}
+        stats: dict = {}
+        for _ in range(args.runs):
+            for name in ("pylance", "lance_duck"):
+                ep.reset()
                 t0 = time.perf_counter()
                 fns[name]()
-                times.append(time.perf_counter() - t0)
-                stats = proxy.reset()
-            res[name] = (statistics.median(times), stats)
-        (tp, sp), (tl, sl) = res["pylance"], res["lance_duck"]
+                times[name].append(time.perf_counter() - t0)
+                stats[name] = ep.reset()
+        (tp, sp), (tl, sl) = [(statistics.median(times[k]), stats[k]) for k in ("pylance", "lance_duck")]
         print(f"| {op} | {tp:.3f} s | {sp.summary()} | {sp.peak_in_flight} | {tl:.3f} s | {sl.summary()} | "
-              f"{sl.peak_in_flight} | {sl.bytes_out / 1e6:.1f}/{sp.bytes_out / 1e6:.1f} | {tl / tp:.2f} |",
-              flush=True)
-    proxy.stop()
-    srv.stop()
+              f"{sl.peak_in_flight} | {sl.bytes_out / 1e6:.1f}/{sp.bytes_out / 1e6:.1f} | {tl / tp:.2f} | "
+              f"{sl.total() / max(1, sp.total()):.2f} |", flush=True)
+    ep.stop()
 
 
 if __name__ == "__main__":

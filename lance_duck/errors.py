@@ -50,3 +50,8 @@ __all__ = [
     "CorruptFileError",
     "InvalidArgumentError",
 ]
+
+
+class ObjectStoreError(LanceDuckError, OSError):
+    """A request to an object store kept failing (throttled, dropped, truncated) after its retries;
+    the message names the object."""

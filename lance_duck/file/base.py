@@ -93,6 +93,10 @@ class DataFileReader(ABC):
             raise CorruptFileError(f"{self.ref.path}: {len(arrays)} arrays decoded for {len(fields)} fields")
         return arrays
 
+    def prefetch_fields(self, fields: Sequence[LanceField]) -> None:
+        """Start fetching every page of ``fields`` (a scan about to read them whole) from an object
+        store, all columns' pages coalesced together; a reader that cannot plan this does nothing."""
+
     @abstractmethod
     def _read_fields(self, fields: Sequence[LanceField], rows: RowSelection,
                      keep_dictionary: bool) -> list[pa.Array]:

@@ -13,36 +13,49 @@ released pages read them again on access (a minor fault), so no array is ever in
 """
 from __future__ import annotations
 
+import asyncio
 import mmap
 import os
 import posixpath
 import threading
 import weakref
 from collections import OrderedDict, deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Iterable, Iterator, Sequence
 
 import fsspec
 from fsspec.asyn import AsyncFileSystem
 from fsspec.core import url_to_fs
 
-from ..errors import CorruptFileError
+from ..errors import CorruptFileError, InvalidArgumentError
+from . import retry
+from .retry import RetryPolicy, TruncatedResponse
 from .storage_options import fsspec_options
 
 # Ranges closer than this are fetched as one request.
 COALESCE_GAP = 64 * 1024
 # Bytes served from memory-mapped files that stay mapped (resident) before the oldest are released.
 MAPPED_RESIDENT_BYTES = 64 * 1024 * 1024
-# Most requests one batch of range reads (or a prefetch) keeps in flight (async filesystems).
+# Most requests a table keeps in flight at once (async filesystems).
 MAX_IN_FLIGHT = 64
+# Coalesced spans longer than this are fetched as several requests (in parallel).
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
+# Bytes a scan fetches ahead of its reads (see prefetch.py).
+PREFETCH_BYTES = 64 * 1024 * 1024
 # Remote reads up to this size are kept by their InputFile and serve later reads inside them
 # (page metadata and small buffers read again by another column or batch), up to HELD_BYTES per file
 # besides the tail.
 SMALL_READ = 4 * 1024
-HELD_BYTES = 256 * 1024
+HELD_BYTES = 1024 * 1024
+# Reads served from prefetched spans up to this size are copied and held too (page metadata that
+# every task touching the page reads again, after its span was dropped).
+HELD_PREFETCHED = 64 * 1024
 # Tails of remote data files kept per process (bytes), keyed by (filesystem, path, size): data files
 # are immutable, so a second query on the same files reads no footer.
 TAIL_CACHE_BYTES = 64 * 1024 * 1024
+# Whole immutable remote files (manifests, deletion files) kept per process (bytes), keyed by
+# (filesystem, path[, size]): a second query on the same version reads no metadata again.
+WHOLE_CACHE_BYTES = 64 * 1024 * 1024
 # Longest a read waits for a prefetch of the same tail before fetching it itself (seconds).
 PREFETCH_WAIT = 60.0
 
@@ -56,37 +69,111 @@ def open_io(uri: str | os.PathLike, storage_options: dict[str, Any] | None = Non
     if "://" not in uri:
         uri = os.path.abspath(os.path.expanduser(uri))
     options = dict(storage_options or {})
-    tuning = {k: _positive_int(k, options.pop(k)) for k in list(options) if k in TUNING_OPTIONS}
-    fs, path = url_to_fs(uri, **fsspec_options(uri, options))
-    return FileIO(fs, **{TUNING_OPTIONS[k]: v for k, v in tuning.items()}), path.rstrip("/") or "/"
+    tuning = {TUNING_OPTIONS[k][0]: _tuning_value(k, options.pop(k)) for k in list(options) if k in TUNING_OPTIONS}
+    policy = RetryPolicy(**{k: tuning.pop(k) for k in ("max_retries", "timeout") if k in tuning})
+    kwargs = fsspec_options(uri, options)
+    if uri.split("://", 1)[0].lower() in ("s3", "s3a"):
+        _s3_client_options(kwargs, tuning.get("max_in_flight", MAX_IN_FLIGHT))
+    fs, path = url_to_fs(uri, **kwargs)
+    if kwargs.get("config_kwargs", {}).get("retries") == NO_CLIENT_RETRIES:
+        fs.retries = 1      # s3fs's own loop: one try (this instance has our config, it is ours)
+    return FileIO(fs, retry_policy=policy, **tuning), path.rstrip("/") or "/"
 
 
-# storage_options keys read by lance_duck itself (not passed to fsspec) -> FileIO argument
-TUNING_OPTIONS = {"coalesce_gap_bytes": "coalesce_gap", "max_requests_in_flight": "max_in_flight"}
+# storage_options keys read by lance_duck itself (not passed to fsspec): (FileIO argument, type, least value)
+TUNING_OPTIONS = {
+    "coalesce_gap_bytes": ("coalesce_gap", int, 0),
+    "max_requests_in_flight": ("max_in_flight", int, 1),
+    "max_request_bytes": ("max_request_bytes", int, 1),
+    "prefetch_bytes": ("prefetch_bytes", int, 0),
+    "client_max_retries": ("max_retries", int, 0),       # pylance's (object_store's) names
+    "client_retry_timeout": ("timeout", float, 0),
+}
 
 
-def _positive_int(key: str, value: Any) -> int:
+def _tuning_value(key: str, value: Any) -> int | float:
+    _, kind, least = TUNING_OPTIONS[key]
     try:
-        n = int(value)
+        v = kind(value)
     except (TypeError, ValueError):
-        n = -1
-    if n < 0 or (n == 0 and key == "max_requests_in_flight"):
-        from ..errors import InvalidArgumentError
-        raise InvalidArgumentError(f"storage option {key} must be a positive integer, got {value!r}")
-    return n
+        v = least - 1
+    if v < least:
+        raise InvalidArgumentError(f"storage option {key} must be a {'positive ' if least else ''}"
+                                   f"{'integer' if kind is int else 'number'} (at least {least}), got {value!r}")
+    return v
+
+
+NO_CLIENT_RETRIES = {"total_max_attempts": 1}
+
+
+def _s3_client_options(kwargs: dict, max_in_flight: int) -> None:
+    """Retries are lance_duck's (retry.py): s3fs and botocore try once. The connection pool holds
+    as many connections as requests may be in flight. A user's own settings win."""
+    config = dict(kwargs.get("config_kwargs") or {})
+    config.setdefault("retries", NO_CLIENT_RETRIES)
+    config.setdefault("max_pool_connections", max_in_flight)
+    kwargs["config_kwargs"] = config
 
 
 class FileIO:
     """All I/O of a table goes through one of these (no global state)."""
 
     def __init__(self, fs: fsspec.AbstractFileSystem, coalesce_gap: int = COALESCE_GAP,
-                 max_in_flight: int = MAX_IN_FLIGHT):
+                 max_in_flight: int = MAX_IN_FLIGHT, max_request_bytes: int = MAX_REQUEST_BYTES,
+                 prefetch_bytes: int = PREFETCH_BYTES, retry_policy: RetryPolicy | None = None):
         self.fs = fs
         self.is_local = "file" in _protocols(fs)
+        self.is_async = isinstance(fs, AsyncFileSystem)
         self.coalesce_gap = coalesce_gap
         self.max_in_flight = max_in_flight
+        self.max_request_bytes = max_request_bytes
+        self.retry = retry_policy or RetryPolicy()
+        self._gate: Any = None                  # asyncio.Semaphore on the filesystem's loop
         # identifies the store in process-wide caches (fsspec instances are cached by their arguments)
         self.key = (_protocols(fs)[0], getattr(fs, "_fs_token_", None) or id(fs))
+        from .prefetch import Prefetcher
+        self.prefetcher = Prefetcher(self, prefetch_bytes)
+
+    # -- requests (remote filesystems) -----------------------------------------------------
+    def submit(self, path: str, start: int | None, end: int | None, exact: bool = False) -> Future:
+        """Start fetching bytes [start, end) of ``path`` (None, None: the whole object); a Future of bytes.
+
+        At most ``max_in_flight`` requests run at once; each is retried per ``self.retry``. ``exact``:
+        the object is known to hold these bytes, so a shorter body is a truncated response (retried).
+        """
+        if self.is_async:
+            return asyncio.run_coroutine_threadsafe(self._get(path, start, end, exact), self.fs.loop)
+        return _sync_pool().submit(retry.call, lambda: self._get_sync(path, start, end, exact), path, self.retry)
+
+    def get(self, items: Sequence[tuple[str, int | None, int | None]], exact: bool = False) -> list[bytes]:
+        """Bytes of each (path, start, end), all requests issued together; the first failure is raised."""
+        futures = [self.submit(p, s, e, exact) for p, s, e in items]
+        try:
+            return [f.result() for f in futures]
+        finally:
+            for f in futures:
+                f.cancel()
+
+    async def _get(self, path: str, start: int | None, end: int | None, exact: bool) -> bytes:
+        if self._gate is None:
+            self._gate = asyncio.Semaphore(self.max_in_flight)
+
+        async def once() -> bytes:
+            async with self._gate:
+                if hasattr(self.fs, "_call_s3"):
+                    return (await s3_get(self.fs, path, f"bytes={start or 0}-{'' if end is None else end - 1}"))[1]
+                # start=0 for a whole object: s3fs would HEAD for the size first
+                data = await self.fs._cat_file(path, start=start or 0, end=end)
+            return _checked(data, path, start, end, exact)
+        return await retry.call_async(once, path, self.retry)
+
+    def _get_sync(self, path: str, start: int | None, end: int | None, exact: bool) -> bytes:
+        data = self.fs.cat_file(path) if start is None else self.fs.cat_file(path, start=start, end=end)
+        return _checked(data, path, start, end, exact)
+
+    def call(self, fn: Any, what: str) -> Any:
+        """``fn()`` (a metadata request: list, size, exists), retried per ``self.retry``."""
+        return retry.call(fn, what, self.retry)
 
     # -- paths ---------------------------------------------------------------------------
     @staticmethod
@@ -120,7 +207,7 @@ class FileIO:
         except Exception:  # noqa: BLE001 - a filesystem without a cache
             pass
         try:
-            entries = self.fs.ls(path, detail=True)
+            entries = self.call(lambda: self.fs.ls(path, detail=True), path)
         except FileNotFoundError:
             return []
         out = []
@@ -130,16 +217,28 @@ class FileIO:
         return out
 
     def exists(self, path: str) -> bool:
-        return self.fs.exists(path)
+        if self.is_local:
+            return os.path.exists(path)
+        return self.call(lambda: self.fs.exists(path), path)
 
     def read_bytes(self, path: str) -> bytes:
         """The whole file; FileNotFoundError names the path."""
-        try:
-            if isinstance(self.fs, AsyncFileSystem):   # "bytes=0-": s3fs would HEAD for the size first
-                return self.fs.cat_file(path, start=0, end=None)
-            return self.fs.cat_file(path)
-        except FileNotFoundError as exc:
-            raise FileNotFoundError(f"No such file: {path}") from exc
+        if self.is_local:
+            return self._read_range(path, None, None)
+        return self.submit(path, None, None).result()
+
+    def read_immutable(self, path: str, size: int | None = None) -> bytes:
+        """A whole file that never changes once written (a manifest, a deletion file): remote ones are
+        cached per process, keyed by store, path and -- when known, from a listing -- size."""
+        if self.is_local:
+            return self.read_bytes(path)
+        hit = _WHOLE.get((self.key, path), size)
+        if hit is not None:
+            return hit[1]
+        data = self.read_bytes(path)
+        if size is None or len(data) == size:
+            _WHOLE.put((self.key, path), len(data), data)
+        return data
 
     def read_many(self, paths: Sequence[str], ahead: int = 32) -> Iterator[bytes]:
         """Whole files, in order; up to ``ahead`` fetched concurrently (object stores)."""
@@ -156,30 +255,31 @@ class FileIO:
             for item in items:
                 yield self._read_range(*item)
             return
-        with ThreadPoolExecutor(max_workers=max(1, min(ahead, 16))) as pool:
-            pending: deque = deque()
-            it = iter(items)
+        pending: deque = deque()
+        it = iter(items)
+        try:
             for item in it:
-                pending.append(pool.submit(self._read_range, *item))
+                pending.append(self.submit(*item))
                 if len(pending) >= ahead:
                     break
             while pending:
                 out = pending.popleft().result()
                 nxt = next(it, None)
                 if nxt is not None:
-                    pending.append(pool.submit(self._read_range, *nxt))
+                    pending.append(self.submit(*nxt))
                 yield out
+        finally:
+            for f in pending:
+                f.cancel()
 
     def _read_range(self, path: str, start: int | None, end: int | None) -> bytes:
+        if not self.is_local:
+            return self.submit(path, start, end).result()
         try:
-            if self.is_local:
-                with open(path, "rb") as f:
-                    if start is None:
-                        return f.read()
-                    return os.pread(f.fileno(), end - start, start)
-            if start is None:
-                return self.read_bytes(path)
-            return self.fs.cat_file(path, start=start, end=end)  # keywords: s3fs takes version_id second
+            with open(path, "rb") as f:
+                if start is None:
+                    return f.read()
+                return os.pread(f.fileno(), end - start, start)
         except FileNotFoundError as exc:
             raise FileNotFoundError(f"No such file: {path}") from exc
 
@@ -198,23 +298,10 @@ class FileIO:
                 todo.append((path, size))
         if not todo:
             return
-        spans = [(max(0, size - length), size) for _, size in todo]
-
-        def fetch() -> None:
-            try:
-                blobs = self.fs.cat_ranges([p for p, _ in todo], [a for a, _ in spans], [b for _, b in spans],
-                                           on_error="return", **self.batch_kw())
-            except Exception:  # noqa: BLE001 - the reads themselves report errors
-                blobs = [None] * len(todo)
-            for (path, size), (a, b), blob in zip(todo, spans, blobs):
-                ok = isinstance(blob, (bytes, bytearray, memoryview)) and len(blob) == b - a
-                _TAILS.settle((self.key, path), size, blob if ok else None)
-
-        threading.Thread(target=fetch, daemon=True, name="lance-duck-prefetch").start()
-
-    def batch_kw(self) -> dict[str, int]:
-        """``cat_ranges`` arguments bounding the requests in flight (async filesystems take batch_size)."""
-        return {"batch_size": self.max_in_flight} if isinstance(self.fs, AsyncFileSystem) else {}
+        for path, size in todo:
+            fut = self.submit(path, max(0, size - length), size, exact=True)
+            fut.add_done_callback(lambda f, key=(self.key, path), size=size: _TAILS.settle(
+                key, size, None if f.cancelled() or f.exception() is not None else f.result()))
 
     def open_input(self, path: str, size: int | None = None) -> "InputFile":
         return InputFile(self, path, size)
@@ -239,10 +326,7 @@ class InputFile:
             if self.io.is_local:
                 self._size = len(self._local_map())
             else:
-                try:
-                    self._size = int(self.io.fs.size(self.path))
-                except FileNotFoundError as exc:
-                    raise FileNotFoundError(f"No such file: {self.path}") from exc
+                self._size = int(self.io.call(lambda: self.io.fs.size(self.path), self.path))
         return self._size
 
     def _local_map(self) -> memoryview | bytes:
@@ -291,28 +375,18 @@ class InputFile:
         """(file size, last ``length`` bytes) in one GET with a suffix range (s3fs)."""
         from fsspec.asyn import sync
         fs = self.io.fs
-        bucket, key, version = fs.split_path(self.path)
-
-        async def get() -> tuple[int, bytes]:
-            kw = {"VersionId": version} if version else {}
-            resp = await fs._call_s3("get_object", Bucket=bucket, Key=key, Range=f"bytes=-{length}", **kw)
-            try:
-                body = await resp["Body"].read()
-            finally:
-                resp["Body"].close()
-            total = resp.get("ContentRange", "").rpartition("/")[2]
-            return (int(total) if total.isdigit() else len(body)), body
-
         self.requests += 1
-        try:
-            size, body = sync(fs.loop, get)
-        except FileNotFoundError as exc:
-            raise FileNotFoundError(f"No such file: {self.path}") from exc
-        if len(body) != min(length, size):
-            from ..errors import CorruptFileError
-            raise CorruptFileError(f"{self.path}: truncated response ({len(body)} of {min(length, size)} tail bytes)")
+        size, body = sync(fs.loop, retry.call_async, lambda: s3_get(fs, self.path, f"bytes=-{length}"),
+                          self.path, self.io.retry)
         _TAILS.put((self.io.key, self.path), size, body)
         return size, body
+
+    def prefetch(self, ranges: Sequence[tuple[int, int]]) -> None:
+        """Start fetching the (offset, length) ``ranges`` that later reads will ask for (remote files;
+        see prefetch.py). Ranges held already (the tail) are left out."""
+        if self.io.is_local:
+            return
+        self.io.prefetcher.plan(self.path, self.size, [(o, n) for o, n in ranges if self._from_held(o, n) is None])
 
     def _hold(self, offset: int, data: bytes | memoryview) -> None:
         with self._lock:
@@ -340,6 +414,15 @@ class InputFile:
             _RESIDENT.served(self._mmap, ranges)
             return out
         out: list = [self._from_held(off, ln) if self._held else None for off, ln in ranges]
+        if any(got is None for got in out):
+            asked = [r for r, got in zip(ranges, out) if got is None]
+            planned = self.io.prefetcher.take(self.path, asked)
+            for (off, ln), got in zip(asked, planned):
+                if got is not None and ln <= HELD_PREFETCHED and self._held_bytes + ln <= HELD_BYTES:
+                    self._held_bytes += ln
+                    self._hold(off, bytes(got))
+            it = iter(planned)
+            out = [got if got is not None else next(it) for got in out]
         missing = [r for r, got in zip(ranges, out) if got is None]
         if not missing:
             return out
@@ -364,11 +447,12 @@ class InputFile:
     def _fetch(self, spans: list[tuple[int, int]]) -> list[bytes]:
         """Bytes of each [start, end) span, all requests issued together."""
         self.requests += len(spans)
-        try:
-            return self.io.fs.cat_ranges([self.path] * len(spans), [s for s, _ in spans],
-                                         [e for _, e in spans], on_error="raise", **self.io.batch_kw())
-        except FileNotFoundError as exc:
-            raise FileNotFoundError(f"No such file: {self.path}") from exc
+        size = self._size
+        if size is not None:
+            for s, e in spans:
+                if e > size:
+                    raise CorruptFileError(f"{self.path}: byte range [{s}, {e}) is outside the file ({size} bytes)")
+        return self.io.get([(self.path, s, e) for s, e in spans], exact=size is not None)
 
     def close(self) -> None:
         with self._lock:
@@ -417,9 +501,10 @@ _RESIDENT = _ResidentPages()
 
 
 class _TailCache:
-    """Tails of immutable remote files, least recently used dropped beyond ``TAIL_CACHE_BYTES``."""
+    """Tails (or whole bytes) of immutable remote files, least recently used dropped beyond ``limit``."""
 
-    def __init__(self):
+    def __init__(self, limit: int = TAIL_CACHE_BYTES):
+        self.limit = limit
         self._items: "OrderedDict[tuple, tuple[int, bytes]]" = OrderedDict()
         self._pending: dict[tuple, threading.Event] = {}    # prefetches under way
         self._total = 0
@@ -462,7 +547,7 @@ class _TailCache:
                 self._total -= len(old[1])
             self._items[key] = (size, tail)
             self._total += len(tail)
-            while self._total > TAIL_CACHE_BYTES and len(self._items) > 1:
+            while self._total > self.limit and len(self._items) > 1:
                 _, (_, dropped) = self._items.popitem(last=False)
                 self._total -= len(dropped)
 
@@ -473,6 +558,51 @@ class _TailCache:
 
 
 _TAILS = _TailCache()
+_WHOLE = _TailCache(WHOLE_CACHE_BYTES)
+
+
+def clear_caches() -> None:
+    """Forget every cached footer, manifest and deletion file (tests measuring requests)."""
+    _TAILS.clear()
+    _WHOLE.clear()
+
+
+async def s3_get(fs: Any, path: str, byte_range: str) -> tuple[int, bytes]:
+    """(object size, body) of one ranged GET through s3fs's client; a body shorter than the
+    response's Content-Range says is a :class:`TruncatedResponse`."""
+    bucket, key, version = fs.split_path(path)
+    kw = {"VersionId": version} if version else {}
+    resp = await fs._call_s3("get_object", Bucket=bucket, Key=key, Range=byte_range, **kw)
+    try:
+        body = await resp["Body"].read()
+    finally:
+        resp["Body"].close()
+    first, _, rest = resp.get("ContentRange", "").removeprefix("bytes ").partition("-")
+    last, _, total = rest.partition("/")
+    if first.isdigit() and last.isdigit():
+        if len(body) != int(last) - int(first) + 1:
+            raise TruncatedResponse(f"{path}: {len(body)} of {int(last) - int(first) + 1} bytes ({byte_range})")
+        return (int(total) if total.isdigit() else int(last) + 1), body
+    return len(body), body     # the whole object (an unsatisfiable range on an empty object is refused)
+
+
+def _checked(data: bytes, path: str, start: int | None, end: int | None, exact: bool) -> bytes:
+    if exact and start is not None and end is not None and len(data) != end - start:
+        raise TruncatedResponse(f"{path}: {len(data)} of {end - start} bytes [{start}, {end})")
+    return data
+
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _sync_pool() -> ThreadPoolExecutor:
+    """Threads for the requests of filesystems without an event loop (shared by the process)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=16, thread_name_prefix="lance-duck-io")
+        return _POOL
 
 
 def coalesce(ranges: Iterable[tuple[int, int]], gap: int = COALESCE_GAP) -> list[tuple[int, int]]:

@@ -50,6 +50,9 @@ def dataset(uri: str, version: Version = None, asof: AsOf = None, *, branch: str
             - Azure: ``azure_storage_account_name``, ``azure_storage_account_key``,
               ``azure_storage_sas_token``, ``azure_client_id``, ``azure_client_secret``,
               ``azure_tenant_id``, ``azure_storage_connection_string``;
+            - request tuning (any store): ``coalesce_gap_bytes``, ``max_request_bytes``,
+              ``max_requests_in_flight``, ``prefetch_bytes``, ``client_max_retries``,
+              ``client_retry_timeout`` (see the README);
             - any other key goes to the fsspec filesystem as is (``anon``, ``endpoint_url``, ...).
 
             Keys of another store are ignored (all of them on a local or ``memory://`` path), as

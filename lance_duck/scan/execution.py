@@ -25,6 +25,8 @@ Selection = "range | np.ndarray"
 READER_CACHE_SIZE = 32
 # A selection keeping fewer than 1 row in this many is read as row offsets (chunks gathered).
 SPARSE_FACTOR = 8
+# Rows per block when judging whether the rows passing a filter touch most of a column's pages.
+LATE_BLOCK = 1024
 
 
 class ScanContext:
@@ -41,38 +43,108 @@ class ScanContext:
         self._readers: OrderedDict[str, Any] = OrderedDict()
         self._bounds: dict[tuple, Any] = {}
         self._lock = threading.Lock()
+        self._open_lock = threading.Lock()
+        self._whole: dict[str, list] = {}     # path -> fields the scan reads whole (prefetched)
+        self._fragments: list = []
+        self._late_decided = False
+        self._planned: set[str] = set()
+        self._closed = False
         filter_cols = tuple(flt.columns) if flt is not None else ()
         self.filter_columns = filter_cols
         self.late_columns = tuple(c for c in projection.sources if c not in filter_cols)
 
     # -- readers -------------------------------------------------------------------------
-    def prefetch_footers(self, fragments) -> None:
-        """Start fetching the footers of the files this scan will open (remote tables only)."""
+    def prefetch(self, fragments, pages: bool = True) -> None:
+        """Object stores: start fetching the footers of every file this scan will open (one round
+        trip); with ``pages``, also every page of the columns it reads whole (the filter's columns,
+        or all when there is no filter), planned per file as its footer lands (io/prefetch.py)."""
         if self.io.is_local:
             return
         from ..file.base import TAIL_BYTES
         names = dict.fromkeys((*self.filter_columns, *self.projection.sources))
         wanted = [self._fields[n] for n in names if n in self._fields]
-        files = {}
+        whole = set(self.filter_columns if self.filter is not None else self.projection.sources)
+        files: dict[str, Any] = {}
+        self._fragments = list(fragments) if pages else []
         for frag in fragments:
             for field in wanted:
                 ref = _file_for(frag, field)
                 if ref is not None and ref.path not in self._readers:
-                    files[ref.path] = ref.size
-        self.io.prefetch_tails(list(files.items()), TAIL_BYTES)
+                    files.setdefault(ref.path, ref)
+                    if pages and field.name in whole:
+                        self._whole.setdefault(ref.path, []).append(field)
+        self.io.prefetch_tails([(p, r.size) for p, r in files.items()], TAIL_BYTES)
+        if self._whole:
+            refs = [files[p] for p in self._whole]
+            threading.Thread(target=self._open_all, args=(refs,), daemon=True, name="lance-duck-plan").start()
+
+    def _open_all(self, refs) -> None:
+        """Open each file in scan order (planning its pages, see :meth:`reader`) until the scan ends."""
+        for ref in refs:
+            if self._closed:
+                return
+            try:
+                self.reader(ref)
+            except Exception:  # noqa: BLE001 - the scan's own read of this file reports it
+                return
+
+    def _late_decision(self, kept: np.ndarray, n: int) -> None:
+        """The first filtered task decides whether the columns read after the filter are prefetched
+        whole too: when the rows passing it touch most blocks of ``LATE_BLOCK`` rows, every page of
+        those columns will be read anyway."""
+        if self._late_decided or not self._whole or not self.late_columns:
+            return
+        self._late_decided = True
+        blocks = -(-n // LATE_BLOCK)
+        if len(kept) == 0 or np.unique(kept // LATE_BLOCK).size * 2 < blocks:
+            return
+        late = [self._fields[c] for c in self.late_columns if c in self._fields]
+        opened = []
+        with self._open_lock:
+            for frag in self._fragments:
+                for field in late:
+                    ref = _file_for(frag, field)
+                    if ref is None:
+                        continue
+                    self._whole.setdefault(ref.path, [])
+                    if field not in self._whole[ref.path]:
+                        self._whole[ref.path].append(field)
+                        if ref.path in self._planned:
+                            opened.append((ref, field))
+        for ref, field in opened:
+            self.reader(ref).prefetch_fields([field])
+
+    def close(self) -> None:
+        """The scan ended: pages fetched ahead and not read are dropped."""
+        self._closed = True
+        with self._open_lock:
+            planned = list(self._planned)
+        self.io.prefetcher.forget(planned)
 
     def reader(self, ref):
-        with self._lock:
-            r = self._readers.get(ref.path)
+        r = self._cached_reader(ref.path)
+        if r is not None:
+            return r
+        with self._open_lock:       # one opening per file: its pages are planned before any read
+            r = self._cached_reader(ref.path)
             if r is not None:
-                self._readers.move_to_end(ref.path)
                 return r
-        r = self.snapshot.open_data_file(ref)  # checked against the manifest
-        with self._lock:
-            self._readers[ref.path] = r
-            while len(self._readers) > READER_CACHE_SIZE:
-                self._readers.popitem(last=False)
+            r = self.snapshot.open_data_file(ref)  # checked against the manifest
+            if ref.path in self._whole and ref.path not in self._planned and not self._closed:
+                self._planned.add(ref.path)
+                r.prefetch_fields(self._whole[ref.path])
+            with self._lock:
+                self._readers[ref.path] = r
+                while len(self._readers) > READER_CACHE_SIZE:
+                    self._readers.popitem(last=False)
         return r
+
+    def _cached_reader(self, path: str):
+        with self._lock:
+            r = self._readers.get(path)
+            if r is not None:
+                self._readers.move_to_end(path)
+            return r
 
     # -- columns -------------------------------------------------------------------------
     def read_columns(self, fragment, names: Sequence[str], rows: range | np.ndarray,
@@ -178,6 +250,7 @@ class ScanContext:
                     return None
                 idx = np.flatnonzero(keep)
                 pos = np.arange(len(rows)) if mask is None else np.flatnonzero(mask)
+                self._late_decision(pos[idx], len(rows))
                 mask = np.zeros(len(rows), dtype=bool)
                 mask[pos[idx]] = True
                 n = len(idx)
@@ -335,6 +408,7 @@ def execute(ctx: ScanContext, tasks: Iterator[ScanTask], *, offset: int = 0, lim
             yield b
     finally:
         stream.close()
+        ctx.close()
 
 
 def _split(stream, batch_rows: int | None) -> Iterator[pa.RecordBatch]:

@@ -107,15 +107,15 @@ class LanceScanner(pads.Scanner):
         limit = self._limit if limit is None else (limit if self._limit is None else min(limit, self._limit))
         ctx = ScanContext(self._snapshot, self._projection, self._filter)
         readahead = self._readahead
-        if limit is None:
-            ctx.prefetch_footers(self._fragments)   # object stores: all footers in one round trip
+        selections = self._index_selections() if self._filter is not None else None
+        if limit is None:   # object stores: footers, then whole columns' pages, fetched ahead
+            ctx.prefetch(self._fragments, pages=selections is None)
         if self._filter is None:
             # without a filter, planning applies the offset exactly (from live-row counts)
             tasks = plan_tasks(self._fragments, self._task_rows, skip_rows=self._offset, max_rows=limit,
                                first_rows=self._first_rows)
             offset = 0
         else:
-            selections = self._index_selections()
             tasks = plan_tasks(self._fragments, self._task_rows, first_rows=self._first_rows,
                                selections=selections)
             offset = self._offset

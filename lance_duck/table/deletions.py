@@ -164,4 +164,4 @@ def _decode_bitmap(raw: bytes, path: str, max_rows: int | None = None) -> np.nda
 
 def read_deletions(io, info: DeletionFileInfo, max_rows: int | None = None) -> np.ndarray:
     """Read and decode a deletion file (FileNotFoundError names the path)."""
-    return decode_deletions(bytes(io.read_bytes(info.path)), info.file_type, info.path, max_rows)
+    return decode_deletions(bytes(io.read_immutable(info.path)), info.file_type, info.path, max_rows)

@@ -190,9 +190,10 @@ def parse_manifest(raw: bytes, path: str) -> ManifestFile:
     return ManifestFile(path, raw, m)
 
 
-def read_manifest(io, path: str) -> ManifestFile:
-    """Read and validate one manifest file (FileNotFoundError names the path)."""
-    return parse_manifest(bytes(io.read_bytes(path)), path)
+def read_manifest(io, path: str, size: int | None = None) -> ManifestFile:
+    """Read and validate one manifest file (FileNotFoundError names the path); ``size`` from a
+    listing, when known (manifests are immutable: object stores serve them from a process cache)."""
+    return parse_manifest(bytes(io.read_immutable(path, size)), path)
 
 
 def encode_manifest(m: table_pb2.Manifest, prefix: bytes = b"") -> bytes:

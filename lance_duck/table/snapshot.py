@@ -21,7 +21,7 @@ from .fragment import FragmentInfo, PathResolver, vanished
 from .manifest import FRAGMENT_REUSE_TAGGED, ManifestFile, read_manifest
 from .refs import branch_dir, list_branches, list_tags, read_branch, read_tag
 from ..schema import LanceSchema, schema_from_protos
-from .versions import VERSIONS_DIR, list_versions, manifest_timestamp_ns, normalize_asof, utc_timestamp
+from .versions import VERSIONS_DIR, list_versions, manifest_name, manifest_timestamp_ns, normalize_asof, utc_timestamp
 from .history import list_version_infos, resolve_asof
 
 _SAME = object()
@@ -67,6 +67,10 @@ def _open(uri: str, io: FileIO, root: str, version, asof, branch: str | None) ->
     where = f" on branch {branch!r}" if branch else ""
     if branch is not None:
         read_branch(io, root, branch)  # BranchNotFoundError when the ref is missing
+    if version is not None and asof is None:
+        mf = _read_by_name(io, io.join(ddir, VERSIONS_DIR), version)
+        if mf is not None:
+            return Snapshot(uri, io, root, branch, ddir, mf)
     try:
         entries = list_versions(io, ddir)
     except NotADirectoryError:
@@ -91,11 +95,21 @@ def _open(uri: str, io: FileIO, root: str, version, asof, branch: str | None) ->
                 shown = have if len(have) <= 12 else have[:5] + ["..."] + have[-5:]
                 raise VersionNotFoundError(f"version {version} does not exist{where} in {uri} "
                                            f"(versions present: {shown})")
-        mf = read_manifest(io, io.join(vdir, entry.name))
+        mf = read_manifest(io, io.join(vdir, entry.name), entry.size)
         if mf.manifest.version != entry.version:
             raise CorruptFileError(f"{mf.path}: file name says version {entry.version}, "
                                    f"the manifest says {mf.manifest.version}")
     return Snapshot(uri, io, root, branch, ddir, mf)
+
+
+def _read_by_name(io: FileIO, vdir: str, version: int) -> ManifestFile | None:
+    """A given version's manifest read by its (V2 scheme) name, without listing the directory
+    (one request on an object store, none once cached); None when it is not there under that name."""
+    try:
+        mf = read_manifest(io, io.join(vdir, manifest_name(version, "v2")))
+    except FileNotFoundError:
+        return None
+    return mf if mf.manifest.version == version else None
 
 
 class Snapshot:

@@ -80,6 +80,6 @@ def counting_proxy(s3_endpoint):
 def proxied_options(pylance_options, counting_proxy) -> dict[str, str]:
     """Options that reach the endpoint through the counting proxy; footer cache emptied."""
     from lance_duck.io import fs
-    fs._TAILS.clear()
+    fs.clear_caches()
     counting_proxy.reset()
     return dict(pylance_options, aws_endpoint=counting_proxy.url)

@@ -5,6 +5,11 @@ forwards each HTTP/1.1 request of a client connection to the upstream endpoint a
 seconds, and records per request method (GET / HEAD / PUT / LIST = GET with a ``list-type``
 query), bytes returned to the client, and the peak number of requests in flight (a request is in
 flight from the moment its headers arrive until the first bytes of its response come back).
+
+Faults can be injected (:meth:`LatencyProxy.fail`): the next ``times`` requests whose path contains
+a string get an S3 error (403 AccessDenied, 404 NoSuchKey, 503 SlowDown) instead of the upstream's
+answer, or the upstream's answer cut short: ``reset`` sends the headers and half the body, then
+drops the connection; ``truncate`` sends half the body under a Content-Length saying so.
 """
 from __future__ import annotations
 
@@ -12,6 +17,11 @@ import asyncio
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
+
+ERRORS = {"403": (403, "Forbidden", "AccessDenied", "Access Denied"),
+          "404": (404, "Not Found", "NoSuchKey", "The specified key does not exist."),
+          "503": (503, "Slow Down", "SlowDown", "Please reduce your request rate.")}
+FAULTS = (*ERRORS, "reset", "truncate")
 
 MAX_HEADER = 64 * 1024
 
@@ -45,6 +55,7 @@ class LatencyProxy:
         self._server = None
         self._thread: threading.Thread | None = None
         self.port = 0
+        self._faults: list[list] = []     # [kind, remaining, path substring, method]
 
     @property
     def url(self) -> str:
@@ -55,6 +66,24 @@ class LatencyProxy:
         with self._lock:
             old, self.stats = self.stats, Stats()
         return old
+
+    def fail(self, kind: str, times: int = 1, path: str = "", method: str = "GET") -> None:
+        """The next ``times`` ``method`` requests whose path contains ``path`` fail with ``kind``."""
+        assert kind in FAULTS, kind
+        with self._lock:
+            self._faults.append([kind, times, path, method])
+
+    def clear_faults(self) -> None:
+        with self._lock:
+            self._faults.clear()
+
+    def _fault_for(self, method: str, target: str) -> str | None:
+        with self._lock:
+            for f in self._faults:
+                if f[1] > 0 and f[3] == method and f[2] in target:
+                    f[1] -= 1
+                    return f[0]
+        return None
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> "LatencyProxy":
@@ -140,6 +169,14 @@ class LatencyProxy:
                         self.stats.peak_in_flight = max(self.stats.peak_in_flight, self.stats.in_flight)
                     if self.latency:
                         await asyncio.sleep(self.latency)
+                    fault = self._fault_for(method, target)
+                    if fault is not None:
+                        with self._lock:
+                            self.stats.in_flight -= 1
+                            waiting[0] -= 1
+                        if not await self._inject(fault, head, writer):
+                            raise ConnectionError("connection dropped by an injected fault")
+                        continue
                     up_w.write(head)
                     while n:   # after the head: a client may wait for "100 Continue"
                         chunk = await reader.read(min(n, 256 * 1024))
@@ -156,3 +193,38 @@ class LatencyProxy:
                     waiting[0] = 0
                 up_w.close()
                 await back
+
+    async def _inject(self, kind: str, head: bytes, writer: asyncio.StreamWriter) -> bool:
+        """Answer one request with fault ``kind``; False if the client connection was dropped."""
+        if kind in ERRORS:
+            status, reason, code, message = ERRORS[kind]
+            body = (f'<?xml version="1.0" encoding="UTF-8"?><Error><Code>{code}</Code>'
+                    f"<Message>{message}</Message></Error>").encode()
+            writer.write(f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/xml\r\n"
+                         f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+            await writer.drain()
+            return True
+        r, w = await asyncio.open_connection(*self.upstream, limit=MAX_HEADER)
+        try:
+            w.write(head)
+            await w.drain()
+            resp_head = await r.readuntil(b"\r\n\r\n")
+            lines = resp_head.decode("latin-1").split("\r\n")
+            n = 0
+            for ln in lines[1:]:
+                if ln.lower().startswith("content-length:"):
+                    n = int(ln.split(":", 1)[1])
+            body = await r.readexactly(n)
+        finally:
+            w.close()
+        half = body[: len(body) // 2]
+        if kind == "truncate":
+            lines = [f"Content-Length: {len(half)}" if ln.lower().startswith("content-length:") else ln
+                     for ln in lines]
+            writer.write("\r\n".join(lines).encode("latin-1") + half)
+            await writer.drain()
+            return True
+        writer.write(resp_head + half)      # reset: headers and half the body, then the connection drops
+        await writer.drain()
+        writer.transport.abort()
+        return False

@@ -103,7 +103,7 @@ def test_a_full_scan_fetches_the_footers_of_all_its_files_at_once(pylance_option
     from .latency_proxy import LatencyProxy
     uri = f"s3://{BUCKET}/requests-prefetch.lance"
     _write(uri, pylance_options)
-    fs._TAILS.clear()
+    fs.clear_caches()
     host, port = s3_endpoint.rsplit("/", 1)[1].split(":")
     with LatencyProxy(host, int(port), latency=0.05) as slow:
         opts = dict(pylance_options, aws_endpoint=slow.url)
@@ -123,8 +123,8 @@ def test_coalesce_gap_option_decides_which_ranges_share_a_request(pylance_option
     want = lance.dataset(uri, storage_options=pylance_options).to_table(columns=["id", "v", "cat"])
     counts = {}
     for gap in (0, 1 << 30):
-        fs_mod = __import__("lance_duck.io.fs", fromlist=["_TAILS"])
-        fs_mod._TAILS.clear()
+        fs_mod = __import__("lance_duck.io.fs", fromlist=["clear_caches"])
+        fs_mod.clear_caches()
         ds = lance_duck.dataset(uri, storage_options=dict(proxied_options, coalesce_gap_bytes=str(gap),
                                                           max_requests_in_flight="8"))
         counting_proxy.reset()
@@ -154,3 +154,102 @@ def test_footer_of_a_file_of_unknown_size_is_one_suffix_get_without_head(s3_tabl
     assert [(k, r) for k, _, r in stats.paths] == [("GET", "bytes=-65536")]
     whole = io.read_bytes(path)
     assert bytes(tail) == whole[-len(tail):]
+
+
+def _data_reads(stats) -> list:
+    """GETs of data files that are not footer (suffix or tail) reads."""
+    return [(p, r) for k, p, r in stats.paths if k == "GET" and p.endswith(".lance") and "/data/" in p]
+
+
+def test_a_second_open_of_the_same_version_issues_no_metadata_request(pylance_options, proxied_options,
+                                                                      counting_proxy):
+    uri = f"s3://{BUCKET}/requests-reopen.lance"
+    _write(uri, pylance_options)
+    counting_proxy.reset()
+    first = lance_duck.dataset(uri, storage_options=proxied_options, version=1)
+    one = counting_proxy.reset()
+    again = lance_duck.dataset(uri, storage_options=proxied_options, version=1)
+    two = counting_proxy.reset()
+    latest = lance_duck.dataset(uri, storage_options=proxied_options)
+    counting_proxy.reset()
+    latest_again = lance_duck.dataset(uri, storage_options=proxied_options)
+    three = counting_proxy.reset()
+    assert first.version == again.version == 1 and latest.version == latest_again.version == 2
+    assert dict(one.requests) == {"GET": 1}, one.paths        # a given version: its manifest, no listing
+    assert dict(two.requests) == {}, two.paths                 # cached, keyed by its immutable path
+    assert dict(three.requests) == {"LIST": 1}, three.paths    # latest: the listing only
+    assert_tables_equal(latest_again.to_table(), lance.dataset(uri, storage_options=pylance_options).to_table())
+    assert_tables_equal(again.to_table(),
+                        lance.dataset(uri, storage_options=pylance_options, version=1).to_table())
+
+
+def test_the_pages_of_all_columns_of_a_file_are_fetched_together(pylance_options, proxied_options,
+                                                                 counting_proxy):
+    uri = f"s3://{BUCKET}/requests-columns.lance"
+    _write(uri, pylance_options)
+    ds = lance_duck.dataset(uri, storage_options=proxied_options)
+    counting_proxy.reset()
+    got = ds.to_table(columns=["id", "v", "cat"])
+    stats = counting_proxy.reset()
+    assert_tables_equal(got, lance.dataset(uri, storage_options=pylance_options).to_table(columns=["id", "v", "cat"]))
+    reads = _data_reads(stats)
+    files = {p for p, _ in reads}
+    # each small file: its footer, then one request for the pages of all three columns
+    assert len(files) == 4 and len(reads) <= 2 * len(files), reads
+
+
+def test_large_spans_are_fetched_as_bounded_requests_in_flight_together(pylance_options, s3_endpoint):
+    from lance_duck.io import fs
+
+    from .latency_proxy import LatencyProxy
+    uri = f"s3://{BUCKET}/requests-split.lance"
+    _write(uri, pylance_options)
+    fs.clear_caches()
+    host, port = s3_endpoint.rsplit("/", 1)[1].split(":")
+    with LatencyProxy(host, int(port), latency=0.05) as slow:
+        opts = dict(pylance_options, aws_endpoint=slow.url, max_request_bytes="20000")
+        ds = lance_duck.dataset(uri, storage_options=opts)
+        slow.reset()
+        got = ds.to_table(columns=["id", "v"])
+        stats = slow.reset()
+    assert_tables_equal(got, lance.dataset(uri, storage_options=pylance_options).to_table(columns=["id", "v"]))
+    seen: set = set()
+    spans = []
+    for path, r in _data_reads(stats):
+        if path in seen:
+            spans.append(r)
+        seen.add(path)          # a file's first read is its footer (the tail, 64 KiB)
+    sizes = [int(b) - int(a) + 1 for a, b in (r[6:].split("-") for r in spans)]
+    assert sizes and max(sizes) <= 20000, sizes
+    assert stats.peak_in_flight >= 4, stats.paths
+    assert _refetched_bytes(stats.paths) == 0, stats.paths
+
+
+def test_a_filter_passing_rows_everywhere_prefetches_the_other_columns_too(pylance_options, proxied_options,
+                                                                         counting_proxy):
+    uri = f"s3://{BUCKET}/requests-late.lance"
+    _write(uri, pylance_options)
+    ds = lance_duck.dataset(uri, storage_options=proxied_options)
+    counting_proxy.reset()
+    got = ds.to_table(columns=["id", "v"], filter="cat = 'c3'")
+    ours = counting_proxy.reset()
+    want = lance.dataset(uri, storage_options=proxied_options).to_table(columns=["id", "v"], filter="cat = 'c3'")
+    theirs = counting_proxy.reset()
+    assert_tables_equal(got, want)
+    assert ours.total() <= theirs.total(), (ours.summary(), theirs.summary())
+    assert len(_data_reads(ours)) <= 3 * 4, _data_reads(ours)
+
+
+def test_two_scans_of_the_same_files_at_once_both_return_pylances_rows(pylance_options, proxied_options):
+    uri = f"s3://{BUCKET}/requests-two-scans.lance"
+    _write(uri, pylance_options)
+    ds = lance_duck.dataset(uri, storage_options=proxied_options)
+    a = ds.to_batches(columns=["id", "v"], batch_size=5_000)
+    b = ds.to_batches(columns=["id", "v"], batch_size=5_000)
+    first_a = next(a)
+    got_b = [next(b)]
+    a.close()                       # the first scan ends early: its prefetched spans are dropped
+    got_b.extend(b)
+    want = lance.dataset(uri, storage_options=pylance_options).to_table(columns=["id", "v"])
+    assert_tables_equal(pa.Table.from_batches(got_b), want)
+    assert 0 < first_a.num_rows <= 5_000

@@ -86,6 +86,18 @@ class V2FileReader(DataFileReader):
             out.append(arr)
         return out
 
+    def prefetch_fields(self, fields: Sequence[LanceField]) -> None:
+        if self.file.io.is_local:
+            return
+        ranges: list[tuple[int, int]] = []
+        for f in fields:
+            for leaf in leaves(f, self.minor):
+                col = self.ref.column_of(leaf.field.id)
+                if col is not None:
+                    for page in self.container.column(col).pages:
+                        ranges.extend(zip(page.buffer_offsets, page.buffer_sizes))
+        self.file.prefetch([(int(o), int(n)) for o, n in ranges])
+
     # -- helpers -----------------------------------------------------------------------------
     def _pages_of(self, col: int, cm) -> ColumnPages:
         """The column's page table and kept page metadata (shared by readers of this file)."""
