@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 import threading
 from collections import deque
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 if TYPE_CHECKING:
     from .fs import FileIO
@@ -36,7 +36,7 @@ class _Span:
     def __init__(self, path: str, start: int, end: int, need: int):
         self.path, self.start, self.end, self.need = path, start, end, need
         self.served: list[tuple[int, int]] = []
-        self.future = None
+        self.future: Any = None      # concurrent.futures.Future once issued
         self.done = False
 
     def serve(self, s: int, e: int) -> bool:

@@ -54,8 +54,8 @@ class RetryPolicy:
             yield min(self.max_delay, self.base_delay * 2 ** n) * (0.5 + random.random() / 2)
 
 
-def _chain(exc: BaseException) -> Iterator[BaseException]:
-    seen = set()
+def _chain(exc: BaseException | None) -> Iterator[BaseException]:
+    seen: set[int] = set()
     while exc is not None and id(exc) not in seen and len(seen) < 8:
         seen.add(id(exc))
         yield exc

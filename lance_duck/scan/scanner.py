@@ -296,7 +296,7 @@ class LanceScanner(pads.Scanner):
 INLINE_SELECTED_ROWS = 4096
 
 
-def _few_rows(selections, fragments) -> bool:
+def _few_rows(selections: dict[int, np.ndarray] | None, fragments: list[Any]) -> bool:
     """Every fragment's rows come from an index selection, and few in all."""
     if not selections or any(f.id not in selections for f in fragments):
         return False
