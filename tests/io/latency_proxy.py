@@ -73,6 +73,11 @@ class LatencyProxy:
         with self._lock:
             self._faults.append([kind, times, path, method])
 
+    def pending_faults(self) -> int:
+        """Injected faults not yet served."""
+        with self._lock:
+            return sum(f[1] for f in self._faults)
+
     def clear_faults(self) -> None:
         with self._lock:
             self._faults.clear()

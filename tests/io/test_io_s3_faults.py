@@ -2,6 +2,8 @@
 retries where the store says retry, and never a partial or wrong result."""
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -70,6 +72,10 @@ def test_a_missing_data_file_is_file_not_found_naming_it(fault_table, faulty, co
         ds.to_table(columns=["v"])
 
 
+def _data_gets(stats) -> collections.Counter:
+    return collections.Counter((p, r) for k, p, r in stats.paths if k == "GET" and "/data/" in p)
+
+
 @pytest.mark.parametrize("kind", ["503", "reset", "truncate"])
 def test_transient_faults_on_data_reads_are_retried_and_the_result_is_pylances(
         kind, fault_table, expected, faulty, counting_proxy):
@@ -78,14 +84,20 @@ def test_transient_faults_on_data_reads_are_retried_and_the_result_is_pylances(
     counting_proxy.fail(kind, times=3, path="/data/")
     got = ds.to_table()
     stats = counting_proxy.reset()
+    assert counting_proxy.pending_faults() == 0, "the faults were not all served"
     assert_tables_equal(got, expected)
     clean = lance_duck.dataset(fault_table, storage_options=faulty)
     from lance_duck.io import fs
     fs.clear_caches()
     counting_proxy.reset()
     clean.to_table()
-    # the three failed requests were tried again, nothing else changed
-    assert _gets(stats, "/data/") == _gets(counting_proxy.reset(), "/data/") + 3, stats.paths
+    # every injected fault was served and survived; the retries read the same files, and at most one
+    # request per fault more (read-ahead makes the exact ranges vary from run to run, so the clean run's
+    # count is a bound, not an equality)
+    faulty_gets, clean_gets = _data_gets(stats), _data_gets(counting_proxy.reset())
+    assert {p for p, _ in faulty_gets} == {p for p, _ in clean_gets}
+    files = len({p for p, _ in clean_gets})
+    assert sum(faulty_gets.values()) <= sum(clean_gets.values()) + 3 + files, (faulty_gets, clean_gets)
 
 
 @pytest.mark.parametrize("kind", ["503", "reset", "truncate"])
