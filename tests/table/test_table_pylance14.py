@@ -176,8 +176,9 @@ def test_duckdb_reads_blob_tables_like_pylance(written):
     ours = lance_duck.dataset(written["blob_v2"])
     theirs = lance.dataset(written["blob_v2"])
     assert duckdb.sql("select sum(id) from ours").fetchall() == duckdb.sql("select sum(id) from theirs").fetchall()
+    # DuckDB 2.x names the struct it got ("kind"); 1.5 fails converting it as the declared binary
     for ds in (ours, theirs):
-        with pytest.raises(duckdb.InvalidInputException, match="kind"):
+        with pytest.raises((duckdb.InvalidInputException, duckdb.ConversionException), match="kind|Strings over"):
             duckdb.sql("select b from ds").fetchall()
 
 
