@@ -6,8 +6,6 @@ the filter's text) and its partition (fragment row ranges): no data, no manifest
 """
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from typing import Any, Iterator, Sequence
 
 import pyarrow as pa
@@ -16,6 +14,7 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from ...errors import InvalidArgumentError, LanceDuckError
+from ...io.lru import ByteLRU
 from ...scan.ranges import count_row_ranges, scan_row_ranges
 from .filters import NotPushable, spark_filter_to_expression
 from .options import MAX_BATCH_BYTES, ReadOptions
@@ -26,8 +25,7 @@ _CACHE_SIZE = 4
 # Rows decoded per read task, whatever the batch size: each task has a fixed cost per column,
 # and Spark's batches are slices of the decoded ones (zero-copy).
 MIN_DECODE_ROWS = 1024 * 1024
-_cache: OrderedDict[tuple, Any] = OrderedDict()
-_cache_lock = threading.Lock()
+_cache = ByteLRU(_CACHE_SIZE)            # each dataset charged 1: the last _CACHE_SIZE opened
 
 
 def open_dataset(opts: ReadOptions, version: int | None = None, branch: str | None = None,
@@ -43,19 +41,14 @@ def open_dataset(opts: ReadOptions, version: int | None = None, branch: str | No
         return dataset(opts.path, version=opts.version, asof=opts.asof, branch=opts.branch,
                        storage_options=opts.storage())
     key = (opts.path, branch, version, tuple(sorted(opts.storage_options.items())), sql_filter)
-    with _cache_lock:
-        ds = _cache.get(key)
-        if ds is not None:
-            _cache.move_to_end(key)
-            return ds
+    ds = _cache.get(key)
+    if ds is not None:
+        return ds
     if sql_filter is None:
         ds = dataset(opts.path, version=version, branch=branch, storage_options=opts.storage())
     else:
         ds = open_dataset(opts, version, branch).filter(sql_filter)
-    with _cache_lock:
-        _cache[key] = ds
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
+    _cache.put(key, ds, 1)
     return ds
 
 
