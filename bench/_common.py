@@ -54,3 +54,24 @@ def interleaved(runners: dict[str, Callable[[], tuple[float, float]]], runs: int
             times[name].append(run())
     return {name: (statistics.median(t[0] for t in ts), statistics.median(t[1] for t in ts))
             for name, ts in times.items()}
+
+
+def rounded(rows) -> list:
+    """Rows (tuples, or dicts from ``to_pylist``) sorted, floats rounded: results compare equal."""
+    return sorted(tuple(round(v, 6) if isinstance(v, float) else v
+                        for v in (r.values() if isinstance(r, dict) else r)) for r in rows)
+
+
+TABLE_HEADER = (f"{'query':<20} {'wall ms: lance_duck':>20} {'pylance':>8} {'ratio':>6}   "
+                f"{'CPU ms: lance_duck':>19} {'pylance':>8} {'ratio':>6}")
+
+
+def report_pair(name: str, ours: Callable[[], tuple], theirs: Callable[[], tuple], runs: int) -> None:
+    """Check both return the same rows (third item), time them interleaved, print one TABLE_HEADER row."""
+    r1, r2 = ours()[2], theirs()[2]
+    if rounded(r1) != rounded(r2):
+        raise SystemExit(f"{name}: results differ: {r1[:3]} vs {r2[:3]}")
+    res = interleaved({"ours": lambda: ours()[:2], "theirs": lambda: theirs()[:2]}, runs)
+    (wo, co), (wt, ct) = res["ours"], res["theirs"]
+    print(f"{name:<20} {wo * 1e3:20.2f} {wt * 1e3:8.2f} {wo / wt:5.2f}x   "
+          f"{co * 1e3:19.2f} {ct * 1e3:8.2f} {co / max(ct, 1e-9):5.2f}x")

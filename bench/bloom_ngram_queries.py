@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 import warnings
@@ -24,7 +23,7 @@ import pyarrow as pa
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from indexed_queries import _cpu, _rounded, run_once  # noqa: E402
+from _common import TABLE_HEADER, cpu_seconds, report_pair, run_once  # noqa: E402
 
 SQL = {
     "bloom point": "select * from T where key = 612345",
@@ -59,24 +58,9 @@ def prepare(d: str, n: int) -> str:
 
 
 def _timed_table(ds, flt: str):
-    c0, t0 = _cpu(), time.perf_counter()
+    c0, t0 = cpu_seconds(), time.perf_counter()
     t = ds.to_table(filter=flt)
-    return time.perf_counter() - t0, _cpu() - c0, t.to_pylist()
-
-
-def _report(name: str, ours, theirs, runs: int) -> None:
-    r1, r2 = ours()[2], theirs()[2]
-    if _rounded([tuple(r.values()) if isinstance(r, dict) else r for r in r1]) != \
-            _rounded([tuple(r.values()) if isinstance(r, dict) else r for r in r2]):
-        raise SystemExit(f"{name}: results differ: {r1[:3]} vs {r2[:3]}")
-    t_ours, t_theirs = [], []
-    for _ in range(runs):
-        t_ours.append(ours()[:2])
-        t_theirs.append(theirs()[:2])
-    wo, wt = (statistics.median(t[0] for t in ts) for ts in (t_ours, t_theirs))
-    co, ct = (statistics.median(t[1] for t in ts) for ts in (t_ours, t_theirs))
-    print(f"{name:<20} {wo * 1e3:20.2f} {wt * 1e3:8.2f} {wo / wt:5.2f}x   "
-          f"{co * 1e3:19.2f} {ct * 1e3:8.2f} {co / max(ct, 1e-9):5.2f}x")
+    return time.perf_counter() - t0, cpu_seconds() - c0, t.to_pylist()
 
 
 def main() -> None:
@@ -95,12 +79,11 @@ def main() -> None:
     ours.register("T", mine)
     theirs.register("T", ref)
     print(f"table: {path} ({a.rows} rows, BLOOMFILTER key, NGRAM note); median of {a.runs}")
-    print(f"{'query':<20} {'wall ms: lance_duck':>20} {'pylance':>8} {'ratio':>6}   "
-          f"{'CPU ms: lance_duck':>19} {'pylance':>8} {'ratio':>6}")
+    print(TABLE_HEADER)
     for name, sql in SQL.items():
-        _report(name + " (DuckDB)", lambda: run_once(ours, sql), lambda: run_once(theirs, sql), a.runs)
+        report_pair(name + " (DuckDB)", lambda: run_once(ours, sql), lambda: run_once(theirs, sql), a.runs)
     for name, flt in FILTERS.items():
-        _report(name, lambda: _timed_table(mine, flt), lambda: _timed_table(ref, flt), a.runs)
+        report_pair(name, lambda: _timed_table(mine, flt), lambda: _timed_table(ref, flt), a.runs)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import interleaved, run_once, write_table  # noqa: E402
+from _common import TABLE_HEADER, report_pair, run_once, write_table  # noqa: E402
 
 QUERIES = {
     "point lookup": "select * from T where id = 612345",
@@ -55,10 +55,6 @@ def prepare(d: str, n: int) -> str:
         ds.create_scalar_index("category", "BITMAP")
         ds.create_scalar_index("amount", "ZONEMAP")
     return path
-
-
-def _rounded(rows) -> list:
-    return sorted(tuple(round(v, 6) if isinstance(v, float) else v for v in r) for r in rows)
 
 
 def column_bytes(path: str, name: str) -> int:
@@ -117,17 +113,9 @@ def main() -> None:
     ours.register("T", lance_duck.dataset(path))
     theirs.register("T", lance.dataset(path))
     print(f"table: {path} ({a.rows} rows, BTREE id, BITMAP category, ZONEMAP amount); median of {a.runs}")
-    print(f"{'query':<20} {'wall ms: lance_duck':>20} {'pylance':>8} {'ratio':>6}   "
-          f"{'CPU ms: lance_duck':>19} {'pylance':>8} {'ratio':>6}")
+    print(TABLE_HEADER)
     for name, sql in QUERIES.items():
-        r1, r2 = run_once(ours, sql)[2], run_once(theirs, sql)[2]
-        if _rounded(r1) != _rounded(r2):
-            raise SystemExit(f"{name}: results differ: {r1[:3]} vs {r2[:3]}")
-        res = interleaved({"ours": lambda: run_once(ours, sql)[:2],
-                           "theirs": lambda: run_once(theirs, sql)[:2]}, a.runs)
-        (wo, co), (wt, ct) = res["ours"], res["theirs"]
-        print(f"{name:<20} {wo * 1e3:20.2f} {wt * 1e3:8.2f} {wo / wt:5.2f}x   "
-              f"{co * 1e3:19.2f} {ct * 1e3:8.2f} {co / max(ct, 1e-9):5.2f}x")
+        report_pair(name, lambda: run_once(ours, sql), lambda: run_once(theirs, sql), a.runs)
     id_bytes = column_bytes(path, "id")
     first, again = fetched_bytes(path, QUERIES["point lookup"])
     print(f"\npoint lookup, data-file bytes fetched (all columns): {first} cold "
