@@ -86,7 +86,7 @@ def _from_bound_atom(node: BoundExpr) -> ColumnPredicate | AnyOf | None:
     if isinstance(node, BOr):
         return _any_of([_from_bound_atom(a) for a in node.args])
     if isinstance(node, BCall) and node.args and isinstance(node.args[0], BRef):
-        return _list_set_atom(node) or _text_atom(node)
+        return _list_set_atom(node, node.args[0]) or _text_atom(node, node.args[0])
     if isinstance(node, BLike) and isinstance(node.arg, BRef) and not node.ignore_case:
         return _substrings(node.arg.path, node.arg.type, like_literals(node.pattern))
     return None
@@ -121,7 +121,7 @@ def _substrings(path: tuple[str, ...], t: pa.DataType, needles: list[str]) -> Co
     return ColumnPredicate(path, "contains", pa.array(needles, pa.string()))
 
 
-def _text_atom(node: BCall) -> ColumnPredicate | None:
+def _text_atom(node: BCall, ref: BRef) -> ColumnPredicate | None:
     """``contains`` / ``starts_with`` / ``ends_with`` / a metacharacter-free ``regexp_like``
     with a constant string: the column holds that substring."""
     if node.name not in _SUBSTRING_FUNCS or len(node.args) != 2 or node.options \
@@ -130,13 +130,13 @@ def _text_atom(node: BCall) -> ColumnPredicate | None:
     needle = node.args[1].scalar.as_py()
     if needle is None or (node.name == "regexp_like" and _REGEX_META & set(needle)):
         return None
-    return _substrings(node.args[0].path, node.args[0].type, [needle])
+    return _substrings(ref.path, ref.type, [needle])
 
 
-def _list_set_atom(node: BCall) -> ColumnPredicate | None:
+def _list_set_atom(node: BCall, ref: BRef) -> ColumnPredicate | None:
     """``array_has_any(col, [..])`` / ``array_has_all`` / ``array_has(col, v)`` as has_any /
     has_all; only without null elements (a null element matches null elements) and non-empty."""
-    path = node.args[0].path
+    path = ref.path
     if node.name in ("array_has_any", "array_has_all"):
         needles = node.options[0]
         if len(needles) == 0 or needles.null_count:

@@ -230,7 +230,7 @@ class FragmentInfo:
                                    f"has {self.physical_rows}")
         container = getattr(reader, "container", None)
         descriptor = getattr(container, "descriptor", None) if container is not None else None
-        if descriptor is None or not hasattr(container, "num_columns"):
+        if container is None or descriptor is None or not hasattr(container, "num_columns"):
             return
         own = {f.id: f for f in descriptor.schema.fields}
         claimed = [fid for fid in ref.fields if fid != TOMBSTONE]

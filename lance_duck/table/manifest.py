@@ -123,7 +123,7 @@ def check_fragments(m: table_pb2.Manifest, path: str) -> None:
     for frag in m.fragments:
         unknown = UnknownFieldSet(frag)
         if len(unknown):
-            nums = sorted({u.field_number for u in unknown})
+            nums = sorted({unknown[i].field_number for i in range(len(unknown))})
             raise UnsupportedFeatureError(
                 f"{path}: fragment {frag.id} of version {m.version} carries unknown protobuf field(s) "
                 f"{nums}; lance_duck cannot read it safely")
@@ -164,8 +164,9 @@ def check_wire_types(msg, path: str, where: str = "manifest") -> None:
     desc = msg.DESCRIPTOR
     unknown = UnknownFieldSet(msg)
     if len(unknown):
-        bad = sorted({u.field_number for u in unknown if desc.fields_by_number.get(u.field_number)
-                      and desc.fields_by_number[u.field_number].name not in _UNREAD_FIELDS})
+        nums = {unknown[i].field_number for i in range(len(unknown))}
+        bad = sorted(n for n in nums if desc.fields_by_number.get(n)
+                     and desc.fields_by_number[n].name not in _UNREAD_FIELDS)
         if bad:
             names = [desc.fields_by_number[n].name for n in bad]
             raise CorruptFileError(f"{path}: {where}: field(s) {names} stored with the wrong wire type; "

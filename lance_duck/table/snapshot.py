@@ -86,15 +86,13 @@ def _open(uri: str, io: FileIO, root: str, version, asof, branch: str | None) ->
     if asof is not None:
         mf = resolve_asof(io, vdir, entries, normalize_asof(asof), where)
     else:
-        if version is None:
-            entry = entries[-1]
-        else:
-            entry = next((e for e in entries if e.version == version), None)
-            if entry is None:
-                have = [e.version for e in entries]
-                shown = have if len(have) <= 12 else have[:5] + ["..."] + have[-5:]
-                raise VersionNotFoundError(f"version {version} does not exist{where} in {uri} "
-                                           f"(versions present: {shown})")
+        found = entries[-1] if version is None else next((e for e in entries if e.version == version), None)
+        if found is None:
+            have = [e.version for e in entries]
+            shown: list[object] = list(have) if len(have) <= 12 else [*have[:5], "...", *have[-5:]]
+            raise VersionNotFoundError(f"version {version} does not exist{where} in {uri} "
+                                       f"(versions present: {shown})")
+        entry = found
         mf = read_manifest(io, io.join(vdir, entry.name), entry.size)
         if mf.manifest.version != entry.version:
             raise CorruptFileError(f"{mf.path}: file name says version {entry.version}, "
