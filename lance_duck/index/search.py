@@ -251,8 +251,18 @@ def count_from_indices(snapshot, conjuncts, fragments: Sequence) -> int | None:
     return total
 
 
+class IndexSelections(dict):
+    """{fragment id: sorted int64 offsets}; ``candidates``: the fragments whose selection came
+    (partly) from an "at most" index (BLOOMFILTER, ZONEMAP, NGRAM), where most rows may fail."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.candidates: set[int] = set()
+
+
 def plan_index_selections(snapshot, conjuncts, fragments: Sequence) -> dict[int, np.ndarray]:
-    """Per-fragment row selections from the indices that answer ``conjuncts``."""
+    """Per-fragment row selections from the indices that answer ``conjuncts`` (an
+    :class:`IndexSelections`)."""
     if not conjuncts or not snapshot.scalar_indices_usable or not index_segments(snapshot):
         return {}
     if any(s.type_url.endswith("FragmentReuseIndexDetails") for s in index_segments(snapshot)):
@@ -263,16 +273,19 @@ def plan_index_selections(snapshot, conjuncts, fragments: Sequence) -> dict[int,
     fragment_rows = {f.id: f.physical_rows for f in snapshot.fragments}
     wanted = {f.id for f in fragments}
     by_field, _ = _by_field(snapshot, conjuncts)
-    result: dict[int, np.ndarray] = {}
+    result = IndexSelections()
     for fid, terms in by_field.items():
         sel = {}
-        for types in [_exact_types(terms)] + _at_most_types(terms):
+        exact = _exact_types(terms)
+        for types in [exact] + _at_most_types(terms):
             segments = _usable_segments(snapshot, fid, types) if types else []
             try:
                 sel = _column_selections(snapshot, segments, terms, wanted, fragment_rows) if segments else {}
             except Unsupported:
                 sel = {}
             if sel:
+                if types != exact:
+                    result.candidates.update(sel)
                 break
         for frag_id, offs in sel.items():
             prev = result.get(frag_id)

@@ -230,8 +230,9 @@ class ScanContext:
         if n == 0:
             return None
         cols: dict[str, pa.Array] = {}
-        if self.filter is not None and task.selection is not None:
+        if self.filter is not None and task.selection is not None and not task.candidates:
             # rows chosen by an exact index nearly all pass: read every column in one pass
+            # (candidates from bloom / zone map / ngram indices take the filter-first path below)
             names = tuple(dict.fromkeys(self.filter_columns + self.late_columns))
             allc = self.read_columns(frag, names, rows, mask)
             keep = self.selected_mask({k: allc[k] for k in self.filter_columns}, n)
