@@ -15,7 +15,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import any_pb2 as google_dot_protobuf_dot_any__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0bindex.proto\x12\x0blance.table\x1a\x19google/protobuf/any.proto\"\x14\n\x04UUID\x12\x0c\n\x04uuid\x18\x01 \x01(\x0c\"-\n\tIndexFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x12\n\nsize_bytes\x18\x02 \x01(\x04\"\xb5\x02\n\rIndexMetadata\x12\x1f\n\x04uuid\x18\x01 \x01(\x0b\x32\x11.lance.table.UUID\x12\x0e\n\x06\x66ields\x18\x02 \x03(\x05\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x17\n\x0f\x64\x61taset_version\x18\x04 \x01(\x04\x12\x17\n\x0f\x66ragment_bitmap\x18\x05 \x01(\x0c\x12+\n\rindex_details\x18\x06 \x01(\x0b\x32\x14.google.protobuf.Any\x12\x15\n\rindex_version\x18\x07 \x01(\x05\x12\x17\n\ncreated_at\x18\x08 \x01(\x04H\x00\x88\x01\x01\x12\x14\n\x07\x62\x61se_id\x18\t \x01(\rH\x01\x88\x01\x01\x12%\n\x05\x66iles\x18\n \x03(\x0b\x32\x16.lance.table.IndexFileB\r\n\x0b_created_atB\n\n\x08_base_id\";\n\x0cIndexSection\x12+\n\x07indices\x18\x01 \x03(\x0b\x32\x1a.lance.table.IndexMetadatab\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0bindex.proto\x12\x0blance.table\x1a\x19google/protobuf/any.proto\"\x14\n\x04UUID\x12\x0c\n\x04uuid\x18\x01 \x01(\x0c\"-\n\tIndexFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x12\n\nsize_bytes\x18\x02 \x01(\x04\"\xb5\x02\n\rIndexMetadata\x12\x1f\n\x04uuid\x18\x01 \x01(\x0b\x32\x11.lance.table.UUID\x12\x0e\n\x06\x66ields\x18\x02 \x03(\x05\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x17\n\x0f\x64\x61taset_version\x18\x04 \x01(\x04\x12\x17\n\x0f\x66ragment_bitmap\x18\x05 \x01(\x0c\x12+\n\rindex_details\x18\x06 \x01(\x0b\x32\x14.google.protobuf.Any\x12\x15\n\rindex_version\x18\x07 \x01(\x05\x12\x17\n\ncreated_at\x18\x08 \x01(\x04H\x00\x88\x01\x01\x12\x14\n\x07\x62\x61se_id\x18\t \x01(\rH\x01\x88\x01\x01\x12%\n\x05\x66iles\x18\n \x03(\x0b\x32\x16.lance.table.IndexFileB\r\n\x0b_created_atB\n\n\x08_base_id\";\n\x0cIndexSection\x12+\n\x07indices\x18\x01 \x03(\x0b\x32\x1a.lance.table.IndexMetadata\"\xb3\x04\n\x19\x46ragmentReuseIndexDetails\x12\x46\n\x06inline\x18\x01 \x01(\x0b\x32\x34.lance.table.FragmentReuseIndexDetails.InlineContentH\x00\x1aQ\n\rInlineContent\x12@\n\x08versions\x18\x01 \x03(\x0b\x32..lance.table.FragmentReuseIndexDetails.Version\x1aM\n\x0e\x46ragmentDigest\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x15\n\rphysical_rows\x18\x02 \x01(\x04\x12\x18\n\x10num_deleted_rows\x18\x03 \x01(\x04\x1a\xbe\x01\n\x05Group\x12\x19\n\x11\x63hanged_row_addrs\x18\x01 \x01(\x0c\x12L\n\rold_fragments\x18\x02 \x03(\x0b\x32\x35.lance.table.FragmentReuseIndexDetails.FragmentDigest\x12L\n\rnew_fragments\x18\x03 \x03(\x0b\x32\x35.lance.table.FragmentReuseIndexDetails.FragmentDigest\x1a`\n\x07Version\x12\x17\n\x0f\x64\x61taset_version\x18\x01 \x01(\x04\x12<\n\x06groups\x18\x03 \x03(\x0b\x32,.lance.table.FragmentReuseIndexDetails.GroupB\t\n\x07\x63ontentb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -30,4 +30,14 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _globals['_INDEXMETADATA']._serialized_end=434
   _globals['_INDEXSECTION']._serialized_start=436
   _globals['_INDEXSECTION']._serialized_end=495
+  _globals['_FRAGMENTREUSEINDEXDETAILS']._serialized_start=498
+  _globals['_FRAGMENTREUSEINDEXDETAILS']._serialized_end=1061
+  _globals['_FRAGMENTREUSEINDEXDETAILS_INLINECONTENT']._serialized_start=599
+  _globals['_FRAGMENTREUSEINDEXDETAILS_INLINECONTENT']._serialized_end=680
+  _globals['_FRAGMENTREUSEINDEXDETAILS_FRAGMENTDIGEST']._serialized_start=682
+  _globals['_FRAGMENTREUSEINDEXDETAILS_FRAGMENTDIGEST']._serialized_end=759
+  _globals['_FRAGMENTREUSEINDEXDETAILS_GROUP']._serialized_start=762
+  _globals['_FRAGMENTREUSEINDEXDETAILS_GROUP']._serialized_end=952
+  _globals['_FRAGMENTREUSEINDEXDETAILS_VERSION']._serialized_start=954
+  _globals['_FRAGMENTREUSEINDEXDETAILS_VERSION']._serialized_end=1050
 # @@protoc_insertion_point(module_scope)

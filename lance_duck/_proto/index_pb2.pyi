@@ -49,3 +49,39 @@ class IndexSection(_message.Message):
     INDICES_FIELD_NUMBER: _ClassVar[int]
     indices: _containers.RepeatedCompositeFieldContainer[IndexMetadata]
     def __init__(self, indices: _Optional[_Iterable[_Union[IndexMetadata, _Mapping]]] = ...) -> None: ...
+
+class FragmentReuseIndexDetails(_message.Message):
+    __slots__ = ("inline",)
+    class InlineContent(_message.Message):
+        __slots__ = ("versions",)
+        VERSIONS_FIELD_NUMBER: _ClassVar[int]
+        versions: _containers.RepeatedCompositeFieldContainer[FragmentReuseIndexDetails.Version]
+        def __init__(self, versions: _Optional[_Iterable[_Union[FragmentReuseIndexDetails.Version, _Mapping]]] = ...) -> None: ...
+    class FragmentDigest(_message.Message):
+        __slots__ = ("id", "physical_rows", "num_deleted_rows")
+        ID_FIELD_NUMBER: _ClassVar[int]
+        PHYSICAL_ROWS_FIELD_NUMBER: _ClassVar[int]
+        NUM_DELETED_ROWS_FIELD_NUMBER: _ClassVar[int]
+        id: int
+        physical_rows: int
+        num_deleted_rows: int
+        def __init__(self, id: _Optional[int] = ..., physical_rows: _Optional[int] = ..., num_deleted_rows: _Optional[int] = ...) -> None: ...
+    class Group(_message.Message):
+        __slots__ = ("changed_row_addrs", "old_fragments", "new_fragments")
+        CHANGED_ROW_ADDRS_FIELD_NUMBER: _ClassVar[int]
+        OLD_FRAGMENTS_FIELD_NUMBER: _ClassVar[int]
+        NEW_FRAGMENTS_FIELD_NUMBER: _ClassVar[int]
+        changed_row_addrs: bytes
+        old_fragments: _containers.RepeatedCompositeFieldContainer[FragmentReuseIndexDetails.FragmentDigest]
+        new_fragments: _containers.RepeatedCompositeFieldContainer[FragmentReuseIndexDetails.FragmentDigest]
+        def __init__(self, changed_row_addrs: _Optional[bytes] = ..., old_fragments: _Optional[_Iterable[_Union[FragmentReuseIndexDetails.FragmentDigest, _Mapping]]] = ..., new_fragments: _Optional[_Iterable[_Union[FragmentReuseIndexDetails.FragmentDigest, _Mapping]]] = ...) -> None: ...
+    class Version(_message.Message):
+        __slots__ = ("dataset_version", "groups")
+        DATASET_VERSION_FIELD_NUMBER: _ClassVar[int]
+        GROUPS_FIELD_NUMBER: _ClassVar[int]
+        dataset_version: int
+        groups: _containers.RepeatedCompositeFieldContainer[FragmentReuseIndexDetails.Group]
+        def __init__(self, dataset_version: _Optional[int] = ..., groups: _Optional[_Iterable[_Union[FragmentReuseIndexDetails.Group, _Mapping]]] = ...) -> None: ...
+    INLINE_FIELD_NUMBER: _ClassVar[int]
+    inline: FragmentReuseIndexDetails.InlineContent
+    def __init__(self, inline: _Optional[_Union[FragmentReuseIndexDetails.InlineContent, _Mapping]] = ...) -> None: ...

@@ -21,6 +21,33 @@ def index_segments(snapshot) -> list[IndexSegment]:
     return segs
 
 
+def reuse_history(snapshot) -> list | None:
+    """The deferred compactions of the fragment-reuse index (index.reuse), oldest first; [] when
+    there is none, None when it cannot be read (then no index is used). Cached on the snapshot."""
+    if "_reuse_history" not in snapshot.__dict__:
+        from .reuse import reuse_versions
+        from .scalar import Unsupported
+        try:
+            hist: list | None = reuse_versions(index_segments(snapshot))
+        except Unsupported:
+            hist = None
+        snapshot.__dict__["_reuse_history"] = hist
+    return snapshot.__dict__["_reuse_history"]
+
+
+def listed_segments(snapshot) -> list[IndexSegment]:
+    """The segments as pylance lists them: fragments rewritten by a compaction whose index
+    remapping was deferred are named by their new ids."""
+    from dataclasses import replace
+
+    from .reuse import is_reuse, listed_fragments
+    segs = index_segments(snapshot)
+    hist = reuse_history(snapshot)
+    if not hist:
+        return segs
+    return [s if is_reuse(s) else replace(s, fragment_ids=listed_fragments(s.fragment_ids, hist)) for s in segs]
+
+
 def field_paths(schema) -> dict[int, str]:
     """Field id -> dotted path (``s.a`` for nested fields)."""
     out: dict[int, str] = {}
@@ -37,7 +64,7 @@ def field_paths(schema) -> dict[int, str]:
 
 def describe_indices(snapshot) -> list[IndexDescription]:
     """pylance's ``describe_indices()`` for this version."""
-    return describe(index_segments(snapshot), snapshot.fragments, field_paths(snapshot.schema))
+    return describe(listed_segments(snapshot), snapshot.fragments, field_paths(snapshot.schema))
 
 
 def list_indices(snapshot) -> list[dict[str, Any]]:

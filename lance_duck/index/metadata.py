@@ -46,14 +46,16 @@ class IndexSegment:
     created_at: datetime | None
     base_id: int | None
     files: tuple[tuple[str, int], ...]     # (name, size in bytes)
+    details: bytes = field(default=b"", repr=False)   # the index details' serialized message
 
     @property
     def index_type(self) -> str:
         return type_name(self.type_url)
 
     @property
-    def size_bytes(self) -> int:
-        return sum(size for _, size in self.files)
+    def size_bytes(self) -> int | None:
+        """Bytes of the segment's files; None when it lists none (pylance's fragment-reuse index)."""
+        return sum(size for _, size in self.files) if self.files else None
 
 
 def type_name(type_url: str) -> str:
@@ -102,6 +104,7 @@ def _segment(m: index_pb2.IndexMetadata, path: str) -> IndexSegment:
         created_at=created,
         base_id=m.base_id if m.HasField("base_id") else None,
         files=tuple((f.path, f.size_bytes) for f in m.files),
+        details=m.index_details.value if m.HasField("index_details") else b"",
     )
 
 
@@ -115,7 +118,7 @@ class IndexSegmentDescription:
     index_version: int
     created_at: datetime | None
     base_id: int | None
-    size_bytes: int
+    size_bytes: int | None
     covering_fields: list = field(default_factory=list)
 
 
@@ -133,8 +136,9 @@ class IndexDescription:
     details: dict[str, Any]
 
     @property
-    def total_size_bytes(self) -> int:
-        return sum(s.size_bytes for s in self.segments)
+    def total_size_bytes(self) -> int | None:
+        sizes = [s.size_bytes for s in self.segments]
+        return None if None in sizes else sum(s for s in sizes if s is not None)
 
     @property
     def num_segments(self) -> int:
@@ -144,7 +148,8 @@ class IndexDescription:
         names = "[" + ", ".join(f'"{n}"' for n in self.field_names) + "]"
         return (f"IndexDescription(name={self.name!r}, type_url={self.type_url!r}, "
                 f"num_rows_indexed={self.num_rows_indexed}, fields={self.fields}, field_names={names}, "
-                f"num_segments={self.num_segments}, total_size_bytes={self.total_size_bytes})")
+                f"num_segments={self.num_segments}"
+                + ("" if self.total_size_bytes is None else f", total_size_bytes={self.total_size_bytes}") + ")")
 
 
 def describe(segments: list[IndexSegment], fragments, field_paths: dict[int, str]) -> list[IndexDescription]:

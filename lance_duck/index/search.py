@@ -20,9 +20,10 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..errors import LanceDuckError
-from . import bloom, index_segments, ngram
+from . import bloom, index_segments, ngram, reuse_history
 from .files import segment_file_path
 from .metadata import IndexSegment
+from .reuse import Remap
 from .scalar import (
     EXACT_OPS, LABEL_OPS, BitmapIndex, BTreeIndex, LabelListIndex, Unsupported, ZoneMapIndex, sorted_unique,
 )
@@ -152,15 +153,31 @@ def _split_by_fragment(addrs: np.ndarray, covered: Iterable[int]) -> dict[int, n
     return out
 
 
+def _remap(snapshot, seg: IndexSegment) -> Remap | None:
+    """The segment through the deferred compactions (index.reuse), None when there were none."""
+    hist = reuse_history(snapshot)
+    remap = Remap(seg.fragment_ids, seg.dataset_version, hist) if hist else None
+    return remap if remap is not None and remap.old_rows else None
+
+
+def _moved(remap: Remap, offsets: dict[int, np.ndarray], covered: list[int]) -> dict[int, np.ndarray]:
+    """Per-fragment offsets of the stored fragments -> those of this version's fragments."""
+    parts = [offs.astype(np.uint64) | (np.uint64(fid) << np.uint64(32)) for fid, offs in offsets.items()]
+    addrs = np.sort(np.concatenate(parts)) if parts else np.empty(0, np.uint64)
+    return _split_by_fragment(remap.addresses(addrs), covered)
+
+
 def _column_selections(snapshot, segments, terms, fragment_ids: set[int],
                          fragment_rows: dict[int, int]) -> dict[int, np.ndarray]:
     out: dict[int, np.ndarray] = {}
     for seg in segments:
-        covered = sorted(seg.fragment_ids & fragment_ids)
+        remap = _remap(snapshot, seg)
+        covered = sorted((seg.fragment_ids if remap is None else remap.fragment_ids) & fragment_ids)
         if not covered:
             continue
         try:
-            ids = _search_segment(snapshot, seg, terms, fragment_rows)
+            rows = fragment_rows if remap is None else {**remap.old_rows, **fragment_rows}
+            ids = _search_segment(snapshot, seg, terms, rows)
         except Unsupported:
             return {}
         except (LanceDuckError, FileNotFoundError, PermissionError, OSError) as exc:
@@ -169,10 +186,14 @@ def _column_selections(snapshot, segments, terms, fragment_ids: set[int],
         if ids is None:
             continue
         if isinstance(ids, dict):              # zone map: offsets per fragment already
+            if remap is not None:
+                ids = _moved(remap, ids, covered)
             out.update((fid, offs) for fid, offs in ids.items() if fid in covered)
             continue
         if snapshot.has_stable_row_ids:
             ids = _row_id_map(snapshot).addresses(ids)
+        elif remap is not None:
+            ids = remap.addresses(ids)
         for fid, offs in _split_by_fragment(ids, covered).items():
             n = fragment_rows[fid]
             if len(offs) and int(offs[-1]) >= n:
@@ -219,7 +240,7 @@ def _at_most_types(terms) -> list[tuple[str, ...]]:
 def count_from_indices(snapshot, conjuncts, fragments: Sequence) -> int | None:
     """Rows passing ``conjuncts`` (the *whole* filter) counted from exact indices alone, or None
     unless every conjunct is answered by a BTREE / BITMAP segment on every fragment."""
-    if not conjuncts or not index_segments(snapshot):
+    if not conjuncts or not index_segments(snapshot) or reuse_history(snapshot) is None:
         return None
     by_field, left = _by_field(snapshot, conjuncts)
     if left or not by_field:
@@ -251,28 +272,38 @@ def count_from_indices(snapshot, conjuncts, fragments: Sequence) -> int | None:
     return total
 
 
+class IndexSelections(dict):
+    """{fragment id: sorted int64 offsets}; ``candidates``: the fragments whose selection came
+    (partly) from an "at most" index (BLOOMFILTER, ZONEMAP, NGRAM), where most rows may fail."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.candidates: set[int] = set()
+
+
 def plan_index_selections(snapshot, conjuncts, fragments: Sequence) -> dict[int, np.ndarray]:
-    """Per-fragment row selections from the indices that answer ``conjuncts``."""
+    """Per-fragment row selections from the indices that answer ``conjuncts`` (an
+    :class:`IndexSelections`)."""
     if not conjuncts or not snapshot.scalar_indices_usable or not index_segments(snapshot):
         return {}
-    if any(s.type_url.endswith("FragmentReuseIndexDetails") for s in index_segments(snapshot)):
-        # Deferred remapping (compact_files(defer_index_remap=True)): segments name the new
-        # fragments while their files still hold the old row addresses; lance_duck does not
-        # translate them through the fragment-reuse index, so it scans instead.
+    if reuse_history(snapshot) is None:       # a fragment-reuse index this reader cannot read
         return {}
     fragment_rows = {f.id: f.physical_rows for f in snapshot.fragments}
     wanted = {f.id for f in fragments}
     by_field, _ = _by_field(snapshot, conjuncts)
-    result: dict[int, np.ndarray] = {}
+    result = IndexSelections()
     for fid, terms in by_field.items():
         sel = {}
-        for types in [_exact_types(terms)] + _at_most_types(terms):
+        exact = _exact_types(terms)
+        for types in [exact] + _at_most_types(terms):
             segments = _usable_segments(snapshot, fid, types) if types else []
             try:
                 sel = _column_selections(snapshot, segments, terms, wanted, fragment_rows) if segments else {}
             except Unsupported:
                 sel = {}
             if sel:
+                if types != exact:
+                    result.candidates.update(sel)
                 break
         for frag_id, offs in sel.items():
             prev = result.get(frag_id)

@@ -52,6 +52,7 @@ from ..predicate._deep import call_deep
 from ..scan.dataset import LanceDataset
 from ..scan.params import AsOf, StorageOptions, Version
 from .duckdb_errors import fresh, last_seq, recorded_since, watched
+from .duckdb_pushdown import Term, arrow_filter, substring_terms, view_name
 
 _LANCE_SCAN = "lance_scan"
 _default_lock = threading.Lock()
@@ -107,6 +108,8 @@ class Rewritten:
     count_ref: LanceRef | None = None   # set when the query is exactly SELECT count(*) FROM <ref>
     count_alias: str | None = None
     objects: dict[str, Any] = field(default_factory=dict)  # caller's variables, by generated name
+    # generated name of a filtered view -> (the reference's name, substring conjuncts it applies)
+    views: dict[str, tuple[str, list[Term]]] = field(default_factory=dict)
 
 
 def _literal_value(node: exp.Expression, what: str) -> Any:
@@ -462,7 +465,31 @@ def rewrite(query: str, resolve: Resolver | None = None, lookup: Lookup | None =
             count_alias = _count_star_alias(tree)
             if count_alias is not None:
                 count_ref = next(iter(rw.refs.values()))
-    return Rewritten(text, rw.refs, count_ref, count_alias, rw.objects)
+    views: dict[str, tuple[str, list[Term]]] = {}
+    if trees and len(trees) == 1 and len(rw.refs) == 1 and not rw.objects and count_ref is None:
+        text = _substring_view(trees[0], rw.refs, views) or text
+    return Rewritten(text, rw.refs, count_ref, count_alias, rw.objects, views)
+
+
+def _substring_view(tree: exp.Expression, refs: dict[str, LanceRef],
+                    views: dict[str, tuple[str, list[Term]]]) -> str | None:
+    """Point the query's one table at a view filtered by its substring conjuncts (see
+    :mod:`.duckdb_pushdown`); the new SQL, or None."""
+    found = substring_terms(tree)
+    if found is None:
+        return None
+    table, terms = found
+    old = table.name
+    if old not in refs:
+        return None
+    new = view_name(old, terms)
+    if not table.args.get("alias"):
+        table.set("alias", exp.TableAlias(this=exp.to_identifier(old, quoted=True)))
+    table.set("this", exp.to_identifier(new, quoted=True))
+    refs[new] = refs.pop(old)
+    views[new] = (old, terms)
+    with _quiet_sqlglot():
+        return tree.sql(dialect="duckdb")
 
 
 # -- execution ------------------------------------------------------------------------------------
@@ -692,6 +719,10 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> Lanc
         n = next(iter(opened.values())).count_rows()
         alias = (rw.count_alias or "").replace('"', '""')
         return LanceRelation(con.sql(f'SELECT CAST({int(n)} AS BIGINT) AS "{alias}"'))
+    for name, (old, terms) in rw.views.items():
+        ds = opened.pop(old)
+        flt = arrow_filter(ds.schema, terms)
+        opened[name] = ds if flt is None else ds.filter(flt)
     for name, ds in opened.items():
         con.register(name, watched(ds))
     for name, obj in rw.objects.items():

@@ -230,8 +230,9 @@ class ScanContext:
         if n == 0:
             return None
         cols: dict[str, pa.Array] = {}
-        if self.filter is not None and task.selection is not None:
+        if self.filter is not None and task.selection is not None and _one_pass(task):
             # rows chosen by an exact index nearly all pass: read every column in one pass
+            # (many candidates from bloom / zone map / ngram indices take the filter-first path below)
             names = tuple(dict.fromkeys(self.filter_columns + self.late_columns))
             allc = self.read_columns(frag, names, rows, mask)
             keep = self.selected_mask({k: allc[k] for k in self.filter_columns}, n)
@@ -311,6 +312,16 @@ class ScanContext:
         if not arrays:
             return _empty_batch(n)
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+
+#: A task of at most this many candidate rows (an "at most" index's selection) still reads every
+#: column in one pass: a second pass costs more than reading a few rows that fail the filter.
+CANDIDATE_ONE_PASS_ROWS = 64
+
+
+def _one_pass(task: ScanTask) -> bool:
+    """Read every column of an index-selected task at once (not the filter's columns first)."""
+    return not task.candidates or len(task.selection) <= CANDIDATE_ONE_PASS_ROWS
 
 
 def _kept_dictionary(a: pa.Array, want: pa.DataType | None) -> bool:

@@ -32,6 +32,7 @@ class ScanTask:
     rows: range              # physical rows of the fragment
     skip: int = 0            # live rows at the start of ``rows`` that the offset drops
     selection: Any = None    # sorted int64 physical offsets inside ``rows`` (an index's rows), or None
+    candidates: bool = False  # the selection is an "at most" answer (bloom, zone map, ngram): filter first
 
     @property
     def weight(self) -> int:
@@ -48,6 +49,11 @@ def live_rows_in(fragment, rows: range) -> int:
     return len(rows) - int(hi - lo)
 
 
+def is_candidate(selections: Mapping[int, np.ndarray], fragment_id: int) -> bool:
+    """The selection of ``fragment_id`` holds candidates only (``selections.candidates``, index.search)."""
+    return fragment_id in getattr(selections, "candidates", ())
+
+
 def plan_tasks(fragments: Iterable, batch_rows: int, *, skip_rows: int = 0,
                max_rows: int | None = None, first_rows: int | None = None,
                selections: Mapping[int, np.ndarray] | None = None) -> Iterator[ScanTask]:
@@ -56,7 +62,8 @@ def plan_tasks(fragments: Iterable, batch_rows: int, *, skip_rows: int = 0,
     ``skip_rows`` / ``max_rows`` (only when the scan has no filter) let planning drop
     whole fragments or ranges that lie before the offset or after the limit.
     ``selections`` (fragment id -> sorted offsets, from scalar indices; filtered scans only):
-    those fragments read only the selected rows, in tasks of at most ``batch_rows`` rows.
+    those fragments read only the selected rows, in tasks of at most ``batch_rows`` rows; the
+    fragments in its ``candidates`` attribute (if any) are marked so (see ``ScanTask.candidates``).
     """
     seq = 0
     skip = skip_rows
@@ -67,9 +74,10 @@ def plan_tasks(fragments: Iterable, batch_rows: int, *, skip_rows: int = 0,
             return
         if selections and frag.id in selections:
             sel = selections[frag.id]
+            cand = is_candidate(selections, frag.id)
             for i in range(0, len(sel), step):
                 part = sel[i:i + step]
-                yield ScanTask(seq, frag, range(int(part[0]), int(part[-1]) + 1), 0, part)
+                yield ScanTask(seq, frag, range(int(part[0]), int(part[-1]) + 1), 0, part, cand)
                 seq += 1
                 step = min(step * RAMP_GROWTH, batch_rows)
             continue

@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from ..errors import InvalidArgumentError
 from .execution import ScanContext, execute
-from .planning import DEFAULT_TASK_ROWS, ScanTask, live_rows_in
+from .planning import DEFAULT_TASK_ROWS, ScanTask, is_candidate, live_rows_in
 
 if TYPE_CHECKING:
     from .dataset import LanceDataset
@@ -94,5 +94,6 @@ def _tasks(infos: dict, ranges: Sequence[RowRange], task_rows: int, selections: 
         part = sel[lo:hi]          # the index's rows inside this range (none: nothing to read)
         for i in range(0, len(part), task_rows):
             chunk = part[i:i + task_rows]
-            yield ScanTask(seq, frag, range(int(chunk[0]), int(chunk[-1]) + 1), 0, chunk)
+            yield ScanTask(seq, frag, range(int(chunk[0]), int(chunk[-1]) + 1), 0, chunk,
+                           is_candidate(selections, fid))
             seq += 1

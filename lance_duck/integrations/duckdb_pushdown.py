@@ -1,0 +1,101 @@
+"""Substring conjuncts of a ``lance_duck.sql`` query, handed to the Lance scan (NGRAM indices).
+
+DuckDB pushes comparisons, ``IN`` and ``IS NULL`` into an Arrow dataset scan, but no string
+function: ``col LIKE '%x%'``, ``contains``, ``LIKE 'x%'``, ``starts_with`` / ``prefix``,
+``ends_with`` / ``suffix`` and ``regexp_matches`` reach the scan as nothing at all (DuckDB 2.0:
+no filter, and no prefix range either). So for a query that reads one Lance reference alone
+(one ``SELECT``, that table its only one, no join), :func:`substring_terms` takes those
+conjuncts from the top-level ``WHERE``; :mod:`.duckdb` registers a filtered view of the table
+(:func:`arrow_filter`), and DuckDB still applies its whole ``WHERE``. A ``WHERE`` conjunct
+holds for every row the query keeps, so the view changes no result; it lets the scan ask the
+NGRAM index. ``regexp_matches`` is not taken (two regex dialects). Only forms with one meaning in both engines are taken: case-sensitive, a plain
+column of the table, a string literal, ``LIKE`` without ``ESCAPE`` or backslashes (DuckDB has
+no default escape character, Arrow's ``match_like`` has one).
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import cast
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+#: (column as written, kind, literal); kind: like, contains, starts_with, ends_with.
+Term = tuple[str, str, str]
+_FUNCTIONS: dict[type[exp.Expression], str] = {
+    exp.Contains: "contains", exp.StartsWith: "starts_with", exp.EndsWith: "ends_with"}
+_ANONYMOUS = {"prefix": "starts_with", "suffix": "ends_with", "contains": "contains",
+              "starts_with": "starts_with", "ends_with": "ends_with"}
+
+
+def _column(node: exp.Expression, table: exp.Table) -> str | None:
+    if not isinstance(node, exp.Column) or node.args.get("db") or node.args.get("catalog"):
+        return None
+    qualifier = node.table
+    if qualifier and qualifier not in (table.alias_or_name, table.name):
+        return None
+    return node.name
+
+
+def _string(node: exp.Expression | None) -> str | None:
+    return node.this if isinstance(node, exp.Literal) and node.is_string else None
+
+
+def _term(c: exp.Expression, table: exp.Table) -> Term | None:
+    if isinstance(c, exp.Like) and not c.args.get("negate"):
+        col, lit = _column(c.this, table), _string(c.expression)
+        if col is not None and lit is not None and "\\" not in lit:
+            return col, "like", lit
+        return None
+    kind = _FUNCTIONS.get(type(c))
+    if kind is not None:
+        args = [c.this, c.expression]
+    elif isinstance(c, exp.Anonymous) and str(c.this).lower() in _ANONYMOUS:
+        kind, args = _ANONYMOUS[str(c.this).lower()], list(c.expressions)
+    else:
+        return None
+    if len(args) != 2:
+        return None
+    col, lit = _column(args[0], table), _string(args[1])
+    return None if col is None or lit is None else (col, kind, lit)
+
+
+def substring_terms(tree: exp.Expression) -> tuple[exp.Table, list[Term]] | None:
+    """The query's only table and the substring conjuncts of its ``WHERE`` (None: none usable)."""
+    if not isinstance(tree, exp.Select) or tree.args.get("joins") or tree.args.get("with"):
+        return None
+    tables = list(tree.find_all(exp.Table))
+    from_ = tree.args.get("from_", tree.args.get("from"))
+    where = tree.args.get("where")
+    if len(tables) != 1 or from_ is None or tables[0].parent is not from_ or where is None:
+        return None
+    table = tables[0]
+    conjuncts = list(where.this.flatten()) if isinstance(where.this, exp.And) else [where.this]
+    terms = [t for c in conjuncts if isinstance(c, exp.Expression)
+             and (t := _term(cast(exp.Expression, c.unnest()), table)) is not None]
+    return (table, terms) if terms else None
+
+
+def view_name(name: str, terms: list[Term]) -> str:
+    """The registration name of the filtered view of ``name`` (one per distinct filter)."""
+    return f"{name}_s{hashlib.sha1(repr(terms).encode()).hexdigest()[:10]}"
+
+
+def arrow_filter(schema: pa.Schema, terms: list[Term]) -> pc.Expression | None:
+    """The conjunction of the terms on top-level string columns (DuckDB matches column names
+    case-insensitively: a name matching no column, or two, is left out), or None."""
+    out = None
+    for col, kind, lit in terms:
+        fields = [f for f in schema if f.name.lower() == col.lower()]
+        if len(fields) != 1 or not (pa.types.is_string(fields[0].type) or pa.types.is_large_string(fields[0].type)):
+            continue
+        field = pc.field(fields[0].name)
+        e = {"like": lambda: pc.match_like(field, lit), "contains": lambda: pc.match_substring(field, lit),
+             "starts_with": lambda: pc.starts_with(field, lit),
+             "ends_with": lambda: pc.ends_with(field, lit)}[kind]()
+        out = e if out is None else out & e
+    return out
+
+
+__all__ = ["Term", "arrow_filter", "substring_terms", "view_name"]
