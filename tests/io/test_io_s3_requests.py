@@ -253,3 +253,56 @@ def test_two_scans_of_the_same_files_at_once_both_return_pylances_rows(pylance_o
     want = lance.dataset(uri, storage_options=pylance_options).to_table(columns=["id", "v"])
     assert_tables_equal(pa.Table.from_batches(got_b), want)
     assert 0 < first_a.num_rows <= 5_000
+
+
+@pytest.mark.parametrize("index_type", ["BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER"])
+def test_a_second_indexed_query_reads_no_index_file_again(pylance_options, proxied_options, counting_proxy,
+                                                          index_type):
+    uri = f"s3://{BUCKET}/requests-index-{index_type.lower()}.lance"
+    _write(uri, pylance_options)
+    column = "cat" if index_type in ("BITMAP", "BLOOMFILTER") else "id"
+    lance.dataset(uri, storage_options=pylance_options).create_scalar_index(column, index_type)
+    flt = "cat = 'c3'" if column == "cat" else "id >= 12000 AND id < 12050"
+    want = lance.dataset(uri, storage_options=pylance_options).to_table(filter=flt, columns=["id", "v"])
+    counting_proxy.reset()
+    first = lance_duck.dataset(uri, storage_options=proxied_options).to_table(filter=flt, columns=["id", "v"])
+    one = counting_proxy.reset()
+    second = lance_duck.dataset(uri, storage_options=proxied_options).to_table(filter=flt, columns=["id", "v"])
+    two = counting_proxy.reset()
+    assert_tables_equal(first, want)
+    assert_tables_equal(second, want)
+    assert any("/_indices/" in p for _, p, _ in one.paths), one.paths     # the index was used
+    assert not [p for _, p, _ in two.paths if "/_indices/" in p], two.paths
+
+
+def test_concurrent_readers_of_one_footer_share_one_request(pylance_options, s3_endpoint):
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lance_duck.file.base import TAIL_BYTES
+    from lance_duck.io import fs
+
+    from .latency_proxy import LatencyProxy
+    uri = f"s3://{BUCKET}/requests-single-flight.lance"
+    _write(uri, pylance_options)
+    host, port = s3_endpoint.rsplit("/", 1)[1].split(":")
+    with LatencyProxy(host, int(port), latency=0.2) as slow:     # every request outlasts the threads' start
+        fs.clear_caches()
+        ds = lance_duck.dataset(uri, storage_options=dict(pylance_options, aws_endpoint=slow.url))
+        ref = ds._snapshot.fragments[0].files[0]
+        slow.reset()
+        ready = threading.Barrier(4)
+
+        def tail(_):
+            ready.wait()
+            return bytes(ds._snapshot.io.open_input(ref.path, ref.size).read_tail(TAIL_BYTES))
+
+        with ThreadPoolExecutor(4) as pool:
+            tails = list(pool.map(tail, range(4)))
+        stats = slow.reset()
+    import boto3
+    client = boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id="test", aws_secret_access_key="test",
+                          region_name="us-east-1")
+    want = client.get_object(Bucket=BUCKET, Key=ref.path.split("/", 1)[1], Range=f"bytes=-{TAIL_BYTES}")["Body"].read()
+    assert tails == [want] * 4
+    assert [k for k, p, _ in stats.paths if p.endswith(ref.path.rsplit("/", 1)[1])] == ["GET"], stats.paths
