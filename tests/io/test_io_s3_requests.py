@@ -11,12 +11,13 @@ from ..scan.conftest import assert_tables_equal
 from .conftest import BUCKET, lance
 
 
-def _write(uri: str, options: dict) -> None:
+def _write(uri: str, options: dict, version: str | None = None) -> None:
     n = 40_000
     rng = np.random.default_rng(5)
     t = pa.table({"id": np.arange(n), "v": rng.random(n),
                   "cat": pa.array(np.char.add("c", rng.integers(0, 9, n).astype(str)))})
-    lance.write_dataset(t, uri, storage_options=options, max_rows_per_file=10_000)
+    kw = {"data_storage_version": version} if version else {}
+    lance.write_dataset(t, uri, storage_options=options, max_rows_per_file=10_000, **kw)
     lance.dataset(uri, storage_options=options).delete("id % 100 = 7")
 
 
@@ -306,3 +307,34 @@ def test_concurrent_readers_of_one_footer_share_one_request(pylance_options, s3_
     want = client.get_object(Bucket=BUCKET, Key=ref.path.split("/", 1)[1], Range=f"bytes=-{TAIL_BYTES}")["Body"].read()
     assert tails == [want] * 4
     assert [k for k, p, _ in stats.paths if p.endswith(ref.path.rsplit("/", 1)[1])] == ["GET"], stats.paths
+
+
+def test_a_2_0_file_plans_the_pages_of_all_its_columns_ahead_in_one_request(pylance_options, proxied_options,
+                                                                           counting_proxy):
+    uri = f"s3://{BUCKET}/requests-2-0.lance"
+    _write(uri, pylance_options, "2.0")
+    ds = lance_duck.dataset(uri, storage_options=proxied_options)
+    snap = ds._snapshot
+    ref = snap.fragments[1].files[0]
+    reader = snap.open_data_file(ref)
+    assert (reader.container.major, reader.container.minor) in ((0, 3), (2, 0))
+    fields = [f for f in snap.schema.fields if f.name in ("id", "v", "cat")]
+    counting_proxy.reset()
+    reader.prefetch_fields(fields)
+    from lance_duck.file.base import TAIL_BYTES
+    held = ref.size - TAIL_BYTES        # bytes from here on came with the footer
+    outside = [(o, n) for i in range(reader.container.num_columns) for p in reader.container.column(i).pages
+               for o, n in zip(p.buffer_offsets, p.buffer_sizes) if n and o < held]
+    assert outside
+    # every page buffer of the three columns not read with the footer, in one request
+    assert snap.io.prefetcher.planned_bytes() == max(o + n for o, n in outside) - min(o for o, _ in outside)
+    arrays = reader.read_fields(fields, None)
+    stats = counting_proxy.reset()
+    snap.io.prefetcher.forget([ref.path])
+    assert len(_data_reads(stats)) == 1, stats.paths         # one request: the pages of all three columns
+    want = lance.dataset(uri, storage_options=pylance_options).get_fragment(1).to_table(
+        columns=["id", "v", "cat"], with_row_address=False)
+    # the file's physical rows (deletions are the scan's business): compare the rows still live
+    live = {r["id"] for r in want.to_pylist()}
+    got = [(i, v, c) for i, v, c in zip(*(a.to_pylist() for a in arrays)) if i in live]
+    assert got == [tuple(r.values()) for r in want.to_pylist()]
