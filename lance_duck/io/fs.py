@@ -20,7 +20,7 @@ import posixpath
 import threading
 import weakref
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import fsspec
@@ -530,21 +530,24 @@ class _TailCache:
         way, if any, ended (its error raised)."""
         with self._lock:
             flight = self._flights.get(key)
-        if flight is not None:
-            flight.result(PREFETCH_WAIT)
+        if flight is not None and wait([flight], PREFETCH_WAIT).done:
+            flight.result()
         hit = self._lru.get(key)
         return hit if hit is not None and size in (None, hit[0]) else None
 
     def fetch(self, key: tuple, size: int | None, fetch: Callable[[], tuple[int, bytes]]) -> tuple[int, bytes]:
         """(size, bytes) of ``key``: cached, or the result of a fetch under way, or ``fetch()``
         run by this caller while others asking for ``key`` wait for it."""
-        while True:
+        hit = self.get(key, size)
+        if hit is not None:
+            return hit
+        flight = self.claim(key, size)
+        if flight is None:      # another fetch began meanwhile (or one outlasted PREFETCH_WAIT)
             hit = self.get(key, size)
-            if hit is not None:
-                return hit
-            flight = self.claim(key, size)
-            if flight is not None:
-                break
+            if hit is None:
+                hit = fetch()
+                self.put(key, *hit)
+            return hit
         try:
             got = fetch()
         except BaseException as exc:
