@@ -1,7 +1,7 @@
 """lance_duck vs pylance on a local S3 endpoint with latency added to every request.
 
     python bench/object_store.py [--rows 4000000] [--versions 100] [--latency 0.02] [--runs 3]
-                                 [--dir /tmp/ld_bench] [--only "count(*),LIMIT 10"]
+                                 [--dir /tmp/ld_bench] [--only "count(*);LIMIT 10"] [--storage 2.2]
 
 Starts, in a child process (so that serving bytes does not compete with the readers for this
 process's GIL), moto's S3 server on 127.0.0.1 and ``tests/io/latency_proxy.py`` in front of it:
@@ -14,7 +14,8 @@ Operations: open latest, open an old version (version 1 of the history), ``versi
 history, the seven DuckDB queries, a 1000-row ``take`` of 3 columns, and one Spark-sized partition
 (one fragment, 4 columns). Each run opens the datasets afresh (per-process caches stay warm after
 the warm-up, as pylance's do); pylance and lance_duck runs are interleaved; medians of --runs.
-Requests are those of the last run. Results are checked equal.
+Requests are those of the last run. Results are checked equal. ``--storage`` picks the data
+file format of the benchmark table (2.0 measures the 2.0 reader's request plan).
 """
 from __future__ import annotations
 
@@ -142,23 +143,25 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.02)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--dir", default="/tmp/ld_bench")
-    ap.add_argument("--only", default=None, help="comma-separated operation names")
+    ap.add_argument("--only", default=None, help="operation names separated by ';'")
+    ap.add_argument("--storage", default="2.2", help="data file format of the benchmark table")
     args = ap.parse_args()
     os.makedirs(args.dir, exist_ok=True)
-    lp, _ = prepare(args.dir, args.rows, "2.2")
+    lp, _ = prepare(args.dir, args.rows, args.storage)
     hp = prepare_history(args.dir, args.versions)
     ep = Endpoint(args.latency)
-    upload(ep.direct, lp, "t.lance")
+    table = f"t-{args.storage}.lance"
+    upload(ep.direct, lp, table)
     upload(ep.direct, hp, "history.lance")
     opts = {"aws_access_key_id": "test", "aws_secret_access_key": "test", "aws_region": "us-east-1",
             "aws_endpoint": ep.url, "allow_http": "true"}
-    print(f"{args.rows} rows; {args.versions}-version history; {args.latency * 1000:.0f} ms per request; "
-          f"median of {args.runs} interleaved runs after a warm-up\n")
+    print(f"{args.rows} rows (files {args.storage}); {args.versions}-version history; "
+          f"{args.latency * 1000:.0f} ms per request; median of {args.runs} interleaved runs after a warm-up; load average {os.getloadavg()[0]:.1f}\n")
     print("| operation | pylance | requests | peak | lance_duck | requests | peak | MB ld/pl | time ratio "
           "| request ratio |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    only = set(args.only.split(",")) if args.only else None
-    ops = operations(f"s3://{BUCKET}/t.lance", f"s3://{BUCKET}/history.lance", opts, int(args.rows * 0.999))
+    only = set(args.only.split(";")) if args.only else None
+    ops = operations(f"s3://{BUCKET}/{table}", f"s3://{BUCKET}/history.lance", opts, int(args.rows * 0.999))
     for op, fns in ops.items():
         if only and op not in only:
             continue

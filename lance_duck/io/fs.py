@@ -19,9 +19,9 @@ import os
 import posixpath
 import threading
 import weakref
-from collections import OrderedDict, deque
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Iterable, Iterator, Sequence
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import fsspec
 from fsspec.asyn import AsyncFileSystem
@@ -29,6 +29,7 @@ from fsspec.core import url_to_fs
 
 from ..errors import CorruptFileError, InvalidArgumentError
 from . import retry
+from .lru import ByteLRU
 from .retry import RetryPolicy, TruncatedResponse
 from .storage_options import fsspec_options
 
@@ -232,13 +233,7 @@ class FileIO:
         cached per process, keyed by store, path and -- when known, from a listing -- size."""
         if self.is_local:
             return self.read_bytes(path)
-        hit = _WHOLE.get((self.key, path), size)
-        if hit is not None:
-            return hit[1]
-        data = self.read_bytes(path)
-        if size is None or len(data) == size:
-            _WHOLE.put((self.key, path), len(data), data)
-        return data
+        return _WHOLE.fetch((self.key, path), size, lambda: _sized(self.read_bytes(path)))[1]
 
     def read_many(self, paths: Sequence[str], ahead: int = 32) -> Iterator[bytes]:
         """Whole files, in order; up to ``ahead`` fetched concurrently (object stores)."""
@@ -288,20 +283,20 @@ class FileIO:
 
         Returns at once; a later :meth:`InputFile.read_tail` of one of these files waits for its
         fetch instead of issuing another request. Local files, files of unknown size and tails
-        already cached are skipped. A failed prefetch is forgotten (the read then tries itself).
+        already cached or being fetched are skipped. A read waiting for a prefetch that failed raises
+        its error (the request was retried already).
         """
         if self.is_local:
             return
-        todo = []
         for path, size in files:
-            if size and _TAILS.claim((self.key, path), size):
-                todo.append((path, size))
-        if not todo:
-            return
-        for path, size in todo:
+            key = (self.key, path)
+            flight = _TAILS.claim(key, size) if size else None
+            if flight is None:
+                continue
             fut = self.submit(path, max(0, size - length), size, exact=True)
-            fut.add_done_callback(lambda f, key=(self.key, path), size=size: _TAILS.settle(
-                key, size, None if f.cancelled() or f.exception() is not None else f.result()))
+            fut.add_done_callback(lambda f, key=key, size=size, flight=flight: _TAILS.settle(
+                key, flight, None if f.cancelled() or f.exception() else (size, f.result()),
+                None if f.cancelled() else f.exception()))
 
     def open_input(self, path: str, size: int | None = None) -> "InputFile":
         return InputFile(self, path, size)
@@ -355,18 +350,16 @@ class InputFile:
             length = min(length, self.size)
             return self.read(self.size - length, length)
         key = (self.io.key, self.path)
-        hit = _TAILS.get(key, self._size)
-        if hit is not None and len(hit[1]) >= min(length, hit[0]):
-            size, tail = hit
-        elif self._size is None and hasattr(self.io.fs, "_call_s3"):
-            size, tail = self._s3_suffix(length)
+        if self._size is None and hasattr(self.io.fs, "_call_s3"):
+            size, tail = _TAILS.fetch(key, None, lambda: self._s3_suffix(length))
         else:
             size = self.size
-            n = min(length, size)
-            tail = self._fetch([(size - n, size)])[0]
-            _TAILS.put(key, size, tail)
+            size, tail = _TAILS.fetch(key, size, lambda: (size, self._fetch([(size - min(length, size), size)])[0]))
         self._size = size
         n = min(length, size)
+        if len(tail) < n:       # a shorter tail was cached: read this one
+            tail = self._fetch([(size - n, size)])[0]
+            _TAILS.put(key, size, tail)
         tail = memoryview(tail)[len(tail) - n:]
         self._hold(size - n, tail)
         return tail
@@ -376,10 +369,8 @@ class InputFile:
         from fsspec.asyn import sync
         fs = self.io.fs
         self.requests += 1
-        size, body = sync(fs.loop, retry.call_async, lambda: s3_get(fs, self.path, f"bytes=-{length}"),
-                          self.path, self.io.retry)
-        _TAILS.put((self.io.key, self.path), size, body)
-        return size, body
+        return sync(fs.loop, retry.call_async, lambda: s3_get(fs, self.path, f"bytes=-{length}"),
+                    self.path, self.io.retry)
 
     def prefetch(self, ranges: Sequence[tuple[int, int]]) -> None:
         """Start fetching the (offset, length) ``ranges`` that later reads will ask for (remote files;
@@ -501,64 +492,84 @@ _RESIDENT = _ResidentPages()
 
 
 class _TailCache:
-    """Tails (or whole bytes) of immutable remote files, least recently used dropped beyond ``limit``."""
+    """Tails (or whole bytes) of immutable remote files per process: an :class:`~.lru.ByteLRU` of
+    (file size, bytes) keyed by (store, path) and checked against the size when it is known; and
+    the fetches of them under way (single flight): a reader of a file whose tail is being fetched
+    waits for that request -- and shares its failure -- instead of sending its own."""
 
     def __init__(self, limit: int = TAIL_CACHE_BYTES):
-        self.limit = limit
-        self._items: "OrderedDict[tuple, tuple[int, bytes]]" = OrderedDict()
-        self._pending: dict[tuple, threading.Event] = {}    # prefetches under way
-        self._total = 0
+        self._lru = ByteLRU(limit)
+        self._flights: dict[tuple, Future] = {}
         self._lock = threading.Lock()
 
-    def claim(self, key: tuple, size: int) -> bool:
-        """True if the caller should prefetch ``key`` (neither cached nor being fetched)."""
+    def claim(self, key: tuple, size: int | None) -> Future | None:
+        """A Future the caller must :meth:`settle` when it is to fetch ``key`` (neither cached with
+        this size nor being fetched); None otherwise."""
         with self._lock:
-            hit = self._items.get(key)
-            if key in self._pending or (hit is not None and hit[0] == size):
-                return False
-            self._pending[key] = threading.Event()
-            return True
+            hit = self._lru.get(key)
+            if key in self._flights or (hit is not None and size in (None, hit[0])):
+                return None
+            flight = self._flights[key] = Future()
+            return flight
 
-    def settle(self, key: tuple, size: int, tail: bytes | None) -> None:
-        if tail is not None:
-            self.put(key, size, tail)
+    def settle(self, key: tuple, flight: Future, got: tuple[int, bytes] | None,
+               error: BaseException | None = None) -> None:
+        """End the fetch ``flight`` of ``key`` with (size, bytes), or with ``error``."""
+        if got is not None:
+            self.put(key, *got)
         with self._lock:
-            done = self._pending.pop(key, None)
-        if done is not None:
-            done.set()
+            if self._flights.get(key) is flight:
+                del self._flights[key]
+        if error is not None:
+            flight.set_exception(error)
+        else:
+            flight.set_result(got)
 
     def get(self, key: tuple, size: int | None) -> tuple[int, bytes] | None:
+        """(size, bytes) of ``key`` if cached with this size (any when None), after the fetch under
+        way, if any, ended (its error raised)."""
         with self._lock:
-            pending = self._pending.get(key)
-        if pending is not None:
-            pending.wait(PREFETCH_WAIT)
-        with self._lock:
-            hit = self._items.get(key)
-            if hit is None or (size is not None and hit[0] != size):
-                return None
-            self._items.move_to_end(key)
+            flight = self._flights.get(key)
+        if flight is not None and wait([flight], PREFETCH_WAIT).done:
+            flight.result()
+        hit = self._lru.get(key)
+        return hit if hit is not None and size in (None, hit[0]) else None
+
+    def fetch(self, key: tuple, size: int | None, fetch: Callable[[], tuple[int, bytes]]) -> tuple[int, bytes]:
+        """(size, bytes) of ``key``: cached, or the result of a fetch under way, or ``fetch()``
+        run by this caller while others asking for ``key`` wait for it."""
+        hit = self.get(key, size)
+        if hit is not None:
             return hit
+        flight = self.claim(key, size)
+        if flight is None:      # another fetch began meanwhile (or one outlasted PREFETCH_WAIT)
+            hit = self.get(key, size)
+            if hit is None:
+                hit = fetch()
+                self.put(key, *hit)
+            return hit
+        try:
+            got = fetch()
+        except BaseException as exc:
+            self.settle(key, flight, None, exc)
+            raise
+        self.settle(key, flight, got)
+        return got
 
     def put(self, key: tuple, size: int, tail: bytes | memoryview) -> None:
         tail = bytes(tail)
-        with self._lock:
-            old = self._items.pop(key, None)
-            if old is not None:
-                self._total -= len(old[1])
-            self._items[key] = (size, tail)
-            self._total += len(tail)
-            while self._total > self.limit and len(self._items) > 1:
-                _, (_, dropped) = self._items.popitem(last=False)
-                self._total -= len(dropped)
+        self._lru.put(key, (size, tail), len(tail))
 
     def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-            self._total = 0
+        self._lru.clear()
 
 
 _TAILS = _TailCache()
 _WHOLE = _TailCache(WHOLE_CACHE_BYTES)
+
+
+def _sized(data: bytes) -> tuple[int, bytes]:
+    return len(data), data
 
 
 def clear_caches() -> None:

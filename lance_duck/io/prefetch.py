@@ -2,10 +2,12 @@
 
 A scan plans, per remote data file, the byte ranges of every page of the columns it will read
 (:meth:`Prefetcher.plan`). Ranges closer than the coalesce gap are merged, whatever column they
-belong to, and the merged spans are cut (at range boundaries where possible) into requests of at
-most ``max_request_bytes``. Requests are issued in plan order while the bytes fetched and not yet
-read stay under a window, which starts at ``FIRST_WINDOW`` and grows by what the reads consume up to
-``prefetch_bytes`` (a scan that stops early, like DuckDB's LIMIT, fetches little). A read inside
+belong to, and the merged spans are cut into requests of at most ``max_request_bytes``. Requests
+are issued in the order the scan will need their bytes -- by how far into its page each one starts,
+so that the first rows of every column come first, whatever the columns' places in the file -- while
+the bytes fetched and not yet read stay under a window, which starts at ``FIRST_WINDOW`` and grows by
+what the reads consume up to ``prefetch_bytes`` (a scan that stops early, like DuckDB's LIMIT,
+fetches little). A read inside
 planned spans (:meth:`Prefetcher.take`) waits for them -- issuing them at once if the window had
 not reached them -- instead of sending its own request. A span is dropped once every planned byte
 in it has been read, or when the scan ends (:meth:`Prefetcher.forget`). A failed request fails the
@@ -31,19 +33,20 @@ KEEP_SPAN = 256 * 1024
 class _Span:
     """One request: bytes [start, end) of ``path``; ``need`` planned bytes, ``served`` those read."""
 
-    __slots__ = ("path", "start", "end", "need", "served", "future", "done")
+    __slots__ = ("path", "start", "end", "need", "served", "read", "future", "done")
 
     def __init__(self, path: str, start: int, end: int, need: int):
         self.path, self.start, self.end, self.need = path, start, end, need
         self.served: list[tuple[int, int]] = []
+        self.read = 0                # planned bytes read so far (counted off the window)
         self.future: Any = None      # concurrent.futures.Future once issued
         self.done = False
 
-    def serve(self, s: int, e: int) -> bool:
-        """Record that [s, e) was read; True once every planned byte has been."""
+    def serve(self, s: int, e: int) -> int:
+        """Record that [s, e) was read; the planned bytes newly read."""
         s, e = max(s, self.start), min(e, self.end)
         if s >= e or self.done:
-            return False
+            return 0
         merged: list[tuple[int, int]] = []
         for a, b in sorted(self.served + [(s, e)]):
             if merged and a <= merged[-1][1]:
@@ -51,7 +54,9 @@ class _Span:
             else:
                 merged.append((a, b))
         self.served = merged
-        return sum(b - a for a, b in merged) >= self.need
+        now = min(self.need, sum(b - a for a, b in merged))
+        new, self.read = now - self.read, now
+        return new
 
 
 class Prefetcher:
@@ -74,8 +79,8 @@ class Prefetcher:
         wanted = [(o, n) for o, n in ranges if n > 0 and o + n <= size]
         if not wanted:
             return
-        spans = [_Span(path, s, e, need) for s, e, need in
-                 split(wanted, self.io.coalesce_gap, self.io.max_request_bytes)]
+        parts = sorted(split(wanted, self.io.coalesce_gap, self.io.max_request_bytes), key=lambda p: p[3])
+        spans = [_Span(path, s, e, need) for s, e, need, _ in parts]
         with self._lock:
             have = self._spans.get(path, [])
             if have:    # more columns of a planned file: spans over bytes planned already are left out
@@ -83,7 +88,7 @@ class Prefetcher:
             merged = sorted(have + spans, key=lambda sp: sp.start)
             self._spans[path] = merged
             self._starts[path] = [sp.start for sp in merged]
-            self._queue.extend(spans)
+            self._queue.extend(spans)      # in the order their bytes will be needed
         self._pump()
 
     def take(self, path: str, ranges: Sequence[tuple[int, int]]) -> list[bytes | memoryview | None]:
@@ -112,8 +117,12 @@ class Prefetcher:
         with self._lock:
             for (off, ln), cover in zip(ranges, covers):
                 for sp in cover or ():
-                    if sp.serve(off, off + ln):
-                        self._served(sp)
+                    new = sp.serve(off, off + ln)
+                    if new:
+                        self._outstanding -= new
+                        self._window = min(self.max_bytes, self._window + new)
+                        if sp.read >= sp.need:
+                            self._served(sp)
         self._pump()
         return out
 
@@ -139,13 +148,12 @@ class Prefetcher:
         self._outstanding += sp.end - sp.start
 
     def _served(self, sp: _Span) -> None:
-        """Every planned byte of ``sp`` was read: the window grows by it; it goes (small ones stay)."""
-        self._window = min(self.max_bytes, self._window + sp.end - sp.start)
+        """Every planned byte of ``sp`` was read: it goes (small ones stay)."""
         if sp.end - sp.start > KEEP_SPAN:
             self._drop(sp)
         else:
             sp.done = True
-            self._outstanding -= sp.end - sp.start
+            self._outstanding -= sp.end - sp.start - sp.read
 
     def _drop(self, sp: _Span) -> None:
         spans = self._spans.get(sp.path)
@@ -159,7 +167,7 @@ class Prefetcher:
         if sp.future is None:
             self._queue.remove(sp)
         elif not sp.done:   # not cancelled: another scan of the same files may be waiting for it
-            self._outstanding -= sp.end - sp.start
+            self._outstanding -= sp.end - sp.start - sp.read
 
     def _pump(self) -> None:
         with self._lock:
@@ -197,24 +205,36 @@ def _covering(spans: list[_Span], starts: list[int], s: int, e: int) -> list[_Sp
     return None
 
 
-def split(ranges: Sequence[tuple[int, int]], gap: int, max_bytes: int) -> list[tuple[int, int, int]]:
-    """(start, end, planned bytes) of the requests for (offset, length) ``ranges``: neighbours closer
-    than ``gap`` merged, and a merged span longer than ``max_bytes`` cut into equal parts."""
-    merged: list[list] = []        # [start, end, [(s, e) planned]]
-    for s, e in sorted((o, o + n) for o, n in ranges):
+def split(ranges: Sequence[tuple[int, int]], gap: int, max_bytes: int) -> list[tuple[int, int, int, float]]:
+    """(start, end, planned bytes, need rank) of the requests for (offset, length) ``ranges``:
+    neighbours closer than ``gap`` merged, and a merged span longer than ``max_bytes`` cut into
+    equal parts. The rank of a request is how far into its range (0 = its first byte, towards 1 =
+    its last) the earliest planned byte it holds lies: ranges are pages, read first row first."""
+    merged: list[list] = []        # [start, end, [(s, e, range start, range end) planned]]
+    for rs, re_ in sorted((o, o + n) for o, n in ranges):
+        s, e = rs, re_
         if merged and s <= merged[-1][1] + gap:
             last = merged[-1]
             if e > last[1]:
                 s = max(s, last[1])
-                last[2].append((s, e))
+                last[2].append((s, e, rs, re_))
                 last[1] = e
         else:
-            merged.append([s, e, [(s, e)]])
-    out: list[tuple[int, int, int]] = []
+            merged.append([s, e, [(s, e, rs, re_)]])
+    out: list[tuple[int, int, int, float]] = []
     for s, e, planned in merged:
         parts = -(-(e - s) // max_bytes)
         step = -(-(e - s) // parts)
+        j = 0                      # planned pieces are sorted and disjoint: one pass over them
         for a in range(s, e, step):
             b = min(e, a + step)
-            out.append((a, b, sum(max(0, min(b, pe) - max(a, ps)) for ps, pe in planned)))
+            while j < len(planned) and planned[j][1] <= a:
+                j += 1
+            need, rank, k = 0, 1.0, j
+            while k < len(planned) and planned[k][0] < b:
+                ps, pe, rs, re_ = planned[k]
+                need += min(b, pe) - max(a, ps)
+                rank = min(rank, (max(a, ps) - rs) / (re_ - rs))
+                k += 1
+            out.append((a, b, need, rank))
     return out

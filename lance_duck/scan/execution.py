@@ -48,6 +48,7 @@ class ScanContext:
         self._fragments: list = []
         self._late_decided = False
         self._planned: set[str] = set()
+        self._failed: dict[str, OSError] = {}   # path -> why opening it failed (not tried again)
         self._closed = False
         filter_cols = tuple(flt.columns) if flt is not None else ()
         self.filter_columns = filter_cols
@@ -129,7 +130,14 @@ class ScanContext:
             r = self._cached_reader(ref.path)
             if r is not None:
                 return r
-            r = self.snapshot.open_data_file(ref)  # checked against the manifest
+            failed = self._failed.get(ref.path)
+            if failed is not None:  # its requests were retried already: the scan fails as it did
+                raise failed
+            try:
+                r = self.snapshot.open_data_file(ref)  # checked against the manifest
+            except OSError as exc:
+                self._failed[ref.path] = exc
+                raise
             if ref.path in self._whole and ref.path not in self._planned and not self._closed:
                 self._planned.add(ref.path)
                 r.prefetch_fields(self._whole[ref.path])

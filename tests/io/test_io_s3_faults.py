@@ -111,6 +111,8 @@ def test_transient_faults_on_metadata_are_retried(kind, fault_table, expected, f
 @pytest.mark.parametrize("kind", ["503", "reset", "truncate"])
 def test_a_fault_that_persists_fails_the_scan_after_bounded_retries_naming_the_object(
         kind, fault_table, faulty, counting_proxy):
+    from lance_duck.file.container import METADATA_CACHE
+    METADATA_CACHE.clear()      # the footers are read (not the parsed metadata of an earlier test)
     ds = lance_duck.dataset(fault_table, storage_options=faulty)
     path = ds._snapshot.fragments[1].files[0].path.rsplit("/", 1)[1]
     counting_proxy.reset()
@@ -119,9 +121,36 @@ def test_a_fault_that_persists_fails_the_scan_after_bounded_retries_naming_the_o
         ds.to_table()
     assert isinstance(info.value, LanceDuckError) and "after 4 tries" in str(info.value)
     stats = counting_proxy.reset()
-    # 1 + 3 retries for the footer prefetch, then again for each opening of the file (the scan's
-    # page planner and its task): bounded, whatever the timing
-    assert 4 <= _gets(stats, path) <= 12, stats.paths
+    # 1 + 3 retries of the footer prefetch, which the scan's page planner and its tasks wait for and
+    # share: the file is not asked for again
+    assert _gets(stats, path) == 4, stats.paths
+
+
+def test_concurrent_readers_of_a_failing_footer_share_one_flight_of_retries(fault_table, faulty, counting_proxy):
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lance_duck.file.base import TAIL_BYTES
+    ds = lance_duck.dataset(fault_table, storage_options=faulty)
+    ref = ds._snapshot.fragments[0].files[0]
+    name = ref.path.rsplit("/", 1)[1]
+    counting_proxy.reset()
+    counting_proxy.fail("503", times=1000, path=name)
+    ready = threading.Barrier(4)
+
+    def open_footer(_):
+        ready.wait()
+        try:
+            ds._snapshot.io.open_input(ref.path, ref.size).read_tail(TAIL_BYTES)
+        except ObjectStoreError as exc:
+            return str(exc)
+        return "read"
+
+    with ThreadPoolExecutor(4) as pool:
+        outcomes = list(pool.map(open_footer, range(4)))
+    stats = counting_proxy.reset()
+    assert all(name in o and "after 4 tries" in o for o in outcomes), outcomes
+    assert _gets(stats, name) == 4, stats.paths
 
 
 def test_a_stream_whose_later_file_keeps_failing_raises_instead_of_ending_short(fault_table, faulty, counting_proxy):

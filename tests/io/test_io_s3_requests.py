@@ -11,12 +11,13 @@ from ..scan.conftest import assert_tables_equal
 from .conftest import BUCKET, lance
 
 
-def _write(uri: str, options: dict) -> None:
+def _write(uri: str, options: dict, version: str | None = None) -> None:
     n = 40_000
     rng = np.random.default_rng(5)
     t = pa.table({"id": np.arange(n), "v": rng.random(n),
                   "cat": pa.array(np.char.add("c", rng.integers(0, 9, n).astype(str)))})
-    lance.write_dataset(t, uri, storage_options=options, max_rows_per_file=10_000)
+    kw = {"data_storage_version": version} if version else {}
+    lance.write_dataset(t, uri, storage_options=options, max_rows_per_file=10_000, **kw)
     lance.dataset(uri, storage_options=options).delete("id % 100 = 7")
 
 
@@ -253,3 +254,87 @@ def test_two_scans_of_the_same_files_at_once_both_return_pylances_rows(pylance_o
     want = lance.dataset(uri, storage_options=pylance_options).to_table(columns=["id", "v"])
     assert_tables_equal(pa.Table.from_batches(got_b), want)
     assert 0 < first_a.num_rows <= 5_000
+
+
+@pytest.mark.parametrize("index_type", ["BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER"])
+def test_a_second_indexed_query_reads_no_index_file_again(pylance_options, proxied_options, counting_proxy,
+                                                          index_type):
+    uri = f"s3://{BUCKET}/requests-index-{index_type.lower()}.lance"
+    _write(uri, pylance_options)
+    column = "cat" if index_type in ("BITMAP", "BLOOMFILTER") else "id"
+    lance.dataset(uri, storage_options=pylance_options).create_scalar_index(column, index_type)
+    flt = "cat = 'c3'" if column == "cat" else "id >= 12000 AND id < 12050"
+    want = lance.dataset(uri, storage_options=pylance_options).to_table(filter=flt, columns=["id", "v"])
+    counting_proxy.reset()
+    first = lance_duck.dataset(uri, storage_options=proxied_options).to_table(filter=flt, columns=["id", "v"])
+    one = counting_proxy.reset()
+    second = lance_duck.dataset(uri, storage_options=proxied_options).to_table(filter=flt, columns=["id", "v"])
+    two = counting_proxy.reset()
+    assert_tables_equal(first, want)
+    assert_tables_equal(second, want)
+    assert any("/_indices/" in p for _, p, _ in one.paths), one.paths     # the index was used
+    assert not [p for _, p, _ in two.paths if "/_indices/" in p], two.paths
+
+
+def test_concurrent_readers_of_one_footer_share_one_request(pylance_options, s3_endpoint):
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lance_duck.file.base import TAIL_BYTES
+    from lance_duck.io import fs
+
+    from .latency_proxy import LatencyProxy
+    uri = f"s3://{BUCKET}/requests-single-flight.lance"
+    _write(uri, pylance_options)
+    host, port = s3_endpoint.rsplit("/", 1)[1].split(":")
+    with LatencyProxy(host, int(port), latency=0.2) as slow:     # every request outlasts the threads' start
+        fs.clear_caches()
+        ds = lance_duck.dataset(uri, storage_options=dict(pylance_options, aws_endpoint=slow.url))
+        ref = ds._snapshot.fragments[0].files[0]
+        slow.reset()
+        ready = threading.Barrier(4)
+
+        def tail(_):
+            ready.wait()
+            return bytes(ds._snapshot.io.open_input(ref.path, ref.size).read_tail(TAIL_BYTES))
+
+        with ThreadPoolExecutor(4) as pool:
+            tails = list(pool.map(tail, range(4)))
+        stats = slow.reset()
+    import boto3
+    client = boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id="test", aws_secret_access_key="test",
+                          region_name="us-east-1")
+    want = client.get_object(Bucket=BUCKET, Key=ref.path.split("/", 1)[1], Range=f"bytes=-{TAIL_BYTES}")["Body"].read()
+    assert tails == [want] * 4
+    assert [k for k, p, _ in stats.paths if p.endswith(ref.path.rsplit("/", 1)[1])] == ["GET"], stats.paths
+
+
+def test_a_2_0_file_plans_the_pages_of_all_its_columns_ahead_in_one_request(pylance_options, proxied_options,
+                                                                           counting_proxy):
+    uri = f"s3://{BUCKET}/requests-2-0.lance"
+    _write(uri, pylance_options, "2.0")
+    ds = lance_duck.dataset(uri, storage_options=proxied_options)
+    snap = ds._snapshot
+    ref = snap.fragments[1].files[0]
+    reader = snap.open_data_file(ref)
+    assert (reader.container.major, reader.container.minor) in ((0, 3), (2, 0))
+    fields = [f for f in snap.schema.fields if f.name in ("id", "v", "cat")]
+    counting_proxy.reset()
+    reader.prefetch_fields(fields)
+    from lance_duck.file.base import TAIL_BYTES
+    held = ref.size - TAIL_BYTES        # bytes from here on came with the footer
+    outside = [(o, n) for i in range(reader.container.num_columns) for p in reader.container.column(i).pages
+               for o, n in zip(p.buffer_offsets, p.buffer_sizes) if n and o < held]
+    assert outside
+    # every page buffer of the three columns not read with the footer, in one request
+    assert snap.io.prefetcher.planned_bytes() == max(o + n for o, n in outside) - min(o for o, _ in outside)
+    arrays = reader.read_fields(fields, None)
+    stats = counting_proxy.reset()
+    snap.io.prefetcher.forget([ref.path])
+    assert len(_data_reads(stats)) == 1, stats.paths         # one request: the pages of all three columns
+    want = lance.dataset(uri, storage_options=pylance_options).get_fragment(1).to_table(
+        columns=["id", "v", "cat"], with_row_address=False)
+    # the file's physical rows (deletions are the scan's business): compare the rows still live
+    live = {r["id"] for r in want.to_pylist()}
+    got = [(i, v, c) for i, v, c in zip(*(a.to_pylist() for a in arrays)) if i in live]
+    assert got == [tuple(r.values()) for r in want.to_pylist()]

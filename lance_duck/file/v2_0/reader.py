@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -147,6 +148,19 @@ class V20FileReader(DataFileReader):
             return [self._read(f, c, sel) for f, c in zip(fields, cols)]
         finally:
             self._prefetched.clear()
+
+    def prefetch_fields(self, fields: Sequence[LanceField]) -> None:
+        """Object stores: start fetching every page of ``fields`` (down to struct children; list items
+        wait for their offsets), all columns together (io/prefetch.py)."""
+        if self.file.io.is_local:
+            return
+        wanted: list[tuple[int, int]] = []
+        whole = normalize_selection(None, self.num_rows)
+        for field in fields:
+            c = self._column_of(field)
+            if c is not None:
+                self._plan(field, c, whole, wanted)
+        self.file.prefetch([b for c, p in dict.fromkeys(wanted) for b in self._cols[c].pages[p].buffers])
 
     # -- I/O planning -------------------------------------------------------------------------
     def _plan(self, field: LanceField, c: int, sel, out: list[tuple[int, int]]) -> None:
