@@ -13,13 +13,14 @@ import lance_duck
 from lance_duck.file.container import METADATA_CACHE, V2Container
 from lance_duck.index.files import CACHE as INDEX_CACHE
 from lance_duck.io import fs as fs_mod
+from lance_duck.trace import decode_trace
 
 ROWS = 1_000_000
 
 
 @pytest.fixture(scope="module")
 def million(tmp_path_factory) -> str:
-    """The benchmark's shape: 1M rows in four fragments, a BTREE on ``id``."""
+    """The benchmark's shape: 1M rows in four fragments, a BTREE on ``id``, a BITMAP on ``category``."""
     rng = np.random.default_rng(3)
     table = pa.table({
         "id": pa.array(np.arange(ROWS, dtype=np.int64)),
@@ -27,7 +28,9 @@ def million(tmp_path_factory) -> str:
         "amount": pa.array(np.arange(ROWS) * (250.0 / ROWS) + rng.random(ROWS)),
     })
     path = str(tmp_path_factory.mktemp("cold") / "million.lance")
-    lance.write_dataset(table, path, max_rows_per_file=ROWS // 4).create_scalar_index("id", "BTREE")
+    ds = lance.write_dataset(table, path, max_rows_per_file=ROWS // 4)
+    ds.create_scalar_index("id", "BTREE")
+    ds.create_scalar_index("category", "BITMAP")
     return path
 
 
@@ -84,3 +87,17 @@ def test_cold_point_lookup_to_table_reads_the_footer_not_a_64k_tail(million, col
     assert got.equals(ds.to_table(columns=["id"], filter="id = 700001", use_scalar_index=False))
     # footer + metadata region (~3 KB) + page metadata + one chunk of id: far under one 64 KiB tail
     assert fetched < 16 * 1024, fetched
+
+
+def test_bitmap_selection_of_one_row_in_twenty_unpacks_chunks_and_equals_pylance(million):
+    """5% of the rows, spread over every chunk: the selected columns' inline-bitpacked chunks are
+    unpacked whole and gathered; the rows equal pylance's and the unindexed read."""
+    ds = lance_duck.dataset(million)
+    flt = "category = 'cat_7'"
+    with decode_trace() as trace:
+        got = ds.to_table(columns=["id", "amount"], filter=flt)
+    assert "path:selected:unpack-gather" in trace.names()
+    assert ds.scanner(filter=flt)._index_selections() is not None
+    assert got.num_rows > ROWS // 25
+    assert got.equals(ds.to_table(columns=["id", "amount"], filter=flt, use_scalar_index=False))
+    assert got.equals(lance.dataset(million).to_table(columns=["id", "amount"], filter=flt))
