@@ -101,3 +101,19 @@ def test_bitmap_selection_of_one_row_in_twenty_unpacks_chunks_and_equals_pylance
     assert got.num_rows > ROWS // 25
     assert got.equals(ds.to_table(columns=["id", "amount"], filter=flt, use_scalar_index=False))
     assert got.equals(lance.dataset(million).to_table(columns=["id", "amount"], filter=flt))
+
+
+def test_an_index_selection_of_many_rows_in_one_fragment_is_read_once_per_row(million):
+    """100,000 btree-selected rows in one fragment are planned as growing tasks (8K, 32K, ...):
+    consecutive parts, so no row comes back twice (through to_table and DuckDB)."""
+    ds = lance_duck.dataset(million)
+    flt = "id < 100000 AND amount >= 0"
+    sel = ds.scanner(filter=flt)._index_selections()
+    assert sel is not None and len(sel[0]) == 100_000
+    got = ds.to_table(columns=["id", "category"], filter=flt)
+    assert got.num_rows == 100_000
+    assert got.equals(ds.to_table(columns=["id", "category"], filter=flt, use_scalar_index=False))
+    assert got.equals(lance.dataset(million).to_table(columns=["id", "category"], filter=flt))
+    con = duckdb.connect()
+    con.register("t", ds)
+    assert con.execute("select count(*), count(distinct id) from t where id < 100000").fetchone() == (100_000, 100_000)
