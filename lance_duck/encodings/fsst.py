@@ -29,7 +29,7 @@ copy; mini-block pages are instead split into groups of whole chunks by the 2.1/
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 import pyarrow as pa
@@ -66,9 +66,21 @@ class SymbolTable:
 
 
 def parse_symbol_table(data: BufferLike | SymbolTable) -> SymbolTable:
-    """Parse the 2.0 / 2.1 / 2.2 FSST symbol table bytes."""
+    """Parse the 2.0 / 2.1 / 2.2 FSST symbol table bytes (``bytes`` tables -- a page's encoding
+    field, read again by every read of the page -- are parsed once, see :func:`_parse_bytes`)."""
     if isinstance(data, SymbolTable):
         return data
+    if isinstance(data, bytes):
+        return _parse_bytes(data)
+    return _parse(data)
+
+
+@lru_cache(maxsize=64)
+def _parse_bytes(data: bytes) -> SymbolTable:
+    return _parse(data)
+
+
+def _parse(data: BufferLike) -> SymbolTable:
     buf = as_u8(data)
     need(buf, 8, "FSST symbol table")
     header = int.from_bytes(buf[:8].tobytes(), "little")

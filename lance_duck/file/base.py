@@ -32,6 +32,9 @@ RowSelection = Union[None, range, np.ndarray]
 MAGIC = b"LANC"
 # The tail read when opening a file: enough for the footer and, usually, all metadata.
 TAIL_BYTES = 64 * 1024
+# Local files (memory-mapped: a second read costs no round trip) read just the footer first;
+# a 2.1+ file then reads exactly its metadata region, other formats the whole TAIL_BYTES.
+LOCAL_TAIL_BYTES = 64
 
 
 @dataclass(frozen=True)

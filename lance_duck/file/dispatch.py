@@ -6,7 +6,7 @@ import struct
 from .. import trace
 from ..errors import CorruptFileError, UnsupportedFeatureError
 from ..io.fs import FileIO
-from .base import MAGIC, TAIL_BYTES, DataFileReader, DataFileRef, damage_guard
+from .base import LOCAL_TAIL_BYTES, MAGIC, TAIL_BYTES, DataFileReader, DataFileRef, damage_guard
 from .legacy.reader import LegacyFileReader
 from .container import V2Container
 from .v2_1.reader import V2_1_VERSIONS, V2FileReader
@@ -29,8 +29,10 @@ def open_data_file(io: FileIO, ref: DataFileRef, **options) -> DataFileReader:
     if container is not None and (container.major, container.minor) in V2_1_VERSIONS:
         with damage_guard(ref.path, "footer / metadata"):
             return V2FileReader(f, ref, None, container=container, **options)
-    tail = f.read_tail(TAIL_BYTES)
+    tail = f.read_tail(LOCAL_TAIL_BYTES if io.is_local else TAIL_BYTES)
     major, minor = read_version(tail, ref.path)
+    if len(tail) < TAIL_BYTES and (major, minor) not in V2_1_VERSIONS and len(tail) < f.size:
+        tail = f.read_tail(TAIL_BYTES)     # legacy / 2.0 readers parse their metadata from the tail
     with damage_guard(ref.path, "footer / metadata"):
         return _open_version(f, ref, tail, major, minor, options)
 

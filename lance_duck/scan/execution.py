@@ -242,15 +242,19 @@ class ScanContext:
             # rows chosen by an exact index nearly all pass: read every column in one pass
             # (many candidates from bloom / zone map / ngram indices take the filter-first path below)
             names = tuple(dict.fromkeys(self.filter_columns + self.late_columns))
-            allc = self.read_columns(frag, names, rows, mask)
+            # dictionaries kept: the filter is evaluated per dictionary value, strings are
+            # materialised only for the projected columns' surviving rows
+            allc = self.read_columns(frag, names, rows, mask, keep_dictionary=True)
             keep = self.selected_mask({k: allc[k] for k in self.filter_columns}, n)
             if not keep.any():
                 return None
+            sources = self.projection.sources
+            allc = {k: v for k, v in allc.items() if k in sources}
             if not keep.all():
                 kept = pa.array(keep)
                 allc = {k: v.filter(kept) for k, v in allc.items()}
                 n = int(np.count_nonzero(keep))
-            return self.assemble({k: v for k, v in allc.items() if k in self.projection.sources}, n)
+            return self.assemble({k: plain(v, self._types.get(k)) for k, v in allc.items()}, n)
         if self.filter is not None:
             fcols = self.read_columns(frag, self.filter_columns, rows, mask, keep_dictionary=True)
             keep = self.filter_mask(fcols, n)
@@ -276,7 +280,15 @@ class ScanContext:
         if flt.conjuncts_complete and flt.residual is None:
             from ..index.scalar import Unsupported, conjuncts_mask
             try:
-                return conjuncts_mask(flt.conjuncts, fcols, n)
+                if len(fcols) == 1:
+                    name, arr = next(iter(fcols.items()))
+                    if _kept_dictionary(arr, self._types.get(name)):
+                        # once per distinct value (and null), gathered by the indices
+                        values = pa.concat_arrays([arr.dictionary, pa.nulls(1, arr.dictionary.type)])
+                        per_value = conjuncts_mask(flt.conjuncts, {name: values}, len(values))
+                        idx = arr.indices.fill_null(len(values) - 1).to_numpy(zero_copy_only=False)
+                        return per_value[idx]
+                return conjuncts_mask(flt.conjuncts, {k: plain(v, self._types.get(k)) for k, v in fcols.items()}, n)
             except Unsupported:
                 pass
         return self.filter_mask(fcols, n)

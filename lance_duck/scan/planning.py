@@ -75,8 +75,12 @@ def plan_tasks(fragments: Iterable, batch_rows: int, *, skip_rows: int = 0,
         if selections and frag.id in selections:
             sel = selections[frag.id]
             cand = is_candidate(selections, frag.id)
-            for i in range(0, len(sel), step):
+            if len(sel) <= RAMP_GROWTH * step:
+                step = max(step, min(len(sel), batch_rows))   # one task: a split re-reads every chunk
+            i = 0
+            while i < len(sel):          # parts follow the growing step: consecutive, never overlapping
                 part = sel[i:i + step]
+                i += len(part)
                 yield ScanTask(seq, frag, range(int(part[0]), int(part[-1]) + 1), 0, part, cand)
                 seq += 1
                 step = min(step * RAMP_GROWTH, batch_rows)
