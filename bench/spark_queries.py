@@ -28,7 +28,7 @@ sys.path.insert(0, HERE)
 
 # query -> (SQL over view T, the columns it needs)
 QUERIES = {
-    "count(*)": ("select count(*) from T", "id"),
+    "count(*)": ("select count(*) from T", ""),   # `columns` '': no column, row counts only
     "sum(i)": ("select sum(i) from T", "i"),
     "id range, 1000 rows": ("select count(*), sum(f) from T where id between 1000000 and 1000999", "id, f"),
     "cat = 'cat_7'": ("select count(*) from T where cat = 'cat_7'", "cat"),
@@ -77,8 +77,8 @@ def floor_source():
             with pa.memory_map(self._files()[0]) as src:
                 schema = pa.ipc.open_file(src).schema
             cols = self.options.get("columns")
-            if cols:
-                schema = pa.schema([schema.field(c.strip()) for c in cols.split(",")])
+            if cols is not None:
+                schema = pa.schema([schema.field(c.strip()) for c in cols.split(",") if c.strip()])
             return from_arrow_schema(schema)
 
         def reader(self, schema):
@@ -110,7 +110,7 @@ def build_floor(lance_path: str, out_dir: str, cores: int) -> None:
                 w.write_batch(conform(b, target))
 
 
-def session():
+def session(pushdown: bool = False):
     from pyspark.sql import SparkSession
 
     from lance_duck.integrations.spark import register
@@ -120,6 +120,7 @@ def session():
              .config("spark.sql.session.timeZone", "UTC").config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "2").config("spark.driver.memory", "3g")
+             .config("spark.sql.python.filterPushdown.enabled", str(pushdown).lower())
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
@@ -149,14 +150,17 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--dir", default="/tmp/ld_bench")
     ap.add_argument("--batch-sizes", default=None)
-    ap.add_argument("--queries", default=None, help="comma-separated subset of query names")
+    ap.add_argument("--queries", default=None, help="';'-separated parts of the names of the queries to run")
     ap.add_argument("--no-floor", action="store_true", help="leave out the floor source")
+    ap.add_argument("--pushdown", action="store_true",
+                    help="also time lance_duck with Spark's filter pushdown on (pushFilters=true)")
     args = ap.parse_args()
     os.makedirs(args.dir, exist_ok=True)
     lp, pp = prepare(args.dir, args.rows, "2.2")
     load0 = os.getloadavg()
-    spark = session()
-    queries = {k: v for k, v in QUERIES.items() if args.queries is None or k in args.queries.split(",")}
+    spark = session(args.pushdown)
+    queries = {k: v for k, v in QUERIES.items()
+               if args.queries is None or any(part in k for part in args.queries.split(";"))}
 
     def lance_df(**opts):
         r = spark.read.format("lance_duck")
@@ -181,6 +185,9 @@ def main() -> None:
         "lance_duck": lambda cols: lance_df(),
         "lance_duck columns": lambda cols: lance_df(columns=cols),
     }
+    if args.pushdown:
+        sources["pushed"] = lambda cols: lance_df(pushFilters="true")
+        sources["pushed columns"] = lambda cols: lance_df(pushFilters="true", columns=cols)
     if not args.no_floor:
         floor_dir = os.path.join(args.dir, "spark_floor")
         build_floor(lp, floor_dir, spark.sparkContext.defaultParallelism)
@@ -189,6 +196,7 @@ def main() -> None:
             lambda cols: spark.read.format(FLOOR_NAME).option("columns", cols).load(floor_dir)
     # warm-up: one pass of each source (JIT, Python workers)
     for src, make in sources.items():
+        timed(spark, make("id"), "select count(*) from T")
         timed(spark, make("id"), "select count(*) from T")
     times = {(q, s): [] for q in queries for s in sources}
     answers = {}
@@ -207,6 +215,8 @@ def main() -> None:
     groups = [("lance_duck", "all columns"), ("lance_duck columns", "`columns`")]
     if not args.no_floor:
         groups = [("floor", "floor, all columns"), groups[0], ("floor columns", "floor, `columns`"), groups[1]]
+    if args.pushdown:
+        groups += [("pushed", "pushed, all columns"), ("pushed columns", "pushed, `columns`")]
     print("| query | Spark + Parquet | " + " | ".join(f"{title} | ratio" for _, title in groups) + " |")
     print("|---" * (2 + 2 * len(groups)) + "|")
     for q in queries:
