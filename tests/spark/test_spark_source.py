@@ -39,6 +39,14 @@ def _versions(path):
     return [v["version"] for v in lance.dataset(path).versions()]
 
 
+def _first_version_with_deletions(path) -> int:
+    for v in _versions(path):
+        ds = lance.dataset(path, version=v)
+        if sum(f.metadata.physical_rows for f in ds.get_fragments()) > ds.count_rows():
+            return v
+    raise AssertionError("the history fixture has no version with deleted rows")
+
+
 # -- versions, tags, branches -------------------------------------------------------------------
 
 def test_latest_and_every_version_of_the_history_read_like_pylance(spark, history_table):
@@ -150,10 +158,10 @@ def test_sql_temporary_view_with_options(spark, history_table):
 
 # -- partitions ----------------------------------------------------------------------------------
 
-def _expected_partitions(path, target_rows):
+def _expected_partitions(path, target_rows, version=None):
     """The documented rule: split fragments above the target, group consecutive smaller ones."""
     count, group = 0, 0
-    for f in lance.dataset(path).get_fragments():
+    for f in lance.dataset(path, version=version).get_fragments():
         n = f.metadata.physical_rows
         if n == 0 or f.count_rows() == 0:
             continue
@@ -169,10 +177,11 @@ def _expected_partitions(path, target_rows):
 
 
 def test_large_fragments_split_into_row_ranges(spark, history_table):
-    df = _read(spark, history_table, partition_rows=1500)
-    frags = lance.dataset(history_table).get_fragments()
-    assert df.rdd.getNumPartitions() == _expected_partitions(history_table, 1500) > len(frags)
-    _compare(df, _pylance(history_table))   # deletions across range boundaries, row order kept
+    v = _first_version_with_deletions(history_table)
+    df = _read(spark, history_table, partition_rows=4000, version=v)
+    frags = lance.dataset(history_table, version=v).get_fragments()
+    assert df.rdd.getNumPartitions() == _expected_partitions(history_table, 4000, v) > len(frags)
+    _compare(df, _pylance(history_table, version=v))   # deletions across range boundaries, row order kept
 
 
 def test_small_fragments_are_grouped(spark, small_fragments_table):
@@ -319,11 +328,7 @@ def test_a_read_with_no_column_counts_live_rows(spark, history_table, no_column)
             r = r.option(k, str(v))
         return r.load(history_table)
 
-    def deleted(ds):
-        return sum(f.metadata.physical_rows for f in ds.get_fragments()) - ds.count_rows()
-
-    # a version with deletion files (the latest is compacted)
-    v = next(v for v in _versions(history_table) if deleted(lance.dataset(history_table, version=v)) > 0)
+    v = _first_version_with_deletions(history_table)   # the latest is compacted
     ds = lance.dataset(history_table, version=v)
     df = read(version=v)
     assert df.columns == []
