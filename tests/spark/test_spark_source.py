@@ -39,25 +39,29 @@ def _versions(path):
     return [v["version"] for v in lance.dataset(path).versions()]
 
 
+def _first_version_with_deletions(path) -> int:
+    for v in _versions(path):
+        ds = lance.dataset(path, version=v)
+        if sum(f.metadata.physical_rows for f in ds.get_fragments()) > ds.count_rows():
+            return v
+    raise AssertionError("the history fixture has no version with deleted rows")
+
+
 # -- versions, tags, branches -------------------------------------------------------------------
 
-def test_reads_latest_version_like_pylance(spark, history_table):
+def test_latest_and_every_version_of_the_history_read_like_pylance(spark, history_table):
     _compare(_read(spark, history_table), _pylance(history_table))
-
-
-def test_every_version_of_the_history_reads_like_pylance(spark, history_table):
     versions = _versions(history_table)
     assert len(versions) >= 8
-    for v in versions:
+    for v in versions[:-1]:
         _compare(_read(spark, history_table, version=v), _pylance(history_table, version=v))
 
 
-@pytest.mark.parametrize("option", ["version", "versionAsOf", "tag"])
-def test_tags_by_every_option_name(spark, history_table, option):
-    ds = lance.dataset(history_table)
-    for tag in ("after_drop", "compacted"):
-        assert tag in ds.tags.list(), "fixture lost its tags"
-        _compare(_read(spark, history_table, **{option: tag}), _pylance(history_table, version=tag))
+@pytest.mark.parametrize("option, tag", [("version", "after_drop"), ("versionAsOf", "compacted"),
+                                         ("tag", "after_drop"), ("tag", "compacted")])
+def test_tags_by_every_option_name(spark, history_table, option, tag):
+    assert tag in lance.dataset(history_table).tags.list(), "fixture lost its tags"
+    _compare(_read(spark, history_table, **{option: tag}), _pylance(history_table, version=tag))
 
 
 def test_version_as_of_a_number(spark, history_table):
@@ -154,10 +158,10 @@ def test_sql_temporary_view_with_options(spark, history_table):
 
 # -- partitions ----------------------------------------------------------------------------------
 
-def _expected_partitions(path, target_rows):
+def _expected_partitions(path, target_rows, version=None):
     """The documented rule: split fragments above the target, group consecutive smaller ones."""
     count, group = 0, 0
-    for f in lance.dataset(path).get_fragments():
+    for f in lance.dataset(path, version=version).get_fragments():
         n = f.metadata.physical_rows
         if n == 0 or f.count_rows() == 0:
             continue
@@ -173,10 +177,11 @@ def _expected_partitions(path, target_rows):
 
 
 def test_large_fragments_split_into_row_ranges(spark, history_table):
-    df = _read(spark, history_table, partition_rows=1500)
-    frags = lance.dataset(history_table).get_fragments()
-    assert df.rdd.getNumPartitions() == _expected_partitions(history_table, 1500) > len(frags)
-    _compare(df, _pylance(history_table))   # deletions across range boundaries, row order kept
+    v = _first_version_with_deletions(history_table)
+    df = _read(spark, history_table, partition_rows=4000, version=v)
+    frags = lance.dataset(history_table, version=v).get_fragments()
+    assert df.rdd.getNumPartitions() == _expected_partitions(history_table, 4000, v) > len(frags)
+    _compare(df, _pylance(history_table, version=v))   # deletions across range boundaries, row order kept
 
 
 def test_small_fragments_are_grouped(spark, small_fragments_table):
@@ -311,14 +316,35 @@ def test_an_empty_table_reads_as_no_rows(spark, tmp_path):
     assert df.toArrow().num_rows == 0 == df.count()
 
 
-def test_a_schema_with_no_column_counts_live_rows(spark, history_table):
+@pytest.mark.parametrize("no_column", ["schema", "columns"])
+def test_a_read_with_no_column_counts_live_rows(spark, history_table, no_column):
+    """``.schema(StructType([]))`` or ``columns=''``: only row counts reach Spark, deletions applied."""
     from pyspark.sql.types import StructType
 
-    df = spark.read.format("lance_duck").schema(StructType([])).load(history_table)
-    assert df.count() == lance.dataset(history_table).count_rows()
+    def read(**options):
+        r = spark.read.format("lance_duck")
+        r = r.schema(StructType([])) if no_column == "schema" else r.option("columns", "")
+        for k, v in options.items():
+            r = r.option(k, str(v))
+        return r.load(history_table)
+
+    v = _first_version_with_deletions(history_table)   # the latest is compacted
+    ds = lance.dataset(history_table, version=v)
+    df = read(version=v)
+    assert df.columns == []
+    assert df.count() == ds.count_rows()
     flt = "id % 3 = 0"
-    df = spark.read.format("lance_duck").schema(StructType([])).option("filter", flt).load(history_table)
-    assert df.count() == lance.dataset(history_table).count_rows(flt) > 0
+    assert read(version=v, filter=flt).count() == ds.count_rows(flt) > 0
+    assert read().count() == lance.dataset(history_table).count_rows()
+
+
+def test_columns_option_with_an_empty_name_is_refused():
+    from lance_duck.errors import InvalidArgumentError
+    from lance_duck.integrations.spark import parse_options
+
+    assert parse_options({"path": "t.lance", "columns": ""}).columns == ()
+    with pytest.raises(InvalidArgumentError, match="empty name"):
+        parse_options({"path": "t.lance", "columns": "id,,x"})
 
 
 def test_batches_are_cut_at_batch_size_rows_keeping_rows_and_order():

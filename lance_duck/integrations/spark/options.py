@@ -84,9 +84,11 @@ def parse_options(options: Mapping[str, str]) -> ReadOptions:
         raise InvalidArgumentError("lance_duck: give either a version/tag or asof/timestampAsOf, not both")
     columns = None
     if opts.get("columns") is not None:
-        columns = tuple(c.strip() for c in opts["columns"].split(",") if c.strip())
-        if not columns:
-            raise InvalidArgumentError("lance_duck: option 'columns' names no column")
+        # "" reads no column at all: only row counts reach Spark (the cheap exact count(*))
+        names = [c.strip() for c in opts["columns"].split(",")]
+        columns = tuple(names) if any(names) else ()
+        if "" in columns:
+            raise InvalidArgumentError(f"lance_duck: option 'columns' has an empty name: {opts['columns']!r}")
     flt = opts.get("filter")
     if flt is not None and not flt.strip():
         flt = None
