@@ -34,6 +34,25 @@ def test_2_3_sparse_list_layers_equal_pylance(v2_datasets):
         assert_same(reader.read_field(f), fx.expected.column(f.name), f"sparse_lists {f.name}")
 
 
+def test_2_3_zipped_values_under_a_sparse_list_layer_equal_pylance(v2_datasets):
+    """A list of long strings with mostly null items: a sparse list layer over full-zip values
+    (and a list of vectors, zipped with rep/def); whole column, row selections, ranges."""
+    from lance_duck.trace import decode_trace
+    fx = v2_datasets("sparse_zipped_lists", "2.3")
+    reader = fx.reader()
+    n = fx.ds.count_rows()
+    fields = {f.name: f for f in fx.fields()}
+    with decode_trace() as trace:
+        reader.read_field(fields["l_long_str"])
+    assert {"layout:sparse23:nested", "layout:fullzip:var"} <= trace.names()
+    sel = np.sort(np.random.default_rng(4).choice(n, 300, replace=False)).astype(np.int64)
+    for name, f in fields.items():
+        assert_same(reader.read_field(f), fx.expected.column(name), name)
+        assert_same(reader.read_field(f, sel), fx.ds.take(sel, columns=[name]).column(0), f"take {name}")
+        assert_same(reader.read_field(f, range(333, n - 77)),
+                    fx.ds.take(np.arange(333, n - 77), columns=[name]).column(0), f"range {name}")
+
+
 @pytest.mark.parametrize("name", ["prim_large_p95", "nested_large_p02", "wide_large_p95"])
 def test_2_3_large_pages_equal_pylance_whole_and_selected(v2_datasets, name):
     """Encodings 2.3 chooses for larger pages only: run-length coded string offsets (flat or range
@@ -126,3 +145,29 @@ def test_2_3_range_offsets_with_a_truncated_varint_are_corrupt(payload):
     var = pb.Variable.FromString(bytes([1 << 3 | 2, len(offsets)]) + offsets)
     with pytest.raises(CorruptFileError, match="page 7: truncated varint"):
         variable_offsets23(var, "x.lance column 3 page 7")
+
+
+def test_2_3_run_lengths_over_bit_packed_values_equal_pylance(tmp_path):
+    """Small 2.3 pages of repeated strings: mini-block RLE whose run values are FastLanes
+    bit-packed (out of line) per chunk; whole column and row selections."""
+    import lance
+    import pyarrow as pa
+
+    from lance_duck.file import open_data_file
+    from lance_duck.table.snapshot import open_snapshot
+    from lance_duck.trace import decode_trace
+    n = 20000
+    t = pa.table({"s": pa.array([f"value-{i % 300}" for i in range(n)]),
+                  "l": pa.array([[i] * (i % 4) for i in range(n)], pa.list_(pa.int32()))})
+    path = str(tmp_path / "rle23")
+    lance.write_dataset(t, path, data_storage_version="2.3", max_page_bytes=8192)
+    snap = open_snapshot(path)
+    reader = open_data_file(snap.io, snap.fragments[0].files[0])
+    ref = lance.dataset(path)
+    sel = np.arange(5, n, 37, dtype=np.int64)
+    with decode_trace() as trace:
+        for name in ("s", "l"):
+            f = snap.schema.field(name)
+            assert_same(reader.read_field(f), ref.to_table(columns=[name]).column(0), name)
+            assert_same(reader.read_field(f, sel), ref.take(sel, columns=[name]).column(0), f"take {name}")
+    assert "path:rle:bitpacked" in trace.names()

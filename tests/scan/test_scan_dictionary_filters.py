@@ -21,7 +21,7 @@ import lance  # a test dependency: missing, it must fail, not skip
 N = 60_000
 
 
-@pytest.fixture(scope="module", params=["2.1", "2.2", "2.0"])
+@pytest.fixture(scope="module", params=["2.1", "2.2", "2.0", "2.3"])
 def cat_table(request, tmp_path_factory) -> str:
     r = np.random.default_rng(11)
     words = np.array(["apple", "banana", "cherry", "date", "elder", "fig", "", "Apple", "ban%ana"])

@@ -13,6 +13,7 @@ import lance_histories as H  # noqa: E402
 # (name, data_storage_version, options)
 HISTORIES = {
     "hist_2_2": ("2.2", {}),
+    "hist_2_3": ("2.3", {}),
     "hist_2_1_stable": ("2.1", {"stable_row_ids": True}),
     "hist_2_0": ("2.0", {}),
     "hist_legacy_v1names": ("legacy", {"v2_manifest_paths": False}),
