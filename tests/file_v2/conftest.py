@@ -1,9 +1,7 @@
 """Fixtures for the 2.1 / 2.2 data-file reader: pylance-written tables, written once per session."""
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pytest
 
 from . import tables_v2 as T
