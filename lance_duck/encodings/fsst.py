@@ -32,7 +32,7 @@ copy; mini-block pages are instead split into groups of whole chunks by the 2.1/
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 import pyarrow as pa
@@ -84,9 +84,21 @@ class SymbolTable:
 
 
 def parse_symbol_table(data: BufferLike | SymbolTable) -> SymbolTable:
-    """Parse the 2.0 / 2.1 / 2.2 FSST symbol table bytes."""
+    """Parse the 2.0 / 2.1 / 2.2 FSST symbol table bytes (``bytes`` -- a page's metadata -- are
+    parsed once: repeated reads of a page reuse the table and its pair table)."""
     if isinstance(data, SymbolTable):
         return data
+    if isinstance(data, bytes):
+        return _parse_cached(data)
+    return _parse(data)
+
+
+@lru_cache(maxsize=16)   # a pair table is ~0.6 MB
+def _parse_cached(data: bytes) -> SymbolTable:
+    return _parse(data)
+
+
+def _parse(data: BufferLike) -> SymbolTable:
     buf = as_u8(data)
     need(buf, 8, "FSST symbol table")
     header = int.from_bytes(buf[:8].tobytes(), "little")
