@@ -191,3 +191,31 @@ def test_2_3_list_of_fixed_size_lists_of_structs_is_refused_by_name(tmp_path):
     assert ds.to_table(columns=["i"]).column(0).to_pylist() == list(range(100))
     with pytest.raises(UnsupportedFeatureError, match=r"column 0 page 0: 2\.3 sparse structure layer kind.*fixed-size"):
         ds.to_table(columns=["lfs"])
+
+
+@pytest.mark.parametrize("version", ["2.2", "2.3"])
+def test_long_fsst_strings_taken_as_code_pairs_equal_pylance(tmp_path, version):
+    """Full-zip FSST strings of ~400 characters (over 2**18 codes in a page): decoded two codes
+    at a time; whole column, a row selection and a range equal pylance's."""
+    import lance
+    import pyarrow as pa
+
+    import lance_duck
+    from lance_duck.trace import decode_trace
+    rng = np.random.default_rng(21)
+    words = np.array([f"w{i:03d}" for i in range(1000)])
+    n = 3000
+    lens = rng.integers(40, 110, n)
+    flat = words[rng.integers(0, 1000, int(lens.sum()))]
+    col = pa.array([" ".join(w) for w in np.split(flat, np.cumsum(lens)[:-1])], mask=rng.random(n) < 0.2)
+    path = str(tmp_path / "long")
+    lance.write_dataset(pa.table({"s": col}), path, data_storage_version=version)
+    ref = lance.dataset(path)
+    ds = lance_duck.dataset(path)
+    with decode_trace() as trace:
+        got = ds.to_table()
+    assert "path:fsst:pairs" in trace.names() and "fz:fsst" in trace.names()
+    assert got.equals(ref.to_table())
+    idx = np.sort(rng.choice(n, 200, replace=False))
+    assert ds.take(idx).equals(ref.take(idx))
+    assert ds.to_table(offset=101, limit=2000).equals(ref.to_table(offset=101, limit=2000))
