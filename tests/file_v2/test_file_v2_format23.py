@@ -219,3 +219,27 @@ def test_long_fsst_strings_taken_as_code_pairs_equal_pylance(tmp_path, version):
     idx = np.sort(rng.choice(n, 200, replace=False))
     assert ds.take(idx).equals(ref.take(idx))
     assert ds.to_table(offset=101, limit=2000).equals(ref.to_table(offset=101, limit=2000))
+
+
+def test_2_3_level_runs_longer_than_255_equal_pylance(tmp_path):
+    """Definition levels in long runs (one null run in 40,000 rows): 2.3 codes them RLE with
+    16-bit run lengths per chunk; scan, take and a range equal pylance's."""
+    import lance
+    import pyarrow as pa
+
+    import lance_duck
+    from lance_duck.trace import decode_trace
+    n = 40_000
+    t = pa.table({"s": pa.array([None if 12_000 <= i < 12_100 else f"s{i // 700}" for i in range(n)]),
+                  "txt": pa.array([None if i % 997 == 0 else f"row {i} #{i // 1000}" for i in range(n)])})
+    path = str(tmp_path / "levels")
+    lance.write_dataset(t, path, data_storage_version="2.3", max_rows_per_file=20_000)
+    ref = lance.dataset(path)
+    ds = lance_duck.dataset(path)
+    with decode_trace() as trace:
+        got = ds.to_table()
+    assert "levels:rle" in trace.names()
+    assert got.equals(ref.to_table())
+    idx = np.arange(11_990, 12_120, 3)
+    assert ds.take(idx).equals(ref.take(idx))
+    assert ds.to_table(offset=19_000, limit=2_000).equals(ref.to_table(offset=19_000, limit=2_000))
