@@ -43,7 +43,7 @@ def histories(table_dir):
 @pytest.fixture(scope="session")
 def types_tables(table_dir):
     out = {}
-    for dsv in ("2.0", "2.1", "2.2", "legacy"):
+    for dsv in ("2.0", "2.1", "2.2", "2.3", "legacy"):
         path = str(table_dir / f"types_{dsv}.lance")
         H.make_types_table(path, dsv)
         out[dsv] = path
