@@ -13,7 +13,8 @@ Event names (a value is attached where it says more):
 * ``path:<name>`` -- a code path: ``path:selected:<encoding>`` (only the selected values of a
   mini-block page decoded), ``path:page-group`` (pages ``(first, last)`` decoded together),
   ``path:bitpack:one-width``, ``path:fsst:grouped`` (groups), ``path:fsst:decompress`` (strings),
-  ``path:fsst:escapes``, ``path:fsst:pieces`` (pieces);
+  ``path:fsst:escapes``, ``path:fsst:pieces`` (pieces), ``path:fsst:pairs`` (codes taken two at
+  a time), ``path:rle:bitpacked`` (a 2.3 mini-block RLE side bit-packed per chunk);
 * ``file:open`` -- a data file opened (its path).
 
 Example::

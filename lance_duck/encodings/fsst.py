@@ -19,9 +19,12 @@ escape as an empty value, then the 256 one-byte literals), every compressed byte
 output bytes and the offsets of every token in C++. Escapes are classified from runs of 0xFF
 (even positions in a run are escapes, the byte after an escape is a literal); without escapes the
 compressed bytes are the tokens as they are (uint8, no copy). Arrow's binary take costs ~7 ns
-per token whatever the token length (tried instead, and slower: a 65536-entry code-pair table,
-whose build and cache misses eat the halved token count; numpy scatters of padded 8-byte
-symbols; list-view compaction). Large inputs are cut at string boundaries into pieces of about
+per token whatever the token length, so an escape-free input of at least
+:data:`PAIR_MIN_TOKENS` codes whose strings average :data:`PAIR_MIN_CODES_PER_STRING` codes
+is read as uint16 code pairs and taken from a 65536-entry pair
+table (built with one 131072-entry take, ~1 ms; the halved token count makes long FSST strings
+~1.6x faster). Tried, and slower: numpy scatters of padded 8-byte symbols (overlapping
+unaligned uint64 stores), a bitmap filter over padded symbols, list-view compaction. Large inputs are cut at string boundaries into pieces of about
 :data:`PIECE_TOKENS` tokens, taken concurrently on the kernel thread pool and joined with one
 copy; mini-block pages are instead split into groups of whole chunks by the 2.1/2.2 reader
 (``file/v2_1/compression/miniblock._mb_fsst_grouped``), which run on the same pool.
@@ -46,6 +49,8 @@ FSST_MAGIC = 0x46535354
 SYMBOL_TABLE_SIZE = 2312
 ESC = 255
 PIECE_TOKENS = 1 << 20  # tokens per piece of a large input (see the module docstring)
+PAIR_MIN_TOKENS = 1 << 18  # escape-free inputs this large are taken two codes at a time ...
+PAIR_MIN_CODES_PER_STRING = 8  # ... when their strings average this many codes
 _SMALL_TOKENS = (1 << 31) // 8  # fewer tokens than this cannot produce 2 GiB of output
 
 
@@ -64,19 +69,32 @@ class SymbolTable:
         """``values`` with int64 offsets (for a piece whose output could pass 2 GiB)."""
         return self.values.cast(pa.large_binary())
 
+    @cached_property
+    def pairs(self) -> pa.BinaryArray:
+        """The 65536-entry table of code pairs: entry ``a + 256 * b`` is ``values[a] + values[b]``
+        (codes 0..255; 255, the escape, is empty and pads an odd token count)."""
+        codes = np.empty((256, 256, 2), np.uint8)       # [b, a] -> (a, b)
+        codes[:, :, 0] = np.arange(256, dtype=np.uint8)[None, :]
+        codes[:, :, 1] = np.arange(256, dtype=np.uint8)[:, None]
+        both = pc.take(self.values, pa.array(codes.reshape(-1)))
+        _, offs, data = both.buffers()
+        # entries a and b are adjacent in ``both``: the pair spans the offsets 2j .. 2j + 2
+        pair_offs = np.frombuffer(offs, np.int32, 2 * 65536 + 1)[::2].copy()
+        return pa.BinaryArray.from_buffers(pa.binary(), 65536, [None, pa.py_buffer(pair_offs), data])
+
 
 def parse_symbol_table(data: BufferLike | SymbolTable) -> SymbolTable:
-    """Parse the 2.0 / 2.1 / 2.2 FSST symbol table bytes (``bytes`` tables -- a page's encoding
-    field, read again by every read of the page -- are parsed once, see :func:`_parse_bytes`)."""
+    """Parse the 2.0 / 2.1 / 2.2 FSST symbol table bytes (``bytes`` -- a page's metadata -- are
+    parsed once: repeated reads of a page reuse the table and its pair table)."""
     if isinstance(data, SymbolTable):
         return data
     if isinstance(data, bytes):
-        return _parse_bytes(data)
+        return _parse_cached(data)
     return _parse(data)
 
 
-@lru_cache(maxsize=64)
-def _parse_bytes(data: bytes) -> SymbolTable:
+@lru_cache(maxsize=16)   # a pair table is ~0.6 MB
+def _parse_cached(data: bytes) -> SymbolTable:
     return _parse(data)
 
 
@@ -157,11 +175,16 @@ def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data
     tok = _tokens(st, buf[base:end])
     rel = offs - base if base else offs
     nstr = rel.size - 1
+    # pairs pay off for long strings only (short ones spend the gain on their odd ends)
+    pairs = tok.dtype == np.uint8 and tok.size >= max(PAIR_MIN_TOKENS, PAIR_MIN_CODES_PER_STRING * nstr)
+    if pairs:
+        trace.record("path:fsst:pairs")
+        _ = st.pairs      # built once, before the pieces run concurrently
     out = empty(nstr + 1, np.int32 if small else np.int64)
     out[0] = 0
     pieces = min(tok.size // PIECE_TOKENS, nstr)
     if pieces < 2:
-        return out, _take_strings(st, tok, rel[1:], out[1:])
+        return out, _take_strings(st, tok, rel[1:], out[1:], pairs)
     # cut at the first string boundary at or after every PIECE_TOKENS-th token (a long string
     # stays whole); the piece of strings a..b writes their end offsets, relative to its first
     # output byte, into out[a+1 : b+1] and is then shifted by the bytes of the pieces before it
@@ -172,7 +195,7 @@ def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data
     def piece(ab: tuple[int, int]) -> np.ndarray:
         a, b = ab
         r0 = int(rel[a])
-        return _take_strings(st, tok[r0: rel[b]], rel[a + 1: b + 1] - r0, out[a + 1: b + 1])
+        return _take_strings(st, tok[r0: rel[b]], rel[a + 1: b + 1] - r0, out[a + 1: b + 1], pairs)
     spans = list(zip(bounds[:-1], bounds[1:]))
     trace.record("path:fsst:pieces", len(spans))
     datas = _threads.map_parts(piece, spans)
@@ -184,9 +207,13 @@ def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data
     return out, np.concatenate(datas)
 
 
-def _take_strings(st: SymbolTable, tok: np.ndarray, ends: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """Take ``tok`` from the token table; writes the output offset of token position ``ends[i]``
-    into ``out[i]`` and returns the output bytes."""
+def _take_strings(st: SymbolTable, tok: np.ndarray, ends: np.ndarray, out: np.ndarray,
+                  pairs: bool = False) -> np.ndarray:
+    """Take ``tok`` from the token table (or with ``pairs`` uint8 codes from the pair table);
+    writes the output offset of token position ``ends[i]`` into ``out[i]`` and returns the
+    output bytes."""
+    if pairs and tok.size < _SMALL_TOKENS:
+        return _take_pairs(st, tok, ends, out)
     values = st.values if tok.size < _SMALL_TOKENS else st.large_values
     # tokens are < 512 by construction (uint8 codes, or 256 + byte after an escape)
     res = pc.take(values, pa.array(tok), boundscheck=False)
@@ -196,5 +223,27 @@ def _take_strings(st: SymbolTable, tok: np.ndarray, ends: np.ndarray, out: np.nd
         np.take(pos, ends, out=out, mode="clip")  # ends lie within pos (checked); "raise" buffers
     else:
         out[:] = pos[ends]
+    total = int(pos[-1])
+    return np.frombuffer(data_buf, np.uint8, total) if total else np.empty(0, np.uint8)
+
+
+def _take_pairs(st: SymbolTable, tok: np.ndarray, ends: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """:func:`_take_strings` for escape-free uint8 codes, two codes per take from ``st.pairs``
+    (half the tokens; an odd count is padded with the empty escape code). A string ending
+    after an odd number of codes ends inside a pair: its end is the pair's start plus the
+    length of its last code."""
+    if tok.size & 1:
+        padded = np.empty(tok.size + 1, np.uint8)
+        padded[:-1] = tok
+        padded[-1] = ESC
+    else:
+        padded = tok
+    res = pc.take(st.pairs, pa.array(padded.view("<u2")), boundscheck=False)
+    _, pos_buf, data_buf = res.buffers()
+    pos = np.frombuffer(pos_buf, np.int32, padded.size // 2 + 1)
+    odd = (ends & 1).astype(np.bool_)
+    out[:] = pos[ends >> 1]
+    if odd.any():
+        out[odd] += st.lengths[tok[ends[odd] - 1]]
     total = int(pos[-1])
     return np.frombuffer(data_buf, np.uint8, total) if total else np.empty(0, np.uint8)

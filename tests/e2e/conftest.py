@@ -12,6 +12,7 @@ import lance_histories as H  # noqa: E402
 
 HISTORIES = {
     "2.2": ("2.2", {}),
+    "2.3": ("2.3", {}),
     "2.1_stable_row_ids": ("2.1", {"stable_row_ids": True}),
     "2.0": ("2.0", {}),
     "legacy_v1_names": ("legacy", {"v2_manifest_paths": False}),
@@ -28,7 +29,7 @@ def history(request, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def mixed_formats(tmp_path_factory):
-    """Fragments in files of format 2.0, 2.1 and 2.2 in one table, with a delete across them."""
+    """Fragments in files of format 2.0, 2.1, 2.2 and 2.3 in one table, with a delete across them."""
     import lance
     from lance.fragment import write_fragments
 
@@ -38,8 +39,10 @@ def mixed_formats(tmp_path_factory):
     ds = lance.dataset(path)
     frags = write_fragments(H.history_batch(4500, 1200), path, data_storage_version="2.2")
     ds = lance.LanceDataset.commit(path, lance.LanceOperation.Append(frags), read_version=ds.version)
+    frags = write_fragments(H.history_batch(5700, 900), path, data_storage_version="2.3")
+    ds = lance.LanceDataset.commit(path, lance.LanceOperation.Append(frags), read_version=ds.version)
     ds.delete("id % 7 = 0 or (id > 1990 and id < 3100)")
     versions = {(f.file_major_version, f.file_minor_version)
                 for fr in lance.dataset(path).get_fragments() for f in fr.metadata.files}
-    assert versions == {(2, 0), (2, 1), (2, 2)}, versions
+    assert versions == {(2, 0), (2, 1), (2, 2), (2, 3)}, versions
     return path

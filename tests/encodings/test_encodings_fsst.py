@@ -7,6 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from lance_duck.encodings import fsst
 from lance_duck.errors import CorruptFileError
+from lance_duck.trace import decode_trace
 
 SYMS = [b"ab", b"xyz", b"hello wo", b"q", b"\xff\xfe"]
 
@@ -264,3 +265,70 @@ def test_large_input_with_dangling_escape_is_corrupt():
     comp[-1] = 255
     with pytest.raises(CorruptFileError, match="dangling escape"):
         fsst.decompress(make_table(SYMS[:4]), offs, comp.tobytes())
+
+
+def _decode_in_pairs(monkeypatch, table, offs, data, min_tokens=64):
+    """Decode with the code-pair path forced on for inputs of ``min_tokens`` codes or more."""
+    monkeypatch.setattr(fsst, "PAIR_MIN_TOKENS", min_tokens)
+    monkeypatch.setattr(fsst, "PAIR_MIN_CODES_PER_STRING", 1)
+    with decode_trace() as trace:
+        o, d = fsst.decompress(table, offs, data)
+    monkeypatch.setattr(fsst, "PAIR_MIN_TOKENS", 1 << 40)
+    return o, d, trace
+
+
+@pytest.mark.parametrize("n_bytes", [1000, 1001, 2 * PIECE + 1, 5 * PIECE + 3])
+def test_code_pairs_give_the_same_bytes_and_offsets_as_single_codes(monkeypatch, n_bytes):
+    # odd and even code counts, strings ending inside a pair (odd ends) and empty strings,
+    # one piece and several pieces
+    syms = SYMS[:4]
+    comp, offs = _random_codes(np.random.default_rng(n_bytes), n_bytes, len(syms))
+    table = make_table(syms)
+    o, d, trace = _decode_in_pairs(monkeypatch, table, offs, comp.tobytes())
+    assert "path:fsst:pairs" in trace.names()
+    whole = b"".join(syms[c] for c in comp.tolist())
+    starts = np.cumsum([0] + [len(syms[c]) for c in comp.tolist()])
+    assert d.tobytes() == whole
+    assert o.tolist() == starts[offs].tolist()
+    assert (offs[1:-1] % 2 == 1).any()
+    so, sd = fsst.decompress(table, offs, comp.tobytes())
+    assert so.tolist() == o.tolist() and sd.tobytes() == d.tobytes()
+
+
+def test_code_pairs_int32_offsets_and_a_last_odd_code(monkeypatch):
+    syms = SYMS[:4]
+    comp = np.random.default_rng(9).integers(0, 4, 999).astype(np.uint8)
+    offs = np.array([0, 1, 2, 3, 500, 997, 998, 999, 999])
+    monkeypatch.setattr(fsst, "PAIR_MIN_TOKENS", 64)
+    monkeypatch.setattr(fsst, "PAIR_MIN_CODES_PER_STRING", 1)
+    with decode_trace() as trace:
+        o, d = fsst.decompress(make_table(syms), offs, comp.tobytes(), int32_offsets=True)
+    starts = np.cumsum([0] + [len(syms[c]) for c in comp.tolist()])
+    assert "path:fsst:pairs" in trace.names()
+    assert o.dtype == np.int32 and o.tolist() == starts[offs].tolist()
+    assert d.tobytes() == b"".join(syms[c] for c in comp.tolist())
+
+
+def test_inputs_with_escapes_never_take_code_pairs(monkeypatch):
+    comp = np.array([0, 255, 65, 1] * 100, np.uint8)
+    o, d, trace = _decode_in_pairs(monkeypatch, make_table(SYMS), np.array([0, 200, 400]), comp.tobytes())
+    assert "path:fsst:pairs" not in trace.names()
+    assert d.tobytes() == b"abAxyz" * 100
+
+
+def test_code_pairs_still_refuse_undefined_codes(monkeypatch):
+    comp, offs = _random_codes(np.random.default_rng(13), 4000, 4)
+    comp[777] = 200
+    monkeypatch.setattr(fsst, "PAIR_MIN_TOKENS", 64)
+    monkeypatch.setattr(fsst, "PAIR_MIN_CODES_PER_STRING", 1)
+    with pytest.raises(CorruptFileError, match="outside the 4-symbol table"):
+        fsst.decompress(make_table(SYMS[:4]), offs, comp.tobytes())
+
+
+def test_short_strings_keep_single_codes(monkeypatch):
+    # strings of ~5 codes: the pair path would spend its gain on the odd ends
+    comp, offs = _random_codes(np.random.default_rng(17), 4000, 4)
+    monkeypatch.setattr(fsst, "PAIR_MIN_TOKENS", 64)
+    with decode_trace() as trace:
+        fsst.decompress(make_table(SYMS[:4]), offs, comp.tobytes())
+    assert "path:fsst:pairs" not in trace.names()

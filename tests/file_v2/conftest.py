@@ -1,9 +1,7 @@
 """Fixtures for the 2.1 / 2.2 data-file reader: pylance-written tables, written once per session."""
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pytest
 
 from . import tables_v2 as T
@@ -102,6 +100,7 @@ EXTRA = {
     "big": (lambda v: T.big(), VERSIONS),
     "big_lists": (lambda v: T.big_lists(), VERSIONS),
     "sparse_lists": (lambda v: T.sparse_lists(), ["2.3"]),
+    "sparse_zipped_lists": (lambda v: T.sparse_zipped_lists(), ["2.3"]),
     # larger 2.3 pages: run-length coded string offsets (95 % nulls), structs with null rows over lists
     "prim_large_p95": (lambda v: T.primitives(0.95, n=60_000).select(
         ["bin", "bin_ff", "lbin", "const_str", "str_hex", "lstr", "empty_str", "i32"]), ["2.3"]),

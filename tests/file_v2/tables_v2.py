@@ -271,6 +271,27 @@ def blobs(n: int = 60, seed: int = 10) -> pa.Table:
     return pa.table([pa.array(range(n)), pa.array(vals, pa.large_binary())], schema=sch)
 
 
+def sparse_zipped_lists(n: int = 4000, seed: int = 12) -> pa.Table:
+    """Lists of wide values (full-zip): long strings with 70 % null items (pylance 14 stores the
+    list layer sparse over zipped values) and 128-float vectors with nulls (zipped with rep/def);
+    null and empty lists in both."""
+    r = _rng(seed)
+    m = n * 4
+    words = np.array([f"w{i:03d}" for i in range(1000)])
+    lens = r.integers(40, 110, m)
+    flat = words[r.integers(0, 1000, int(lens.sum()))]
+    ends = np.cumsum(lens)
+    longs = pa.array([" ".join(w) for w in np.split(flat, ends[:-1])], mask=r.random(m) < 0.7)
+    emb = pa.FixedSizeListArray.from_arrays(pa.array(r.standard_normal(m * 128).astype(np.float32)), 128,
+                                            mask=pa.array(r.random(m) < 0.7))
+
+    def lists(items: pa.Array) -> pa.Array:
+        off = np.concatenate([[0], np.cumsum(r.integers(0, 4, n))]).astype(np.int32)
+        return pa.ListArray.from_arrays(pa.array(off), items.slice(0, int(off[-1])),
+                                        mask=pa.array(r.random(n) < 0.3))
+    return pa.table({"l_long_str": lists(longs), "l_emb128": lists(emb)})
+
+
 def sparse_lists(n: int = 50_000, seed: int = 9) -> pa.Table:
     """Lists large enough for pylance 14's 2.3 writer to store sparse list layers: null lists, empty
     lists and null items by position (one, two list levels; ints, strings, a list of structs)."""

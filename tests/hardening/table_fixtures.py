@@ -18,7 +18,7 @@ from lance_duck._proto import table_pb2
 from lance_duck.table.manifest import FOOTER_LEN, encode_manifest
 
 # Every storage version pylance 14 writes, plus the legacy (0.1 / 0.2) format.
-STORAGE_VERSIONS = ("legacy", "2.0", "2.1", "2.2")
+STORAGE_VERSIONS = ("legacy", "2.0", "2.1", "2.2", "2.3")
 # Fragment sizes: the middle one is big enough for pylance to store a dense delete as a bitmap.
 FRAGMENT_ROWS = (300, 5200, 300)
 

@@ -35,7 +35,7 @@ def tables(tmp_path_factory, lance_mod) -> dict[str, str]:
         "l": pa.array([[i] * (i % 3) for i in range(n)], pa.list_(pa.int32())),
     })
     out = {}
-    for version in ("legacy", "2.0", "2.1", "2.2"):
+    for version in ("legacy", "2.0", "2.1", "2.2", "2.3"):
         path = str(tmp_path_factory.mktemp("boundary") / f"t_{version}.lance")
         lance_mod.write_dataset(t, path, data_storage_version=version, max_rows_per_file=600)
         out[version] = path
@@ -47,7 +47,7 @@ def _copy(src: str, dst: Path) -> str:
     return str(dst)
 
 
-@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2", "2.3"])
 def test_swapped_column_indices_raise_corrupt_naming_the_file(tables, version):
     """A manifest pointing an int field at a string column (and back) is reported, not a raw
     ``ValueError: Non-fixed width type``."""
@@ -62,7 +62,7 @@ def test_swapped_column_indices_raise_corrupt_naming_the_file(tables, version):
             reader.read_field(snap.schema.field(name))
 
 
-@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2", "2.3"])
 def test_column_metadata_entry_zeroed_is_corrupt_in_scan_take_and_filter(tables, tmp_path, version):
     """A column whose metadata entry says "no pages" decodes fewer rows than the file holds: the
     scan, a take and a filter all report the file instead of misaligned batches."""
@@ -157,7 +157,7 @@ def test_legacy_fixed_width_values_come_back_aligned(lance_mod):
         theirs.select(["id", "i32", "f64", "f32", "ts", "day"]))
 
 
-@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2", "2.3"])
 @pytest.mark.parametrize("rows", [None, range(100)], ids=["all", "first100"])
 def test_pages_stating_other_row_counts_than_the_file_are_corrupt(tables, version, rows):
     """Page lengths that do not add up to the file's row count are damage, even when the rows
@@ -174,7 +174,7 @@ def test_pages_stating_other_row_counts_than_the_file_are_corrupt(tables, versio
         reader.read_field(field, rows)
 
 
-@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2", "2.3"])
 def test_file_stating_zero_rows_under_a_fragment_of_600_is_corrupt(tables, tmp_path, version):
     """The file's own row count (FileDescriptor.length) damaged to 0: the scan's rows are not an
     invalid argument but a file whose count disagrees with its pages."""

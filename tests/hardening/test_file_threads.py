@@ -25,7 +25,7 @@ def table(tmp_path_factory):
         "l": pa.array([[i] * (i % 4) for i in range(n)], pa.list_(pa.int32())),
     })
     out = {}
-    for version in ("legacy", "2.0", "2.1", "2.2"):
+    for version in ("legacy", "2.0", "2.1", "2.2", "2.3"):
         path = str(tmp_path_factory.mktemp("threads") / f"t_{version}.lance")
         kw = {"max_rows_per_group": 1000} if version == "legacy" else {"max_page_bytes": 8192}
         lance.write_dataset(t, path, data_storage_version=version, **kw)
@@ -33,7 +33,7 @@ def table(tmp_path_factory):
     return out
 
 
-@pytest.mark.parametrize("version", ["legacy", "2.0", "2.1", "2.2"])
+@pytest.mark.parametrize("version", ["legacy", "2.0", "2.1", "2.2", "2.3"])
 def test_one_reader_shared_by_threads_reads_like_sequential_reads(table, version):
     snap = open_snapshot(table[version])
     reader = open_data_file(snap.io, snap.fragments[0].files[0])

@@ -76,8 +76,8 @@ def _table(n: int = N, seed: int = 5, struct_nulls: bool = True) -> pa.Table:
 def fuzz_tables(tmp_path_factory, lance_mod) -> list[dict]:
     root = tmp_path_factory.mktemp("file_fuzz")
     out = []
-    for version in ("legacy", "2.0", "2.1", "2.2"):
-        t = _table(struct_nulls=version in ("2.1", "2.2"))  # 2.0 / legacy store no struct validity
+    for version in ("legacy", "2.0", "2.1", "2.2", "2.3"):
+        t = _table(struct_nulls=version in ("2.1", "2.2", "2.3"))  # 2.0 / legacy store no struct validity
         path = str(root / f"t_{version.replace('.', '_')}.lance")
         kw = {"max_rows_per_file": 2000}
         if version == "legacy":

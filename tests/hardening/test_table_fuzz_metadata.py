@@ -43,6 +43,7 @@ BASES = {
     "v2_0": ("2.0", {}),
     "v2_1_stable_row_ids": ("2.1", {"stable_row_ids": True}),
     "v2_2": ("2.2", {}),
+    "v2_3": ("2.3", {}),
 }
 GOLDEN = os.path.join(os.path.dirname(__file__), "..", "data", "legacy_pylance_0_10_18.lance")
 

@@ -71,7 +71,7 @@ NGRAM_FILTERS = [
     "txt ILIKE '%gamma%'",                         # case-insensitive: scanned
     "txt IS NULL",
 ]
-TABLES = [("2.1", False), ("2.1", True), ("2.2", False), ("2.2", True)]
+TABLES = [("2.1", False), ("2.1", True), ("2.2", False), ("2.2", True), ("2.3", False)]
 
 
 @pytest.fixture(scope="module", params=TABLES, ids=[f"{s}-{'stable' if r else 'plain'}" for s, r in TABLES])

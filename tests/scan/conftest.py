@@ -12,7 +12,7 @@ import lance  # a test dependency: missing, it must fail, not skip
 
 N_ROWS = 2000
 ROWS_PER_FILE = 500
-STORAGE_VERSIONS = ["2.0", "2.2"]
+STORAGE_VERSIONS = ["2.0", "2.2", "2.3"]
 
 
 def rich_table(n: int = N_ROWS, start: int = 0) -> pa.Table:

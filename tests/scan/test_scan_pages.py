@@ -25,7 +25,7 @@ def _paged_table(n: int = 12000) -> pa.Table:
     })
 
 
-@pytest.fixture(scope="session", params=["2.0", "2.2"])
+@pytest.fixture(scope="session", params=["2.0", "2.2", "2.3"])
 def paged(request, tmp_path_factory) -> str:
     """Two fragments; ``big`` spans several pages (written in 1000-row batches), the others one."""
     p = str(tmp_path_factory.mktemp(f"paged_{request.param}") / "t.lance")

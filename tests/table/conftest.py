@@ -13,6 +13,7 @@ import lance_histories as H  # noqa: E402
 # (name, data_storage_version, options)
 HISTORIES = {
     "hist_2_2": ("2.2", {}),
+    "hist_2_3": ("2.3", {}),
     "hist_2_1_stable": ("2.1", {"stable_row_ids": True}),
     "hist_2_0": ("2.0", {}),
     "hist_legacy_v1names": ("legacy", {"v2_manifest_paths": False}),
@@ -42,7 +43,7 @@ def histories(table_dir):
 @pytest.fixture(scope="session")
 def types_tables(table_dir):
     out = {}
-    for dsv in ("2.0", "2.1", "2.2", "legacy"):
+    for dsv in ("2.0", "2.1", "2.2", "2.3", "legacy"):
         path = str(table_dir / f"types_{dsv}.lance")
         H.make_types_table(path, dsv)
         out[dsv] = path

@@ -49,7 +49,7 @@ def compare_snapshot(snap, pds) -> list[str]:
     return diffs
 
 
-@pytest.mark.parametrize("name", ["hist_2_2", "hist_2_1_stable", "hist_2_0", "hist_legacy_v1names",
+@pytest.mark.parametrize("name", ["hist_2_3", "hist_2_2", "hist_2_1_stable", "hist_2_0", "hist_legacy_v1names",
                                   "clone", "cleanup"])
 def test_every_version_and_branch_matches_pylance(histories, name):
     path = histories[name]

@@ -17,7 +17,7 @@ HERE = os.path.dirname(__file__)
 REPO = os.path.dirname(os.path.dirname(HERE))
 
 
-@pytest.mark.parametrize("kind", ["2.0", "2.1", "2.2", "legacy", "blob_v2"])
+@pytest.mark.parametrize("kind", ["2.0", "2.1", "2.2", "2.3", "legacy", "blob_v2"])
 def test_schema_of_every_logical_type_equals_pylance(types_tables, kind):
     path = types_tables[kind]
     ours, theirs = open_snapshot(path).arrow_schema, lance.dataset(path).schema
@@ -51,7 +51,7 @@ def test_field_ids_are_kept_after_drop_and_rename(histories):
 
 
 def test_data_storage_version_strings_match_pylance(types_tables):
-    for kind in ("2.0", "2.1", "2.2", "legacy", "blob_v2"):
+    for kind in ("2.0", "2.1", "2.2", "2.3", "legacy", "blob_v2"):
         assert open_snapshot(types_tables[kind]).data_storage_version == \
             lance.dataset(types_tables[kind]).data_storage_version
 

@@ -132,14 +132,16 @@ def decode_block_batch(enc, buf: np.ndarray, offs: np.ndarray, sizes: np.ndarray
         if (sizes < counts * bits // 8).any():
             raise CorruptFileError(f"{what}: level buffer too short")
         return gather_bytes(buf, offs, counts * bits // 8, what).view(UDT[bits])
-    if kind == "rle":
+    if kind == "rle" and encoding_kind(m.values) == "flat":
         vb = flat_bits(m.values, what, (8, 16, 32, 64)) // 8
+        # 2.3 may store 16 / 32-bit run lengths
+        lb = flat_bits(m.run_lengths, what, (8, 16, 32, 64)) // 8 if m.HasField("run_lengths") else 1
         vlen = read_uint(buf, offs, 8, what)
         runs = vlen // vb
-        if (vlen % vb).any() or (8 + vlen + runs > sizes).any():
+        if (vlen % vb).any() or (8 + vlen + runs * lb > sizes).any():
             raise CorruptFileError(f"{what}: RLE level buffer is corrupt")
         vals = gather_bytes(buf, offs + 8, vlen, what).view(UDT[vb * 8])
-        lens = gather_bytes(buf, offs + 8 + vlen, runs, what).astype(np.int64)
+        lens = gather_bytes(buf, offs + 8 + vlen, runs * lb, what).view(UDT[lb * 8]).astype(np.int64)
         return rle.expand_chunks(vals, lens, runs, counts, what)
     parts = [uint_view(decode_block(enc, buf[o: o + s], c, what))
              for o, s, c in zip(offs.tolist(), sizes.tolist(), counts.tolist())]

@@ -378,19 +378,45 @@ def _mb_rle(m, cs: ChunkSet, what: str):
     (venc, vbuf), (lenc, lbuf) = [(e, b) if encoding_kind(e) != "general"   # 2.3: zstd / lz4 runs
                                   else (e.general.values, _decompress_chunks(e.general, b, what))
                                   for e, b in ((m.values, cs.bufs[0]), (m.run_lengths, cs.bufs[1]))]
-    vb = flat_bits(venc, what, (8, 16, 32, 64)) // 8
-    lb = flat_bits(lenc, what, (8, 16, 32)) // 8   # 16 / 32-bit run lengths: 2.3
+    # 2.3 also bit-packs either side (FastLanes, out of line); the flat side gives the run count
+    vb = _rle_side_bits(venc, (8, 16, 32, 64), what) // 8
+    lb = _rle_side_bits(lenc, (8, 16, 32), what) // 8   # 16 / 32-bit run lengths: 2.3
     vdata, voffs, vsizes = vbuf
     ldata, loffs, lsizes = lbuf
-    if lb > 1 and (lsizes % lb).any():
-        raise CorruptFileError(f"{what}: RLE run lengths of {lb * 8} bits in a buffer of odd size")
-    runs = lsizes // lb
-    if (vsizes < runs * vb).any():
-        raise CorruptFileError(f"{what}: RLE values shorter than its run lengths")
-    values = gather_bytes(vdata, voffs, runs * vb, what).view(UDT[vb * 8])
-    lengths = gather_bytes(ldata, loffs, runs * lb, what).view(UDT[lb * 8]).astype(np.int64)
+    if encoding_kind(lenc) == "flat":
+        if lb > 1 and (lsizes % lb).any():
+            raise CorruptFileError(f"{what}: RLE run lengths of {lb * 8} bits in a buffer of odd size")
+        runs = lsizes // lb
+    elif encoding_kind(venc) == "flat":
+        runs = vsizes // vb
+    else:
+        raise UnsupportedFeatureError(f"{what}: RLE with bit-packed values and bit-packed run lengths")
+    values = _rle_side(venc, vbuf, runs, vb, what)
+    lengths = _rle_side(lenc, lbuf, runs, lb, what).astype(np.int64)
     return Fixed(rle.expand_chunks(values, lengths, runs, cs.counts, what), vb * 8, cs.total)
 
+
+def _rle_side_bits(enc, allowed: tuple[int, ...], what: str) -> int:
+    """Bits of one RLE side's decoded values (flat, or out-of-line bit-packed)."""
+    if encoding_kind(enc) == "out_of_line_bitpacking":
+        bits = int(enc.out_of_line_bitpacking.uncompressed_bits_per_value)
+        if bits not in allowed:
+            raise UnsupportedFeatureError(f"{what}: bit-packed RLE side of {bits} bits (expected {allowed})")
+        return bits
+    return flat_bits(enc, what, allowed)
+
+
+def _rle_side(enc, buf: tuple, runs: np.ndarray, width: int, what: str) -> np.ndarray:
+    """The ``runs[i]`` values of every chunk of one RLE side, concatenated."""
+    data, offs, sizes = buf
+    if encoding_kind(enc) == "out_of_line_bitpacking":
+        m = enc.out_of_line_bitpacking
+        trace.record("path:rle:bitpacked")
+        w = flat_bits(m.values, what, tuple(range(0, 65)))
+        return fastlanes.unpack_out_of_line_batch(data, offs, sizes, runs, w, int(m.uncompressed_bits_per_value))
+    if (sizes < runs * width).any():
+        raise CorruptFileError(f"{what}: RLE values shorter than its run lengths")
+    return gather_bytes(data, offs, runs * width, what).view(UDT[width * 8])
 
 
 def _mb_bss(m, cs: ChunkSet, what: str):
