@@ -563,6 +563,12 @@ class _TailCache:
     def clear(self) -> None:
         self._lru.clear()
 
+    def forget_flights(self) -> None:
+        """After ``fork()``: the fetches under way belong to the parent's threads (the LRU itself
+        empties itself, see :mod:`.lru`)."""
+        self._lock = threading.Lock()
+        self._flights = {}
+
 
 _TAILS = _TailCache()
 _WHOLE = _TailCache(WHOLE_CACHE_BYTES)
@@ -605,6 +611,19 @@ def _checked(data: bytes, path: str, start: int | None, end: int | None, exact: 
 
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
+
+
+def _reset_in_child() -> None:
+    """After ``fork()``: the child has none of the parent's request threads, and a lock held by one
+    of them would never be released; start the pool, the fetches and the resident pages anew."""
+    global _POOL, _POOL_LOCK, _RESIDENT
+    _POOL, _POOL_LOCK, _RESIDENT = None, threading.Lock(), _ResidentPages()
+    _TAILS.forget_flights()
+    _WHOLE.forget_flights()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_in_child)
 
 
 def _sync_pool() -> ThreadPoolExecutor:

@@ -1,7 +1,9 @@
 """A thread-safe least-recently-used map bounded in (estimated) bytes, for process-wide caches."""
 from __future__ import annotations
 
+import os
 import threading
+import weakref
 from collections import OrderedDict
 from typing import Any, Hashable
 
@@ -17,6 +19,7 @@ class ByteLRU:
         self._items: OrderedDict[Hashable, list] = OrderedDict()   # key -> [value, charge]
         self._bytes = 0
         self._lock = threading.Lock()
+        _INSTANCES.add(self)
 
     def get(self, key: Hashable) -> Any:
         with self._lock:
@@ -61,3 +64,20 @@ class ByteLRU:
         with self._lock:
             self._items.clear()
             self._bytes = 0
+
+
+_INSTANCES: weakref.WeakSet[ByteLRU] = weakref.WeakSet()
+
+
+def _empty_in_child() -> None:
+    """After ``fork()`` only the forking thread lives on: a lock another thread held at that moment
+    would never be released, and the map it guarded may be half updated. The child starts every
+    cache empty, with a new lock (a cache only costs a re-read)."""
+    for lru in list(_INSTANCES):
+        lru._lock = threading.Lock()
+        lru._items = OrderedDict()
+        lru._bytes = 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_empty_in_child)

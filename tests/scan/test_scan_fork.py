@@ -79,3 +79,32 @@ print(in_forked_child(squares))
 """)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == str([x * x for x in range(8)])
+
+
+def test_forked_child_scans_while_a_parent_thread_holds_the_cache_locks(table_path):
+    """A fork while another thread is inside a process-wide cache (its lock held): the child's caches
+    start empty with new locks, so the child still scans and gets the same rows."""
+    want = lance.dataset(table_path).to_table(columns=["id", "name"], filter="id > 100")
+    r = run_parent(FORK_HELPERS + f"""
+import threading
+from lance_duck.file.container import METADATA_CACHE
+from lance_duck.index.files import CACHE as INDEX_CACHE
+from lance_duck.io import fs
+
+def scan(path):
+    assert len(METADATA_CACHE) == 0          # emptied in the child
+    return lance_duck.dataset(path).to_table(columns=["id", "name"], filter="id > 100").to_pydict()
+
+lance_duck.dataset({table_path!r}).to_table()
+held = threading.Event()
+def hold():
+    with METADATA_CACHE._lock, INDEX_CACHE._lock, fs._TAILS._lock, fs._POOL_LOCK:
+        held.set()
+        threading.Event().wait(3 * {CHILD_TIMEOUT})
+threading.Thread(target=hold, daemon=True).start()
+held.wait()
+import json
+print(json.dumps(in_forked_child(scan, {table_path!r})))
+""")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == want.to_pydict()
