@@ -16,6 +16,10 @@ Two mechanisms:
 """
 from __future__ import annotations
 
+import atexit
+import threading
+import time
+
 import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.fs as pafs
@@ -41,6 +45,7 @@ class _RefusingHandler(pafs.FileSystemHandler):
         self._uri = uri
 
     def _refuse(self, *args, **kwargs):
+        _refused_now()
         raise InvalidArgumentError(NATIVE_SCAN_MESSAGE.format(uri=self._uri))
 
     def __eq__(self, other) -> bool:
@@ -61,6 +66,32 @@ class _RefusingHandler(pafs.FileSystemHandler):
     create_dir = delete_dir = delete_dir_contents = delete_root_dir_contents = delete_file = _refuse
     move = copy_file = _refuse
     open_input_stream = open_input_file = open_output_stream = open_append_stream = _refuse
+
+
+#: After a refusal, how long the interpreter's exit waits for pyarrow's threads to leave the handler.
+EXIT_GRACE_SECONDS = 0.25
+_last_refusal: float | None = None
+_exit_lock = threading.Lock()
+
+
+def _refused_now() -> None:
+    """Note a refusal. pyarrow's scan calls the handler from its own threads, and one may still be
+    about to call it (or drop it) after the error reached the caller; a C++ thread taking the GIL
+    while the interpreter finalises aborts the process ("terminate called without an active
+    exception"). So the first refusal registers an exit hook that lets such calls finish."""
+    global _last_refusal
+    with _exit_lock:
+        if _last_refusal is None:
+            atexit.register(_let_native_threads_finish)
+        _last_refusal = time.monotonic()
+
+
+def _let_native_threads_finish() -> None:
+    while _last_refusal is not None:
+        left = _last_refusal + EXIT_GRACE_SECONDS - time.monotonic()
+        if left <= 0:
+            return
+        time.sleep(left)
 
 
 def placeholder_native_state(schema: pa.Schema, uri: str) -> tuple:
