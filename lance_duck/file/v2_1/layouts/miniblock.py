@@ -8,6 +8,7 @@ decoded together (no per-chunk Python loop).
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 
 from .... import trace
 from ....errors import CorruptFileError, UnsupportedFeatureError
@@ -16,7 +17,7 @@ from ..compression import (ChunkSet, decode_block, decode_block_batch, decode_mi
                            decode_miniblock_selected)
 from ..gather import read_header_words
 from ..page import PageContext, PageData, entry_rows, trim
-from ..values import Fixed, uint_view
+from ..values import Fixed, to_arrow, uint_view
 from .common import PageBase, apply_dictionary, finish_values, u8
 
 
@@ -94,6 +95,7 @@ class MiniBlockPage(PageBase):
         state = {k: self.__dict__[k] for k in self.META_STATE}
         if self.has_dict:
             state["_dict_vals"] = self._dict_vals
+            state["_dict_items"] = self._dict_items = {}   # Arrow items per type, shared by later reads
         return state
 
     def restore_meta(self, state: dict) -> None:
@@ -104,6 +106,14 @@ class MiniBlockPage(PageBase):
             nd = int(self.lay.num_dictionary_items)
             self._dict_vals = decode_block(self.lay.dictionary, self.dict_raw, nd, self.what + " dictionary")
         return self._dict_vals
+
+    def _dictionary_items(self) -> pa.Array:
+        """The dictionary as an Arrow array of the leaf type (kept with the column's metadata)."""
+        cache = self.__dict__.setdefault("_dict_items", {})
+        items = cache.get(self.ctx.arrow_type)
+        if items is None:
+            items = cache[self.ctx.arrow_type] = to_arrow(self._dictionary(), self.ctx.arrow_type)
+        return items
 
     def _chunks_for(self, local: np.ndarray | range | None) -> np.ndarray:
         n = self.counts.size
@@ -331,7 +341,7 @@ class MiniBlockPage(PageBase):
     def _values(self, raw, n: int):
         if self.has_dict:
             trace.record("dictionary")
-            return apply_dictionary(self.ctx, self._dictionary(), uint_view(raw) if not hasattr(raw, "indices") else raw)
+            return apply_dictionary(self.ctx, self._dictionary_items(), uint_view(raw) if not hasattr(raw, "indices") else raw)
         return finish_values(self.ctx, raw, n)
 
 
