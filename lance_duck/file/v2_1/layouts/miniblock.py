@@ -95,7 +95,8 @@ class MiniBlockPage(PageBase):
         state = {k: self.__dict__[k] for k in self.META_STATE}
         if self.has_dict:
             state["_dict_vals"] = self._dict_vals
-            state["_dict_items"] = self._dict_items = {}   # Arrow items per type, shared by later reads
+            items: dict[pa.DataType, pa.Array] = {}       # Arrow items per type, shared by later reads
+            state["_dict_items"] = self._dict_items = items
         return state
 
     def restore_meta(self, state: dict) -> None:
