@@ -94,6 +94,7 @@ class ColumnPages:
         self.lengths = np.array([int(p.length) for p in self.pages], np.int64)
         self.starts = np.cumsum(self.lengths) - self.lengths
         self.total = int(self.lengths.sum())
+        self.edges = np.append(self.starts, self.total)
         self.layouts: dict[int, object] = {}
         self.meta: dict[int, dict] = {}
         self._charge = charge or (lambda n: None)
@@ -138,10 +139,14 @@ class LeafPlan:
             rows = np.asarray(sel, np.int64)
             if rows.size and (rows[0] < 0 or rows[-1] >= total):
                 raise CorruptFileError(f"{self.what}: row {int(rows[-1])} outside the column's {total} rows")
-            bounds = np.searchsorted(rows, np.append(starts, total))  # one search per page
-            for i in np.flatnonzero(bounds[1:] > bounds[:-1]).tolist():
-                local = rows[bounds[i]: bounds[i + 1]] - starts[i]
-                picks.append((i, None if local.size == lengths[i] else local))
+            if len(pages) == 1:
+                if rows.size:
+                    picks.append((0, None if rows.size == total else rows))
+            else:
+                bounds = np.searchsorted(rows, cp.edges)  # one search per page
+                for i in np.flatnonzero(bounds[1:] > bounds[:-1]).tolist():
+                    local = rows[bounds[i]: bounds[i + 1]] - starts[i]
+                    picks.append((i, None if local.size == lengths[i] else local))
         self.pages = []
         self._fresh: list[int] = []       # page numbers whose metadata this read fetches
         for i, local in picks:

@@ -83,6 +83,8 @@ def _chunk_of(cs: ChunkSet, idx: np.ndarray, what: str) -> tuple[np.ndarray, np.
 #: one bit width, unpacks the chunks whole and gathers (the one-width block kernel beats a few
 #: word reads per value above ~3%; mixed widths unpack slower than per-value reads even at 10%).
 DENSE_SELECTION = 32
+#: ... and more chunks than this (unpacking a few blocks costs more than reading their values)
+FEW_CHUNKS = 4
 
 
 def _inline_bp_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixed:
@@ -90,7 +92,7 @@ def _inline_bp_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixed:
     each), extracted from the packed words one by one (no block is unpacked); a dense
     selection of one-width chunks unpacks them and gathers."""
     t, data, offs, sizes = _inline_bp_chunks(m, cs, what)
-    if idx.size * DENSE_SELECTION >= cs.total and offs.size > 1:
+    if idx.size * DENSE_SELECTION >= cs.total and offs.size > FEW_CHUNKS:
         widths = read_uint(data, offs, t // 8, what)
         if int(widths[0]) > 0 and bool((widths == widths[0]).all()):
             trace.record("path:selected:unpack-gather")

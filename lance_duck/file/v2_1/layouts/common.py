@@ -29,8 +29,9 @@ def finish_values(ctx: PageContext, raw, n: int) -> pa.Array:
 
 
 def apply_dictionary(ctx: PageContext, dict_vals, indices) -> pa.Array:
-    """Page values from dictionary items and indices (a DictionaryArray for dictionary fields)."""
-    items = to_arrow(dict_vals, ctx.arrow_type)
+    """Page values from dictionary items (decoded, or already Arrow) and indices (a DictionaryArray
+    for dictionary fields)."""
+    items = dict_vals if isinstance(dict_vals, pa.Array) else to_arrow(dict_vals, ctx.arrow_type)
     idx = np.asarray(indices)
     if idx.size and int(idx.max()) >= len(items):
         raise CorruptFileError(f"{ctx.what}: dictionary index {int(idx.max())} >= {len(items)} items")

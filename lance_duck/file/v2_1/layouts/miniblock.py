@@ -8,6 +8,7 @@ decoded together (no per-chunk Python loop).
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 
 from .... import trace
 from ....errors import CorruptFileError, UnsupportedFeatureError
@@ -16,8 +17,14 @@ from ..compression import (ChunkSet, decode_block, decode_block_batch, decode_mi
                            decode_miniblock_selected)
 from ..gather import read_header_words
 from ..page import PageContext, PageData, entry_rows, trim
-from ..values import Fixed, uint_view
+from ..values import Fixed, to_arrow, uint_view
 from .common import PageBase, apply_dictionary, finish_values, u8
+
+
+#: selections of at most this many rows of a page locate their chunks row by row
+TINY_ROWS = 256
+#: a contiguous selection of at most this many rows (no repetition) decodes only its values
+LEAN_RANGE_ROWS = 4096
 
 
 class MiniBlockPage(PageBase):
@@ -64,6 +71,7 @@ class MiniBlockPage(PageBase):
         if counts.size and int(self.starts[-1] + self.sizes[-1]) > self.bufs[1][1]:
             raise CorruptFileError(f"{self.what}: chunks extend past their buffer")
         self.counts = counts
+        self.chunk_rows = np.cumsum(counts) - counts
         i = 1
         self.dict_raw = None
         if self.has_dict:
@@ -78,7 +86,7 @@ class MiniBlockPage(PageBase):
             self.rep_index = np.ascontiguousarray(ri).view("<u8").reshape(counts.size, k).astype(np.int64)
 
     #: what set_meta derives (plus the decoded dictionary): kept per file by the column cache
-    META_STATE = ("sizes", "starts", "counts", "dict_raw", "rep_index")
+    META_STATE = ("sizes", "starts", "counts", "chunk_rows", "dict_raw", "rep_index")
 
     def meta_state(self) -> dict:
         """This page's metadata state (after set_meta), dictionary decoded, for :meth:`restore_meta`."""
@@ -87,6 +95,8 @@ class MiniBlockPage(PageBase):
         state = {k: self.__dict__[k] for k in self.META_STATE}
         if self.has_dict:
             state["_dict_vals"] = self._dict_vals
+            items: dict[pa.DataType, pa.Array] = {}       # Arrow items per type, shared by later reads
+            state["_dict_items"] = self._dict_items = items
         return state
 
     def restore_meta(self, state: dict) -> None:
@@ -97,6 +107,14 @@ class MiniBlockPage(PageBase):
             nd = int(self.lay.num_dictionary_items)
             self._dict_vals = decode_block(self.lay.dictionary, self.dict_raw, nd, self.what + " dictionary")
         return self._dict_vals
+
+    def _dictionary_items(self) -> pa.Array:
+        """The dictionary as an Arrow array of the leaf type (kept with the column's metadata)."""
+        cache = self.__dict__.setdefault("_dict_items", {})
+        items = cache.get(self.ctx.arrow_type)
+        if items is None:
+            items = cache[self.ctx.arrow_type] = to_arrow(self._dictionary(), self.ctx.arrow_type)
+        return items
 
     def _chunks_for(self, local: np.ndarray | range | None) -> np.ndarray:
         n = self.counts.size
@@ -115,9 +133,13 @@ class MiniBlockPage(PageBase):
             first, last = self._row_chunks(ends)
             return np.arange(max(int(first[0]), 0), int(last[1]) + 1)
         if not self.has_rep:
+            cstart = self._chunk_rows()
+            if local.size <= TINY_ROWS:
+                # a handful of rows: one search per row, then the distinct chunks (rows are sorted)
+                ch = np.searchsorted(cstart, local, side="right") - 1
+                return ch if ch.size < 2 else ch[np.flatnonzero(np.diff(ch, prepend=-1))]
             # one entry per row per value slot: chunk c holds rows [cstart, cstart + count);
             # it is needed when some selected row lies in it (one search per chunk, not per row)
-            cstart = self._chunk_rows()
             at = np.searchsorted(local, np.append(cstart, cstart[-1] + self.counts[-1]))
             return np.flatnonzero(at[1:] > at[:-1])
         if self.rep_index is None:
@@ -130,7 +152,7 @@ class MiniBlockPage(PageBase):
 
     def _chunk_rows(self) -> np.ndarray:
         """First row of every chunk (pages without repetition: one entry per row)."""
-        return np.cumsum(self.counts) - self.counts
+        return self.chunk_rows
 
     def _row_chunks(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(chunk where each row starts, chunk where it finishes), from the repetition index."""
@@ -149,6 +171,10 @@ class MiniBlockPage(PageBase):
         if self.sel.size == self.counts.size:
             self.runs = [(0, self.counts.size)]
             return [self.bufs[1]] if self.counts.size else []
+        if self.sel.size == 1:            # one chunk (a point lookup)
+            c = int(self.sel[0])
+            self.runs = [(c, c + 1)]
+            return [(base + int(self.starts[c]), int(self.sizes[c]))]
         # contiguous runs of selected chunks
         s = self.sel
         brk = np.flatnonzero(np.diff(s) != 1) + 1
@@ -175,6 +201,10 @@ class MiniBlockPage(PageBase):
         counts = self.counts[sel]
         sizes = self.sizes[sel]
         rep, defs, cs = self._parse_chunks(buf, starts, sizes, counts)
+        if isinstance(local, range) and not self.has_rep and len(local) <= LEAN_RANGE_ROWS:
+            # a short run of rows: its values alone (whole chunks are not unpacked)
+            trace.record("path:lean-range")
+            local = np.arange(local.start, local.stop, dtype=np.int64)
         if isinstance(local, np.ndarray) and not self.has_rep:
             # one entry per row: the selected rows' value positions let the encoding skip work
             # (only their values are read / decompressed; dictionary items only for them)
@@ -312,7 +342,7 @@ class MiniBlockPage(PageBase):
     def _values(self, raw, n: int):
         if self.has_dict:
             trace.record("dictionary")
-            return apply_dictionary(self.ctx, self._dictionary(), uint_view(raw) if not hasattr(raw, "indices") else raw)
+            return apply_dictionary(self.ctx, self._dictionary_items(), uint_view(raw) if not hasattr(raw, "indices") else raw)
         return finish_values(self.ctx, raw, n)
 
 
