@@ -85,7 +85,7 @@ class V20FileReader(DataFileReader):
         self.num_rows = self.container.num_rows
         self._cols: dict[int, _Column] = {}
         self._local = threading.local()   # the scan reads one cached reader from several threads
-        self._shared = SharedPages()      # pages spanning several read tasks, fetched once
+        self._shared: SharedPages[tuple[int, int]] = SharedPages()      # pages spanning several read tasks, fetched once
 
     @property
     def _prefetched(self) -> dict[tuple[int, int], list]:

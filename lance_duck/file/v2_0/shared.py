@@ -10,31 +10,32 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Callable, Hashable, Sequence
+from typing import Callable, Generic, Hashable, Sequence, TypeVar
 
 Buffers = list    # the buffers of one page, as InputFile.read_ranges returns them
+K = TypeVar("K", bound=Hashable)
 
 # Bytes of shared pages one reader keeps at most (the least recently used go first).
 SHARED_PAGE_BYTES = 64 * 1024 * 1024
 
 
-class SharedPages:
+class SharedPages(Generic[K]):
     """Page buffers keyed by (column, page), shared by the read tasks of one file (thread-safe)."""
 
     def __init__(self, limit: int = SHARED_PAGE_BYTES):
         self.limit = limit
-        self._pages: OrderedDict[Hashable, tuple[Buffers, int]] = OrderedDict()
-        self._rows_read: dict[Hashable, int] = {}
+        self._pages: OrderedDict[K, tuple[Buffers, int]] = OrderedDict()
+        self._rows_read: dict[K, int] = {}
         self._bytes = 0
-        self._inflight: dict[Hashable, threading.Event] = {}
+        self._inflight: dict[K, threading.Event] = {}
         self._lock = threading.Lock()
 
-    def get(self, wanted: Sequence[tuple[Hashable, int, int]],
-            load: Callable[[list], dict[Hashable, Buffers]]) -> dict[Hashable, Buffers]:
+    def get(self, wanted: Sequence[tuple[K, int, int]],
+            load: Callable[[list[K]], dict[K, Buffers]]) -> dict[K, Buffers]:
         """Buffers of every (key, rows read, rows in the page) page: kept ones, else ``load(keys)``."""
-        out: dict[Hashable, Buffers] = {}
-        mine: list = []
-        waits: list = []
+        out: dict[K, Buffers] = {}
+        mine: list[K] = []
+        waits: list[tuple[K, threading.Event]] = []
         with self._lock:
             for key, _, _ in wanted:
                 hit = self._pages.get(key)
@@ -57,7 +58,7 @@ class SharedPages:
             with self._lock:
                 for key in mine:
                     self._inflight.pop(key).set()
-        late = []
+        late: list[K] = []
         for key, event in waits:
             event.wait()
             with self._lock:
@@ -81,7 +82,7 @@ class SharedPages:
     def nbytes(self) -> int:
         return self._bytes
 
-    def _keep(self, key: Hashable, bufs: Buffers) -> None:
+    def _keep(self, key: K, bufs: Buffers) -> None:
         n = sum(len(b) for b in bufs)
         if n > self.limit // 2:
             return
@@ -93,7 +94,7 @@ class SharedPages:
             self._rows_read.pop(old, None)
             self._bytes -= m
 
-    def _drop(self, key: Hashable) -> None:
+    def _drop(self, key: K) -> None:
         self._rows_read.pop(key, None)
         old = self._pages.pop(key, None)
         if old is not None:
