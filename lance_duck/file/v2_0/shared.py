@@ -15,8 +15,9 @@ from typing import Callable, Generic, Hashable, Sequence, TypeVar
 Buffers = list    # the buffers of one page, as InputFile.read_ranges returns them
 K = TypeVar("K", bound=Hashable)
 
-# Bytes of shared pages one reader keeps at most (the least recently used go first).
-SHARED_PAGE_BYTES = 64 * 1024 * 1024
+# Bytes of shared pages one reader keeps at most (the least recently used go first); a scan keeps
+# up to READER_CACHE_SIZE readers open, and a full scan drops every page as soon as it is read.
+SHARED_PAGE_BYTES = 32 * 1024 * 1024
 
 
 class SharedPages(Generic[K]):
