@@ -12,8 +12,10 @@ a selection touches are fetched together.
 """
 from __future__ import annotations
 
+import bisect
 import struct
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -110,7 +112,54 @@ class LegacyFileReader(DataFileReader):
         segs = [_Seg(b, local, int(self.starts[b + 1] - self.starts[b])) for b, local in split(self.starts, sel)]
         return [self._read(field, segs) for field in fields]
 
+    def prefetch_fields(self, fields: Sequence[LanceField]) -> None:
+        """Object stores: start fetching every row group's pages of ``fields`` (values, positions,
+        and the string bytes the writer puts just before a string page's positions; list items wait
+        for their positions), all fields together (io/prefetch.py)."""
+        if self.file.io.is_local or not self.num_batches:
+            return
+        pages: list[tuple[int, int, bool]] = []       # (offset, length, string positions)
+        for field in fields:
+            self._plan(field, pages)
+        known = sorted((o, o + n) for o, n, _ in pages)
+        starts = np.unique(self.page_table[..., 0])   # every page of the file bounds the string bytes
+        ranges: list[tuple[int, int]] = []
+        for off, n, strings in pages:
+            if strings:     # the string bytes lie after the page before (whatever its field)
+                i = int(np.searchsorted(starts, off)) - 1
+                lo = int(starts[i]) if i >= 0 else 0
+                j = bisect.bisect_left(known, (off, off)) - 1
+                if j >= 0 and known[j][1] <= off:
+                    lo = max(lo, known[j][1])
+                n += off - lo
+                off = lo
+            ranges.append((off, n))
+        self.file.prefetch(ranges)
+
     # -- helpers ----------------------------------------------------------------------------
+    def _plan(self, field: LanceField, out: list[tuple[int, int, bool]]) -> None:
+        """(offset, length, string positions) of every row group's page a whole read of ``field``
+        starts with (list items and string bytes come after them)."""
+        if field.is_struct:
+            for child in field.children:
+                self._plan(child, out)
+            return
+        t = field.arrow_type
+        strings = _is_binary_like(t)
+        if field.is_list:
+            bits = 64 if pa.types.is_large_list(t) else 32   # the page length counts positions
+        elif strings:
+            bits = 64
+        elif pa.types.is_dictionary(t):
+            bits = bit_width(t.index_type) or 0
+        else:
+            bits = bit_width(t) or 0
+        if not bits or not self.lo <= field.id <= self.hi:
+            return
+        for pos, length in self.page_table[field.id - self.lo].tolist():
+            if pos >= 0 and length > 0:
+                out.append((pos, ((length + strings) * bits + 7) // 8, strings))
+
     def _page(self, field: LanceField, batch: int) -> tuple[int, int]:
         if not self.lo <= field.id <= self.hi:
             raise CorruptFileError(f"{self.ref.path}: field {field.name!r} (id {field.id}) is not in this file")

@@ -27,6 +27,7 @@ from ..base import DataFileReader, DataFileRef, RowSelection, normalize_selectio
 from ..container import V2Container
 from . import page as pg
 from .selection import ranges_from_bounds, sel_len, split
+from .shared import SharedPages
 
 BLOB_TYPE = pa.struct([pa.field("position", pa.uint64()), pa.field("size", pa.uint64())])
 
@@ -84,6 +85,7 @@ class V20FileReader(DataFileReader):
         self.num_rows = self.container.num_rows
         self._cols: dict[int, _Column] = {}
         self._local = threading.local()   # the scan reads one cached reader from several threads
+        self._shared: SharedPages[tuple[int, int]] = SharedPages()      # pages spanning several read tasks, fetched once
 
     @property
     def _prefetched(self) -> dict[tuple[int, int], list]:
@@ -154,47 +156,70 @@ class V20FileReader(DataFileReader):
         wait for their offsets), all columns together (io/prefetch.py)."""
         if self.file.io.is_local:
             return
-        wanted: list[tuple[int, int]] = []
+        wanted: list[tuple[int, int, int | None]] = []
         whole = normalize_selection(None, self.num_rows)
         for field in fields:
             c = self._column_of(field)
             if c is not None:
                 self._plan(field, c, whole, wanted)
-        self.file.prefetch([b for c, p in dict.fromkeys(wanted) for b in self._cols[c].pages[p].buffers])
+        pages = dict.fromkeys((c, p) for c, p, _ in wanted)
+        self.file.prefetch([b for c, p in pages for b in self._cols[c].pages[p].buffers])
 
     # -- I/O planning -------------------------------------------------------------------------
-    def _plan(self, field: LanceField, c: int, sel, out: list[tuple[int, int]]) -> None:
-        """(column, page) pairs a read of ``field`` with ``sel`` needs, down to list items."""
+    def _plan(self, field: LanceField, c: int, sel, out: list[tuple[int, int, int | None]]) -> None:
+        """(column, page, rows) a read of ``field`` with ``sel`` needs, down to list items; ``rows``
+        is None for a page read whole, else how many of its rows ``sel`` reads."""
         col = self._column(c)
-        out.extend((c, p) for p, _ in split(col.starts, sel))
+        out.extend((c, p, None if local is None else len(local)) for p, local in split(col.starts, sel))
         if col.kind == "blob" or field.is_list or not field.is_struct or col.page_kind() == "packed_struct":
             return
         for i, ch in enumerate(field.children):
             self._plan(ch, self._child_column(c, field, i), sel, out)
 
     def _prefetch(self, targets: list[tuple[LanceField, int]], sel) -> None:
-        wanted: list[tuple[int, int]] = []
+        """Fetch the pages a read needs at once; pages read only in part go through the shared
+        pages, so that the read tasks after this one do not fetch them again."""
+        wanted: list[tuple[int, int, int | None]] = []
         for field, c in targets:
             self._plan(field, c, sel, wanted)
-        wanted = [k for k in dict.fromkeys(wanted) if k not in self._prefetched]
-        ranges = [b for c, p in wanted for b in self._cols[c].pages[p].buffers]
-        data = self.file.read_ranges(ranges)
+        whole: dict[tuple[int, int], None] = {}
+        partial: dict[tuple[int, int], int] = {}
+        for c, p, rows in wanted:
+            if (c, p) in self._prefetched:
+                continue
+            if rows is None:
+                whole[(c, p)] = None
+            else:
+                partial[(c, p)] = max(partial.get((c, p), 0), rows)
+        rest = [k for k in whole if k not in partial]
+
+        def load(keys: list[tuple[int, int]]) -> dict[tuple[int, int], list]:
+            # the first fetch of shared pages takes the whole pages along, in the same requests
+            got = self._load(keys + rest)
+            rest.clear()
+            return got
+
+        if partial:
+            shared = [(k, rows, self._cols[k[0]].pages[k[1]].length) for k, rows in partial.items()]
+            self._prefetched.update(self._shared.get(shared, load))
+        self._prefetched.update(self._load(rest))
+
+    def _load(self, keys: list[tuple[int, int]]) -> dict[tuple[int, int], list]:
+        """Buffers of (column, page) pages, all in one read_ranges call."""
+        if not keys:
+            return {}
+        data = self.file.read_ranges([b for c, p in keys for b in self._cols[c].pages[p].buffers])
+        out = {}
         i = 0
-        for c, p in wanted:
+        for c, p in keys:
             k = len(self._cols[c].pages[p].buffers)
-            self._prefetched[(c, p)] = data[i:i + k]
+            out[(c, p)] = data[i:i + k]
             i += k
+        return out
 
     def _fetch(self, col: _Column, page_ids: list[int]) -> list[list]:
-        missing = [p for p in page_ids if (col.index, p) not in self._prefetched]
-        if missing:
-            ranges = [b for p in missing for b in col.pages[p].buffers]
-            data = self.file.read_ranges(ranges)
-            i = 0
-            for p in missing:
-                k = len(col.pages[p].buffers)
-                self._prefetched[(col.index, p)] = data[i:i + k]
-                i += k
+        self._prefetched.update(self._load([(col.index, p) for p in page_ids
+                                            if (col.index, p) not in self._prefetched]))
         return [self._prefetched[(col.index, p)] for p in page_ids]
 
     def _read(self, field: LanceField, c: int, sel) -> pa.Array:
