@@ -89,6 +89,7 @@ TUNING_OPTIONS = {
     "prefetch_bytes": ("prefetch_bytes", int, 0),
     "client_max_retries": ("max_retries", int, 0),       # pylance's (object_store's) names
     "client_retry_timeout": ("timeout", float, 0),
+    "metadata_cache_bytes": ("metadata_cache_bytes", int, 0),
 }
 
 
@@ -121,8 +122,11 @@ class FileIO:
 
     def __init__(self, fs: fsspec.AbstractFileSystem, coalesce_gap: int = COALESCE_GAP,
                  max_in_flight: int = MAX_IN_FLIGHT, max_request_bytes: int = MAX_REQUEST_BYTES,
-                 prefetch_bytes: int = PREFETCH_BYTES, retry_policy: RetryPolicy | None = None):
+                 prefetch_bytes: int = PREFETCH_BYTES, retry_policy: RetryPolicy | None = None,
+                 metadata_cache_bytes: int | None = None):
         self.fs = fs
+        if metadata_cache_bytes is not None:
+            set_metadata_cache_bytes(metadata_cache_bytes)
         self.is_local = "file" in _protocols(fs)
         self.is_async = isinstance(fs, AsyncFileSystem)
         self.coalesce_gap = coalesce_gap
@@ -572,6 +576,14 @@ class _TailCache:
 
 _TAILS = _TailCache()
 _WHOLE = _TailCache(WHOLE_CACHE_BYTES)
+
+
+def set_metadata_cache_bytes(limit: int) -> None:
+    """Bound each process-wide cache of remote file tails (footers) and whole small files
+    (manifests, deletion files) to ``limit`` bytes (``0``: keep none). The caches are shared by the
+    process: the value given last applies (storage option ``metadata_cache_bytes``)."""
+    _TAILS._lru.resize(limit)
+    _WHOLE._lru.resize(limit)
 
 
 def _sized(data: bytes) -> tuple[int, bytes]:

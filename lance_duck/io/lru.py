@@ -48,6 +48,14 @@ class ByteLRU:
                 self._bytes += nbytes
                 self._evict()
 
+    def resize(self, limit: int) -> None:
+        """Bound the map to ``limit`` bytes from now on (evicting what no longer fits)."""
+        with self._lock:
+            self.limit = limit
+            self._evict()
+            for key in [k for k, (_, n) in self._items.items() if n > limit // 4]:
+                self._bytes -= self._items.pop(key)[1]
+
     def _evict(self) -> None:
         while self._bytes > self.limit and self._items:
             _, (_, n) = self._items.popitem(last=False)

@@ -6,6 +6,7 @@ import pyarrow as pa
 import pytest
 
 import lance_duck
+from lance_duck.errors import InvalidArgumentError
 
 from ..scan.conftest import assert_tables_equal
 from .conftest import BUCKET, lance
@@ -338,3 +339,31 @@ def test_a_2_0_file_plans_the_pages_of_all_its_columns_ahead_in_one_request(pyla
     live = {r["id"] for r in want.to_pylist()}
     got = [(i, v, c) for i, v, c in zip(*(a.to_pylist() for a in arrays)) if i in live]
     assert got == [tuple(r.values()) for r in want.to_pylist()]
+
+
+def test_metadata_cache_bytes_zero_reads_the_manifest_again(pylance_options, proxied_options, counting_proxy):
+    """The `metadata_cache_bytes` storage option bounds the process-wide footer / manifest caches:
+    with 0 a second open of a version fetches its manifest again; the default keeps it."""
+    from lance_duck.io.fs import TAIL_CACHE_BYTES
+    uri = f"s3://{BUCKET}/requests-cache-bytes.lance"
+    _write(uri, pylance_options)
+    try:
+        off = dict(proxied_options, metadata_cache_bytes="0")
+        lance_duck.dataset(uri, storage_options=off, version=1)
+        counting_proxy.reset()
+        again = lance_duck.dataset(uri, storage_options=off, version=1)
+        uncached = counting_proxy.reset()
+        assert dict(uncached.requests) == {"GET": 1}, uncached.paths
+        assert_tables_equal(again.to_table(), lance.dataset(uri, storage_options=pylance_options, version=1).to_table())
+    finally:
+        on = dict(proxied_options, metadata_cache_bytes=str(TAIL_CACHE_BYTES))
+        lance_duck.dataset(uri, storage_options=on, version=1)
+    counting_proxy.reset()
+    lance_duck.dataset(uri, storage_options=on, version=1)
+    assert dict(counting_proxy.reset().requests) == {}
+
+
+def test_metadata_cache_bytes_must_be_a_non_negative_integer(proxied_options):
+    with pytest.raises(InvalidArgumentError, match="metadata_cache_bytes"):
+        lance_duck.dataset(f"s3://{BUCKET}/requests-cache-bytes.lance",
+                           storage_options=dict(proxied_options, metadata_cache_bytes="-1"))
