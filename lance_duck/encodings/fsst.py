@@ -49,6 +49,7 @@ FSST_MAGIC = 0x46535354
 SYMBOL_TABLE_SIZE = 2312
 ESC = 255
 PIECE_TOKENS = 1 << 20  # tokens per piece of a large input (see the module docstring)
+PARALLEL_MIN_TOKENS = 1 << 19  # inputs this large are split for the kernel pool's threads
 PAIR_MIN_TOKENS = 1 << 18  # escape-free inputs this large are taken two codes at a time ...
 PAIR_MIN_CODES_PER_STRING = 8  # ... when their strings average this many codes
 _SMALL_TOKENS = (1 << 31) // 8  # fewer tokens than this cannot produce 2 GiB of output
@@ -182,7 +183,7 @@ def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data
         _ = st.pairs      # built once, before the pieces run concurrently
     out = empty(nstr + 1, np.int32 if small else np.int64)
     out[0] = 0
-    pieces = min(tok.size // PIECE_TOKENS, nstr)
+    pieces = min(_piece_count(tok.size), nstr)
     if pieces < 2:
         return out, _take_strings(st, tok, rel[1:], out[1:], pairs)
     # cut at the first string boundary at or after every PIECE_TOKENS-th token (a long string
@@ -207,6 +208,17 @@ def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data
     return out, np.concatenate(datas)
 
 
+def _piece_count(tokens: int) -> int:
+    """Pieces for ``tokens`` tokens: one per :data:`PIECE_TOKENS`, and when the kernel pool can
+    take them (not on a pool thread) at least two from :data:`PARALLEL_MIN_TOKENS` on, in a
+    multiple of the pool's workers (3 pieces on 2 threads take as long as 4)."""
+    pieces = tokens // PIECE_TOKENS
+    workers = _threads.parallel_workers()
+    if workers > 1 and tokens >= PARALLEL_MIN_TOKENS:
+        pieces = -(-max(pieces, 1) // workers) * workers
+    return pieces
+
+
 def _take_strings(st: SymbolTable, tok: np.ndarray, ends: np.ndarray, out: np.ndarray,
                   pairs: bool = False) -> np.ndarray:
     """Take ``tok`` from the token table (or with ``pairs`` uint8 codes from the pair table);
@@ -219,12 +231,18 @@ def _take_strings(st: SymbolTable, tok: np.ndarray, ends: np.ndarray, out: np.nd
     res = pc.take(values, pa.array(tok), boundscheck=False)
     _, pos_buf, data_buf = res.buffers()
     pos = np.frombuffer(pos_buf, np.int32 if values is st.values else np.int64, tok.size + 1)
-    if pos.dtype == out.dtype:
-        np.take(pos, ends, out=out, mode="clip")  # ends lie within pos (checked); "raise" buffers
-    else:
-        out[:] = pos[ends]
+    _gather_into(pos, ends, out)
     total = int(pos[-1])
     return np.frombuffer(data_buf, np.uint8, total) if total else np.empty(0, np.uint8)
+
+
+def _gather_into(pos: np.ndarray, idx: np.ndarray, out: np.ndarray) -> None:
+    """``out[:] = pos[idx]`` (idx within pos: checked by the callers), without a temporary when
+    the dtypes agree (np.take's "raise" mode would buffer)."""
+    if pos.dtype == out.dtype:
+        np.take(pos, idx, out=out, mode="clip")
+    else:
+        out[:] = pos[idx]
 
 
 def _take_pairs(st: SymbolTable, tok: np.ndarray, ends: np.ndarray, out: np.ndarray) -> np.ndarray:
@@ -241,9 +259,11 @@ def _take_pairs(st: SymbolTable, tok: np.ndarray, ends: np.ndarray, out: np.ndar
     res = pc.take(st.pairs, pa.array(padded.view("<u2")), boundscheck=False)
     _, pos_buf, data_buf = res.buffers()
     pos = np.frombuffer(pos_buf, np.int32, padded.size // 2 + 1)
-    odd = (ends & 1).astype(np.bool_)
-    out[:] = pos[ends >> 1]
-    if odd.any():
-        out[odd] += st.lengths[tok[ends[odd] - 1]]
+    _gather_into(pos, ends >> 1, out)
+    # + the length of the last code of the strings ending at odd positions: no masks, a
+    # multiply by the parity (an even end's "last code" is read but multiplied by 0)
+    last = st.lengths.take(tok.take(ends - 1, mode="clip"))
+    last *= (ends & 1).astype(np.uint8)
+    np.add(out, last, out=out, casting="unsafe")
     total = int(pos[-1])
     return np.frombuffer(data_buf, np.uint8, total) if total else np.empty(0, np.uint8)
