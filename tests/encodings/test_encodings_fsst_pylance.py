@@ -1,0 +1,220 @@
+"""FSST edge cases written by pylance 14.0.2 (2.2 and 2.3), read by lance_duck, compared with
+pylance: empty strings, nulls, all-null columns, escapes (bytes outside the symbol table),
+very long values, multi-chunk and multi-page columns, ranges and taken rows, through the file
+reader and the dataset API; and the kernel paths (code pairs, pieces on the kernel pool) on
+those real pages."""
+from __future__ import annotations
+
+import lance
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import lance_duck
+from lance_duck.encodings import _threads, fsst
+from lance_duck.file import open_data_file
+from lance_duck.table.snapshot import open_snapshot
+from lance_duck.trace import decode_trace
+
+VERSIONS = ["2.2", "2.3"]
+MINI_ROWS = 100_000   # two mini-block pages per string column at 5,000-row batches
+ZIP_ROWS = 8_000      # full-zip pages (strings of ~150-450 characters, a few of ~25 KB)
+RARE = ["\x00", "\x01\x02", "\u00ff", "\u20ac", "\U0001f642", "\x7f"]
+
+
+def _words(rng: np.random.Generator, lo: int, hi: int, n: int) -> list[str]:
+    words = np.array([f"w{i:03d}" for i in range(800)])
+    lens = rng.integers(lo, hi, n)
+    flat = words[rng.integers(0, 800, int(lens.sum()))].tolist()
+    out, at = [], 0
+    for k in lens.tolist():
+        out.append(" ".join(flat[at:at + k]))
+        at += k
+    return out
+
+
+def _with_rare_bytes(rng: np.random.Generator, strings: list[str], every: int) -> list[str]:
+    """Append characters the symbol table will not hold (CJK, control bytes) to one string in
+    ``every``: their bytes are escaped (0xFF + literal byte)."""
+    out = list(strings)
+    for i in rng.choice(len(out), len(out) // every, replace=False).tolist():
+        out[i] = out[i] + chr(0x3000 + i % 500) + RARE[i % len(RARE)]
+    return out
+
+
+def _mini_table() -> pa.Table:
+    rng = np.random.default_rng(11)
+    n = MINI_ROWS
+    vals = rng.integers(0, 1 << 48, n).tolist()
+    short = [f"{v:012x}"[:w] for v, w in zip(vals, rng.integers(0, 13, n).tolist())]   # 1 in 13 empty
+    short = _with_rare_bytes(rng, short, 200)
+    sparse = [s if keep else None for s, keep in zip(short, (rng.random(n) < 0.02).tolist())]
+    return pa.table({
+        "short": pa.array(short, mask=rng.random(n) < 0.05),
+        "large": pa.array(short, pa.large_string()),
+        "text": pa.array(_with_rare_bytes(rng, _words(rng, 1, 6, n), 100)),
+        "mostly_null": pa.array(sparse, pa.string()),
+        "all_null": pa.nulls(n, pa.string()),
+        "all_empty_but_one": pa.array([""] * (n - 1) + ["x"]),
+    })
+
+
+def _zip_table() -> pa.Table:
+    rng = np.random.default_rng(12)
+    n = ZIP_ROWS
+    long = _words(rng, 30, 90, n)
+    for i in rng.choice(n, n // 50, replace=False).tolist():
+        long[i] = ""
+    huge = _words(rng, 30, 60, n)
+    for i in range(0, n, 1000):
+        huge[i] = _words(rng, 5_000, 5_001, 1)[0]     # ~25 KB values (~60 KB would be zstd)
+    return pa.table({
+        "long": pa.array(long, mask=rng.random(n) < 0.05),
+        "long_rare": pa.array(_with_rare_bytes(rng, _words(rng, 30, 90, n), 100)),
+        "huge": pa.array(huge),
+    })
+
+
+# columns written with FSST, and the decode path they must take (checked, so a change in
+# pylance's encoding choices fails here rather than testing something else)
+FSST_COLUMNS = {"mini": {"short": "mb:fsst", "large": "mb:fsst", "text": "mb:fsst"},
+                "zip": {"long": "fz:fsst", "long_rare": "fz:fsst", "huge": "fz:fsst"}}
+
+
+@pytest.fixture(scope="module")
+def fsst_tables(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fsst_pylance")
+    made: dict[tuple[str, str], tuple[str, pa.Table]] = {}
+
+    def get(kind: str, version: str) -> tuple[str, pa.Table]:
+        if (kind, version) not in made:
+            table = _mini_table() if kind == "mini" else _zip_table()
+            batch = 5_000 if kind == "mini" else 1_000
+            uri = str(root / f"{kind}_{version}.lance")
+            reader = pa.RecordBatchReader.from_batches(table.schema, iter(table.to_batches(max_chunksize=batch)))
+            lance.write_dataset(reader, uri, data_storage_version=version)
+            made[kind, version] = uri, lance.dataset(uri).to_table()
+        return made[kind, version]
+    return get
+
+
+def _reader(uri: str):
+    snap = open_snapshot(uri)
+    assert len(snap.fragments) == 1
+    return snap, open_data_file(snap.io, snap.fragments[0].files[0])
+
+
+CASES = [(k, v) for k in ("mini", "zip") for v in VERSIONS]
+
+
+@pytest.mark.parametrize("kind,version", CASES, ids=[f"{k}-{v}" for k, v in CASES])
+def test_fsst_columns_decode_like_pylance(fsst_tables, kind, version):
+    uri, expected = fsst_tables(kind, version)
+    snap, reader = _reader(uri)
+    for name in expected.column_names:
+        with decode_trace() as trace:
+            got = reader.read_field(snap.schema.field(name))
+        want = expected.column(name).combine_chunks()
+        assert got.type == want.type and got.equals(want), name
+        path = FSST_COLUMNS[kind].get(name)
+        if path is not None:
+            assert path in trace.names(), f"{name}: {sorted(trace.names())}"
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_fsst_escapes_and_multiple_pages_really_occur(fsst_tables, version):
+    uri, _ = fsst_tables("mini", version)
+    snap, reader = _reader(uri)
+    with decode_trace() as trace:
+        reader.read_field(snap.schema.field("short"))
+    assert "path:fsst:escapes" in trace.names()
+    assert trace.names() & {"layout:miniblock", "layout:miniblock:large"}
+    assert len(trace.values("path:page-group")) >= 2 or len(trace.values("path:fsst:decompress")) >= 2
+    uri, _ = fsst_tables("zip", version)
+    snap, reader = _reader(uri)
+    with decode_trace() as trace:
+        reader.read_field(snap.schema.field("long_rare"))
+    assert "path:fsst:escapes" in trace.names() and len(trace.values("path:fsst:decompress")) >= 2
+
+
+def _selections(n: int) -> dict[str, object]:
+    r = np.random.default_rng(5)
+    return {
+        "sparse": np.sort(r.choice(n, 41, replace=False)).astype(np.int64),
+        "dense": np.sort(r.choice(n, n // 3, replace=False)).astype(np.int64),
+        "ends": np.array([0, n - 1], np.int64),
+        "head": range(0, 7),
+        "across_pages": range(n // 2 - n // 8 - 3, n // 2 + n // 8),
+        "odd_middle": range(n // 7 + 3, n - n // 5 - 1),
+        "tail": range(n - 5, n),
+        "one": range(n // 3, n // 3 + 1),
+        "none": np.zeros(0, np.int64),
+    }
+
+
+@pytest.mark.parametrize("kind,version", CASES, ids=[f"{k}-{v}" for k, v in CASES])
+def test_fsst_ranges_and_taken_rows_equal_pylance_take(fsst_tables, kind, version):
+    uri, expected = fsst_tables(kind, version)
+    snap, reader = _reader(uri)
+    ds = lance.dataset(uri)
+    failures = []
+    for sel_name, sel in _selections(expected.num_rows).items():
+        idx = np.asarray(list(sel) if isinstance(sel, range) else sel, np.int64)
+        want = ds.take(idx) if idx.size else expected.slice(0, 0)
+        for name in expected.column_names:
+            got = reader.read_field(snap.schema.field(name), sel)
+            if not (got.type == want.schema.field(name).type and got.equals(want.column(name).combine_chunks())):
+                failures.append(f"{sel_name} {name}")
+    assert not failures, failures
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_fsst_strings_through_the_dataset_api(fsst_tables, version):
+    uri, expected = fsst_tables("mini", version)
+    ours, theirs = lance_duck.dataset(uri), lance.dataset(uri)
+    idx = [3, 17, 50_000, 50_001, MINI_ROWS - 1]
+    cols = ["short", "text", "mostly_null"]
+    assert ours.take(idx, columns=cols).equals(theirs.take(idx, columns=cols))
+    got = ours.to_table(columns=cols, offset=49_990, limit=25)
+    assert got.equals(theirs.to_table(columns=cols, offset=49_990, limit=25))
+    for flt in ["short = ''", "short IS NULL", "text LIKE 'w00%'", "mostly_null IS NOT NULL"]:
+        got = ours.to_table(columns=["short", "text"], filter=flt)
+        want = theirs.to_table(columns=["short", "text"], filter=flt)
+        assert got.num_rows > 0 and got.equals(want), flt
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_fsst_code_pairs_and_pool_pieces_on_pylance_pages(fsst_tables, monkeypatch, version):
+    """The long-string pages decoded with the pair path and in pieces on a two-thread pool
+    (a multiple of two pieces per page), the short-string pages with pairs forced on: the
+    same values as pylance."""
+    monkeypatch.setattr(_threads, "WORKERS", 2)
+    monkeypatch.setattr(fsst, "PIECE_TOKENS", 50_000)
+    monkeypatch.setattr(fsst, "PARALLEL_MIN_TOKENS", 20_000)
+    uri, expected = fsst_tables("zip", version)
+    snap, reader = _reader(uri)
+    with decode_trace() as trace:
+        got = reader.read_field(snap.schema.field("long"))
+    assert got.equals(expected.column("long").combine_chunks())
+    pieces = trace.values("path:fsst:pieces")
+    assert "path:fsst:pairs" in trace.names() and pieces and all(p % 2 == 0 for p in pieces)
+    monkeypatch.setattr(fsst, "PAIR_MIN_TOKENS", 64)
+    monkeypatch.setattr(fsst, "PAIR_MIN_CODES_PER_STRING", 1)
+    uri, expected = fsst_tables("mini", version)
+    snap, reader = _reader(uri)
+    for name in ("large", "text"):     # escape-free pages take pairs, pages with escapes single codes
+        with decode_trace() as trace:
+            got = reader.read_field(snap.schema.field(name))
+        assert got.equals(expected.column(name).combine_chunks()), name
+    assert "path:fsst:pairs" in trace.names() or "path:fsst:escapes" in trace.names()
+
+
+def test_piece_count_is_a_multiple_of_the_pool_workers(monkeypatch):
+    monkeypatch.setattr(_threads, "WORKERS", 2)
+    p, m = fsst.PIECE_TOKENS, fsst.PARALLEL_MIN_TOKENS
+    assert fsst._piece_count(m - 1) == (m - 1) // p            # small: as many pieces as PIECE_TOKENS fit
+    assert fsst._piece_count(m) == 2                           # large enough for the pool: two halves
+    assert fsst._piece_count(3 * p + 5) == 4                   # 3 pieces on 2 threads -> 4
+    assert fsst._piece_count(4 * p) == 4
+    monkeypatch.setattr(_threads, "WORKERS", 1)
+    assert fsst._piece_count(3 * p + 5) == 3                   # one thread: pieces only bound the size
