@@ -109,6 +109,8 @@ KINDS = {
     "long_strings_2.3": (1 / 40, _long_strings, "2.3"),
     "long_strings_null_2.3": (1 / 40, lambda r, n: _long_strings(r, n, 0.3), "2.3"),
     "large_binary_2.3": (1 / 1500, _large_binary, "2.3"),
+    "long_strings": (1 / 40, _long_strings, "2.2"),
+    "long_strings_null": (1 / 40, lambda r, n: _long_strings(r, n, 0.3), "2.2"),
     "plain_ints_2.0": (1, lambda r, n: pa.array(r.integers(-(1 << 62), 1 << 62, n)), "2.0"),
     "nullable_ints_2.0": (1, lambda r, n: pa.array(r.integers(0, 1 << 30, n).astype(np.int32),
                                                    mask=r.random(n) < 0.1), "2.0"),
@@ -147,17 +149,20 @@ def lance_duck_reader(uri: str, column: str):
     return read
 
 
-def timed(fns: list, runs: int) -> list[tuple[float, object]]:
-    """Median time and last result of each callable; runs interleaved (a, b, a, b, ...) so that a
-    loaded, shared machine slows both readers alike."""
+def timed(fns: list, runs: int) -> list[tuple[float, float, object]]:
+    """Median wall time, median process CPU time and last result of each callable; runs
+    interleaved (a, b, a, b, ...) so that a loaded, shared machine slows both readers alike.
+    CPU time (all threads) is the steadier measure when other jobs share the cores."""
     results = [fn() for fn in fns]   # warm-up (page cache, metadata)
     times: list[list[float]] = [[] for _ in fns]
+    cpus: list[list[float]] = [[] for _ in fns]
     for _ in range(runs):
         for i, fn in enumerate(fns):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             results[i] = fn()
             times[i].append(time.perf_counter() - t0)
-    return [(statistics.median(t), r) for t, r in zip(times, results)]
+            cpus[i].append(time.process_time() - c0)
+    return [(statistics.median(t), statistics.median(c), r) for t, c, r in zip(times, cpus, results)]
 
 
 def main(argv=None) -> int:
@@ -176,8 +181,8 @@ def main(argv=None) -> int:
     root.mkdir(parents=True, exist_ok=True)
 
     print(f"{'kind':20s} {'ver':>4s} {'rows':>9s} {'MB':>8s} {'lance_duck MB/s':>16s} "
-          f"{'pylance MB/s':>13s} {'ratio':>6s}  equal")
-    ratios = []
+          f"{'pylance MB/s':>13s} {'ratio':>6s} {'cpu ratio':>9s}  equal")
+    ratios, cpu_ratios = [], []
     for kind in [k.strip() for k in args.kinds.split(",") if k.strip()]:
         if kind not in KINDS:
             ap.error(f"unknown kind {kind!r}")
@@ -186,17 +191,22 @@ def main(argv=None) -> int:
         uri = write(root, kind, rows)
         ours_read = lance_duck_reader(uri, "c")
         theirs_ds = lance.dataset(uri)
-        (t_ours, ours), (t_theirs, theirs) = timed([ours_read, lambda: theirs_ds.to_table(columns=["c"])],
-                                                   args.runs)
+        (t_ours, c_ours, ours), (t_theirs, c_theirs, theirs) = timed(
+            [ours_read, lambda: theirs_ds.to_table(columns=["c"])], args.runs)
         mb = theirs.nbytes / 1e6
         equal = ours.column(0).combine_chunks().equals(theirs.column(0).combine_chunks())
         ratio = t_theirs / t_ours
+        cpu_ratio = c_theirs / max(c_ours, 1e-9)
         ratios.append(ratio)
+        cpu_ratios.append(cpu_ratio)
         print(f"{kind:20s} {KINDS[kind][2]:>4s} {theirs.num_rows:9d} {mb:8.1f} {mb / t_ours:16.0f} "
-              f"{mb / t_theirs:13.0f} {ratio:6.2f}  {'yes' if equal else 'NO'}", flush=True)
+              f"{mb / t_theirs:13.0f} {ratio:6.2f} {cpu_ratio:9.2f}  {'yes' if equal else 'NO'}", flush=True)
     if ratios:
-        gm = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-        print(f"geometric mean ratio (lance_duck / pylance): {gm:.2f}; min {min(ratios):.2f}")
+        def gm(rs: list[float]) -> float:
+            return math.exp(sum(math.log(r) for r in rs) / len(rs))
+        print(f"geometric mean ratio (lance_duck / pylance): {gm(ratios):.2f}; min {min(ratios):.2f}; "
+              f"CPU time: {gm(cpu_ratios):.2f}, min {min(cpu_ratios):.2f}; load average "
+              f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0
 
 
