@@ -23,11 +23,22 @@ per token whatever the token length, so an escape-free input of at least
 :data:`PAIR_MIN_TOKENS` codes whose strings average :data:`PAIR_MIN_CODES_PER_STRING` codes
 is read as uint16 code pairs and taken from a 65536-entry pair
 table (built with one 131072-entry take, ~1 ms; the halved token count makes long FSST strings
-~1.6x faster). Tried, and slower: numpy scatters of padded 8-byte symbols (overlapping
-unaligned uint64 stores), a bitmap filter over padded symbols, list-view compaction. Large inputs are cut at string boundaries into pieces of about
-:data:`PIECE_TOKENS` tokens, taken concurrently on the kernel thread pool and joined with one
-copy; mini-block pages are instead split into groups of whole chunks by the 2.1/2.2 reader
-(``file/v2_1/compression/miniblock._mb_fsst_grouped``), which run on the same pool.
+~1.6x faster). Tried, and slower or no faster (session 9 measured them again, thread CPU
+time, pylance pages): numpy scatters of padded 8-byte symbols (overlapping unaligned uint64
+stores, ~10 ns per code), an Arrow bitmap filter over symbols gathered as fixed 8- or 16-byte
+slots (per-run memcpy: 8.4 / 5.8 ns per code against 7.3 single / 6.0 paired takes), binary-view
+arrays built in numpy (one 16-byte view per code or pair) cast to ``binary`` (~5.5 ns per item),
+a per-byte index (``np.repeat``) gather (~22 ns per code), list-view compaction (flatten ~470 ns
+per code), a numpy-built pair table (3x slower to build than the take). Every Arrow kernel that
+writes variable-width items pays ~5-7 ns per item (a memcpy call and a Status per item); fewer,
+longer items (pairs) are the only lever. Code pairs do not pay for short strings (~5 codes): the
+pair table of a page costs ~1 ms to build and misses the L2 cache (600 KB), and the fix-up of
+strings ending inside a pair eats the rest. Large inputs are cut at string boundaries into
+pieces of about :data:`PIECE_TOKENS` tokens -- on the calling thread, from
+:data:`PARALLEL_MIN_TOKENS` on, in a multiple of the kernel pool's workers -- taken concurrently
+on the pool and joined with one copy; mini-block pages are instead split into groups of whole
+chunks by the 2.1+ reader (``file/v2_1/compression/miniblock._mb_fsst_grouped``), which run on
+the same pool.
 """
 from __future__ import annotations
 
