@@ -125,3 +125,22 @@ def test_pyarrow_expression_filters_are_answered_too(history_plain, monkeypatch)
     assert answered
     ref = lance.dataset(history_plain).to_table(columns=["amount"], filter="cat = 'c4'", use_scalar_index=False)
     assert got.equals(ref)
+
+
+@pytest.mark.parametrize("flt", ["cat = 'c3'", "id >= 2990 AND id < 3200"])
+def test_answered_rows_carry_their_row_ids_and_addresses(history, flt):
+    ds = lance_duck.dataset(history)
+    for kw in ({"with_row_id": True}, {"with_row_address": True}):
+        got = ds.scanner(columns=["amount"], filter=flt, **kw).to_table()
+        plain = ds.scanner(columns=["amount"], filter=flt, use_scalar_index=False, **kw).to_table()
+        assert got.equals(plain), kw
+    ref = lance.dataset(history).to_table(columns=["amount"], filter=flt, with_row_id=True, use_scalar_index=False)
+    assert ds.to_table(columns=["amount"], filter=flt, with_row_id=True).equals(ref)
+
+
+def test_answered_scan_with_limit_and_offset_equals_unindexed(history_plain):
+    ds = lance_duck.dataset(history_plain)
+    for limit, offset in ((5, 0), (7, 300), (None, 900)):
+        got = ds.to_table(columns=["id"], filter="cat = 'c2'", limit=limit, offset=offset)
+        plain = ds.to_table(columns=["id"], filter="cat = 'c2'", limit=limit, offset=offset, use_scalar_index=False)
+        assert got.equals(plain), (limit, offset)
