@@ -144,3 +144,32 @@ def test_answered_scan_with_limit_and_offset_equals_unindexed(history_plain):
         got = ds.to_table(columns=["id"], filter="cat = 'c2'", limit=limit, offset=offset)
         plain = ds.to_table(columns=["id"], filter="cat = 'c2'", limit=limit, offset=offset, use_scalar_index=False)
         assert got.equals(plain), (limit, offset)
+
+
+@pytest.fixture(scope="module", params=["2.1", "2.2"])
+def one_big_fragment(request, tmp_path_factory) -> str:
+    """300k rows in one fragment (selections span several ramp tasks), rows deleted after indexing."""
+    from .conftest import batch
+    path = str(tmp_path_factory.mktemp("exact") / f"big{request.param}.lance")
+    ds = lance.write_dataset(batch(0, 300_000), path, max_rows_per_file=300_000,
+                             data_storage_version=request.param)
+    ds.create_scalar_index("id", "BTREE")
+    ds.create_scalar_index("cat", "BITMAP")
+    ds.delete("id % 10 = 3 OR (id >= 120000 AND id < 121000)")
+    return path
+
+
+@pytest.mark.parametrize("flt", ["cat = 'c3'", "cat IS NULL", "id >= 100000 AND id < 130000",
+                                 "cat = 'c3' AND id >= 100000 AND id < 130000", "id IN (5, 120500, 299999)"])
+@pytest.mark.parametrize("cols", [["amount"], ["seq", "txt"]])
+def test_answered_selections_spanning_several_tasks_equal_unindexed_reads(one_big_fragment, monkeypatch, flt, cols):
+    ds = lance_duck.dataset(one_big_fragment)
+    answered, read = _spy(monkeypatch)
+    got = ds.to_table(columns=cols, filter=flt)
+    assert answered and not {"cat", "id"} & set(read)
+    if flt == "cat = 'c3'":
+        assert len(answered) >= 2                     # one fragment, several tasks
+    plain = ds.to_table(columns=cols, filter=flt, use_scalar_index=False)
+    ref = lance.dataset(one_big_fragment).to_table(columns=cols, filter=flt, use_scalar_index=False)
+    assert got.equals(plain)
+    assert got.equals(ref)
