@@ -1,28 +1,36 @@
 """Substring conjuncts of a ``lance_duck.sql`` query, handed to the Lance scan (NGRAM indices).
 
 DuckDB pushes comparisons, ``IN`` and ``IS NULL`` into an Arrow dataset scan, but no string
-function: ``col LIKE '%x%'``, ``contains``, ``LIKE 'x%'``, ``starts_with`` / ``prefix``,
+function: ``col LIKE '%x%'``, ``ILIKE``, ``contains``, ``LIKE 'x%'``, ``starts_with`` / ``prefix``,
 ``ends_with`` / ``suffix`` and ``regexp_matches`` reach the scan as nothing at all (DuckDB 2.0:
 no filter, and no prefix range either). So for a query that reads one Lance reference alone
 (one ``SELECT``, that table its only one, no join), :func:`substring_terms` takes those
-conjuncts from the top-level ``WHERE``; :mod:`.duckdb` registers a filtered view of the table
-(:func:`arrow_filter`), and DuckDB still applies its whole ``WHERE``. A ``WHERE`` conjunct
-holds for every row the query keeps, so the view changes no result; it lets the scan ask the
-NGRAM index. ``regexp_matches`` is not taken (two regex dialects). Only forms with one meaning in both engines are taken: case-sensitive, a plain
-column of the table, a string literal, ``LIKE`` without ``ESCAPE`` or backslashes (DuckDB has
-no default escape character, Arrow's ``match_like`` has one).
+conjuncts from the top-level ``WHERE`` -- and ORs of them (``contains(a, 'x') OR b LIKE '%y%'``);
+:mod:`.duckdb` registers a filtered view of the table (:func:`arrow_filter`), and DuckDB still
+applies its whole ``WHERE``. A ``WHERE`` conjunct holds for every row the query keeps, so a view
+keeping a superset of its rows changes no result; it lets the scan ask the NGRAM index and read
+the other columns for the matching rows only. Only forms the scan evaluates with DuckDB's meaning
+(or a superset of it) are taken: a plain column of the table, a string literal; ``LIKE`` without
+``ESCAPE`` or backslashes (DuckDB has no default escape character, Arrow's ``match_like`` has
+one); ``ILIKE`` with an ASCII pattern, kept exact on ASCII values only (DuckDB lower-cases with
+Unicode rules, e.g. ``'İ' ILIKE '%i%'``: values with other characters are left to DuckDB);
+``regexp_matches(col, pattern)`` without options (both engines run RE2 with its default options;
+a pattern without metacharacters is a ``contains``, which the NGRAM index answers).
 """
 from __future__ import annotations
 
 import hashlib
-from typing import cast
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-#: (column as written, kind, literal); kind: like, contains, starts_with, ends_with.
-Term = tuple[str, str, str]
+#: (column as written, kind, literal); kind: like, ilike, contains, starts_with, ends_with, regexp;
+#: or ("", "any", (term, ...)): one of those terms holds (an OR in the WHERE clause).
+Term = tuple[str, str, Any]
+#: RE2 metacharacters: a pattern without them matches where it occurs as a substring.
+_REGEX_META = frozenset("\\.^$|?*+()[]{}")
 _FUNCTIONS: dict[type[exp.Expression], str] = {
     exp.Contains: "contains", exp.StartsWith: "starts_with", exp.EndsWith: "ends_with"}
 _ANONYMOUS = {"prefix": "starts_with", "suffix": "ends_with", "contains": "contains",
@@ -42,12 +50,34 @@ def _string(node: exp.Expression | None) -> str | None:
     return node.this if isinstance(node, exp.Literal) and node.is_string else None
 
 
-def _term(c: exp.Expression, table: exp.Table) -> Term | None:
-    if isinstance(c, exp.Like) and not c.args.get("negate"):
-        col, lit = _column(c.this, table), _string(c.expression)
-        if col is not None and lit is not None and "\\" not in lit:
-            return col, "like", lit
+def _regex_term(col: str, pattern: str) -> Term | None:
+    if not _REGEX_META & set(pattern):
+        return col, "contains", pattern
+    try:                                        # a pattern RE2 refuses: DuckDB reports it
+        pc.match_substring_regex(pa.array([""], pa.string()), pattern=pattern)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
+    return col, "regexp", pattern
+
+
+def _term(c: exp.Expression, table: exp.Table) -> Term | None:
+    if isinstance(c, exp.Or):
+        alternatives = [_term(cast(exp.Expression, a.unnest()), table) for a in c.flatten()]
+        if any(t is None or t[1] == "any" for t in alternatives):
+            return None
+        return "", "any", tuple(cast(list[Term], alternatives))
+    if isinstance(c, (exp.Like, exp.ILike)) and not c.args.get("negate"):
+        col, lit = _column(c.this, table), _string(c.expression)
+        if col is None or lit is None or "\\" in lit:
+            return None
+        if isinstance(c, exp.ILike):
+            return (col, "ilike", lit) if lit.isascii() else None
+        return col, "like", lit
+    if isinstance(c, exp.RegexpLike):
+        col, lit = _column(c.this, table), _string(c.expression)
+        if col is None or lit is None or c.args.get("flag") is not None:
+            return None
+        return _regex_term(col, lit)
     kind = _FUNCTIONS.get(type(c))
     if kind is not None:
         args = [c.this, c.expression]
@@ -82,19 +112,36 @@ def view_name(name: str, terms: list[Term]) -> str:
     return f"{name}_s{hashlib.sha1(repr(terms).encode()).hexdigest()[:10]}"
 
 
+def _expression(schema: pa.Schema, term: Term) -> pc.Expression | None:
+    """One term as an Arrow expression keeping (at least) the rows DuckDB keeps, or None."""
+    col, kind, lit = term
+    if kind == "any":                          # every alternative, or the OR would lose rows
+        out: pc.Expression | None = None
+        for t in lit:
+            e = _expression(schema, t)
+            if e is None:
+                return None
+            out = e if out is None else out | e
+        return out
+    fields = [f for f in schema if f.name.lower() == col.lower()]
+    if len(fields) != 1 or not (pa.types.is_string(fields[0].type) or pa.types.is_large_string(fields[0].type)):
+        return None
+    field = pc.field(fields[0].name)
+    if kind == "ilike":                        # exact on ASCII values; the others pass to DuckDB
+        return pc.match_like(field, lit, ignore_case=True) | pc.invert(pc.string_is_ascii(field))
+    return {"like": lambda: pc.match_like(field, lit), "contains": lambda: pc.match_substring(field, lit),
+            "starts_with": lambda: pc.starts_with(field, lit), "ends_with": lambda: pc.ends_with(field, lit),
+            "regexp": lambda: pc.match_substring_regex(field, lit)}[kind]()
+
+
 def arrow_filter(schema: pa.Schema, terms: list[Term]) -> pc.Expression | None:
     """The conjunction of the terms on top-level string columns (DuckDB matches column names
     case-insensitively: a name matching no column, or two, is left out), or None."""
     out = None
-    for col, kind, lit in terms:
-        fields = [f for f in schema if f.name.lower() == col.lower()]
-        if len(fields) != 1 or not (pa.types.is_string(fields[0].type) or pa.types.is_large_string(fields[0].type)):
-            continue
-        field = pc.field(fields[0].name)
-        e = {"like": lambda: pc.match_like(field, lit), "contains": lambda: pc.match_substring(field, lit),
-             "starts_with": lambda: pc.starts_with(field, lit),
-             "ends_with": lambda: pc.ends_with(field, lit)}[kind]()
-        out = e if out is None else out & e
+    for term in terms:
+        e = _expression(schema, term)
+        if e is not None:
+            out = e if out is None else out & e
     return out
 
 
