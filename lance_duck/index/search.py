@@ -274,14 +274,11 @@ def count_from_indices(snapshot, conjuncts, fragments: Sequence) -> int | None:
 
 class IndexSelections(dict):
     """{fragment id: sorted int64 offsets}; ``candidates``: the fragments whose selection came
-    (partly) from an "at most" index (BLOOMFILTER, ZONEMAP, NGRAM), where most rows may fail;
-    ``exact``: the fragments where BTREE / BITMAP segments answered *every* conjunct, so that
-    their selected live rows are exactly the rows passing the conjuncts."""
+    (partly) from an "at most" index (BLOOMFILTER, ZONEMAP, NGRAM), where most rows may fail."""
 
     def __init__(self) -> None:
         super().__init__()
         self.candidates: set[int] = set()
-        self.exact: set[int] = set()
 
 
 def plan_index_selections(snapshot, conjuncts, fragments: Sequence) -> dict[int, np.ndarray]:
@@ -293,11 +290,10 @@ def plan_index_selections(snapshot, conjuncts, fragments: Sequence) -> dict[int,
         return {}
     fragment_rows = {f.id: f.physical_rows for f in snapshot.fragments}
     wanted = {f.id for f in fragments}
-    by_field, left = _by_field(snapshot, conjuncts)
+    by_field, _ = _by_field(snapshot, conjuncts)
     result = IndexSelections()
-    exact_everywhere: set[int] | None = None if left == 0 else set()
     for fid, terms in by_field.items():
-        sel, source = {}, ()
+        sel = {}
         exact = _exact_types(terms)
         for types in [exact] + _at_most_types(terms):
             segments = _usable_segments(snapshot, fid, types) if types else []
@@ -306,14 +302,10 @@ def plan_index_selections(snapshot, conjuncts, fragments: Sequence) -> dict[int,
             except Unsupported:
                 sel = {}
             if sel:
-                source = types
                 if types != exact:
                     result.candidates.update(sel)
                 break
-        answered = set(sel) if source == EXACT_TYPES else set()
-        exact_everywhere = answered if exact_everywhere is None else exact_everywhere & answered
         for frag_id, offs in sel.items():
             prev = result.get(frag_id)
             result[frag_id] = offs if prev is None else np.intersect1d(prev, offs, assume_unique=True)
-    result.exact = (exact_everywhere or set()) - result.candidates
     return result

@@ -226,8 +226,6 @@ class ScanContext:
 
     # -- one task ----------------------------------------------------------------------------
     def run(self, task: ScanTask) -> pa.RecordBatch | None:
-        if index_answers_filter(task, self.filter):
-            return self.run_answered(task)
         frag = task.fragment
         rows = task.rows
         mask = live_mask(frag, rows)
@@ -277,14 +275,6 @@ class ScanContext:
             cols.update((k, plain(v, self._types.get(k))) for k, v in fcols.items() if k in self.projection.sources)
         cols.update(self.read_columns(frag, self.late_columns, rows, mask))
         return self.assemble(cols, n)
-
-    def run_answered(self, task: ScanTask) -> pa.RecordBatch | None:
-        """A task whose live selected rows are exactly the rows passing the filter
-        (:func:`index_answers_filter`): only the projected columns are read, at those rows."""
-        offs = live_offsets(task.fragment, np.asarray(task.selection, dtype=np.int64))
-        if len(offs) == 0:
-            return None
-        return self.assemble(self.read_columns(task.fragment, self.projection.sources, offs), len(offs))
 
     def selected_mask(self, fcols: dict[str, pa.Array], n: int) -> np.ndarray:
         """The filter's mask over rows an index selected: a filter that is exactly its conjuncts
@@ -357,17 +347,6 @@ def _one_pass(task: ScanTask) -> bool:
     return not task.candidates or len(task.selection) <= CANDIDATE_ONE_PASS_ROWS
 
 
-def index_answers_filter(task: ScanTask, flt: BoundFilter | None) -> bool:
-    """The task's rows came from exact indices (BTREE / BITMAP) that answered every conjunct of a
-    filter that is exactly those conjuncts: re-evaluating it on those rows would keep them all.
-
-    Both exact readers select rows by evaluating the conjunct on the stored values with the
-    filter's own Arrow kernels (``index.scalar.value_mask``), so this is what ``count_rows``
-    already trusts (``index.search.count_from_indices``)."""
-    return (flt is not None and task.selection is not None and task.exact and flt.conjuncts_complete
-            and flt.residual is None)
-
-
 def _kept_dictionary(a: pa.Array, want: pa.DataType | None) -> bool:
     """``a`` is a dictionary the reader kept for a column declared with plain ``want``."""
     return (want is not None and pa.types.is_dictionary(a.type) and not pa.types.is_dictionary(want)
@@ -404,15 +383,6 @@ def live_mask(fragment, rows: range) -> np.ndarray | None:
     keep = np.ones(len(rows), dtype=bool)
     keep[d[lo:hi] - rows.start] = False
     return keep
-
-
-def live_offsets(fragment, offsets: np.ndarray) -> np.ndarray:
-    """The sorted physical ``offsets`` of ``fragment`` that are not deleted."""
-    if len(offsets) == 0 or not fragment.num_deletions():
-        return offsets
-    d = fragment.deleted_offsets()
-    pos = np.minimum(np.searchsorted(d, offsets), len(d) - 1)
-    return offsets[d[pos] != offsets]
 
 
 def _offsets(sel) -> np.ndarray:

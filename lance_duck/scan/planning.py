@@ -33,7 +33,6 @@ class ScanTask:
     skip: int = 0            # live rows at the start of ``rows`` that the offset drops
     selection: Any = None    # sorted int64 physical offsets inside ``rows`` (an index's rows), or None
     candidates: bool = False  # the selection is an "at most" answer (bloom, zone map, ngram): filter first
-    exact: bool = False      # exact indices answered every conjunct: the live selected rows pass them all
 
     @property
     def weight(self) -> int:
@@ -55,11 +54,6 @@ def is_candidate(selections: Mapping[int, np.ndarray], fragment_id: int) -> bool
     return fragment_id in getattr(selections, "candidates", ())
 
 
-def is_exact(selections: Mapping[int, np.ndarray], fragment_id: int) -> bool:
-    """Exact indices answered every conjunct on ``fragment_id`` (``selections.exact``, index.search)."""
-    return fragment_id in getattr(selections, "exact", ())
-
-
 def plan_tasks(fragments: Iterable, batch_rows: int, *, skip_rows: int = 0,
                max_rows: int | None = None, first_rows: int | None = None,
                selections: Mapping[int, np.ndarray] | None = None) -> Iterator[ScanTask]:
@@ -69,7 +63,7 @@ def plan_tasks(fragments: Iterable, batch_rows: int, *, skip_rows: int = 0,
     whole fragments or ranges that lie before the offset or after the limit.
     ``selections`` (fragment id -> sorted offsets, from scalar indices; filtered scans only):
     those fragments read only the selected rows, in tasks of at most ``batch_rows`` rows; the
-    fragments in its ``candidates`` / ``exact`` attributes (if any) are marked so (see ``ScanTask``).
+    fragments in its ``candidates`` attribute (if any) are marked so (see ``ScanTask.candidates``).
     """
     seq = 0
     skip = skip_rows
@@ -81,14 +75,13 @@ def plan_tasks(fragments: Iterable, batch_rows: int, *, skip_rows: int = 0,
         if selections and frag.id in selections:
             sel = selections[frag.id]
             cand = is_candidate(selections, frag.id)
-            exact = is_exact(selections, frag.id)
             if len(sel) <= RAMP_GROWTH * step:
                 step = max(step, min(len(sel), batch_rows))   # one task: a split re-reads every chunk
             i = 0
             while i < len(sel):          # parts follow the growing step: consecutive, never overlapping
                 part = sel[i:i + step]
                 i += len(part)
-                yield ScanTask(seq, frag, range(int(part[0]), int(part[-1]) + 1), 0, part, cand, exact)
+                yield ScanTask(seq, frag, range(int(part[0]), int(part[-1]) + 1), 0, part, cand)
                 seq += 1
                 step = min(step * RAMP_GROWTH, batch_rows)
             continue

@@ -1,10 +1,11 @@
-"""Fragments where exact indices (BTREE / BITMAP) answer every conjunct of the filter are read
-without the filter's columns (``ScanTask.exact``, ``execution.index_answers_filter``).
+"""Rows selected by exact indices (BTREE / BITMAP) that answer every conjunct of the filter still
+have the complete filter re-applied (issue 12's exactness rule), also when the projection leaves
+the filter's columns out.
 
 Oracles: pylance with ``use_scalar_index=False`` and lance_duck with ``use_scalar_index=False``,
 at every version of the histories of ``conftest.make_history`` (appends after the indices,
 deletes, updates, delta segments, compaction; with and without stable row ids), with projections
-that leave the filter's columns out -- the case where nothing re-checks the index's answer.
+that leave the filter's columns out.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from lance_duck.file import base as file_base
 from lance_duck.index.search import plan_index_selections
 from lance_duck.scan import execution
 
-# (filter, columns read by the scan: the filter's columns are not among them)
+# (filter, projected columns: the filter's columns are not among them)
 ANSWERED = [
     ("cat = 'c3'", ["id", "amount"]),
     ("cat = 'moved'", ["id"]),                       # rows moved by the update
@@ -30,7 +31,7 @@ ANSWERED = [
     ("day = DATE '1970-02-01'", ["id", "cat"]),
     ("cat = 'nope'", ["id"]),
 ]
-# the index answers some conjuncts only, or only "at most": the filter is re-applied
+# the index answers some conjuncts only, or only "at most"
 NOT_ANSWERED = [
     ("cat = 'c3' AND payload LIKE '%1%'", ["id"]),
     ("cat = 'c3' AND amount > 100", ["id"]),         # zone map: candidates
@@ -55,54 +56,37 @@ def test_projection_without_filter_columns_equals_unindexed_reads(history, flt, 
 
 
 def _spy(monkeypatch) -> tuple[list, list]:
-    answered: list = []
+    """Records the tasks whose index-selected rows had the filter re-applied, and the columns read."""
+    rechecked: list = []
     read: list = []
-    run_answered = execution.ScanContext.run_answered
+    selected_mask = execution.ScanContext.selected_mask
     read_fields = file_base.DataFileReader.read_fields
 
-    def spy_answered(self, task):
-        answered.append(task.fragment.id)
-        return run_answered(self, task)
+    def spy_mask(self, fcols, n):
+        rechecked.append(sorted(fcols))
+        return selected_mask(self, fcols, n)
 
     def spy_read(self, fields, rows=None, keep_dictionary=False):
         read.extend(f.name for f in fields)
         return read_fields(self, fields, rows, keep_dictionary)
 
-    monkeypatch.setattr(execution.ScanContext, "run_answered", spy_answered)
+    monkeypatch.setattr(execution.ScanContext, "selected_mask", spy_mask)
     monkeypatch.setattr(file_base.DataFileReader, "read_fields", spy_read)
-    return answered, read
+    return rechecked, read
 
 
 @pytest.mark.parametrize("flt,cols", ANSWERED[:4])
-def test_answered_filters_read_no_filter_column_on_indexed_fragments(history_plain, monkeypatch, flt, cols):
+def test_exact_index_selections_still_re_apply_the_complete_filter(history_plain, monkeypatch, flt, cols):
     ds = lance_duck.dataset(history_plain)                  # latest: some fragments not indexed
     sc = ds.scanner(columns=cols, filter=flt)
     sel = plan_index_selections(ds._snapshot, sc._filter.conjuncts, ds._snapshot.fragments)
-    assert sel.exact and sel.exact <= set(sel) and not sel.candidates
-    answered, read = _spy(monkeypatch)
+    assert sel and not sel.candidates
+    rechecked, read = _spy(monkeypatch)
     got = sc.to_table()
-    assert set(answered) == {f for f in sel.exact if len(sel[f])}
-    unindexed = [f for f in ds._snapshot.fragments if f.id not in sel]
-    assert unindexed, "the history leaves fragments outside every index"
-    filter_cols = set(sc._filter.columns) - set(cols)
-    # the filter's columns are read only for the fragments no index covers
-    assert read.count(next(iter(filter_cols))) <= len(unindexed)
+    filter_cols = sorted(set(sc._filter.columns))
+    assert rechecked and all(r == filter_cols for r in rechecked)
+    assert set(filter_cols) <= set(read)
     assert got.equals(lance.dataset(history_plain).to_table(columns=cols, filter=flt, use_scalar_index=False))
-
-
-@pytest.mark.parametrize("flt,cols", NOT_ANSWERED)
-def test_partly_answered_filters_are_re_applied(history_plain, monkeypatch, flt, cols):
-    ds = lance_duck.dataset(history_plain)
-    sc = ds.scanner(columns=cols, filter=flt)
-    answered, _ = _spy(monkeypatch)
-    sc.to_table()
-    assert answered == []
-
-
-def test_scan_without_scalar_index_never_takes_the_answered_path(history_plain, monkeypatch):
-    answered, _ = _spy(monkeypatch)
-    lance_duck.dataset(history_plain).to_table(columns=["id"], filter="cat = 'c3'", use_scalar_index=False)
-    assert answered == []
 
 
 @pytest.mark.parametrize("sql", [
@@ -118,11 +102,11 @@ def test_duckdb_over_answered_filters_equals_pylance_unindexed(history, sql):
     assert ours.sql(sql).fetchall() == theirs.sql(sql).fetchall()
 
 
-def test_pyarrow_expression_filters_are_answered_too(history_plain, monkeypatch):
+def test_pyarrow_expression_filters_are_re_applied_too(history_plain, monkeypatch):
     ds = lance_duck.dataset(history_plain)
-    answered, _ = _spy(monkeypatch)
+    rechecked, _ = _spy(monkeypatch)
     got = ds.to_table(columns=["amount"], filter=pc.field("cat") == "c4")
-    assert answered
+    assert rechecked
     ref = lance.dataset(history_plain).to_table(columns=["amount"], filter="cat = 'c4'", use_scalar_index=False)
     assert got.equals(ref)
 
@@ -164,11 +148,11 @@ def one_big_fragment(request, tmp_path_factory) -> str:
 @pytest.mark.parametrize("cols", [["amount"], ["seq", "txt"]])
 def test_answered_selections_spanning_several_tasks_equal_unindexed_reads(one_big_fragment, monkeypatch, flt, cols):
     ds = lance_duck.dataset(one_big_fragment)
-    answered, read = _spy(monkeypatch)
+    rechecked, read = _spy(monkeypatch)
     got = ds.to_table(columns=cols, filter=flt)
-    assert answered and not {"cat", "id"} & set(read)
+    assert rechecked and set(rechecked[0]) <= set(read)
     if flt == "cat = 'c3'":
-        assert len(answered) >= 2                     # one fragment, several tasks
+        assert len(rechecked) >= 2                    # one fragment, several tasks
     plain = ds.to_table(columns=cols, filter=flt, use_scalar_index=False)
     ref = lance.dataset(one_big_fragment).to_table(columns=cols, filter=flt, use_scalar_index=False)
     assert got.equals(plain)
