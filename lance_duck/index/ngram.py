@@ -140,12 +140,13 @@ class NGramIndex:
                 if rows is None:
                     continue                      # a trigram no indexed row holds: no candidate
                 lists = self._postings(rows)
-                ids = None
-                for r in sorted(rows, key=lambda r: len(lists[r])):
-                    ids = lists[r] if ids is None else _members(ids, lists[r])
-                    if len(ids) == 0:
+                shortest, *others = sorted(rows, key=lambda r: len(lists[r]))   # rows: one per trigram
+                found = lists[shortest]
+                for r in others:
+                    if len(found) == 0:
                         break
-                union.append(ids)
+                    found = _members(found, lists[r])
+                union.append(found)
             ids = sorted_unique(np.concatenate(union)) if union else np.empty(0, dtype=np.uint64)
             result = ids if result is None else np.intersect1d(result, ids, assume_unique=True)
         if result is None:

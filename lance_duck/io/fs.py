@@ -14,6 +14,7 @@ released pages read them again on access (a minor fault), so no array is ever in
 from __future__ import annotations
 
 import asyncio
+import functools
 import mmap
 import os
 import posixpath
@@ -71,14 +72,16 @@ def open_io(uri: str | os.PathLike, storage_options: dict[str, Any] | None = Non
         uri = os.path.abspath(os.path.expanduser(uri))
     options = dict(storage_options or {})
     tuning = {TUNING_OPTIONS[k][0]: _tuning_value(k, options.pop(k)) for k in list(options) if k in TUNING_OPTIONS}
-    policy = RetryPolicy(**{k: tuning.pop(k) for k in ("max_retries", "timeout") if k in tuning})
+    policy = RetryPolicy(max_retries=int(tuning.pop("max_retries", RetryPolicy.max_retries)),
+                         timeout=tuning.pop("timeout", RetryPolicy.timeout))
+    sizes = {k: int(v) for k, v in tuning.items()}       # the other options are integers
     kwargs = fsspec_options(uri, options)
     if uri.split("://", 1)[0].lower() in ("s3", "s3a"):
-        _s3_client_options(kwargs, tuning.get("max_in_flight", MAX_IN_FLIGHT))
+        _s3_client_options(kwargs, sizes.get("max_in_flight", MAX_IN_FLIGHT))
     fs, path = url_to_fs(uri, **kwargs)
     if kwargs.get("config_kwargs", {}).get("retries") == NO_CLIENT_RETRIES:
         fs.retries = 1      # s3fs's own loop: one try (this instance has our config, it is ours)
-    return FileIO(fs, retry_policy=policy, **tuning), path.rstrip("/") or "/"
+    return FileIO(fs, retry_policy=policy, **sizes), path.rstrip("/") or "/"
 
 
 # storage_options keys read by lance_duck itself (not passed to fsspec): (FileIO argument, type, least value)
@@ -276,7 +279,8 @@ class FileIO:
             return self.submit(path, start, end).result()
         try:
             with open(path, "rb") as f:
-                if start is None:
+                if start is None or end is None:
+                    f.seek(start or 0)
                     return f.read()
                 return os.pread(f.fileno(), end - start, start)
         except FileNotFoundError as exc:
@@ -295,12 +299,10 @@ class FileIO:
         for path, size in files:
             key = (self.key, path)
             flight = _TAILS.claim(key, size) if size else None
-            if flight is None:
+            if flight is None or size is None:
                 continue
             fut = self.submit(path, max(0, size - length), size, exact=True)
-            fut.add_done_callback(lambda f, key=key, size=size, flight=flight: _TAILS.settle(
-                key, flight, None if f.cancelled() or f.exception() else (size, f.result()),
-                None if f.cancelled() else f.exception()))
+            fut.add_done_callback(functools.partial(_settle_tail, key, size, flight))
 
     def open_input(self, path: str, size: int | None = None) -> "InputFile":
         return InputFile(self, path, size)
@@ -364,9 +366,9 @@ class InputFile:
         if len(tail) < n:       # a shorter tail was cached: read this one
             tail = self._fetch([(size - n, size)])[0]
             _TAILS.put(key, size, tail)
-        tail = memoryview(tail)[len(tail) - n:]
-        self._hold(size - n, tail)
-        return tail
+        view = memoryview(tail)[len(tail) - n:]
+        self._hold(size - n, view)
+        return view
 
     def _s3_suffix(self, length: int) -> tuple[int, bytes]:
         """(file size, last ``length`` bytes) in one GET with a suffix range (s3fs)."""
@@ -400,14 +402,12 @@ class InputFile:
         if self.io.is_local:
             view = self._local_map()
             self.requests += 1
-            out = []
             for off, ln in ranges:
                 if off < 0 or ln < 0 or off + ln > len(view):
                     raise CorruptFileError(
                         f"{self.path}: byte range [{off}, {off + ln}) is outside the file ({len(view)} bytes)")
-                out.append(view[off:off + ln])
             _RESIDENT.served(self._mmap, ranges)
-            return out
+            return [view[off:off + ln] for off, ln in ranges]
         out: list = [self._from_held(off, ln) if self._held else None for off, ln in ranges]
         if any(got is None for got in out):
             asked = [r for r, got in zip(ranges, out) if got is None]
@@ -428,8 +428,7 @@ class InputFile:
                 continue
             i = _find(merged, off)
             base = merged[i][0]
-            blob = memoryview(blobs[i])
-            chunk = blob[off - base: off - base + ln]
+            chunk = memoryview(blobs[i])[off - base: off - base + ln]
             if len(chunk) != ln:
                 raise CorruptFileError(f"{self.path}: byte range [{off}, {off + ln}) is outside the file")
             out[k] = chunk
@@ -564,6 +563,14 @@ class _TailCache:
         tail = bytes(tail)
         self._lru.put(key, (size, tail), len(tail))
 
+    def resize(self, limit: int) -> None:
+        """Keep at most ``limit`` bytes from now on (what no longer fits goes at once)."""
+        self._lru.resize(limit)
+
+    @property
+    def nbytes(self) -> int:
+        return self._lru.nbytes
+
     def clear(self) -> None:
         self._lru.clear()
 
@@ -582,8 +589,14 @@ def set_metadata_cache_bytes(limit: int) -> None:
     """Bound each process-wide cache of remote file tails (footers) and whole small files
     (manifests, deletion files) to ``limit`` bytes (``0``: keep none). The caches are shared by the
     process: the value given last applies (storage option ``metadata_cache_bytes``)."""
-    _TAILS._lru.resize(limit)
-    _WHOLE._lru.resize(limit)
+    _TAILS.resize(limit)
+    _WHOLE.resize(limit)
+
+
+def _settle_tail(key: tuple, size: int, flight: Future, fetched: Future) -> None:
+    """End the tail cache's ``flight`` of ``key`` with the outcome of the request ``fetched``."""
+    error = None if fetched.cancelled() else fetched.exception()
+    _TAILS.settle(key, flight, None if fetched.cancelled() or error else (size, fetched.result()), error)
 
 
 def _sized(data: bytes) -> tuple[int, bytes]:

@@ -169,7 +169,7 @@ class _Incremental:
                 if e > size:
                     raise ValueError("field runs past the end")
                 if field == 2:
-                    acc += fragment_counts(table_pb2.DataFragment.FromString(mv[q:e]))
+                    acc += np.array(fragment_counts(table_pb2.DataFragment.FromString(bytes(mv[q:e]))), np.int64)
                 new_ends.append(e)
                 new_cum.append(acc.copy())
                 p = e
@@ -178,7 +178,7 @@ class _Incremental:
         tail = _parse_tail(mv[p:], path)
         if len(tail.fields) or len(tail.fragments):
             # Entries out of the usual order: decode the whole manifest.
-            m = table_pb2.Manifest.FromString(mv)
+            m = table_pb2.Manifest.FromString(bytes(mv))
             self.body = np.zeros(0, np.uint8)
             self.ends, self.cum = np.zeros(0, np.int64), np.zeros((0, 6), np.int64)
             return m.version, manifest_timestamp_ns(m), manifest_summary(m)
@@ -288,6 +288,8 @@ def _newest_first_timestamps(io, vdir: str, entries: list[VersionEntry]) -> Iter
             if ts is None:                # a long tail: read the whole manifest
                 raw = io.read_bytes(path)
                 ts = tail_timestamp(raw, len(raw), e.version, path)
+                if ts is None:
+                    raise CorruptFileError(f"{path}: the manifest's metadata position is outside the file")
             yield e, ts
         i += len(chunk)
         batch = min(batch * 4, 256)

@@ -62,18 +62,18 @@ def decode_segment(seg: rowids_pb2.U64Segment, what: str = "row ids") -> np.ndar
         n = _span(seg.range.start, seg.range.end, what)
         return np.arange(n, dtype=np.uint64) + np.uint64(seg.range.start)
     if kind == "range_with_holes":
-        r = seg.range_with_holes
-        n = _span(r.start, r.end, what)
-        values = np.arange(n, dtype=np.uint64) + np.uint64(r.start)
-        holes = decode_encoded_array(r.holes, what)
+        rh = seg.range_with_holes
+        n = _span(rh.start, rh.end, what)
+        values = np.arange(n, dtype=np.uint64) + np.uint64(rh.start)
+        holes = decode_encoded_array(rh.holes, what)
         return values[~np.isin(values, holes, assume_unique=False)]
     if kind == "range_with_bitmap":
-        r = seg.range_with_bitmap
-        n = _span(r.start, r.end, what)
-        bits = np.unpackbits(np.frombuffer(r.bitmap, dtype=np.uint8), bitorder="little")
+        rb = seg.range_with_bitmap
+        n = _span(rb.start, rb.end, what)
+        bits = np.unpackbits(np.frombuffer(rb.bitmap, dtype=np.uint8), bitorder="little")
         if bits.size < n:
             raise CorruptFileError(f"{what}: bitmap of {bits.size} bits is shorter than its range of {n}")
-        return np.flatnonzero(bits[:n]).astype(np.uint64) + np.uint64(r.start)
+        return np.flatnonzero(bits[:n]).astype(np.uint64) + np.uint64(rb.start)
     if kind in ("sorted_array", "array"):
         return decode_encoded_array(getattr(seg, kind), what)
     if kind is None:

@@ -49,3 +49,27 @@ def test_readers_of_a_key_being_fetched_wait_for_that_fetch_and_share_its_outcom
     assert got == ([(10, b"shared")] * 4 if outcome == "bytes" else ["p: 503 after 4 tries"] * 4)
     # a failure is not remembered: the next reader fetches again
     assert cache.fetch(key, 10, fetch) == ((10, b"shared") if outcome == "bytes" else (10, b"own"))
+
+
+def test_resize_evicts_the_least_recently_used_entries_beyond_the_new_bound():
+    cache = _TailCache(1 << 20)
+    for name in "abcdefgh":
+        cache.put(("s", name), 100, bytes(100))
+    assert cache.get(("s", "a"), 100) is not None     # "a" is now the most recently used
+    cache.resize(400)
+    assert cache.nbytes == 400
+    assert [n for n in "abcdefgh" if cache.get(("s", n), 100) is not None] == ["a", "f", "g", "h"]
+    cache.resize(399)           # an entry above a quarter of the bound is not kept either
+    assert cache.nbytes == 0
+
+
+def test_resize_to_zero_keeps_nothing_and_later_puts_are_dropped():
+    cache = _TailCache(1 << 20)
+    cache.put(("s", "p"), 10, b"tail")
+    cache.resize(0)
+    assert cache.nbytes == 0 and cache.get(("s", "p"), 10) is None
+    cache.put(("s", "p"), 10, b"tail")
+    assert cache.get(("s", "p"), 10) is None
+    cache.resize(1 << 20)
+    cache.put(("s", "p"), 10, b"tail")
+    assert cache.get(("s", "p"), 10) == (10, b"tail")

@@ -28,7 +28,7 @@ from ...schema import LanceField
 from ..base import DataFileReader, DataFileRef, RowSelection, normalize_selection
 from ..v2_0.page import bit_width, fixed_array
 from ..v2_0.reader import build_list, concat, empty
-from ..v2_0.selection import local_bounds, ranges_from_bounds, shift, split, take_local
+from ..v2_0.selection import LocalSelection, local_bounds, ranges_from_bounds, shift, split, take_local
 
 FOOTER = struct.Struct("<qHH4s")
 
@@ -37,7 +37,7 @@ FOOTER = struct.Struct("<qHH4s")
 class _Seg:
     """Rows wanted from one row group of one field: ``local`` within the group's ``n`` rows."""
     batch: int
-    local: object  # None | range | np.ndarray
+    local: LocalSelection
     n: int
 
     @property
@@ -224,6 +224,8 @@ class LegacyFileReader(DataFileReader):
 
     def _read_fixed(self, field: LanceField, segs: list[_Seg], t: pa.DataType) -> pa.Array:
         bits = bit_width(t)
+        if bits is None:
+            raise UnsupportedFeatureError(f"{self.ref.path}: field {field.name!r} of type {t} in a legacy file")
         datas, spans = self._pieces(field, segs, bits)
         if bits == 1 or (pa.types.is_fixed_size_list(t) and bit_width(t.value_type) == 1):
             out = [take_local(_bool_span(t, d, bit_off, hi - lo), shift(s.local, lo))

@@ -280,11 +280,11 @@ class V20FileReader(DataFileReader):
         target = field.arrow_type
         where = f"{self.ref.path}: column {col.index}"
         ks = []
-        for i, p in enumerate(col.pages):
-            if p.encoding.WhichOneof("array_encoding") != "list":
-                raise CorruptFileError(f"{where} page {i}: list field {field.name!r} has a "
-                                       f"{p.encoding.WhichOneof('array_encoding')} offsets page")
-            ks.append(int(p.encoding.list.num_items))
+        for i, offsets_page in enumerate(col.pages):
+            kind = offsets_page.encoding.WhichOneof("array_encoding")
+            if kind != "list":
+                raise CorruptFileError(f"{where} page {i}: list field {field.name!r} has a {kind} offsets page")
+            ks.append(int(offsets_page.encoding.list.num_items))
         bases = np.zeros(len(ks) + 1, dtype=np.int64)
         np.cumsum(ks, out=bases[1:])
         parts = list(split(col.starts, sel))
