@@ -384,6 +384,7 @@ def nested_more(p: float, n: int = 3000, seed: int = 13) -> pa.Table:
                        n, q=0.3, empty=0.3),
         "l_null_items": k.lst(lambda m: pa.nulls(m, pa.int32()), n),
         "l_long_str": k.lst(long_strs, n),
+        "id": pa.array(np.arange(n)),
     })
 
 

@@ -47,6 +47,34 @@ def test_more_nested_shapes_equal_pylance(v2_datasets, name, version):
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.parametrize("version", ["2.2", "2.3"])
+def test_more_nested_shapes_through_the_table_api_and_duckdb_equal_pylance(v2_datasets, version):
+    import duckdb
+
+    import lance_duck
+    fx = v2_datasets("more_p30", version)
+    ds = lance_duck.dataset(fx.path)
+    flt = "id % 5 = 2 and st_ll.c is not null"
+    assert ds.to_table(filter=flt).equals(fx.ds.to_table(filter=flt))
+    idx = np.array([0, 1, 2, 999, 2998, 2999], np.int64)
+    assert ds.take(idx).equals(fx.ds.take(idx))
+    con = duckdb.connect()
+    lance_duck.register(con, "t", ds)
+    got = con.execute("select id, len(l_st_l), st_ll.c, len(large_ll), l_fsb[1], l_dict[1], len(l_map), "
+                      "l_st_l[1].l[1] from t where id < 1200 order by id").fetchall()
+
+    def first(v):   # a list's first item in DuckDB (NULL for a null or empty list)
+        return v[0] if v else None
+
+    def length(v):
+        return None if v is None else len(v)
+    exp = [(r["id"], length(r["l_st_l"]), (r["st_ll"] or {}).get("c"), length(r["large_ll"]), first(r["l_fsb"]),
+            first(r["l_dict"]), length(r["l_map"]), first((first(r["l_st_l"]) or {}).get("l")))
+           for r in fx.ds.to_table(filter="id < 1200").to_pylist()]
+    assert got == exp
+    assert all(any(g[i] is not None for g in got) and any(g[i] is None for g in got) for i in range(1, 8))
+
+
 def test_more_nested_shapes_at_2_3_use_sparse_layers(v2_datasets):
     """The 2.3 files of the sweep store some structures sparse (else the sweep would only
     repeat the dense 2.2 paths)."""
