@@ -16,8 +16,9 @@ indexed zipped values                   ``IndexedLayout`` -> ``layouts/indexed23
 =====================================  ================================================
 
 A sparse structure lists, per layer (outermost first), the positions of its null or valid slots
-and, for a list layer, of its non-empty lists and their lengths (``IntCodec``: range, delta,
-dictionary-of-range or a 2.1 compression); the values cover the valid leaf slots (every leaf
+and, for a list layer, of its non-empty lists and their lengths (``IntCodec``: constant, range,
+delta, dictionary-of-range or a 2.1 compression); a fixed-size-list layer (of structs) gives its
+dimension and validity, each of its slots has that many children; the values cover the valid leaf slots (every leaf
 slot under a list, or with dictionary indices). The value compressions (``CompressiveEncoding``)
 keep the 2.1 grammar; a compression using a field 2.1 does not know is refused by name, except
 range / delta / run-length-range string offsets (``offsets23.py``). No ``encodings23`` proto ships

@@ -4,6 +4,11 @@ plus the values of the valid leaf slots.
 The values are an ordinary (translated) mini-block or full-zip page over the valid leaf slots
 only; this page rebuilds the 2.1 repetition / definition levels (outermost layer first, one pass
 per layer, vectorised) and one value slot per visible entry (nulls at the null items).
+
+A fixed-size list of structs becomes a nullable item layer over its items, as 2.2 stores it: the
+layers above it up to the enclosing list count items (``dim`` per list), and without an enclosing
+list the page's rows are items (the reader's leaf multiplier; ``Unraveler.decimate`` groups them
+back). Under a list, pylance 14.0.2 still declares ``dim`` entries per row (``row_unit``).
 """
 from __future__ import annotations
 
