@@ -18,8 +18,8 @@ indexed zipped values                   ``IndexedLayout`` -> ``layouts/indexed23
 A sparse structure lists, per layer (outermost first), the positions of its null or valid slots
 and, for a list layer, of its non-empty lists and their lengths (``IntCodec``: constant, range,
 delta, dictionary-of-range or a 2.1 compression); a fixed-size-list layer (of structs) gives its
-dimension and validity, each of its slots has that many children; the values cover the valid leaf slots (every leaf
-slot under a list, or with dictionary indices). The value compressions (``CompressiveEncoding``)
+dimension and validity, each of its slots has that many children. The values cover the valid
+leaf slots (every leaf slot under a list, or with dictionary indices). The value compressions (``CompressiveEncoding``)
 keep the 2.1 grammar; a compression using a field 2.1 does not know is refused by name, except
 range / delta / run-length-range string offsets (``offsets23.py``). No ``encodings23`` proto ships
 with lance_duck: the plane messages (field numbers observed in pylance 14.0.2 output) are read from

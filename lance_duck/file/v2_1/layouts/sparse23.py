@@ -174,7 +174,6 @@ class SparsePage:
                 null = lay[1]
                 if null.size != full:
                     raise CorruptFileError(f"{what}: validity of {null.size} slots, the layer has {full}")
-                null_idx = None
                 if live is not None:
                     null = null[live]
                 null_idx = np.flatnonzero(null)
@@ -265,7 +264,7 @@ class SparsePage:
             vals = self.inner.decode(data[:self._n_inner], None).values
         else:
             vals = pa.nulls(0, self.ctx.dict_type or self.ctx.arrow_type)
-        if self.lay.per_slot and live is not None and len(vals) == full:
+        if self.lay.per_slot and live is not None and live.size < full == len(vals):
             vals = vals.take(pa.array(live))   # values of every leaf slot, under null parents too
         if self.lay.per_slot and len(vals) != leaf_valid.size:
             raise CorruptFileError(f"{self.what}: {len(vals)} values for {leaf_valid.size} slots")
