@@ -185,3 +185,33 @@ def test_2_2_fixed_size_lists_of_structs_in_lists_are_refused_by_name(tmp_path):
     with pytest.raises(UnsupportedFeatureError, match=r"\['l_fsl_st_l'\].*fixed-size list of structs "
                                                       r"inside a list.*2\.2"):
         ds.to_table(columns=["l_fsl_st_l"])
+
+
+@pytest.mark.parametrize("version", ["2.2", "2.3"])
+def test_struct_holding_a_fixed_size_list_of_structs_equals_the_written_table(tmp_path, version):
+    """struct<f: fixed_size_list<struct<a, s>>, x>, nulls at every level: pylance 14.0.2 writes it and
+    its reader fails ("its children have differing lengths"); lance_duck reads the table written."""
+    import lance
+
+    import lance_duck
+    r = np.random.default_rng(19)
+    k = T._nested_tools(r, 0.3)
+    n = 1000
+    t = pa.table({"c": k.st(n, f=lambda j: k.fsl(lambda i: k.st(i, a=k.ints, s=k.strs), 2, j, 0.3), x=k.ints)})
+    path = str(tmp_path / "st_fsl")
+    write(path, t, version)
+    with pytest.raises(Exception, match="differing lengths"):
+        lance.dataset(path).to_table()
+    ds = lance_duck.dataset(path)
+    assert ds.to_table().equals(t)
+    idx = np.array([0, 1, 500, 998, 999], np.int64)
+    assert ds.take(idx).equals(t.take(idx))
+
+
+@pytest.mark.parametrize("version", ["2.2", "2.3"])
+def test_pylance_refuses_fixed_size_lists_of_fixed_size_lists_of_structs(tmp_path, version):
+    """The one fixed-size-list shape pylance 14.0.2 does not write at all (so none to read)."""
+    st = pa.StructArray.from_arrays([pa.array(np.arange(12, dtype=np.int32))], names=["a"])
+    col = pa.FixedSizeListArray.from_arrays(pa.FixedSizeListArray.from_arrays(st, 2), 3)
+    with pytest.raises(OSError, match="Unsupported data type: FixedSizeList"):
+        write(str(tmp_path / "ff"), pa.table({"c": col}), version)
