@@ -16,9 +16,11 @@ from google.protobuf import any_pb2
 from lance_duck._proto import encodings_v2_0_pb2 as e20
 from lance_duck._proto import encodings_v2_1_pb2 as e21
 from lance_duck.file.container import V2Container
+from lance_duck.file.v2_1.planar23 import SparseLayout, planar_to_page_layout
 from lance_duck.io.fs import open_io
 
 N = 5000
+VERSIONS = ("2.1", "2.2", "2.3")   # the 2.1+ versions the kernel tests read pages of
 
 
 def _table() -> pa.Table:
@@ -74,9 +76,10 @@ class Chunk:
 
 @dataclass
 class Page:
-    layout: object                  # PageLayout (2.1/2.2) or ArrayEncoding (2.0)
+    layout: object                  # PageLayout (2.1/2.2, 2.3 translated) or ArrayEncoding (2.0)
     buffers: list[bytes]
     length: int
+    sparse: SparseLayout | None = None   # 2.3 sparse structure: ``layout`` holds its values
 
     @property
     def mini(self):
@@ -142,9 +145,14 @@ class Files:
         pg = cm.pages[page]
         a = any_pb2.Any()
         a.ParseFromString(pg.encoding.direct.encoding)
+        bufs = [bytes(c.file.read(o, s)) for o, s in zip(pg.buffer_offsets, pg.buffer_sizes)]
+        if version == "2.3":   # planar layout: the equivalent 2.1 layout of its values
+            layout = planar_to_page_layout(a.value, f"{column} page {page}", int(pg.length))
+            if isinstance(layout, SparseLayout):
+                return Page(layout.values, bufs, pg.length, layout)
+            return Page(layout, bufs, pg.length)
         layout = e20.ArrayEncoding() if version == "2.0" else e21.PageLayout()
         assert a.Unpack(layout), a.type_url
-        bufs = [bytes(c.file.read(o, s)) for o, s in zip(pg.buffer_offsets, pg.buffer_sizes)]
         return Page(layout, bufs, pg.length)
 
 
@@ -156,9 +164,9 @@ def pylance_files(tmp_path_factory) -> Files:
     t = t.cast(_schema(t))
     t20 = _table20()
     paths = {}
-    for v in ("2.1", "2.2"):
+    for v in VERSIONS:
         paths[v] = str(root / f"t{v}")
         lance.write_dataset(t, paths[v], data_storage_version=v)
     paths["2.0"] = str(root / "t2.0")
     lance.write_dataset(t20, paths["2.0"], data_storage_version="2.0")
-    return Files(paths, {"2.1": t, "2.2": t, "2.0": t20})
+    return Files(paths, {**{v: t for v in VERSIONS}, "2.0": t20})

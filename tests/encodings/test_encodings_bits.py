@@ -85,7 +85,7 @@ def test_sequential_signed_known_answer_and_short_buffer():
 
 # ------------------------------------------------------------------ real pylance 14.0.2 pages
 
-@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("version", ["2.1", "2.2", "2.3"])
 def test_flat1_boolean_chunks_match_pylance(pylance_files, version):
     page = pylance_files.page(version, "flag")
     assert page.mini.value_compression.flat.bits_per_value == 1

@@ -158,7 +158,7 @@ def _inline_bp_values(page, t):
     return fl.unpack_mixed(data, t, offs + t // 8, widths, [c.count for c in chunks])
 
 
-@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("version", ["2.1", "2.2", "2.3"])
 @pytest.mark.parametrize("column,t", [("u8_small", 8), ("u16_small", 16), ("f64", 64)])
 def test_inline_bitpacking_pages_match_pylance(pylance_files, version, column, t):
     page = pylance_files.page(version, column)
@@ -182,7 +182,7 @@ def test_inline_bitpacking_2_1_int64_and_nullable_values(pylance_files):
 
 
 def test_out_of_line_def_levels_match_pylance_validity(pylance_files):
-    for version in ("2.1", "2.2"):
+    for version in ("2.1", "2.2", "2.3"):
         page = pylance_files.page(version, "i32_null")
         dc = page.mini.def_compression.out_of_line_bitpacking
         assert dc.uncompressed_bits_per_value == 16
@@ -194,9 +194,10 @@ def test_out_of_line_def_levels_match_pylance_validity(pylance_files):
         np.testing.assert_array_equal(defs == 0, exp)
 
 
-def test_block_form_inline_bitpacked_dictionary_2_2(pylance_files):
-    """2.2 numeric dictionary: items are a sequence of [width word][block] InlineBP64 blocks."""
-    page = pylance_files.page("2.2", "small_i64")
+@pytest.mark.parametrize("version", ["2.2", "2.3"])
+def test_block_form_inline_bitpacked_dictionary_2_2_and_2_3(pylance_files, version):
+    """2.2 / 2.3 numeric dictionary: items are a sequence of [width word][block] InlineBP64 blocks."""
+    page = pylance_files.page(version, "small_i64")
     mb = page.mini
     assert mb.dictionary.WhichOneof("compression") == "inline_bitpacking"
     d = page.buffers[2]
@@ -210,7 +211,7 @@ def test_block_form_inline_bitpacked_dictionary_2_2(pylance_files):
     counts = [1024] * (len(offs) - 1) + [n_items - 1024 * (len(offs) - 1)]
     items = fl.unpack_mixed(d, 64, offs, widths, counts).view(np.int64)
     indices = _inline_bp_values(page, 32)
-    np.testing.assert_array_equal(items[indices], pylance_files.expected("2.2", "small_i64").to_numpy())
+    np.testing.assert_array_equal(items[indices], pylance_files.expected(version, "small_i64").to_numpy())
 
 
 @settings(max_examples=40, deadline=None)

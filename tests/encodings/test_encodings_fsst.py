@@ -110,7 +110,7 @@ def test_corrupt_inputs_raise():
 
 # ------------------------------------------------------------------ real pylance 14.0.2 pages
 
-@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("version", ["2.1", "2.2", "2.3"])
 @pytest.mark.parametrize("column", ["hex", "text"])
 def test_miniblock_fsst_pages_match_pylance(pylance_files, version, column):
     page = pylance_files.page(version, column)

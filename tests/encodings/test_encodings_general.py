@@ -93,9 +93,10 @@ def test_zstd_wrapped_inline_bitpacking_page_matches_pylance(pylance_files, vers
     np.testing.assert_array_equal(got.view(np.float64), exp)
 
 
-def test_lz4_string_dictionary_2_2_matches_pylance(pylance_files):
-    """2.2 LZ4-compresses string dictionaries (block form: u32 32, u32 bytes_start, offsets, bytes)."""
-    page = pylance_files.page("2.2", "dict_str")
+@pytest.mark.parametrize("version", ["2.2", "2.3"])
+def test_lz4_string_dictionary_2_2_and_2_3_matches_pylance(pylance_files, version):
+    """2.2 / 2.3 LZ4-compress string dictionaries (block form: u32 32, u32 bytes_start, offsets, bytes)."""
+    page = pylance_files.page(version, "dict_str")
     mb = page.mini
     g = mb.dictionary.general
     assert general.scheme_name(g.compression.scheme) == "lz4"
@@ -110,7 +111,7 @@ def test_lz4_string_dictionary_2_2_matches_pylance(pylance_files):
     coffs = np.array([c.bufs[0][0] for c in chunks])
     widths = [int.from_bytes(data[o:o + 4], "little") for o in coffs]
     idx = fl.unpack_mixed(data, 32, coffs + 4, widths, [c.count for c in chunks])
-    assert [items[i] for i in idx] == pylance_files.expected("2.2", "dict_str").to_pylist()
+    assert [items[i] for i in idx] == pylance_files.expected(version, "dict_str").to_pylist()
 
 
 @pytest.mark.parametrize("scheme", ["s_zstd", "s_lz4"])

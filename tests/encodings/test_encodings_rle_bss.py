@@ -105,7 +105,7 @@ def test_bss_known_answer_and_short_buffer():
 
 # ------------------------------------------------------------------ real pylance 14.0.2 pages
 
-@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("version", ["2.1", "2.2", "2.3"])
 def test_miniblock_rle_page_matches_pylance(pylance_files, version):
     page = pylance_files.page(version, "runs")
     r = page.mini.value_compression.rle
@@ -120,19 +120,29 @@ def test_miniblock_rle_page_matches_pylance(pylance_files, version):
     np.testing.assert_array_equal(np.concatenate(parts), pylance_files.expected(version, "runs").to_numpy())
 
 
-def test_rle_block_def_levels_2_2_match_pylance_validity(pylance_files):
-    page = pylance_files.page("2.2", "i64_null_few")
+@pytest.mark.parametrize("version", ["2.2", "2.3"])
+def test_rle_block_def_levels_2_2_and_2_3_match_pylance_validity(pylance_files, version):
+    """Block-form RLE levels: ``[u64 value bytes][u16 levels][run lengths]``, u8 run lengths in
+    2.2, u16 in 2.3."""
+    page = pylance_files.page(version, "i64_null_few")
     dc = page.mini.def_compression
     assert dc.WhichOneof("compression") == "rle"
     bits = dc.rle.values.flat.bits_per_value
+    assert dc.rle.run_lengths.flat.bits_per_value == {"2.2": 8, "2.3": 16}[version]
     data = page.buffers[1]
-    defs = np.concatenate([rle.decode_block(data[c.defs[0]:c.defs[0] + c.defs[1]], bits, c.count)
-                           for c in page.chunks()])
-    exp = pylance_files.expected("2.2", "i64_null_few").is_valid().to_numpy(zero_copy_only=False)
+
+    def levels(buf: bytes, n: int) -> np.ndarray:
+        if version == "2.2":
+            return rle.decode_block(buf, bits, n)
+        vbytes = int.from_bytes(buf[:8], "little")
+        vals = np.frombuffer(buf, np.uint16, vbytes // 2, 8)
+        return rle.expand(vals, np.frombuffer(buf, np.uint16, vals.size, 8 + vbytes), n)
+    defs = np.concatenate([levels(data[c.defs[0]:c.defs[0] + c.defs[1]], c.count) for c in page.chunks()])
+    exp = pylance_files.expected(version, "i64_null_few").is_valid().to_numpy(zero_copy_only=False)
     np.testing.assert_array_equal(defs == 0, exp)
 
 
-@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("version", ["2.1", "2.2", "2.3"])
 @pytest.mark.parametrize("column,scheme", [("f64_bss", "zstd"), ("i64_lz4", "lz4")])
 def test_general_wrapped_bss_pages_match_pylance(pylance_files, version, column, scheme):
     page = pylance_files.page(version, column)
@@ -147,3 +157,21 @@ def test_general_wrapped_bss_pages_match_pylance(pylance_files, version, column,
         parts.append(bss.decode(raw, c.count, 64))
     exp = pylance_files.expected(version, column).to_numpy()
     np.testing.assert_array_equal(np.concatenate(parts).view(exp.dtype), exp)
+
+
+def test_2_3_zstd_column_as_run_lengths_with_zstd_children_matches_pylance(pylance_files):
+    """A ``compression: zstd`` float column at 2.3: per chunk, RLE whose values (flat 64-bit) and
+    run lengths (flat 8-bit) are each zstd frames (2.1 / 2.2 wrap bit-packed values instead)."""
+    page = pylance_files.page("2.3", "f64_zstd")
+    r = page.mini.value_compression.rle
+    vg, lg = r.values.general, r.run_lengths.general
+    assert general.scheme_name(vg.compression.scheme) == general.scheme_name(lg.compression.scheme) == "zstd"
+    assert vg.values.flat.bits_per_value == 64 and lg.values.flat.bits_per_value == 8
+    data = page.buffers[1]
+    parts = []
+    for c in page.chunks():
+        (vo, vs), (lo, ls) = c.bufs
+        lens = np.frombuffer(general.decompress(data[lo:lo + ls], lg.compression.scheme), np.uint8)
+        vals = np.frombuffer(general.decompress(data[vo:vo + vs], vg.compression.scheme), np.float64)
+        parts.append(rle.expand_chunks(vals[:lens.size], lens, [lens.size], [c.count]))
+    np.testing.assert_array_equal(np.concatenate(parts), pylance_files.expected("2.3", "f64_zstd").to_numpy())

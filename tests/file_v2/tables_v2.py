@@ -4,6 +4,8 @@ Each builder returns a ``pa.Table``; ``TABLES`` maps a name to (builder, version
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pyarrow as pa
 
@@ -318,3 +320,99 @@ def sparse_lists(n: int = 50_000, seed: int = 9) -> pa.Table:
         "lst": lists(structs, 0.05, 4),
         "li_nonull": lists(pa.array(r.integers(0, 1 << 16, m).astype(np.int32)), 0.05),
     })
+
+
+def _nested_tools(r, p: float):
+    """Array makers with nulls at every level (a fraction ``p`` of slots, half that for leaves)."""
+    def mask(n: int, q: float = p):
+        return pa.array(r.random(n) < q) if q else None
+
+    def ints(n: int, t=pa.int32()):
+        return pa.array(r.integers(0, 1000, n), t, mask=(r.random(n) < p / 2) if p else None)
+
+    def strs(n: int):
+        return pa.array([f"v{x}" for x in r.integers(0, 10**6, n)], mask=(r.random(n) < p / 2) if p else None)
+
+    def lst(items, n: int, q: float = p, empty: float = 0.1, max_len: int = 4, large: bool = False):
+        lens = r.integers(1, max_len, n)
+        lens[r.random(n) < empty] = 0
+        null = r.random(n) < q
+        lens[null] = 0
+        off = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64 if large else np.int32)
+        cls = pa.LargeListArray if large else pa.ListArray
+        return cls.from_arrays(pa.array(off), items(int(off[-1])), mask=pa.array(null) if q else None)
+
+    def st(n: int, q: float = p, **kids):
+        return pa.StructArray.from_arrays([make(n) for make in kids.values()], names=list(kids), mask=mask(n, q))
+
+    def fsl(items, dim: int, n: int, q: float):
+        return pa.FixedSizeListArray.from_arrays(items(n * dim), dim, mask=mask(n, q))
+
+    def mapping(n: int):
+        lens = r.integers(0, 4, n)
+        off = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
+        m = int(off[-1])
+        return pa.MapArray.from_arrays(pa.array(off), pa.array([f"k{i % 7}" for i in range(m)]), ints(m),
+                                       mask=mask(n))
+    return SimpleNamespace(mask=mask, ints=ints, strs=strs, lst=lst, st=st, fsl=fsl, mapping=mapping)
+
+
+def nested_more(p: float, n: int = 3000, seed: int = 13) -> pa.Table:
+    """More nested shapes (pylance reads them at 2.2 and 2.3): lists of structs of lists, structs
+    of lists, large lists, lists of maps, of dictionary strings, of fixed-size binaries and
+    vectors, empty / null list and null item mixes, nulls at every level."""
+    r = _rng(seed)
+    k = _nested_tools(r, p)
+    long_strs = lambda m: pa.array(["x" * int(v) for v in r.integers(100, 300, m)],  # noqa: E731
+                                   mask=(r.random(m) < p / 2) if p else None)
+    return pa.table({
+        "l_st_l": k.lst(lambda m: k.st(m, l=lambda j: k.lst(k.ints, j), x=k.ints), n),
+        "l_st_lstr": k.lst(lambda m: k.st(m, l=lambda j: k.lst(k.strs, j)), n),
+        "st_ll": k.st(n, a=lambda j: k.lst(k.ints, j), b=lambda j: k.lst(k.strs, j), c=k.ints),
+        "st_st_l": k.st(n, s=lambda j: k.st(j, l=lambda i: k.lst(k.ints, i))),
+        "ll_st": k.lst(lambda m: k.lst(lambda j: k.st(j, a=k.ints), m), n),
+        "large_ll": k.lst(lambda m: k.lst(lambda j: k.ints(j, pa.int64()), m, large=True), n, large=True),
+        "large_lstr": k.lst(k.strs, n, large=True),
+        "l_map": k.lst(k.mapping, n),
+        "l_dict": k.lst(lambda m: pa.DictionaryArray.from_arrays(
+            pa.array(r.integers(0, 5, m).astype(np.int32), mask=(r.random(m) < p / 2) if p else None),
+            pa.array(["a", "bb", "ccc", "dd", "e"])), n),
+        "l_fsb": k.lst(lambda m: pa.array([r.bytes(12) for _ in range(m)], pa.binary(12),
+                                          mask=(r.random(m) < p / 2) if p else None), n),
+        "l_fsl": k.lst(lambda m: k.fsl(k.ints, 3, m, p), n),
+        "l_mix": k.lst(lambda m: pa.array(r.integers(0, 9, m).astype(np.int32), mask=r.random(m) < 0.5),
+                       n, q=0.3, empty=0.3),
+        "l_null_items": k.lst(lambda m: pa.nulls(m, pa.int32()), n),
+        "l_long_str": k.lst(long_strs, n),
+        "id": pa.array(np.arange(n)),
+    })
+
+
+def fsl_structs_nested(p: float, n: int = 2000, seed: int = 14) -> pa.Table:
+    """Fixed-size lists of structs inside lists (2.3: a sparse fixed-size-list layer), around
+    lists and beside other types; the fixed-size lists under lists have no nulls when their
+    struct has two children (pylance 14.0.2 cannot read those back: see the tests)."""
+    r = _rng(seed)
+    k = _nested_tools(r, p)
+    two = lambda m: k.st(m, a=k.ints, s=k.strs)  # noqa: E731
+    return pa.table({
+        "l_fsl_st": k.lst(lambda m: k.fsl(two, 2, m, 0), n),
+        "ll_fsl_st": k.lst(lambda m: k.lst(lambda j: k.fsl(two, 2, j, 0), m), n),
+        "large_l_fsl_st": k.lst(lambda m: k.fsl(two, 3, m, 0), n, large=True),
+        "l_fsl_st1_null": k.lst(lambda m: k.fsl(lambda j: k.st(j, a=k.ints), 2, m, p), n),
+        "l_fsl_st_l": k.lst(lambda m: k.fsl(lambda j: k.st(j, l=lambda i: k.lst(k.ints, i)), 3, m, 0), n),
+        "l_st_fsl_st": k.lst(lambda m: k.st(m, f=lambda j: k.fsl(lambda i: k.st(i, a=k.ints), 2, j, 0)), n),
+        "l_fsl_st_map": k.lst(lambda m: k.fsl(lambda j: k.st(j, m=k.mapping), 2, m, 0), n),
+        "l_fsl_st_vec": k.lst(lambda m: k.fsl(lambda j: k.st(j, v=lambda i: k.fsl(
+            lambda h: k.ints(h, pa.float32()), 4, i, p)), 2, m, 0), n),
+        "l_fsl_st_long": k.lst(lambda m: k.fsl(lambda j: k.st(j, b=lambda i: pa.array(
+            ["y" * int(v) for v in r.integers(100, 300, i)])), 2, m, 0), n),
+        "id": pa.array(np.arange(n)),
+    })
+
+
+def fsl_struct_lists_top(p: float, n: int = 2000, seed: int = 15) -> pa.Table:
+    """A fixed-size list of structs of lists at the top (pylance 14.0.2 reads it at 2.3 only,
+    and not beside other columns)."""
+    k = _nested_tools(_rng(seed), p)
+    return pa.table({"fsl_st_l": k.fsl(lambda j: k.st(j, l=lambda i: k.lst(k.ints, i), x=k.ints), 2, n, p)})

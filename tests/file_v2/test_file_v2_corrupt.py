@@ -30,7 +30,7 @@ def _read_all(io, ref, fields):
     return [reader.read_field(f) for f in fields]
 
 
-@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("version", ["2.1", "2.2", "2.3"])
 def test_truncated_file_raises_corrupt(v2_datasets, tmp_path, version):
     fx = v2_datasets("prim_p02", version)
     for cut in (10, 5000):
@@ -39,7 +39,7 @@ def test_truncated_file_raises_corrupt(v2_datasets, tmp_path, version):
             _read_all(io, ref, fx.fields())
 
 
-@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("version", ["2.1", "2.2", "2.3"])
 def test_file_cut_before_its_metadata_raises_corrupt(v2_datasets, tmp_path, version):
     fx = v2_datasets("prim_p02", version)
 
@@ -62,7 +62,7 @@ GARBAGE = {
 
 
 @pytest.mark.parametrize("kind", GARBAGE)
-@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("version", ["2.1", "2.2", "2.3"])
 def test_garbage_column_metadata_raises_lance_duck_error(v2_datasets, kind, version):
     fx = v2_datasets("nested_p02", version)
     reader = fx.reader()
@@ -145,7 +145,7 @@ def test_empty_page_layout_is_unsupported(v2_datasets):
         reader.read_field(f)
 
 
-@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("version", ["2.1", "2.2", "2.3"])
 def test_chunk_metadata_pointing_past_the_buffer_raises_corrupt(v2_datasets, tmp_path, version):
     fx = v2_datasets("prim_nonull", version)
     reader = fx.reader()
@@ -175,13 +175,16 @@ def _field_ranges(reader, field) -> list[tuple[int, int]]:
     return out
 
 
-@pytest.mark.parametrize("version", ["2.1", "2.2"])
+DAMAGED = [("nested_p02", v) for v in ("2.1", "2.2", "2.3")] + [("fsl_nested_p30", "2.3"), ("more_p30", "2.3")]
+
+
+@pytest.mark.parametrize("table,version", DAMAGED, ids=[f"{t}-{v}" for t, v in DAMAGED])
 @pytest.mark.parametrize("seed", range(4))
-def test_random_page_byte_damage_never_crashes_outside_the_error_family(v2_datasets, tmp_path, version, seed):
+def test_random_page_byte_damage_never_crashes_outside_the_error_family(v2_datasets, tmp_path, table, version, seed):
     """Outcomes per field: a field whose bytes were not touched reads exactly as before; a damaged
     one raises a LanceDuckError or (data pages carry no checksums) decodes to the same type and
-    row count. Never another exception."""
-    fx = v2_datasets("nested_p02", version)
+    row count. Never another exception. (2.3: also tables of sparse list / fixed-size-list layers.)"""
+    fx = v2_datasets(table, version)
     rng = np.random.default_rng(seed)
     reader = fx.reader()
     original = {f.id: reader.read_field(f) for f in fx.fields()}

@@ -173,26 +173,6 @@ def test_2_3_run_lengths_over_bit_packed_values_equal_pylance(tmp_path):
     assert "path:rle:bitpacked" in trace.names()
 
 
-def test_2_3_list_of_fixed_size_lists_of_structs_is_refused_by_name(tmp_path):
-    """pylance 14.0.2 writes and reads a list of fixed-size lists of structs at 2.3 (a sparse
-    layer kind lance_duck does not know; at 2.2 pylance's own reader panics): refused, named."""
-    import lance
-    import pyarrow as pa
-
-    import lance_duck
-    st = pa.StructArray.from_arrays([pa.array(np.arange(600, dtype=np.int32)), pa.array(np.arange(600.0))],
-                                    names=["a", "b"])
-    col = pa.ListArray.from_arrays(pa.array(np.arange(0, 301, 3, dtype=np.int32)),
-                                   pa.FixedSizeListArray.from_arrays(st, 2))
-    path = str(tmp_path / "lfs")
-    lance.write_dataset(pa.table({"lfs": col, "i": pa.array(np.arange(100))}), path, data_storage_version="2.3")
-    assert lance.dataset(path).to_table().column("lfs").combine_chunks().equals(col)
-    ds = lance_duck.dataset(path)
-    assert ds.to_table(columns=["i"]).column(0).to_pylist() == list(range(100))
-    with pytest.raises(UnsupportedFeatureError, match=r"column 0 page 0: 2\.3 sparse structure layer kind.*fixed-size"):
-        ds.to_table(columns=["lfs"])
-
-
 @pytest.mark.parametrize("version", ["2.2", "2.3"])
 def test_long_fsst_strings_taken_as_code_pairs_equal_pylance(tmp_path, version):
     """Full-zip FSST strings of ~400 characters (over 2**18 codes in a page): decoded two codes

@@ -61,7 +61,7 @@ def test_selections_outside_the_file_raise_invalid_argument(v2_datasets, bad):
         reader.read_field(fx.fields()[0], sel)
 
 
-@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("version", ["2.1", "2.2", "2.3"])
 def test_sparse_take_of_fsst_strings_decompresses_only_selected_strings(tmp_path, version):
     import lance
     import pyarrow as pa
@@ -84,7 +84,7 @@ def test_sparse_take_of_fsst_strings_decompresses_only_selected_strings(tmp_path
     assert decoded and sum(decoded) == idx.size       # only the selected strings were decompressed
 
 
-@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("version", ["2.1", "2.2", "2.3"])
 def test_sparse_take_reads_only_selected_flat_bitpacked_variable_and_dictionary_values(tmp_path, version):
     import lance
     import pyarrow as pa

@@ -60,14 +60,19 @@ def leaf_type(f: LanceField, minor: int) -> tuple[pa.DataType, pa.DataType | Non
     return t, None
 
 
-def leaves(f: LanceField, minor: int, mult: int = 1) -> Iterator[Leaf]:
+def leaves(f: LanceField, minor: int, mult: int = 1, in_list: bool = False) -> Iterator[Leaf]:
+    """The leaf columns of ``f`` in pre-order; ``mult``: entries per row of the pages above ``f``."""
     if is_leaf(f):
         t, d = leaf_type(f, minor)
         yield Leaf(f, t, d, mult)
         return
     dim = _fsl_struct_dim(f)
+    if dim is not None and in_list and minor < 3:
+        # pylance 14.0.2 writes these at 2.2 with levels it cannot read back itself
+        raise UnsupportedFeatureError(f"field {f.name!r}: a fixed-size list of structs inside a list "
+                                      f"is not supported in file format 2.{minor} (it is in 2.3)")
     for c in f.children:
-        yield from leaves(c, minor, mult * (dim or 1))
+        yield from leaves(c, minor, mult * (dim or 1), in_list or f.is_list or f.logical_type == "map")
 
 
 # field metadata pylance puts on blob descriptions (top-level columns and struct children)

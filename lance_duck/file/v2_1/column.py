@@ -211,7 +211,7 @@ class LeafPlan:
             jobs.append(("page", p, data, local))
         if group:
             jobs.append(("group", group))
-        rows = sum(p.rows if local is None else len(local) for p, local in self.pages)
+        rows = sum(_selected_rows(p, local) for p, local in self.pages)
         if len(jobs) > 1 and rows >= PARALLEL_PAGE_ROWS:
             decoded = map_parts(self._run, jobs)     # independent pages on the kernel pool
         else:
@@ -223,7 +223,7 @@ class LeafPlan:
             return self._decode_group(job[1])
         _, p, data, local = job
         pd = p.decode(data, local)
-        want = p.rows if local is None else len(local)
+        want = _selected_rows(p, local)
         if _rows_of(pd) != want:
             raise CorruptFileError(f"{p.what}: decoded {_rows_of(pd)} rows, the page declares {want}")
         return pd
@@ -269,6 +269,11 @@ def merge_pages(pages: list[PageData], arrow_type: pa.DataType, what: str) -> Le
                     (reps[0] if len(reps) == 1 else np.concatenate(reps)) if any_rep else None,
                     (defs[0] if len(defs) == 1 else np.concatenate(defs)) if any_def else None,
                     layers, sum(p.num_rows for p in pages))
+
+
+def _selected_rows(page, local) -> int:
+    """Rows of ``page`` a local selection (in page entries) covers; None = every row."""
+    return page.rows if local is None else len(local) // getattr(page, "row_unit", 1)
 
 
 def _rows_of(pd: PageData) -> int:

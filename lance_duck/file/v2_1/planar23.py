@@ -16,9 +16,10 @@ indexed zipped values                   ``IndexedLayout`` -> ``layouts/indexed23
 =====================================  ================================================
 
 A sparse structure lists, per layer (outermost first), the positions of its null or valid slots
-and, for a list layer, of its non-empty lists and their lengths (``IntCodec``: range, delta,
-dictionary-of-range or a 2.1 compression); the values cover the valid leaf slots (every leaf
-slot under a list, or with dictionary indices). The value compressions (``CompressiveEncoding``)
+and, for a list layer, of its non-empty lists and their lengths (``IntCodec``: constant, range,
+delta, dictionary-of-range or a 2.1 compression); a fixed-size-list layer (of structs) gives its
+dimension and validity, each of its slots has that many children. The values cover the valid
+leaf slots (every leaf slot under a list, or with dictionary indices). The value compressions (``CompressiveEncoding``)
 keep the 2.1 grammar; a compression using a field 2.1 does not know is refused by name, except
 range / delta / run-length-range string offsets (``offsets23.py``). No ``encodings23`` proto ships
 with lance_duck: the plane messages (field numbers observed in pylance 14.0.2 output) are read from
@@ -137,7 +138,7 @@ def _compression(b: bytes, field: str, what: str) -> pb.CompressiveEncoding:
 class IntCodec:
     """How ``n`` integers (sparse positions, list lengths) are stored.
 
-    kind: ``none`` (n == 0 or a constant without bytes), ``range`` (a + b * i), ``delta`` (``a`` plus
+    kind: ``none`` (n == 0), ``const`` (``a`` n times), ``range`` (a + b * i), ``delta`` (``a`` plus
     the running sum of ``n - 1`` deltas coded with ``enc``), ``plain`` (``enc``), ``dict`` (indices
     coded with ``enc`` into the range items ``a + b * i``, ``k`` of them).
     """
@@ -171,6 +172,13 @@ class SparseList:
 
 
 @dataclass
+class SparseFsl:
+    """A fixed-size list layer (of structs): every slot has ``dim`` children, null per ``validity``."""
+    dim: int
+    validity: SparseValidity | None
+
+
+@dataclass
 class IndexedLayout:
     """Indexed zipped values: one dictionary index per slot (``indices``) into ``num_dictionary_items``
     items stored as a full-zip page (``dictionary``)."""
@@ -185,7 +193,7 @@ class SparseLayout:
     """A 2.3 page whose structure lists positions per layer (outermost first); its values cover
     the valid leaf slots only (or every leaf slot when ``per_slot``, e.g. dictionary indices)."""
     values: pb.PageLayout | IndexedLayout   # layout of the values (2.2 layers: all valid)
-    layers: list                   # SparseValidity | SparseList, outermost first
+    layers: list                   # SparseValidity | SparseList | SparseFsl, outermost first
     leaf_slots: int                # slots of the innermost layer
     num_values: int
     per_slot: bool
@@ -216,6 +224,13 @@ def int_codec(raw, n: int, field: str, what: str) -> IntCodec:
         _only(d, _DELTA, "delta codec", what)
         return IntCodec("delta", n, _compression(_bytes(d.get(3, b""), "deltas", what), "deltas", what),
                         a=_int(d.get(2, 0), "delta base", what))
+    if 3 in enc:    # every integer the same: ``Constant.value`` little-endian, no buffer
+        c = wire_fields(_bytes(enc[3], f"{field} constant", what), what)
+        _only(c, {1: "value"}, "constant codec", what)
+        raw_value = _bytes(c.get(1, b""), f"{field} constant value", what)
+        if len(raw_value) not in (1, 2, 4, 8):
+            raise CorruptFileError(f"{what}: 2.3 {field} constant of {len(raw_value)} bytes")
+        return IntCodec("const", n, a=int.from_bytes(raw_value, "little"))
     if 7 in enc:
         d = wire_fields(_bytes(enc[7], f"{field} dictionary", what), what)
         _only(d, _DICT, "dictionary codec", what)
@@ -231,6 +246,7 @@ def int_codec(raw, n: int, field: str, what: str) -> IntCodec:
 
 _VALIDITY = {1: "meaning", 2: "positions", 3: "num_positions"}
 _LIST = {1: "num_children", 2: "nonempty_positions", 3: "num_nonempty", 4: "lengths", 5: "validity"}
+_FSL = {1: "dimension", 2: "validity"}
 
 
 def _validity(raw, what: str) -> SparseValidity:
@@ -249,11 +265,19 @@ def _sparse_layers(raw, what: str) -> list:
     out = []
     for body in sparse[1]:
         layer = wire_fields(_bytes(body, "sparse layer", what), what)
-        if len(layer) != 1 or next(iter(layer)) not in (1, 2):
+        if len(layer) != 1 or next(iter(layer)) not in (1, 2, 3):
             raise UnsupportedFeatureError(f"{what}: 2.3 sparse structure layer kind(s) {sorted(layer)} "
-                                          "(fixed-size lists?) are not supported (file format 2.3)")
+                                          "are not supported (file format 2.3)")
         if 1 in layer:
             out.append(_validity(layer[1], what))
+            continue
+        if 3 in layer:
+            fsl = wire_fields(_bytes(layer[3], "sparse fixed-size list layer", what), what)
+            _only(fsl, _FSL, "sparse fixed-size list layer", what)
+            dim = _int(fsl.get(1, 0), "fixed-size list dimension", what)
+            if dim <= 0:
+                raise CorruptFileError(f"{what}: 2.3 fixed-size list layer of dimension {dim}")
+            out.append(SparseFsl(dim, _validity(fsl[2], what) if 2 in fsl else None))
             continue
         lst = wire_fields(_bytes(layer[2], "sparse list layer", what), what)
         _only(lst, _LIST, "sparse list layer", what)
@@ -267,14 +291,33 @@ def _sparse_layers(raw, what: str) -> list:
     return out
 
 
-def _leaf_slots(layers: list, rows: int) -> tuple[int, int]:
+def fsl_dims(layers: list) -> tuple[int, int]:
+    """(product of every fixed-size list dimension, of those under a list layer): a page of ``r``
+    rows declares ``r`` times the first as its length (pylance 14.0.2), and its decoded levels
+    hold ``length`` over the second rows (the fixed-size lists above every list are expanded)."""
+    every = listed = 1
+    in_list = False
+    for lay in layers:
+        in_list = in_list or isinstance(lay, SparseList)
+        if isinstance(lay, SparseFsl):
+            every *= lay.dim
+            listed *= lay.dim if in_list else 1
+    return every, listed
+
+
+def _leaf_slots(layers: list, rows: int, what: str) -> tuple[int, int]:
     """(slots of the innermost layer, valid leaf values) implied by the layer counts."""
-    slots = rows
+    every, _ = fsl_dims(layers)
+    if rows % every:
+        raise CorruptFileError(f"{what}: 2.3 page of {rows} entries under fixed-size lists of {every} items")
+    slots = rows // every
     for lay in layers:
         if isinstance(lay, SparseList):
             slots = lay.num_children
+        elif isinstance(lay, SparseFsl):
+            slots *= lay.dim
     last = layers[-1]
-    if isinstance(last, SparseList):
+    if not isinstance(last, SparseValidity):
         return slots, slots
     n = last.positions.n
     return slots, (slots - n if last.null_positions else n)
@@ -315,7 +358,7 @@ def planar_to_page_layout(value: bytes, what: str, rows: int) -> pb.PageLayout |
         if kind == 5 and layers == [pb.REPDEF_ALL_VALID_ITEM]:
             return _indexed(body, rows, what)
         return _values(kind, body, layers, None, what)
-    slots, n_valid = _leaf_slots(sparse, rows)
+    slots, n_valid = _leaf_slots(sparse, rows, what)
     if not 0 <= n_valid <= slots:
         raise CorruptFileError(f"{what}: 2.3 sparse structure with {n_valid} values for {slots} slots")
     if len(sparse) == 1 and n_valid == 0 and kind == 4 and body == b"":   # every row null, no values

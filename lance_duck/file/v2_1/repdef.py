@@ -161,9 +161,25 @@ class Unraveler:
         return valid
 
     def decimate(self, dim: int) -> None:
-        """Keep every ``dim``-th entry (fixed-size list of structs: elements -> rows)."""
-        if self.rep is not None:
-            raise UnsupportedFeatureError(f"{self.what}: fixed-size list inside a list of structs")
+        """Keep every ``dim``-th item entry (fixed-size list of structs: its items -> the lists).
+
+        Under a list the entries of null or empty outer lists (and of nulls outside them) stand
+        alone; every other entry is an item, ``dim`` consecutive ones per fixed-size list."""
+        rep, d = self.rep, self.defs
+        if rep is not None:
+            item = np.ones(rep.size, bool)
+            if d is not None:
+                thr = int(np.searchsorted(self.levels_to_rep, self.rep_cmp, side="right"))
+                item = d < thr
+            pos = np.flatnonzero(item)
+            if pos.size % dim or (rep[pos.reshape(-1, dim)[:, 1:]] != 0).any():
+                raise CorruptFileError(f"{self.what}: {pos.size} item entries are not whole lists of {dim}")
+            keep = ~item
+            keep[pos[::dim]] = True
+            self.rep = rep[keep]
+            if d is not None:
+                self.defs = d[keep]
+            return
         if self.defs is not None:
             if self.defs.size % dim:
                 raise CorruptFileError(f"{self.what}: {self.defs.size} entries are not whole lists of {dim}")

@@ -4,6 +4,11 @@ plus the values of the valid leaf slots.
 The values are an ordinary (translated) mini-block or full-zip page over the valid leaf slots
 only; this page rebuilds the 2.1 repetition / definition levels (outermost layer first, one pass
 per layer, vectorised) and one value slot per visible entry (nulls at the null items).
+
+A fixed-size list of structs becomes a nullable item layer over its items, as 2.2 stores it: the
+layers above it up to the enclosing list count items (``dim`` per list), and without an enclosing
+list the page's rows are items (the reader's leaf multiplier; ``Unraveler.decimate`` groups them
+back). Under a list, pylance 14.0.2 still declares ``dim`` entries per row (``row_unit``).
 """
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ from ....errors import CorruptFileError
 from .. import repdef
 from ..compression import decode_block
 from ..page import PageContext, PageData, entry_rows, trim
-from ..planar23 import IntCodec, SparseLayout, SparseList, SparseValidity
+from ..planar23 import IntCodec, SparseFsl, SparseLayout, SparseList, SparseValidity, fsl_dims
 from ..values import uint_view, with_validity
 from .common import u8
 
@@ -33,7 +38,11 @@ class SparsePage:
         self.ctx = ctx
         self.what = ctx.what
         self.lay = layout
-        self.rows = int(page.length)
+        self.page_length = int(page.length)
+        # fixed-size lists of structs under a list: the page counts ``row_unit`` entries per row
+        # (pylance 14.0.2), a row selection lists whole rows in those units
+        self.row_unit = fsl_dims(layout.layers)[1]
+        self.rows = self.page_length // self.row_unit
         # 2.1 layers, innermost first: a validity is a nullable item, a list may be null and empty
         self.layers = [repdef.NULL_AND_EMPTY_LIST if isinstance(x, SparseList) else repdef.NULLABLE_ITEM
                        for x in reversed(layout.layers)]
@@ -70,6 +79,8 @@ class SparsePage:
     def _ints(self, c: IntCodec, raw, what: str) -> np.ndarray:
         if c.kind == "none":
             return np.zeros(0, np.int64)
+        if c.kind == "const":
+            return np.full(c.n, c.a, np.int64)
         if c.kind == "range":
             trace.record("sparse23:range")
             return c.a + c.b * np.arange(c.n, dtype=np.int64)
@@ -107,27 +118,33 @@ class SparsePage:
         null[pos] = v.null_positions
         return null, (pos if v.null_positions else np.flatnonzero(null))
 
-    def _levels(self, raws) -> tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray]:
-        """(rep, def, entry of each leaf slot, leaf slot validity) of every row of the page."""
-        table = {key: i + 1 for i, key in enumerate(repdef.def_table(self.layers))}
-        n_layers = len(self.lay.layers)
-        full = self.rows   # slots of the current layer; a validity keeps its slots for the next one
-        live = None        # the slots not under a null of an outer validity (None: every slot)
-        steps = []   # per layer, over its live slots: (terminal mask, terminal slots, their defs,
-        #              children per slot, non-empty slots)
+    def _plain_layers(self, raws) -> tuple[list[list], int]:
+        """Every layer decoded outermost first, fixed-size lists expanded into their items:
+        ``["v", null mask]`` or ``["l", non-empty slots, lengths, null mask, children]`` over the
+        layer's slots, and the number of rows (top slots) after the expansion."""
+        every, _ = fsl_dims(self.lay.layers)
+        rows = full = int(self.page_length) // every
+        out: list[list] = []
         for j, lay in enumerate(self.lay.layers):
             what = f"{self.what} layer {j}"
-            inner_i = n_layers - 1 - j
             if isinstance(lay, SparseValidity):
-                null, null_idx = self._nulls(lay, raws, full, what)
-                if live is not None:
-                    null = null[live]
-                    null_idx = np.flatnonzero(null)
-                nchild = None
-                if j < n_layers - 1:   # the next layer's slots under a null here are dead
-                    nchild = (~null).astype(np.int64)
-                    live = (np.arange(full, dtype=np.int64) if live is None else live)[~null]
-                steps.append((null, null_idx, table[(inner_i, "null")], nchild, None))
+                out.append(["v", self._nulls(lay, raws, full, what)[0]])
+                continue
+            if isinstance(lay, SparseFsl):
+                # the items of a fixed-size list become ``dim`` slots each; the layers above it up
+                # to the enclosing list (or the rows) count items instead of lists
+                trace.record("sparse23:fixed_size_list")
+                out.append(["v", np.repeat(self._nulls(lay.validity, raws, full, what)[0], lay.dim)])
+                for above in reversed(out[:-1]):
+                    if above[0] == "v":
+                        above[1] = np.repeat(above[1], lay.dim)
+                        continue
+                    above[2] = above[2] * lay.dim
+                    above[4] *= lay.dim
+                    break
+                else:
+                    rows *= lay.dim
+                full *= lay.dim
                 continue
             pos = self._positions(lay.nonempty, next(raws) if lay.nonempty.has_buffer else None, full, what)
             lens = self._ints(lay.lengths, next(raws) if lay.lengths.has_buffer else None, what)
@@ -136,6 +153,37 @@ class SparsePage:
                 raise CorruptFileError(f"{what}: list lengths do not add up to its {lay.num_children} items")
             if null[pos].any():
                 raise CorruptFileError(f"{what}: a null list has items")
+            out.append(["l", pos, lens, null, lay.num_children])
+            full = lay.num_children
+        return out, rows
+
+    def _levels(self, raws) -> tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray, tuple]:
+        """(rep, def, entry of each leaf slot, leaf slot validity, (live leaf slots or None, leaf
+        slots)) of every row of the page; the leaf slots under a null parent are not live."""
+        table = {key: i + 1 for i, key in enumerate(repdef.def_table(self.layers))}
+        plain, rows = self._plain_layers(raws)
+        n_layers = len(plain)
+        full = rows        # slots of the current layer; a validity keeps its slots for the next one
+        live = None        # the slots not under a null of an outer validity (None: every slot)
+        steps = []   # per layer, over its live slots: (terminal mask, terminal slots, their defs,
+        #              children per slot, non-empty slots)
+        for j, lay in enumerate(plain):
+            what = f"{self.what} layer {j}"
+            inner_i = n_layers - 1 - j
+            if lay[0] == "v":
+                null = lay[1]
+                if null.size != full:
+                    raise CorruptFileError(f"{what}: validity of {null.size} slots, the layer has {full}")
+                if live is not None:
+                    null = null[live]
+                null_idx = np.flatnonzero(null)
+                nchild = None
+                if j < n_layers - 1:   # the next layer's slots under a null here are dead
+                    nchild = (~null).astype(np.int64)
+                    live = (np.arange(full, dtype=np.int64) if live is None else live)[~null]
+                steps.append((null, null_idx, table[(inner_i, "null")], nchild, None))
+                continue
+            _, pos, lens, null, num_children = lay
             if live is not None:
                 compact = np.full(full, -1, np.int64)
                 compact[live] = np.arange(live.size, dtype=np.int64)
@@ -149,15 +197,15 @@ class SparsePage:
             term_idx = np.flatnonzero(term)
             steps.append((term, term_idx, np.where(null[term_idx], table[(inner_i, "null")], table[(inner_i, "empty")]),
                           nchild, pos))
-            full, live = lay.num_children, None
+            full, live = num_children, None
         slots = full if live is None else live.size
-        last = self.lay.layers[-1]
-        leaf_valid = ~steps[-1][0] if isinstance(last, SparseValidity) else np.ones(slots, bool)
+        leaf_is_item = plain[-1][0] == "v"
+        leaf_valid = ~steps[-1][0] if leaf_is_item else np.ones(slots, bool)
         # bottom-up: entries produced by every slot of every layer (None: one per slot)
         below = None
         counts: list[np.ndarray | None] = []
         for term, _, _, nchild, _ in reversed(steps):
-            if below is None and len(counts) == 0 and isinstance(last, SparseValidity):
+            if below is None and len(counts) == 0 and leaf_is_item:
                 cnt = None   # innermost validity: one entry per slot
             elif below is None:
                 cnt = np.where(term, 1, nchild)
@@ -169,7 +217,7 @@ class SparsePage:
             counts.append(cnt)
             below = cnt
         counts.reverse()
-        total = int(counts[0].sum()) if counts[0] is not None else self.rows
+        total = int(counts[0].sum()) if counts[0] is not None else rows
         rep = np.zeros(total, np.uint16) if self.max_rep else None
         defs = np.zeros(total, np.uint16)
         if counts[0] is None:
@@ -183,10 +231,10 @@ class SparsePage:
         for j, (term, term_idx, tdef, nchild, nonempty) in enumerate(steps):
             ends = start[term_idx]
             defs[ends] = tdef
-            if j == len(steps) - 1 and isinstance(last, SparseValidity):
+            if j == len(steps) - 1 and leaf_is_item:
                 break
             free[ends] = False
-            if isinstance(self.lay.layers[j], SparseValidity):
+            if plain[j][0] == "v":
                 start = start[~term]   # one child per valid slot, at the slot's entry
                 continue
             inside = np.flatnonzero(free)   # entries of the children, in order
@@ -205,15 +253,19 @@ class SparsePage:
                 rep[child_start] = self.max_rep - depth
             rep[firsts] = kept
             start = child_start
-        return rep, defs, start, leaf_valid
+        return rep, defs, start, leaf_valid, (live, full)
 
     def decode(self, data: list, local: np.ndarray | None) -> PageData:
+        if local is not None and self.row_unit > 1:
+            local = _whole_rows(np.asarray(local, np.int64), self.row_unit, self.what)
         raws = iter(data[self._n_inner:])
-        rep, defs, leaf_entry, leaf_valid = self._levels(raws)
+        rep, defs, leaf_entry, leaf_valid, (live, full) = self._levels(raws)
         if self.inner is not None:
             vals = self.inner.decode(data[:self._n_inner], None).values
         else:
             vals = pa.nulls(0, self.ctx.dict_type or self.ctx.arrow_type)
+        if self.lay.per_slot and live is not None and live.size < full == len(vals):
+            vals = vals.take(pa.array(live))   # values of every leaf slot, under null parents too
         if self.lay.per_slot and len(vals) != leaf_valid.size:
             raise CorruptFileError(f"{self.what}: {len(vals)} values for {leaf_valid.size} slots")
         n_valid = int(np.count_nonzero(leaf_valid))
@@ -237,8 +289,18 @@ class SparsePage:
         return PageData(values, rep, defs, self.layers, n)
 
 
+def _whole_rows(local: np.ndarray, unit: int, what: str) -> np.ndarray:
+    """Rows of a selection given as ``unit`` consecutive entries per row."""
+    rows = local[::unit] // unit
+    if local.size % unit or not np.array_equal(local, (rows[:, None] * unit + np.arange(unit)).reshape(-1)):
+        raise CorruptFileError(f"{what}: a row selection splits the {unit} entries of a row")
+    return rows
+
+
 def _codecs(layer) -> list[IntCodec]:
     """The integer sequences of a layer in buffer order."""
     if isinstance(layer, SparseValidity):
         return [layer.positions]
+    if isinstance(layer, SparseFsl):
+        return [layer.validity.positions] if layer.validity else []
     return [layer.nonempty, layer.lengths] + ([layer.validity.positions] if layer.validity else [])
