@@ -74,3 +74,29 @@ def _exact_ints(values, dtype: np.dtype) -> np.ndarray | None:
     if vals.size and (int(vals.min()) < info.min or int(vals.max()) > info.max):
         return None
     return vals.astype(dtype)
+
+
+def integer_mask(values: pa.Array, preds) -> np.ndarray | None:
+    """Rows of ``values`` (integers without nulls: a few selected rows re-checked) where one of
+    ``preds`` holds, compared in numpy; None when not answered here (other types, nulls,
+    operators, or values that do not cast exactly)."""
+    if not pa.types.is_integer(values.type) or values.null_count:
+        return None
+    v = values.to_numpy(zero_copy_only=False)
+    keep = np.zeros(v.size, dtype=bool)
+    for p in preds:
+        if p.op not in SORTED_OPS:
+            return None
+        if p.op == "is_null":
+            continue
+        xs = _exact_ints(p.value if p.op == "in" else pa.array([p.value]), v.dtype)
+        if xs is None:
+            return None
+        if p.op == "in":
+            keep |= np.isin(v, xs)
+        elif xs.size:                  # (a comparison with null holds nowhere)
+            keep |= _COMPARE[p.op](v, xs[0])
+    return keep
+
+
+_COMPARE = {"==": np.equal, "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}

@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 
 from .. import trace
 from ..errors import CorruptFileError
-from .btree import sorted_integers, sorted_match
+from .btree import integer_mask, sorted_integers, sorted_match
 from .files import CACHE, IndexFile, cached, nbytes_of
 from .roaring import FULL, decode_row_tree_map
 
@@ -69,6 +69,9 @@ def conjuncts_mask(conjuncts, columns: dict[str, pa.Array], n: int) -> np.ndarra
 
 
 def _any_mask(values: pa.Array, preds) -> np.ndarray:
+    fast = integer_mask(values, preds)
+    if fast is not None:
+        return fast
     keep = np.zeros(len(values), dtype=bool)
     for p in preds:
         if p.op not in EXACT_OPS:

@@ -201,8 +201,37 @@ def test_bisection_equals_comparing_every_value(dtype):
     for terms in cases:
         pos = sorted_match(ints, terms)
         assert pos is not None
-        want = np.flatnonzero(value_mask(values, terms))
+        want = np.flatnonzero(_arrow_mask(values, terms))
         assert np.array_equal(pos, want), terms
+        assert np.array_equal(np.flatnonzero(value_mask(values, terms)), want), terms   # (integer_mask)
+
+
+def _arrow_mask(values: pa.Array, terms) -> np.ndarray:
+    """The reference: Arrow compute kernels, SQL semantics (null -> no match)."""
+    keep = np.ones(len(values), dtype=bool)
+    for preds in terms:
+        m = np.zeros(len(values), dtype=bool)
+        for p in preds:
+            if p.op == "is_null":
+                r = pc.is_null(values)
+            elif p.op == "in":
+                r = pc.is_in(values, value_set=p.value.drop_null().cast(values.type))
+            else:
+                fn = {"==": pc.equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater, ">=": pc.greater_equal}
+                r = fn[p.op](values, p.value.cast(values.type))
+            m |= r.fill_null(False).to_numpy(zero_copy_only=False)
+        keep &= m
+    return keep
+
+
+def test_integer_recheck_equals_arrow_kernels():
+    values = pa.array([5, -3, 7, 7, 0, 12], pa.int64())
+    for terms in ([(_p("==", pa.scalar(7)),)], [(_p("in", pa.array([0, None, 12])),)],
+                  [(_p(">", pa.scalar(0)), _p("<", pa.scalar(-1)))], [(_p("==", pa.scalar(None, pa.int64())),)],
+                  [(_p("is_null", None),)], [(_p("<=", pa.scalar(5, pa.int8())),), (_p(">=", pa.scalar(-3)),)]):
+        assert np.array_equal(value_mask(values, terms), _arrow_mask(values, terms)), terms
+    with_nulls = pa.array([1, None, 3])
+    assert value_mask(with_nulls, [(_p("is_null", None),)]).tolist() == [False, True, False]
 
 
 def test_bisection_declines_what_it_cannot_answer_exactly():

@@ -339,10 +339,16 @@ class MiniBlockPage(PageBase):
         lb = 4 if self.large else 2
         hdr = 2 + 2 * self.has_rep + 2 * self.has_def + lb * self.num_bufs
         hdr_pad = (hdr + 7) // 8 * 8
-        if (sizes < hdr_pad).any() or (starts + sizes > buf.size).any():
-            raise CorruptFileError(f"{self.what}: chunk smaller than its header")
-        # the header's fields are u16 words (the buffer sizes u32 with large chunks): one gather
-        words = read_header_words(buf, starts, hdr // 2, self.what)
+        if starts.size == 1:      # one chunk (a point lookup): checked with ints, its words in one view
+            s0, n0 = int(starts[0]), int(sizes[0])
+            if n0 < hdr_pad or s0 + n0 > buf.size:
+                raise CorruptFileError(f"{self.what}: chunk smaller than its header")
+            words = list(np.frombuffer(buf, "<u2", hdr // 2, s0).astype(np.int64)[:, None])
+        else:
+            if (sizes < hdr_pad).any() or (starts + sizes > buf.size).any():
+                raise CorruptFileError(f"{self.what}: chunk smaller than its header")
+            # the header's fields are u16 words (the buffer sizes u32 with large chunks): one gather
+            words = read_header_words(buf, starts, hdr // 2, self.what)
         num_levels = words[0]
         col = 1
         rep_size = def_size = None
