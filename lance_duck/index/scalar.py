@@ -15,7 +15,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .. import trace
 from ..errors import CorruptFileError
+from .btree import integer_mask, sorted_integers, sorted_match
 from .files import CACHE, IndexFile, cached, nbytes_of
 from .roaring import FULL, decode_row_tree_map
 
@@ -67,6 +69,9 @@ def conjuncts_mask(conjuncts, columns: dict[str, pa.Array], n: int) -> np.ndarra
 
 
 def _any_mask(values: pa.Array, preds) -> np.ndarray:
+    fast = integer_mask(values, preds)
+    if fast is not None:
+        return fast
     keep = np.zeros(len(values), dtype=bool)
     for p in preds:
         if p.op not in EXACT_OPS:
@@ -127,10 +132,16 @@ class BTreeIndex:
         if missing:
             hits.extend(self._read_pages(data, missing, batch))
         out = []
-        for values, ids in hits:
-            m = value_mask(values, terms)
-            if m.any():
-                out.append(ids[m])
+        for values, ids, ints in hits:
+            pos = None if ints is None else sorted_match(ints, terms)
+            if pos is None:
+                m = value_mask(values, terms)
+                if m.any():
+                    out.append(ids[m])
+                continue
+            trace.record("path:btree-bisect")
+            if pos.size:
+                out.append(ids[pos])
         if not out:
             return np.empty(0, dtype=np.uint64)
         return sorted_unique(np.concatenate(out))
@@ -145,7 +156,8 @@ class BTreeIndex:
         ids = ids.to_numpy(zero_copy_only=False).astype(np.uint64, copy=False)
         out, start = [], 0
         for p, (lo, hi) in zip(pages, bounds):
-            part = (values.slice(start, hi - lo), ids[start:start + hi - lo])
+            vals = values.slice(start, hi - lo)
+            part = (vals, ids[start:start + hi - lo], sorted_integers(vals))
             start += hi - lo
             CACHE.put(("btree-page", self.data_path, p), part, nbytes_of(part))
             out.append(part)

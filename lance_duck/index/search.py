@@ -41,6 +41,14 @@ _LOW = np.uint64(0xFFFFFFFF)
 
 
 def _field_ids(schema) -> dict[tuple[str, ...], int]:
+    """{path: field id} of every field (kept on the schema object, which is immutable)."""
+    got = schema.__dict__.get("_index_field_ids")
+    if got is None:
+        got = schema.__dict__["_index_field_ids"] = _walk_field_ids(schema)
+    return got
+
+
+def _walk_field_ids(schema) -> dict[tuple[str, ...], int]:
     out: dict[tuple[str, ...], int] = {}
 
     def visit(fields, prefix: tuple[str, ...]) -> None:
@@ -146,11 +154,14 @@ def _split_by_fragment(addrs: np.ndarray, covered: Iterable[int]) -> dict[int, n
     """{fragment id: sorted int64 offsets} for every covered fragment (empty when no hit)."""
     frag = (addrs >> np.uint64(32)).astype(np.int64)
     offs = (addrs & _LOW).astype(np.int64)
-    out = {}
-    for fid in covered:
-        lo, hi = np.searchsorted(frag, [fid, fid + 1])
-        out[fid] = offs[lo:hi]
-    return out
+    fids = list(covered)
+    if not len(frag):
+        return {fid: offs for fid in fids}
+    if frag[0] == frag[-1]:                # (a point lookup: one fragment)
+        return {fid: offs if fid == frag[0] else offs[:0] for fid in fids}
+    bounds = np.searchsorted(frag, np.array(fids + [f + 1 for f in fids], np.int64)).tolist()
+    k = len(fids)
+    return {fid: offs[bounds[i]:bounds[k + i]] for i, fid in enumerate(fids)}
 
 
 def _remap(snapshot, seg: IndexSegment) -> Remap | None:

@@ -40,9 +40,8 @@ class ScanContext:
         self.schema = projection.schema
         self._fields = {f.name: f for f in snapshot.schema.fields}
         self._types = {f.name: f.type for f in snapshot.read_schema}
-        self._readers: OrderedDict[str, Any] = OrderedDict()
+        self._readers, self._lock = _reader_cache(snapshot)
         self._bounds: dict[tuple, Any] = {}
-        self._lock = threading.Lock()
         self._open_lock = threading.Lock()
         self._whole: dict[str, list] = {}     # path -> fields the scan reads whole (prefetched)
         self._fragments: list = []
@@ -361,6 +360,18 @@ def plain(a: pa.Array, want: pa.DataType | None) -> pa.Array:
     if not _kept_dictionary(a, want):
         return a
     return pc.take(a.dictionary, a.indices, boundscheck=False)
+
+
+def _reader_cache(snapshot) -> tuple[OrderedDict[str, Any], threading.Lock]:
+    """The open-reader LRU of a scan and its lock. Local files: shared by every scan of the
+    snapshot (a pinned version's data files are immutable; a point lookup then maps no file
+    again); object stores: one per scan (readers there keep the scan's fetched pages)."""
+    if not snapshot.io.is_local:
+        return OrderedDict(), threading.Lock()
+    shared = snapshot.__dict__.get("_scan_readers")
+    if shared is None:
+        shared = snapshot.__dict__.setdefault("_scan_readers", (OrderedDict(), threading.Lock()))
+    return shared
 
 
 def _file_for(fragment, field):

@@ -97,6 +97,7 @@ class ColumnPages:
         self.edges = np.append(self.starts, self.total)
         self.layouts: dict[int, object] = {}
         self.meta: dict[int, dict] = {}
+        self.lean: dict[tuple, LeanColumn] = {}   # (arrow type, dict type, keep) -> lean reader
         self._charge = charge or (lambda n: None)
 
     def layout(self, i: int, what: str):
@@ -112,6 +113,85 @@ class ColumnPages:
         if state is not None:
             self.meta[i] = state
             self._charge(3 * sum(len(b) for b in bufs) + 32 * len(getattr(page, "counts", ())) + 256)
+
+
+    def lean_column(self, what: str, arrow_type: pa.DataType, dict_type, minor: int,
+                    keep_dictionary: bool) -> LeanColumn:
+        """The column's :class:`LeanColumn` for one leaf type (made once, shared)."""
+        key = (arrow_type, dict_type, keep_dictionary)
+        lc = self.lean.get(key)
+        if lc is None:
+            lc = self.lean[key] = LeanColumn(self, what, arrow_type, dict_type, minor, keep_dictionary)
+            self._charge(256)
+        return lc
+
+
+class LeanColumn:
+    """Reads of a few rows of one leaf column whose pages are mini-block pages without
+    repetition levels (``path:lean-rows``): the page objects are made once with the metadata
+    the column keeps and shared by every such read of the file (their lean methods change
+    nothing), so a read is: rows -> pages -> chunks -> byte ranges, then one decode per page."""
+
+    def __init__(self, column: ColumnPages, what: str, arrow_type: pa.DataType, dict_type, minor: int,
+                 keep_dictionary: bool):
+        self.column = column
+        self.what = what
+        self.arrow_type = dict_type if dict_type is not None else arrow_type
+        self._ctx = (arrow_type, dict_type, minor, keep_dictionary)
+        self._pages: dict[int, MiniBlockPage | None] = {}
+
+    def _page(self, i: int) -> MiniBlockPage | None:
+        """Page ``i`` ready for lean reads, or None (another layout, repetition levels, or its
+        metadata not kept yet: the general path reads it and keeps the metadata)."""
+        if i in self._pages:
+            return self._pages[i]
+        cp = self.column
+        state = cp.meta.get(i)
+        if state is None:
+            return None
+        ctx = PageContext(f"{self.what} page {i}", *self._ctx)
+        page = make_page(ctx, cp.pages[i], cp.layout(i, ctx.what))
+        ok = isinstance(page, MiniBlockPage) and not page.has_rep
+        if ok:
+            page.restore_meta(state)
+            cp._charge(512)
+        self._pages[i] = page if ok else None
+        return self._pages[i]
+
+    def plan(self, rows: np.ndarray) -> list[tuple] | None:
+        """[(page, chunks, runs, local rows, byte ranges)] for sorted in-bounds ``rows``, or None
+        when a page they touch cannot be read lean."""
+        cp = self.column
+        if len(cp.pages) == 1:
+            groups = [(0, rows)]
+        else:
+            pid = np.searchsorted(cp.edges, rows, side="right") - 1
+            cut = np.flatnonzero(pid[1:] != pid[:-1]) + 1
+            groups = [(int(pid[a]), rows[a:b] - cp.starts[pid[a]])
+                      for a, b in zip([0, *cut.tolist()], [*cut.tolist(), rows.size])]
+        out = []
+        for i, local in groups:
+            page = self._page(i)
+            if page is None:
+                return None
+            out.append((page, *page.lean_plan(local), local))
+        return out
+
+    @staticmethod
+    def ranges(parts: list[tuple]) -> list[tuple[int, int]]:
+        return [r for part in parts for r in part[3]]
+
+    def decode(self, parts: list[tuple], bufs: list) -> LeafData:
+        """The selected entries from the fetched bytes of :meth:`ranges` (in order)."""
+        pages = []
+        k = 0
+        for page, sel, runs, ranges, local in parts:
+            pages.append(page.lean_decode(bufs[k: k + len(ranges)], sel, runs, local))
+            k += len(ranges)
+        if len(pages) == 1:
+            pd = pages[0]
+            return LeafData(pd.values, None, pd.defs, pd.layers, pd.num_rows)
+        return merge_pages(pages, self.arrow_type, self.what)
 
 
 class LeafPlan:

@@ -16,8 +16,10 @@ from ...io.fs import InputFile
 from ...schema import LanceField
 from ..base import DataFileReader, DataFileRef, RowSelection, normalize_selection
 from ..container import V2Container
-from .assemble import build, leaves, output_type
-from .column import ColumnPages, LeafPlan
+from ... import trace
+from .assemble import build, leaf_type, leaves, output_type
+from .column import ColumnPages, LeafPlan, LeanColumn
+from .layouts.miniblock import LEAN_RANGE_ROWS
 
 
 V2_1_VERSIONS = ((2, 1), (2, 2), (2, 3))
@@ -49,6 +51,10 @@ class V2FileReader(DataFileReader):
             raise
         if sel is not None and len(sel) == 0:
             return [pa.array([], output_type(f, self.minor)) for f in fields]
+        if sel is not None and len(sel) <= LEAN_RANGE_ROWS:
+            lean = self._read_lean(fields, sel, keep_dictionary)
+            if lean is not None:
+                return lean
         plans: list[list[LeafPlan | None]] = []
         for f in fields:
             fp = []
@@ -75,15 +81,51 @@ class V2FileReader(DataFileReader):
             decoded = [p.decode(data[i + j]) for j, p in enumerate(fp)]
             i += len(fp)
             arr, _ = build(f, iter(decoded), self.minor, self.file.path)
-            n = self.num_rows if sel is None else len(sel)
-            if len(arr) != n:
-                raise CorruptFileError(f"{self.file.path}: field {f.name!r} decoded {len(arr)} rows, expected {n}")
-            want = output_type(f, self.minor)
-            if pa.types.is_dictionary(arr.type) and not pa.types.is_dictionary(want) and arr.type.value_type == want:
-                pass                                   # kept dictionary (keep_dictionary)
-            elif arr.type != want and not pa.types.is_map(want):
-                raise CorruptFileError(f"{self.file.path}: field {f.name!r} decoded as {arr.type}, expected {want}")
-            out.append(arr)
+            out.append(self._checked(f, arr, self.num_rows if sel is None else len(sel)))
+        return out
+
+    def _checked(self, f: LanceField, arr: pa.Array, n: int) -> pa.Array:
+        """``arr`` after checking it holds ``n`` rows of the field's type (or a kept dictionary)."""
+        if len(arr) != n:
+            raise CorruptFileError(f"{self.file.path}: field {f.name!r} decoded {len(arr)} rows, expected {n}")
+        want = output_type(f, self.minor)
+        if pa.types.is_dictionary(arr.type) and not pa.types.is_dictionary(want) and arr.type.value_type == want:
+            pass                                   # kept dictionary (keep_dictionary)
+        elif arr.type != want and not pa.types.is_map(want):
+            raise CorruptFileError(f"{self.file.path}: field {f.name!r} decoded as {arr.type}, expected {want}")
+        return arr
+
+    def _read_lean(self, fields: Sequence[LanceField], sel, keep_dictionary: bool) -> list[pa.Array] | None:
+        """A few rows of plain (childless) fields whose touched pages all read lean (see
+        :class:`LeanColumn`): every column's byte ranges in one io call, no per-read plans.
+        None when a field or page does not qualify (the general path then reads them)."""
+        rows = np.arange(sel.start, sel.stop, dtype=np.int64) if isinstance(sel, range) else sel
+        reads = []
+        for f in fields:
+            col = None if f.children else self.ref.column_of(f.id)
+            if col is None:
+                return None
+            cp = self._pages_of(col, self.container.column(col))
+            if cp.total != self.num_rows:
+                return None                    # (the general path reports the damage)
+            arrow_type, dict_type = leaf_type(f, self.minor)
+            keep = keep_dictionary and _dictionary_candidate(f, self.minor)
+            lc = cp.lean_column(f"{self.file.path} column {col}", arrow_type, dict_type, self.minor, keep)
+            parts = lc.plan(rows)
+            if parts is None:
+                return None
+            reads.append((f, lc, parts, LeanColumn.ranges(parts)))
+        trace.record("path:lean-rows", len(rows))
+        if isinstance(sel, range):
+            trace.record("path:lean-range")
+        got = self.file.read_ranges([r for *_, ranges in reads for r in ranges])
+        out = []
+        k = 0
+        for f, lc, parts, ranges in reads:
+            leaf = lc.decode(parts, got[k: k + len(ranges)])
+            k += len(ranges)
+            arr = leaf.values if leaf.defs is None else build(f, iter([leaf]), self.minor, self.file.path)[0]
+            out.append(self._checked(f, arr, len(rows)))
         return out
 
     def prefetch_fields(self, fields: Sequence[LanceField]) -> None:

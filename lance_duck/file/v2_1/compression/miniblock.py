@@ -100,6 +100,15 @@ def _inline_bp_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixed:
             if int(idx[0]) < 0 or int(idx[-1]) >= full.n:
                 raise CorruptFileError(f"{what}: fewer values than selected rows")
             return Fixed(uint_view(full)[idx], full.bits, int(idx.size))
+    if offs.size == 1:             # one chunk (a point lookup): its width word read as an int
+        o, nb = int(offs[0]), t // 8
+        if idx.size and (int(idx[0]) < 0 or int(idx[-1]) >= int(cs.counts[0])):
+            raise CorruptFileError(f"{what}: fewer values than selected rows")
+        width = int.from_bytes(data[o: o + nb].tobytes(), "little") if 0 <= o <= data.size - nb else -1
+        if not 0 <= width <= t or int(sizes[0]) < nb + width * 1024 // 8:
+            raise CorruptFileError(f"{what}: bit width outside 0..{t} or chunk shorter than its width needs")
+        return Fixed(fastlanes.extract(data, np.full(idx.size, o + nb), np.full(idx.size, width), idx, t),
+                     t, int(idx.size))
     c, j = _chunk_of(cs, idx, what)
     w = read_uint(data, offs[c], t // 8, what)
     if ((w < 0) | (w > t)).any() or (sizes[c] < t // 8 + w * 1024 // 8).any():

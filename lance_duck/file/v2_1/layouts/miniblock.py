@@ -167,37 +167,42 @@ class MiniBlockPage(PageBase):
 
     def data_ranges(self, local: np.ndarray | range | None) -> list[tuple[int, int]]:
         self.sel = self._chunks_for(local)
+        self.runs, ranges = self._chunk_runs(self.sel)
+        return ranges
+
+    def _chunk_runs(self, sel: np.ndarray) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+        """(runs of consecutive chunks ``[a, b)``, the byte range of each) for the chunks ``sel``."""
         base = self.bufs[1][0]
-        if self.sel.size == self.counts.size:
-            self.runs = [(0, self.counts.size)]
-            return [self.bufs[1]] if self.counts.size else []
-        if self.sel.size == 1:            # one chunk (a point lookup)
-            c = int(self.sel[0])
-            self.runs = [(c, c + 1)]
-            return [(base + int(self.starts[c]), int(self.sizes[c]))]
+        if sel.size == self.counts.size:
+            return [(0, self.counts.size)], ([self.bufs[1]] if self.counts.size else [])
+        if sel.size == 1:            # one chunk (a point lookup)
+            c = int(sel[0])
+            return [(c, c + 1)], [(base + int(self.starts[c]), int(self.sizes[c]))]
         # contiguous runs of selected chunks
-        s = self.sel
-        brk = np.flatnonzero(np.diff(s) != 1) + 1
+        brk = np.flatnonzero(np.diff(sel) != 1) + 1
         firsts = np.concatenate(([0], brk))
-        lasts = np.concatenate((brk, [s.size]))
-        self.runs = [(int(s[a]), int(s[b - 1]) + 1) for a, b in zip(firsts.tolist(), lasts.tolist())]
-        return [(base + int(self.starts[a]), int(self.starts[b - 1] + self.sizes[b - 1] - self.starts[a]))
-                for a, b in self.runs]
+        lasts = np.concatenate((brk, [sel.size]))
+        runs = [(int(sel[a]), int(sel[b - 1]) + 1) for a, b in zip(firsts.tolist(), lasts.tolist())]
+        return runs, [(base + int(self.starts[a]), int(self.starts[b - 1] + self.sizes[b - 1] - self.starts[a]))
+                      for a, b in runs]
+
+    def _chunk_buffer(self, data: list, sel: np.ndarray, runs: list) -> tuple[np.ndarray, np.ndarray]:
+        """The fetched bytes of the chunks ``sel`` (one buffer) and where each chunk starts in it."""
+        if len(data) == 1:
+            buf = u8(data[0])
+            return buf, (self.starts[sel] - self.starts[sel[0]] if sel.size else self.starts[:0])
+        buf = np.concatenate([u8(d) for d in data])
+        run_len = np.array([b - a for a, b in runs])
+        run_bytes = np.array([int(self.starts[b - 1] + self.sizes[b - 1] - self.starts[a]) for a, b in runs])
+        run_base = np.cumsum(run_bytes) - run_bytes
+        run_first = np.array([a for a, _ in runs])
+        ridx = np.repeat(np.arange(len(runs)), run_len)
+        return buf, self.starts[sel] - self.starts[run_first[ridx]] + run_base[ridx]
 
     # -- decoding ----------------------------------------------------------------------------
     def decode(self, data: list, local: np.ndarray | None) -> PageData:
         sel = self.sel
-        if len(data) == 1:
-            buf = u8(data[0])
-            starts = self.starts[sel] - self.starts[sel[0]] if sel.size else self.starts[:0]
-        else:
-            buf = np.concatenate([u8(d) for d in data])
-            run_len = np.array([b - a for a, b in self.runs])
-            run_bytes = np.array([int(self.starts[b - 1] + self.sizes[b - 1] - self.starts[a]) for a, b in self.runs])
-            run_base = np.cumsum(run_bytes) - run_bytes
-            run_first = np.array([a for a, _ in self.runs])
-            ridx = np.repeat(np.arange(len(self.runs)), run_len)
-            starts = self.starts[sel] - self.starts[run_first[ridx]] + run_base[ridx]
+        buf, starts = self._chunk_buffer(data, sel, self.runs)
         counts = self.counts[sel]
         sizes = self.sizes[sel]
         rep, defs, cs = self._parse_chunks(buf, starts, sizes, counts)
@@ -206,18 +211,9 @@ class MiniBlockPage(PageBase):
             trace.record("path:lean-range")
             local = np.arange(local.start, local.stop, dtype=np.int64)
         if isinstance(local, np.ndarray) and not self.has_rep:
-            # one entry per row: the selected rows' value positions let the encoding skip work
-            # (only their values are read / decompressed; dictionary items only for them)
-            idx = self._value_positions(local, sel, counts)
-            raw = decode_miniblock_selected(self.lay.value_compression, cs, idx, self.what)
-            if raw is None and self.has_dict:
-                full = decode_miniblock(self.lay.value_compression, cs, self.what)
-                if not hasattr(full, "indices"):
-                    ind = uint_view(full)[idx]
-                    raw = Fixed(ind, ind.dtype.itemsize * 8, idx.size)
-            if raw is not None:
-                values = self._values(raw, idx.size)
-                return PageData(values, None, None if defs is None else defs[idx], self.layers, local.size)
+            pd = self._selected(cs, defs, self._value_positions(local, sel, counts))
+            if pd is not None:
+                return pd
         raw = decode_miniblock(self.lay.value_compression, cs, self.what)
         values = self._values(raw, int(counts.sum()))
         max_rep = repdef.num_lists(self.layers)
@@ -235,12 +231,50 @@ class MiniBlockPage(PageBase):
         vals, rep2, defs2 = trim(values, rep, defs, self.layers, er, local, self.what)
         return PageData(vals, rep2, defs2, self.layers, local.size)
 
-    def _value_positions(self, local: np.ndarray, sel: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    def _selected(self, cs: ChunkSet, defs: np.ndarray | None, idx: np.ndarray) -> PageData | None:
+        """The values at positions ``idx`` of the chunks ``cs`` (pages without repetition: one
+        entry per row), letting the encoding skip work (only their values are read /
+        decompressed; dictionary items only for them); None when it cannot."""
+        raw = decode_miniblock_selected(self.lay.value_compression, cs, idx, self.what)
+        if raw is None and self.has_dict:
+            full = decode_miniblock(self.lay.value_compression, cs, self.what)
+            if not hasattr(full, "indices"):
+                ind = uint_view(full)[idx]
+                raw = Fixed(ind, ind.dtype.itemsize * 8, idx.size)
+        if raw is None:
+            return None
+        values = self._values(raw, idx.size)
+        return PageData(values, None, None if defs is None else defs[idx], self.layers, idx.size)
+
+    # -- lean reads of a few rows (file.v2_1.column.LeanColumn): shared page objects, no state --
+    def lean_plan(self, local: np.ndarray) -> tuple[np.ndarray, list, list]:
+        """(chunks, runs of consecutive chunks, their byte ranges) holding the sorted local rows
+        ``local`` of a page without repetition levels; changes nothing on the page."""
+        sel = self._chunks_for(local)
+        runs, ranges = self._chunk_runs(sel)
+        return sel, runs, ranges
+
+    def lean_decode(self, data: list, sel: np.ndarray, runs: list, local: np.ndarray) -> PageData:
+        """The rows ``local`` from the fetched bytes ``data`` of :meth:`lean_plan`'s ranges."""
+        buf, starts = self._chunk_buffer(data, sel, runs)
+        counts = self.counts[sel]
+        _, defs, cs, _ = self._parse_chunk_set(buf, starts, self.sizes[sel], counts)
+        idx = self._value_positions(local, sel, counts, len(runs) == 1)
+        pd = self._selected(cs, defs, idx)
+        if pd is not None:
+            return pd
+        values = self._values(decode_miniblock(self.lay.value_compression, cs, self.what), int(counts.sum()))
+        vals, _, defs = trim(values, None, defs, self.layers, None, idx, self.what)
+        return PageData(vals, None, defs, self.layers, idx.size)
+
+    def _value_positions(self, local: np.ndarray, sel: np.ndarray, counts: np.ndarray,
+                         one_run: bool | None = None) -> np.ndarray:
         """Positions of the rows ``local`` among the decoded values of the chunks ``sel``
-        (pages without repetition: one value slot per row)."""
+        (pages without repetition: one value slot per row); ``one_run``: the chunks are
+        consecutive (default: this read's runs say so)."""
         cstart = self._chunk_rows()[sel]
-        if len(self.runs) == 1:  # consecutive chunks: their values are consecutive rows
-            return local - cstart[0]
+        if one_run if one_run is not None else len(self.runs) == 1:
+            return local - cstart[0]   # consecutive chunks: their values are consecutive rows
         ch = np.searchsorted(cstart, local, side="right") - 1
         return local - cstart[ch] + (np.cumsum(counts) - counts)[ch]
 
@@ -296,13 +330,25 @@ class MiniBlockPage(PageBase):
         return out
 
     def _parse_chunks(self, buf, starts, sizes, counts):
+        rep, defs, cs, self.levels_per_chunk = self._parse_chunk_set(buf, starts, sizes, counts)
+        return rep, defs, cs
+
+    def _parse_chunk_set(self, buf, starts, sizes, counts):
+        """(rep levels, def levels, value buffers, level entries per chunk) of the chunks at
+        ``starts`` in ``buf`` (changes nothing on the page: lean reads share page objects)."""
         lb = 4 if self.large else 2
         hdr = 2 + 2 * self.has_rep + 2 * self.has_def + lb * self.num_bufs
         hdr_pad = (hdr + 7) // 8 * 8
-        if (sizes < hdr_pad).any() or (starts + sizes > buf.size).any():
-            raise CorruptFileError(f"{self.what}: chunk smaller than its header")
-        # the header's fields are u16 words (the buffer sizes u32 with large chunks): one gather
-        words = read_header_words(buf, starts, hdr // 2, self.what)
+        if starts.size == 1:      # one chunk (a point lookup): checked with ints, its words in one view
+            s0, n0 = int(starts[0]), int(sizes[0])
+            if n0 < hdr_pad or s0 + n0 > buf.size:
+                raise CorruptFileError(f"{self.what}: chunk smaller than its header")
+            words = list(np.frombuffer(buf, "<u2", hdr // 2, s0).astype(np.int64)[:, None])
+        else:
+            if (sizes < hdr_pad).any() or (starts + sizes > buf.size).any():
+                raise CorruptFileError(f"{self.what}: chunk smaller than its header")
+            # the header's fields are u16 words (the buffer sizes u32 with large chunks): one gather
+            words = read_header_words(buf, starts, hdr // 2, self.what)
         num_levels = words[0]
         col = 1
         rep_size = def_size = None
@@ -326,7 +372,6 @@ class MiniBlockPage(PageBase):
         if self.has_def:
             defs = decode_block_batch(self.lay.def_compression, buf, cur, def_size, n_levels, self.what)
             cur = cur + (def_size + 7) // 8 * 8
-        self.levels_per_chunk = n_levels
         vb = []
         for s in bsizes:
             vb.append((buf, cur, s))
@@ -337,7 +382,7 @@ class MiniBlockPage(PageBase):
             rep = rep.astype(np.uint16, copy=False)
         if defs is not None:
             defs = defs.astype(np.uint16, copy=False)
-        return rep, defs, ChunkSet(counts, vb)
+        return rep, defs, ChunkSet(counts, vb), n_levels
 
     def _values(self, raw, n: int):
         if self.has_dict:
