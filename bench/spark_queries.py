@@ -2,12 +2,16 @@
 
     PYTHONPATH=. python bench/spark_queries.py [--rows 4000000] [--runs 3] [--dir /tmp/ld_bench]
                                                [--batch-sizes 8192,65536,262144,1048576]
+                                               [--only 'id range;cat'] [--filter] [--pushdown]
+                                               [--conf spark.some.setting=value ...]
 
 The table is bench/duckdb_queries.py's (4 fragments, a delete applied; the same live rows in a
 Parquet file). Six queries, each run as users write the read (all columns cross into the JVM:
 Spark 4.x pushes no column pruning to Python sources) and with the ``columns`` option; sources
 interleaved, medians printed with the ratio to Parquet. Every answer is checked against
 Parquet's. ``--batch-sizes`` instead times the all-columns read at several ``batch_size`` values.
+``--filter`` also times the selective queries with their WHERE given as the ``filter`` option
+(plus ``columns``); ``--conf`` sets a Spark setting for the session (repeat it for several).
 
 The *floor* is Spark's own cost for a Python data source: ``floor`` below is a trivial source that
 yields pre-built Arrow batches (lance_duck's, already in Spark's Arrow types, memory-mapped from
@@ -35,6 +39,12 @@ QUERIES = {
     "group by cat": ("select cat, count(*), avg(f) from T group by cat order by cat", "cat, f"),
     "full aggregate": ("select count(*), sum(i), avg(f), avg(fn), count(cat), max(txt), "
                        "sum(cast(b as int)), max(ts) from T", "i, f, fn, cat, txt, b, ts"),
+}
+# the same WHERE as the `filter` option (pylance's dialect): timed with --filter, not in the main table
+# (users write the WHERE in Spark SQL; Spark 4.x pushes none to Python sources without opt-in pushdown)
+FILTERS = {
+    "id range, 1000 rows": "id between 1000000 and 1000999",
+    "cat = 'cat_7'": "cat = 'cat_7'",
 }
 
 
@@ -110,18 +120,20 @@ def build_floor(lance_path: str, out_dir: str, cores: int) -> None:
                 w.write_batch(conform(b, target))
 
 
-def session(pushdown: bool = False):
+def session(pushdown: bool = False, confs: dict[str, str] | None = None):
     from pyspark.sql import SparkSession
 
     from lance_duck.integrations.spark import register
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
-    spark = (SparkSession.builder.master("local[2]").appName("lance_duck-bench")
-             .config("spark.sql.session.timeZone", "UTC").config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", "2").config("spark.driver.memory", "3g")
-             .config("spark.sql.python.filterPushdown.enabled", str(pushdown).lower())
-             .getOrCreate())
+    builder = (SparkSession.builder.master("local[2]").appName("lance_duck-bench")
+               .config("spark.sql.session.timeZone", "UTC").config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "2").config("spark.driver.memory", "3g")
+               .config("spark.sql.python.filterPushdown.enabled", str(pushdown).lower()))
+    for k, v in (confs or {}).items():
+        builder = builder.config(k, v)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
     spark.dataSource.register(floor_source())
@@ -150,7 +162,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--dir", default="/tmp/ld_bench")
     ap.add_argument("--batch-sizes", default=None)
-    ap.add_argument("--queries", default=None, help="';'-separated parts of the names of the queries to run")
+    ap.add_argument("--queries", "--only", default=None,
+                    help="';'-separated parts of the names of the queries to run")
+    ap.add_argument("--filter", action="store_true",
+                    help="also time the selective queries with their WHERE as the `filter` option")
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Spark setting for the session (repeatable)")
     ap.add_argument("--no-floor", action="store_true", help="leave out the floor source")
     ap.add_argument("--pushdown", action="store_true",
                     help="also time lance_duck with Spark's filter pushdown on (pushFilters=true)")
@@ -158,14 +175,16 @@ def main() -> None:
     os.makedirs(args.dir, exist_ok=True)
     lp, pp = prepare(args.dir, args.rows, "2.2")
     load0 = os.getloadavg()
-    spark = session(args.pushdown)
+    confs = dict(c.split("=", 1) for c in args.conf)
+    spark = session(args.pushdown, confs)
     queries = {k: v for k, v in QUERIES.items()
                if args.queries is None or any(part in k for part in args.queries.split(";"))}
 
     def lance_df(**opts):
         r = spark.read.format("lance_duck")
         for k, v in opts.items():
-            r = r.option(k, str(v))
+            if v is not None:
+                r = r.option(k, str(v))
         return r.load(lp)
 
     if args.batch_sizes:
@@ -188,6 +207,8 @@ def main() -> None:
     if args.pushdown:
         sources["pushed"] = lambda cols: lance_df(pushFilters="true")
         sources["pushed columns"] = lambda cols: lance_df(pushFilters="true", columns=cols)
+    if args.filter:
+        sources["filter"] = lambda cols, q=None: lance_df(columns=cols, filter=FILTERS.get(q))
     if not args.no_floor:
         floor_dir = os.path.join(args.dir, "spark_floor")
         build_floor(lp, floor_dir, spark.sparkContext.defaultParallelism)
@@ -204,25 +225,33 @@ def main() -> None:
     for _ in range(args.runs):
         for q, (sql, cols) in queries.items():
             for s, make in sources.items():
-                t, rows = timed(spark, make(cols), sql)
+                if s == "filter" and q not in FILTERS:
+                    continue
+                t, rows = timed(spark, make(cols, q) if s == "filter" else make(cols), sql)
                 times[(q, s)].append(t)
                 if s == "parquet":
                     answers[q] = rows
                 elif rows != answers.get(q):
                     wrong.append((q, s, rows, answers.get(q)))
     print(f"Spark local[2], {args.rows:,} rows, 4 fragments, medians of {args.runs}; "
-          f"load average at start {load0[0]:.1f}, at end {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
+          f"load average at start {load0[0]:.1f}, at end {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)"
+          + "".join(f"; {k}={v}" for k, v in confs.items()))
     groups = [("lance_duck", "all columns"), ("lance_duck columns", "`columns`")]
     if not args.no_floor:
         groups = [("floor", "floor, all columns"), groups[0], ("floor columns", "floor, `columns`"), groups[1]]
     if args.pushdown:
         groups += [("pushed", "pushed, all columns"), ("pushed columns", "pushed, `columns`")]
+    if args.filter:
+        groups += [("filter", "`columns` + `filter`")]
     print("| query | Spark + Parquet | " + " | ".join(f"{title} | ratio" for _, title in groups) + " |")
     print("|---" * (2 + 2 * len(groups)) + "|")
     for q in queries:
         p = statistics.median(times[(q, "parquet")])
         cells = []
         for s, _ in groups:
+            if not times[(q, s)]:
+                cells.append("- | -")
+                continue
             t = statistics.median(times[(q, s)])
             cells.append(f"{t:.2f} s | {t / p:.1f}x")
         print(f"| `{q}` | {p:.2f} s | " + " | ".join(cells) + " |")
