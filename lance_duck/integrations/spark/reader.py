@@ -19,7 +19,6 @@ from ...scan.ranges import count_row_ranges, scan_row_ranges
 from .filters import NotPushable, spark_filter_to_expression
 from .options import MAX_BATCH_BYTES, ReadOptions
 from .partitions import plan_partitions
-from .rowcounts import install as install_row_counts
 from .types import conform, spark_arrow_schema
 
 _CACHE_SIZE = 4
@@ -77,13 +76,6 @@ class LanceReader(DataSourceReader):
         if opts.filter is not None:
             ds.filter(opts.filter)   # parse and bind now: a bad filter fails planning, naming it
         self.filters: list[Any] = []
-
-    def __setstate__(self, state: dict) -> None:
-        # unpickled in a Spark worker: a read of no column yields row counts only, which
-        # PySpark would wrap row by row (see rowcounts.py)
-        self.__dict__.update(state)
-        if not self.columns:
-            install_row_counts()
 
     def partitions(self) -> Sequence[InputPartition]:
         ds = open_dataset(self.opts, self.version, self.branch)
