@@ -240,7 +240,7 @@ class Bounds:
     def _compare(self, op: str, v: pa.Scalar) -> np.ndarray:
         if op == "==":
             return self._may_equal(pa.array([v]))
-        if self.floating and op in (">", ">="):
+        if self.floating and op in (">", ">=") and self.np is not None:
             # NaN rows satisfy > and >= (it sorts above everything): zones holding NaN may match
             if self.nans is None:
                 raise Unsupported(f"float {op} without NaN counts")
