@@ -385,8 +385,10 @@ class ZoneMapIndex:
         return cached(("zonemap", self.path), load)
 
     def search(self, terms, fragment_rows: dict[int, int]) -> dict[int, np.ndarray]:
-        """{fragment id: sorted offsets of the zones that may match}, for the fragments whose
-        zones tile all their physical rows (others are left out: scanned normally)."""
+        """{fragment id: sorted offsets to read} for the fragments the file has zones of: the
+        offsets of the zones that may match plus those no zone spans (rows deleted before the
+        index was built leave gaps)."""
+        from .bloom import _zone_rows          # bloom imports this module
         bounds, frag, start, length = self._zones()
         keep = np.zeros(len(bounds), dtype=bool)
         keep[bounds.may_match(terms)] = True
@@ -394,16 +396,8 @@ class ZoneMapIndex:
             raise Unsupported(f"predicate keeps {np.count_nonzero(keep)} of {len(keep)} zones")
         out: dict[int, np.ndarray] = {}
         for fid in np.unique(frag):
-            fid = int(fid)
-            n = fragment_rows.get(fid)
-            if n is None:
-                continue
-            z = np.flatnonzero(frag == fid)
-            z = z[np.argsort(start[z], kind="stable")]
-            ends = start[z] + length[z]
-            if start[z[0]] != 0 or ends[-1] != n or np.any(start[z[1:]] != ends[:-1]):
-                continue                   # zones do not tile the fragment: do not trust them
-            kept = z[keep[z]]
-            out[fid] = (np.concatenate([np.arange(start[i], start[i] + length[i], dtype=np.int64)
-                                        for i in kept]) if len(kept) else np.empty(0, np.int64))
+            n = fragment_rows.get(int(fid))
+            if n is not None:
+                z = frag == fid
+                out[int(fid)] = _zone_rows(start[z], start[z] + length[z], keep[z], n)
         return out
