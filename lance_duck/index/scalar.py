@@ -388,16 +388,8 @@ class ZoneMapIndex:
         """{fragment id: sorted offsets to read} for the fragments the file has zones of: the
         offsets of the zones that may match plus those no zone spans (rows deleted before the
         index was built leave gaps)."""
-        from .bloom import _zone_rows          # bloom imports this module
+        from .bloom import zone_selections     # bloom imports this module
         bounds, frag, start, length = self._zones()
         keep = np.zeros(len(bounds), dtype=bool)
         keep[bounds.may_match(terms)] = True
-        if np.count_nonzero(keep) > max(1, len(keep) * MAX_ZONE_SHARE):
-            raise Unsupported(f"predicate keeps {np.count_nonzero(keep)} of {len(keep)} zones")
-        out: dict[int, np.ndarray] = {}
-        for fid in np.unique(frag):
-            n = fragment_rows.get(int(fid))
-            if n is not None:
-                z = frag == fid
-                out[int(fid)] = _zone_rows(start[z], start[z] + length[z], keep[z], n)
-        return out
+        return zone_selections(frag, start, length, keep, fragment_rows, "zones")
