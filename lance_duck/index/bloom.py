@@ -181,15 +181,22 @@ class BloomFilterIndex:
         the kept zones' offsets plus the offsets no zone spans."""
         frag, start, length, has_null, words = self._zones()
         keep = self.zone_keep(terms, has_null, words)
-        if np.count_nonzero(keep) > max(1, len(keep) * MAX_ZONE_SHARE):
-            raise Unsupported(f"predicate keeps {np.count_nonzero(keep)} of {len(keep)} bloom zones")
-        out: dict[int, np.ndarray] = {}
-        for fid in np.unique(frag):
-            n = fragment_rows.get(int(fid))
-            if n is not None:
-                z = frag == fid
-                out[int(fid)] = _zone_rows(start[z], start[z] + length[z], keep[z], n)
-        return out
+        return zone_selections(frag, start, length, keep, fragment_rows, "bloom zones")
+
+
+def zone_selections(frag: np.ndarray, start: np.ndarray, length: np.ndarray, keep: np.ndarray,
+                    fragment_rows: dict[int, int], what: str) -> dict[int, np.ndarray]:
+    """{fragment id: sorted int64 offsets} of the kept zones plus the offsets no zone spans, for
+    the fragments of ``fragment_rows`` that have zones; Unsupported when too many zones are kept."""
+    if np.count_nonzero(keep) > max(1, len(keep) * MAX_ZONE_SHARE):
+        raise Unsupported(f"predicate keeps {np.count_nonzero(keep)} of {len(keep)} {what}")
+    out: dict[int, np.ndarray] = {}
+    for fid in np.unique(frag):
+        n = fragment_rows.get(int(fid))
+        if n is not None:
+            z = frag == fid
+            out[int(fid)] = _zone_rows(start[z], start[z] + length[z], keep[z], n)
+    return out
 
 
 def _zone_rows(starts: np.ndarray, ends: np.ndarray, keep: np.ndarray, n: int) -> np.ndarray:

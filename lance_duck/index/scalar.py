@@ -82,6 +82,8 @@ def _any_mask(values: pa.Array, preds) -> np.ndarray:
             # SQL: a null never matches (``x IN (1, NULL)`` is not true for a null x)
             m = pc.is_in(values, value_set=_cast_value(p.value, values.type), skip_nulls=True)
         else:
+            if p.op in (">", ">=") and pa.types.is_floating(values.type):
+                raise Unsupported(f"float {p.op}: NaN ordering")   # the exact filter decides
             fn = {"==": pc.equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater,
                   ">=": pc.greater_equal}[p.op]
             m = fn(values, _cast_value(p.value, values.type))
@@ -172,18 +174,34 @@ def sorted_unique(a: np.ndarray) -> np.ndarray:
     return a[np.concatenate(([True], a[1:] != a[:-1]))]
 
 
+def _float_bound(a: pa.Array, fill: float) -> np.ndarray:
+    """A float bound column as numpy, nulls replaced by ``fill``."""
+    v = a.to_numpy(zero_copy_only=False)
+    if a.null_count:
+        v = np.where(a.is_null().to_numpy(zero_copy_only=False), fill, v)
+    return v
+
+
 class Bounds:
     """Per-unit (btree page, zone) min, max and null count of a column: which units may hold
     rows satisfying a predicate. Numeric bounds without nulls are compared in numpy (one
     vectorised pass per predicate, all ``IN`` values at once); others with Arrow kernels.
     A null min / max (a unit holding nulls sorts them first) leaves that bound open."""
 
-    def __init__(self, mn: pa.Array, mx: pa.Array, nulls: pa.Array):
+    def __init__(self, mn: pa.Array, mx: pa.Array, nulls: pa.Array, nans: pa.Array | None = None):
         self.mn, self.mx = mn, mx
         self.nulls = nulls.to_numpy(zero_copy_only=False).astype(np.int64)
-        numeric = pa.types.is_integer(mn.type) or pa.types.is_floating(mn.type)
-        self.np = (mn.to_numpy(zero_copy_only=False), mx.to_numpy(zero_copy_only=False)) \
-            if numeric and mn.null_count == 0 and mx.null_count == 0 else None
+        self.floating = pa.types.is_floating(mn.type)
+        # NaN count per unit (zone maps); None: unknown (float > / >= then cannot be answered)
+        self.nans = None if nans is None else nans.to_numpy(zero_copy_only=False).astype(np.int64)
+        self.np: tuple[np.ndarray, np.ndarray] | None
+        if self.floating:
+            # Lance orders floats totally, NaN above +inf: a NaN max is an open upper bound, a
+            # NaN min an all-NaN unit. A null bound is left open.
+            self.np = (_float_bound(mn, -np.inf), _float_bound(mx, np.nan))
+        else:
+            self.np = (mn.to_numpy(zero_copy_only=False), mx.to_numpy(zero_copy_only=False)) \
+                if pa.types.is_integer(mn.type) and mn.null_count == 0 and mx.null_count == 0 else None
 
     def __len__(self) -> int:
         return len(self.mn)
@@ -221,7 +239,10 @@ class Bounds:
         if self.np is not None:
             v = values.to_numpy(zero_copy_only=False)
             mn, mx = self.np
-            return ((mn[:, None] <= v) & (mx[:, None] >= v)).any(axis=1)
+            upper = mx[:, None] >= v
+            if self.floating:
+                upper |= np.isnan(mx)[:, None]
+            return ((mn[:, None] <= v) & upper).any(axis=1)
         m = np.zeros(len(self), dtype=bool)
         for v in values:
             m |= pc.and_kleene(pc.less_equal(self.mn, v).fill_null(True),
@@ -231,6 +252,12 @@ class Bounds:
     def _compare(self, op: str, v: pa.Scalar) -> np.ndarray:
         if op == "==":
             return self._may_equal(pa.array([v]))
+        if self.floating and op in (">", ">=") and self.np is not None:
+            # NaN rows satisfy > and >= (it sorts above everything): zones holding NaN may match
+            if self.nans is None:
+                raise Unsupported(f"float {op} without NaN counts")
+            mx = self.np[1]
+            return (mx > v.as_py() if op == ">" else mx >= v.as_py()) | np.isnan(mx) | (self.nans > 0)
         if self.np is not None:
             x = v.as_py()
             mn, mx = self.np
@@ -357,32 +384,24 @@ class ZoneMapIndex:
     def _zones(self):
         def load():
             f = IndexFile(self.io, self.path, self.size)
-            mn, mx, nulls, frag, start, length = f.read(
-                ["min", "max", "null_count", "fragment_id", "zone_start", "zone_length"])
+            names = ["min", "max", "null_count", "fragment_id", "zone_start", "zone_length"]
+            has_nans = any(fl.name == "nan_count" for fl in f.schema.fields)
+            mn, mx, nulls, frag, start, length, *nans = f.read(names + ["nan_count"] * has_nans)
             as_np = lambda a: a.to_numpy(zero_copy_only=False).astype(np.int64)  # noqa: E731
-            return Bounds(mn, mx, nulls), as_np(frag), as_np(start), as_np(length)
+            if pa.types.is_floating(mn.type):
+                # a zone with no value but NaN / null has null bounds: it holds no ordinary value
+                mn = pc.fill_null(mn, pa.scalar(np.nan, mn.type))
+                mx = pc.fill_null(mx, pa.scalar(-np.inf, mx.type))
+            bounds = Bounds(mn, mx, nulls, nans[0] if nans else None)
+            return bounds, as_np(frag), as_np(start), as_np(length)
         return cached(("zonemap", self.path), load)
 
     def search(self, terms, fragment_rows: dict[int, int]) -> dict[int, np.ndarray]:
-        """{fragment id: sorted offsets of the zones that may match}, for the fragments whose
-        zones tile all their physical rows (others are left out: scanned normally)."""
+        """{fragment id: sorted offsets to read} for the fragments the file has zones of: the
+        offsets of the zones that may match plus those no zone spans (rows deleted before the
+        index was built leave gaps)."""
+        from .bloom import zone_selections     # bloom imports this module
         bounds, frag, start, length = self._zones()
         keep = np.zeros(len(bounds), dtype=bool)
         keep[bounds.may_match(terms)] = True
-        if np.count_nonzero(keep) > max(1, len(keep) * MAX_ZONE_SHARE):
-            raise Unsupported(f"predicate keeps {np.count_nonzero(keep)} of {len(keep)} zones")
-        out: dict[int, np.ndarray] = {}
-        for fid in np.unique(frag):
-            fid = int(fid)
-            n = fragment_rows.get(fid)
-            if n is None:
-                continue
-            z = np.flatnonzero(frag == fid)
-            z = z[np.argsort(start[z], kind="stable")]
-            ends = start[z] + length[z]
-            if start[z[0]] != 0 or ends[-1] != n or np.any(start[z[1:]] != ends[:-1]):
-                continue                   # zones do not tile the fragment: do not trust them
-            kept = z[keep[z]]
-            out[fid] = (np.concatenate([np.arange(start[i], start[i] + length[i], dtype=np.int64)
-                                        for i in kept]) if len(kept) else np.empty(0, np.int64))
-        return out
+        return zone_selections(frag, start, length, keep, fragment_rows, "zones")

@@ -53,16 +53,20 @@ def _is_float(t: pa.DataType) -> bool:
     return pa.types.is_floating(t)
 
 
-def _nan(s: pa.Scalar) -> bool:
-    v = s.as_py()
+def _is_nan(v: Any) -> bool:
     return isinstance(v, float) and v != v
+
+
+def _nan(s: pa.Scalar) -> bool:
+    return _is_nan(s.as_py())
 
 
 def _usable(op: str, t: pa.DataType, value: pa.Scalar) -> bool:
     if not value.is_valid or _nan(value):
         return False
-    # Under the total float order NaN rows satisfy > and >=; min/max may not include NaN.
-    return not (_is_float(t) and op in (">", ">=", "!="))
+    # Under the total float order NaN rows satisfy > and >= (and !=): those conjuncts are kept,
+    # and whoever answers them must count NaN (zone maps' nan_count; see _pred_may_match).
+    return not (_is_float(t) and op == "!=")
 
 
 # -- from our bound model --------------------------------------------------------------------
@@ -289,6 +293,7 @@ class ColumnStats:
     max: Any = None
     null_count: int | None = None
     num_rows: int | None = None
+    nan_count: int | None = None  # floats: NaN values (sorting above +inf); None = unknown
 
 
 def _py(v: Any) -> Any:
@@ -309,6 +314,11 @@ def _pred_may_match(p: ColumnPredicate, s: ColumnStats) -> bool:
     if all_null:
         return False
     lo, hi = _py(s.min), _py(s.max)
+    if isinstance(p.value, pa.Scalar) and _is_float(p.value.type) and p.op in (">", ">="):
+        if s.nan_count is None or s.nan_count > 0:   # NaN satisfies > and >=
+            return True
+    if _is_nan(hi):                                  # NaN max: an open upper bound
+        hi = float("inf")
     if lo is None or hi is None:
         return True
     try:

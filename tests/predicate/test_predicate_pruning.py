@@ -55,9 +55,18 @@ def test_list_membership_becomes_has_any_and_has_all_conjuncts_without_null_need
     assert _preds("array_has_all(l, [])") == ()
 
 
-def test_float_greater_than_is_not_used_for_pruning_because_nan_matches():
-    assert _preds("x > 1.0") == ()
+def test_float_greater_than_prunes_only_units_known_to_hold_no_nan():
+    conj = _preds("x > 1.0")
+    assert conj == (ColumnPredicate(("x",), ">", pa.scalar(1.0)),)
     assert _preds("x < 1.0") == (ColumnPredicate(("x",), "<", pa.scalar(1.0)),)
+    assert _preds("x != 1.0") == ()                       # NaN != 1.0: no min/max answer
+    # NaN sorts above +inf: it satisfies > and >=, so only a NaN-free unit can be skipped
+    assert may_match(conj, {"x": ColumnStats(min=0.0, max=0.5)})          # NaN count unknown
+    assert may_match(conj, {"x": ColumnStats(min=0.0, max=0.5, nan_count=3)})
+    assert not may_match(conj, {"x": ColumnStats(min=0.0, max=0.5, nan_count=0)})
+    # a NaN max is an open upper bound; a NaN min an all-NaN unit
+    assert may_match(_preds("x = 5.0"), {"x": ColumnStats(min=0.0, max=float("nan"))})
+    assert not may_match(_preds("x = 5.0"), {"x": ColumnStats(min=float("nan"), max=float("nan"))})
 
 
 def _duckdb_pushed(where: str) -> pc.Expression | None:
