@@ -80,7 +80,11 @@ def _any_mask(values: pa.Array, preds) -> np.ndarray:
             m = pc.is_null(values)
         elif p.op == "in":
             # SQL: a null never matches (``x IN (1, NULL)`` is not true for a null x)
-            m = pc.is_in(values, value_set=_cast_value(p.value, values.type), skip_nulls=True)
+            wanted = _cast_value(p.value, values.type)
+            if pa.types.is_float32(values.type) or pa.types.is_float64(values.type):   # -0.0 IN (0.0)
+                zero = pa.scalar(0.0, values.type)
+                values, wanted = pc.add(values, zero), pc.add(wanted, zero)
+            m = pc.is_in(values, value_set=wanted, skip_nulls=True)
         else:
             if p.op in (">", ">=") and pa.types.is_floating(values.type):
                 raise Unsupported(f"float {p.op}: NaN ordering")   # the exact filter decides

@@ -275,6 +275,16 @@ def call_compare(op: str, a, b, ta: pa.DataType | None = None, tb: pa.DataType |
 _REGEX_SPECIAL = set("\\.^$|?*+()[]{}")
 
 
+def signed_zeros(t: pa.DataType | None) -> bool:
+    """``t`` is a float type whose ``-0.0`` and ``0.0`` hash apart (``is_in``) while comparing equal."""
+    return t is not None and (pa.types.is_float32(t) or pa.types.is_float64(t))
+
+
+def unsigned_zero(v: Any, t: pa.DataType) -> Any:
+    """``v`` (array, scalar or expression of float type ``t``) with ``-0.0`` made ``0.0`` (x + 0.0)."""
+    return pc.add(v, pa.scalar(0.0, t))
+
+
 def like_to_regex(pattern: str) -> str:
     """An anchored RE2 pattern equal to SQL ``LIKE pattern`` (backslash escapes ``%``, ``_``, ``\\``)."""
     out = ["(?s)^"]

@@ -63,7 +63,11 @@ class _Builder:
 
     def _BIn(self, n: BIn) -> Any:
         v = self.visit(n.arg)
-        found = pc.is_in(v, value_set=n.values)
+        values = n.values
+        if kernels.signed_zeros(n.arg.type):
+            # ``-0.0 IN (0.0)`` is true (``=`` is); Arrow's hashed ``is_in`` tells the zeros apart
+            v, values = kernels.unsigned_zero(v, n.arg.type), kernels.unsigned_zero(values, values.type)
+        found = pc.is_in(v, value_set=values)
         if n.has_null:  # x IN (.., NULL): true on a match, otherwise unknown
             found = pc.if_else(found, True, NULL_BOOL)
         return pc.if_else(pc.is_valid(v), found, NULL_BOOL)
