@@ -74,3 +74,22 @@ def history_stable(tmp_path_factory) -> str:
 @pytest.fixture(scope="session", params=["plain", "stable"])
 def history(request) -> str:
     return request.getfixturevalue(f"history_{request.param}")
+
+
+@pytest.fixture(scope="session")
+def ngram_text_table(tmp_path_factory) -> str:
+    """60k rows of ``bloom_ngram_tables.rows`` in two files, NGRAM index on ``txt``."""
+    from .bloom_ngram_tables import rows
+    path = str(tmp_path_factory.mktemp("ngram_text") / "t.lance")
+    ds = lance.write_dataset(rows(0, 60_000), path, max_rows_per_file=30_000)
+    ds.create_scalar_index("txt", "NGRAM")
+    return path
+
+
+@pytest.fixture(scope="session")
+def ngram_text_oracle(ngram_text_table):
+    """DuckDB over the Arrow table pylance reads from ``ngram_text_table`` (registered as ``t``)."""
+    import duckdb
+    con = duckdb.connect()
+    con.register("t", lance.dataset(ngram_text_table).to_table())
+    return con

@@ -13,7 +13,6 @@ import sqlglot
 import lance_duck
 from lance_duck.integrations.duckdb_pushdown import substring_terms
 
-from .bloom_ngram_tables import rows
 from .test_index_scan import data_bytes  # noqa: F401  (fixture)
 
 lance = pytest.importorskip("lance")
@@ -40,38 +39,23 @@ WHERE = [
 ]
 
 
-@pytest.fixture(scope="module")
-def table(tmp_path_factory) -> str:
-    path = str(tmp_path_factory.mktemp("ddbs") / "t.lance")
-    ds = lance.write_dataset(rows(0, 60_000), path, max_rows_per_file=30_000)
-    ds.create_scalar_index("txt", "NGRAM")
-    return path
-
-
-@pytest.fixture(scope="module")
-def oracle(table):
-    con = duckdb.connect()
-    con.register("t", lance.dataset(table).to_table())
-    return con
-
-
 @pytest.mark.parametrize("where", WHERE)
-def test_sql_with_substring_conjuncts_equals_duckdb_over_the_arrow_table(table, oracle, where):
+def test_sql_with_substring_conjuncts_equals_duckdb_over_the_arrow_table(ngram_text_table, ngram_text_oracle, where):
     q = "SELECT k, txt FROM {} WHERE " + where + " ORDER BY k"
-    got = lance_duck.sql(q.format(f"'{table}' AS t")).fetchall()
-    want = oracle.execute(q.format("t")).fetchall()
+    got = lance_duck.sql(q.format(f"'{ngram_text_table}' AS t")).fetchall()
+    want = ngram_text_oracle.execute(q.format("t")).fetchall()
     assert got == want
-    assert lance_duck.sql(f"SELECT count(*) FROM '{table}' t WHERE {where}").fetchall() == [(len(want),)]
+    assert lance_duck.sql(f"SELECT count(*) FROM '{ngram_text_table}' t WHERE {where}").fetchall() == [(len(want),)]
 
 
 @pytest.mark.parametrize("where", ["contains(txt, 'Row 12345 ')", "txt LIKE '%Row 54321 B%'",
                                    "lance_scan:starts_with(txt, 'Row 4321 ')"])
-def test_sql_substring_conjuncts_reach_the_ngram_index(table, data_bytes, where):  # noqa: F811
-    ref = f"'{table}'"
+def test_sql_substring_conjuncts_reach_the_ngram_index(ngram_text_table, data_bytes, where):  # noqa: F811
+    ref = f"'{ngram_text_table}'"
     if where.startswith("lance_scan:"):
-        ref, where = f"lance_scan('{table}')", where.split(":", 1)[1]
+        ref, where = f"lance_scan('{ngram_text_table}')", where.split(":", 1)[1]
     con = duckdb.connect()
-    full = lance_duck.sql(f"SELECT * FROM '{table}'", con).to_arrow_table()
+    full = lance_duck.sql(f"SELECT * FROM '{ngram_text_table}'", con).to_arrow_table()
     full_bytes = data_bytes["bytes"]
     data_bytes["bytes"] = 0
     got = lance_duck.sql(f"SELECT * FROM {ref} WHERE {where}", con).to_arrow_table()
@@ -80,10 +64,10 @@ def test_sql_substring_conjuncts_reach_the_ngram_index(table, data_bytes, where)
     assert full.num_rows == 60_000
 
 
-def test_a_filtered_view_does_not_change_an_earlier_relation_over_the_same_table(table):
+def test_a_filtered_view_does_not_change_an_earlier_relation_over_the_same_table(ngram_text_table):
     con = duckdb.connect()
-    everything = lance_duck.sql(f"SELECT count(k) FROM '{table}'", con)
-    some = lance_duck.sql(f"SELECT count(k) FROM '{table}' WHERE contains(txt, 'Row 12345 ')", con)
+    everything = lance_duck.sql(f"SELECT count(k) FROM '{ngram_text_table}'", con)
+    some = lance_duck.sql(f"SELECT count(k) FROM '{ngram_text_table}' WHERE contains(txt, 'Row 12345 ')", con)
     assert some.fetchall() == [(1,)]
     assert everything.fetchall() == [(60_000,)]
 

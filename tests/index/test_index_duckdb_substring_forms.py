@@ -16,7 +16,6 @@ import lance_duck
 from lance_duck.integrations import duckdb as ddb
 from lance_duck.integrations.duckdb_pushdown import substring_terms
 
-from .bloom_ngram_tables import rows
 from .test_index_scan import data_bytes  # noqa: F401  (fixture)
 
 lance = pytest.importorskip("lance")
@@ -40,21 +39,6 @@ FORMS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def table(tmp_path_factory) -> str:
-    path = str(tmp_path_factory.mktemp("ddbf") / "t.lance")
-    ds = lance.write_dataset(rows(0, 60_000), path, max_rows_per_file=30_000)
-    ds.create_scalar_index("txt", "NGRAM")
-    return path
-
-
-@pytest.fixture(scope="module")
-def oracle(table):
-    con = duckdb.connect()
-    con.register("t", lance.dataset(table).to_table())
-    return con
-
-
 @pytest.fixture
 def handed(monkeypatch) -> list:
     """The filters of the views ``lance_duck.sql`` registered."""
@@ -71,10 +55,10 @@ def handed(monkeypatch) -> list:
 
 
 @pytest.mark.parametrize("where,fn", FORMS)
-def test_substring_forms_equal_duckdb_over_the_arrow_table(table, oracle, handed, where, fn):
+def test_substring_forms_equal_duckdb_over_the_arrow_table(ngram_text_table, ngram_text_oracle, handed, where, fn):
     q = "SELECT k, txt FROM @ WHERE " + where + " ORDER BY k"
-    got = lance_duck.sql(q.replace("@", f"'{table}' AS t")).fetchall()
-    want = oracle.execute(q.replace("@", "t")).fetchall()
+    got = lance_duck.sql(q.replace("@", f"'{ngram_text_table}' AS t")).fetchall()
+    want = ngram_text_oracle.execute(q.replace("@", "t")).fetchall()
     assert got == want
     if fn is None:
         assert handed == []
@@ -84,12 +68,12 @@ def test_substring_forms_equal_duckdb_over_the_arrow_table(table, oracle, handed
 
 @pytest.mark.parametrize("where", ["regexp_matches(txt, 'Row 54321 B')",
                                    "contains(txt, 'Row 12345 ') OR txt LIKE '%Row 54321 B%'"])
-def test_literal_regex_and_ored_substrings_reach_the_ngram_index(table, data_bytes, where):  # noqa: F811
+def test_literal_regex_and_ored_substrings_reach_the_ngram_index(ngram_text_table, data_bytes, where):  # noqa: F811
     con = duckdb.connect()
-    full = lance_duck.sql(f"SELECT * FROM '{table}'", con).to_arrow_table()
+    full = lance_duck.sql(f"SELECT * FROM '{ngram_text_table}'", con).to_arrow_table()
     full_bytes = data_bytes["bytes"]
     data_bytes["bytes"] = 0
-    got = lance_duck.sql(f"SELECT * FROM '{table}' WHERE {where}", con).to_arrow_table()
+    got = lance_duck.sql(f"SELECT * FROM '{ngram_text_table}' WHERE {where}", con).to_arrow_table()
     assert 0 < got.num_rows < 20
     assert data_bytes["bytes"] < 0.1 * full_bytes, (data_bytes["bytes"], full_bytes)
     assert full.num_rows == 60_000
