@@ -29,17 +29,30 @@ def sorted_integers(values: pa.Array) -> np.ndarray | None:
 def sorted_match(v: np.ndarray, terms) -> np.ndarray | None:
     """Positions (sorted) of the values of ``v`` (sorted integers) satisfying every term (a tuple
     of predicates of which one must hold), or None when a predicate is not answered here."""
-    keep: np.ndarray | None = None
+    per_term: list[list[tuple[int, int]]] = []
     for preds in terms:
-        m = np.zeros(v.size, dtype=bool)
+        spans: list[tuple[int, int]] = []
         for p in preds:
-            spans = _spans(v, p)
-            if spans is None:
+            got = _spans(v, p)
+            if got is None:
                 return None
-            for lo, hi in spans:
-                m[lo:hi] = True
-        keep = m if keep is None else keep & m
-    return np.flatnonzero(keep) if keep is not None else None
+            spans.extend((lo, hi) for lo, hi in got if hi > lo)
+        per_term.append(spans)
+    if not per_term:
+        return None
+    if all(len(s) <= 1 for s in per_term):
+        # one run per term (``=``, a range, ``a <= x AND x <= b``): the runs' intersection
+        if any(not s for s in per_term):
+            return np.empty(0, np.int64)
+        lo, hi = max(s[0][0] for s in per_term), min(s[0][1] for s in per_term)
+        return np.arange(lo, max(lo, hi), dtype=np.int64)
+    keep = np.ones(v.size, dtype=bool)
+    for spans in per_term:
+        m = np.zeros(v.size, dtype=bool)
+        for lo, hi in spans:
+            m[lo:hi] = True
+        keep &= m
+    return np.flatnonzero(keep)
 
 
 def _spans(v: np.ndarray, p) -> list[tuple[int, int]] | None:
@@ -48,20 +61,44 @@ def _spans(v: np.ndarray, p) -> list[tuple[int, int]] | None:
         return None
     if p.op == "is_null":
         return []                      # the page holds no nulls
+    xs = pred_ints(p, v.dtype)
+    if xs is None:
+        return None
     if p.op == "in":
-        xs = _exact_ints(p.value, v.dtype)
-        if xs is None:
-            return None
         lo = np.searchsorted(v, xs, side="left").tolist()
         hi = np.searchsorted(v, xs, side="right").tolist()
         return list(zip(lo, hi))
-    xs = _exact_ints(pa.array([p.value]), v.dtype)
-    if xs is None or xs.size != 1:
+    if xs.size != 1:
         return None
     x = xs[0]
     left, right = int(np.searchsorted(v, x, side="left")), int(np.searchsorted(v, x, side="right"))
     return {"==": [(left, right)], "<": [(0, left)], "<=": [(0, right)],
             ">": [(right, v.size)], ">=": [(left, v.size)]}[p.op]
+
+
+def pred_ints(p, dtype: np.dtype) -> np.ndarray | None:
+    """The integer value(s) of predicate ``p`` (``in``: its non-null values; a comparison: one
+    value, none for a null literal) as a ``dtype`` array, cast once: a scalar literal is read as
+    a Python int and range-checked (no Arrow array is built). None when a value is not an
+    integer exactly representable in ``dtype``."""
+    if p.op == "in":
+        return _exact_ints(p.value, dtype)
+    v = p.value
+    if not isinstance(v, pa.Scalar) or not pa.types.is_integer(v.type):
+        return None
+    x = v.as_py()
+    if x is None:
+        return np.empty(0, dtype)
+    lim = _LIMITS.get(dtype)
+    if lim is None:
+        info = np.iinfo(dtype)
+        lim = _LIMITS[dtype] = (int(info.min), int(info.max))
+    if not lim[0] <= x <= lim[1]:
+        return None
+    return np.array([x], dtype)
+
+
+_LIMITS: dict[np.dtype, tuple[int, int]] = {}
 
 
 def _exact_ints(values, dtype: np.dtype) -> np.ndarray | None:
@@ -89,7 +126,7 @@ def integer_mask(values: pa.Array, preds) -> np.ndarray | None:
             return None
         if p.op == "is_null":
             continue
-        xs = _exact_ints(p.value if p.op == "in" else pa.array([p.value]), v.dtype)
+        xs = pred_ints(p, v.dtype)
         if xs is None:
             return None
         if p.op == "in":

@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 
 from .. import trace
 from ..errors import CorruptFileError
-from .btree import integer_mask, sorted_integers, sorted_match
+from .btree import integer_mask, pred_ints, sorted_integers, sorted_match
 from .files import CACHE, IndexFile, cached, nbytes_of
 from .roaring import FULL, decode_row_tree_map
 
@@ -222,6 +222,9 @@ class Bounds:
         return np.flatnonzero(keep)
 
     def _any(self, preds) -> np.ndarray:
+        fast = self._any_int(preds)
+        if fast is not None:
+            return fast
         keep = np.zeros(len(self), dtype=bool)
         for p in preds:
             if p.op not in EXACT_OPS:
@@ -236,6 +239,30 @@ class Bounds:
                     keep |= self._may_equal(_cast_value(vals, self.mn.type))
             else:
                 keep |= self._compare(p.op, _cast_value(p.value, self.mn.type))
+        return keep
+
+    def _any_int(self, preds) -> np.ndarray | None:
+        """:meth:`_any` for integer bounds without nulls, each literal cast once to the bounds'
+        type (:func:`pred_ints`); None when a predicate is not answered so."""
+        if self.np is None or self.floating:
+            return None
+        mn, mx = self.np
+        keep = np.zeros(len(self), dtype=bool)
+        for p in preds:
+            if p.op == "is_null":
+                keep |= self.nulls > 0
+                continue
+            if p.op not in EXACT_OPS:
+                return None
+            xs = pred_ints(p, mn.dtype)
+            if xs is None or (p.op == "in" and xs.size > MAX_IN_PAGE_PROBES):
+                return None
+            if p.op == "in" or p.op == "==":
+                if xs.size:
+                    keep |= ((mn[:, None] <= xs) & (mx[:, None] >= xs)).any(axis=1)
+            elif xs.size:                  # (a comparison with null holds nowhere)
+                x = xs[0]
+                keep |= {"<": mn.__lt__, "<=": mn.__le__, ">": mx.__gt__, ">=": mx.__ge__}[p.op](x)
         return keep
 
     def _may_equal(self, values: pa.Array) -> np.ndarray:

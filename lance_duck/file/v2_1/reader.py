@@ -40,6 +40,8 @@ class V2FileReader(DataFileReader):
         self.minor = c.minor
         self.num_rows = c.num_rows
         self.options = options
+        # (id(field), keep_dictionary) -> (field, column, its metadata, LeanColumn, output type)
+        self._lean: dict[tuple[int, bool], tuple] = {}
 
     # -- public API --------------------------------------------------------------------------
     def _read_fields(self, fields: Sequence[LanceField], rows: RowSelection = None,
@@ -102,31 +104,56 @@ class V2FileReader(DataFileReader):
         rows = np.arange(sel.start, sel.stop, dtype=np.int64) if isinstance(sel, range) else sel
         reads = []
         for f in fields:
-            col = None if f.children else self.ref.column_of(f.id)
-            if col is None:
+            got = self._lean_field(f, keep_dictionary)
+            if got is None:
                 return None
-            cp = self._pages_of(col, self.container.column(col))
-            if cp.total != self.num_rows:
-                return None                    # (the general path reports the damage)
-            arrow_type, dict_type = leaf_type(f, self.minor)
-            keep = keep_dictionary and _dictionary_candidate(f, self.minor)
-            lc = cp.lean_column(f"{self.file.path} column {col}", arrow_type, dict_type, self.minor, keep)
+            lc, want = got
             parts = lc.plan(rows)
             if parts is None:
                 return None
-            reads.append((f, lc, parts, LeanColumn.ranges(parts)))
+            reads.append((f, lc, want, parts, LeanColumn.ranges(parts)))
         trace.record("path:lean-rows", len(rows))
         if isinstance(sel, range):
             trace.record("path:lean-range")
-        got = self.file.read_ranges([r for *_, ranges in reads for r in ranges])
+        got_bytes = self.file.read_ranges([r for *_, ranges in reads for r in ranges])
         out = []
         k = 0
-        for f, lc, parts, ranges in reads:
-            leaf = lc.decode(parts, got[k: k + len(ranges)])
+        n = len(rows)
+        for f, lc, want, parts, ranges in reads:
+            leaf = lc.decode(parts, got_bytes[k: k + len(ranges)])
             k += len(ranges)
+            if leaf.defs is None and len(leaf.values) == n and leaf.values.type == want:
+                out.append(leaf.values)        # (the usual case: checked here, no rebuild)
+                continue
             arr = leaf.values if leaf.defs is None else build(f, iter([leaf]), self.minor, self.file.path)[0]
-            out.append(self._checked(f, arr, len(rows)))
+            out.append(self._checked(f, arr, n))
         return out
+
+    #: fields whose lean readers one reader keeps (beyond this the table is cleared)
+    LEAN_FIELDS = 256
+
+    def _lean_field(self, f: LanceField, keep_dictionary: bool) -> tuple[LeanColumn, pa.DataType] | None:
+        """(the :class:`LeanColumn` of plain field ``f``, its output type), worked out once per
+        field and reader; None when ``f`` has children or no column here (the general path)."""
+        key = (id(f), keep_dictionary)
+        lean = self._lean
+        got = lean.get(key)
+        if got is not None and got[0] is f and self.container.column(got[1]) is got[2]:
+            return got[3], got[4]
+        col = None if f.children else self.ref.column_of(f.id)
+        if col is None:
+            return None
+        cm = self.container.column(col)
+        cp = self._pages_of(col, cm)
+        if cp.total != self.num_rows:
+            return None                    # (the general path reports the damage)
+        arrow_type, dict_type = leaf_type(f, self.minor)
+        keep = keep_dictionary and _dictionary_candidate(f, self.minor)
+        lc = cp.lean_column(f"{self.file.path} column {col}", arrow_type, dict_type, self.minor, keep)
+        if len(lean) >= self.LEAN_FIELDS:
+            lean.clear()
+        lean[key] = (f, col, cm, lc, output_type(f, self.minor))
+        return lc, lean[key][4]
 
     def prefetch_fields(self, fields: Sequence[LanceField]) -> None:
         if self.file.io.is_local:

@@ -339,7 +339,9 @@ class MiniBlockPage(PageBase):
         lb = 4 if self.large else 2
         hdr = 2 + 2 * self.has_rep + 2 * self.has_def + lb * self.num_bufs
         hdr_pad = (hdr + 7) // 8 * 8
-        if starts.size == 1:      # one chunk (a point lookup): checked with ints, its words in one view
+        if starts.size == 1 and not self.has_rep:
+            return self._parse_one_chunk(buf, int(starts[0]), int(sizes[0]), counts, hdr, hdr_pad)
+        if starts.size == 1:      # one chunk: checked with ints, its words in one view
             s0, n0 = int(starts[0]), int(sizes[0])
             if n0 < hdr_pad or s0 + n0 > buf.size:
                 raise CorruptFileError(f"{self.what}: chunk smaller than its header")
@@ -383,6 +385,35 @@ class MiniBlockPage(PageBase):
         if defs is not None:
             defs = defs.astype(np.uint16, copy=False)
         return rep, defs, ChunkSet(counts, vb), n_levels
+
+    def _parse_one_chunk(self, buf, s0: int, n0: int, counts: np.ndarray, hdr: int, hdr_pad: int):
+        """:meth:`_parse_chunk_set` of one chunk without repetition levels (a point lookup, a
+        short range): its header read and checked as Python ints, one array per value buffer."""
+        if n0 < hdr_pad or s0 + n0 > buf.size:
+            raise CorruptFileError(f"{self.what}: chunk smaller than its header")
+        words = np.frombuffer(buf, "<u2", hdr // 2, s0).tolist()
+        col = 1
+        def_size = 0
+        if self.has_def:
+            def_size = words[1]
+            col = 2
+        if self.large:
+            bsizes = [words[col + 2 * i] | (words[col + 2 * i + 1] << 16) for i in range(self.num_bufs)]
+        else:
+            bsizes = words[col: col + self.num_bufs]
+        cur = s0 + hdr_pad
+        defs = None
+        if self.has_def:
+            defs = decode_block_batch(self.lay.def_compression, buf, np.array([cur], np.int64),
+                                      np.array([def_size], np.int64), counts, self.what).astype(np.uint16, copy=False)
+            cur += (def_size + 7) // 8 * 8
+        vb = []
+        for b in bsizes:
+            vb.append((buf, np.array([cur], np.int64), np.array([b], np.int64)))
+            cur += (b + 7) // 8 * 8
+        if cur > s0 + n0:
+            raise CorruptFileError(f"{self.what}: chunk buffers overrun the chunk")
+        return None, defs, ChunkSet(counts, vb), counts
 
     def _values(self, raw, n: int):
         if self.has_dict:
