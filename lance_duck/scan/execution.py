@@ -38,8 +38,7 @@ class ScanContext:
         self.projection = projection
         self.filter = flt
         self.schema = projection.schema
-        self._fields = {f.name: f for f in snapshot.schema.fields}
-        self._types = {f.name: f.type for f in snapshot.read_schema}
+        self._fields, self._types = _name_maps(snapshot)
         self._readers, self._lock = _reader_cache(snapshot)
         self._bounds: dict[tuple, Any] = {}
         self._open_lock = threading.Lock()
@@ -359,7 +358,19 @@ def plain(a: pa.Array, want: pa.DataType | None) -> pa.Array:
     bounds-check pass."""
     if not _kept_dictionary(a, want):
         return a
+    if len(a) == 1:                      # (a point lookup's row: a zero-copy slice, no kernel call)
+        i = a.indices[0].as_py()
+        return pa.nulls(1, want) if i is None else a.dictionary.slice(i, 1)
     return pc.take(a.dictionary, a.indices, boundscheck=False)
+
+
+def _name_maps(snapshot) -> tuple[dict[str, Any], dict[str, pa.DataType]]:
+    """({name: top-level field}, {name: read type}) of a snapshot (made once, kept on it)."""
+    got = snapshot.__dict__.get("_scan_name_maps")
+    if got is None:
+        got = snapshot.__dict__["_scan_name_maps"] = ({f.name: f for f in snapshot.schema.fields},
+                                                      {f.name: f.type for f in snapshot.read_schema})
+    return got
 
 
 def _reader_cache(snapshot) -> tuple[OrderedDict[str, Any], threading.Lock]:

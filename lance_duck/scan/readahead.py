@@ -48,7 +48,8 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, size_of: Callable[[
     if max_inflight <= 0:
         for item in it:
             r = fn(item)
-            _record(stats, size_of(r), size_of(r))
+            nbytes = size_of(r)
+            _record(stats, nbytes, nbytes)
             yield r
         return
     pool = shared_pool()
