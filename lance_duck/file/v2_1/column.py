@@ -158,12 +158,21 @@ class LeanColumn:
         self._pages[i] = page if ok else None
         return self._pages[i]
 
-    def plan(self, rows: np.ndarray) -> list[tuple] | None:
-        """[(page, chunks, runs, local rows, byte ranges)] for sorted in-bounds ``rows``, or None
-        when a page they touch cannot be read lean."""
+    def plan(self, rows: np.ndarray | range) -> list[tuple] | None:
+        """[(page, chunks, runs, local rows, byte ranges)] for sorted in-bounds ``rows`` (a
+        contiguous run may be a ``range``: each page then gets a local range, located by its two
+        ends), or None when a page they touch cannot be read lean."""
         cp = self.column
         if len(cp.pages) == 1:
-            groups = [(0, rows)]
+            groups: list[tuple[int, np.ndarray | range]] = [(0, rows)]
+        elif isinstance(rows, range):
+            first, last = (np.searchsorted(cp.edges, [rows.start, rows.stop - 1], side="right") - 1).tolist()
+            groups = []
+            for i in range(first, last + 1):
+                s = int(cp.starts[i])
+                local = range(max(rows.start, s) - s, min(rows.stop, int(cp.edges[i + 1])) - s)
+                if len(local):                 # (an empty page between the two ends)
+                    groups.append((i, local))
         else:
             pid = np.searchsorted(cp.edges, rows, side="right") - 1
             cut = np.flatnonzero(pid[1:] != pid[:-1]) + 1

@@ -101,24 +101,23 @@ class V2FileReader(DataFileReader):
         """A few rows of plain (childless) fields whose touched pages all read lean (see
         :class:`LeanColumn`): every column's byte ranges in one io call, no per-read plans.
         None when a field or page does not qualify (the general path then reads them)."""
-        rows = np.arange(sel.start, sel.stop, dtype=np.int64) if isinstance(sel, range) else sel
         reads = []
         for f in fields:
             got = self._lean_field(f, keep_dictionary)
             if got is None:
                 return None
             lc, want = got
-            parts = lc.plan(rows)
+            parts = lc.plan(sel)
             if parts is None:
                 return None
             reads.append((f, lc, want, parts, LeanColumn.ranges(parts)))
-        trace.record("path:lean-rows", len(rows))
+        trace.record("path:lean-rows", len(sel))
         if isinstance(sel, range):
             trace.record("path:lean-range")
         got_bytes = self.file.read_ranges([r for *_, ranges in reads for r in ranges])
         out = []
         k = 0
-        n = len(rows)
+        n = len(sel)
         for f, lc, want, parts, ranges in reads:
             leaf = lc.decode(parts, got_bytes[k: k + len(ranges)])
             k += len(ranges)

@@ -25,6 +25,8 @@ from .common import PageBase, apply_dictionary, finish_values, u8
 TINY_ROWS = 256
 #: a contiguous selection of at most this many rows (no repetition) decodes only its values
 LEAN_RANGE_ROWS = 4096
+#: chunk headers of at most this many chunks are parsed as Python ints (fewer numpy calls)
+FEW_CHUNKS = 4
 
 
 class MiniBlockPage(PageBase):
@@ -247,19 +249,24 @@ class MiniBlockPage(PageBase):
         return PageData(values, None, None if defs is None else defs[idx], self.layers, idx.size)
 
     # -- lean reads of a few rows (file.v2_1.column.LeanColumn): shared page objects, no state --
-    def lean_plan(self, local: np.ndarray) -> tuple[np.ndarray, list, list]:
+    def lean_plan(self, local: np.ndarray | range) -> tuple[np.ndarray, list, list]:
         """(chunks, runs of consecutive chunks, their byte ranges) holding the sorted local rows
-        ``local`` of a page without repetition levels; changes nothing on the page."""
+        ``local`` (or a run of them) of a page without repetition levels; changes nothing on
+        the page."""
         sel = self._chunks_for(local)
         runs, ranges = self._chunk_runs(sel)
         return sel, runs, ranges
 
-    def lean_decode(self, data: list, sel: np.ndarray, runs: list, local: np.ndarray) -> PageData:
+    def lean_decode(self, data: list, sel: np.ndarray, runs: list, local: np.ndarray | range) -> PageData:
         """The rows ``local`` from the fetched bytes ``data`` of :meth:`lean_plan`'s ranges."""
         buf, starts = self._chunk_buffer(data, sel, runs)
         counts = self.counts[sel]
         _, defs, cs, _ = self._parse_chunk_set(buf, starts, self.sizes[sel], counts)
-        idx = self._value_positions(local, sel, counts, len(runs) == 1)
+        if isinstance(local, range):          # one run of chunks: the rows' values are consecutive
+            c0 = int(self.chunk_rows[sel[0]]) if sel.size else 0
+            idx = np.arange(local.start - c0, local.stop - c0, dtype=np.int64)
+        else:
+            idx = self._value_positions(local, sel, counts, len(runs) == 1)
         pd = self._selected(cs, defs, idx)
         if pd is not None:
             return pd
@@ -339,8 +346,8 @@ class MiniBlockPage(PageBase):
         lb = 4 if self.large else 2
         hdr = 2 + 2 * self.has_rep + 2 * self.has_def + lb * self.num_bufs
         hdr_pad = (hdr + 7) // 8 * 8
-        if starts.size == 1 and not self.has_rep:
-            return self._parse_one_chunk(buf, int(starts[0]), int(sizes[0]), counts, hdr, hdr_pad)
+        if starts.size <= FEW_CHUNKS and not self.has_rep:
+            return self._parse_few_chunks(buf, starts.tolist(), sizes.tolist(), counts, hdr, hdr_pad)
         if starts.size == 1:      # one chunk: checked with ints, its words in one view
             s0, n0 = int(starts[0]), int(sizes[0])
             if n0 < hdr_pad or s0 + n0 > buf.size:
@@ -386,33 +393,40 @@ class MiniBlockPage(PageBase):
             defs = defs.astype(np.uint16, copy=False)
         return rep, defs, ChunkSet(counts, vb), n_levels
 
-    def _parse_one_chunk(self, buf, s0: int, n0: int, counts: np.ndarray, hdr: int, hdr_pad: int):
-        """:meth:`_parse_chunk_set` of one chunk without repetition levels (a point lookup, a
-        short range): its header read and checked as Python ints, one array per value buffer."""
-        if n0 < hdr_pad or s0 + n0 > buf.size:
-            raise CorruptFileError(f"{self.what}: chunk smaller than its header")
-        words = np.frombuffer(buf, "<u2", hdr // 2, s0).tolist()
-        col = 1
-        def_size = 0
-        if self.has_def:
-            def_size = words[1]
-            col = 2
-        if self.large:
-            bsizes = [words[col + 2 * i] | (words[col + 2 * i + 1] << 16) for i in range(self.num_bufs)]
-        else:
-            bsizes = words[col: col + self.num_bufs]
-        cur = s0 + hdr_pad
+    def _parse_few_chunks(self, buf, starts: list[int], sizes: list[int], counts: np.ndarray, hdr: int,
+                          hdr_pad: int):
+        """:meth:`_parse_chunk_set` of at most ``FEW_CHUNKS`` chunks without repetition levels (a
+        point lookup, a short range): their headers read and checked as Python ints (one loop
+        step per chunk), then one array per value buffer."""
+        defs_at, defs_size = [], []
+        vb_at: list[list[int]] = [[] for _ in range(self.num_bufs)]
+        vb_size: list[list[int]] = [[] for _ in range(self.num_bufs)]
+        for s0, n0 in zip(starts, sizes):
+            if n0 < hdr_pad or s0 + n0 > buf.size:
+                raise CorruptFileError(f"{self.what}: chunk smaller than its header")
+            words = np.frombuffer(buf, "<u2", hdr // 2, s0).tolist()
+            col = 1
+            cur = s0 + hdr_pad
+            if self.has_def:
+                defs_at.append(cur)
+                defs_size.append(words[1])
+                cur += (words[1] + 7) // 8 * 8
+                col = 2
+            for i in range(self.num_bufs):
+                if self.large:
+                    size = words[col + 2 * i] | (words[col + 2 * i + 1] << 16)
+                else:
+                    size = words[col + i]
+                vb_at[i].append(cur)
+                vb_size[i].append(size)
+                cur += (size + 7) // 8 * 8
+            if cur > s0 + n0:
+                raise CorruptFileError(f"{self.what}: chunk buffers overrun the chunk")
         defs = None
         if self.has_def:
-            defs = decode_block_batch(self.lay.def_compression, buf, np.array([cur], np.int64),
-                                      np.array([def_size], np.int64), counts, self.what).astype(np.uint16, copy=False)
-            cur += (def_size + 7) // 8 * 8
-        vb = []
-        for b in bsizes:
-            vb.append((buf, np.array([cur], np.int64), np.array([b], np.int64)))
-            cur += (b + 7) // 8 * 8
-        if cur > s0 + n0:
-            raise CorruptFileError(f"{self.what}: chunk buffers overrun the chunk")
+            defs = decode_block_batch(self.lay.def_compression, buf, np.array(defs_at, np.int64),
+                                      np.array(defs_size, np.int64), counts, self.what).astype(np.uint16, copy=False)
+        vb = [(buf, np.array(at, np.int64), np.array(sz, np.int64)) for at, sz in zip(vb_at, vb_size)]
         return None, defs, ChunkSet(counts, vb), counts
 
     def _values(self, raw, n: int):
