@@ -170,9 +170,9 @@ class LeanColumn:
             groups = []
             for i in range(first, last + 1):
                 s = int(cp.starts[i])
-                local = range(max(rows.start, s) - s, min(rows.stop, int(cp.edges[i + 1])) - s)
-                if len(local):                 # (an empty page between the two ends)
-                    groups.append((i, local))
+                part = range(max(rows.start, s) - s, min(rows.stop, int(cp.edges[i + 1])) - s)
+                if len(part):                  # (an empty page between the two ends)
+                    groups.append((i, part))
         else:
             pid = np.searchsorted(cp.edges, rows, side="right") - 1
             cut = np.flatnonzero(pid[1:] != pid[:-1]) + 1

@@ -56,7 +56,17 @@ class V2FileReader(DataFileReader):
         if sel is not None and len(sel) <= LEAN_RANGE_ROWS:
             lean = self._read_lean(fields, sel, keep_dictionary)
             if lean is not None:
-                return lean
+                rest = [f for f, a in zip(fields, lean) if a is None]
+                if not rest:
+                    return [a for a in lean if a is not None]
+                # the other fields (lists, structs, pages not read lean) through the general path
+                trace.record("path:lean-split", (len(fields) - len(rest), len(rest)))
+                others = iter(self._read_general(rest, sel, keep_dictionary))
+                return [a if a is not None else next(others) for a in lean]
+        return self._read_general(fields, sel, keep_dictionary)
+
+    def _read_general(self, fields: Sequence[LanceField], sel, keep_dictionary: bool) -> list[pa.Array]:
+        """Any fields, any selection: per-leaf plans, two batched fetch rounds, then decoding."""
         plans: list[list[LeafPlan | None]] = []
         for f in fields:
             fp = []
@@ -97,28 +107,33 @@ class V2FileReader(DataFileReader):
             raise CorruptFileError(f"{self.file.path}: field {f.name!r} decoded as {arr.type}, expected {want}")
         return arr
 
-    def _read_lean(self, fields: Sequence[LanceField], sel, keep_dictionary: bool) -> list[pa.Array] | None:
-        """A few rows of plain (childless) fields whose touched pages all read lean (see
-        :class:`LeanColumn`): every column's byte ranges in one io call, no per-read plans.
-        None when a field or page does not qualify (the general path then reads them)."""
-        reads = []
+    def _read_lean(self, fields: Sequence[LanceField], sel, keep_dictionary: bool) -> list[pa.Array | None] | None:
+        """A few rows of the plain (childless) fields whose touched pages all read lean (see
+        :class:`LeanColumn`): every such column's byte ranges in one io call, no per-read plans.
+        Per field: its array, or None when the field or a page of it does not qualify (the
+        general path then reads it); None when no field qualifies."""
+        reads: list[tuple | None] = []
         for f in fields:
             got = self._lean_field(f, keep_dictionary)
-            if got is None:
-                return None
-            lc, want = got
-            parts = lc.plan(sel)
-            if parts is None:
-                return None
-            reads.append((f, lc, want, parts, LeanColumn.ranges(parts)))
+            parts = None if got is None else got[0].plan(sel)
+            if got is None or parts is None:
+                reads.append(None)
+            else:
+                reads.append((f, got[0], got[1], parts, LeanColumn.ranges(parts)))
+        if all(r is None for r in reads):
+            return None
         trace.record("path:lean-rows", len(sel))
         if isinstance(sel, range):
             trace.record("path:lean-range")
-        got_bytes = self.file.read_ranges([r for *_, ranges in reads for r in ranges])
-        out = []
+        got_bytes = self.file.read_ranges([r for read in reads if read is not None for r in read[4]])
+        out: list[pa.Array | None] = []
         k = 0
         n = len(sel)
-        for f, lc, want, parts, ranges in reads:
+        for read in reads:
+            if read is None:
+                out.append(None)
+                continue
+            f, lc, want, parts, ranges = read
             leaf = lc.decode(parts, got_bytes[k: k + len(ranges)])
             k += len(ranges)
             if leaf.defs is None and len(leaf.values) == n and leaf.values.type == want:
