@@ -49,3 +49,32 @@ def test_range_selection_reads_only_overlapping_pages(v2_datasets):
     plan.set_meta(reader.file.read_ranges(plan.meta_ranges()))
     touched = sum(n for _, n in plan.data_ranges())
     assert len(plan.pages) == 1 and touched < total / 100
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_short_runs_across_page_edges_read_lean_as_ranges(v2_datasets, version):
+    """Runs of at most LEAN_RANGE_ROWS rows crossing a page edge (and ending on one) read on
+    the lean path as one range per page, equal to pylance's take and to the offsets' read."""
+    from lance_duck.file.v2_1.layouts.miniblock import LEAN_RANGE_ROWS
+    from lance_duck.trace import decode_trace
+    fx = v2_datasets("big", version)
+    reader = fx.reader()
+    fields = [f for f in fx.fields() if f.name in ("seq", "f64", "i64_full", "s")]
+    pages = 0
+    for f in fields:
+        col = reader.container.column(reader.ref.column_of(f.id))
+        edges = np.cumsum([int(p.length) for p in col.pages])[:-1]    # first rows of pages 1..
+        pages = max(pages, len(edges) + 1)
+        e1, e3 = int(edges[0]), int(edges[-1])
+        for sel in (range(e1 - 700, e1 + 700), range(e3 - LEAN_RANGE_ROWS, e3), range(e3, e3 + 1),
+                    range(e1 - 1, e1 + 1)):
+            reader.read_fields([f], sel)             # (the general path keeps the pages' metadata)
+            with decode_trace() as tr:
+                (got,) = reader.read_fields([f], sel)
+            assert "path:lean-range" in tr.names() and "path:lean-rows" in tr.names(), (f.name, sel)
+            idx = np.arange(sel.start, sel.stop, dtype=np.int64)
+            (by_offsets,) = reader.read_fields([f], idx)
+            assert got.equals(by_offsets), (f.name, sel)
+            assert_same(got, fx.ds.take(idx, columns=[f.name]).column(0), f"{f.name} {sel}")
+    assert pages >= 5
