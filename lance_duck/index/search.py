@@ -65,7 +65,24 @@ def _preds(conjunct) -> tuple:
 
 
 def _usable_segments(snapshot, field_id: int, types: tuple[str, ...] = EXACT_TYPES) -> list[IndexSegment]:
-    """The segments of one index of ``types`` on ``field_id`` (the first such index by name)."""
+    """The segments of one index of ``types`` on ``field_id`` (the first such index by name;
+    worked out once per snapshot)."""
+    memo = snapshot.__dict__.setdefault("_usable_segments", {})
+    got = memo.get((field_id, types))
+    if got is None:
+        got = memo[field_id, types] = _pick_segments(snapshot, field_id, types)
+    return got
+
+
+def _fragment_rows(snapshot) -> dict[int, int]:
+    """{fragment id: physical rows} of a snapshot (made once, kept on it; not to be modified)."""
+    got = snapshot.__dict__.get("_fragment_rows")
+    if got is None:
+        got = snapshot.__dict__["_fragment_rows"] = {f.id: f.physical_rows for f in snapshot.fragments}
+    return got
+
+
+def _pick_segments(snapshot, field_id: int, types: tuple[str, ...]) -> list[IndexSegment]:
     by_name: dict[str, list[IndexSegment]] = {}
     for s in index_segments(snapshot):
         if s.fields == (field_id,) and s.index_type in types \
@@ -92,8 +109,11 @@ def _search_segment(snapshot, seg: IndexSegment, terms, fragment_rows: dict[int,
     if seg.index_type == "BTree":
         if "page_lookup.lance" not in sizes or "page_data.lance" not in sizes:
             return None
-        idx = BTreeIndex(io, segment_file_path(snapshot, seg, "page_lookup.lance"),
-                         segment_file_path(snapshot, seg, "page_data.lance"), sizes)
+        readers = snapshot.__dict__.setdefault("_btree_readers", {})
+        idx = readers.get(seg.uuid)
+        if idx is None:
+            idx = readers[seg.uuid] = BTreeIndex(io, segment_file_path(snapshot, seg, "page_lookup.lance"),
+                                                 segment_file_path(snapshot, seg, "page_data.lance"), sizes)
         return idx.search(terms)
     if seg.index_type == "ZoneMap":
         if "zonemap.lance" not in sizes:
@@ -256,7 +276,7 @@ def count_from_indices(snapshot, conjuncts, fragments: Sequence) -> int | None:
     by_field, left = _by_field(snapshot, conjuncts)
     if left or not by_field:
         return None
-    fragment_rows = {f.id: f.physical_rows for f in snapshot.fragments}
+    fragment_rows = _fragment_rows(snapshot)
     wanted = {f.id for f in fragments}
     per_field = []
     for fid, terms in by_field.items():
@@ -299,7 +319,7 @@ def plan_index_selections(snapshot, conjuncts, fragments: Sequence) -> dict[int,
         return {}
     if reuse_history(snapshot) is None:       # a fragment-reuse index this reader cannot read
         return {}
-    fragment_rows = {f.id: f.physical_rows for f in snapshot.fragments}
+    fragment_rows = _fragment_rows(snapshot)
     wanted = {f.id for f in fragments}
     by_field, _ = _by_field(snapshot, conjuncts)
     result = IndexSelections()
