@@ -104,9 +104,14 @@ class LanceScanner(pads.Scanner):
 
     # -- execution -------------------------------------------------------------------------------
     def _batches(self, limit: int | None = None) -> Iterator[pa.RecordBatch]:
+        return self._stream(limit)[0]
+
+    def _stream(self, limit: int | None = None) -> tuple[Iterator[pa.RecordBatch], bool]:
+        """(the batches, whether they are a few index-selected rows read in the caller's thread)."""
         limit = self._limit if limit is None else (limit if self._limit is None else min(limit, self._limit))
         ctx = ScanContext(self._snapshot, self._projection, self._filter)
         readahead = self._readahead
+        few = False
         selections = self._index_selections() if self._filter is not None else None
         if limit is None:   # object stores: footers, then whole columns' pages, fetched ahead
             ctx.prefetch(self._fragments, pages=selections is None)
@@ -119,10 +124,11 @@ class LanceScanner(pads.Scanner):
             tasks = plan_tasks(self._fragments, self._task_rows, first_rows=self._first_rows,
                                selections=selections)
             offset = self._offset
-            if _few_rows(selections, self._fragments):
+            few = _few_rows(selections, self._fragments)
+            if few:
                 readahead = 0                # a few indexed rows: read them here, no thread hand-off
         return execute(ctx, tasks, offset=offset, limit=limit, readahead=readahead,
-                       budget_bytes=self._budget, stats=self.stats, batch_rows=self._batch_rows)
+                       budget_bytes=self._budget, stats=self.stats, batch_rows=self._batch_rows), few
 
     def _index_selections(self) -> dict[int, np.ndarray] | None:
         """Rows the table's exact scalar indices select for the filter's conjuncts (or None)."""
@@ -157,7 +163,10 @@ class LanceScanner(pads.Scanner):
             >>> sc.to_reader().read_all().num_rows
             5
         """
-        return pa.RecordBatchReader.from_batches(self.projected_schema, self._batches())
+        batches, few = self._stream()
+        # a few indexed rows (at most INLINE_SELECTED_ROWS) are read now: the consumer (DuckDB's
+        # thread) then pulls finished batches, not a generator running the scan under its GIL hold
+        return pa.RecordBatchReader.from_batches(self.projected_schema, list(batches) if few else batches)
 
     def to_table(self) -> pa.Table:
         """All the rows as one ``pa.Table``.
