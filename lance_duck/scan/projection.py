@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Sequence
 
 import pyarrow as pa
@@ -33,8 +34,9 @@ class Projection:
     sources: tuple[str, ...]             # top-level columns (incl. virtual) the outputs need
     metadata: Any = None                 # the dataset's schema metadata: pylance keeps it on every result
 
-    @property
+    @cached_property
     def schema(self) -> pa.Schema:
+        """The output schema (made once: a scan asks for it several times)."""
         return pa.schema([o.field for o in self.outputs], metadata=self.metadata)
 
     @property
