@@ -16,6 +16,7 @@ Event names (a value is attached where it says more):
   ``path:fsst:escapes``, ``path:fsst:pieces`` (pieces), ``path:fsst:pairs`` (codes taken two at
   a time), ``path:rle:bitpacked`` (a 2.3 mini-block RLE side bit-packed per chunk),
   ``path:lean-rows`` (rows: a few rows read through the shared lean page objects),
+  ``path:lean-split`` ((lean fields, general fields): one read of a few rows split per field),
   ``path:btree-bisect`` (a BTREE page of integers searched by bisection);
 * ``file:open`` -- a data file opened (its path).
 

@@ -154,7 +154,9 @@ class LanceScanner(pads.Scanner):
         return self._batches()
 
     def to_reader(self) -> pa.RecordBatchReader:
-        """The rows as a ``pa.RecordBatchReader`` (what DuckDB pulls), read lazily.
+        """The rows as a ``pa.RecordBatchReader`` (what DuckDB pulls), read lazily -- except a
+        few rows chosen by the table's indices (at most ``INLINE_SELECTED_ROWS`` in all), which
+        are read by this call (the consumer's thread then pulls finished batches).
 
         Example:
             >>> import lance_duck
