@@ -221,8 +221,8 @@ def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data
 
 def _piece_count(tokens: int) -> int:
     """Pieces for ``tokens`` tokens: one per :data:`PIECE_TOKENS`, and when the kernel pool can
-    take them (not on a pool thread) at least two from :data:`PARALLEL_MIN_TOKENS` on, in a
-    multiple of the pool's workers (3 pieces on 2 threads take as long as 4)."""
+    take them (not on a read-ahead thread) at least two from :data:`PARALLEL_MIN_TOKENS` on, in
+    a multiple of the pool's workers (3 pieces on 2 threads take as long as 4)."""
     pieces = tokens // PIECE_TOKENS
     workers = _threads.parallel_workers()
     if workers > 1 and tokens >= PARALLEL_MIN_TOKENS:
