@@ -216,7 +216,7 @@ def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data
         if shift:
             out[a + 1: b + 1] += shift
         shift += d.size
-    return out, np.concatenate(datas)
+    return out, np.concatenate(datas, out=empty(shift, np.uint8))
 
 
 def _piece_count(tokens: int) -> int:
