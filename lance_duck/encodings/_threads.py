@@ -76,9 +76,16 @@ def mark_parallel_worker() -> None:
     _worker.active = True
 
 
-def parallel_workers() -> int:
-    """How many parts :func:`map_parts` may run at once from this thread (1 when inline)."""
-    return 1 if getattr(_worker, "active", False) else WORKERS
+def parallel_workers(shared: bool = False) -> int:
+    """How many parts :func:`map_parts` runs at once from this thread: 1 on a pool thread (the
+    pools already run decodes side by side, so a split that costs a join copy does not pay),
+    except with ``shared`` on the kernel pool's threads, whose parts idle workers may take (for
+    kernels split into pieces anyway)."""
+    if getattr(_worker, "active", False):
+        return 1
+    if getattr(_worker, "kernel", False) and not shared:
+        return 1
+    return WORKERS
 
 
 def map_parts(fn: Callable[[T], R], parts: Iterable[T]) -> list[R]:

@@ -221,10 +221,11 @@ def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data
 
 def _piece_count(tokens: int) -> int:
     """Pieces for ``tokens`` tokens: one per :data:`PIECE_TOKENS`, and when the kernel pool can
-    take them (not on a read-ahead thread) at least two from :data:`PARALLEL_MIN_TOKENS` on, in
-    a multiple of the pool's workers (3 pieces on 2 threads take as long as 4)."""
+    take them (not on a read-ahead thread; on its own threads its idle workers help) at least two
+    from :data:`PARALLEL_MIN_TOKENS` on, in a multiple of the pool's workers (3 pieces on 2
+    threads take as long as 4)."""
     pieces = tokens // PIECE_TOKENS
-    workers = _threads.parallel_workers()
+    workers = _threads.parallel_workers(shared=True)
     if workers > 1 and tokens >= PARALLEL_MIN_TOKENS:
         pieces = -(-max(pieces, 1) // workers) * workers
     return pieces

@@ -94,13 +94,23 @@ def test_errors_of_shared_parts_propagate_in_part_order(monkeypatch):
         _finishes(lambda: _threads.map_parts(outer, [0, 1]))
 
 
+def test_only_kernels_split_anyway_count_the_idle_workers_of_the_kernel_pool(monkeypatch):
+    # a split that costs a join copy is not made on a kernel thread (its partner is usually busy
+    # with a page of its own); kernels that are cut into pieces anyway still cut them for two
+    monkeypatch.setattr(_threads, "WORKERS", 2)
+    assert _threads.parallel_workers() == 2 and _threads.parallel_workers(shared=True) == 2
+    got = _threads.map_parts(lambda _: (_threads.parallel_workers(), _threads.parallel_workers(shared=True)),
+                             range(2))
+    assert got == [(1, 2), (1, 2)]
+
+
 def test_parts_run_inline_on_threads_of_other_parallel_pools(monkeypatch):
     monkeypatch.setattr(_threads, "WORKERS", 2)
     with ThreadPoolExecutor(1, initializer=_threads.mark_parallel_worker) as ex:
         me, names = ex.submit(lambda: (threading.current_thread().name,
                                        _threads.map_parts(lambda _: threading.current_thread().name,
                                                           range(4)))).result()
-        assert set(names) == {me} and ex.submit(_threads.parallel_workers).result() == 1
+        assert set(names) == {me} and ex.submit(_threads.parallel_workers, True).result() == 1
 
 
 def test_map_parts_uses_the_pool_when_it_has_workers(monkeypatch):
