@@ -103,7 +103,7 @@ def read_header_words(buf: np.ndarray, starts: np.ndarray, nwords: int, what: st
     return [words[base + i].astype(np.int64) for i in range(nwords)]
 
 
-_WORD = {2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
+_WORD: dict[int, np.dtype] = {2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
 
 
 def _contiguous(buf: np.ndarray) -> np.ndarray:
