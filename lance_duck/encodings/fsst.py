@@ -226,13 +226,18 @@ def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data
 
 def _piece_count(tokens: int) -> int:
     """Pieces for ``tokens`` tokens: one per :data:`PIECE_TOKENS`, and when the kernel pool can
-    take them (not on a read-ahead thread; on its own threads its idle workers help) at least two
-    from :data:`PARALLEL_MIN_TOKENS` on, in a multiple of the pool's workers (3 pieces on 2
-    threads take as long as 4)."""
+    take them (not on a pool thread) at least two from :data:`PARALLEL_MIN_TOKENS` on, in a
+    multiple of the pool's workers (3 pieces on 2 threads take as long as 4). On a kernel pool
+    thread an input cut anyway is cut in a multiple of the workers too (its idle partner helps),
+    but a smaller one is not split: the partner usually decodes a page of its own, and a split
+    nobody helps with costs a join copy."""
     pieces = tokens // PIECE_TOKENS
-    workers = _threads.parallel_workers(shared=True)
+    workers = _threads.parallel_workers()
     if workers > 1 and tokens >= PARALLEL_MIN_TOKENS:
-        pieces = -(-max(pieces, 1) // workers) * workers
+        return -(-max(pieces, 1) // workers) * workers
+    shared = _threads.parallel_workers(shared=True)
+    if pieces > 1 and shared > 1:
+        return -(-pieces // shared) * shared
     return pieces
 
 

@@ -261,3 +261,11 @@ def test_piece_count_is_a_multiple_of_the_pool_workers(monkeypatch):
     assert fsst._piece_count(4 * p) == 4
     monkeypatch.setattr(_threads, "WORKERS", 1)
     assert fsst._piece_count(3 * p + 5) == 3                   # one thread: pieces only bound the size
+
+
+def test_on_a_kernel_thread_only_inputs_cut_anyway_are_cut_for_two(monkeypatch):
+    # (a page decoded beside another: a split nobody helps with would only add a join copy)
+    monkeypatch.setattr(_threads, "WORKERS", 2)
+    p, m = fsst.PIECE_TOKENS, fsst.PARALLEL_MIN_TOKENS
+    got = _threads.map_parts(lambda n: fsst._piece_count(n), [m, p + 5, 2 * p, 3 * p + 5, 9 * p])
+    assert got == [0, 1, 2, 4, 10]
