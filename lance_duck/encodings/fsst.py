@@ -36,9 +36,10 @@ pair table of a page costs ~1 ms to build and misses the L2 cache (600 KB), and 
 strings ending inside a pair eats the rest. Large inputs are cut at string boundaries into
 pieces of about :data:`PIECE_TOKENS` tokens -- on the calling thread, from
 :data:`PARALLEL_MIN_TOKENS` on, in a multiple of the kernel pool's workers -- taken concurrently
-on the pool and joined with one copy; mini-block pages are instead split into groups of whole
-chunks by the 2.1+ reader (``file/v2_1/compression/miniblock._mb_fsst_grouped``), which run on
-the same pool.
+on the pool (on a pool thread, decoding one of several pages, with the help of the idle worker)
+and joined with one copy, split on the pool as well; mini-block pages are instead split into
+groups of whole chunks by the 2.1+ reader (``file/v2_1/compression/miniblock._mb_fsst_grouped``),
+which run on the same pool.
 """
 from __future__ import annotations
 
@@ -211,22 +212,32 @@ def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data
     spans = list(zip(bounds[:-1], bounds[1:]))
     trace.record("path:fsst:pieces", len(spans))
     datas = _threads.map_parts(piece, spans)
-    shift = 0
-    for (a, b), d in zip(spans, datas):  # one add per piece (of ~PIECE_TOKENS tokens), not per string
-        if shift:
-            out[a + 1: b + 1] += shift
-        shift += d.size
-    return out, np.concatenate(datas)
+    starts = np.cumsum([0] + [d.size for d in datas]).tolist()
+    joined = empty(starts[-1], np.uint8)
+
+    def place(i: int) -> None:   # one add and one copy per piece (of ~PIECE_TOKENS tokens)
+        (a, b), d = spans[i], datas[i]
+        if starts[i]:
+            out[a + 1: b + 1] += starts[i]
+        joined[starts[i]: starts[i + 1]] = d
+    _threads.map_parts(place, range(len(spans)))   # (split too: the copies are column-sized)
+    return out, joined
 
 
 def _piece_count(tokens: int) -> int:
     """Pieces for ``tokens`` tokens: one per :data:`PIECE_TOKENS`, and when the kernel pool can
     take them (not on a pool thread) at least two from :data:`PARALLEL_MIN_TOKENS` on, in a
-    multiple of the pool's workers (3 pieces on 2 threads take as long as 4)."""
+    multiple of the pool's workers (3 pieces on 2 threads take as long as 4). On a kernel pool
+    thread an input cut anyway is cut in a multiple of the workers too (its idle partner helps),
+    but a smaller one is not split: the partner usually decodes a page of its own, and a split
+    nobody helps with costs a join copy."""
     pieces = tokens // PIECE_TOKENS
     workers = _threads.parallel_workers()
     if workers > 1 and tokens >= PARALLEL_MIN_TOKENS:
-        pieces = -(-max(pieces, 1) // workers) * workers
+        return -(-max(pieces, 1) // workers) * workers
+    shared = _threads.parallel_workers(shared=True)
+    if pieces > 1 and shared > 1:
+        return -(-pieces // shared) * shared
     return pieces
 
 

@@ -13,6 +13,7 @@ import pytest
 import lance_duck
 from lance_duck.encodings import _threads, fsst
 from lance_duck.file import open_data_file
+from lance_duck.file.v2_1 import column
 from lance_duck.table.snapshot import open_snapshot
 from lance_duck.trace import decode_trace
 
@@ -75,6 +76,16 @@ def _zip_table() -> pa.Table:
     })
 
 
+def _zip_pages_table() -> pa.Table:
+    """Long strings, 30 % null, that pylance writes as two unequal full-zip pages (30,000 and
+    10,000 rows: pages are cut at ~8 MB between 10,000-row batches)."""
+    rng = np.random.default_rng(13)
+    n = 40_000
+    return pa.table({"long_null": pa.array(_words(rng, 30, 90, n), mask=rng.random(n) < 0.3)})
+
+
+TABLES = {"mini": (_mini_table, 5_000), "zip": (_zip_table, 1_000), "zip_pages": (_zip_pages_table, 10_000)}
+
 # columns written with FSST, and the decode path they must take (checked, so a change in
 # pylance's encoding choices fails here rather than testing something else)
 FSST_COLUMNS = {"mini": {"short": "mb:fsst", "large": "mb:fsst", "text": "mb:fsst"},
@@ -88,8 +99,8 @@ def fsst_tables(tmp_path_factory):
 
     def get(kind: str, version: str) -> tuple[str, pa.Table]:
         if (kind, version) not in made:
-            table = _mini_table() if kind == "mini" else _zip_table()
-            batch = 5_000 if kind == "mini" else 1_000
+            make, batch = TABLES[kind]
+            table = make()
             uri = str(root / f"{kind}_{version}.lance")
             reader = pa.RecordBatchReader.from_batches(table.schema, iter(table.to_batches(max_chunksize=batch)))
             lance.write_dataset(reader, uri, data_storage_version=version)
@@ -209,6 +220,38 @@ def test_fsst_code_pairs_and_pool_pieces_on_pylance_pages(fsst_tables, monkeypat
     assert "path:fsst:pairs" in trace.names() or "path:fsst:escapes" in trace.names()
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+def test_fsst_pieces_of_pages_decoded_concurrently_are_shared_with_the_idle_worker(fsst_tables, monkeypatch,
+                                                                                     version):
+    """Unequal pages decoded concurrently on the kernel pool (as large columns are) cut their
+    FSST strings into pieces that the other worker helps with once its own page is done (code
+    pairs with nulls; single codes with escapes): the values, a range across the pages and
+    taken rows equal pylance's."""
+    monkeypatch.setattr(_threads, "WORKERS", 2)
+    monkeypatch.setattr(column, "PARALLEL_PAGE_ROWS", 1)      # (the zip table's pages are small)
+    monkeypatch.setattr(fsst, "PIECE_TOKENS", 50_000)
+    monkeypatch.setattr(fsst, "PARALLEL_MIN_TOKENS", 20_000)
+    for kind, name, path in [("zip_pages", "long_null", "path:fsst:pairs"),
+                             ("zip", "long_rare", "path:fsst:escapes")]:
+        uri, expected = fsst_tables(kind, version)
+        snap, reader = _reader(uri)
+        field = snap.schema.field(name)
+        with decode_trace() as trace:
+            got = reader.read_field(field)
+        assert got.equals(expected.column(name).combine_chunks()), name
+        assert len(trace.values("path:fsst:decompress")) == 2 and path in trace.names(), name
+        assert trace.values("path:shared-parts"), f"{name}: {sorted(trace.names())}"
+        n = expected.num_rows
+        rows = range(n // 2 + 3, n - n // 40)     # across both pages
+        with decode_trace() as trace:
+            got = reader.read_field(field, rows)
+        assert got.equals(expected.column(name).slice(rows.start, len(rows)).combine_chunks()), name
+        assert trace.values("path:shared-parts"), name
+        idx = np.sort(np.random.default_rng(3).choice(n, n // 2, replace=False))
+        want = lance.dataset(uri).take(idx, columns=[name]).column(0).combine_chunks()
+        assert reader.read_field(field, idx).equals(want), name
+
+
 def test_piece_count_is_a_multiple_of_the_pool_workers(monkeypatch):
     monkeypatch.setattr(_threads, "WORKERS", 2)
     p, m = fsst.PIECE_TOKENS, fsst.PARALLEL_MIN_TOKENS
@@ -218,3 +261,11 @@ def test_piece_count_is_a_multiple_of_the_pool_workers(monkeypatch):
     assert fsst._piece_count(4 * p) == 4
     monkeypatch.setattr(_threads, "WORKERS", 1)
     assert fsst._piece_count(3 * p + 5) == 3                   # one thread: pieces only bound the size
+
+
+def test_on_a_kernel_thread_only_inputs_cut_anyway_are_cut_for_two(monkeypatch):
+    # (a page decoded beside another: a split nobody helps with would only add a join copy)
+    monkeypatch.setattr(_threads, "WORKERS", 2)
+    p, m = fsst.PIECE_TOKENS, fsst.PARALLEL_MIN_TOKENS
+    got = _threads.map_parts(lambda n: fsst._piece_count(n), [m, p + 5, 2 * p, 3 * p + 5, 9 * p])
+    assert got == [0, 1, 2, 4, 10]

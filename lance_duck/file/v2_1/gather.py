@@ -75,8 +75,11 @@ def read_uint(buf: np.ndarray, offs: np.ndarray, nbytes: int, what: str = "heade
     if nbytes in (2, 4, 8):
         if not (offs & (nbytes - 1)).any():   # (numpy reads unaligned addresses itself)
             words = buf[: buf.size // nbytes * nbytes].view(_WORD[nbytes])[offs // nbytes]
-        else:                                 # one gather of every field's bytes
-            words = buf[offs[:, None] + np.arange(nbytes)].view(_WORD[nbytes])[:, 0]
+        elif offs.size:                       # a word starting at every byte: one gather of words
+            at_every_byte = np.ndarray((buf.size - nbytes + 1,), _WORD[nbytes], buffer=_contiguous(buf), strides=(1,))
+            words = at_every_byte[offs]
+        else:
+            words = np.zeros(0, _WORD[nbytes])
         if nbytes == 8 and offs.size and words.max() > np.uint64(2**62):
             raise CorruptFileError(f"{what}: implausible value")
         return words.astype(np.int64)
@@ -100,4 +103,8 @@ def read_header_words(buf: np.ndarray, starts: np.ndarray, nwords: int, what: st
     return [words[base + i].astype(np.int64) for i in range(nwords)]
 
 
-_WORD = {2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
+_WORD: dict[int, np.dtype] = {2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
+
+
+def _contiguous(buf: np.ndarray) -> np.ndarray:
+    return buf if buf.flags.c_contiguous else np.ascontiguousarray(buf)

@@ -337,7 +337,7 @@ _FSST_MIN_GROUP = 1 << 13     # fewest values per group worth a task of its own
 def _mb_fsst(m, cs: ChunkSet, what: str):
     workers = _threads.parallel_workers()
     if encoding_kind(m.values) == "variable" and cs.counts.size > 1 and workers > 1:
-        # (inline on a scan thread, one pass over the page beats groups and their join copy)
+        # (on a pool thread, one pass over the page beats groups and their join copy)
         total = cs.total
         groups = max(-(-total // _FSST_GROUP_VALUES), min(workers, total // _FSST_MIN_GROUP))
         if groups > 1:
