@@ -256,6 +256,15 @@ def test_spark_reuses_stale_pushed_filters_on_a_reused_dataframe(spark, history_
     assert pushed.count() == small          # stale: Spark re-used the previous query's filter
     pushed.createOrReplaceTempView("stale_pushed")
     assert spark.table("stale_pushed").count() == small   # a view of it too
+    cached = pushed.cache()
+    try:
+        assert cached.count() == small                     # and what cache() materialises
+    finally:
+        cached.unpersist()
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW stale_sql USING lance_duck "
+              f"OPTIONS (path '{history_table}', pushFilters 'true')")
+    assert spark.sql("select count(*) from stale_sql where id < 10").first()[0] == small
+    assert spark.sql("select count(*) from stale_sql").first()[0] == small   # a SQL view as well
     plain = _read(spark, history_table)     # the default (no pushdown) is right
     assert plain.where("id < 10").count() == small
     assert plain.count() == total
