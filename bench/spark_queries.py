@@ -9,7 +9,8 @@ The table is bench/duckdb_queries.py's (4 fragments, a delete applied; the same 
 Parquet file). Six queries, each run as users write the read (all columns cross into the JVM:
 Spark 4.x pushes no column pruning to Python sources) and with the ``columns`` option; sources
 interleaved, medians printed with the ratio to Parquet. Every answer is checked against
-Parquet's. ``--batch-sizes`` instead times the all-columns read at several ``batch_size`` values.
+Parquet's. A second table gives the CPU seconds each query cost the whole Spark process tree (the
+JVM and every Python worker, from /proc; steadier than wall time on a loaded machine). ``--batch-sizes`` instead times the all-columns read at several ``batch_size`` values.
 ``--filter`` also times the selective queries with their WHERE given as the ``filter`` option
 (plus ``columns``); ``--conf`` sets a Spark setting for the session (repeat it for several).
 
@@ -140,6 +141,30 @@ def session(pushdown: bool = False, confs: dict[str, str] | None = None):
     return spark
 
 
+def tree_cpu() -> float:
+    """CPU seconds (user + system, reaped children included) of every process under this one."""
+    tick = os.sysconf("SC_CLK_TCK")
+    kids: dict[int, list[int]] = {}
+    cpu: dict[int, float] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        kids.setdefault(int(fields[1]), []).append(int(d))
+        cpu[int(d)] = sum(int(x) for x in fields[11:15]) / tick
+    total, stack = 0.0, [os.getpid()]
+    while stack:
+        for c in kids.get(stack.pop(), ()):
+            total += cpu[c]
+            stack.append(c)
+    return total
+
+
 def _norm(rows) -> list:
     out = []
     for r in rows:
@@ -147,11 +172,16 @@ def _norm(rows) -> list:
     return out
 
 
-def timed(spark, df, sql: str) -> tuple[float, list]:
+def timed(spark, df, sql: str, cpu: list | None = None) -> tuple[float, list]:
+    """Wall seconds of ``sql`` over ``df`` (and, into ``cpu``, the process tree's CPU seconds)."""
     df.createOrReplaceTempView("T")
+    c0 = tree_cpu() if cpu is not None else 0.0
     t0 = time.perf_counter()
     rows = spark.sql(sql).collect()
-    return time.perf_counter() - t0, _norm(rows)
+    wall = time.perf_counter() - t0
+    if cpu is not None:
+        cpu.append(tree_cpu() - c0)
+    return wall, _norm(rows)
 
 
 def main() -> None:
@@ -220,6 +250,7 @@ def main() -> None:
         timed(spark, make("id"), "select count(*) from T")
         timed(spark, make("id"), "select count(*) from T")
     times = {(q, s): [] for q in queries for s in sources}
+    cpus: dict[tuple[str, str], list] = {(q, s): [] for q in queries for s in sources}
     answers = {}
     wrong = []
     for _ in range(args.runs):
@@ -227,7 +258,7 @@ def main() -> None:
             for s, make in sources.items():
                 if s == "filter" and q not in FILTERS:
                     continue
-                t, rows = timed(spark, make(cols, q) if s == "filter" else make(cols), sql)
+                t, rows = timed(spark, make(cols, q) if s == "filter" else make(cols), sql, cpus[(q, s)])
                 times[(q, s)].append(t)
                 if s == "parquet":
                     answers[q] = rows
@@ -255,6 +286,12 @@ def main() -> None:
             t = statistics.median(times[(q, s)])
             cells.append(f"{t:.2f} s | {t / p:.1f}x")
         print(f"| `{q}` | {p:.2f} s | " + " | ".join(cells) + " |")
+    print("\nCPU seconds of the Spark process tree (JVM + Python workers) per query, medians:")
+    print("| query | Spark + Parquet | " + " | ".join(title for _, title in groups) + " |")
+    print("|---" * (2 + len(groups)) + "|")
+    for q in queries:
+        cells = [f"{statistics.median(cpus[(q, s)]):.2f} s" if cpus[(q, s)] else "-" for s, _ in groups]
+        print(f"| `{q}` | {statistics.median(cpus[(q, 'parquet')]):.2f} s | " + " | ".join(cells) + " |")
     for w in wrong:
         print("WRONG ANSWER:", w)
     spark.stop()

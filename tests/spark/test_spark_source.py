@@ -247,16 +247,56 @@ def test_pushed_filters_on_unsigned_and_timestamps(spark, types_table):
 
 def test_spark_reuses_stale_pushed_filters_on_a_reused_dataframe(spark, history_table):
     """Pins Spark 4.3's behaviour that keeps pushdown opt-in (see integrations/spark/__init__.py):
-    the provider keeps the reader of its last pushdown, and a later query with no pushable filter
-    re-uses it. If this starts failing, Spark fixed it: make pushdown the default."""
+    the provider keeps the read info of its last pushdown, and a later query with no pushable
+    filter re-uses it. If this starts failing, Spark fixed it: make pushdown the default."""
     total = lance.dataset(history_table).count_rows()
     small = lance.dataset(history_table).count_rows("id < 10")
     pushed = _read(spark, history_table, pushFilters="true")
     assert pushed.where("id < 10").count() == small
     assert pushed.count() == small          # stale: Spark re-used the previous query's filter
+    pushed.createOrReplaceTempView("stale_pushed")
+    assert spark.table("stale_pushed").count() == small   # a view of it too
+    cached = pushed.cache()
+    try:
+        assert cached.count() == small                     # and what cache() materialises
+    finally:
+        cached.unpersist()
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW stale_sql USING lance_duck "
+              f"OPTIONS (path '{history_table}', pushFilters 'true')")
+    assert spark.sql("select count(*) from stale_sql where id < 10").first()[0] == small
+    assert spark.sql("select count(*) from stale_sql").first()[0] == small   # a SQL view as well
     plain = _read(spark, history_table)     # the default (no pushdown) is right
     assert plain.where("id < 10").count() == small
     assert plain.count() == total
+
+
+def test_spark_runs_the_last_pushdown_for_every_scan_of_a_union(spark, history_table):
+    """Pins why no source can make Spark 4.3's pushdown safe: in a union of one fresh DataFrame
+    with two filters, both scans run the reader of the last pushdown (their tasks get identical
+    pickled readers and partitions). Without pushdown the union is right."""
+    low, high = "id < 10", "id >= 1000"
+    ds = lance.dataset(history_table)
+    want = sorted(ds.to_table(filter=low)["id"].to_pylist() + ds.to_table(filter=high)["id"].to_pylist())
+    wrong = sorted(ds.to_table(filter=high)["id"].to_pylist() * 2)
+    assert want != wrong and len(want) > 10
+
+    def ids(df):
+        return sorted(df.where(low).union(df.where(high)).toArrow()["id"].to_pylist())
+
+    assert ids(_read(spark, history_table, pushFilters="true")) == wrong
+    assert ids(_read(spark, history_table)) == want
+
+
+def test_push_filters_with_spark_pushdown_conf_off_is_refused_naming_the_conf(spark, history_table):
+    conf = "spark.sql.python.filterPushdown.enabled"
+    spark.conf.set(conf, "false")
+    try:
+        with pytest.raises(Exception, match=conf.replace(".", r"\.")):
+            _read(spark, history_table, pushFilters="true").where("id < 10").count()
+        plain = _read(spark, history_table).where("id < 10")   # the default reads as always
+        assert plain.count() == lance.dataset(history_table).count_rows("id < 10")
+    finally:
+        spark.conf.set(conf, "true")
 
 
 def test_pushdown_reader_keeps_translatable_filters_and_returns_the_rest(history_table):

@@ -15,10 +15,27 @@ pylance's dialect, applied exactly), ``batch_size``, ``partition_rows`` / ``part
 ``pushFilters``, ``storage_options.<key>``. The version is pinned when the read is planned.
 
 Spark's filter pushdown is opt-in (``pushFilters=true`` plus
-``spark.sql.python.filterPushdown.enabled=true``): on Spark 4.3 the provider of a DataFrame keeps
-the reader of its last pushdown, so a later query of the same DataFrame or view with no pushable
-filter re-uses the previous query's filters (too few rows). Nothing in the Python source runs for
-that later query, so the source cannot detect it; the ``filter`` option has no such problem.
+``spark.sql.python.filterPushdown.enabled=true``; with ``pushFilters=true`` and that conf off, Spark
+refuses the read at planning with ``DATA_SOURCE_PUSHDOWN_DISABLED``). It cannot be made safe from the
+source on Spark 4.3.0 (read in the jar with ``javap -c -p``, classes in
+``org.apache.spark.sql.execution.datasources.v2.python``):
+
+* ``PythonDataSourceV2`` (the provider: one per ``load()`` or SQL view, shared by every query of that
+  DataFrame, its views, ``spark.table``, ``cache()``, every branch of a union or join) holds one
+  mutable ``readInfo`` (the pickled reader and its partitions).
+* ``PythonScanBuilder.pushFilters`` calls Python (``data_source_pushdown_filters.py``: ``reader()``,
+  ``pushFilters``, ``partitions()``) only when at least one filter is serialisable
+  (``UserDefinedPythonDataSourceFilterPushdownRunner.isAnyFilterSupported``), and then
+  ``ds.setReadInfo(...)``. A query with no pushable filter calls nothing in Python and keeps
+  whatever ``readInfo`` the last pushdown left.
+* ``PythonBatch`` (from ``PythonScan.toBatch``) lazily takes ``ds.getOrCreateReadInfo(...)``: the
+  provider's *current* read info, read after every scan of the plan has been pushed down.
+
+So (1) ``df.count()`` after ``df.where(...).count()`` reuses the old filter (no Python code runs
+for it, nothing can notice), and (2) in ``df.where(a).union(df.where(b))`` both scans run the
+reader of the last pushdown: their tasks receive byte-identical inputs (pickled reader, pickled
+partitions, output schema), yet must return different rows, so no reader can be right for both.
+Both are pinned by tests. The ``filter`` option has neither problem (it is part of the options).
 """
 from __future__ import annotations
 
