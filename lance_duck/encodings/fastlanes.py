@@ -444,28 +444,65 @@ def extract(data: BufferLike, block_offsets: np.ndarray, widths: np.ndarray, pos
     if pos.size <= FEW_VALUES:
         return np.array(_extract_few(buf, np.asarray(block_offsets, np.int64).tolist(), w.tolist(),
                                      pos.tolist(), t), dt)
-    if (w < 0).any() or (w > t).any() or (pos < 0).any() or (pos >= BLOCK).any():
+    if int(w.min()) < 0 or int(w.max()) > t or int(pos.min()) < 0 or int(pos.max()) >= BLOCK:
         raise CorruptFileError(f"FastLanes: bit width outside 0..{t} or position outside a block")
-    lanes = BLOCK // t
-    lane = pos % lanes
-    row = 8 * _ROW_OF[t][(pos // lanes) % (t // 8)] + pos // 128   # logical index -> packed row
-    bit = row * w
-    k, shift = bit // t, bit % t
+    nb, lanes = t // 8, BLOCK // t
+    word, shift, back = _extract_tables(t)
+    cell = w * BLOCK + pos                    # (width, position) -> packed word and bit shift
     base = np.asarray(block_offsets, np.int64)
-    lo_at = base + (k * lanes + lane) * (t // 8)
-    live = w > 0                              # width 0: the value is 0, nothing is stored
-    straddle = (shift + w > t) & live
-    if (live & (lo_at + t // 8 > buf.size)).any() or (straddle & (lo_at + (lanes + 1) * (t // 8) > buf.size)).any():
-        raise CorruptFileError("FastLanes: a packed value lies past the end of its buffer")
-    out = np.zeros(pos.size, np.uint64)
-    out[live] = _read_words(buf, lo_at[live], t) >> shift[live].astype(np.uint64)
-    if straddle.any():
-        hi = _read_words(buf, lo_at[straddle] + lanes * (t // 8), t)
-        out[straddle] |= hi << (t - shift[straddle]).astype(np.uint64)
-    full = np.uint64(2**t - 1)
-    mask = np.where(w >= t, full, (np.uint64(1) << np.minimum(w, t - 1).astype(np.uint64)) - np.uint64(1))
-    return (out & mask & full).astype(dt)
+    sh = shift[cell]
+    typed = _typed_words(buf, base, nb)
+    if typed is not None:                     # word-aligned blocks: word indices, typed gathers
+        lo = base // nb + word[cell]
+        limit = typed.size
+    else:
+        lo = base + word[cell].astype(np.int64) * nb
+        limit = buf.size - nb + 1
+    step = lanes if typed is not None else lanes * nb
+    if lo.size and int(lo.max()) + step >= limit:   # near the end: check each value exactly
+        live = w > 0                          # width 0: the value is 0, nothing is stored
+        straddle = (sh.astype(np.int64) + w > t) & live
+        if (live & (lo >= limit)).any() or (straddle & (lo + step >= limit)).any():
+            raise CorruptFileError("FastLanes: a packed value lies past the end of its buffer")
+        if not live.any():
+            return np.zeros(pos.size, dt)
+        lo = np.where(live, lo, 0)
+    # the lane's next word is read for every value: its bits land above the value's width unless
+    # the value straddles the two words, and the mask drops them
+    hi = np.minimum(lo + step, max(limit - 1, 0))
+    if typed is not None:
+        a, b = typed.take(lo), typed.take(hi)
+        if nb < 8:
+            a, b = a.astype(np.uint64), b.astype(np.uint64)
+    else:
+        a, b = _read_words(buf, lo, t), _read_words(buf, hi, t)
+    out = (a >> sh) | (b << back[cell])
+    out &= _MASKS[w]
+    return out.astype(dt, copy=False)
 
+
+def _typed_words(buf: np.ndarray, base: np.ndarray, nb: int) -> np.ndarray | None:
+    """``buf`` as little-endian ``nb``-byte words when it and every block start are word-aligned."""
+    if buf.ctypes.data % nb or (base % nb).any():
+        return None
+    return buf[: buf.size // nb * nb].view(f"<u{nb}")
+
+
+#: (1 << w) - 1 for every width 0..64, as uint64
+_MASKS = np.array([(1 << w) - 1 for w in range(65)], np.uint64)
+
+
+@lru_cache(maxsize=None)
+def _extract_tables(t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per T, at ``W * 1024 + p`` for every width W and logical position p: the packed T-bit word
+    (from the block's start) holding the value's first bit, that bit's shift, and T minus it
+    (how far the lane's next word is shifted up), both shifts as uint64."""
+    lanes = BLOCK // t
+    pos = np.arange(BLOCK, dtype=np.int64)
+    row = 8 * _ROW_OF[t][(pos // lanes) % (t // 8)] + pos // 128   # logical index -> packed row
+    bit = np.arange(t + 1, dtype=np.int64)[:, None] * row[None, :]
+    k, s = (bit // t).reshape(-1), (bit % t).reshape(-1)
+    return (k * lanes + np.tile(pos % lanes, t + 1)), s.astype(np.uint64), (t - s).astype(np.uint64)
 
 #: :func:`extract` of at most this many values (a point lookup's) computes each with Python
 #: ints: a vectorised pass costs ~30 numpy calls whatever the count.
