@@ -315,11 +315,22 @@ def unpack_mixed(data: BufferLike, uncompressed_bits: int, byte_offsets: np.ndar
     uniq = np.unique(ws)
     if (cnt[:-1] == BLOCK).all():  # whole blocks but the last: unpack in place, cut the end
         out = empty((k, BLOCK), dt)
+        rest = None
+        if uniq.size > 1:
+            # widths with a few blocks (e.g. the first chunks of an increasing column): one
+            # per-value read of all their values costs less than a kernel pass per width
+            few = np.bincount(ws, minlength=t + 1)[ws] <= FEW_BLOCKS[t]
+            if few.any():
+                sel = np.flatnonzero(few)
+                out[sel] = extract(buf, np.repeat(offs[sel], BLOCK), np.repeat(ws[sel], BLOCK),
+                                   np.tile(np.arange(BLOCK), sel.size), t).reshape(sel.size, BLOCK)
+                rest = np.flatnonzero(~few)
+                uniq = np.unique(ws[rest])
         for w in uniq.tolist():  # one pass per distinct width (at most T+1)
-            if uniq.size == 1:
+            if uniq.size == 1 and rest is None:
                 _unpack_at(buf, offs, w, t, out)
             else:
-                idx = np.flatnonzero(ws == w)
+                idx = np.flatnonzero(ws == w) if rest is None else rest[ws[rest] == w]
                 tmp = np.empty((idx.size, BLOCK), dt)
                 _unpack_at(buf, offs[idx], w, t, tmp)
                 out[idx] = tmp
@@ -333,6 +344,12 @@ def unpack_mixed(data: BufferLike, uncompressed_bits: int, byte_offsets: np.ndar
         _unpack_at(buf, offs[idx], w, t, tmp)
         _place_rows(res, tmp, dst[idx], cnt[idx])
     return res
+
+
+#: Per T: a width shared by at most this many blocks of a mixed-width batch is read per value
+#: (:func:`extract`): a kernel pass costs ~4 numpy calls per shift class (up to T of them)
+#: whatever the block count, a per-value read ~20 calls over 1024 values per block.
+FEW_BLOCKS = {8: 2, 16: 3, 32: 4, 64: 8}
 
 
 def _place_rows(res: np.ndarray, rows: np.ndarray, dst: np.ndarray, lens: np.ndarray) -> None:
