@@ -489,7 +489,7 @@ def _substring_view(tree: exp.Expression, refs: dict[str, LanceRef],
     refs[new] = refs.pop(old)
     views[new] = (old, terms)
     with _quiet_sqlglot():
-        return tree.sql(dialect="duckdb")
+        return call_deep(lambda: tree.sql(dialect="duckdb"), "SQL query")
 
 
 # -- execution ------------------------------------------------------------------------------------
