@@ -13,7 +13,10 @@ the other columns for the matching rows only. Only forms the scan evaluates with
 (or a superset of it) are taken: a plain column of the table, a string literal; ``LIKE`` without
 ``ESCAPE`` or backslashes (DuckDB has no default escape character, Arrow's ``match_like`` has
 one); ``ILIKE`` with an ASCII pattern, kept exact on ASCII values only (DuckDB lower-cases with
-Unicode rules, e.g. ``'İ' ILIKE '%i%'``: values with other characters are left to DuckDB);
+Unicode rules, e.g. ``'İ' ILIKE '%i%'``: values with other characters are left to DuckDB) -- or,
+for a pattern without ``i``, as Arrow's case-insensitive ``match_like`` alone: the only non-ASCII
+characters DuckDB lower-cases to ASCII are U+0130 (to ``i``) and U+212A (to ``k``, which RE2's
+case folding matches too), so it keeps every row DuckDB keeps, and its trigrams reach NGRAM;
 ``regexp_matches(col, pattern)`` without options (both engines run RE2 with its default options;
 a pattern without metacharacters is a ``contains``, which the NGRAM index answers).
 
@@ -175,7 +178,8 @@ def _expression(schema: pa.Schema, term: Term) -> pc.Expression | None:
         return None
     field = pc.field(fields[0].name)
     if kind == "ilike":                        # exact on ASCII values; the others pass to DuckDB
-        return pc.match_like(field, lit, ignore_case=True) | pc.invert(pc.string_is_ascii(field))
+        like = pc.match_like(field, lit, ignore_case=True)
+        return like if "i" not in lit.lower() else like | pc.invert(pc.string_is_ascii(field))
     return {"like": lambda: pc.match_like(field, lit), "contains": lambda: pc.match_substring(field, lit),
             "starts_with": lambda: pc.starts_with(field, lit), "ends_with": lambda: pc.ends_with(field, lit),
             "regexp": lambda: pc.match_substring_regex(field, lit)}[kind]()
