@@ -315,11 +315,22 @@ def unpack_mixed(data: BufferLike, uncompressed_bits: int, byte_offsets: np.ndar
     uniq = np.unique(ws)
     if (cnt[:-1] == BLOCK).all():  # whole blocks but the last: unpack in place, cut the end
         out = empty((k, BLOCK), dt)
+        rest = None
+        if uniq.size > 1:
+            # widths with a few blocks (e.g. the first chunks of an increasing column): one
+            # per-value read of all their values costs less than a kernel pass per width
+            few = np.bincount(ws, minlength=t + 1)[ws] <= FEW_BLOCKS[t]
+            if few.any():
+                sel = np.flatnonzero(few)
+                out[sel] = extract(buf, np.repeat(offs[sel], BLOCK), np.repeat(ws[sel], BLOCK),
+                                   np.tile(np.arange(BLOCK), sel.size), t).reshape(sel.size, BLOCK)
+                rest = np.flatnonzero(~few)
+                uniq = np.unique(ws[rest])
         for w in uniq.tolist():  # one pass per distinct width (at most T+1)
-            if uniq.size == 1:
+            if uniq.size == 1 and rest is None:
                 _unpack_at(buf, offs, w, t, out)
             else:
-                idx = np.flatnonzero(ws == w)
+                idx = np.flatnonzero(ws == w) if rest is None else rest[ws[rest] == w]
                 tmp = np.empty((idx.size, BLOCK), dt)
                 _unpack_at(buf, offs[idx], w, t, tmp)
                 out[idx] = tmp
@@ -333,6 +344,12 @@ def unpack_mixed(data: BufferLike, uncompressed_bits: int, byte_offsets: np.ndar
         _unpack_at(buf, offs[idx], w, t, tmp)
         _place_rows(res, tmp, dst[idx], cnt[idx])
     return res
+
+
+#: Per T: a width shared by at most this many blocks of a mixed-width batch is read per value
+#: (:func:`extract`): a kernel pass costs ~4 numpy calls per shift class (up to T of them)
+#: whatever the block count, a per-value read ~20 calls over 1024 values per block.
+FEW_BLOCKS = {8: 2, 16: 3, 32: 4, 64: 8}
 
 
 def _place_rows(res: np.ndarray, rows: np.ndarray, dst: np.ndarray, lens: np.ndarray) -> None:
@@ -444,28 +461,65 @@ def extract(data: BufferLike, block_offsets: np.ndarray, widths: np.ndarray, pos
     if pos.size <= FEW_VALUES:
         return np.array(_extract_few(buf, np.asarray(block_offsets, np.int64).tolist(), w.tolist(),
                                      pos.tolist(), t), dt)
-    if (w < 0).any() or (w > t).any() or (pos < 0).any() or (pos >= BLOCK).any():
+    if int(w.min()) < 0 or int(w.max()) > t or int(pos.min()) < 0 or int(pos.max()) >= BLOCK:
         raise CorruptFileError(f"FastLanes: bit width outside 0..{t} or position outside a block")
-    lanes = BLOCK // t
-    lane = pos % lanes
-    row = 8 * _ROW_OF[t][(pos // lanes) % (t // 8)] + pos // 128   # logical index -> packed row
-    bit = row * w
-    k, shift = bit // t, bit % t
+    nb, lanes = t // 8, BLOCK // t
+    word, shift, back = _extract_tables(t)
+    cell = w * BLOCK + pos                    # (width, position) -> packed word and bit shift
     base = np.asarray(block_offsets, np.int64)
-    lo_at = base + (k * lanes + lane) * (t // 8)
-    live = w > 0                              # width 0: the value is 0, nothing is stored
-    straddle = (shift + w > t) & live
-    if (live & (lo_at + t // 8 > buf.size)).any() or (straddle & (lo_at + (lanes + 1) * (t // 8) > buf.size)).any():
-        raise CorruptFileError("FastLanes: a packed value lies past the end of its buffer")
-    out = np.zeros(pos.size, np.uint64)
-    out[live] = _read_words(buf, lo_at[live], t) >> shift[live].astype(np.uint64)
-    if straddle.any():
-        hi = _read_words(buf, lo_at[straddle] + lanes * (t // 8), t)
-        out[straddle] |= hi << (t - shift[straddle]).astype(np.uint64)
-    full = np.uint64(2**t - 1)
-    mask = np.where(w >= t, full, (np.uint64(1) << np.minimum(w, t - 1).astype(np.uint64)) - np.uint64(1))
-    return (out & mask & full).astype(dt)
+    sh = shift[cell]
+    typed = _typed_words(buf, base, nb)
+    if typed is not None:                     # word-aligned blocks: word indices, typed gathers
+        lo = base // nb + word[cell]
+        limit = typed.size
+    else:
+        lo = base + word[cell].astype(np.int64) * nb
+        limit = buf.size - nb + 1
+    step = lanes if typed is not None else lanes * nb
+    if lo.size and int(lo.max()) + step >= limit:   # near the end: check each value exactly
+        live = w > 0                          # width 0: the value is 0, nothing is stored
+        straddle = (sh.astype(np.int64) + w > t) & live
+        if (live & (lo >= limit)).any() or (straddle & (lo + step >= limit)).any():
+            raise CorruptFileError("FastLanes: a packed value lies past the end of its buffer")
+        if not live.any():
+            return np.zeros(pos.size, dt)
+        lo = np.where(live, lo, 0)
+    # the lane's next word is read for every value: its bits land above the value's width unless
+    # the value straddles the two words, and the mask drops them
+    hi = np.minimum(lo + step, max(limit - 1, 0))
+    if typed is not None:
+        a, b = typed.take(lo), typed.take(hi)
+        if nb < 8:
+            a, b = a.astype(np.uint64), b.astype(np.uint64)
+    else:
+        a, b = _read_words(buf, lo, t), _read_words(buf, hi, t)
+    out = (a >> sh) | (b << back[cell])
+    out &= _MASKS[w]
+    return out.astype(dt, copy=False)
 
+
+def _typed_words(buf: np.ndarray, base: np.ndarray, nb: int) -> np.ndarray | None:
+    """``buf`` as little-endian ``nb``-byte words when it and every block start are word-aligned."""
+    if buf.ctypes.data % nb or (base % nb).any():
+        return None
+    return buf[: buf.size // nb * nb].view(f"<u{nb}")
+
+
+#: (1 << w) - 1 for every width 0..64, as uint64
+_MASKS = np.array([(1 << w) - 1 for w in range(65)], np.uint64)
+
+
+@lru_cache(maxsize=None)
+def _extract_tables(t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per T, at ``W * 1024 + p`` for every width W and logical position p: the packed T-bit word
+    (from the block's start) holding the value's first bit, that bit's shift, and T minus it
+    (how far the lane's next word is shifted up), both shifts as uint64."""
+    lanes = BLOCK // t
+    pos = np.arange(BLOCK, dtype=np.int64)
+    row = 8 * _ROW_OF[t][(pos // lanes) % (t // 8)] + pos // 128   # logical index -> packed row
+    bit = np.arange(t + 1, dtype=np.int64)[:, None] * row[None, :]
+    k, s = (bit // t).reshape(-1), (bit % t).reshape(-1)
+    return (k * lanes + np.tile(pos % lanes, t + 1)), s.astype(np.uint64), (t - s).astype(np.uint64)
 
 #: :func:`extract` of at most this many values (a point lookup's) computes each with Python
 #: ints: a vectorised pass costs ~30 numpy calls whatever the count.

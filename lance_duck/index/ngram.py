@@ -8,7 +8,10 @@ those made of ASCII letters and digits only; a trigram ``abc`` is the token
 
 A row containing a needle contains every trigram of the needle's runs of ASCII letters and
 digits (lower-cased): those runs survive lower-casing and folding of the row's text
-unchanged. So the rows holding all those tokens are a superset of the matches ("at most");
+unchanged. The same holds ignoring case for an ASCII needle (``ILIKE``): a character matching
+an ASCII letter under Unicode case folding is that letter in either case, U+212A (Kelvin sign,
+lower-cased to ``k``) or U+017F (long s, folded to ``s``). So the rows holding all those tokens
+are a superset of the matches ("at most");
 a token absent from the index means no indexed row matches. Needles without such a trigram
 (shorter than three characters, punctuation) are not answered: the scan reads everything.
 """
@@ -25,7 +28,8 @@ from .roaring import decode_roaring
 from .scalar import MAX_ZONE_SHARE, Unsupported, sorted_unique
 
 FILE_NAME = "ngram_postings.lance"
-TEXT_OPS = frozenset({"contains"})
+#: contains, and icontains (ASCII needles, any case: the tokens are lower-cased trigrams anyway)
+TEXT_OPS = frozenset({"contains", "icontains"})
 NGRAM = 3
 _ALPHA_SPAN = 37
 _RUN = re.compile(r"[0-9A-Za-z]{3,}")

@@ -52,7 +52,7 @@ from ..predicate._deep import call_deep
 from ..scan.dataset import LanceDataset
 from ..scan.params import AsOf, StorageOptions, Version
 from .duckdb_errors import fresh, last_seq, recorded_since, watched
-from .duckdb_pushdown import Term, arrow_filter, substring_terms, view_name
+from .duckdb_pushdown import Term, arrow_filter, comparison_filter, substring_terms, view_name
 
 _LANCE_SCAN = "lance_scan"
 _default_lock = threading.Lock()
@@ -108,7 +108,7 @@ class Rewritten:
     count_ref: LanceRef | None = None   # set when the query is exactly SELECT count(*) FROM <ref>
     count_alias: str | None = None
     objects: dict[str, Any] = field(default_factory=dict)  # caller's variables, by generated name
-    # generated name of a filtered view -> (the reference's name, substring conjuncts it applies)
+    # generated name of a filtered view -> (the reference's name, substring and float comparison conjuncts it applies)
     views: dict[str, tuple[str, list[Term]]] = field(default_factory=dict)
 
 
@@ -473,7 +473,7 @@ def rewrite(query: str, resolve: Resolver | None = None, lookup: Lookup | None =
 
 def _substring_view(tree: exp.Expression, refs: dict[str, LanceRef],
                     views: dict[str, tuple[str, list[Term]]]) -> str | None:
-    """Point the query's one table at a view filtered by its substring conjuncts (see
+    """Point the query's one table at a view filtered by its substring and float comparison conjuncts (see
     :mod:`.duckdb_pushdown`); the new SQL, or None."""
     found = substring_terms(tree)
     if found is None:
@@ -489,7 +489,7 @@ def _substring_view(tree: exp.Expression, refs: dict[str, LanceRef],
     refs[new] = refs.pop(old)
     views[new] = (old, terms)
     with _quiet_sqlglot():
-        return tree.sql(dialect="duckdb")
+        return call_deep(lambda: tree.sql(dialect="duckdb"), "SQL query")
 
 
 # -- execution ------------------------------------------------------------------------------------
@@ -722,7 +722,9 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> Lanc
     for name, (old, terms) in rw.views.items():
         ds = opened.pop(old)
         flt = arrow_filter(ds.schema, terms)
-        opened[name] = ds if flt is None else ds.filter(flt)
+        ds = ds if flt is None else ds.filter(flt)
+        cmp = comparison_filter(ds.schema, terms)
+        opened[name] = ds if cmp is None else ds.filter(cmp)
     for name, ds in opened.items():
         con.register(name, watched(ds))
     for name, obj in rw.objects.items():

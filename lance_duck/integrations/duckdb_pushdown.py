@@ -13,13 +13,27 @@ the other columns for the matching rows only. Only forms the scan evaluates with
 (or a superset of it) are taken: a plain column of the table, a string literal; ``LIKE`` without
 ``ESCAPE`` or backslashes (DuckDB has no default escape character, Arrow's ``match_like`` has
 one); ``ILIKE`` with an ASCII pattern, kept exact on ASCII values only (DuckDB lower-cases with
-Unicode rules, e.g. ``'İ' ILIKE '%i%'``: values with other characters are left to DuckDB);
+Unicode rules, e.g. ``'İ' ILIKE '%i%'``: values with other characters are left to DuckDB) -- or,
+for a pattern without ``i``, as Arrow's case-insensitive ``match_like`` alone: the only non-ASCII
+characters DuckDB lower-cases to ASCII are U+0130 (to ``i``) and U+212A (to ``k``, which RE2's
+case folding matches too), so it keeps every row DuckDB keeps, and its trigrams reach NGRAM;
 ``regexp_matches(col, pattern)`` without options (both engines run RE2 with its default options;
 a pattern without metacharacters is a ``contains``, which the NGRAM index answers).
+
+DuckDB pushes no comparison on a ``DOUBLE`` column either (``amount > 230``, ``amount > 230.0``:
+nothing reaches the scan), so a top-level conjunct ``col op number`` (``>``, ``>=``, ``<``, ``<=``,
+``=``) on a ``float64`` column goes to the view too, as a SQL filter (:func:`comparison_filter`)
+that a ZONEMAP or BTREE answers. NaN is the greatest value for DuckDB and for lance_duck's SQL
+alike (``NaN > 230`` holds in both). DuckDB reads an exponent literal as a correctly rounded
+DOUBLE, and an integer or decimal of at most 15 digits as ``digits / 10^scale`` (two exact
+doubles, one correctly rounded division): Python's ``float`` of the text is the same value, so
+the view compares with it as written. A longer literal may come out an ulp off: its bound is
+loosened by a relative 2^-40 (the view keeps a superset; DuckDB's own ``WHERE`` is exact).
 """
 from __future__ import annotations
 
 import hashlib
+import math
 from typing import Any, cast
 
 import pyarrow as pa
@@ -91,8 +105,42 @@ def _term(c: exp.Expression, table: exp.Table) -> Term | None:
     return None if col is None or lit is None else (col, kind, lit)
 
 
+_COMPARISONS: dict[type[exp.Expression], str] = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<=",
+                                                 exp.EQ: "="}
+_MIRRORED = {">": "<", ">=": "<=", "<": ">", "<=": ">=", "=": "="}
+
+
+def _number(node: exp.Expression) -> tuple[float, bool] | None:
+    """A finite numeric literal (``230``, ``-1.5``, ``2e3``) and whether DuckDB's DOUBLE of it
+    is surely Python's (see the module notes), or None."""
+    negative = isinstance(node, exp.Neg)
+    if negative:
+        node = node.this
+    if not isinstance(node, exp.Literal) or node.is_string:
+        return None
+    text = str(node.this)
+    try:
+        v = float(text)
+    except ValueError:
+        return None
+    exact = "e" in text.lower() or len(text.replace(".", "").lstrip("0")) <= 15
+    return ((-v if negative else v), exact) if math.isfinite(v) else None
+
+
+def _comparison_term(c: exp.Expression, table: exp.Table) -> Term | None:
+    """``col op number`` (either way round) as ``(col, "compare", (op, number, exact))``, or None."""
+    op = _COMPARISONS.get(type(c))
+    if op is None:
+        return None
+    col, num = _column(c.this, table), _number(c.expression)
+    if col is None or num is None:
+        col, num, op = _column(c.expression, table), _number(c.this), _MIRRORED[op]
+    return None if col is None or num is None else (col, "compare", (op, *num))
+
+
 def substring_terms(tree: exp.Expression) -> tuple[exp.Table, list[Term]] | None:
-    """The query's only table and the substring conjuncts of its ``WHERE`` (None: none usable)."""
+    """The query's only table and the substring conjuncts of its ``WHERE``, and its numeric
+    comparisons (see :func:`comparison_filter`) (None: none usable)."""
     if not isinstance(tree, exp.Select) or tree.args.get("joins") or tree.args.get("with"):
         return None
     tables = list(tree.find_all(exp.Table))
@@ -103,7 +151,8 @@ def substring_terms(tree: exp.Expression) -> tuple[exp.Table, list[Term]] | None
     table = tables[0]
     conjuncts = list(where.this.flatten()) if isinstance(where.this, exp.And) else [where.this]
     terms = [t for c in conjuncts if isinstance(c, exp.Expression)
-             and (t := _term(cast(exp.Expression, c.unnest()), table)) is not None]
+             and (t := _term(cast(exp.Expression, c.unnest()), table)
+                  or _comparison_term(cast(exp.Expression, c.unnest()), table)) is not None]
     return (table, terms) if terms else None
 
 
@@ -124,11 +173,13 @@ def _expression(schema: pa.Schema, term: Term) -> pc.Expression | None:
             out = e if out is None else out | e
         return out
     fields = [f for f in schema if f.name.lower() == col.lower()]
-    if len(fields) != 1 or not (pa.types.is_string(fields[0].type) or pa.types.is_large_string(fields[0].type)):
+    if kind == "compare" or len(fields) != 1 or not (pa.types.is_string(fields[0].type)
+                                                     or pa.types.is_large_string(fields[0].type)):
         return None
     field = pc.field(fields[0].name)
     if kind == "ilike":                        # exact on ASCII values; the others pass to DuckDB
-        return pc.match_like(field, lit, ignore_case=True) | pc.invert(pc.string_is_ascii(field))
+        like = pc.match_like(field, lit, ignore_case=True)
+        return like if "i" not in lit.lower() else like | pc.invert(pc.string_is_ascii(field))
     return {"like": lambda: pc.match_like(field, lit), "contains": lambda: pc.match_substring(field, lit),
             "starts_with": lambda: pc.starts_with(field, lit), "ends_with": lambda: pc.ends_with(field, lit),
             "regexp": lambda: pc.match_substring_regex(field, lit)}[kind]()
@@ -145,4 +196,35 @@ def arrow_filter(schema: pa.Schema, terms: list[Term]) -> pc.Expression | None:
     return out
 
 
-__all__ = ["Term", "arrow_filter", "substring_terms", "view_name"]
+#: Relative slack of a comparison's bound in the view (see the module notes).
+COMPARISON_SLACK = 2.0 ** -40
+
+
+def comparison_filter(schema: pa.Schema, terms: list[Term]) -> str | None:
+    """The numeric comparisons among ``terms`` on ``float64`` columns as a SQL filter (pylance's
+    dialect) keeping at least the rows DuckDB keeps, or None."""
+    parts = []
+    for col, kind, value in terms:
+        fields = [f for f in schema if f.name.lower() == col.lower()]
+        if kind != "compare" or len(fields) != 1 or not pa.types.is_float64(fields[0].type) \
+                or "`" in fields[0].name:
+            continue
+        op, v, exact = value
+        name = f"`{fields[0].name}`"
+        if exact:
+            parts.append(f"{name} {op} {v!r}")
+            continue
+        slack = abs(v) * COMPARISON_SLACK + 1e-300
+        lo, hi = v - slack, v + slack
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            continue
+        if op in (">", ">="):
+            parts.append(f"{name} >= {lo!r}")
+        elif op in ("<", "<="):
+            parts.append(f"{name} <= {hi!r}")
+        else:
+            parts.append(f"{name} >= {lo!r} AND {name} <= {hi!r}")
+    return " AND ".join(parts) or None
+
+
+__all__ = ["COMPARISON_SLACK", "Term", "arrow_filter", "comparison_filter", "substring_terms", "view_name"]

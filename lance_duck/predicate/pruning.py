@@ -22,8 +22,9 @@ from .expressions import FLIPPED, conjuncts as _split_and
 class ColumnPredicate:
     """``path op value``; op is one of == != < <= > >= in is_null is_valid, has_any /
     has_all (a list column holds one / every element of ``value``, a non-empty array without
-    nulls), or contains (a string column holds every string of ``value`` as a substring,
-    case-sensitive: implied by ``contains``, ``LIKE``, ``starts_with``...)."""
+    nulls), contains (a string column holds every string of ``value`` as a substring,
+    case-sensitive: implied by ``contains``, ``LIKE``, ``starts_with``...), or icontains (the
+    same ignoring case, for ASCII strings only: implied by ``ILIKE`` with an ASCII pattern)."""
 
     path: tuple[str, ...]
     op: str
@@ -91,8 +92,9 @@ def _from_bound_atom(node: BoundExpr) -> ColumnPredicate | AnyOf | None:
         return _any_of([_from_bound_atom(a) for a in node.args])
     if isinstance(node, BCall) and node.args and isinstance(node.args[0], BRef):
         return _list_set_atom(node, node.args[0]) or _text_atom(node, node.args[0])
-    if isinstance(node, BLike) and isinstance(node.arg, BRef) and not node.ignore_case:
-        return _substrings(node.arg.path, node.arg.type, like_literals(node.pattern))
+    if isinstance(node, BLike) and isinstance(node.arg, BRef):
+        return _substrings(node.arg.path, node.arg.type, like_literals(node.pattern),
+                           _substring_op(node.ignore_case, node.pattern))
     return None
 
 
@@ -119,10 +121,20 @@ def like_literals(pattern: str) -> list[str]:
     return [r for r in runs if r]
 
 
-def _substrings(path: tuple[str, ...], t: pa.DataType, needles: list[str]) -> ColumnPredicate | None:
-    if not needles or not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+def _substring_op(ignore_case: bool, pattern: str) -> str | None:
+    """contains, icontains for a case-insensitive ASCII pattern, None otherwise: under Unicode
+    case folding only ASCII letters and U+212A / U+017F (which the NGRAM tokenizer lower-cases /
+    folds to k / s) match an ASCII letter, so the trigrams of an ASCII needle stay exact."""
+    if not ignore_case:
+        return "contains"
+    return "icontains" if pattern.isascii() else None
+
+
+def _substrings(path: tuple[str, ...], t: pa.DataType, needles: list[str],
+                op: str | None = "contains") -> ColumnPredicate | None:
+    if op is None or not needles or not (pa.types.is_string(t) or pa.types.is_large_string(t)):
         return None
-    return ColumnPredicate(path, "contains", pa.array(needles, pa.string()))
+    return ColumnPredicate(path, op, pa.array(needles, pa.string()))
 
 
 def _text_atom(node: BCall, ref: BRef) -> ColumnPredicate | None:
@@ -232,14 +244,14 @@ def _x_atom(node: ai.XNode, schema: pa.Schema | None) -> ColumnPredicate | AnyOf
         return ColumnPredicate(a[0].args[0].path, "is_valid")
     if node.name in ("or_kleene", "or"):
         return _any_of([_x_atom(x, schema) for x in a])
-    if node.name in _X_SUBSTRING and len(a) == 1 and isinstance(a[0], ai.XField) \
-            and not ai.flag(node.options, "ignore_case"):
+    if node.name in _X_SUBSTRING and len(a) == 1 and isinstance(a[0], ai.XField):
         pattern = ai.option(node.options, "pattern")
         pattern = pattern.as_py() if isinstance(pattern, pa.Scalar) else pattern
         t = _field_type(schema, a[0].path)
         if not isinstance(pattern, str) or t is None:
             return None
-        return _substrings(a[0].path, t, like_literals(pattern) if node.name == "match_like" else [pattern])
+        return _substrings(a[0].path, t, like_literals(pattern) if node.name == "match_like" else [pattern],
+                           _substring_op(bool(ai.flag(node.options, "ignore_case")), pattern))
     return None
 
 

@@ -68,7 +68,7 @@ NGRAM_FILTERS = [
     "contains(txt, 'delta-x') AND k < 20000",
     "regexp_like(txt, 'Row 777')",
     "txt LIKE '%\\%%'",
-    "txt ILIKE '%gamma%'",                         # case-insensitive: scanned
+    "txt ILIKE '%gamma%'",                         # case-insensitive, ASCII: NGRAM candidates too
     "txt IS NULL",
 ]
 TABLES = [("2.1", False), ("2.1", True), ("2.2", False), ("2.2", True), ("2.3", False)]
@@ -138,8 +138,11 @@ def test_ngram_selects_the_rows_holding_every_trigram(plain):
     assert sum(_selected(plain, 9, "txt LIKE '%GAMMA Café-5 #3%'").values()) == len(
         [i for i in range(40_000) if i % 7 == 2 and i % 997])
     assert sum(_selected(plain, 9, "contains(txt, 'zz9q')").values()) == 0
-    # no trigram, unselective, case-insensitive: a normal scan
-    for flt in ["contains(txt, 'a-')", "contains(txt, 'Row')", "txt ILIKE '%gamma%'", "txt LIKE 'Ro%'"]:
+    # ILIKE with an ASCII pattern: the same lower-cased trigrams ("gam", "amm", "mma")
+    assert sum(_selected(plain, 9, "txt ILIKE '%gamma%'").values()) == len(
+        [i for i in range(40_000) if i % 7 == 2 and i % 997])
+    # no trigram, unselective, a non-ASCII case-insensitive pattern: a normal scan
+    for flt in ["contains(txt, 'a-')", "contains(txt, 'Row')", "txt ILIKE '%épsilon%'", "txt LIKE 'Ro%'"]:
         assert _selected(plain, 9, flt) is None, flt
     # NGRAM segments are remapped by compaction: still used on the compacted fragments
     last = lance_duck.dataset(plain)
@@ -202,9 +205,12 @@ def test_substring_filters_pushed_as_expressions_use_the_ngram_index(plain):
         assert ds.scanner(filter=flt)._index_selections() is not None, flt
         got = ds.to_table(filter=flt)
         assert got.num_rows > 0 and got.equals(ds.to_table(filter=flt, use_scalar_index=False)), flt
-    flt = pc.match_substring(pc.field("txt"), "ROW 4321 ", ignore_case=True)
-    assert ds.scanner(filter=flt)._index_selections() is None
-    assert ds.to_table(filter=flt).equals(ds.to_table(filter=flt, use_scalar_index=False))
+    # ignoring case: an ASCII pattern takes the (lower-cased) trigrams too, a non-ASCII one scans
+    for flt, indexed in [(pc.match_substring(pc.field("txt"), "ROW 4321 ", ignore_case=True), True),
+                         (pc.match_substring(pc.field("txt"), "ÉPSILON CAFÉ-3 #4", ignore_case=True), False)]:
+        assert (ds.scanner(filter=flt)._index_selections() is not None) == indexed
+        got = ds.to_table(filter=flt)
+        assert got.num_rows > 0 and got.equals(ds.to_table(filter=flt, use_scalar_index=False))
 
 
 def test_duckdb_queries_over_bloom_and_ngram_indexed_columns(plain):

@@ -89,14 +89,25 @@ def test_cold_point_lookup_to_table_reads_the_footer_not_a_64k_tail(million, col
     assert fetched < 16 * 1024, fetched
 
 
-def test_bitmap_selection_of_one_row_in_twenty_unpacks_chunks_and_equals_pylance(million):
-    """5% of the rows, spread over every chunk: the selected columns' inline-bitpacked chunks are
-    unpacked whole and gathered; the rows equal pylance's and the unindexed read."""
+@pytest.mark.parametrize("dense_selection, path, absent", [
+    # 5% of the rows (below one in DENSE_SELECTION): values read one by one from the packed words
+    (None, "path:selected:inline_bitpacking", "path:selected:unpack-gather"),
+    # the same rows with the threshold lowered to 1 in 32: the chunks are unpacked whole and gathered
+    (32, "path:selected:unpack-gather", None),
+])
+def test_bitmap_selection_of_one_row_in_twenty_reads_values_or_unpacks_and_equals_pylance(
+        million, monkeypatch, dense_selection, path, absent):
+    """A BITMAP selection touching every chunk of the selected columns, read per value or by
+    unpacking whole chunks (by density); the rows equal pylance's and the unindexed read."""
+    from lance_duck.file.v2_1.compression import miniblock as mb
+    if dense_selection is not None:
+        monkeypatch.setattr(mb, "DENSE_SELECTION", dense_selection)
     ds = lance_duck.dataset(million)
     flt = "category = 'cat_7'"
     with decode_trace() as trace:
         got = ds.to_table(columns=["id", "amount"], filter=flt)
-    assert "path:selected:unpack-gather" in trace.names()
+    assert path in trace.names()
+    assert absent is None or absent not in trace.names()
     assert ds.scanner(filter=flt)._index_selections() is not None
     assert got.num_rows > ROWS // 25
     assert got.equals(ds.to_table(columns=["id", "amount"], filter=flt, use_scalar_index=False))

@@ -73,7 +73,7 @@ def test_a_filtered_view_does_not_change_an_earlier_relation_over_the_same_table
 
 
 @pytest.mark.parametrize("sql, terms", [
-    ("SELECT * FROM t WHERE a LIKE '%x%' AND b = 1", [("a", "like", "%x%")]),
+    ("SELECT * FROM t WHERE a LIKE '%x%' AND b = 1", [("a", "like", "%x%"), ("b", "compare", ("=", 1.0, True))]),
     ("SELECT * FROM t AS u WHERE u.a LIKE 'x%' AND suffix(a, 'y')", [("a", "like", "x%"), ("a", "ends_with", "y")]),
     ("SELECT * FROM t WHERE contains(a, 'x') OR b = 1", None),
     ("SELECT * FROM t WHERE s.a LIKE '%x%'", None),                      # a struct field, not t's column

@@ -67,7 +67,8 @@ def test_substring_forms_equal_duckdb_over_the_arrow_table(ngram_text_table, ngr
 
 
 @pytest.mark.parametrize("where", ["regexp_matches(txt, 'Row 54321 B')",
-                                   "contains(txt, 'Row 12345 ') OR txt LIKE '%Row 54321 B%'"])
+                                   "contains(txt, 'Row 12345 ') OR txt LIKE '%Row 54321 B%'",
+                                   "txt ILIKE '%ROW 54321 B%'"])     # an ILIKE pattern without i
 def test_literal_regex_and_ored_substrings_reach_the_ngram_index(ngram_text_table, data_bytes, where):  # noqa: F811
     con = duckdb.connect()
     full = lance_duck.sql(f"SELECT * FROM '{ngram_text_table}'", con).to_arrow_table()
@@ -84,11 +85,15 @@ TRICKY = ["İstanbul", "istanbul", "ſtring", "KELVIN \u212a", "kelvin k", "a\nb
 
 @pytest.mark.parametrize("where", ["s ILIKE '%i%'", "s ILIKE '%s%'", "s ILIKE '%k'", "s ILIKE 'a_b'",
                                    "s ILIKE '%STRA%'", "regexp_matches(s, 'a.b')", "regexp_matches(s, '^[a-z]+$')",
-                                   "s ILIKE 'kelvin _' OR s LIKE 'ſ%'"])
-def test_case_folding_and_newlines_keep_duckdb_semantics(tmp_path, handed, where):
+                                   "s ILIKE 'kelvin _' OR s LIKE 'ſ%'", "s ILIKE '%kelvin k%'",
+                                   "s ILIKE '%tanbul%'", "s ILIKE '%RASS%'", "s ILIKE '%ELV%'"])
+@pytest.mark.parametrize("ngram", [False, True])
+def test_case_folding_and_newlines_keep_duckdb_semantics(tmp_path, handed, where, ngram):
     path = str(tmp_path / "u.lance")
     tbl = pa.table({"i": pa.array(range(len(TRICKY)), pa.int64()), "s": pa.array(TRICKY, pa.string())})
     lance.write_dataset(tbl, path)
+    if ngram:                          # ILIKE patterns without i take its candidates
+        lance.dataset(path).create_scalar_index("s", "NGRAM")
     con = duckdb.connect()
     con.register("u", tbl)
     q = "SELECT i FROM {} WHERE " + where + " ORDER BY i"

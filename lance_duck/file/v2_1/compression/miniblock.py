@@ -80,9 +80,10 @@ def _chunk_of(cs: ChunkSet, idx: np.ndarray, what: str) -> tuple[np.ndarray, np.
 
 
 #: A selection holding at least one value in this many of the chunks' values, in chunks of
-#: one bit width, unpacks the chunks whole and gathers (the one-width block kernel beats a few
-#: word reads per value above ~3%; mixed widths unpack slower than per-value reads even at 10%).
-DENSE_SELECTION = 32
+#: one bit width, unpacks the chunks whole and gathers (the one-width block kernel beats the
+#: table-driven per-value reads of ``fastlanes.extract`` above ~5% at small widths, ~10% at
+#: 40-63 bits; mixed widths unpack slower than per-value reads even at 10%).
+DENSE_SELECTION = 10
 #: ... and more chunks than this (unpacking a few blocks costs more than reading their values)
 FEW_CHUNKS = 4
 
