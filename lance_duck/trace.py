@@ -13,8 +13,8 @@ Event names (a value is attached where it says more):
 * ``path:<name>`` -- a code path: ``path:selected:<encoding>`` (only the selected values of a
   mini-block page decoded), ``path:page-group`` (pages ``(first, last)`` decoded together),
   ``path:bitpack:one-width``, ``path:fsst:grouped`` (groups), ``path:fsst:decompress`` (strings),
-  ``path:fsst:escapes``, ``path:fsst:pieces`` (pieces), ``path:fsst:pairs`` (codes taken two at
-  a time), ``path:shared-parts`` (parts: a kernel split on a kernel pool thread, shared with the
+  ``path:fsst:escapes``, ``path:fsst:pieces`` (pieces), ``path:fsst:tiny`` (tokens: a few
+  expanded in numpy), ``path:fsst:pairs`` (codes taken two at a time), ``path:shared-parts`` (parts: a kernel split on a kernel pool thread, shared with the
   pool's idle workers), ``path:rle:bitpacked`` (a 2.3 mini-block RLE side bit-packed per chunk),
   ``path:lean-rows`` (rows: a few rows read through the shared lean page objects),
   ``path:lean-split`` ((lean fields, general fields): one read of a few rows split per field),

@@ -65,6 +65,8 @@ PARALLEL_MIN_TOKENS = 1 << 19  # inputs this large are split for the kernel pool
 PAIR_MIN_TOKENS = 1 << 18  # escape-free inputs this large are taken two codes at a time ...
 PAIR_MIN_CODES_PER_STRING = 8  # ... when their strings average this many codes
 _SMALL_TOKENS = (1 << 31) // 8  # fewer tokens than this cannot produce 2 GiB of output
+TINY_TOKENS = 256  # inputs this small (a few selected strings) are expanded in numpy: an Arrow
+# take releases and re-takes the GIL, which costs 0.1-0.2 ms under DuckDB's threads
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,7 @@ class SymbolTable:
     enabled: bool          # the encoder switch; False = bytes stored uncompressed
     values: pa.BinaryArray
     lengths: np.ndarray    # output length of the 512 tokens
+    rows: np.ndarray       # the 512 tokens' bytes as rows of 8 (zero-padded), for tiny inputs
 
     @cached_property
     def large_values(self) -> pa.LargeBinaryArray:
@@ -133,7 +136,7 @@ def _parse(data: BufferLike) -> SymbolTable:
     data_bytes = table[np.arange(8) < lengths[:, None]]
     values = pa.BinaryArray.from_buffers(pa.binary(), 512,
                                          [None, pa.py_buffer(offsets), pa.py_buffer(data_bytes)])
-    return SymbolTable(n, bool(header >> 24 & 1), values, lengths.astype(np.uint8))
+    return SymbolTable(n, bool(header >> 24 & 1), values, lengths.astype(np.uint8), table)
 
 
 def _tokens(st: SymbolTable, region: np.ndarray) -> np.ndarray:
@@ -246,6 +249,8 @@ def _take_strings(st: SymbolTable, tok: np.ndarray, ends: np.ndarray, out: np.nd
     """Take ``tok`` from the token table (or with ``pairs`` uint8 codes from the pair table);
     writes the output offset of token position ``ends[i]`` into ``out[i]`` and returns the
     output bytes."""
+    if tok.size <= TINY_TOKENS:
+        return _take_tiny(st, tok, ends, out)
     if pairs and tok.size < _SMALL_TOKENS:
         return _take_pairs(st, tok, ends, out)
     values = st.values if tok.size < _SMALL_TOKENS else st.large_values
@@ -256,6 +261,17 @@ def _take_strings(st: SymbolTable, tok: np.ndarray, ends: np.ndarray, out: np.nd
     _gather_into(pos, ends, out)
     total = int(pos[-1])
     return np.frombuffer(data_buf, np.uint8, total) if total else np.empty(0, np.uint8)
+
+
+def _take_tiny(st: SymbolTable, tok: np.ndarray, ends: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """:func:`_take_strings` for a few tokens, in numpy only: each token's 8-byte row, masked to
+    its length."""
+    lens = st.lengths[tok]
+    pos = np.zeros(tok.size + 1, np.int64)
+    np.cumsum(lens, out=pos[1:])
+    trace.record("path:fsst:tiny", int(tok.size))
+    _gather_into(pos, ends, out)
+    return st.rows[tok][np.arange(8) < lens[:, None]]
 
 
 def _gather_into(pos: np.ndarray, idx: np.ndarray, out: np.ndarray) -> None:

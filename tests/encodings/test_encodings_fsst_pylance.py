@@ -269,3 +269,28 @@ def test_on_a_kernel_thread_only_inputs_cut_anyway_are_cut_for_two(monkeypatch):
     p, m = fsst.PIECE_TOKENS, fsst.PARALLEL_MIN_TOKENS
     got = _threads.map_parts(lambda n: fsst._piece_count(n), [m, p + 5, 2 * p, 3 * p + 5, 9 * p])
     assert got == [0, 1, 2, 4, 10]
+
+
+@pytest.mark.parametrize("kind,version", CASES, ids=[f"{k}-{v}" for k, v in CASES])
+def test_a_few_selected_strings_are_expanded_in_numpy_like_pylance_take(fsst_tables, kind, version):
+    """Selections of a few strings (escaped bytes included) take the tiny numpy path
+    (``path:fsst:tiny``) where they are FSST-coded and equal pylance's take; a whole column
+    does not take it."""
+    uri, expected = fsst_tables(kind, version)
+    snap, reader = _reader(uri)
+    ds = lance.dataset(uri)
+    name = "short" if kind == "mini" else "long_rare"
+    col = expected.column(name).combine_chunks()
+    rare = [i for i, v in enumerate(col.to_pylist()) if v and any(ord(c) >= 0x3000 for c in v)]
+    filled = [i for i, v in enumerate(col.to_pylist()) if v]
+    for idx in ([rare[0]], [rare[1], rare[2]], [filled[0]], [filled[-1]], filled[-9:]):
+        with decode_trace() as trace:
+            got = reader.read_field(snap.schema.field(name), np.asarray(idx, np.int64))
+        assert got.equals(ds.take(idx, columns=[name]).column(name).combine_chunks()), idx
+        tiny = trace.values("path:fsst:tiny")
+        assert all(0 <= t <= fsst.TINY_TOKENS for t in tiny), idx
+        if kind == "mini" and idx[0] in rare:   # escaped bytes (256 + byte) took the tiny path
+            assert tiny and max(tiny) > 0, idx
+    with decode_trace() as trace:
+        reader.read_field(snap.schema.field(name))
+    assert not trace.values("path:fsst:tiny")
