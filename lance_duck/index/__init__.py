@@ -13,26 +13,21 @@ from .metadata import list_indices as _list
 
 def index_segments(snapshot) -> list[IndexSegment]:
     """Every index segment of a snapshot's manifest (cached on the snapshot)."""
-    segs = snapshot.__dict__.get("_index_segments")
-    if segs is None:
-        mf = snapshot.manifest_file
-        segs = read_index_segments(snapshot.manifest, mf.raw, mf.path)
-        snapshot.__dict__["_index_segments"] = segs
-    return segs
+    mf = snapshot.manifest_file
+    return snapshot.derived("_index_segments", lambda: read_index_segments(snapshot.manifest, mf.raw, mf.path))
 
 
 def reuse_history(snapshot) -> list | None:
     """The deferred compactions of the fragment-reuse index (index.reuse), oldest first; [] when
     there is none, None when it cannot be read (then no index is used). Cached on the snapshot."""
-    if "_reuse_history" not in snapshot.__dict__:
+    def make() -> list | None:
         from .reuse import reuse_versions
         from .scalar import Unsupported
         try:
-            hist: list | None = reuse_versions(index_segments(snapshot))
+            return reuse_versions(index_segments(snapshot))
         except Unsupported:
-            hist = None
-        snapshot.__dict__["_reuse_history"] = hist
-    return snapshot.__dict__["_reuse_history"]
+            return None
+    return snapshot.derived("_reuse_history", make)
 
 
 def listed_segments(snapshot) -> list[IndexSegment]:

@@ -67,19 +67,13 @@ def _preds(conjunct) -> tuple:
 def _usable_segments(snapshot, field_id: int, types: tuple[str, ...] = EXACT_TYPES) -> list[IndexSegment]:
     """The segments of one index of ``types`` on ``field_id`` (the first such index by name;
     worked out once per snapshot)."""
-    memo = snapshot.__dict__.setdefault("_usable_segments", {})
-    got = memo.get((field_id, types))
-    if got is None:
-        got = memo[field_id, types] = _pick_segments(snapshot, field_id, types)
-    return got
+    return snapshot.derived(f"_usable_segments:{field_id}:{','.join(types)}",
+                            lambda: _pick_segments(snapshot, field_id, types))
 
 
 def _fragment_rows(snapshot) -> dict[int, int]:
     """{fragment id: physical rows} of a snapshot (made once, kept on it; not to be modified)."""
-    got = snapshot.__dict__.get("_fragment_rows")
-    if got is None:
-        got = snapshot.__dict__["_fragment_rows"] = {f.id: f.physical_rows for f in snapshot.fragments}
-    return got
+    return snapshot.derived("_fragment_rows", lambda: {f.id: f.physical_rows for f in snapshot.fragments})
 
 
 def _pick_segments(snapshot, field_id: int, types: tuple[str, ...]) -> list[IndexSegment]:
@@ -109,11 +103,9 @@ def _search_segment(snapshot, seg: IndexSegment, terms, fragment_rows: dict[int,
     if seg.index_type == "BTree":
         if "page_lookup.lance" not in sizes or "page_data.lance" not in sizes:
             return None
-        readers = snapshot.__dict__.setdefault("_btree_readers", {})
-        idx = readers.get(seg.uuid)
-        if idx is None:
-            idx = readers[seg.uuid] = BTreeIndex(io, segment_file_path(snapshot, seg, "page_lookup.lance"),
-                                                 segment_file_path(snapshot, seg, "page_data.lance"), sizes)
+        idx = snapshot.derived(f"_btree_reader:{seg.uuid}", lambda: BTreeIndex(
+            io, segment_file_path(snapshot, seg, "page_lookup.lance"),
+            segment_file_path(snapshot, seg, "page_data.lance"), sizes))
         return idx.search(terms)
     if seg.index_type == "ZoneMap":
         if "zonemap.lance" not in sizes:
@@ -163,11 +155,7 @@ class _RowIdMap:
 
 
 def _row_id_map(snapshot) -> _RowIdMap:
-    m = snapshot.__dict__.get("_row_id_map")
-    if m is None:
-        m = _RowIdMap(snapshot.fragments)
-        snapshot.__dict__["_row_id_map"] = m
-    return m
+    return snapshot.derived("_row_id_map", lambda: _RowIdMap(snapshot.fragments))
 
 
 def _split_by_fragment(addrs: np.ndarray, covered: Iterable[int]) -> dict[int, np.ndarray]:

@@ -366,11 +366,8 @@ def plain(a: pa.Array, want: pa.DataType | None) -> pa.Array:
 
 def _name_maps(snapshot) -> tuple[dict[str, Any], dict[str, pa.DataType]]:
     """({name: top-level field}, {name: read type}) of a snapshot (made once, kept on it)."""
-    got = snapshot.__dict__.get("_scan_name_maps")
-    if got is None:
-        got = snapshot.__dict__["_scan_name_maps"] = ({f.name: f for f in snapshot.schema.fields},
-                                                      {f.name: f.type for f in snapshot.read_schema})
-    return got
+    return snapshot.derived("_scan_name_maps", lambda: ({f.name: f for f in snapshot.schema.fields},
+                                                        {f.name: f.type for f in snapshot.read_schema}))
 
 
 def _reader_cache(snapshot) -> tuple[OrderedDict[str, Any], threading.Lock]:
@@ -379,10 +376,7 @@ def _reader_cache(snapshot) -> tuple[OrderedDict[str, Any], threading.Lock]:
     again); object stores: one per scan (readers there keep the scan's fetched pages)."""
     if not snapshot.io.is_local:
         return OrderedDict(), threading.Lock()
-    shared = snapshot.__dict__.get("_scan_readers")
-    if shared is None:
-        shared = snapshot.__dict__.setdefault("_scan_readers", (OrderedDict(), threading.Lock()))
-    return shared
+    return snapshot.derived("_scan_readers", lambda: (OrderedDict(), threading.Lock()))
 
 
 def _file_for(fragment, field):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import operator
 from datetime import datetime
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import pyarrow as pa
 
@@ -110,6 +110,9 @@ def _read_by_name(io: FileIO, vdir: str, version: int) -> ManifestFile | None:
     return mf if mf.manifest.version == version else None
 
 
+T = TypeVar("T")
+
+
 class Snapshot:
     """One pinned version of a table (immutable; cheap to keep)."""
 
@@ -148,6 +151,15 @@ class Snapshot:
     def __repr__(self) -> str:
         b = f", branch={self.branch!r}" if self.branch else ""
         return f"Snapshot({self.uri!r}, version={self.version}{b}, fragments={len(self.fragments)})"
+
+    def derived(self, key: str, make: Callable[[], T]) -> T:
+        """A value derived from this (immutable) snapshot under ``key``, made once by ``make``
+        and kept on it: the upper layers' per-version caches (index segments, name maps, open
+        readers). Threads racing on a first call all get the value stored first."""
+        d = self.__dict__
+        if key in d:
+            return d[key]
+        return d.setdefault(key, make())
 
     @property
     def is_legacy(self) -> bool:
