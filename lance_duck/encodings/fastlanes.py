@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import CorruptFileError
 from ._buf import BufferLike, as_u8, check_count, empty, uint_dtype, words as _words
 
-__all__ = ["ORDER", "BLOCK", "unpack", "unpack_blocks", "unpack_blocks_at", "unpack_mixed", "extract",
+__all__ = ["ORDER", "BLOCK", "unpack", "unpack_blocks", "unpack_blocks_at", "unpack_mixed", "extract", "extract_blocks",
            "unpack_out_of_line", "unpack_out_of_line_batch", "pack", "words_per_block"]
 
 ORDER = (0, 4, 2, 6, 1, 5, 3, 7)
@@ -496,6 +496,68 @@ def extract(data: BufferLike, block_offsets: np.ndarray, widths: np.ndarray, pos
     out = (a >> sh) | (b << back[cell])
     out &= _MASKS[w]
     return out.astype(dt, copy=False)
+
+
+def extract_blocks(data: BufferLike, block_offsets: np.ndarray, widths: np.ndarray, blocks: np.ndarray,
+                   positions: np.ndarray, uncompressed_bits: int) -> np.ndarray:
+    """:func:`extract` with the blocks given once: value ``positions[i]`` (0..1023) of block
+    ``blocks[i]``, whose packed words start at byte ``block_offsets[blocks[i]]`` of ``data`` with
+    width ``widths[blocks[i]]``. Blocks are checked once each (not per value) and the values
+    computed in the T-bit dtype; the per-position tables of one width are slices (no per-value
+    width lookup) when every block has that width. Cost per value: four gathers, four bit ops."""
+    t = int(uncompressed_bits)
+    dt = uint_dtype(t)
+    buf = as_u8(data)
+    base = np.asarray(block_offsets, np.int64)
+    w = np.asarray(widths, np.int64)
+    blk = np.asarray(blocks, np.int64)
+    pos = np.asarray(positions, np.int64)
+    nb, lanes = t // 8, BLOCK // t
+    if pos.size == 0:
+        return np.zeros(0, dt)
+    if blk.size != pos.size or int(blk.min()) < 0 or int(blk.max()) >= base.size:
+        raise CorruptFileError("FastLanes: a selected value's block does not exist")
+    if int(pos.min()) < 0 or int(pos.max()) >= BLOCK:
+        raise CorruptFileError(f"FastLanes: bit width outside 0..{t} or position outside a block")
+    if int(w.min()) < 0 or int(w.max()) > t or int(base.min()) < 0 or int((base + w * (BLOCK // 8)).max()) > buf.size:
+        raise CorruptFileError(f"FastLanes: bit width outside 0..{t} or a packed block past the end of its buffer")
+    typed = _typed_words(buf, base, nb)
+    if typed is None:
+        return extract(buf, base[blk], w[blk], pos, t)
+    word, shift, back = _native_tables(t)
+    w0 = int(w[0])
+    if bool((w == w0).all()):
+        if w0 == 0:
+            return np.zeros(pos.size, dt)
+        cut = slice(w0 * BLOCK, (w0 + 1) * BLOCK)
+        word, shift, back, cell = word[cut], shift[cut], back[cut], pos
+        mask = dt.type((1 << w0) - 1)
+    else:
+        cell = (w * BLOCK)[blk]
+        cell += pos
+        mask = _MASKS[w].astype(dt)[blk]
+    wbase = base // nb
+    lo = word.take(cell)
+    lo += wbase.take(blk)
+    hi = lo + lanes          # the lane's next word (its bits land above the width unless straddling)
+    if int((wbase + (w + 1) * lanes).max()) > typed.size:   # a block at the end of the buffer
+        np.minimum(lo, typed.size - 1, out=lo)               # (only bits the mask drops are clipped)
+        np.minimum(hi, typed.size - 1, out=hi)
+    a = typed.take(lo)
+    b = typed.take(hi)
+    a >>= shift.take(cell)
+    b <<= back.take(cell)
+    a |= b
+    a &= mask
+    return a
+
+
+@lru_cache(maxsize=None)
+def _native_tables(t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_extract_tables` with both shifts in the T-bit dtype."""
+    word, shift, back = _extract_tables(t)
+    dt = uint_dtype(t)
+    return word, shift.astype(dt), back.astype(dt)
 
 
 def _typed_words(buf: np.ndarray, base: np.ndarray, nb: int) -> np.ndarray | None:

@@ -1,0 +1,78 @@
+"""fastlanes.extract_blocks (blocks given once, values by (block, position)) equals the packed
+input and fastlanes.extract: every T and width 0..T, one width (table slices) and mixed widths,
+word-aligned and unaligned blocks (the per-value fallback), values in the last words of the
+buffer; blocks past the buffer's end, bad widths and positions are refused."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lance_duck.encodings import fastlanes as fl
+from lance_duck.errors import CorruptFileError
+
+
+def _blocks(t: int, widths: list[int], rng, lead: int):
+    """Blocks of the given widths packed back to back after ``lead`` bytes: (buf, offsets, values)."""
+    dt = np.dtype(f"uint{t}")
+    parts, offs, vals, at = [np.zeros(lead, np.uint8)], [], [], lead
+    for w in widths:
+        v = (rng.integers(0, 2**63, 1024, dtype=np.uint64) & np.uint64((1 << w) - 1)).astype(dt)
+        packed = fl.pack(v, w, t).view(np.uint8)
+        parts.append(packed)
+        offs.append(at)
+        vals.append(v)
+        at += packed.size
+    return np.concatenate(parts), np.array(offs, np.int64), np.stack(vals)
+
+
+@pytest.mark.parametrize("t", [8, 16, 32, 64])
+@pytest.mark.parametrize("lead", [0, 3])
+def test_extract_blocks_equals_packed_values_for_every_single_width(t, lead):
+    rng = np.random.default_rng(11 * t + lead)
+    for w in range(t + 1):
+        buf, offs, vals = _blocks(t, [w] * 3, rng, lead)
+        blk = np.sort(rng.integers(0, 3, 700))
+        pos = rng.integers(0, 1024, 700)
+        blk[-40:], pos[-40:] = 2, np.arange(984, 1024)                  # the buffer's last words
+        got = fl.extract_blocks(buf, offs, np.full(3, w), blk, pos, t)
+        assert got.dtype == np.dtype(f"uint{t}")
+        np.testing.assert_array_equal(got, vals[blk, pos], err_msg=f"T={t} W={w}")
+
+
+@pytest.mark.parametrize("t", [8, 16, 32, 64])
+@pytest.mark.parametrize("lead", [0, 3])
+def test_extract_blocks_equals_extract_for_mixed_widths(t, lead):
+    rng = np.random.default_rng(5 * t + lead)
+    widths = list(range(t, -1, -1)) + [t - 1, 1, t, 0]                 # a width-0 block last
+    buf, offs, vals = _blocks(t, widths, rng, lead)
+    blk = rng.integers(0, len(widths), 6000)
+    pos = rng.integers(0, 1024, 6000)
+    blk[:64], pos[:64] = len(widths) - 2, np.arange(960, 1024)
+    got = fl.extract_blocks(buf, offs, np.array(widths), blk, pos, t)
+    np.testing.assert_array_equal(got, vals[blk, pos])
+    np.testing.assert_array_equal(got, fl.extract(buf, offs[blk], np.array(widths)[blk], pos, t))
+
+
+def test_extract_blocks_of_a_contiguous_run_over_two_blocks():
+    rng = np.random.default_rng(2)
+    buf, offs, vals = _blocks(64, [19, 19], rng, 0)
+    idx = np.arange(400, 1400)
+    got = fl.extract_blocks(buf, offs, np.array([19, 19]), idx >> 10, idx & 1023, 64)
+    np.testing.assert_array_equal(got, vals.reshape(-1)[400:1400])
+
+
+@pytest.mark.parametrize("t", [8, 64])
+def test_extract_blocks_refuses_a_block_past_the_buffer_and_bad_inputs(t):
+    rng = np.random.default_rng(3)
+    w = t - 1
+    buf, offs, _ = _blocks(t, [w], rng, 0)
+    cut = buf[: buf.size - t // 8]                                    # the block's last word is gone
+    pos = np.arange(1024)
+    with pytest.raises(CorruptFileError):
+        fl.extract_blocks(cut, offs, np.array([w]), np.zeros(1024, np.int64), pos, t)
+    with pytest.raises(CorruptFileError):
+        fl.extract_blocks(buf, offs, np.array([t + 1]), np.zeros(4, np.int64), pos[:4], t)
+    with pytest.raises(CorruptFileError):
+        fl.extract_blocks(buf, offs, np.array([w]), np.zeros(4, np.int64), np.array([0, 1, 2, 1024]), t)
+    with pytest.raises(CorruptFileError):
+        fl.extract_blocks(buf, offs, np.array([w]), np.array([0, 0, 0, 1]), pos[:4], t)
