@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .. import trace
 from .filters import ROW_ADDR, ROW_ID, BoundFilter, evaluate
 from .planning import ScanTask
 from .projection import Projection, extract
@@ -165,18 +166,20 @@ class ScanContext:
         if not names:
             return {}
         offsets = None
-        if not isinstance(rows, range):      # explicit sorted offsets (take)
+        if not isinstance(rows, range):      # explicit sorted offsets (take, an index's rows)
             offs = np.asarray(rows, dtype=np.int64)
             if len(offs) == 0:
                 rows, mask = range(0, 0), None
             else:
                 first = int(offs[0])
                 rows = range(first, int(offs[-1]) + 1)
-                mask = np.zeros(len(rows), dtype=bool)
-                mask[offs - first] = True
                 offsets = offs
-        count = len(rows) if mask is None else (len(offsets) if offsets is not None else int(np.count_nonzero(mask)))
-        sparse = mask is not None and count * SPARSE_FACTOR < len(rows)
+                if len(offs) * SPARSE_FACTOR >= len(rows):   # dense: the range is read, then filtered
+                    mask = np.zeros(len(rows), dtype=bool)
+                    mask[offs - first] = True
+        count = len(offsets) if offsets is not None else (len(rows) if mask is None else int(np.count_nonzero(mask)))
+        sparse = count * SPARSE_FACTOR < len(rows) if offsets is not None else (
+            mask is not None and count * SPARSE_FACTOR < len(rows))
         out: dict[str, pa.Array] = {}
         by_read: dict[tuple, tuple[Any, Any, list]] = {}
         for name in names:
@@ -226,6 +229,8 @@ class ScanContext:
     def run(self, task: ScanTask) -> pa.RecordBatch | None:
         frag = task.fragment
         rows = task.rows
+        if self.filter is not None and task.selection is not None and _one_pass(task):
+            return self._run_selected(task)
         mask = live_mask(frag, rows)
         if task.selection is not None:
             chosen = np.zeros(len(rows), dtype=bool)
@@ -239,23 +244,6 @@ class ScanContext:
         if n == 0:
             return None
         cols: dict[str, pa.Array] = {}
-        if self.filter is not None and task.selection is not None and _one_pass(task):
-            # rows chosen by an exact index nearly all pass: read every column in one pass
-            # (many candidates from bloom / zone map / ngram indices take the filter-first path below)
-            names = tuple(dict.fromkeys(self.filter_columns + self.late_columns))
-            # dictionaries kept: the filter is evaluated per dictionary value, strings are
-            # materialised only for the projected columns' surviving rows
-            allc = self.read_columns(frag, names, rows, mask, keep_dictionary=True)
-            keep = self.selected_mask({k: allc[k] for k in self.filter_columns}, n)
-            if not keep.any():
-                return None
-            sources = self.projection.sources
-            allc = {k: v for k, v in allc.items() if k in sources}
-            if not keep.all():
-                kept = pa.array(keep)
-                allc = {k: v.filter(kept) for k, v in allc.items()}
-                n = int(np.count_nonzero(keep))
-            return self.assemble({k: plain(v, self._types.get(k)) for k, v in allc.items()}, n)
         if self.filter is not None:
             fcols = self.read_columns(frag, self.filter_columns, rows, mask, keep_dictionary=True)
             keep = self.filter_mask(fcols, n)
@@ -274,6 +262,31 @@ class ScanContext:
         cols.update(self.read_columns(frag, self.late_columns, rows, mask))
         return self.assemble(cols, n)
 
+    def _run_selected(self, task: ScanTask) -> pa.RecordBatch | None:
+        """A task whose rows an exact index chose (or a few candidates): every column read in
+        one pass at the selected offsets (no row mask over the task's range), the complete
+        filter re-applied to them (:meth:`selected_mask`)."""
+        frag = task.fragment
+        offsets = selected_offsets(frag, task)
+        n = offsets.size
+        if n == 0:
+            return None
+        trace.record("path:selected-offsets", n)
+        names = tuple(dict.fromkeys(self.filter_columns + self.late_columns))
+        # dictionaries kept: the filter is evaluated per dictionary value, strings are
+        # materialised only for the projected columns' surviving rows
+        allc = self.read_columns(frag, names, offsets, keep_dictionary=True)
+        keep = self.selected_mask({k: allc[k] for k in self.filter_columns}, n)
+        if not keep.any():
+            return None
+        sources = self.projection.sources
+        allc = {k: v for k, v in allc.items() if k in sources}
+        if not keep.all():
+            kept = pa.array(keep)
+            allc = {k: v.filter(kept) for k, v in allc.items()}
+            n = int(np.count_nonzero(keep))
+        return self.assemble({k: plain(v, self._types.get(k)) for k, v in allc.items()}, n)
+
     def selected_mask(self, fcols: dict[str, pa.Array], n: int) -> np.ndarray:
         """The filter's mask over rows an index selected: a filter that is exactly its conjuncts
         is evaluated with compute kernels (few rows: the expression engine's fixed cost dominates)."""
@@ -284,11 +297,8 @@ class ScanContext:
                 if len(fcols) == 1:
                     name, arr = next(iter(fcols.items()))
                     if _kept_dictionary(arr, self._types.get(name)):
-                        # once per distinct value (and null), gathered by the indices
-                        values = pa.concat_arrays([arr.dictionary, pa.nulls(1, arr.dictionary.type)])
-                        per_value = conjuncts_mask(flt.conjuncts, {name: values}, len(values))
-                        idx = arr.indices.fill_null(len(values) - 1).to_numpy(zero_copy_only=False)
-                        return per_value[idx]
+                        # once per distinct value (and null, if a row is null), gathered by the indices
+                        return _per_value_mask(arr, lambda v: conjuncts_mask(flt.conjuncts, {name: v}, len(v)))
                 return conjuncts_mask(flt.conjuncts, {k: plain(v, self._types.get(k)) for k, v in fcols.items()}, n)
             except Unsupported:
                 pass
@@ -338,6 +348,16 @@ class ScanContext:
 #: A task of at most this many candidate rows (an "at most" index's selection) still reads every
 #: column in one pass: a second pass costs more than reading a few rows that fail the filter.
 CANDIDATE_ONE_PASS_ROWS = 64
+
+
+def _per_value_mask(arr: pa.DictionaryArray, mask_of) -> np.ndarray:
+    """``mask_of`` (values -> boolean mask) evaluated once per dictionary value, gathered by the
+    indices; a null row takes the mask of a null value (appended only when a row is null)."""
+    values, indices = arr.dictionary, arr.indices
+    if indices.null_count:
+        values = pa.concat_arrays([values, pa.nulls(1, values.type)])
+        indices = indices.fill_null(len(values) - 1)
+    return mask_of(values)[indices.to_numpy(zero_copy_only=False)]
 
 
 def _one_pass(task: ScanTask) -> bool:
@@ -399,6 +419,19 @@ def live_mask(fragment, rows: range) -> np.ndarray | None:
     keep = np.ones(len(rows), dtype=bool)
     keep[d[lo:hi] - rows.start] = False
     return keep
+
+
+def selected_offsets(fragment, task: ScanTask) -> np.ndarray:
+    """The sorted offsets of an index-selected task's rows that are live (not deleted), minus
+    the first ``task.skip`` of them: computed on the selection, not on a mask of its range."""
+    sel = np.asarray(task.selection, dtype=np.int64)
+    if sel.size and fragment.num_deletions():
+        d = fragment.deleted_offsets()
+        at = np.searchsorted(d, sel)
+        np.minimum(at, max(len(d) - 1, 0), out=at)
+        if len(d):
+            sel = sel[d[at] != sel]
+    return sel[task.skip:] if task.skip else sel
 
 
 def _offsets(sel) -> np.ndarray:
