@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import CorruptFileError
 from ._buf import BufferLike, as_u8, check_count, empty, uint_dtype, words as _words
 
-__all__ = ["ORDER", "BLOCK", "unpack", "unpack_blocks", "unpack_blocks_at", "unpack_mixed", "extract", "extract_blocks",
+__all__ = ["ORDER", "BLOCK", "unpack", "unpack_blocks", "unpack_blocks_at", "unpack_mixed", "extract", "extract_blocks", "extract_run",
            "unpack_out_of_line", "unpack_out_of_line_batch", "pack", "words_per_block"]
 
 ORDER = (0, 4, 2, 6, 1, 5, 3, 7)
@@ -550,6 +550,46 @@ def extract_blocks(data: BufferLike, block_offsets: np.ndarray, widths: np.ndarr
     a |= b
     a &= mask
     return a
+
+
+def extract_run(data: BufferLike, block_offset: int, width: int, start: int, stop: int,
+                uncompressed_bits: int, out: np.ndarray | None = None) -> np.ndarray:
+    """Values ``start .. stop - 1`` (a contiguous run) of one packed block whose words start at
+    byte ``block_offset`` of ``data``, packed with ``width``: the per-position tables are sliced
+    (no per-value table gathers), two word gathers and four bit ops in the T-bit dtype, written
+    to ``out`` when given (``stop - start`` values)."""
+    t = int(uncompressed_bits)
+    dt = uint_dtype(t)
+    buf = as_u8(data)
+    nb, lanes = t // 8, BLOCK // t
+    n = stop - start
+    if not 0 <= start <= stop <= BLOCK or not 0 <= width <= t:
+        raise CorruptFileError(f"FastLanes: bit width outside 0..{t} or position outside a block")
+    if block_offset < 0 or block_offset + width * (BLOCK // 8) > buf.size:
+        raise CorruptFileError("FastLanes: a packed block extends past the end of its buffer")
+    if out is None:
+        out = np.empty(n, dt)
+    if width == 0 or n == 0:
+        out[...] = 0
+        return out
+    if block_offset % nb or buf.ctypes.data % nb:          # unaligned words: the per-value reads
+        out[...] = extract(buf, np.full(n, block_offset), np.full(n, width), np.arange(start, stop), t)
+        return out
+    typed = buf[: buf.size // nb * nb].view(dt)
+    word, shift, back = _native_tables(t)
+    cut = slice(width * BLOCK + start, width * BLOCK + stop)
+    lo = word[cut] + block_offset // nb
+    hi = lo + lanes          # the lane's next word (its bits land above the width unless straddling)
+    if block_offset // nb + (width + 1) * lanes > typed.size:   # the block ends the buffer
+        np.minimum(lo, typed.size - 1, out=lo)                   # (only bits the mask drops are clipped)
+        np.minimum(hi, typed.size - 1, out=hi)
+    a = typed.take(lo)
+    b = typed.take(hi)
+    np.right_shift(a, shift[cut], out=a)
+    np.left_shift(b, back[cut], out=b)
+    np.bitwise_or(a, b, out=a)
+    np.bitwise_and(a, dt.type((1 << width) - 1), out=out)
+    return out
 
 
 @lru_cache(maxsize=None)

@@ -76,3 +76,27 @@ def test_extract_blocks_refuses_a_block_past_the_buffer_and_bad_inputs(t):
         fl.extract_blocks(buf, offs, np.array([w]), np.zeros(4, np.int64), np.array([0, 1, 2, 1024]), t)
     with pytest.raises(CorruptFileError):
         fl.extract_blocks(buf, offs, np.array([w]), np.array([0, 0, 0, 1]), pos[:4], t)
+
+
+@pytest.mark.parametrize("t", [8, 16, 32, 64])
+@pytest.mark.parametrize("lead", [0, 3])
+def test_extract_run_equals_packed_values_for_every_width_and_run(t, lead):
+    rng = np.random.default_rng(13 * t + lead)
+    for w in range(t + 1):
+        buf, offs, vals = _blocks(t, [w, w], rng, lead)
+        for a, b in ((0, 1024), (0, 1), (1023, 1024), (100, 612), (500, 500)):
+            got = fl.extract_run(buf, int(offs[1]), w, a, b, t)   # the buffer's last block
+            np.testing.assert_array_equal(got, vals[1, a:b], err_msg=f"T={t} W={w} {a}:{b}")
+        out = np.full(300, 7, np.dtype(f"uint{t}"))
+        fl.extract_run(buf, int(offs[0]), w, 724, 1024, t, out)
+        np.testing.assert_array_equal(out, vals[0, 724:])
+
+
+def test_extract_run_refuses_a_block_past_the_buffer_and_bad_runs():
+    rng = np.random.default_rng(4)
+    buf, offs, _ = _blocks(32, [9], rng, 0)
+    with pytest.raises(CorruptFileError):
+        fl.extract_run(buf[:-4], 0, 9, 0, 10, 32)
+    for a, b, w in ((0, 1025, 9), (5, 4, 9), (-1, 3, 9), (0, 3, 33)):
+        with pytest.raises(CorruptFileError):
+            fl.extract_run(buf, 0, w, a, b, 32)

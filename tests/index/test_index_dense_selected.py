@@ -91,7 +91,7 @@ def test_btree_runs_on_chunk_and_fragment_edges_equal_pylance(table, lo, hi):
         got = _check(table, flt, VALUE_COLS)
     assert got.num_rows > 0
     if lance_duck.dataset(table).scanner(filter=flt)._index_selections() is not None:
-        assert "path:selected-offsets" in tr.names()
+        assert {"path:selected-offsets", "path:selected:run"} <= tr.names()
     else:                                              # (the BTREE is not used with stable row ids)
         assert lance.dataset(table).has_stable_row_ids
 

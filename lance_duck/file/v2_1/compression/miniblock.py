@@ -11,7 +11,7 @@ import numpy as np
 
 from .... import trace
 from ....encodings import _threads, bss, fastlanes, fsst, rle
-from ....encodings._buf import empty
+from ....encodings._buf import empty, uint_dtype
 from ....errors import CorruptFileError, UnsupportedFeatureError
 from .. import _kernels, offsets23
 from ..gather import gather_bytes, read_uint, segment_index
@@ -115,12 +115,41 @@ def _inline_bp_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixed:
             raise CorruptFileError(f"{what}: bit width outside 0..{t} or chunk shorter than its width needs")
         return Fixed(fastlanes.extract(data, np.full(idx.size, o + nb), np.full(idx.size, width), idx, t),
                      t, int(idx.size))
+    n = int(idx.size)
+    if n and offs.size <= RUN_CHUNKS and int(idx[-1]) - int(idx[0]) + 1 == n:
+        trace.record("path:selected:run")
+        return Fixed(_inline_bp_run(t, data, offs.tolist(), sizes.tolist(), cs.counts.tolist(),
+                                    int(idx[0]), int(idx[-1]) + 1, what), t, n)
     c, j = _chunk_of(cs, idx, what)
     # every chunk given holds selected values: widths and sizes checked once per chunk
     w = read_uint(data, offs, t // 8, what)
     if ((w < 0) | (w > t)).any() or (sizes < t // 8 + w * 1024 // 8).any():
         raise CorruptFileError(f"{what}: bit width outside 0..{t} or chunk shorter than its width needs")
     return Fixed(fastlanes.extract_blocks(data, offs + t // 8, w, c, j, t), t, int(idx.size))
+
+
+#: a contiguous run of selected values in at most this many chunks is read chunk by chunk
+RUN_CHUNKS = 8
+
+
+def _inline_bp_run(t: int, data: np.ndarray, offs: list, sizes: list, counts: list, a: int, b: int,
+                   what: str) -> np.ndarray:
+    """Values ``a .. b - 1`` of a few InlineBitpacking chunks: per chunk the run crosses, its
+    width word read as an int and its piece extracted with sliced position tables."""
+    nb = t // 8
+    out = np.empty(b - a, uint_dtype(t))
+    start = 0
+    for o, size, count in zip(offs, sizes, counts):   # (a few chunks, not values)
+        lo, hi = max(a - start, 0), min(b - start, count)
+        if lo < hi:
+            width = int.from_bytes(data[o: o + nb].tobytes(), "little") if 0 <= o <= data.size - nb else -1
+            if not 0 <= width <= t or size < nb + width * 1024 // 8 or count > 1024:
+                raise CorruptFileError(f"{what}: bit width outside 0..{t} or chunk shorter than its width needs")
+            fastlanes.extract_run(data, o + nb, width, lo, hi, t, out[start + lo - a: start + hi - a])
+        start += count
+    if start < b or a < 0:
+        raise CorruptFileError(f"{what}: fewer values than selected rows")
+    return out
 
 
 def _flat_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixed:

@@ -180,6 +180,15 @@ class MiniBlockPage(PageBase):
         if sel.size == 1:            # one chunk (a point lookup)
             c = int(sel[0])
             return [(c, c + 1)], [(base + int(self.starts[c]), int(self.sizes[c]))]
+        if sel.size <= FEW_CHUNKS:   # a few chunks (a short run): grouped as Python ints
+            runs = []
+            for c in sel.tolist():
+                if runs and runs[-1][1] == c:
+                    runs[-1] = (runs[-1][0], c + 1)
+                else:
+                    runs.append((c, c + 1))
+            starts, sizes = self.starts, self.sizes
+            return runs, [(base + int(starts[a]), int(starts[b - 1] + sizes[b - 1] - starts[a])) for a, b in runs]
         # contiguous runs of selected chunks
         brk = np.flatnonzero(np.diff(sel) != 1) + 1
         firsts = np.concatenate(([0], brk))
