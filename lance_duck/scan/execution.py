@@ -425,12 +425,10 @@ def selected_offsets(fragment, task: ScanTask) -> np.ndarray:
     """The sorted offsets of an index-selected task's rows that are live (not deleted), minus
     the first ``task.skip`` of them: computed on the selection, not on a mask of its range."""
     sel = np.asarray(task.selection, dtype=np.int64)
-    if sel.size and fragment.num_deletions():
-        d = fragment.deleted_offsets()
-        at = np.searchsorted(d, sel)
-        np.minimum(at, max(len(d) - 1, 0), out=at)
-        if len(d):
-            sel = sel[d[at] != sel]
+    span = range(int(sel[0]), int(sel[-1]) + 1) if sel.size else None
+    live = live_mask(fragment, span) if span is not None else None
+    if live is not None:    # (a gather from the mask of the selection's span: cheaper than a search per row)
+        sel = sel[live[sel - span.start]]
     return sel[task.skip:] if task.skip else sel
 
 
