@@ -522,7 +522,7 @@ def extract_blocks(data: BufferLike, block_offsets: np.ndarray, widths: np.ndarr
     if int(w.min()) < 0 or int(w.max()) > t or int(base.min()) < 0 or int((base + w * (BLOCK // 8)).max()) > buf.size:
         raise CorruptFileError(f"FastLanes: bit width outside 0..{t} or a packed block past the end of its buffer")
     typed = _typed_words(buf, base, nb)
-    if typed is None:
+    if typed is None or typed.size <= lanes:
         return extract(buf, base[blk], w[blk], pos, t)
     word, shift, back = _native_tables(t)
     w0 = int(w[0])
@@ -531,25 +531,33 @@ def extract_blocks(data: BufferLike, block_offsets: np.ndarray, widths: np.ndarr
             return np.zeros(pos.size, dt)
         cut = slice(w0 * BLOCK, (w0 + 1) * BLOCK)
         word, shift, back, cell = word[cut], shift[cut], back[cut], pos
-        mask = dt.type((1 << w0) - 1)
+        mask = _mask(t, w0)
     else:
-        cell = (w * BLOCK)[blk]
+        cell = (w * BLOCK).take(blk, mode="clip")
         cell += pos
-        mask = _MASKS[w].astype(dt)[blk]
-    wbase = base // nb
-    lo = word.take(cell)
-    lo += wbase.take(blk)
-    hi = lo + lanes          # the lane's next word (its bits land above the width unless straddling)
-    if int((wbase + (w + 1) * lanes).max()) > typed.size:   # a block at the end of the buffer
-        np.minimum(lo, typed.size - 1, out=lo)               # (only bits the mask drops are clipped)
-        np.minimum(hi, typed.size - 1, out=hi)
-    a = typed.take(lo)
-    b = typed.take(hi)
-    a >>= shift.take(cell)
-    b <<= back.take(cell)
+        mask = _MASKS[w].astype(dt).take(blk, mode="clip")
+    # (indices checked above: "clip" only skips numpy's bounds-check pass)
+    lo = word.take(cell, mode="clip")
+    lo += (base // nb).take(blk, mode="clip")
+    a, b = _word_pairs(typed, lo, lanes)
+    a >>= shift.take(cell, mode="clip")
+    b <<= back.take(cell, mode="clip")
     a |= b
-    a &= mask
+    np.bitwise_and(a, mask, out=a)
     return a
+
+
+def _word_pairs(typed: np.ndarray, lo: np.ndarray, lanes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The words ``lo`` (inside their checked blocks) and each lane's next word (``lo + lanes``:
+    its bits land above the value's width unless the value straddles the two words), the latter
+    clipped at the buffer's end (where only bits the width mask drops are read)."""
+    return typed.take(lo, mode="clip"), typed[lanes:].take(lo, mode="clip")
+
+
+@lru_cache(maxsize=None)
+def _mask(t: int, w: int) -> np.ndarray:
+    """``(1 << w) - 1`` as a 0-d array of the T-bit dtype (cheaper in a ufunc than a scalar)."""
+    return np.array((1 << w) - 1, uint_dtype(t))
 
 
 def extract_run(data: BufferLike, block_offset: int, width: int, start: int, stop: int,
@@ -572,23 +580,17 @@ def extract_run(data: BufferLike, block_offset: int, width: int, start: int, sto
     if width == 0 or n == 0:
         out[...] = 0
         return out
-    if block_offset % nb or buf.ctypes.data % nb:          # unaligned words: the per-value reads
+    typed = buf[: buf.size // nb * nb].view(dt)
+    if block_offset % nb or not typed.flags.aligned or typed.size <= lanes:   # the per-value reads
         out[...] = extract(buf, np.full(n, block_offset), np.full(n, width), np.arange(start, stop), t)
         return out
-    typed = buf[: buf.size // nb * nb].view(dt)
     word, shift, back = _native_tables(t)
     cut = slice(width * BLOCK + start, width * BLOCK + stop)
-    lo = word[cut] + block_offset // nb
-    hi = lo + lanes          # the lane's next word (its bits land above the width unless straddling)
-    if block_offset // nb + (width + 1) * lanes > typed.size:   # the block ends the buffer
-        np.minimum(lo, typed.size - 1, out=lo)                   # (only bits the mask drops are clipped)
-        np.minimum(hi, typed.size - 1, out=hi)
-    a = typed.take(lo)
-    b = typed.take(hi)
+    a, b = _word_pairs(typed, word[cut] + block_offset // nb, lanes)
     np.right_shift(a, shift[cut], out=a)
     np.left_shift(b, back[cut], out=b)
     np.bitwise_or(a, b, out=a)
-    np.bitwise_and(a, dt.type((1 << width) - 1), out=out)
+    np.bitwise_and(a, _mask(t, width), out=out)
     return out
 
 
@@ -602,9 +604,10 @@ def _native_tables(t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _typed_words(buf: np.ndarray, base: np.ndarray, nb: int) -> np.ndarray | None:
     """``buf`` as little-endian ``nb``-byte words when it and every block start are word-aligned."""
-    if buf.ctypes.data % nb or (base % nb).any():
+    typed = buf[: buf.size // nb * nb].view(f"<u{nb}")
+    if not typed.flags.aligned or (base % nb).any():     # (``flags``: no ctypes object made)
         return None
-    return buf[: buf.size // nb * nb].view(f"<u{nb}")
+    return typed
 
 
 #: (1 << w) - 1 for every width 0..64, as uint64
@@ -654,9 +657,10 @@ def _extract_few(buf: np.ndarray, offsets: list, widths: list, positions: list, 
 def _read_words(buf: np.ndarray, at: np.ndarray, t: int) -> np.ndarray:
     """Little-endian T-bit words at byte offsets ``at`` (any alignment), as uint64."""
     nb = t // 8
-    if at.size and buf.ctypes.data % nb == 0 and not (at % nb).any():
+    typed = _typed_words(buf, at, nb) if at.size else None
+    if typed is not None:
         # word-aligned (FastLanes blocks of 8-byte-padded chunks): one typed gather
-        return buf[: buf.size // nb * nb].view(f"<u{nb}")[at // nb].astype(np.uint64)
+        return typed[at // nb].astype(np.uint64)
     out = np.zeros(at.size, np.uint64)
     for b in range(nb):  # one pass per byte of the word (at most 8), not per value
         out |= buf[at + b].astype(np.uint64) << np.uint64(8 * b)

@@ -361,9 +361,10 @@ _MIN_BLOCK = 16  # narrowest block of the in-order block path of :func:`_offsets
 
 def _word_view(data: np.ndarray, offs: np.ndarray, ob: int) -> np.ndarray | None:
     """``data`` as little-endian ``ob``-byte words when every offset is word aligned (else None)."""
-    if data.ctypes.data % ob or (offs.size and (offs % ob).any()):
+    words = data[: data.size // ob * ob].view(UDT[ob * 8])
+    if not words.flags.aligned or (offs.size and (offs % ob).any()):   # (``flags``: no ctypes object)
         return None
-    return data[: data.size // ob * ob].view(UDT[ob * 8])
+    return words
 
 
 _FSST_GROUP_VALUES = 1 << 16  # most values per group of chunks FSST-decoded together
