@@ -101,7 +101,7 @@ def test_bitmap_selection_of_one_row_in_twenty_reads_values_or_unpacks_and_equal
     unpacking whole chunks (by density); the rows equal pylance's and the unindexed read."""
     from lance_duck.file.v2_1.compression import miniblock as mb
     if dense_selection is not None:
-        monkeypatch.setattr(mb, "DENSE_SELECTION", dense_selection)
+        monkeypatch.setattr(mb, "DENSE_SELECTION", dict.fromkeys((8, 16, 32, 64), dense_selection))
     ds = lance_duck.dataset(million)
     flt = "category = 'cat_7'"
     with decode_trace() as trace:

@@ -78,6 +78,7 @@ def test_bitmap_selections_of_1_to_50_percent_equal_pylance_and_the_unindexed_re
     if keys * 8 <= KEYS:                                # the BITMAP answers (a scan above 1/8)
         assert "path:selected-offsets" in tr.names()
         assert "path:selected:inline_bitpacking" in tr.names()
+        assert "path:selected:unpack-gather" not in tr.names()      # (below DENSE_SELECTION)
 
 
 @pytest.mark.parametrize("lo,hi", [

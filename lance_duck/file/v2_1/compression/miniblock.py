@@ -84,11 +84,11 @@ def _chunk_of(cs: ChunkSet, idx: np.ndarray, what: str) -> tuple[np.ndarray, np.
     return c, idx - cstart[c]
 
 
-#: A selection holding at least one value in this many of the chunks' values, in chunks of
-#: one bit width, unpacks the chunks whole and gathers (the one-width block kernel beats the
-#: per-value reads of ``fastlanes.extract_blocks`` above ~20% at small widths, ~40% at
-#: 40-63 bits; mixed widths unpack slower than per-value reads even at 10%).
-DENSE_SELECTION = 10
+#: A selection holding at least one value in this many of the chunks' values (per T), in chunks
+#: of one bit width, unpacks the chunks whole and gathers: the one-width block kernel beats the
+#: per-value reads of ``fastlanes.extract_blocks`` above ~25% of 8/16-bit values, ~33% of
+#: 32-bit, ~50% of 64-bit ones (measured, 245 chunks); mixed widths always read per value.
+DENSE_SELECTION = {8: 4, 16: 4, 32: 3, 64: 2}
 #: ... and more chunks than this (unpacking a few blocks costs more than reading their values)
 FEW_CHUNKS = 4
 
@@ -98,7 +98,7 @@ def _inline_bp_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixed:
     each), extracted from the packed words one by one (no block is unpacked); a dense
     selection of one-width chunks unpacks them and gathers."""
     t, data, offs, sizes = _inline_bp_chunks(m, cs, what)
-    if idx.size * DENSE_SELECTION >= cs.total and offs.size > FEW_CHUNKS:
+    if idx.size * DENSE_SELECTION[t] >= cs.total and offs.size > FEW_CHUNKS:
         widths = read_uint(data, offs, t // 8, what)
         if int(widths[0]) > 0 and bool((widths == widths[0]).all()):
             trace.record("path:selected:unpack-gather")
