@@ -18,7 +18,10 @@ Event names (a value is attached where it says more):
   pool's idle workers), ``path:rle:bitpacked`` (a 2.3 mini-block RLE side bit-packed per chunk),
   ``path:lean-rows`` (rows: a few rows read through the shared lean page objects),
   ``path:lean-split`` ((lean fields, general fields): one read of a few rows split per field),
-  ``path:btree-bisect`` (a BTREE page of integers searched by bisection);
+  ``path:btree-bisect`` (a BTREE page of integers searched by bisection),
+  ``path:selected-offsets`` (rows: an index-selected task read at its offsets, no row mask),
+  ``path:selected:run`` (a contiguous run of bit-packed values read chunk by chunk with sliced
+  position tables), ``path:selected:unpack-gather`` (a dense selection: chunks unpacked whole);
 * ``file:open`` -- a data file opened (its path).
 
 Example::

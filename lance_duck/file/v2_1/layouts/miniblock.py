@@ -181,7 +181,7 @@ class MiniBlockPage(PageBase):
             c = int(sel[0])
             return [(c, c + 1)], [(base + int(self.starts[c]), int(self.sizes[c]))]
         if sel.size <= FEW_CHUNKS:   # a few chunks (a short run): grouped as Python ints
-            runs = []
+            runs: list[tuple[int, int]] = []
             for c in sel.tolist():
                 if runs and runs[-1][1] == c:
                     runs[-1] = (runs[-1][0], c + 1)
