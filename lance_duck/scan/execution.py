@@ -214,9 +214,13 @@ class ScanContext:
                     a = a.combine_chunks()
                 if not sparse:
                     if mask is not None and count != len(rows):
-                        if keep is None:
-                            keep = pa.array(mask)
-                        a = a.filter(keep)
+                        if _plain_numbers(a):      # (Arrow's filter costs ~30 us per call here)
+                            vals = a.to_numpy(zero_copy_only=True)[mask]
+                            a = pa.Array.from_buffers(a.type, vals.size, [None, pa.py_buffer(vals)])
+                        else:
+                            if keep is None:
+                                keep = pa.array(mask)
+                            a = a.filter(keep)
                 want = self._types[f.name]
                 if not keep_dictionary:
                     a = plain(a, want)
@@ -348,6 +352,12 @@ class ScanContext:
 #: A task of at most this many candidate rows (an "at most" index's selection) still reads every
 #: column in one pass: a second pass costs more than reading a few rows that fail the filter.
 CANDIDATE_ONE_PASS_ROWS = 64
+
+
+def _plain_numbers(a: pa.Array) -> bool:
+    """``a`` holds integers or floats without nulls (its values are one numpy array)."""
+    t = a.type
+    return not a.null_count and (pa.types.is_integer(t) or pa.types.is_floating(t))
 
 
 def _per_value_mask(arr: pa.DictionaryArray, mask_of) -> np.ndarray:
