@@ -125,7 +125,7 @@ def _pinned(io: FileIO, root: str, version: Any, asof: Any, branch: str | None) 
             return None
         e = entries[-1]
         ident = _identity(io, io.join(vdir, e.name))
-        return None if ident is None else (e.version, ident + (e.size,))
+        return None if ident is None else (e.version, ident)
     if isinstance(version, str):
         tag = read_tag(io, root, version)
         if tag["branch"] not in (None, "main"):
