@@ -40,6 +40,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from ..predicate.regex_runs import duckdb_ilike_regex
+
 #: (column as written, kind, literal); kind: like, ilike, contains, starts_with, ends_with, regexp;
 #: or ("", "any", (term, ...)): one of those terms holds (an OR in the WHERE clause).
 Term = tuple[str, str, Any]
@@ -177,12 +179,20 @@ def _expression(schema: pa.Schema, term: Term) -> pc.Expression | None:
                                                      or pa.types.is_large_string(fields[0].type)):
         return None
     field = pc.field(fields[0].name)
-    if kind == "ilike":                        # exact on ASCII values; the others pass to DuckDB
-        like = pc.match_like(field, lit, ignore_case=True)
-        return like if "i" not in lit.lower() else like | pc.invert(pc.string_is_ascii(field))
+    if kind == "ilike":
+        return _ilike(field, lit)
     return {"like": lambda: pc.match_like(field, lit), "contains": lambda: pc.match_substring(field, lit),
             "starts_with": lambda: pc.starts_with(field, lit), "ends_with": lambda: pc.ends_with(field, lit),
             "regexp": lambda: pc.match_substring_regex(field, lit)}[kind]()
+
+
+def _ilike(field: pc.Expression, pattern: str) -> pc.Expression:
+    """DuckDB's ``ILIKE`` (an ASCII pattern, no backslash), or a superset: Arrow's case-insensitive
+    ``match_like``, and for a pattern with ``i`` an RE2 pattern also matching U+0130 there (DuckDB
+    lower-cases it to ``i``; see :mod:`lance_duck.predicate.regex_runs`)."""
+    if "i" not in pattern.lower():
+        return pc.match_like(field, pattern, ignore_case=True)
+    return pc.match_substring_regex(field, duckdb_ilike_regex(pattern))
 
 
 def arrow_filter(schema: pa.Schema, terms: list[Term]) -> pc.Expression | None:
