@@ -12,13 +12,13 @@ keeping a superset of its rows changes no result; it lets the scan ask the NGRAM
 the other columns for the matching rows only. Only forms the scan evaluates with DuckDB's meaning
 (or a superset of it) are taken: a plain column of the table, a string literal; ``LIKE`` without
 ``ESCAPE`` or backslashes (DuckDB has no default escape character, Arrow's ``match_like`` has
-one); ``ILIKE`` with an ASCII pattern, kept exact on ASCII values only (DuckDB lower-cases with
-Unicode rules, e.g. ``'İ' ILIKE '%i%'``: values with other characters are left to DuckDB) -- or,
-for a pattern without ``i``, as Arrow's case-insensitive ``match_like`` alone: the only non-ASCII
-characters DuckDB lower-cases to ASCII are U+0130 (to ``i``) and U+212A (to ``k``, which RE2's
-case folding matches too), so it keeps every row DuckDB keeps, and its trigrams reach NGRAM;
-``regexp_matches(col, pattern)`` without options (both engines run RE2 with its default options;
-a pattern without metacharacters is a ``contains``, which the NGRAM index answers).
+one); ``ILIKE`` with an ASCII pattern: the only non-ASCII characters DuckDB lower-cases to ASCII
+are U+0130 (to ``i``) and U+212A (to ``k``, which RE2's case folding matches too), so Arrow's
+case-insensitive ``match_like`` keeps every row DuckDB keeps for a pattern without ``i``, and an
+RE2 pattern with ``[iI\\x{130}]`` for ``i`` does for the others (``predicate.regex_runs``); NGRAM
+answers both; ``regexp_matches(col, pattern)`` without options (both engines run RE2 with its
+default options; a pattern without metacharacters is a ``contains``, the others give NGRAM the
+literal runs every match holds).
 
 DuckDB pushes no comparison on a ``DOUBLE`` column either (``amount > 230``, ``amount > 230.0``:
 nothing reaches the scan), so a top-level conjunct ``col op number`` (``>``, ``>=``, ``<``, ``<=``,

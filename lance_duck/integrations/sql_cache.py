@@ -161,12 +161,12 @@ def table(uri: str, version: Any, asof: Any, branch: str | None, options: Option
         return wrap(ds)
     ds = open_version(None)
     snap = ds._snapshot
-    ident = _identity(snap.io, snap.manifest_file.path)
-    if ident is None:
+    full_ident = _identity(snap.io, snap.manifest_file.path)
+    if full_ident is None:
         return wrap(ds)
-    key = (uri, options, ds.branch, ds.version, ident, "full")
-    got = _tables.get(key)
-    return got if got is not None else _tables.put(key, wrap(ds))
+    full_key = (uri, options, ds.branch, ds.version, full_ident, "full")
+    got = _tables.get(full_key)
+    return got if got is not None else _tables.put(full_key, wrap(ds))
 
 
 def register(con: duckdb.DuckDBPyConnection, name: str, obj: Any) -> None:

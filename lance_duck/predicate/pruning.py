@@ -138,7 +138,7 @@ def _substrings(path: tuple[str, ...], t: pa.DataType, needles: list[str],
     return ColumnPredicate(path, op, pa.array(needles, pa.string()))
 
 
-def _text_atom(node: BCall, ref: BRef) -> ColumnPredicate | None:
+def _text_atom(node: BCall, ref: BRef) -> ColumnPredicate | AnyOf | None:
     """``contains`` / ``starts_with`` / ``ends_with`` / a metacharacter-free ``regexp_like``
     with a constant string: the column holds that substring."""
     if node.name not in _SUBSTRING_FUNCS or len(node.args) != 2 or node.options \

@@ -25,6 +25,8 @@ lower-cases U+0130 to ``i`` followed by a combining dot (U+0307), which ends the
 """
 from __future__ import annotations
 
+from typing import cast
+
 #: The class :func:`duckdb_ilike_regex` writes for ``i`` (read back by :func:`required_runs`).
 ILIKE_I = "[iI\\x{130}]"
 _ILIKE_I_BODY = ILIKE_I[1:-1]
@@ -82,7 +84,7 @@ class _Reader:
         while self.i < len(self.p) and self.peek() not in "|)":
             kind, value = self.atom()
             least = self.quantifier()
-            if kind == "char":
+            if kind == "char" and isinstance(value, str):
                 if least is None:
                     cur.append(value)
                 elif least == 0:
@@ -98,7 +100,7 @@ class _Reader:
             elif kind == "group":
                 flush()
                 if least != 0:
-                    runs.extend(value)
+                    runs.extend(cast(list[str], value))
             else:
                 flush()
         flush()
