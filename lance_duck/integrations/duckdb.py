@@ -55,6 +55,7 @@ from ..scan.dataset import LanceDataset
 from ..scan.params import AsOf, StorageOptions, Version
 from .duckdb_errors import fresh, last_seq, recorded_since, watched
 from . import sql_cache
+from .sql_count import count_filter
 from .duckdb_pushdown import Term, arrow_filter, comparison_filter, substring_terms, view_name
 
 _LANCE_SCAN = "lance_scan"
@@ -115,11 +116,14 @@ class Rewritten:
 
     sql: str
     refs: dict[str, LanceRef]
-    count_ref: LanceRef | None = None   # set when the query is exactly SELECT count(*) FROM <ref>
+    count_ref: LanceRef | None = None   # set when the query is exactly SELECT count(*) FROM <ref> [WHERE ...]
     count_alias: str | None = None
     objects: dict[str, Any] = field(default_factory=dict)  # caller's variables, by generated name
     # generated name of a filtered view -> (the reference's name, substring and float comparison conjuncts it applies)
     views: dict[str, tuple[str, list[Term]]] = field(default_factory=dict)
+    # the count's WHERE, and the names its columns may be qualified with
+    count_where: exp.Expression | None = None
+    count_qualifiers: frozenset[str] = frozenset()
 
 
 def _literal_value(node: exp.Expression, what: str) -> Any:
@@ -290,10 +294,10 @@ def _stem(uri: str) -> str:
 
 
 def _count_star_alias(select: exp.Select) -> str | None:
-    """The output name if ``select`` is exactly ``SELECT count(*) [AS x] FROM <one table>``."""
+    """The output name if ``select`` is exactly ``SELECT count(*) [AS x] FROM <one table> [WHERE ...]``."""
     if not isinstance(select, exp.Select) or len(select.expressions) != 1:
         return None
-    for key in ("joins", "where", "group", "having", "qualify", "limit", "offset", "distinct",
+    for key in ("joins", "group", "having", "qualify", "limit", "offset", "distinct",
                 "with", "windows", "laterals", "pivots", "sample", "into"):
         if select.args.get(key):
             return None
@@ -477,7 +481,8 @@ def _rewrite_with(rw: _Rewriter, query: str) -> Rewritten:
     text = call_deep(lambda: rw.text(query), "SQL query")
     if text is None:
         return Rewritten(query, {}, objects={})
-    count_ref = count_alias = None
+    count_ref = count_alias = where = None
+    qualifiers: frozenset[str] = frozenset()
     trees = rw.trees
     if trees and len(trees) == 1 and len(rw.refs) == 1 and not rw.objects:
         tree = trees[0]
@@ -487,10 +492,12 @@ def _rewrite_with(rw: _Rewriter, query: str) -> Rewritten:
             count_alias = _count_star_alias(tree)
             if count_alias is not None:
                 count_ref = next(iter(rw.refs.values()))
+                where = tree.args.get("where")
+                qualifiers = frozenset({tables[0].alias_or_name, tables[0].name})
     views: dict[str, tuple[str, list[Term]]] = {}
-    if trees and len(trees) == 1 and len(rw.refs) == 1 and not rw.objects and count_ref is None:
+    if trees and len(trees) == 1 and len(rw.refs) == 1 and not rw.objects and (count_ref is None or where):
         text = _substring_view(trees[0], rw.refs, views) or text
-    return Rewritten(text, rw.refs, count_ref, count_alias, rw.objects, views)
+    return Rewritten(text, rw.refs, count_ref, count_alias, rw.objects, views, where, qualifiers)
 
 
 # -- the statement cache (lance_duck.sql): rewrites with placeholders for the registration names -----
@@ -519,7 +526,8 @@ class _Template:
             return _PLACEHOLDER.sub(lambda m: names[int(m.group(1))], text)
         r = self.rewritten
         return Rewritten(sub(r.sql), {sub(k): v for k, v in r.refs.items()}, r.count_ref, r.count_alias,
-                         r.objects, {sub(k): (sub(old), terms) for k, (old, terms) in r.views.items()})
+                         r.objects, {sub(k): (sub(old), terms) for k, (old, terms) in r.views.items()},
+                         r.count_where, frozenset(sub(q) for q in r.count_qualifiers))
 
 
 def _template(query: str, lookup: Lookup) -> _Template:
@@ -786,9 +794,10 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> Lanc
         opened[names[-1]] = ds
     rw = template.named(names)
     if rw.count_ref is not None:
-        n = next(iter(opened.values())).count_rows()
-        alias = (rw.count_alias or "").replace('"', '""')
-        return LanceRelation(con.sql(f'SELECT CAST({int(n)} AS BIGINT) AS "{alias}"'))
+        n = _count(next(iter(opened.values())), rw)
+        if n is not None:
+            alias = (rw.count_alias or "").replace('"', '""')
+            return LanceRelation(con.sql(f'SELECT CAST({int(n)} AS BIGINT) AS "{alias}"'))
     for name, (old, terms) in rw.views.items():
         opened[name] = _view(name, opened.pop(old), terms)
     for name, ds in opened.items():
@@ -803,6 +812,18 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> Lanc
     with _lance_errors():
         rel = con.sql(rw.sql)
     return None if rel is None else LanceRelation(rel)
+
+
+def _count(ds: LanceDataset, rw: Rewritten) -> int | None:
+    """``SELECT count(*) FROM <ref> [WHERE ...]`` counted by lance_duck (metadata, exact indices, or
+    the filter's columns: :mod:`.sql_count`), or None: DuckDB runs the query."""
+    if rw.count_where is None:
+        return ds.count_rows()
+    flt = count_filter(rw.count_where, ds.schema, set(rw.count_qualifiers))
+    if flt is None:
+        return None
+    with _lance_errors():
+        return ds.count_rows(filter=flt)
 
 
 def _view(name: str, base: LanceDataset, terms: list[Term]) -> LanceDataset:
