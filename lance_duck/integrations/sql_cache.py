@@ -5,11 +5,13 @@ registers it on the connection. Repeated calls skip most of that:
 
 * **Opened tables** (:data:`TABLES_KEPT`, LRU): one dataset per table version, keyed by the uri,
   storage options, branch, version and the identity of the manifest it was read from (a local
-  manifest's size, mtime and inode; an object store's manifest path, which Lance never rewrites).
+  manifest's size, mtime and inode; an object store's manifest path and listed size, as the io layer's
+  manifest cache).
   A reference to the latest version still lists ``_versions/`` on every call (as pylance's
   ``checkout_latest`` does), so a version committed by another writer is seen by the next call;
   a pinned version or a tag costs one ``stat`` (local) or nothing (object store) once cached, a
-  tag one small read; ``asof`` references are resolved in full and only the dataset is reused.
+  tag one small read; ``asof`` and branch references are resolved in full, and the kept dataset is
+  reused when its manifest bytes are the ones just read.
   A kept dataset keeps its per-version caches (open data files, index segments) warm.
 * **Rewritten statements** (:data:`STATEMENTS_KEPT`, LRU, keyed by the SQL text): the rewrite
   with placeholders where the references' registration names go. Not kept when the text names a
@@ -19,7 +21,7 @@ registers it on the connection. Repeated calls skip most of that:
   very same dataset object, is not registered again. Names encode the uri, version, branch and
   options (and a view's filter), so a relation from an earlier call keeps reading what it read.
 
-``clear()`` empties the first two (tests, or a process that wants its memory back).
+``clear()`` empties the kept tables, statements and views (tests, or a process that wants its memory back).
 """
 from __future__ import annotations
 
@@ -103,10 +105,11 @@ def _io(uri: str, options: Options) -> tuple[FileIO, str]:
     return got if got is not None else _ios.put(key, open_io(uri, opts))
 
 
-def _identity(io: FileIO, path: str) -> tuple | None:
-    """What tells one manifest file from another written later at the same path; None: not there."""
+def _identity(io: FileIO, path: str, size: int | None = None) -> tuple | None:
+    """What tells one manifest file from another written later at the same path; None: not there.
+    On an object store: the path and the size listed (what the io layer's manifest cache keys on)."""
     if not io.is_local:
-        return (path,)
+        return (path, size)
     try:
         st = os.stat(path)
     except OSError:
@@ -124,7 +127,7 @@ def _pinned(io: FileIO, root: str, version: Any, asof: Any, branch: str | None) 
         if not entries:
             return None
         e = entries[-1]
-        ident = _identity(io, io.join(vdir, e.name))
+        ident = _identity(io, io.join(vdir, e.name), e.size)
         return None if ident is None else (e.version, ident)
     if isinstance(version, str):
         tag = read_tag(io, root, version)
@@ -159,14 +162,12 @@ def table(uri: str, version: Any, asof: Any, branch: str | None, options: Option
         if ds.version == v:
             return _tables.put(key, wrap(ds))
         return wrap(ds)
-    ds = open_version(None)
-    snap = ds._snapshot
-    full_ident = _identity(snap.io, snap.manifest_file.path)
-    if full_ident is None:
-        return wrap(ds)
-    full_key = (uri, options, ds.branch, ds.version, full_ident, "full")
+    ds = open_version(None)                      # opened in full: kept while its manifest is the same
+    full_key = (uri, options, ds.branch, ds.version, "full")
     got = _tables.get(full_key)
-    return got if got is not None else _tables.put(full_key, wrap(ds))
+    if got is not None and got._snapshot.manifest_file.raw == ds._snapshot.manifest_file.raw:
+        return got
+    return _tables.put(full_key, wrap(ds))
 
 
 def register(con: duckdb.DuckDBPyConnection, name: str, obj: Any) -> None:

@@ -135,3 +135,18 @@ def test_the_caches_are_bounded(tmp_path):
     assert len(sql_cache.statements) <= sql_cache.STATEMENTS_KEPT
     sql_cache.clear()
     assert len(sql_cache._tables) == len(sql_cache.statements) == 0
+
+
+def test_branch_and_asof_references_follow_new_commits(table):
+    con = duckdb.connect()
+    branch = lance.dataset(table).create_branch("dev")
+    q = f"SELECT * FROM lance_scan('{table}', branch => 'dev') ORDER BY id"
+    assert _ours(q, con).equals(lance.dataset(table).checkout_version(("dev", None)).to_table().sort_by("id"))
+    branch.insert(_rows(30, 4))
+    want = lance.dataset(table).checkout_version(("dev", None)).to_table().sort_by("id")
+    assert want.num_rows == 34
+    assert _ours(q, con).equals(want)
+    asof = f"SELECT count(*) FROM '{table}' AT (TIMESTAMP => '2999-01-01 00:00:00')"
+    assert lance_duck.sql(asof, con).fetchall() == [(30,)]
+    lance.write_dataset(_rows(40, 3), table, mode="append")
+    assert lance_duck.sql(asof, con).fetchall() == [(33,)]
