@@ -29,11 +29,13 @@ from __future__ import annotations
 import atexit
 import collections
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import logging
 import os
 import re
+import secrets
 import sys
 import threading
 import weakref
@@ -52,6 +54,8 @@ from ..predicate._deep import call_deep
 from ..scan.dataset import LanceDataset
 from ..scan.params import AsOf, StorageOptions, Version
 from .duckdb_errors import fresh, last_seq, recorded_since, watched
+from . import sql_cache
+from .sql_count import count_filter
 from .duckdb_pushdown import Term, arrow_filter, comparison_filter, substring_terms, view_name
 
 _LANCE_SCAN = "lance_scan"
@@ -98,6 +102,13 @@ class LanceRef:
                 raise e from None
             raise err from None
 
+    def cached(self) -> LanceDataset:
+        """:meth:`open`, through the per-process table cache (:mod:`.sql_cache`); the dataset
+        :func:`sql` registers."""
+        return sql_cache.table(self.uri, self.version, self.asof, self.branch, self.storage_options,
+                               lambda v: (self if v is None else dataclasses.replace(self, version=v)).open(),
+                               watched)
+
 
 @dataclass(frozen=True)
 class Rewritten:
@@ -105,11 +116,14 @@ class Rewritten:
 
     sql: str
     refs: dict[str, LanceRef]
-    count_ref: LanceRef | None = None   # set when the query is exactly SELECT count(*) FROM <ref>
+    count_ref: LanceRef | None = None   # set when the query is exactly SELECT count(*) FROM <ref> [WHERE ...]
     count_alias: str | None = None
     objects: dict[str, Any] = field(default_factory=dict)  # caller's variables, by generated name
     # generated name of a filtered view -> (the reference's name, substring and float comparison conjuncts it applies)
     views: dict[str, tuple[str, list[Term]]] = field(default_factory=dict)
+    # the count's WHERE, and the names its columns may be qualified with
+    count_where: exp.Expression | None = None
+    count_qualifiers: frozenset[str] = frozenset()
 
 
 def _literal_value(node: exp.Expression, what: str) -> Any:
@@ -212,23 +226,29 @@ def _plain_name(table: exp.Table) -> str | None:
     return None
 
 
-def _is_lance_name(table: exp.Table) -> bool:
+def _is_lance_name(table: exp.Table, probes: dict[str, bool] | None = None) -> bool:
     name = _plain_name(table)
     if name is None:
         return False
     if name.rstrip("/").lower().endswith(".lance"):
         return True
-    return bool(table.this.quoted) and _is_local_table_dir(name)
+    if not table.this.quoted:
+        return False
+    found = _is_local_table_dir(name)
+    if probes is not None:
+        probes[name] = found
+    return found
 
 
-def _table_ref(table: exp.Table) -> LanceRef | None:
-    """The LanceRef of a FROM/JOIN item, or None when it is not a Lance reference."""
+def _table_ref(table: exp.Table, probes: dict[str, bool] | None = None) -> LanceRef | None:
+    """The LanceRef of a FROM/JOIN item, or None when it is not a Lance reference (``probes``
+    records the quoted names looked up as local table directories)."""
     if isinstance(table.this, exp.Anonymous) and str(table.this.this).lower() == _LANCE_SCAN:
         ref = _lance_scan_ref(table.this)
         if table.args.get("when") or table.args.get("version"):
             raise InvalidArgumentError(f"lance_scan('{ref.uri}'): give the version as an argument, not AT/AS OF")
         return ref
-    if not _is_lance_name(table):
+    if not _is_lance_name(table, probes):
         _refuse_time_travel_on_a_path(table)
         return None
     uri = table.this.name
@@ -274,10 +294,10 @@ def _stem(uri: str) -> str:
 
 
 def _count_star_alias(select: exp.Select) -> str | None:
-    """The output name if ``select`` is exactly ``SELECT count(*) [AS x] FROM <one table>``."""
+    """The output name if ``select`` is exactly ``SELECT count(*) [AS x] FROM <one table> [WHERE ...]``."""
     if not isinstance(select, exp.Select) or len(select.expressions) != 1:
         return None
-    for key in ("joins", "where", "group", "having", "qualify", "limit", "offset", "distinct",
+    for key in ("joins", "group", "having", "qualify", "limit", "offset", "distinct",
                 "with", "windows", "laterals", "pivots", "sample", "into"):
         if select.args.get(key):
             return None
@@ -341,6 +361,8 @@ class _Rewriter:
         self.objects: dict[str, Any] = {}
         self.names: dict[LanceRef, str] = {}
         self.trees: list[exp.Expression] | None = None  # the statements, when not under a prefix
+        self.asked: list[str] = []                       # names looked up among the caller's variables
+        self.probes: dict[str, bool] = {}                # quoted names probed as table directories
 
     def name_of(self, ref: LanceRef) -> str:
         if ref not in self.names:
@@ -355,6 +377,7 @@ class _Rewriter:
         if self.lookup is None or name is None or name.lower() in ctes or table.args.get("when") \
                 or table.args.get("version"):
             return None
+        self.asked.append(name)
         obj = self.lookup(name)
         if obj is None:
             return None
@@ -369,7 +392,7 @@ class _Rewriter:
         ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
         found: list[tuple[exp.Table, LanceRef | None, str]] = []
         for table in list(tree.find_all(exp.Table)):
-            ref = _table_ref(table)
+            ref = _table_ref(table, self.probes)
             if ref is not None:
                 found.append((table, ref, ""))
             elif isinstance(table.parent, (exp.From, exp.Join, exp.Describe, exp.Summarize)):
@@ -449,13 +472,17 @@ def rewrite(query: str, resolve: Resolver | None = None, lookup: Lookup | None =
     ``lookup(name)`` returns the caller's object for a table name, or None.  SQL that needs no
     rewriting, or that sqlglot cannot parse, is returned unchanged.
     """
+    return _rewrite_with(_Rewriter(resolve, lookup), query)
+
+
+def _rewrite_with(rw: _Rewriter, query: str) -> Rewritten:
     if not isinstance(query, str):
         raise InvalidArgumentError(f"query must be a SQL string, got {type(query).__name__}")
-    rw = _Rewriter(resolve, lookup)
     text = call_deep(lambda: rw.text(query), "SQL query")
     if text is None:
         return Rewritten(query, {}, objects={})
-    count_ref = count_alias = None
+    count_ref = count_alias = where = None
+    qualifiers: frozenset[str] = frozenset()
     trees = rw.trees
     if trees and len(trees) == 1 and len(rw.refs) == 1 and not rw.objects:
         tree = trees[0]
@@ -465,10 +492,62 @@ def rewrite(query: str, resolve: Resolver | None = None, lookup: Lookup | None =
             count_alias = _count_star_alias(tree)
             if count_alias is not None:
                 count_ref = next(iter(rw.refs.values()))
+                where = tree.args.get("where")
+                qualifiers = frozenset({tables[0].alias_or_name, tables[0].name})
     views: dict[str, tuple[str, list[Term]]] = {}
-    if trees and len(trees) == 1 and len(rw.refs) == 1 and not rw.objects and count_ref is None:
+    if trees and len(trees) == 1 and len(rw.refs) == 1 and not rw.objects and (count_ref is None or where):
         text = _substring_view(trees[0], rw.refs, views) or text
-    return Rewritten(text, rw.refs, count_ref, count_alias, rw.objects, views)
+    return Rewritten(text, rw.refs, count_ref, count_alias, rw.objects, views, where, qualifiers)
+
+
+# -- the statement cache (lance_duck.sql): rewrites with placeholders for the registration names -----
+_TOKEN = secrets.token_hex(6)
+_PLACEHOLDER = re.compile(rf"__lance_ref{_TOKEN}_(\d+)")
+
+
+@dataclass(frozen=True)
+class _Template:
+    """A rewrite whose references are named ``__lance_ref<token>_<i>`` (``refs[i]``), and what it
+    depended on besides the text: the names looked up among the caller's variables (all missing)
+    and the quoted names probed as table directories (with what was found)."""
+
+    rewritten: Rewritten
+    refs: tuple[LanceRef, ...]
+    asked: tuple[str, ...]
+    probes: tuple[tuple[str, bool], ...]
+
+    def still_holds(self, lookup: Lookup) -> bool:
+        return all(lookup(n) is None for n in self.asked) and \
+            all(_is_local_table_dir(n) == found for n, found in self.probes)
+
+    def named(self, names: list[str]) -> Rewritten:
+        """The rewrite with ``names[i]`` in place of the placeholder of ``refs[i]``."""
+        def sub(text: str) -> str:
+            return _PLACEHOLDER.sub(lambda m: names[int(m.group(1))], text)
+        r = self.rewritten
+        return Rewritten(sub(r.sql), {sub(k): v for k, v in r.refs.items()}, r.count_ref, r.count_alias,
+                         r.objects, {sub(k): (sub(old), terms) for k, (old, terms) in r.views.items()},
+                         r.count_where, frozenset(sub(q) for q in r.count_qualifiers))
+
+
+def _template(query: str, lookup: Lookup) -> _Template:
+    """The (cached) placeholder rewrite of ``query``; kept unless it registers caller's variables."""
+    if isinstance(query, str):
+        hit = sql_cache.statements.get(query)
+        if hit is not None and hit.still_holds(lookup):
+            return cast(_Template, hit)
+    order: list[LanceRef] = []
+
+    def placeholder(ref: LanceRef) -> str:
+        order.append(ref)
+        return f"__lance_ref{_TOKEN}_{len(order) - 1}"
+
+    rw = _Rewriter(placeholder, lookup)
+    out = _rewrite_with(rw, query)
+    t = _Template(out, tuple(order), tuple(rw.asked), tuple(rw.probes.items()))
+    if not out.objects:
+        sql_cache.statements.put(query, t)
+    return t
 
 
 def _substring_view(tree: exp.Expression, refs: dict[str, LanceRef],
@@ -702,31 +781,27 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> Lanc
         [(2000,)]
     """
     con = connection if connection is not None else _default_connection()
-    opened: dict[str, LanceDataset] = {}
-
-    def resolve(ref: LanceRef) -> str:
-        ds = ref.open()
-        name = _pinned_name(ref, ds)
-        opened[name] = ds
-        return name
-
     frame = sys._getframe(1)
     try:
-        rw = rewrite(query, resolve, _frame_lookup(frame, con))
+        template = _template(query, _frame_lookup(frame, con))
     finally:
         del frame
+    opened: dict[str, LanceDataset] = {}
+    names = []
+    for ref in template.refs:
+        ds = ref.cached()
+        names.append(_pinned_name(ref, ds))
+        opened[names[-1]] = ds
+    rw = template.named(names)
     if rw.count_ref is not None:
-        n = next(iter(opened.values())).count_rows()
-        alias = (rw.count_alias or "").replace('"', '""')
-        return LanceRelation(con.sql(f'SELECT CAST({int(n)} AS BIGINT) AS "{alias}"'))
+        n = _count(next(iter(opened.values())), rw)
+        if n is not None:
+            alias = (rw.count_alias or "").replace('"', '""')
+            return LanceRelation(con.sql(f'SELECT CAST({int(n)} AS BIGINT) AS "{alias}"'))
     for name, (old, terms) in rw.views.items():
-        ds = opened.pop(old)
-        flt = arrow_filter(ds.schema, terms)
-        ds = ds if flt is None else ds.filter(flt)
-        cmp = comparison_filter(ds.schema, terms)
-        opened[name] = ds if cmp is None else ds.filter(cmp)
+        opened[name] = _view(name, opened.pop(old), terms)
     for name, ds in opened.items():
-        con.register(name, watched(ds))
+        sql_cache.register(con, name, watched(ds))
     for name, obj in rw.objects.items():
         if isinstance(obj, LanceDataset):
             obj = watched(obj)
@@ -737,6 +812,31 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> Lanc
     with _lance_errors():
         rel = con.sql(rw.sql)
     return None if rel is None else LanceRelation(rel)
+
+
+def _count(ds: LanceDataset, rw: Rewritten) -> int | None:
+    """``SELECT count(*) FROM <ref> [WHERE ...]`` counted by lance_duck (metadata, exact indices, or
+    the filter's columns: :mod:`.sql_count`), or None: DuckDB runs the query."""
+    if rw.count_where is None:
+        return ds.count_rows()
+    flt = count_filter(rw.count_where, ds.schema, set(rw.count_qualifiers))
+    if flt is None:
+        return None
+    with _lance_errors():
+        return ds.count_rows(filter=flt)
+
+
+def _view(name: str, base: LanceDataset, terms: list[Term]) -> LanceDataset:
+    """The filtered view ``name`` of ``base`` (see :mod:`.duckdb_pushdown`), kept while ``base`` is."""
+    kept = sql_cache.views.get(name)
+    if kept is not None and kept[0] is base:
+        return kept[1]
+    flt = arrow_filter(base.schema, terms)
+    ds = base if flt is None else base.filter(flt)
+    cmp = comparison_filter(ds.schema, terms)
+    ds = watched(ds if cmp is None else ds.filter(cmp))
+    sql_cache.views.put(name, (base, ds))
+    return ds
 
 
 def register(connection: duckdb.DuckDBPyConnection, name: str, uri_or_dataset: str | os.PathLike[str] | LanceDataset,

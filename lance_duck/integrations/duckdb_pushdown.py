@@ -12,13 +12,13 @@ keeping a superset of its rows changes no result; it lets the scan ask the NGRAM
 the other columns for the matching rows only. Only forms the scan evaluates with DuckDB's meaning
 (or a superset of it) are taken: a plain column of the table, a string literal; ``LIKE`` without
 ``ESCAPE`` or backslashes (DuckDB has no default escape character, Arrow's ``match_like`` has
-one); ``ILIKE`` with an ASCII pattern, kept exact on ASCII values only (DuckDB lower-cases with
-Unicode rules, e.g. ``'İ' ILIKE '%i%'``: values with other characters are left to DuckDB) -- or,
-for a pattern without ``i``, as Arrow's case-insensitive ``match_like`` alone: the only non-ASCII
-characters DuckDB lower-cases to ASCII are U+0130 (to ``i``) and U+212A (to ``k``, which RE2's
-case folding matches too), so it keeps every row DuckDB keeps, and its trigrams reach NGRAM;
-``regexp_matches(col, pattern)`` without options (both engines run RE2 with its default options;
-a pattern without metacharacters is a ``contains``, which the NGRAM index answers).
+one); ``ILIKE`` with an ASCII pattern: the only non-ASCII characters DuckDB lower-cases to ASCII
+are U+0130 (to ``i``) and U+212A (to ``k``, which RE2's case folding matches too), so Arrow's
+case-insensitive ``match_like`` keeps every row DuckDB keeps for a pattern without ``i``, and an
+RE2 pattern with ``[iI\\x{130}]`` for ``i`` does for the others (``predicate.regex_runs``); NGRAM
+answers both; ``regexp_matches(col, pattern)`` without options (both engines run RE2 with its
+default options; a pattern without metacharacters is a ``contains``, the others give NGRAM the
+literal runs every match holds).
 
 DuckDB pushes no comparison on a ``DOUBLE`` column either (``amount > 230``, ``amount > 230.0``:
 nothing reaches the scan), so a top-level conjunct ``col op number`` (``>``, ``>=``, ``<``, ``<=``,
@@ -39,6 +39,8 @@ from typing import Any, cast
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
+
+from ..predicate.regex_runs import duckdb_ilike_regex
 
 #: (column as written, kind, literal); kind: like, ilike, contains, starts_with, ends_with, regexp;
 #: or ("", "any", (term, ...)): one of those terms holds (an OR in the WHERE clause).
@@ -177,12 +179,20 @@ def _expression(schema: pa.Schema, term: Term) -> pc.Expression | None:
                                                      or pa.types.is_large_string(fields[0].type)):
         return None
     field = pc.field(fields[0].name)
-    if kind == "ilike":                        # exact on ASCII values; the others pass to DuckDB
-        like = pc.match_like(field, lit, ignore_case=True)
-        return like if "i" not in lit.lower() else like | pc.invert(pc.string_is_ascii(field))
+    if kind == "ilike":
+        return _ilike(field, lit)
     return {"like": lambda: pc.match_like(field, lit), "contains": lambda: pc.match_substring(field, lit),
             "starts_with": lambda: pc.starts_with(field, lit), "ends_with": lambda: pc.ends_with(field, lit),
             "regexp": lambda: pc.match_substring_regex(field, lit)}[kind]()
+
+
+def _ilike(field: pc.Expression, pattern: str) -> pc.Expression:
+    """DuckDB's ``ILIKE`` (an ASCII pattern, no backslash), or a superset: Arrow's case-insensitive
+    ``match_like``, and for a pattern with ``i`` an RE2 pattern also matching U+0130 there (DuckDB
+    lower-cases it to ``i``; see :mod:`lance_duck.predicate.regex_runs`)."""
+    if "i" not in pattern.lower():
+        return pc.match_like(field, pattern, ignore_case=True)
+    return pc.match_substring_regex(field, duckdb_ilike_regex(pattern))
 
 
 def arrow_filter(schema: pa.Schema, terms: list[Term]) -> pc.Expression | None:

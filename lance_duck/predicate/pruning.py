@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import arrow_introspect as ai
+from .regex_runs import required_runs
 from .bound import BCall, BCompare, BIn, BIsNull, BLike, BLit, BNot, BOr, BRef, BoundExpr
 from .expressions import FLIPPED, conjuncts as _split_and
 
@@ -137,16 +138,32 @@ def _substrings(path: tuple[str, ...], t: pa.DataType, needles: list[str],
     return ColumnPredicate(path, op, pa.array(needles, pa.string()))
 
 
-def _text_atom(node: BCall, ref: BRef) -> ColumnPredicate | None:
+def _text_atom(node: BCall, ref: BRef) -> ColumnPredicate | AnyOf | None:
     """``contains`` / ``starts_with`` / ``ends_with`` / a metacharacter-free ``regexp_like``
     with a constant string: the column holds that substring."""
     if node.name not in _SUBSTRING_FUNCS or len(node.args) != 2 or node.options \
             or not isinstance(node.args[1], BLit) or not pa.types.is_string(node.args[1].scalar.type):
         return None
     needle = node.args[1].scalar.as_py()
-    if needle is None or (node.name == "regexp_like" and _REGEX_META & set(needle)):
+    if needle is None:
         return None
+    if node.name == "regexp_like" and _REGEX_META & set(needle):
+        return _regex_atom(ref.path, ref.type, needle, False)
     return _substrings(ref.path, ref.type, [needle])
+
+
+def _regex_atom(path: tuple[str, ...], t: pa.DataType, pattern: str,
+                ignore_case: bool) -> ColumnPredicate | AnyOf | None:
+    """An RE2 pattern's literal runs (:mod:`.regex_runs`) as contains / icontains: every match
+    holds all the runs of one top-level alternative."""
+    read = required_runs(pattern)
+    if read is None:
+        return None
+    branches, flagged = read
+    op = "icontains" if ignore_case or flagged else "contains"
+    if len(branches) == 1:
+        return _substrings(path, t, branches[0], op)
+    return _any_of([_substrings(path, t, runs, op) for runs in branches])
 
 
 def _list_set_atom(node: BCall, ref: BRef) -> ColumnPredicate | None:
@@ -250,12 +267,15 @@ def _x_atom(node: ai.XNode, schema: pa.Schema | None) -> ColumnPredicate | AnyOf
         t = _field_type(schema, a[0].path)
         if not isinstance(pattern, str) or t is None:
             return None
+        ignore_case = bool(ai.flag(node.options, "ignore_case"))
+        if node.name == "match_substring_regex":
+            return _regex_atom(a[0].path, t, pattern, ignore_case)
         return _substrings(a[0].path, t, like_literals(pattern) if node.name == "match_like" else [pattern],
-                           _substring_op(bool(ai.flag(node.options, "ignore_case")), pattern))
+                           _substring_op(ignore_case, pattern))
     return None
 
 
-_X_SUBSTRING = frozenset({"match_substring", "match_like", "starts_with", "ends_with"})
+_X_SUBSTRING = frozenset({"match_substring", "match_like", "starts_with", "ends_with", "match_substring_regex"})
 
 
 def _field_type(schema: pa.Schema | None, path: tuple[str, ...]) -> pa.DataType | None:

@@ -289,8 +289,9 @@ def test_substring_conjuncts_come_only_from_case_sensitive_string_forms():
     assert needles("t LIKE 'x%y_z'") == [["x", "y", "z"]]
     assert needles("contains(l, 'abc') AND starts_with(t, 'q')") == [["abc"], ["q"]]
     assert needles("regexp_like(t, 'abc')") == [["abc"]]
-    for flt in ["t ILIKE '%abc%'", "NOT contains(t, 'abc')", "contains(b, 'abc')", "regexp_like(t, 'a.c')",
-                "lower(t) LIKE '%abc%'", "t LIKE '%'"]:
+    assert needles("regexp_like(t, 'ab.cd')") == [["ab", "cd"]]     # a regex's literal runs (regex_runs.py)
+    for flt in ["t ILIKE '%abc%'", "NOT contains(t, 'abc')", "contains(b, 'abc')", "regexp_like(t, 'a.c', 'i')",
+                "lower(t) LIKE '%abc%'", "t LIKE '%'", "regexp_like(t, '.*')"]:
         assert needles(flt) == [], flt
 
 

@@ -14,6 +14,7 @@ import sqlglot
 
 import lance_duck
 from lance_duck.integrations import duckdb as ddb
+from lance_duck.integrations import sql_cache
 from lance_duck.integrations.duckdb_pushdown import substring_terms
 
 from .test_index_scan import data_bytes  # noqa: F401  (fixture)
@@ -41,7 +42,8 @@ FORMS = [
 
 @pytest.fixture
 def handed(monkeypatch) -> list:
-    """The filters of the views ``lance_duck.sql`` registered."""
+    """The filters of the views ``lance_duck.sql`` registered (views are kept per process: start afresh)."""
+    sql_cache.clear()
     seen: list = []
     orig = ddb.arrow_filter
 

@@ -1,0 +1,185 @@
+"""Per-process caches behind :func:`lance_duck.sql`: opened tables, rewritten statements, registrations.
+
+A ``lance_duck.sql`` call parses its text, resolves each Lance reference to a version, opens it and
+registers it on the connection. Repeated calls skip most of that:
+
+* **Opened tables** (:data:`TABLES_KEPT`, LRU): one dataset per table version, keyed by the uri,
+  storage options, branch, version and the identity of the manifest it was read from (a local
+  manifest's size, mtime and inode; an object store's manifest path and listed size, as the io layer's
+  manifest cache).
+  A reference to the latest version still lists ``_versions/`` on every call (as pylance's
+  ``checkout_latest`` does), so a version committed by another writer is seen by the next call;
+  a pinned version or a tag costs one ``stat`` (local) or nothing (object store) once cached, a
+  tag one small read; ``asof`` and branch references are resolved in full, and the kept dataset is
+  reused when its manifest bytes are the ones just read.
+  A kept dataset keeps its per-version caches (open data files, index segments) warm.
+* **Rewritten statements** (:data:`STATEMENTS_KEPT`, LRU, keyed by the SQL text): the rewrite
+  with placeholders where the references' registration names go. Not kept when the text names a
+  variable of the caller's scope; a hit re-checks the names that were looked up among the
+  caller's variables (none may exist now) and the quoted names probed as table directories.
+* **Registrations**: a name already registered on that connection by an earlier call, for the
+  very same dataset object, is not registered again. Names encode the uri, version, branch and
+  options (and a view's filter), so a relation from an earlier call keeps reading what it read.
+
+``clear()`` empties the kept tables, statements and views (tests, or a process that wants its memory back).
+"""
+from __future__ import annotations
+
+import collections
+import os
+import threading
+import weakref
+from typing import Any, Callable, Generic, Hashable, TypeVar
+
+import duckdb
+
+from ..io.fs import FileIO, open_io
+from ..scan.dataset import LanceDataset
+from ..table.refs import read_tag
+from ..table.versions import VERSIONS_DIR, list_versions, manifest_name
+
+#: Opened table versions kept (each holds up to 32 open data files and its index caches).
+TABLES_KEPT = 16
+#: Rewritten SQL texts kept.
+STATEMENTS_KEPT = 256
+#: Filtered views (``lance_duck.sql``'s substring / comparison views) kept, over all tables.
+VIEWS_KEPT = 64
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class LRU(Generic[K, V]):
+    """A thread-safe dictionary keeping its ``size`` most recently used entries."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._d: collections.OrderedDict[K, V] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            value = self._d.get(key)
+            if value is not None:
+                self._d.move_to_end(key)
+            return value
+
+    def put(self, key: K, value: V) -> V:
+        with self._lock:
+            self._d[key] = value
+            self._d.move_to_end(key)
+            while len(self._d) > self.size:
+                self._d.popitem(last=False)
+            return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._d.clear()
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+
+_tables: LRU[tuple, LanceDataset] = LRU(TABLES_KEPT)
+_ios: LRU[tuple, tuple[FileIO, str]] = LRU(TABLES_KEPT)
+statements: LRU[str, Any] = LRU(STATEMENTS_KEPT)
+views: LRU[str, tuple[LanceDataset, LanceDataset]] = LRU(VIEWS_KEPT)
+_registered: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[str, Any]]" = weakref.WeakKeyDictionary()
+_registered_lock = threading.Lock()
+
+Options = tuple[tuple[str, str], ...] | None
+
+
+def clear() -> None:
+    """Forget every kept table, statement and view (registrations stay with their connections)."""
+    for c in (_tables, _ios, statements, views):
+        c.clear()
+
+
+def _io(uri: str, options: Options) -> tuple[FileIO, str]:
+    opts = dict(options) if options is not None else None
+    if opts and "metadata_cache_bytes" in opts:     # opening applies it: the value given last wins
+        return open_io(uri, opts)
+    key = (uri, options)
+    got = _ios.get(key)
+    return got if got is not None else _ios.put(key, open_io(uri, opts))
+
+
+def _identity(io: FileIO, path: str, size: int | None = None) -> tuple | None:
+    """What tells one manifest file from another written later at the same path; None: not there.
+    On an object store: the path and the size listed (what the io layer's manifest cache keys on)."""
+    if not io.is_local:
+        return (path, size)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (path, st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _pinned(io: FileIO, root: str, version: Any, asof: Any, branch: str | None) -> tuple[int, tuple] | None:
+    """(version, manifest identity) found cheaply for a main-branch reference, or None (open in full)."""
+    if branch is not None or asof is not None:
+        return None
+    vdir = io.join(root, VERSIONS_DIR)
+    if version is None:
+        entries = list_versions(io, root)
+        if not entries:
+            return None
+        e = entries[-1]
+        ident = _identity(io, io.join(vdir, e.name), e.size)
+        return None if ident is None else (e.version, ident)
+    if isinstance(version, str):
+        tag = read_tag(io, root, version)
+        if tag["branch"] not in (None, "main"):
+            return None
+        version = tag["version"]
+    if not isinstance(version, int) or isinstance(version, bool):
+        return None
+    ident = _identity(io, io.join(vdir, manifest_name(version, "v2")))
+    return None if ident is None else (version, ident)
+
+
+def table(uri: str, version: Any, asof: Any, branch: str | None, options: Options,
+          open_version: Callable[[Any], LanceDataset], wrap: Callable[[LanceDataset], LanceDataset]) -> LanceDataset:
+    """The dataset a reference names, from the cache when its manifest is the one kept.
+
+    ``open_version(v)`` opens the reference at version ``v`` (None: as the reference says) and
+    raises the reference's own errors; ``wrap`` makes the object kept (the registered kind).
+    """
+    try:
+        io, root = _io(uri, options)
+        found = _pinned(io, root, version, asof, branch)
+    except Exception:  # noqa: BLE001 - a missing table, tag or bad option: the full open says it
+        found = None
+    if found is not None:
+        v, ident = found
+        key = (uri, options, branch, v, ident)
+        got = _tables.get(key)
+        if got is not None:
+            return got
+        ds = open_version(v)
+        if ds.version == v:
+            return _tables.put(key, wrap(ds))
+        return wrap(ds)
+    ds = open_version(None)                      # opened in full: kept while its manifest is the same
+    full_key = (uri, options, ds.branch, ds.version, "full")
+    got = _tables.get(full_key)
+    if got is not None and got._snapshot.manifest_file.raw == ds._snapshot.manifest_file.raw:
+        return got
+    return _tables.put(full_key, wrap(ds))
+
+
+def register(con: duckdb.DuckDBPyConnection, name: str, obj: Any) -> None:
+    """``con.register(name, obj)`` unless this very object is registered there under that name."""
+    with _registered_lock:
+        names = _registered.setdefault(con, {})
+        if names.get(name) is obj:
+            return
+    con.register(name, obj)
+    with _registered_lock:
+        names[name] = obj
+
+
+__all__ = ["LRU", "STATEMENTS_KEPT", "TABLES_KEPT", "VIEWS_KEPT", "clear", "register", "statements", "table",
+           "views"]

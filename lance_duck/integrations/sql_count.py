@@ -1,0 +1,129 @@
+"""``SELECT count(*) FROM <lance ref> WHERE ...`` counted by the Lance scan (exact indices first).
+
+:func:`count_filter` translates a ``WHERE`` into an Arrow expression only where DuckDB's meaning
+and Arrow's are the same: ANDs and ORs of ``col op literal`` (``=``, ``<>``, ``<``, ``<=``, ``>``,
+``>=``, either way round), ``col BETWEEN a AND b``, ``col [NOT] IN (literals)`` (no NULL among them),
+``col IS [NOT] NULL``, on a top-level column bound as DuckDB binds it (case-insensitively, one match)
+that is an integer column with an integer literal in its range, or a string column with a string
+literal (both engines compare bytes). Anything else -- floats (DuckDB orders NaN, Arrow does not),
+casts, functions, other tables -- gives None, and DuckDB runs the query as usual. The count is then
+``LanceDataset.count_rows(filter)``: from BTREE / BITMAP alone when exact indices answer the whole
+filter (minus deletions), else by reading the filter's columns.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+_OPS: dict[type[exp.Expression], str] = {exp.EQ: "==", exp.NEQ: "!=", exp.GT: ">", exp.GTE: ">=",
+                                        exp.LT: "<", exp.LTE: "<="}
+_MIRRORED = {"==": "==", "!=": "!=", ">": "<", ">=": "<=", "<": ">", "<=": ">="}
+
+
+#: Deeper conditions are left to DuckDB (which has its own depth limit and error).
+MAX_DEPTH = 64
+
+
+class _Untranslatable(Exception):
+    pass
+
+
+def _integer_range(t: pa.DataType) -> tuple[int, int] | None:
+    if not pa.types.is_integer(t):
+        return None
+    bits = t.bit_width
+    return (0, 2 ** bits - 1) if pa.types.is_unsigned_integer(t) else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+
+
+class _Translator:
+    def __init__(self, schema: pa.Schema, qualifiers: set[str]):
+        self.schema = schema
+        self.qualifiers = qualifiers
+
+    def column(self, node: exp.Expression) -> pa.Field:
+        if not isinstance(node, exp.Column) or node.args.get("db") or node.args.get("catalog"):
+            raise _Untranslatable
+        if node.table and node.table not in self.qualifiers:
+            raise _Untranslatable
+        fields = [f for f in self.schema if f.name.lower() == node.name.lower()]
+        if len(fields) != 1:
+            raise _Untranslatable
+        return fields[0]
+
+    def literal(self, node: exp.Expression, t: pa.DataType) -> pa.Scalar:
+        negative = isinstance(node, exp.Neg)
+        if negative:
+            node = node.this
+        if not isinstance(node, exp.Literal):
+            raise _Untranslatable
+        text = str(node.this)
+        if node.is_string:
+            if negative or not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+                raise _Untranslatable
+            return pa.scalar(text, t)
+        bounds = _integer_range(t)
+        if bounds is None or not text.isdigit():
+            raise _Untranslatable
+        v = -int(text) if negative else int(text)
+        if not bounds[0] <= v <= bounds[1]:
+            raise _Untranslatable
+        return pa.scalar(v, t)
+
+    def convert(self, node: exp.Expression, depth: int = 0) -> pc.Expression:  # noqa: C901 - one case per form
+        if depth > MAX_DEPTH:
+            raise _Untranslatable
+        if isinstance(node, exp.Paren):
+            return self.convert(node.this, depth + 1)
+        if isinstance(node, exp.And):
+            return self.convert(node.this, depth + 1) & self.convert(node.expression, depth + 1)
+        if isinstance(node, exp.Or):
+            return self.convert(node.this, depth + 1) | self.convert(node.expression, depth + 1)
+        op = _OPS.get(type(node))
+        if op is not None:
+            left, right = node.this, node.expression
+            if not isinstance(left, exp.Column):
+                left, right, op = right, left, _MIRRORED[op]
+            f = self.column(left)
+            value = self.literal(right, f.type)
+            return {"==": pc.equal, "!=": pc.not_equal, ">": pc.greater, ">=": pc.greater_equal,
+                    "<": pc.less, "<=": pc.less_equal}[op](pc.field(f.name), value)
+        if isinstance(node, exp.Between):
+            f = self.column(node.this)
+            lo, hi = self.literal(node.args["low"], f.type), self.literal(node.args["high"], f.type)
+            return (pc.field(f.name) >= lo) & (pc.field(f.name) <= hi)
+        if isinstance(node, exp.In):
+            if node.args.get("query") or node.args.get("unnest") or node.args.get("field"):
+                raise _Untranslatable
+            f = self.column(node.this)
+            values = [self.literal(v, f.type).as_py() for v in node.expressions]
+            if not values:
+                raise _Untranslatable
+            return pc.is_in(pc.field(f.name), value_set=pa.array(values, f.type))
+        if isinstance(node, exp.Not):
+            inner = node.this
+            if isinstance(inner, exp.Paren):
+                inner = inner.this
+            if isinstance(inner, exp.Is) and isinstance(inner.expression, exp.Null):
+                return pc.field(self.column(inner.this).name).is_valid()
+            if isinstance(inner, exp.In):          # Arrow's is_in is false (not null) on a null
+                return ~self.convert(inner) & pc.field(self.column(inner.this).name).is_valid()
+            raise _Untranslatable
+        if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
+            return pc.field(self.column(node.this).name).is_null()
+        raise _Untranslatable
+
+
+def count_filter(where: exp.Expression, schema: pa.Schema, qualifiers: set[str]) -> pc.Expression | None:
+    """The ``WHERE`` condition ``where`` (its ``this``) as an Arrow expression with DuckDB's meaning, or
+    None (see the module notes). ``qualifiers``: the names a column may be qualified with."""
+    node: Any = where.this if isinstance(where, exp.Where) else where
+    try:
+        return _Translator(schema, qualifiers).convert(node)
+    except _Untranslatable:
+        return None
+
+
+__all__ = ["count_filter"]

@@ -1,0 +1,152 @@
+"""``lance_duck.sql``'s per-process caches (``integrations/sql_cache.py``) never serve stale data.
+
+Every test runs the same SQL text twice or more on one connection (so the second call takes the
+kept rewrite, the kept table and the kept registration) with a change to the table in between,
+made by pylance; the oracle is pylance's reading of the table after the change.
+"""
+from __future__ import annotations
+
+import shutil
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+import lance_duck
+from lance_duck.integrations import sql_cache
+from lance_duck.table import snapshot as snapshot_module
+
+lance = pytest.importorskip("lance")
+
+
+def _rows(start: int, n: int) -> pa.Table:
+    ids = list(range(start, start + n))
+    return pa.table({"id": pa.array(ids, pa.int64()), "s": pa.array([f"v{i}" for i in ids])})
+
+
+def _ours(query: str, con) -> pa.Table:
+    return lance_duck.sql(query, con).to_arrow_table()
+
+
+def _pylance(path: str, **kw) -> pa.Table:
+    return lance.dataset(path, **kw).to_table().sort_by("id")
+
+
+@pytest.fixture
+def table(tmp_path) -> str:
+    path = str(tmp_path / "t.lance")
+    lance.write_dataset(_rows(0, 30), path)
+    return path
+
+
+def test_a_version_committed_by_pylance_between_two_calls_is_seen(table):
+    con = duckdb.connect()
+    q = f"SELECT * FROM '{table}' ORDER BY id"
+    assert _ours(q, con).equals(_pylance(table))
+    lance.write_dataset(_rows(30, 5), table, mode="append")
+    assert _ours(q, con).equals(_pylance(table))
+    lance.dataset(table).delete("id < 3")
+    assert _ours(q, con).equals(_pylance(table))
+    assert lance_duck.sql(f"SELECT count(*) FROM '{table}'", con).fetchall() == [(32,)]
+    lance.write_dataset(_rows(100, 2), table, mode="overwrite")
+    assert _ours(q, con).equals(_pylance(table))
+
+
+def test_a_table_removed_and_written_again_at_the_same_path_is_read_afresh(table):
+    con = duckdb.connect()
+    q = f"SELECT * FROM '{table}' ORDER BY id"
+    assert _ours(q, con).equals(_pylance(table))
+    pinned = f"SELECT * FROM '{table}' AT (VERSION => 1) ORDER BY id"
+    assert _ours(pinned, con).equals(_pylance(table, version=1))
+    shutil.rmtree(table)
+    lance.write_dataset(_rows(500, 7), table)          # version 1 again, other rows
+    assert _ours(q, con).equals(_pylance(table))
+    assert _ours(pinned, con).equals(_pylance(table, version=1))
+    assert _ours(q, con).column("id").to_pylist() == list(range(500, 507))
+
+
+def test_pinned_versions_and_moved_tags_read_what_they_name_now(table):
+    con = duckdb.connect()
+    ds = lance.dataset(table)
+    ds.tags.create("t", 1)
+    lance.write_dataset(_rows(30, 10), table, mode="append")
+    by_tag = f"SELECT * FROM '{table}' AT (VERSION => 't') ORDER BY id"
+    by_version = f"SELECT * FROM '{table}' AT (VERSION => 1) ORDER BY id"
+    assert _ours(by_tag, con).equals(_pylance(table, version=1))
+    lance.dataset(table).tags.update("t", 2)
+    assert _ours(by_tag, con).equals(_pylance(table, version=2))
+    assert _ours(by_version, con).equals(_pylance(table, version=1))
+    lance.dataset(table).tags.delete("t")
+    with pytest.raises(lance_duck.TagNotFoundError):
+        lance_duck.sql(by_tag, con)
+
+
+def test_a_relation_made_before_a_commit_keeps_reading_its_version(table):
+    con = duckdb.connect()
+    q = f"SELECT * FROM '{table}' ORDER BY id"
+    before = lance_duck.sql(q, con)                      # lazy: runs at fetch time
+    lance.write_dataset(_rows(30, 5), table, mode="append")
+    after = lance_duck.sql(q, con)
+    assert after.to_arrow_table().equals(_pylance(table))
+    assert before.to_arrow_table().equals(_pylance(table, version=1))
+
+
+def test_a_repeated_query_reads_no_manifest_and_reuses_the_opened_table(table, monkeypatch):
+    con = duckdb.connect()
+    q = f"SELECT * FROM '{table}' WHERE id = 7"
+    want = lance_duck.sql(q, con).fetchall()
+    reads: list[str] = []
+    orig = snapshot_module.read_manifest
+    monkeypatch.setattr(snapshot_module, "read_manifest", lambda io, path, *a: reads.append(path) or orig(io, path, *a))
+    assert lance_duck.sql(q, con).fetchall() == want == [(7, "v7")]
+    assert lance_duck.sql(f"SELECT * FROM '{table}' AT (VERSION => 1) WHERE id = 7", con).fetchall() == want
+    assert reads == []
+    lance.write_dataset(_rows(30, 5), table, mode="append")
+    assert lance_duck.sql(q, con).fetchall() == want
+    assert len(reads) == 1 and reads[0].endswith(".manifest")      # the new version, once
+
+
+def test_a_kept_statement_still_finds_a_variable_defined_after_it(table):
+    con = duckdb.connect()
+    q = "SELECT count(*) FROM later_tbl"
+    with pytest.raises(duckdb.CatalogException):
+        lance_duck.sql(q, con).fetchall()
+    later_tbl = pa.table({"x": [1, 2, 3]})  # noqa: F841  (found in this frame by name)
+    assert lance_duck.sql(q, con).fetchall() == [(3,)]
+
+
+def test_a_kept_statement_sees_a_table_directory_created_after_it(tmp_path):
+    con = duckdb.connect()
+    path = str(tmp_path / "plain_dir")
+    q = f"SELECT count(*) FROM '{path}'"
+    with pytest.raises(duckdb.Error):
+        lance_duck.sql(q, con).fetchall()
+    lance.write_dataset(_rows(0, 4), path)
+    assert lance_duck.sql(q, con).fetchall() == [(4,)]
+
+
+def test_the_caches_are_bounded(tmp_path):
+    con = duckdb.connect()
+    for i in range(sql_cache.TABLES_KEPT + 3):
+        path = str(tmp_path / f"b{i}.lance")
+        lance.write_dataset(_rows(i, 1), path)
+        assert lance_duck.sql(f"SELECT id FROM '{path}'", con).fetchall() == [(i,)]
+    assert len(sql_cache._tables) <= sql_cache.TABLES_KEPT
+    assert len(sql_cache.statements) <= sql_cache.STATEMENTS_KEPT
+    sql_cache.clear()
+    assert len(sql_cache._tables) == len(sql_cache.statements) == 0
+
+
+def test_branch_and_asof_references_follow_new_commits(table):
+    con = duckdb.connect()
+    branch = lance.dataset(table).create_branch("dev")
+    q = f"SELECT * FROM lance_scan('{table}', branch => 'dev') ORDER BY id"
+    assert _ours(q, con).equals(lance.dataset(table).checkout_version(("dev", None)).to_table().sort_by("id"))
+    branch.insert(_rows(30, 4))
+    want = lance.dataset(table).checkout_version(("dev", None)).to_table().sort_by("id")
+    assert want.num_rows == 34
+    assert _ours(q, con).equals(want)
+    asof = f"SELECT count(*) FROM '{table}' AT (TIMESTAMP => '2999-01-01 00:00:00')"
+    assert lance_duck.sql(asof, con).fetchall() == [(30,)]
+    lance.write_dataset(_rows(40, 3), table, mode="append")
+    assert lance_duck.sql(asof, con).fetchall() == [(33,)]
