@@ -246,6 +246,11 @@ class SparsePage:
                 ccs = np.cumsum(child_cnt) - child_cnt
                 child_start = inside[ccs]
             depth += 1
+            if depth == self.max_rep == 1:
+                # the only list: its children's level (0) is already there and the lists' first
+                # children keep the row level they were given above (two full passes saved)
+                start = child_start
+                continue
             firsts = start[nonempty]   # a list's first child starts where the list does: keep its level
             kept = rep[firsts]
             if child_cnt is None:
