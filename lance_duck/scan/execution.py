@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import trace
+from ..encodings.bitmap import bool_array
 from .filters import ROW_ADDR, ROW_ID, BoundFilter, evaluate
 from .planning import ScanTask
 from .projection import Projection, extract
@@ -219,7 +220,7 @@ class ScanContext:
                             a = pa.Array.from_buffers(a.type, vals.size, [None, pa.py_buffer(vals)])
                         else:
                             if keep is None:
-                                keep = pa.array(mask)
+                                keep = mask_array(mask)
                             a = a.filter(keep)
                 want = self._types[f.name]
                 if not keep_dictionary:
@@ -260,7 +261,7 @@ class ScanContext:
                 mask = np.zeros(len(rows), dtype=bool)
                 mask[pos[idx]] = True
                 n = len(idx)
-                kept = pa.array(keep)
+                kept = mask_array(keep)
                 fcols = {k: v.filter(kept) for k, v in fcols.items() if k in self.projection.sources}
             cols.update((k, plain(v, self._types.get(k))) for k, v in fcols.items() if k in self.projection.sources)
         cols.update(self.read_columns(frag, self.late_columns, rows, mask))
@@ -440,6 +441,13 @@ def selected_offsets(fragment, task: ScanTask) -> np.ndarray:
     if live is not None:    # (a gather from the mask of the selection's span: cheaper than a search per row)
         sel = sel[live[sel - span.start]]
     return sel[task.skip:] if task.skip else sel
+
+
+def mask_array(mask: np.ndarray) -> pa.Array:
+    """A numpy bool mask as an Arrow boolean array for ``filter``: packed with ``np.packbits``
+    (``pa.array`` converts a bool array value by value: ~25x slower, ~0.3 ms per 256k-row task)."""
+    mask = np.asarray(mask, dtype=np.bool_)
+    return bool_array(mask, mask.size)
 
 
 def _offsets(sel) -> np.ndarray:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from ...encodings.bitmap import pack_validity
+from ...encodings.bitmap import pack_validity, unpack_bits
 from ...errors import CorruptFileError, UnsupportedFeatureError
 
 
@@ -191,8 +191,7 @@ def with_validity(arr: pa.Array, valid: np.ndarray | None) -> pa.Array:
     if len(valid) != len(arr):
         raise CorruptFileError(f"{len(valid)} validity bits for {len(arr)} values")
     if arr.null_count:
-        existing = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), np.bool_)
-        valid = valid & existing
+        valid = valid & _validity_of(arr)
     if valid.all():
         return arr
     if arr.offset != 0:
@@ -217,6 +216,18 @@ def with_validity(arr: pa.Array, valid: np.ndarray | None) -> pa.Array:
     if t.num_fields:
         raise CorruptFileError(f"cannot apply leaf validity to {t} values")
     return pa.Array.from_buffers(t, len(arr), [pack_validity(valid)] + bufs[1:], null_count=nulls)
+
+
+def _validity_of(arr: pa.Array) -> np.ndarray:
+    """The validity of an array with nulls as a bool mask: its bitmap unpacked with numpy where
+    the array has one (``is_valid().to_numpy()`` converts bit by bit: ~35x slower)."""
+    t = arr.type
+    if not (isinstance(arr, pa.ExtensionArray) or pa.types.is_union(t) or pa.types.is_null(t)
+            or pa.types.is_dictionary(t)):
+        bitmap = arr.buffers()[0]
+        if bitmap is not None:
+            return unpack_bits(bitmap, len(arr), arr.offset)
+    return np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), np.bool_)
 
 
 @dataclass

@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from .... import trace
 from ...._proto import encodings_v2_1_pb2 as pb
+from ....encodings.bitmap import bool_array, primitive_array
 from ....errors import CorruptFileError
 from .. import repdef
 from ..compression import decode_block
@@ -245,6 +246,11 @@ class SparsePage:
                 ccs = np.cumsum(child_cnt) - child_cnt
                 child_start = inside[ccs]
             depth += 1
+            if depth == self.max_rep == 1:
+                # the only list: its children's level (0) is already there and the lists' first
+                # children keep the row level they were given above (two full passes saved)
+                start = child_start
+                continue
             firsts = start[nonempty]   # a list's first child starts where the list does: keep its level
             kept = rep[firsts]
             if child_cnt is None:
@@ -277,11 +283,11 @@ class SparsePage:
             values = with_validity(pa.concat_arrays([vals]) if vals.offset else vals, leaf_valid)
         else:
             if self.lay.per_slot:
-                vals = vals.filter(pa.array(leaf_valid))
+                vals = vals.filter(bool_array(leaf_valid, leaf_valid.size))
             slot = np.full(defs.size, -1, np.int64)
             slot[leaf_entry[leaf_valid]] = np.arange(len(vals), dtype=np.int64)
             slot = slot[visible]
-            values = vals.take(pa.array(np.where(slot < 0, 0, slot), mask=slot < 0))
+            values = vals.take(primitive_array(pa.int64(), np.where(slot < 0, 0, slot), slot >= 0))
         if local is not None:
             rows = entry_rows(rep, self.max_rep, 0) if rep is not None else None
             values, rep, defs = trim(values, rep, defs, self.layers, rows, np.asarray(local, np.int64), self.what)
