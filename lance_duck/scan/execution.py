@@ -287,7 +287,7 @@ class ScanContext:
         sources = self.projection.sources
         allc = {k: v for k, v in allc.items() if k in sources}
         if not keep.all():
-            kept = pa.array(keep)
+            kept = mask_array(keep)
             allc = {k: v.filter(kept) for k, v in allc.items()}
             n = int(np.count_nonzero(keep))
         return self.assemble({k: plain(v, self._types.get(k)) for k, v in allc.items()}, n)
