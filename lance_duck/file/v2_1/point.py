@@ -15,6 +15,7 @@ import struct
 from bisect import bisect_right
 
 import numpy as np
+import pyarrow as pa
 
 from ... import trace
 from ...encodings import fastlanes
@@ -25,6 +26,28 @@ from .page import PageData
 from .values import Fixed, VarBin
 
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+#: offset width of the string / binary types a point read builds directly
+_OFFSETS = {pa.string(): np.int32, pa.binary(): np.int32, pa.large_string(): np.int64,
+            pa.large_binary(): np.int64}
+
+
+def _plain_type(page, kind: str, bits: int) -> pa.DataType | None:
+    """The page's Arrow type when one value of it is built here straight from its bytes: a
+    fixed-width number / temporal type of ``bits`` bits, or a plain string / binary type (no
+    page or field dictionary, no extension type); else None (the page's value code finishes it)."""
+    ctx = page.ctx
+    t = ctx.arrow_type
+    if page.has_dict or ctx.dict_type is not None or isinstance(t, pa.ExtensionType):
+        return None
+    if kind == "var":
+        return t if t in _OFFSETS else None
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t):
+        try:
+            width = t.bit_width
+        except ValueError:
+            return None
+        return t if width == bits and bits in _UINT else None
+    return None
 
 
 class PointPage:
@@ -47,6 +70,7 @@ class PointPage:
         self.header = struct.Struct("<H" + size_fmt * page.num_bufs)
         hdr = self.header.size
         self.hdr_pad = (hdr + 7) // 8 * 8
+        self.plain = _plain_type(page, kind, bits)
 
     @classmethod
     def of(cls, page) -> PointPage | None:
@@ -102,13 +126,33 @@ class PointPage:
         raw: Fixed | VarBin
         if self.kind == "var":
             raw = self._string(buf, at, vsize, j, self.counts[c])
+            if self.plain is not None:   # (one string: its two offsets, no checks pass again)
+                offs = np.array([0, raw.data.size], _OFFSETS[self.plain])
+                arr = pa.Array.from_buffers(self.plain, 1, [None, pa.py_buffer(offs), pa.py_buffer(raw.data)],
+                                            null_count=0)
+                return PageData(arr, None, None, p.layers, 1)
         elif self.kind == "flat":
             nb = self.bits // 8
             if vsize < self.counts[c] * nb:
                 raise CorruptFileError(f"{self.what}: flat chunk shorter than its values")
+            if self.plain is not None:
+                value = pa.py_buffer(bytes(buf[at + j * nb: at + (j + 1) * nb]))
+                return PageData(pa.Array.from_buffers(self.plain, 1, [None, value], null_count=0),
+                                None, None, p.layers, 1)
             raw = Fixed(np.frombuffer(buf, _UINT[self.bits], 1, at + j * nb), self.bits, 1)
         else:
-            raw = Fixed(np.array([self._packed(buf, at, vsize, j)], _UINT[self.bits]), self.bits, 1)
+            v = self._packed(buf, at, vsize, j)
+            if self.plain is not None:
+                value = pa.py_buffer(v.to_bytes(self.bits // 8, "little"))
+                return PageData(pa.Array.from_buffers(self.plain, 1, [None, value], null_count=0),
+                                None, None, p.layers, 1)
+            if p.has_dict and p.ctx.dict_type is None and p.ctx.keep_dictionary:
+                items = p._dictionary_items()
+                if v >= len(items):
+                    raise CorruptFileError(f"{self.what}: dictionary index {v} >= {len(items)} items")
+                arr = pa.DictionaryArray.from_arrays(pa.array([v], pa.int32()), items)
+                return PageData(arr, None, None, p.layers, 1)
+            raw = Fixed(np.array([v], _UINT[self.bits]), self.bits, 1)
         return PageData(p._values(raw, 1), None, None, p.layers, 1)
 
     def _packed(self, buf, at: int, vsize: int, j: int) -> int:
