@@ -324,7 +324,7 @@ def _projection(snap: Snapshot, columns: Columns, with_row_id: bool, with_row_ad
     if columns is not None and not (isinstance(columns, (list, tuple)) and all(isinstance(c, str) for c in columns)):
         return resolve_projection(columns, snap.read_schema, snap.schema, with_row_id, with_row_address)
     key = (None if columns is None else tuple(columns), bool(with_row_id), bool(with_row_address))
-    memo: dict[tuple, Projection] = snap.derived("_scan_projections", dict)
+    memo: dict[tuple[Any, ...], Projection] = snap.derived("_scan_projections", dict)
     got = memo.get(key)
     if got is None:
         got = resolve_projection(columns, snap.read_schema, snap.schema, with_row_id, with_row_address)
