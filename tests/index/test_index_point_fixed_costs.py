@@ -63,3 +63,39 @@ def test_projections_of_name_lists_are_kept_per_snapshot():
             ds.scanner(columns=["order_id", "nope"])
     t = ds.to_table(columns=["order_id", "amount"], filter="order_id < 3")
     assert t.schema.names == ["order_id", "amount"] and t.num_rows == 3
+
+
+def test_small_batches_are_sized_by_their_buffers_never_below_nbytes():
+    from lance_duck.scan.execution import SMALL_BATCH_ROWS, batch_bytes
+    t = lance_duck.dataset("sql_examples/data/sample.lance").to_table()
+    for n in (1, 7, SMALL_BATCH_ROWS, SMALL_BATCH_ROWS + 1):
+        b = t.slice(100, n).combine_chunks().to_batches()[0]
+        assert batch_bytes(b) >= b.nbytes > 0
+    big = t.combine_chunks().to_batches()[0]
+    assert big.num_rows > SMALL_BATCH_ROWS or batch_bytes(big) >= big.nbytes
+    assert batch_bytes(None) == 0
+
+
+def test_file_layer_errors_still_name_the_file_and_fields(tmp_path):
+    """read_fields builds its error context only on failure: damage still names file and fields."""
+    from lance_duck.errors import CorruptFileError
+    from lance_duck.file.base import DataFileReader
+
+    class Broken(DataFileReader):
+        def __init__(self, exc):
+            self.ref = type("Ref", (), {"path": "/x/data/f.lance"})()
+            self.num_rows = 3
+            self.exc = exc
+
+        def _read_fields(self, fields, rows, keep_dictionary):
+            raise self.exc
+
+    field = type("F", (), {"name": "amount"})()
+    with pytest.raises(CorruptFileError, match=r"/x/data/f.lance: data file is damaged \(fields \['amount'\]\)"):
+        Broken(IndexError("boom")).read_fields([field])
+    with pytest.raises(CorruptFileError, match=r"^/x/data/f.lance \(fields \['amount'\]\): bad"):
+        Broken(CorruptFileError("bad")).read_fields([field])
+    with pytest.raises(FileNotFoundError):
+        Broken(FileNotFoundError("gone")).read_fields([field])
+    with pytest.raises(KeyError):
+        Broken(KeyError("k")).read_fields([field])
