@@ -39,6 +39,8 @@ def _table() -> pa.Table:
         "note": pa.array(np.char.add("note number ", rng.integers(0, 10**6, ROWS).astype(str)), pa.string()),
         "rand": pa.array([rng.bytes(int(k % 9) + 1).hex() for k in range(ROWS)], pa.string()),
         "blob": pa.array([rng.bytes(int(k % 9) + 4) for k in range(ROWS)], pa.binary()),
+        "uni": pa.array(["".join(chr(0x400 + int(c)) for c in rng.integers(0, 600, int(k % 6) + 2)) + " x"
+                         for k in range(ROWS)], pa.string()),      # bytes outside the symbols: escapes
         "few": pa.array([bytes([k % 251]) * (k % 5) for k in range(ROWS)], pa.binary()),
         "maybe": pa.array(np.where(i % 7 == 0, None, i % 1000).tolist(), pa.int64()),
         "flag": pa.array(i % 3 == 0, pa.bool_()),
@@ -46,7 +48,7 @@ def _table() -> pa.Table:
     })
 
 
-POINT_COLUMNS = ("id", "small", "wide", "amount", "f32", "tiny", "day", "cat", "note", "rand", "blob", "few")
+POINT_COLUMNS = ("id", "small", "wide", "amount", "f32", "tiny", "day", "cat", "note", "rand", "blob", "few", "uni")
 
 
 @pytest.fixture(scope="module", params=[("2.1", False), ("2.2", False), ("2.2", True)],
@@ -173,3 +175,23 @@ def test_a_damaged_chunk_header_is_reported_not_read(point_table, tmp_path):
         pp.lean_decode([memoryview(bytes(data))], chunk, runs, 5)
     with pytest.raises(CorruptFileError, match="header"):
         pp.lean_decode([memoryview(bytes(data[:4]))], chunk, runs, 5)
+
+
+def test_fsst_strings_read_by_symbol_join_or_the_vectorised_decoder(point_table):
+    """A string without escapes is its symbols joined; one with escapes (or undefined codes) goes
+    to the vectorised decoder. The table's FSST columns exercise both; every row equals the column."""
+    snap = lance_duck.dataset(point_table)._snapshot
+    seen = set()
+    for name in ("note", "rand", "uni"):
+        f = next(x for x in snap.schema.fields if x.name == name)
+        reader = open_data_file(snap.io, snap.fragments[0].file_for_field(f.id))
+        whole = reader.read_fields([f])[0]
+        reader.read_fields([f], np.array([3]))
+        assert reader._lean_field(f, False)[0]._point(0).symbols is not None, name     # FSST pages
+        for row in range(0, 3000, 61):
+            with decode_trace() as tr:
+                got = reader.read_fields([f], np.array([row]))[0]
+            assert got.equals(whole.slice(row, 1)), (name, row)
+            assert "path:point-row" in tr.names()
+            seen.add("path:fsst:decompress" in tr.names())
+    assert seen == {True, False}

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from ... import trace
-from ...encodings import fastlanes
+from ...encodings import fastlanes, fsst
 from ...errors import CorruptFileError
 from . import _kernels
 from .compression.common import encoding_kind
@@ -71,6 +71,8 @@ class PointPage:
         hdr = self.header.size
         self.hdr_pad = (hdr + 7) // 8 * 8
         self.plain = _plain_type(page, kind, bits)
+        self._codes: list[bytes] | None = None      # FSST: each code's symbol (made on first use)
+        self._fsst_enabled = True
 
     @classmethod
     def of(cls, page) -> PointPage | None:
@@ -150,7 +152,9 @@ class PointPage:
                 items = p._dictionary_items()
                 if v >= len(items):
                     raise CorruptFileError(f"{self.what}: dictionary index {v} >= {len(items)} items")
-                arr = pa.DictionaryArray.from_arrays(pa.array([v], pa.int32()), items)
+                arr = pa.DictionaryArray.from_buffers(pa.dictionary(pa.int32(), items.type), 1,
+                                                      [None, pa.py_buffer(v.to_bytes(4, "little"))],
+                                                      items, null_count=0)
                 return PageData(arr, None, None, p.layers, 1)
             raw = Fixed(np.array([v], _UINT[self.bits]), self.bits, 1)
         return PageData(p._values(raw, 1), None, None, p.layers, 1)
@@ -179,5 +183,26 @@ class PointPage:
         offsets = np.array([0, e - s], np.int64)
         if self.symbols is None:
             return VarBin(offsets, data)
+        text = self._fsst_plain(bytes(buf[at + s: at + e]))
+        if text is not None:
+            return VarBin(np.array([0, len(text)], np.int64), np.frombuffer(text, np.uint8))
         o, d = _kernels.fsst_decompress(self.symbols, offsets, data)
         return VarBin(o, d)
+
+    def _fsst_plain(self, comp: bytes) -> bytes | None:
+        """One FSST string without escapes, every code a defined symbol: its symbols joined (a
+        C-level map over the codes, no numpy call); None for anything else (escapes, undefined
+        codes: the vectorised decoder reads -- or rejects -- those)."""
+        codes = self._codes
+        if codes is None:
+            st = fsst.parse_symbol_table(self.symbols)
+            codes = self._codes = [] if not st.enabled else \
+                [st.rows[c, :int(st.lengths[c])].tobytes() for c in range(st.num_symbols)]
+            self._fsst_enabled = st.enabled
+        if not self._fsst_enabled:
+            return comp                  # (the encoder's switch off: the bytes are the text)
+        if not comp:
+            return b""
+        if max(comp) >= len(codes):      # an escape (255) or an undefined code
+            return None
+        return b"".join(map(codes.__getitem__, comp))
