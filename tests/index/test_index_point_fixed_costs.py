@@ -99,3 +99,23 @@ def test_file_layer_errors_still_name_the_file_and_fields(tmp_path):
         Broken(FileNotFoundError("gone")).read_fields([field])
     with pytest.raises(KeyError):
         Broken(KeyError("k")).read_fields([field])
+
+
+@pytest.mark.parametrize("dtype", [pa.int8(), pa.int32(), pa.int64(), pa.uint8(), pa.uint64()])
+def test_few_row_integer_recheck_equals_the_numpy_comparison(dtype, monkeypatch):
+    from lance_duck.index import btree
+    rng = np.random.default_rng(4)
+    cases = [(ColumnPredicate(("v",), op, lit),) for op in ("==", "<", "<=", ">", ">=")
+             for lit in (pa.scalar(50), pa.scalar(-1), pa.scalar(300), pa.scalar(None, pa.int64()),
+                         pa.scalar(5, pa.int8()), pa.scalar(2.5))]
+    cases += [(ColumnPredicate(("v",), "in", pa.array([1, 50, None])), ColumnPredicate(("v",), "==", pa.scalar(7))),
+              (ColumnPredicate(("v",), "in", pa.array([3, 1000])),), (ColumnPredicate(("v",), "is_null", None),),
+              (ColumnPredicate(("v",), "!=", pa.scalar(3)),)]
+    for n in (1, 3, btree.FEW_ROWS):
+        values = pa.array(rng.integers(0, 100, n), dtype)
+        few = [btree.integer_mask(values, preds) for preds in cases]
+        monkeypatch.setattr(btree, "FEW_ROWS", 0)
+        for preds, got in zip(cases, few):
+            want = btree.integer_mask(values, preds)
+            assert (got is None and want is None) or np.array_equal(got, want), (dtype, n, preds)
+        monkeypatch.undo()
