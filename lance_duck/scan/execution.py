@@ -424,15 +424,16 @@ def _empty_batch(n: int) -> pa.RecordBatch:
     return pa.RecordBatch.from_struct_array(pa.StructArray.from_arrays([pa.nulls(n)], ["_"])).drop_columns(["_"])
 
 
-#: batches of at most this many rows are sized by their buffers' total (``nbytes`` walks every
-#: array for the exact sliced size: ~30 us, a point lookup's whole re-check)
-SMALL_BATCH_ROWS = 4096
+#: a batch whose buffers total at most this is sized by that total, an upper bound of its
+#: ``nbytes`` (which walks every array for the exact sliced size: ~30 us, a point lookup's re-check)
+SMALL_BATCH_BYTES = 64 * 1024
 
 
 def batch_bytes(b: pa.RecordBatch | None) -> int:
     if b is None:
         return 0
-    return b.get_total_buffer_size() if b.num_rows <= SMALL_BATCH_ROWS else b.nbytes
+    total = b.get_total_buffer_size()
+    return total if total <= SMALL_BATCH_BYTES else b.nbytes
 
 
 def execute(ctx: ScanContext, tasks: Iterator[ScanTask], *, offset: int = 0, limit: int | None = None,

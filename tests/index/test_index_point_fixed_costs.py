@@ -66,13 +66,14 @@ def test_projections_of_name_lists_are_kept_per_snapshot():
 
 
 def test_small_batches_are_sized_by_their_buffers_never_below_nbytes():
-    from lance_duck.scan.execution import SMALL_BATCH_ROWS, batch_bytes
-    t = lance_duck.dataset("sql_examples/data/sample.lance").to_table()
-    for n in (1, 7, SMALL_BATCH_ROWS, SMALL_BATCH_ROWS + 1):
-        b = t.slice(100, n).combine_chunks().to_batches()[0]
-        assert batch_bytes(b) >= b.nbytes > 0
-    big = t.combine_chunks().to_batches()[0]
-    assert big.num_rows > SMALL_BATCH_ROWS or batch_bytes(big) >= big.nbytes
+    from lance_duck.scan.execution import SMALL_BATCH_BYTES, batch_bytes
+    t = lance_duck.dataset("sql_examples/data/sample.lance").to_table().combine_chunks()
+    for n in (1, 7, 300):
+        b = t.slice(100, n).to_batches()[0]          # a slice of big buffers: sized exactly
+        assert b.get_total_buffer_size() > SMALL_BATCH_BYTES and batch_bytes(b) == b.nbytes
+        small = pa.Table.from_pylist(b.to_pylist(), schema=b.schema).to_batches()[0]
+        assert small.get_total_buffer_size() <= SMALL_BATCH_BYTES
+        assert SMALL_BATCH_BYTES >= batch_bytes(small) >= small.nbytes > 0
     assert batch_bytes(None) == 0
 
 
