@@ -84,9 +84,13 @@ class DataFileReader(ABC):
         may come back as a ``DictionaryArray`` of its type (for filters evaluated per distinct
         value); readers without that ability return plain arrays.
         """
-        what = f"fields {[f.name for f in fields]}"
-        with damage_guard(self.ref.path, what):
+        try:
             arrays = self._read_fields(fields, rows, keep_dictionary)
+        except Exception as exc:       # (what damage_guard does, the message made only on failure)
+            named = _named_damage(exc, self.ref.path, f"fields {[f.name for f in fields]}")
+            if named is None:
+                raise
+            raise named from exc
         n = self.num_rows if rows is None else len(rows)
         for f, a in zip(fields, arrays):
             if len(a) != n:
@@ -122,18 +126,22 @@ def damage_guard(path: str, what: str = "") -> Iterator[None]:
     """
     try:
         yield
-    except LanceDuckError as exc:
-        if path in str(exc):
+    except Exception as exc:
+        named = _named_damage(exc, path, what)
+        if named is None:
             raise
+        raise named from exc
+
+
+def _named_damage(exc: Exception, path: str, what: str) -> Exception | None:
+    """The error :func:`damage_guard` raises for ``exc`` (None: ``exc`` itself, unchanged)."""
+    where = f" ({what})" if what else ""
+    if isinstance(exc, LanceDuckError):
         # a decoder deep down did not know the file: the same error, naming it
-        where = f" ({what})" if what else ""
-        raise type(exc)(f"{path}{where}: {exc}") from exc
-    except OSError:
-        raise
-    except _DAMAGE_ERRORS as exc:
-        where = f" ({what})" if what else ""
-        raise CorruptFileError(f"{path}: data file is damaged{where}: "
-                               f"{type(exc).__name__}: {exc}") from exc
+        return None if path in str(exc) else type(exc)(f"{path}{where}: {exc}")
+    if isinstance(exc, OSError) or not isinstance(exc, _DAMAGE_ERRORS):
+        return None
+    return CorruptFileError(f"{path}: data file is damaged{where}: {type(exc).__name__}: {exc}")
 
 
 def normalize_selection(rows: RowSelection, num_rows: int, what: str = "") -> RowSelection:

@@ -119,6 +119,8 @@ def integer_mask(values: pa.Array, preds) -> np.ndarray | None:
     operators, or values that do not cast exactly)."""
     if not pa.types.is_integer(values.type) or values.null_count:
         return None
+    if len(values) <= FEW_ROWS:
+        return _few_mask(values, preds)
     v = values.to_numpy(zero_copy_only=False)
     keep = np.zeros(v.size, dtype=bool)
     for p in preds:
@@ -137,3 +139,35 @@ def integer_mask(values: pa.Array, preds) -> np.ndarray | None:
 
 
 _COMPARE = {"==": np.equal, "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}
+
+
+#: :func:`integer_mask` of at most this many rows (a point lookup's re-check) compares Python ints
+FEW_ROWS = 8
+_NP_TYPES = {t: np.dtype(t.to_pandas_dtype()) for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(),
+                                                       pa.uint16(), pa.uint32(), pa.uint64())}
+_PY_COMPARE = {"==": int.__eq__, "<": int.__lt__, "<=": int.__le__, ">": int.__gt__, ">=": int.__ge__}
+
+
+def _few_mask(values: pa.Array, preds) -> np.ndarray | None:
+    """:func:`integer_mask` of a few values (integers without nulls), compared as Python ints
+    (each literal cast to the column's type exactly as for the numpy comparison)."""
+    dtype = _NP_TYPES.get(values.type)
+    if dtype is None:
+        return None
+    v = values.to_pylist()
+    keep = [False] * len(v)
+    for p in preds:
+        if p.op not in SORTED_OPS:
+            return None
+        if p.op == "is_null":
+            continue
+        xs = pred_ints(p, dtype)
+        if xs is None:
+            return None
+        if p.op == "in":
+            wanted = set(xs.tolist())
+            keep = [k or x in wanted for k, x in zip(keep, v)]
+        elif xs.size:                  # (a comparison with null holds nowhere)
+            cmp, x = _PY_COMPARE[p.op], int(xs[0])
+            keep = [k or cmp(y, x) for k, y in zip(keep, v)]
+    return np.array(keep, dtype=bool)

@@ -129,7 +129,7 @@ class BTreeIndex:
         data = self._data_file()
         hits = []
         missing = []
-        for pg in np.unique(pages):
+        for pg in (pages.tolist() if len(pages) == 1 else np.unique(pages).tolist()):
             got = CACHE.get(("btree-page", self.data_path, int(pg)))
             if got is None:
                 missing.append(int(pg))
@@ -241,12 +241,30 @@ class Bounds:
                 keep |= self._compare(p.op, _cast_value(p.value, self.mn.type))
         return keep
 
+    def _sorted(self) -> bool:
+        """Both the mins and the maxes are non-decreasing (a BTREE's pages, in value order);
+        worked out once."""
+        got = self.__dict__.get("_is_sorted")
+        if got is None:
+            mn, mx = self.np if self.np is not None else (None, None)
+            got = self._is_sorted = mn is not None and mx is not None and not self.floating \
+                and bool((mn[1:] >= mn[:-1]).all()) and bool((mx[1:] >= mx[:-1]).all())
+        return got
+
     def _any_int(self, preds) -> np.ndarray | None:
         """:meth:`_any` for integer bounds without nulls, each literal cast once to the bounds'
-        type (:func:`pred_ints`); None when a predicate is not answered so."""
+        type (:func:`pred_ints`); None when a predicate is not answered so. One ``=`` over
+        sorted bounds (a BTREE's point lookup) is two bisections."""
         if self.np is None or self.floating:
             return None
         mn, mx = self.np
+        if len(preds) == 1 and preds[0].op == "==" and self._sorted():
+            xs = pred_ints(preds[0], mn.dtype)
+            if xs is not None:
+                keep = np.zeros(len(self), dtype=bool)
+                if xs.size:                # units with min <= x <= max: a run of them
+                    keep[int(mx.searchsorted(xs[0], "left")): int(mn.searchsorted(xs[0], "right"))] = True
+                return keep
         keep = np.zeros(len(self), dtype=bool)
         for p in preds:
             if p.op == "is_null":

@@ -473,8 +473,16 @@ def _empty_batch(n: int) -> pa.RecordBatch:
     return pa.RecordBatch.from_struct_array(pa.StructArray.from_arrays([pa.nulls(n)], ["_"])).drop_columns(["_"])
 
 
+#: a batch whose buffers total at most this is sized by that total, an upper bound of its
+#: ``nbytes`` (which walks every array for the exact sliced size: ~30 us, a point lookup's re-check)
+SMALL_BATCH_BYTES = 64 * 1024
+
+
 def batch_bytes(b: pa.RecordBatch | None) -> int:
-    return 0 if b is None else b.nbytes
+    if b is None:
+        return 0
+    total = b.get_total_buffer_size()
+    return total if total <= SMALL_BATCH_BYTES else b.nbytes
 
 
 def execute(ctx: ScanContext, tasks: Iterator[ScanTask], *, offset: int = 0, limit: int | None = None,

@@ -19,7 +19,7 @@ from .filters import and_filters, bind_filter
 from .interop import export_stream
 from .params import Columns, Filter
 from .planning import DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS, plan_tasks
-from .projection import resolve_projection
+from .projection import Projection, resolve_projection
 from .readahead import DEFAULT_BUDGET_BYTES, ReadaheadStats
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ class LanceScanner(pads.Scanner):
         self._dataset = dataset
         snap = dataset._snapshot
         self._snapshot = snap
-        self._projection = resolve_projection(columns, snap.read_schema, snap.schema, with_row_id, with_row_address)
+        self._projection = _projection(snap, columns, with_row_id, with_row_address)
         self._filter = and_filters(dataset._base_filter, bind_filter(filter, snap.arrow_schema))
         self._limit = limit
         self._offset = offset or 0
@@ -312,6 +312,26 @@ def _few_rows(selections: dict[int, np.ndarray] | None, fragments: list[Any]) ->
     if not selections or any(f.id not in selections for f in fragments):
         return False
     return sum(len(v) for v in selections.values()) <= INLINE_SELECTED_ROWS
+
+
+#: projections kept per snapshot (by column names); beyond this the table is cleared
+PROJECTIONS_KEPT = 64
+
+
+def _projection(snap: Snapshot, columns: Columns, with_row_id: bool, with_row_address: bool) -> Projection:
+    """:func:`resolve_projection`, kept per snapshot for ``None`` or a list of names (an engine
+    asks for the same columns on every query); other specs are resolved each time."""
+    if columns is not None and not (isinstance(columns, (list, tuple)) and all(isinstance(c, str) for c in columns)):
+        return resolve_projection(columns, snap.read_schema, snap.schema, with_row_id, with_row_address)
+    key = (None if columns is None else tuple(columns), bool(with_row_id), bool(with_row_address))
+    memo: dict[tuple[Any, ...], Projection] = snap.derived("_scan_projections", dict)
+    got = memo.get(key)
+    if got is None:
+        got = resolve_projection(columns, snap.read_schema, snap.schema, with_row_id, with_row_address)
+        if len(memo) >= PROJECTIONS_KEPT:
+            memo.clear()
+        memo[key] = got
+    return got
 
 
 def _fragment_info(f: Any, snap: Snapshot) -> FragmentInfo:

@@ -1,6 +1,7 @@
 """One leaf column: which pages a row selection touches, their decoders, and merging pages."""
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +20,7 @@ from .layouts.indexed23 import IndexedPage
 from .layouts.miniblock import MiniBlockPage, batch_key, decode_batch
 from .layouts.sparse23 import SparsePage
 from .page import PageContext, PageData
+from .point import PointPage
 from .planar23 import PLANAR_LAYOUT_URL, IndexedLayout, SparseLayout, planar_to_page_layout
 
 PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"
@@ -138,7 +140,9 @@ class LeanColumn:
         self.what = what
         self.arrow_type = dict_type if dict_type is not None else arrow_type
         self._ctx = (arrow_type, dict_type, minor, keep_dictionary)
+        self._edges: list[int] | None = None     # first row of every page, as Python ints
         self._pages: dict[int, MiniBlockPage | None] = {}
+        self._points: dict[int, PointPage | None] = {}
 
     def _page(self, i: int) -> MiniBlockPage | None:
         """Page ``i`` ready for lean reads, or None (another layout, repetition levels, or its
@@ -158,10 +162,39 @@ class LeanColumn:
         self._pages[i] = page if ok else None
         return self._pages[i]
 
+    def _point(self, i: int) -> PointPage | None:
+        """Page ``i``'s one-row reader (:mod:`.point`), or None (its encoding is not read there)."""
+        if i in self._points:
+            return self._points[i]
+        page = self._page(i)
+        if page is None:
+            return None                  # (not kept yet: asked again on a later read)
+        pp = self._points[i] = PointPage.of(page)
+        return pp
+
+    def _plan_point(self, row: int) -> list[tuple] | None:
+        """:meth:`plan` of one row through :class:`~.point.PointPage` (None: not read so)."""
+        cp = self.column
+        edges = self._edges
+        if edges is None:
+            edges = self._edges = cp.starts.tolist()
+        i = bisect_right(edges, row) - 1
+        pp = self._point(i)
+        if pp is None:
+            return None
+        local = row - edges[i]
+        chunk, runs, ranges = pp.lean_plan(local)
+        return [(pp, chunk, runs, ranges, local)]
+
     def plan(self, rows: np.ndarray | range) -> list[tuple] | None:
         """[(page, chunks, runs, local rows, byte ranges)] for sorted in-bounds ``rows`` (a
         contiguous run may be a ``range``: each page then gets a local range, located by its two
-        ends), or None when a page they touch cannot be read lean."""
+        ends), or None when a page they touch cannot be read lean. One row goes through the
+        page's :class:`~.point.PointPage` when its encoding is read there."""
+        if len(rows) == 1:
+            parts = self._plan_point(int(rows[0]))
+            if parts is not None:
+                return parts
         cp = self.column
         if len(cp.pages) == 1:
             groups: list[tuple[int, np.ndarray | range]] = [(0, rows)]
