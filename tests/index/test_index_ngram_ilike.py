@@ -34,17 +34,23 @@ def rows(start: int, n: int) -> pa.Table:
     return pa.table({"k": pa.array(k, pa.int64()), "txt": pa.array(txt, pa.string())})
 
 
-def make_history(path: str, *, stable: bool, storage: str) -> str:
-    """1 write, 2 NGRAM, 3 append, 4 delete, 5 update, 6 optimize_indices."""
+def ngram_history(path: str, make_rows, moved: str, moved_every: int, *, stable: bool, storage: str) -> str:
+    """A partial-coverage NGRAM history on ``txt`` of ``make_rows(start, n)``: 1 write, 2 NGRAM,
+    3 append, 4 delete, 5 update (``txt`` set to ``moved`` where ``k % moved_every = 5``),
+    6 optimize_indices."""
     warnings.simplefilter("ignore", DeprecationWarning)
-    ds = lance.write_dataset(rows(0, ROWS), path, max_rows_per_file=2_000,
+    ds = lance.write_dataset(make_rows(0, ROWS), path, max_rows_per_file=2_000,
                              enable_stable_row_ids=stable, data_storage_version=storage)
     ds.create_scalar_index("txt", "NGRAM")
-    ds.insert(rows(ROWS, 1_000))
+    ds.insert(make_rows(ROWS, 1_000))
     ds.delete("k % 11 = 3")
-    ds.update({"txt": "'MOVED gamma kab'"}, "k % 89 = 5")
+    ds.update({"txt": f"'{moved}'"}, f"k % {moved_every} = 5")
     ds.optimize.optimize_indices(num_indices_to_merge=0)
     return path
+
+
+def make_history(path: str, *, stable: bool, storage: str) -> str:
+    return ngram_history(path, rows, "MOVED gamma kab", 89, stable=stable, storage=storage)
 
 
 TABLES = [("2.1", False), ("2.2", True), ("2.2", False)]

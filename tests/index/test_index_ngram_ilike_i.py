@@ -9,7 +9,6 @@ runs cut after each ``i``. Oracle: DuckDB over the Arrow table pylance reads at 
 """
 from __future__ import annotations
 
-import warnings
 
 import duckdb
 import pyarrow as pa
@@ -19,11 +18,11 @@ import pytest
 import lance_duck
 from lance_duck.predicate.regex_runs import duckdb_ilike_regex
 
+from .test_index_ngram_ilike import ROWS, ngram_history
 from .test_index_scan import data_bytes  # noqa: F401  (fixture)
 
 lance = pytest.importorskip("lance")
 
-ROWS = 6_000
 # matches of ILIKE patterns with i / k whose matching characters are not all ASCII
 ODD = ["\u0130stanbul", "D\u0130ST\u0130NCT", "\u212aILO", "mIxEd \u212ai\u0130", "dist\u0130nct", "\u0131stanbul"]
 
@@ -42,16 +41,7 @@ def rows(start: int, n: int) -> pa.Table:
 
 
 def make_history(path: str, *, stable: bool, storage: str) -> str:
-    """1 write, 2 NGRAM, 3 append, 4 delete, 5 update, 6 optimize_indices."""
-    warnings.simplefilter("ignore", DeprecationWarning)
-    ds = lance.write_dataset(rows(0, ROWS), path, max_rows_per_file=2_000,
-                             enable_stable_row_ids=stable, data_storage_version=storage)
-    ds.create_scalar_index("txt", "NGRAM")
-    ds.insert(rows(ROWS, 1_000))
-    ds.delete("k % 11 = 3")
-    ds.update({"txt": "'MOVED \u0130STANBUL distinct'"}, "k % 83 = 5")
-    ds.optimize.optimize_indices(num_indices_to_merge=0)
-    return path
+    return ngram_history(path, rows, "MOVED \u0130STANBUL distinct", 83, stable=stable, storage=storage)
 
 
 TABLES = [("2.1", False), ("2.2", True)]
