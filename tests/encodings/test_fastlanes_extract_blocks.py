@@ -10,19 +10,7 @@ import pytest
 from lance_duck.encodings import fastlanes as fl
 from lance_duck.errors import CorruptFileError
 
-
-def _blocks(t: int, widths: list[int], rng, lead: int):
-    """Blocks of the given widths packed back to back after ``lead`` bytes: (buf, offsets, values)."""
-    dt = np.dtype(f"uint{t}")
-    parts, offs, vals, at = [np.zeros(lead, np.uint8)], [], [], lead
-    for w in widths:
-        v = (rng.integers(0, 2**63, 1024, dtype=np.uint64) & np.uint64((1 << w) - 1)).astype(dt)
-        packed = fl.pack(v, w, t).view(np.uint8)
-        parts.append(packed)
-        offs.append(at)
-        vals.append(v)
-        at += packed.size
-    return np.concatenate(parts), np.array(offs, np.int64), np.stack(vals)
+from .test_fastlanes_extract_aligned import _blocks
 
 
 @pytest.mark.parametrize("t", [8, 16, 32, 64])
