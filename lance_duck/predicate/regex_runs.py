@@ -199,29 +199,27 @@ class _Reader:
             return "char", c
         if c in _ZERO_WIDTH_OR_CLASS_ESCAPES or c in _CONTROL_ESCAPES:
             return "break", ""
-        if c in "pP":
-            if self.peek() == "{":
-                end = self.p.find("}", self.i)
-                if end < 0:
-                    raise _Unreadable("\\p{")
-                self.i = end + 1
-            else:
-                self.i += 1
+        if c in "pP":                            # \pL, \p{Greek}: a class
+            self._skip_braced(c, 1)
             return "break", ""
-        if c == "x":
-            if self.peek() == "{":
-                end = self.p.find("}", self.i)
-                if end < 0:
-                    raise _Unreadable("\\x{")
-                self.i = end + 1
-            else:
-                self.i += 2
+        if c == "x":                             # \x41, \x{263a}: one character (left out)
+            self._skip_braced(c, 2)
             return "break", ""
         if c == "Q":                             # \Q...\E: a literal text (left out)
             end = self.p.find("\\E", self.i)
             self.i = len(self.p) if end < 0 else end + 2
             return "break", ""
         raise _Unreadable("\\" + c)
+
+    def _skip_braced(self, c: str, short: int) -> None:
+        """Step past an escape's ``{...}`` argument, or its ``short`` characters without braces."""
+        if self.peek() == "{":
+            end = self.p.find("}", self.i)
+            if end < 0:
+                raise _Unreadable("\\" + c + "{")
+            self.i = end + 1
+        else:
+            self.i += short
 
 
 def required_runs(pattern: str) -> tuple[list[list[str]], bool] | None:
