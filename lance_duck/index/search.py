@@ -9,8 +9,9 @@ still subtracts deletions and re-applies the complete filter.
 
 Rules that keep it exact: a segment answers only for fragments in its ``fragment_bitmap``
 that are in this version; the ids it stores are row addresses, or stable row ids mapped
-through the live rows' row-id sequences; an unknown type, a predicate it cannot answer or
-a missing / unreadable file means "no index" for that conjunct, never "no rows".
+through the live rows' row-id sequences (see ``_ADDRESS_IDS`` for which); an unknown type or
+version, a predicate it cannot answer or a missing / unreadable file means "no index" for
+that conjunct, never "no rows".
 """
 from __future__ import annotations
 
@@ -35,8 +36,14 @@ ZONE_TYPES = ("ZoneMap",)
 LABEL_TYPES = ("LabelList",)
 BLOOM_TYPES = ("BloomFilter",)
 TEXT_TYPES = ("NGram",)
-#: The index (details) version each type's reader understands.
-_VERSIONS = {"LabelList": 1}
+#: The index versions each type's reader understands (a type not listed: version 0 only).
+_VERSIONS = {"LabelList": frozenset({1}), "BTree": frozenset({0, 1})}
+_V0 = frozenset({0})
+#: (type, version) of the segments whose ids are row addresses even on a table with stable row
+#: ids (elsewhere ids are stable row ids there). pylance 14.0.2 writes the BTREE of a stable-row-id
+#: table as version 1 holding ``fragment << 32 | offset`` (version 0 on other tables), re-written
+#: for the new fragments at compaction; its other types keep version 0 with stable row ids.
+_ADDRESS_IDS = frozenset({("BTree", 1)})
 _LOW = np.uint64(0xFFFFFFFF)
 
 
@@ -80,7 +87,7 @@ def _pick_segments(snapshot, field_id: int, types: tuple[str, ...]) -> list[Inde
     by_name: dict[str, list[IndexSegment]] = {}
     for s in index_segments(snapshot):
         if s.fields == (field_id,) and s.index_type in types \
-                and s.index_version == _VERSIONS.get(s.index_type, 0):
+                and s.index_version in _VERSIONS.get(s.index_type, _V0):
             by_name.setdefault(s.name, []).append(s)
     if not by_name:
         return []
@@ -191,6 +198,9 @@ def _column_selections(snapshot, segments, terms, fragment_ids: set[int],
     out: dict[int, np.ndarray] = {}
     for seg in segments:
         remap = _remap(snapshot, seg)
+        row_ids = snapshot.has_stable_row_ids and (seg.index_type, seg.index_version) not in _ADDRESS_IDS
+        if remap is not None and snapshot.has_stable_row_ids and not row_ids:
+            continue        # addresses through a deferred compaction of a stable table: none seen, scan
         covered = sorted((seg.fragment_ids if remap is None else remap.fragment_ids) & fragment_ids)
         if not covered:
             continue
@@ -209,7 +219,7 @@ def _column_selections(snapshot, segments, terms, fragment_ids: set[int],
                 ids = _moved(remap, ids, covered)
             out.update((fid, offs) for fid, offs in ids.items() if fid in covered)
             continue
-        if snapshot.has_stable_row_ids:
+        if row_ids:
             ids = _row_id_map(snapshot).addresses(ids)
         elif remap is not None:
             ids = remap.addresses(ids)
