@@ -4,7 +4,7 @@ row addresses.
 pylance 14.0.2 writes the BTREE segments of a stable-row-id table with ``index_version`` 1 and
 ``page_data`` ids that are row addresses (``fragment << 32 | offset``), not stable row ids; it
 re-writes them for the new fragments at compaction. Its other scalar index types keep version 0
-(LABEL_LIST 1) there. Oracles: pylance (with and without its index) and lance_duck with
+(LABEL_LIST 1) and stable row ids there. Oracles: pylance (with and without its index) and lance_duck with
 ``use_scalar_index=False``, at every version of a history (append after the index, delete,
 update moving rows, delta segments, compaction, merged segments), in files 2.1 and 2.2.
 """
@@ -20,6 +20,8 @@ from lance.file import LanceFileReader
 
 import lance_duck
 from lance_duck.index import index_segments
+from lance_duck.index.files import segment_file_path
+from lance_duck.index.scalar import BitmapIndex
 from lance_duck.trace import decode_trace
 
 from .conftest import batch
@@ -84,6 +86,15 @@ def test_only_btree_gets_version_1_on_stable_tables(history_stable, history_plai
     assert kinds(history_stable) == {("BTree", 1), ("Bitmap", 0), ("ZoneMap", 0), ("BloomFilter", 0),
                                      ("NGram", 0), ("LabelList", 1)}
     assert kinds(history_plain) == (kinds(history_stable) - {("BTree", 1)}) | {("BTree", 0)}
+
+
+def test_bitmap_segments_of_stable_tables_keep_stable_row_ids(history_stable):
+    snap = lance_duck.dataset(history_stable, version=10)._snapshot      # every index built
+    seg = next(s for s in index_segments(snap) if s.name == "cat_idx")
+    bitmaps = BitmapIndex(snap.io, segment_file_path(snap, seg, "bitmap_page_lookup.lance"), None)
+    maps = bitmaps._maps(range(len(bitmaps._keys())))
+    assert seg.fragment_ids == {0, 1, 2, 3}
+    assert {high for m in maps for high in m} == {0}   # ids below 6000: row ids, not addresses
 
 
 FILTERS = [
