@@ -166,3 +166,12 @@ def test_duckdb_over_a_stable_btree_table_equals_pylance(stable_history):
     ref = lance.dataset(stable_history).to_table(columns=["id", "grp"],
                                                  filter="id in (3, 17, 4601, 6850) or grp is null and id < 40")
     assert got == sorted((r["id"], r["grp"]) for r in ref.to_pylist()) and len(got) > 4
+
+
+@pytest.mark.parametrize("where", ["id = 1234", "id BETWEEN 2900 AND 3300 AND grp IS NULL", "grp = 7"])
+def test_sql_count_where_on_a_stable_table_is_answered_by_the_btree(stable_history, data_bytes, where):  # noqa: F811
+    last = max(_versions(stable_history))                 # after compaction and the merged segments
+    con = duckdb.connect()
+    got = lance_duck.sql(f"SELECT count(*) FROM '{stable_history}' AT (VERSION => {last}) WHERE {where}", con)
+    assert got.fetchall() == [(lance.dataset(stable_history, version=last).count_rows(filter=where),)]
+    assert data_bytes["bytes"] == 0, where
