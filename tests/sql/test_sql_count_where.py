@@ -50,12 +50,6 @@ def history(request, tmp_path_factory) -> str:
     return make_history(str(tmp_path_factory.mktemp("count_where") / "t.lance"), request.param)
 
 
-@pytest.fixture(scope="module")
-def plain_history(tmp_path_factory) -> str:
-    """(With stable row ids the index search declines to count from indices alone today.)"""
-    return make_history(str(tmp_path_factory.mktemp("count_where_plain") / "t.lance"), False)
-
-
 WHERES = [
     "id = 1234", "1234 = id", "id <> 5", "id < 100", "id >= 9990", "id BETWEEN 1990 AND 2110",
     "id IN (3, 4, 2050, 9500, 99999)", "id NOT IN (1, 2, 3)", "cat = 'c3'", "cat IN ('c1', 'moved')",
@@ -80,8 +74,7 @@ def test_count_with_where_equals_duckdb_over_the_arrow_table_at_every_version(hi
 
 @pytest.mark.parametrize("where", ["id = 1234", "id BETWEEN 1990 AND 2110", "cat = 'c3'",
                                    "id IN (3, 4, 2050, 3001) AND cat = 'c4'", "small IS NULL"])
-def test_an_exact_index_answers_the_count_without_reading_data(plain_history, data_bytes, where):  # noqa: F811
-    history = plain_history
+def test_an_exact_index_answers_the_count_without_reading_data(history, data_bytes, where):  # noqa: F811
     con = duckdb.connect()
     version = 4                                   # every row indexed: BTREE / BITMAP answer it all
     n = lance_duck.sql(f"SELECT count(*) AS n FROM '{history}' AT (VERSION => {version}) WHERE {where}", con)
