@@ -183,8 +183,7 @@ class ScanContext:
                     mask = np.zeros(len(rows), dtype=bool)
                     mask[offs - first] = True
         count = len(offsets) if offsets is not None else (len(rows) if mask is None else int(np.count_nonzero(mask)))
-        sparse = count * SPARSE_FACTOR < len(rows) if offsets is not None else (
-            mask is not None and count * SPARSE_FACTOR < len(rows))
+        sparse = (offsets is not None or mask is not None) and count * SPARSE_FACTOR < len(rows)
         out: dict[str, pa.Array] = {}
         by_read: dict[tuple, tuple[Any, Any, list]] = {}
         for name in names:

@@ -24,6 +24,13 @@ def _blocks(t: int, widths: list[int], rng, lead: int):
     return np.concatenate(parts), np.array(offs, np.int64), np.stack(vals)
 
 
+def _truncated_block(t: int):
+    """One block of width t - 1 and the same bytes without the block's last word:
+    (w, buf, offsets, cut, every position)."""
+    w = t - 1
+    buf, offs, _ = _blocks(t, [w], np.random.default_rng(3), 0)
+    return w, buf, offs, buf[: buf.size - t // 8], np.arange(1024)
+
 @pytest.mark.parametrize("t", [8, 16, 32, 64])
 @pytest.mark.parametrize("lead", [0, 3])      # word-aligned blocks, and unaligned ones
 def test_vectorised_extract_equals_packed_values_for_mixed_widths(t, lead):
@@ -40,10 +47,6 @@ def test_vectorised_extract_equals_packed_values_for_mixed_widths(t, lead):
 
 @pytest.mark.parametrize("t", [8, 64])
 def test_vectorised_extract_refuses_a_straddling_value_past_the_buffer(t):
-    rng = np.random.default_rng(3)
-    w = t - 1
-    buf, offs, _ = _blocks(t, [w], rng, 0)
-    cut = buf[: buf.size - t // 8]                                    # the block's last word is gone
-    pos = np.arange(1024)
+    w, buf, offs, cut, pos = _truncated_block(t)
     with pytest.raises(CorruptFileError):
         fl.extract(cut, np.zeros(1024, np.int64), np.full(1024, w), pos, t)

@@ -10,7 +10,7 @@ import pytest
 from lance_duck.encodings import fastlanes as fl
 from lance_duck.errors import CorruptFileError
 
-from .test_fastlanes_extract_aligned import _blocks
+from .test_fastlanes_extract_aligned import _blocks, _truncated_block
 
 
 @pytest.mark.parametrize("t", [8, 16, 32, 64])
@@ -51,11 +51,7 @@ def test_extract_blocks_of_a_contiguous_run_over_two_blocks():
 
 @pytest.mark.parametrize("t", [8, 64])
 def test_extract_blocks_refuses_a_block_past_the_buffer_and_bad_inputs(t):
-    rng = np.random.default_rng(3)
-    w = t - 1
-    buf, offs, _ = _blocks(t, [w], rng, 0)
-    cut = buf[: buf.size - t // 8]                                    # the block's last word is gone
-    pos = np.arange(1024)
+    w, buf, offs, cut, pos = _truncated_block(t)                     # cut: the block's last word is gone
     with pytest.raises(CorruptFileError):
         fl.extract_blocks(cut, offs, np.array([w]), np.zeros(1024, np.int64), pos, t)
     with pytest.raises(CorruptFileError):

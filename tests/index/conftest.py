@@ -86,10 +86,15 @@ def ngram_text_table(tmp_path_factory) -> str:
     return path
 
 
+def arrow_oracle(path: str):
+    """A DuckDB connection over the Arrow table pylance reads from ``path`` (registered as ``t``)."""
+    import duckdb
+    con = duckdb.connect()
+    con.register("t", lance.dataset(path).to_table())
+    return con
+
+
 @pytest.fixture(scope="session")
 def ngram_text_oracle(ngram_text_table):
     """DuckDB over the Arrow table pylance reads from ``ngram_text_table`` (registered as ``t``)."""
-    import duckdb
-    con = duckdb.connect()
-    con.register("t", lance.dataset(ngram_text_table).to_table())
-    return con
+    return arrow_oracle(ngram_text_table)

@@ -20,6 +20,7 @@ import sqlglot
 import lance_duck
 from lance_duck.integrations.duckdb_pushdown import comparison_filter, substring_terms
 
+from .conftest import arrow_oracle
 from .test_index_scan import data_bytes  # noqa: F401  (fixture)
 
 lance = pytest.importorskip("lance")
@@ -58,9 +59,7 @@ def table(tmp_path_factory) -> str:
 
 @pytest.fixture(scope="module")
 def oracle(table):
-    con = duckdb.connect()
-    con.register("t", lance.dataset(table).to_table())
-    return con
+    return arrow_oracle(table)
 
 
 WHERE = [
