@@ -136,16 +136,27 @@ class _RunIndex:
                 np.copyto(out[:, x - lo: y - lo], view[x - a: y - a].T)
 
 
-_local = threading.local()
+#: scratch buffers not in use, shared by every thread (a per-thread cache would be rebuilt on
+#: every call from a foreign thread such as DuckDB's, whose Python thread state is dropped after
+#: each call: faulting fresh pages in costs as much as a pass of the kernel)
+_spare: list[np.ndarray] = []
+_spare_lock = threading.Lock()
+_MAX_SPARE = 8
 
 
-def _scratch(nbytes: int) -> np.ndarray:
-    """This thread's scratch bytes (at least ``nbytes``; kept between calls, because faulting
-    fresh pages in costs as much as a pass of the kernel)."""
-    buf = getattr(_local, "buf", None)
+def _take_scratch(nbytes: int) -> np.ndarray:
+    """Scratch bytes (at least ``nbytes``), from the spare ones when one is large enough."""
+    with _spare_lock:
+        buf = _spare.pop() if _spare else None
     if buf is None or buf.size < nbytes:
-        buf = _local.buf = np.empty(nbytes, np.uint8)
-    return buf[:nbytes]
+        buf = np.empty(nbytes, np.uint8)
+    return buf
+
+
+def _give_scratch(buf: np.ndarray) -> None:
+    with _spare_lock:
+        if len(_spare) < _MAX_SPARE:
+            _spare.append(buf)
 
 
 def _carve(flat: np.ndarray, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
@@ -178,7 +189,21 @@ def _unpack_runs(src, w: int, t: int, out: np.ndarray) -> None:
     step = max(1, _BATCH_BYTES // (BLOCK * dt.itemsize))
     m = min(step, k)
     # one spare block per row: row strides that are not a power of two avoid cache-set aliasing
-    scratch = _scratch((w + (0 if w == t else t + 2 * gcd(w, t))) * (m + 1) * lanes * dt.itemsize).view(dt)
+    nbytes = (w + (0 if w == t else t + 2 * gcd(w, t))) * (m + 1) * lanes * dt.itemsize
+    buf = _take_scratch(nbytes)
+    try:
+        _unpack_batches(gather_t, k, w, t, out_v, to_out, step, m, buf[:nbytes].view(dt), src)
+    finally:
+        _give_scratch(buf)
+
+
+def _unpack_batches(gather_t, k: int, w: int, t: int, out_v: np.ndarray, to_out: tuple, step: int, m: int,
+                    scratch: np.ndarray, src) -> None:
+    """The batches of :func:`_unpack_runs` (``scratch``: its bytes, of the T-bit dtype)."""
+    dt = scratch.dtype
+    lanes = BLOCK // t
+    run = np.dtype((np.void, lanes * dt.itemsize))
+    nb = (t // 8).bit_length() - 1
     q, scratch = _carve(scratch, (w, m + 1, lanes))
     q_v = q.view(run)[..., 0]
     if w == t and not isinstance(src, _RunIndex):  # plain words in an array: one copy
