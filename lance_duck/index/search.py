@@ -16,7 +16,7 @@ that conjunct, never "no rows".
 from __future__ import annotations
 
 import logging
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -96,38 +96,86 @@ def _pick_segments(snapshot, field_id: int, types: tuple[str, ...]) -> list[Inde
     return by_name[name]
 
 
-def _search_segment(snapshot, seg: IndexSegment, terms, fragment_rows: dict[int, int]) -> np.ndarray | None:
+class _SegmentPlan:
+    """What one segment's searches need that depends only on the snapshot and the index (made
+    once per snapshot): its type, the fragments of this version it answers for, whether its ids
+    are stable row ids, its deferred-compaction remap, the rows per fragment it may name, and
+    its reader (opened at the first search)."""
+
+    __slots__ = ("seg", "index_type", "remap", "row_ids", "covered", "covered_sorted", "rows", "reader")
+
+    def __init__(self, snapshot, seg: IndexSegment, remap: Remap | None, row_ids: bool,
+                 version_fragments: frozenset[int], fragment_rows: dict[int, int]):
+        self.seg = seg
+        self.index_type = seg.index_type
+        self.remap = remap
+        self.row_ids = row_ids
+        self.covered = (seg.fragment_ids if remap is None else remap.fragment_ids) & version_fragments
+        self.covered_sorted = sorted(self.covered)
+        self.rows = fragment_rows if remap is None else {**remap.old_rows, **fragment_rows}
+        self.reader = None
+
+    def covered_of(self, wanted: frozenset[int] | None) -> list[int]:
+        """Sorted ids of the fragments of ``wanted`` (None: all of this version) it answers for."""
+        if wanted is None:
+            return self.covered_sorted
+        return sorted(self.covered & wanted)
+
+    def search(self, snapshot, terms) -> np.ndarray | dict | None:
+        reader = self.reader
+        if reader is None:
+            reader = self.reader = _open_reader(snapshot, self.seg, self.index_type)
+        if reader is False:
+            return None
+        if self.index_type == "BTree":
+            return reader.search(terms)
+        return reader.search(terms, self.rows)
+
+
+def _segment_plans(snapshot, field_id: int, types: tuple[str, ...]) -> list[_SegmentPlan]:
+    """The :class:`_SegmentPlan` of each usable segment of the index of ``types`` on ``field_id``
+    (segments no remap makes exact are left out), made once per snapshot."""
+    memo = snapshot.derived("_segment_plans", dict)
+    got = memo.get((field_id, types))
+    if got is None:
+        got = memo[(field_id, types)] = _make_plans(snapshot, field_id, types)
+    return got
+
+
+def _make_plans(snapshot, field_id: int, types: tuple[str, ...]) -> list[_SegmentPlan]:
+    fragment_rows = _fragment_rows(snapshot)
+    version_fragments = frozenset(fragment_rows)
+    out = []
+    for seg in _usable_segments(snapshot, field_id, types):
+        remap = _remap(snapshot, seg)
+        row_ids = snapshot.has_stable_row_ids and (seg.index_type, seg.index_version) not in _ADDRESS_IDS
+        if remap is not None and snapshot.has_stable_row_ids and not row_ids:
+            continue        # addresses through a deferred compaction of a stable table: none seen, scan
+        out.append(_SegmentPlan(snapshot, seg, remap, row_ids, version_fragments, fragment_rows))
+    return out
+
+
+#: index type -> (the file it needs, its reader class taking (io, path, size))
+_ONE_FILE_READERS = {"BloomFilter": (bloom.FILE_NAME, bloom.BloomFilterIndex),
+                     "NGram": (ngram.FILE_NAME, ngram.NGramIndex),
+                     "ZoneMap": ("zonemap.lance", ZoneMapIndex),
+                     "LabelList": ("bitmap_page_lookup.lance", LabelListIndex),
+                     "Bitmap": ("bitmap_page_lookup.lance", BitmapIndex)}
+
+
+def _open_reader(snapshot, seg: IndexSegment, index_type: str):
+    """The reader of one segment, False when a file it needs is not listed (no index)."""
     sizes = {n: s for n, s in seg.files}
     io = snapshot.io
-    at_most = {"BloomFilter": (bloom.FILE_NAME, bloom.BloomFilterIndex),
-               "NGram": (ngram.FILE_NAME, ngram.NGramIndex)}.get(seg.index_type)
-    if at_most is not None:                   # index.bloom / index.ngram: candidates, re-filtered
-        name, reader = at_most
-        if name not in sizes:
-            return None
-        idx = reader(io, segment_file_path(snapshot, seg, name), sizes[name] or None)
-        return idx.search(terms, fragment_rows)
-    if seg.index_type == "BTree":
+    if index_type == "BTree":
         if "page_lookup.lance" not in sizes or "page_data.lance" not in sizes:
-            return None
-        idx = snapshot.derived(f"_btree_reader:{seg.uuid}", lambda: BTreeIndex(
-            io, segment_file_path(snapshot, seg, "page_lookup.lance"),
-            segment_file_path(snapshot, seg, "page_data.lance"), sizes))
-        return idx.search(terms)
-    if seg.index_type == "ZoneMap":
-        if "zonemap.lance" not in sizes:
-            return None
-        idx = ZoneMapIndex(io, segment_file_path(snapshot, seg, "zonemap.lance"), sizes["zonemap.lance"] or None)
-        return idx.search(terms, fragment_rows)
-    if "bitmap_page_lookup.lance" not in sizes:
-        return None
-    if seg.index_type == "LabelList":
-        idx = LabelListIndex(io, segment_file_path(snapshot, seg, "bitmap_page_lookup.lance"),
-                             sizes["bitmap_page_lookup.lance"] or None)
-        return idx.search(terms, fragment_rows)
-    idx = BitmapIndex(io, segment_file_path(snapshot, seg, "bitmap_page_lookup.lance"),
-                      sizes["bitmap_page_lookup.lance"] or None)
-    return idx.search(terms, fragment_rows)
+            return False
+        return BTreeIndex(io, segment_file_path(snapshot, seg, "page_lookup.lance"),
+                          segment_file_path(snapshot, seg, "page_data.lance"), sizes)
+    name, reader = _ONE_FILE_READERS[index_type]
+    if name not in sizes:
+        return False
+    return reader(io, segment_file_path(snapshot, seg, name), sizes[name] or None)
 
 
 class _RowIdMap:
@@ -165,18 +213,31 @@ def _row_id_map(snapshot) -> _RowIdMap:
     return snapshot.derived("_row_id_map", lambda: _RowIdMap(snapshot.fragments))
 
 
-def _split_by_fragment(addrs: np.ndarray, covered: Iterable[int]) -> dict[int, np.ndarray]:
+def _split_by_fragment(addrs: np.ndarray, covered: list[int]) -> dict[int, np.ndarray]:
     """{fragment id: sorted int64 offsets} for every covered fragment (empty when no hit)."""
+    if len(addrs) <= FEW_IDS:              # (a point lookup: Python ints, no numpy passes)
+        out = {fid: _EMPTY_OFFSETS for fid in covered}
+        got: dict[int, list[int]] = {}
+        for a in addrs.tolist():
+            got.setdefault(a >> 32, []).append(a & 0xFFFFFFFF)
+        for fid, offs in got.items():
+            if fid in out:
+                out[fid] = np.array(offs, np.int64)
+        return out
     frag = (addrs >> np.uint64(32)).astype(np.int64)
     offs = (addrs & _LOW).astype(np.int64)
     fids = list(covered)
-    if not len(frag):
-        return {fid: offs for fid in fids}
-    if frag[0] == frag[-1]:                # (a point lookup: one fragment)
+    if frag[0] == frag[-1]:                # (one fragment)
         return {fid: offs if fid == frag[0] else offs[:0] for fid in fids}
     bounds = np.searchsorted(frag, np.array(fids + [f + 1 for f in fids], np.int64)).tolist()
     k = len(fids)
     return {fid: offs[bounds[i]:bounds[k + i]] for i, fid in enumerate(fids)}
+
+
+#: ids split per fragment as Python ints up to this many
+FEW_IDS = 8
+_EMPTY_OFFSETS = np.empty(0, np.int64)
+_EMPTY_OFFSETS.flags.writeable = False
 
 
 def _remap(snapshot, seg: IndexSegment) -> Remap | None:
@@ -193,42 +254,49 @@ def _moved(remap: Remap, offsets: dict[int, np.ndarray], covered: list[int]) -> 
     return _split_by_fragment(remap.addresses(addrs), covered)
 
 
-def _column_selections(snapshot, segments, terms, fragment_ids: set[int],
-                         fragment_rows: dict[int, int]) -> dict[int, np.ndarray]:
+def _column_selections(snapshot, plans: list[_SegmentPlan], terms,
+                       wanted: frozenset[int] | None) -> dict[int, np.ndarray]:
+    """{fragment id: sorted int64 offsets} of the rows the segments ``plans`` select for
+    ``terms`` in the fragments they cover (of ``wanted``; None: all of this version)."""
     out: dict[int, np.ndarray] = {}
-    for seg in segments:
-        remap = _remap(snapshot, seg)
-        row_ids = snapshot.has_stable_row_ids and (seg.index_type, seg.index_version) not in _ADDRESS_IDS
-        if remap is not None and snapshot.has_stable_row_ids and not row_ids:
-            continue        # addresses through a deferred compaction of a stable table: none seen, scan
-        covered = sorted((seg.fragment_ids if remap is None else remap.fragment_ids) & fragment_ids)
+    for plan in plans:
+        covered = plan.covered_of(wanted)
         if not covered:
             continue
         try:
-            rows = fragment_rows if remap is None else {**remap.old_rows, **fragment_rows}
-            ids = _search_segment(snapshot, seg, terms, rows)
+            ids = plan.search(snapshot, terms)
         except Unsupported:
             return {}
         except (LanceDuckError, FileNotFoundError, PermissionError, OSError) as exc:
-            log.debug("index %s segment %s not used: %s", seg.name, seg.uuid, exc)
+            log.debug("index %s segment %s not used: %s", plan.seg.name, plan.seg.uuid, exc)
             continue
         if ids is None:
             continue
+        remap = plan.remap
         if isinstance(ids, dict):              # zone map: offsets per fragment already
             if remap is not None:
                 ids = _moved(remap, ids, covered)
-            out.update((fid, offs) for fid, offs in ids.items() if fid in covered)
+            out.update((fid, offs) for fid, offs in ids.items() if fid in plan.covered
+                       and (wanted is None or fid in wanted))
             continue
-        if row_ids:
+        if plan.row_ids:
             ids = _row_id_map(snapshot).addresses(ids)
         elif remap is not None:
             ids = remap.addresses(ids)
+        fragment_rows = plan.rows
         for fid, offs in _split_by_fragment(ids, covered).items():
-            n = fragment_rows[fid]
-            if len(offs) and int(offs[-1]) >= n:
-                offs = offs[offs < n]          # a stale id past the fragment's end
+            if len(offs) and int(offs[-1]) >= fragment_rows[fid]:
+                offs = offs[offs < fragment_rows[fid]]     # a stale id past the fragment's end
             out[fid] = offs
     return out
+
+
+def _wanted(snapshot, fragments: Sequence) -> frozenset[int] | None:
+    """The ids of the scan's ``fragments``, None when they are all of this version's."""
+    every = snapshot.fragments
+    if len(fragments) == len(every) and all(a is b for a, b in zip(fragments, every)):
+        return None
+    return frozenset(f.id for f in fragments)
 
 
 def _by_field(snapshot, conjuncts) -> tuple[dict[int, list[tuple]], int]:
@@ -266,39 +334,85 @@ def _at_most_types(terms) -> list[tuple[str, ...]]:
     return []
 
 
+class _Conjunction(tuple):
+    """The AND of conjuncts (a filter tree node like ``predicate.bool_tree.AllOf``)."""
+
+    kind = "and"
+
+    @property
+    def parts(self) -> tuple:
+        return tuple(self)
+
+
+def conjunction(conjuncts) -> _Conjunction:
+    """The AND of ``conjuncts`` as a filter tree node (for :func:`count_answered`)."""
+    return _Conjunction(conjuncts)
+
+
 def count_from_indices(snapshot, conjuncts, fragments: Sequence) -> int | None:
     """Rows passing ``conjuncts`` (the *whole* filter) counted from exact indices alone, or None
     unless every conjunct is answered by a BTREE / BITMAP segment on every fragment."""
-    if not conjuncts or not index_segments(snapshot) or reuse_history(snapshot) is None:
+    got = count_answered(snapshot, _Conjunction(conjuncts), fragments)
+    return None if got is None or got[1] else got[0]
+
+
+def count_answered(snapshot, tree, fragments: Sequence) -> tuple[int, list] | None:
+    """(rows passing ``tree`` -- the *whole* filter: per-column conjuncts, ANDs and ORs of them
+    (nodes with ``kind`` "and" / "or" and ``parts``) -- in the fragments where exact indices
+    (BTREE, BITMAP, LABEL_LIST) answer every leaf, deletions subtracted; the other fragments of
+    ``fragments``, to count by scanning), or None when no fragment is answered so."""
+    if not snapshot.scalar_indices_usable or not index_segments(snapshot) or reuse_history(snapshot) is None:
         return None
-    by_field, left = _by_field(snapshot, conjuncts)
-    if left or not by_field:
+    wanted = _wanted(snapshot, fragments)
+    sets = _tree_sets(snapshot, tree, wanted)
+    if not sets:
         return None
-    fragment_rows = _fragment_rows(snapshot)
-    wanted = {f.id for f in fragments}
-    per_field = []
-    for fid, terms in by_field.items():
-        segments = _usable_segments(snapshot, fid, _exact_types(terms))
-        if not segments:
-            return None
-        try:
-            sel = _column_selections(snapshot, segments, terms, wanted, fragment_rows)
-        except Unsupported:
-            return None
-        if not wanted <= set(sel):
-            return None
-        per_field.append(sel)
-    total = 0
+    total, rest = 0, []
     for f in fragments:
-        offs = per_field[0][f.id]
-        for sel in per_field[1:]:
-            offs = np.intersect1d(offs, sel[f.id], assume_unique=True)
+        offs = sets.get(f.id)
+        if offs is None:
+            rest.append(f)
+            continue
         if len(offs) and f.num_deletions():
             d = f.deleted_offsets()
             pos = np.minimum(np.searchsorted(d, offs), len(d) - 1)
             offs = offs[d[pos] != offs]
         total += len(offs)
-    return total
+    return total, rest
+
+
+def _tree_sets(snapshot, node, wanted: frozenset[int] | None) -> dict[int, np.ndarray]:
+    """{fragment id: sorted unique int64 offsets of the rows (deleted ones included) where ``node``
+    holds} for the fragments where exact indices answer every leaf of it."""
+    kind = getattr(node, "kind", None)
+    parts = node.parts if kind is not None else (node,)
+    leaves = [p for p in parts if getattr(p, "kind", None) is None]
+    if kind == "or":                  # each leaf alone (one column's OR is already one leaf)
+        groups = [_tree_sets(snapshot, p, wanted) for p in parts]
+        return _combine(groups, np.union1d)
+    by_field, left = _by_field(snapshot, leaves)
+    if left or not parts:
+        return {}
+    groups = [_exact_sets(snapshot, fid, terms, wanted) for fid, terms in by_field.items()]
+    groups += [_tree_sets(snapshot, p, wanted) for p in parts if getattr(p, "kind", None) is not None]
+    return _combine(groups, lambda x, y: np.intersect1d(x, y, assume_unique=True))
+
+
+def _exact_sets(snapshot, field_id: int, terms, wanted: frozenset[int] | None) -> dict[int, np.ndarray]:
+    """The rows an exact index on ``field_id`` selects for ``terms``, per fragment it covers."""
+    types = _exact_types(terms)
+    plans = _segment_plans(snapshot, field_id, types) if types else []
+    return _column_selections(snapshot, plans, terms, wanted) if plans else {}
+
+
+def _combine(groups: list[dict[int, np.ndarray]], op) -> dict[int, np.ndarray]:
+    """``op`` folded over the offsets of the fragments every group answers."""
+    if not groups or not all(groups):
+        return {}
+    out = dict(groups[0])
+    for g in groups[1:]:
+        out = {fid: op(offs, g[fid]) for fid, offs in out.items() if fid in g}
+    return out
 
 
 class IndexSelections(dict):
@@ -317,19 +431,15 @@ def plan_index_selections(snapshot, conjuncts, fragments: Sequence) -> dict[int,
         return {}
     if reuse_history(snapshot) is None:       # a fragment-reuse index this reader cannot read
         return {}
-    fragment_rows = _fragment_rows(snapshot)
-    wanted = {f.id for f in fragments}
+    wanted = _wanted(snapshot, fragments)
     by_field, _ = _by_field(snapshot, conjuncts)
     result = IndexSelections()
     for fid, terms in by_field.items():
         sel = {}
         exact = _exact_types(terms)
-        for types in [exact] + _at_most_types(terms):
-            segments = _usable_segments(snapshot, fid, types) if types else []
-            try:
-                sel = _column_selections(snapshot, segments, terms, wanted, fragment_rows) if segments else {}
-            except Unsupported:
-                sel = {}
+        for types in (exact, *_at_most_types(terms)):
+            plans = _segment_plans(snapshot, fid, types) if types else []
+            sel = _column_selections(snapshot, plans, terms, wanted) if plans else {}
             if sel:
                 if types != exact:
                     result.candidates.update(sel)

@@ -261,18 +261,40 @@ class LanceScanner(pads.Scanner):
             >>> sc.count_rows()
             5
         """
-        total: int | None = None
         if self._filter is None:
             total = sum(f.count_rows() for f in self._fragments)
-        elif self._use_scalar_index and self._filter.conjuncts_complete:
-            from ..index.search import count_from_indices
-            total = count_from_indices(self._snapshot, self._filter.conjuncts, self._fragments)
-        if total is None:
-            counter = self._copy(limit=None, offset=None)
-            counter._projection = resolve_projection([], self._snapshot.read_schema, self._snapshot.schema)
-            total = sum(b.num_rows for b in counter._batches())
+        else:
+            got = self._count_from_indices() if self._use_scalar_index else None
+            total = self._count_by_scanning(None) if got is None else \
+                got[0] + (self._count_by_scanning(got[1]) if got[1] else 0)
         total = max(0, total - self._offset)
         return total if self._limit is None else min(total, self._limit)
+
+    def _count_from_indices(self) -> tuple[int, list] | None:
+        """(rows of the fragments exact indices answer the whole filter for -- ANDs and ORs of
+        indexed columns' predicates -- with no data read, the other fragments), or None."""
+        from ..index.search import count_answered
+        flt = self._filter
+        tree: Any = None
+        if flt is None:
+            return None
+        if flt.conjuncts_complete:
+            from ..index.search import conjunction
+            tree = conjunction(flt.conjuncts)
+        elif flt.residual is None and flt.expression is not None:
+            from ..predicate.bool_tree import tree_from_expression
+            tree = tree_from_expression(flt.expression, self._snapshot.arrow_schema)
+        return None if tree is None else count_answered(self._snapshot, tree, self._fragments)
+
+    def _count_by_scanning(self, fragments: list | None) -> int:
+        """Rows passing the filter in ``fragments`` (None: all of the scan's), reading only the
+        filter's columns."""
+        changes: dict[str, Any] = {"limit": None, "offset": None}
+        if fragments is not None:
+            changes["fragments"] = fragments
+        counter = self._copy(**changes)
+        counter._projection = resolve_projection([], self._snapshot.read_schema, self._snapshot.schema)
+        return sum(b.num_rows for b in counter._batches())
 
     # pyarrow's constructors work on pyarrow datasets only; route ours to our scanner.
     @staticmethod
