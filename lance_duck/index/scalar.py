@@ -120,6 +120,10 @@ class BTreeIndex:
 
     def search(self, terms) -> np.ndarray:
         """Sorted unique uint64 ids (row addresses or stable row ids) of the matching rows."""
+        if len(terms) == 1 and len(terms[0]) == 1 and terms[0][0].op in ("==", "in"):
+            got = self._point(terms)
+            if got is not None:
+                return got
         bounds, page_idx, batch = self._lookup()
         pages = page_idx[bounds.may_match(terms)]
         if len(pages) > max(MIN_PAGES, len(page_idx) * MAX_SHARE):
@@ -152,6 +156,50 @@ class BTreeIndex:
             return np.empty(0, dtype=np.uint64)
         return sorted_unique(np.concatenate(out))
 
+    def _point(self, terms) -> np.ndarray | None:
+        """:meth:`search` of one ``=`` or a short ``IN`` of integer literals over sorted integer
+        page bounds (point lookups): each value's pages by two bisections, its rows in a page by
+        two more; None when it does not apply (the general search answers)."""
+        p = terms[0][0]
+        xs = _point_values(p)
+        if xs is None:
+            return None
+        bounds, page_idx, batch = self._lookup()
+        if bounds.np is None or not bounds.np_sorted():
+            return None
+        lim = bounds.int_limits()
+        if not all(lim[0] <= x <= lim[1] for x in xs):
+            return None
+        mn, mx = bounds.np
+        spans = [(int(mx.searchsorted(x, "left")), int(mn.searchsorted(x, "right"))) for x in xs]
+        npages, upto = 0, 0                    # distinct pages (xs ascending: so are the spans)
+        for first, end in spans:
+            npages += max(0, end - max(first, upto))
+            upto = max(upto, end)
+        if npages > max(MIN_PAGES, len(page_idx) * MAX_SHARE):
+            raise Unsupported(f"predicate keeps {npages} of {len(page_idx)} btree pages")
+        out = []
+        pages: dict[int, tuple] = {}
+        for x, (first, end) in zip(xs, spans):
+            for pg in page_idx[first:end].tolist():
+                got = pages.get(pg) or CACHE.get(("btree-page", self.data_path, pg))
+                if got is None:
+                    got = self._read_pages(self._data_file(), [pg], batch)[0]
+                pages[pg] = got
+                values, ids, ints = got
+                if ints is None:
+                    m = value_mask(values, terms)
+                    if m.any():
+                        out.append(ids[m])
+                    continue
+                trace.record("path:btree-bisect")
+                lo, hi = int(ints.searchsorted(x, "left")), int(ints.searchsorted(x, "right"))
+                if hi > lo:
+                    out.append(ids[lo:hi])
+        if not out:
+            return np.empty(0, dtype=np.uint64)
+        return sorted_unique(out[0] if len(out) == 1 else np.concatenate(out))
+
     def _read_pages(self, data: IndexFile, pages: list[int], batch: int) -> list:
         n = data.num_rows
         bounds = [(p * batch, min((p + 1) * batch, n)) for p in pages]
@@ -168,6 +216,23 @@ class BTreeIndex:
             CACHE.put(("btree-page", self.data_path, p), part, nbytes_of(part))
             out.append(part)
         return out
+
+
+#: an ``IN`` of at most this many values is searched value by value (:meth:`BTreeIndex._point`)
+POINT_VALUES = 32
+
+
+def _point_values(p) -> list[int] | None:
+    """The distinct integer literal(s) of an ``=`` / ``IN`` predicate (Python ints), or None."""
+    v = p.value
+    if p.op == "==":
+        if not isinstance(v, pa.Scalar) or not pa.types.is_integer(v.type):
+            return None
+        x = v.as_py()
+        return None if x is None else [x]
+    if p.op != "in" or not isinstance(v, pa.Array) or not pa.types.is_integer(v.type) or len(v) > POINT_VALUES:
+        return None
+    return sorted({x for x in v.to_pylist() if x is not None})
 
 
 def sorted_unique(a: np.ndarray) -> np.ndarray:
@@ -240,6 +305,19 @@ class Bounds:
             else:
                 keep |= self._compare(p.op, _cast_value(p.value, self.mn.type))
         return keep
+
+    def np_sorted(self) -> bool:
+        """Integer bounds whose mins and maxes are both non-decreasing (a BTREE's pages)."""
+        return self._sorted()
+
+    def int_limits(self) -> tuple[int, int]:
+        """(min, max) of the integer bounds' type (worked out once)."""
+        got = self.__dict__.get("_int_limits")
+        if got is None:
+            assert self.np is not None
+            info = np.iinfo(self.np[0].dtype)
+            got = self._int_limits = (int(info.min), int(info.max))
+        return got
 
     def _sorted(self) -> bool:
         """Both the mins and the maxes are non-decreasing (a BTREE's pages, in value order);

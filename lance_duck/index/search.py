@@ -435,15 +435,14 @@ def plan_index_selections(snapshot, conjuncts, fragments: Sequence) -> dict[int,
     by_field, _ = _by_field(snapshot, conjuncts)
     result = IndexSelections()
     for fid, terms in by_field.items():
-        sel = {}
-        exact = _exact_types(terms)
-        for types in (exact, *_at_most_types(terms)):
-            plans = _segment_plans(snapshot, fid, types) if types else []
-            sel = _column_selections(snapshot, plans, terms, wanted) if plans else {}
-            if sel:
-                if types != exact:
+        sel = _exact_sets(snapshot, fid, terms, wanted)
+        if not sel:
+            for types in _at_most_types(terms):
+                plans = _segment_plans(snapshot, fid, types)
+                sel = _column_selections(snapshot, plans, terms, wanted) if plans else {}
+                if sel:
                     result.candidates.update(sel)
-                break
+                    break
         for frag_id, offs in sel.items():
             prev = result.get(frag_id)
             result[frag_id] = offs if prev is None else np.intersect1d(prev, offs, assume_unique=True)
