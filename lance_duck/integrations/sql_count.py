@@ -8,7 +8,8 @@ that is an integer column with an integer literal in its range, or a string colu
 literal (both engines compare bytes). Anything else -- floats (DuckDB orders NaN, Arrow does not),
 casts, functions, other tables -- gives None, and DuckDB runs the query as usual. The count is then
 ``LanceDataset.count_rows(filter)``: from BTREE / BITMAP alone when exact indices answer the whole
-filter (minus deletions), else by reading the filter's columns.
+filter -- ANDs and ORs across indexed columns: the union / intersection of their rows, minus
+deletions -- on the fragments they cover, by reading the filter's columns elsewhere.
 """
 from __future__ import annotations
 
