@@ -1,6 +1,6 @@
 """Selective DuckDB queries over an indexed table: lance_duck vs pylance's dataset.
 
-    python bench/indexed_queries.py [--rows 1000000] [--runs 15] [--dir /tmp/ld_bench]
+    python bench/indexed_queries.py [--rows 1000000] [--runs 15] [--dir /tmp/ld_bench] [--stages]
 
 Writes (once, cached in --dir) a table with pylance (four fragments, a delete applied) and builds
 a BTREE on ``id``, a BITMAP on ``category`` and a ZONEMAP on ``amount``. Each query runs through
@@ -8,7 +8,9 @@ DuckDB over ``lance_duck.dataset`` and over ``lance.dataset``, interleaved (A, B
 one warm-up run each; prints the median wall and process-CPU time of each and the ratios
 lance_duck / pylance (CPU is steadier on a loaded machine), and checks both return the same rows.
 Then the bytes the point lookup fetches from data files (counted at the io layer), cold (no file
-metadata cached) and repeated, against the bytes of the ``id`` column.
+metadata cached) and repeated, against the bytes of the ``id`` column. ``--stages``: the index
+search of each query alone (``plan_index_selections``), cold (index caches emptied, a fresh
+dataset) and warm (median of 2,000 runs, or 200 for the dense ones).
 """
 from __future__ import annotations
 
@@ -98,11 +100,46 @@ def fetched_bytes(path: str, sql: str) -> tuple[int, int]:
         fs.InputFile.read_ranges = orig
 
 
+#: each query's filter as a SQL string (for --stages)
+FILTERS = {
+    "point lookup": "id = 612345",
+    "5-value IN": "id in (17, 250001, 499999, 612345, 987654)",
+    "1000-row range": "id >= 400000 AND id <= 400999",
+    "category equality": "category = 'cat_7'",
+    "amount > 230": "amount > 230",
+}
+
+
+def index_search_stages(path: str) -> None:
+    """Cold and warm wall time of each query's index search alone."""
+    import time
+
+    import lance_duck
+    from lance_duck.index.files import CACHE
+    from lance_duck.index.search import plan_index_selections
+    print("\n| query | index search cold | warm (median) | rows selected |\n|---|---|---|---|")
+    for name, flt in FILTERS.items():
+        CACHE.clear()
+        sc = lance_duck.dataset(path).scanner(filter=flt)
+        args = (sc._snapshot, sc._filter.conjuncts, sc._fragments)
+        t0 = time.perf_counter_ns()
+        sel = plan_index_selections(*args)
+        cold = time.perf_counter_ns() - t0
+        times = []
+        for _ in range(2000 if sum(len(v) for v in sel.values()) < 10_000 else 200):
+            t0 = time.perf_counter_ns()
+            plan_index_selections(*args)
+            times.append(time.perf_counter_ns() - t0)
+        print(f"| {name} | {cold / 1e3:.0f} us | {float(np.median(times)) / 1e3:.1f} us | "
+              f"{sum(len(v) for v in sel.values())} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--dir", default="/tmp/ld_bench")
+    ap.add_argument("--stages", action="store_true", help="also time each query's index search alone")
     a = ap.parse_args()
     warnings.simplefilter("ignore")
     import lance
@@ -120,6 +157,8 @@ def main() -> None:
     first, again = fetched_bytes(path, QUERIES["point lookup"])
     print(f"\npoint lookup, data-file bytes fetched (all columns): {first} cold "
           f"({first / id_bytes:.2%} of the id column's {id_bytes}), {again} repeated ({again / id_bytes:.2%})")
+    if a.stages:
+        index_search_stages(path)
 
 
 if __name__ == "__main__":
