@@ -389,7 +389,7 @@ def _tree_sets(snapshot, node, wanted: frozenset[int] | None) -> dict[int, np.nd
     leaves = [p for p in parts if getattr(p, "kind", None) is None]
     if kind == "or":                  # each leaf alone (one column's OR is already one leaf)
         groups = [_tree_sets(snapshot, p, wanted) for p in parts]
-        return _combine(groups, np.union1d)
+        return _combine(groups, _union_sorted)
     by_field, left = _by_field(snapshot, leaves)
     if left or not parts:
         return {}
@@ -403,6 +403,15 @@ def _exact_sets(snapshot, field_id: int, terms, wanted: frozenset[int] | None) -
     types = _exact_types(terms)
     plans = _segment_plans(snapshot, field_id, types) if types else []
     return _column_selections(snapshot, plans, terms, wanted) if plans else {}
+
+
+def _union_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The union of two sorted unique arrays, sorted unique (two sorted runs merged: no hashing)."""
+    if not len(a) or not len(b):
+        return b if not len(a) else a
+    c = np.concatenate((a, b))
+    c.sort(kind="stable")
+    return c[np.concatenate(([True], c[1:] != c[:-1]))]
 
 
 def _combine(groups: list[dict[int, np.ndarray]], op) -> dict[int, np.ndarray]:
