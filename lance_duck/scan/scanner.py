@@ -270,7 +270,7 @@ class LanceScanner(pads.Scanner):
         total = max(0, total - self._offset)
         return total if self._limit is None else min(total, self._limit)
 
-    def _count_from_indices(self) -> tuple[int, list] | None:
+    def _count_from_indices(self) -> tuple[int, list[Any]] | None:
         """(rows of the fragments exact indices answer the whole filter for -- ANDs and ORs of
         indexed columns' predicates -- with no data read, the other fragments), or None."""
         from ..index.search import count_answered
@@ -286,7 +286,7 @@ class LanceScanner(pads.Scanner):
             tree = tree_from_expression(flt.expression, self._snapshot.arrow_schema)
         return None if tree is None else count_answered(self._snapshot, tree, self._fragments)
 
-    def _count_by_scanning(self, fragments: list | None) -> int:
+    def _count_by_scanning(self, fragments: list[Any] | None) -> int:
         """Rows passing the filter in ``fragments`` (None: all of the scan's), reading only the
         filter's columns."""
         changes: dict[str, Any] = {"limit": None, "offset": None}
