@@ -95,3 +95,15 @@ def test_a_second_snapshot_search_reuses_the_segment_plans(dup_table):
     kept = {k: [id(p) for p in v] for k, v in plans.items()}
     assert _selection(ds, "id = 6") and first
     assert {k: [id(p) for p in v] for k, v in ds._snapshot.__dict__["_segment_plans"].items()} == kept
+
+
+def test_a_fresh_dataset_of_a_version_seen_before_decodes_no_fragment_bitmap_again(dup_table, monkeypatch):
+    from lance_duck.index import metadata
+    lance_duck.dataset(dup_table).count_rows(filter="id = 5")
+    calls = []
+    orig = metadata.decode_roaring
+    monkeypatch.setattr(metadata, "decode_roaring", lambda *a, **k: calls.append(1) or orig(*a, **k))
+    ds = lance_duck.dataset(dup_table)
+    assert ds.count_rows(filter="id = 5") == 1
+    assert [d.name for d in ds.describe_indices()] == [d.name for d in lance.dataset(dup_table).describe_indices()]
+    assert calls == []
