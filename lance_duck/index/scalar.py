@@ -120,10 +120,9 @@ class BTreeIndex:
 
     def search(self, terms) -> np.ndarray:
         """Sorted unique uint64 ids (row addresses or stable row ids) of the matching rows."""
-        if len(terms) == 1 and len(terms[0]) == 1 and terms[0][0].op in ("==", "in"):
-            got = self._point(terms)
-            if got is not None:
-                return got
+        got = self._point(terms)
+        if got is not None:
+            return got
         bounds, page_idx, batch = self._lookup()
         pages = page_idx[bounds.may_match(terms)]
         if len(pages) > max(MIN_PAGES, len(page_idx) * MAX_SHARE):
@@ -157,30 +156,30 @@ class BTreeIndex:
         return sorted_unique(np.concatenate(out))
 
     def _point(self, terms) -> np.ndarray | None:
-        """:meth:`search` of one ``=`` or a short ``IN`` of integer literals over sorted integer
-        page bounds (point lookups): each value's pages by two bisections, its rows in a page by
-        two more; None when it does not apply (the general search answers)."""
-        p = terms[0][0]
-        xs = _point_values(p)
-        if xs is None:
+        """:meth:`search` of ``=``, a short ``IN`` or an AND of comparisons against integer
+        literals over sorted integer page bounds (point lookups, ranges): each value interval's
+        pages by two bisections, its rows in a page by two more, in Python ints; None when it
+        does not apply (the general search answers)."""
+        spans = _intervals(terms)
+        if spans is None:
             return None
         bounds, page_idx, batch = self._lookup()
         if bounds.np is None or not bounds.np_sorted():
             return None
-        lim = bounds.int_limits()
-        if not all(lim[0] <= x <= lim[1] for x in xs):
-            return None
+        low, high = bounds.int_limits()
+        spans = [(low if lo is None else max(lo, low), high if hi is None else min(hi, high)) for lo, hi in spans]
+        spans = [(lo, hi) for lo, hi in spans if lo <= hi]
         mn, mx = bounds.np
-        spans = [(int(mx.searchsorted(x, "left")), int(mn.searchsorted(x, "right"))) for x in xs]
-        npages, upto = 0, 0                    # distinct pages (xs ascending: so are the spans)
-        for first, end in spans:
+        pages_of = [(int(mx.searchsorted(lo, "left")), int(mn.searchsorted(hi, "right"))) for lo, hi in spans]
+        npages, upto = 0, 0                    # distinct pages (spans ascending: so are their pages)
+        for first, end in pages_of:
             npages += max(0, end - max(first, upto))
             upto = max(upto, end)
         if npages > max(MIN_PAGES, len(page_idx) * MAX_SHARE):
             raise Unsupported(f"predicate keeps {npages} of {len(page_idx)} btree pages")
         out = []
         pages: dict[int, tuple] = {}
-        for x, (first, end) in zip(xs, spans):
+        for (lo, hi), (first, end) in zip(spans, pages_of):
             for pg in page_idx[first:end].tolist():
                 got = pages.get(pg) or CACHE.get(("btree-page", self.data_path, pg))
                 if got is None:
@@ -193,9 +192,9 @@ class BTreeIndex:
                         out.append(ids[m])
                     continue
                 trace.record("path:btree-bisect")
-                lo, hi = int(ints.searchsorted(x, "left")), int(ints.searchsorted(x, "right"))
-                if hi > lo:
-                    out.append(ids[lo:hi])
+                a, b = int(ints.searchsorted(lo, "left")), int(ints.searchsorted(hi, "right"))
+                if b > a:
+                    out.append(ids[a:b])
         if not out:
             return np.empty(0, dtype=np.uint64)
         return sorted_unique(out[0] if len(out) == 1 else np.concatenate(out))
@@ -222,17 +221,36 @@ class BTreeIndex:
 POINT_VALUES = 32
 
 
-def _point_values(p) -> list[int] | None:
-    """The distinct integer literal(s) of an ``=`` / ``IN`` predicate (Python ints), or None."""
-    v = p.value
-    if p.op == "==":
+def _intervals(terms) -> list[tuple[int | None, int | None]] | None:
+    """The sorted, disjoint inclusive value intervals (None: open) holding exactly the integers
+    that satisfy ``terms`` -- one ``IN`` of at most :data:`POINT_VALUES` integer literals, or
+    an AND of ``=`` / ``<`` / ``<=`` / ``>`` / ``>=`` against integer literals -- or None."""
+    if len(terms) == 1 and len(terms[0]) == 1 and terms[0][0].op == "in":
+        v = terms[0][0].value
+        if not isinstance(v, pa.Array) or not pa.types.is_integer(v.type) or len(v) > POINT_VALUES:
+            return None
+        return [(x, x) for x in sorted({x for x in v.to_pylist() if x is not None})]
+    lo: int | None = None
+    hi: int | None = None
+    for preds in terms:
+        if len(preds) != 1 or preds[0].op not in _BOUND_OPS:
+            return None
+        v = preds[0].value
         if not isinstance(v, pa.Scalar) or not pa.types.is_integer(v.type):
             return None
         x = v.as_py()
-        return None if x is None else [x]
-    if p.op != "in" or not isinstance(v, pa.Array) or not pa.types.is_integer(v.type) or len(v) > POINT_VALUES:
-        return None
-    return sorted({x for x in v.to_pylist() if x is not None})
+        if x is None:
+            return None
+        new_lo, new_hi = _BOUND_OPS[preds[0].op](x)
+        if new_lo is not None:
+            lo = new_lo if lo is None else max(lo, new_lo)
+        if new_hi is not None:
+            hi = new_hi if hi is None else min(hi, new_hi)
+    return [(lo, hi)] if terms else None
+
+
+_BOUND_OPS = {"==": lambda x: (x, x), "<": lambda x: (None, x - 1), "<=": lambda x: (None, x),
+              ">": lambda x: (x + 1, None), ">=": lambda x: (x, None)}
 
 
 def sorted_unique(a: np.ndarray) -> np.ndarray:

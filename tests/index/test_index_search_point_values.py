@@ -41,6 +41,8 @@ FILTERS = [
     "k = 2", "k IN (0, 5)", "k = 9",
     "small = -100", "small = 99", "small IN (-7, 0, 42)",
     "u = 0", "u = 89997", "u IN (3, 6, 60000, 4000000000)", "u = 1",
+    "id >= -100 AND id < 100", "id > 14990", "id < -14995", "id BETWEEN 7 AND 7", "id > 5 AND id < 6",
+    "k >= 1 AND k <= 1", "k > 4", "u >= 4 AND u <= 20", "small >= 98", "small < -99 AND small >= -100",
 ]
 
 
@@ -69,7 +71,8 @@ def _selection(ds, flt) -> dict:
 
 
 @pytest.mark.parametrize("point, general", [
-    ("id = 7", "id >= 7 AND id <= 7"), ("k = 1", "k >= 1 AND k <= 1"),
+    ("id = 7", "id = 7 OR id = 7"), ("k = 1", "k = 1 OR k = 1"), ("id >= 3 AND id < 90", "id < 90 AND id >= 3"),
+    ("id > -14990 AND id <= -10000", "(id > -14990 OR id > -14990) AND id <= -10000"),
     ("id IN (-15000, -14000, 3)", "id = -15000 OR id = -14000 OR id = 3"),
 ])
 def test_point_selections_equal_the_general_searchs(dup_table, point, general):
