@@ -167,10 +167,11 @@ class BTreeIndex:
         if bounds.np is None or not bounds.np_sorted():
             return None
         low, high = bounds.int_limits()
-        spans = [(low if lo is None else max(lo, low), high if hi is None else min(hi, high)) for lo, hi in spans]
-        spans = [(lo, hi) for lo, hi in spans if lo <= hi]
+        clipped: list[tuple[int, int]] = [
+            (low if lo is None else max(lo, low), high if hi is None else min(hi, high)) for lo, hi in spans]
+        clipped = [(lo, hi) for lo, hi in clipped if lo <= hi]
         mn, mx = bounds.np
-        pages_of = [(int(mx.searchsorted(lo, "left")), int(mn.searchsorted(hi, "right"))) for lo, hi in spans]
+        pages_of = [(int(mx.searchsorted(lo, "left")), int(mn.searchsorted(hi, "right"))) for lo, hi in clipped]
         npages, upto = 0, 0                    # distinct pages (spans ascending: so are their pages)
         for first, end in pages_of:
             npages += max(0, end - max(first, upto))
@@ -179,7 +180,7 @@ class BTreeIndex:
             raise Unsupported(f"predicate keeps {npages} of {len(page_idx)} btree pages")
         out = []
         pages: dict[int, tuple] = {}
-        for (lo, hi), (first, end) in zip(spans, pages_of):
+        for (lo, hi), (first, end) in zip(clipped, pages_of):
             for pg in page_idx[first:end].tolist():
                 got = pages.get(pg) or CACHE.get(("btree-page", self.data_path, pg))
                 if got is None:
