@@ -400,6 +400,10 @@ def unpack_mixed(data: BufferLike, uncompressed_bits: int, byte_offsets: np.ndar
                 _unpack_at(buf, offs, w, t, out)
             else:
                 idx = np.flatnonzero(ws == w) if rest is None else rest[ws[rest] == w]
+                a, b = int(idx[0]), int(idx[-1]) + 1
+                if b - a == idx.size:   # a run of blocks (widths of a sorted column): in place
+                    _unpack_at(buf, offs[a:b], w, t, out[a:b])
+                    continue
                 tmp = np.empty((idx.size, BLOCK), dt)
                 _unpack_at(buf, offs[idx], w, t, tmp)
                 out[idx] = tmp

@@ -104,3 +104,26 @@ def test_damaged_widths_and_short_buffers_are_refused(t):
         fl.unpack_blocks_at(buf[:-1], offs, t - 1, t)
     with pytest.raises(CorruptFileError, match="past the end"):
         fl.unpack_mixed(buf[:-1], t, offs, [t - 1, t - 1])
+
+
+@pytest.mark.parametrize("order", ["runs", "interleaved"])
+@pytest.mark.parametrize("t", [16, 64])
+def test_mixed_widths_in_runs_and_interleaved_equal_their_inputs(t, order):
+    # an increasing column's chunks: widths in runs (each run unpacked in place); a noisy one:
+    # widths interleaved (gathered, unpacked, scattered back); a rare width read per value
+    rng = np.random.default_rng(t + len(order))
+    widths = [t - 5] * 12 + [t - 4] * 30 + [3] + [t - 1] * 20
+    if order == "interleaved":
+        widths = rng.permutation(widths).tolist()
+    blocks = [_extremes(rng, w, t) for w in widths]
+    parts, offs, pos = [], [], 0
+    for w, b in zip(widths, blocks):
+        parts.append(b"\x11" * 8)
+        pos += 8
+        offs.append(pos)
+        packed = fl.pack(b, w, t).tobytes()
+        parts.append(packed)
+        pos += len(packed)
+    buf = np.frombuffer(b"".join(parts), np.uint8)
+    got = fl.unpack_mixed(buf, t, np.array(offs), np.array(widths), [1024] * (len(widths) - 1) + [5])
+    np.testing.assert_array_equal(got, np.concatenate(blocks)[: (len(widths) - 1) * 1024 + 5])
