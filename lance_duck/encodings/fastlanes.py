@@ -420,9 +420,10 @@ def unpack_mixed(data: BufferLike, uncompressed_bits: int, byte_offsets: np.ndar
 
 
 #: Per T: a width shared by at most this many blocks of a mixed-width batch is read per value
-#: (:func:`extract`): a kernel pass costs ~4 numpy calls per shift class (up to T of them)
-#: whatever the block count, a per-value read ~20 calls over 1024 values per block.
-FEW_BLOCKS = {8: 2, 16: 3, 32: 4, 64: 8}
+#: (:func:`extract`): a kernel pass costs 1-4 numpy calls per piece of :func:`_pieces` (up to
+#: ~36 calls) whatever the block count, a per-value read ~20 calls over 1024 values per block
+#: (T=64: 4, measured on an increasing int64 id's pages after the row plan made passes cheaper).
+FEW_BLOCKS = {8: 2, 16: 3, 32: 4, 64: 4}
 
 
 def _place_rows(res: np.ndarray, rows: np.ndarray, dst: np.ndarray, lens: np.ndarray) -> None:
