@@ -465,7 +465,7 @@ class _ResidentPages:
     to the end instead of counting twice: pages about to be read are not released and faulted
     in again, and a repeated scan of a table within the budget makes no ``madvise`` call."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._spans: OrderedDict = OrderedDict()   # (mmap id, start, length) -> (weakref to the mmap, start, length)
         self._total = 0
         self._lock = threading.Lock()
