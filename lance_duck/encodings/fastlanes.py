@@ -99,9 +99,9 @@ def _pieces(w: int, t: int) -> tuple:
     an arithmetic progression of rows ``r0, r0+dr, ...`` (``cnt`` of them) whose first bits lie
     in words ``k0, k0+dk, ...`` (at per-row shifts): one strided view of rows and one of words,
     so a piece is 1-4 numpy calls whatever its size. The row stride ``dr`` is the one giving
-    the fewest calls (e.g. 2 pieces for W = T-1, where the current plan of one piece per bit
-    shift class would take T). Entries: (r0, dr, cnt, k0, dk, kind, shifts, T - shifts), the
-    shifts as (cnt, 1, 1) arrays of the T-bit dtype."""
+    the fewest calls (e.g. 2 pieces for W = T-1, where one piece per bit shift class would
+    take T). Entries: (r0, dr, cnt, k0, dk, kind, shifts, T - shifts, slice of the rows, of
+    their words, of the next words), the shifts as (cnt, 1, 1) arrays of the T-bit dtype."""
     best = min(range(1, t), key=lambda dr: (sum(_OPS[_kind(w, t, rows)] for rows in _chains(w, t, dr)), dr))
     dt = uint_dtype(t)
     out = []
@@ -111,7 +111,11 @@ def _pieces(w: int, t: int) -> tuple:
         k0 = (r0 * w) // t
         dk = (rows[1] * w) // t - k0 if cnt > 1 else 1
         s = np.array([(r * w) % t for r in rows], dt).reshape(cnt, 1, 1)
-        out.append((r0, dr, cnt, k0, dk, _kind(w, t, rows), s, (t - s.astype(np.int64)).astype(dt)))
+        # the rows, their words, the next words (dk 0: one word, broadcast)
+        views = (slice(r0, r0 + dr * (cnt - 1) + 1, dr),
+                 slice(k0, k0 + dk * (cnt - 1) + 1, dk) if dk else slice(k0, k0 + 1),
+                 slice(k0 + 1, k0 + dk * (cnt - 1) + 2, dk) if dk else slice(k0 + 1, k0 + 2))
+        out.append((r0, dr, cnt, k0, dk, _kind(w, t, rows), s, (t - s.astype(np.int64)).astype(dt)) + views)
     return tuple(out)
 
 
@@ -211,6 +215,12 @@ def _carve(flat: np.ndarray, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
     return flat[:n].reshape(shape), flat[n:]
 
 
+@lru_cache(maxsize=None)
+def _widest(w: int, t: int) -> int:
+    """Rows of the largest piece of width W's plan (the straddle scratch's height)."""
+    return max(p[2] for p in _pieces(w, t))
+
+
 def _unpack_runs(src, w: int, t: int, out: np.ndarray) -> None:
     """Unpack k blocks given as (k, W) lane-runs (``void`` elements of LANES words: an array
     view, or a :class:`_RunIndex` into a byte buffer) into ``out`` (k, 1024); 0 < W <= T.
@@ -236,7 +246,7 @@ def _unpack_runs(src, w: int, t: int, out: np.ndarray) -> None:
     step = max(1, _BATCH_BYTES // (BLOCK * dt.itemsize))
     m = min(step, k)
     # one spare block per row: row strides that are not a power of two avoid cache-set aliasing
-    nbytes = (w + 1 + (0 if w == t else t + max(p[2] for p in _pieces(w, t)))) * (m + 1) * lanes * dt.itemsize
+    nbytes = (w + 1 + (0 if w == t else t + _widest(w, t))) * (m + 1) * lanes * dt.itemsize
     buf = _take_scratch(nbytes)
     try:
         _unpack_batches(gather_t, k, w, t, out_v, to_out, step, m, buf[:nbytes].view(dt), src)
@@ -263,26 +273,24 @@ def _unpack_batches(gather_t, k: int, w: int, t: int, out_v: np.ndarray, to_out:
             gather_t(lo, n, q_v[:w, :n])
             np.copyto(out_v[lo: lo + n], q_v[:w, :n].reshape((2,) * nb + (8, n)).transpose(to_out))
         return
-    mask = dt.type((1 << w) - 1)
+    mask = _mask(t, w)
     plan = _pieces(w, t)
     rows, scratch = _carve(scratch, (t, m + 1, lanes))
-    tmp, scratch = _carve(scratch, (max(p[2] for p in plan), m + 1, lanes))
+    tmp, scratch = _carve(scratch, (_widest(w, t), m + 1, lanes))
     q[w] = 0  # a zero word after the last: the next-word term of the last rows reads it
     for lo in range(0, k, step):  # batches of blocks, not single blocks
         n = min(step, k - lo)
         qb, rb = q[:, :n], rows[:, :n]
         gather_t(lo, n, q_v[:w, :n])
-        for r0, dr, cnt, k0, dk, kind, sh, back in plan:
-            dst = rb[r0: r0 + dr * (cnt - 1) + 1: dr]
-            src = qb[k0: k0 + dk * (cnt - 1) + 1: dk] if dk else qb[k0: k0 + 1]
+        for _, _, cnt, _, _, kind, sh, back, rows_at, words_at, next_at in plan:
+            dst, src = rb[rows_at], qb[words_at]
             if kind == _AND:
                 np.bitwise_and(src, mask, out=dst)
                 continue
             np.right_shift(src, sh, out=dst)
             if kind == _STRADDLE:
-                nxt = qb[k0 + 1: k0 + dk * (cnt - 1) + 2: dk] if dk else qb[k0 + 1: k0 + 2]
                 a2 = tmp[:cnt, :n]
-                np.left_shift(nxt, back, out=a2)
+                np.left_shift(qb[next_at], back, out=a2)
                 np.bitwise_or(dst, a2, out=dst)
             if kind != _SHIFT:
                 np.bitwise_and(dst, mask, out=dst)

@@ -71,10 +71,15 @@ def test_every_width_reads_in_place_from_chunk_buffers(t, layout):
 @pytest.mark.parametrize("t,w", [(t, w) for t, w in WIDTHS if 0 < w < t])
 def test_plan_covers_every_row_once_with_the_layouts_words_and_shifts(t, w):
     seen = []
-    for r0, dr, cnt, k0, dk, kind, sh, back in fl._pieces(w, t):
+    for r0, dr, cnt, k0, dk, kind, sh, back, rows_at, words_at, next_at in fl._pieces(w, t):
         rows = [r0 + i * dr for i in range(cnt)]
         seen += rows
+        assert list(range(t))[rows_at] == rows
         assert [(r * w) // t for r in rows] == [k0 + i * dk for i in range(cnt)]
+        # the word views (a zero word W after the last; dk 0: one word, broadcast)
+        words = list(range(w + 1))
+        assert words[words_at] == sorted(set(k0 + i * dk for i in range(cnt)))
+        assert words[next_at] == sorted(set(k0 + 1 + i * dk for i in range(cnt)))
         assert sh.reshape(-1).tolist() == [(r * w) % t for r in rows]
         assert (sh.astype(np.int64) + back.astype(np.int64) == t).all()
         straddles = [(r * w) % t + w > t for r in rows]
