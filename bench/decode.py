@@ -83,6 +83,12 @@ KINDS = {
     "plain_ints": (1, lambda r, n: pa.array(r.integers(-(1 << 62), 1 << 62, n)), "2.2"),
     "bitpacked_ints": (1, lambda r, n: pa.array(r.integers(0, 1 << 20, n)), "2.2"),
     "floats": (1, lambda r, n: pa.array(r.random(n)), "2.2"),
+    # an increasing id: chunks of a page packed at different widths (mixed-width pages)
+    "sorted_ints": (1, lambda r, n: pa.array(np.arange(n, dtype=np.int64)), "2.2"),
+    "plain_ints_2.1": (1, lambda r, n: pa.array(r.integers(-(1 << 62), 1 << 62, n)), "2.1"),
+    "bitpacked_ints_2.1": (1, lambda r, n: pa.array(r.integers(0, 1 << 20, n)), "2.1"),
+    "sorted_ints_2.1": (1, lambda r, n: pa.array(np.arange(n, dtype=np.int64)), "2.1"),
+    "floats_2.1": (1, lambda r, n: pa.array(r.random(n)), "2.1"),
     "dict_strings": (1, lambda r, n: pa.array(np.array([f"category-{i:02d}" for i in range(10)])[r.integers(0, 10, n)]),
                      "2.2"),
     "fsst_strings": (1, _strings_hex, "2.2"),

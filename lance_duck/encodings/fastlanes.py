@@ -12,8 +12,9 @@ bits at ``[r*W, r*W + W)`` and is the value with logical index
 Vectorisation (see :func:`_unpack_runs`): blocks go in batches of ~2 MiB of output; per batch
 the packed words are copied word-major as whole LANES-word runs (``void`` elements, read in
 place from the chunk buffer when the blocks come from mini-block chunks: evenly spaced stretches
-are strided views), rows of equal bit shift are unpacked together with a few shift/or/mask
-passes over long contiguous stretches into a row-major scratch, and one ``void`` copy scatters
+are strided views), the rows are unpacked in a few pieces (arithmetic progressions of rows
+starting in evenly spaced words, see :func:`_pieces`) with shift/or/mask passes over long
+contiguous stretches into a row-major scratch, and one ``void`` copy scatters
 the rows to the FastLanes output order. Scratch memory is per thread and reused (on this kind of
 VM faulting fresh pages in costs as much as a pass of the kernel). No per-block Python loop.
 """
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import threading
 from functools import lru_cache
-from math import gcd
+from math import prod
 
 import numpy as np
 
@@ -59,15 +60,62 @@ def _plan(w: int, t: int) -> tuple:
     return tuple(rows)
 
 
+#: a piece's kind: which of the value's terms it needs (see :func:`_pieces`)
+_AND, _SHIFT, _SHIFT_AND, _STRADDLE = range(4)
+_OPS = {_AND: 1, _SHIFT: 1, _SHIFT_AND: 2, _STRADDLE: 4}
+
+
+def _chains(w: int, t: int, dr: int) -> list[list[int]]:
+    """Rows 0..T-1 cut into pieces: the rows of each residue mod ``dr`` in order, split where
+    the word they start in stops advancing by a constant step."""
+    pieces = []
+    for r0 in range(min(dr, t)):
+        chain = list(range(r0, t, dr))
+        i = 0
+        while i < len(chain):
+            j = i + 1
+            if j < len(chain):
+                dk = (chain[j] * w) // t - (chain[i] * w) // t
+                while j + 1 < len(chain) and (chain[j + 1] * w) // t - (chain[j] * w) // t == dk:
+                    j += 1
+                j += 1
+            pieces.append(chain[i:j])
+            i = j
+    return pieces
+
+
+def _kind(w: int, t: int, rows: list[int]) -> int:
+    shifts = [(r * w) % t for r in rows]
+    if any(s + w > t for s in shifts):
+        return _STRADDLE
+    if not any(shifts):
+        return _AND
+    return _SHIFT if all(s + w == t for s in shifts) else _SHIFT_AND
+
+
 @lru_cache(maxsize=None)
-def _groups(w: int, t: int) -> tuple:
-    """Rows of equal bit shift, as (first row c, shift s, first word k0, straddles): with period
-    P = t / gcd(w, t), rows c, c+P, c+2P, ... all start at bit s of words k0, k0+w/g, ..."""
-    period = t // gcd(w, t)
+def _pieces(w: int, t: int) -> tuple:
+    """The unpacking plan of width W (0 < W < T): rows of a block split into few pieces, each
+    an arithmetic progression of rows ``r0, r0+dr, ...`` (``cnt`` of them) whose first bits lie
+    in words ``k0, k0+dk, ...`` (at per-row shifts): one strided view of rows and one of words,
+    so a piece is 1-4 numpy calls whatever its size. The row stride ``dr`` is the one giving
+    the fewest calls (e.g. 2 pieces for W = T-1, where one piece per bit shift class would
+    take T). Entries: (r0, dr, cnt, k0, dk, kind, shifts, T - shifts, slice of the rows, of
+    their words, of the next words), the shifts as (cnt, 1, 1) arrays of the T-bit dtype."""
+    best = min(range(1, t), key=lambda dr: (sum(_OPS[_kind(w, t, rows)] for rows in _chains(w, t, dr)), dr))
+    dt = uint_dtype(t)
     out = []
-    for c in range(period):
-        k0, s = divmod(c * w, t)
-        out.append((c, s, k0, s + w > t))
+    for rows in _chains(w, t, best):
+        r0, cnt = rows[0], len(rows)
+        dr = rows[1] - rows[0] if cnt > 1 else 1
+        k0 = (r0 * w) // t
+        dk = (rows[1] * w) // t - k0 if cnt > 1 else 1
+        s = np.array([(r * w) % t for r in rows], dt).reshape(cnt, 1, 1)
+        # the rows, their words, the next words (dk 0: one word, broadcast)
+        views = (slice(r0, r0 + dr * (cnt - 1) + 1, dr),
+                 slice(k0, k0 + dk * (cnt - 1) + 1, dk) if dk else slice(k0, k0 + 1),
+                 slice(k0 + 1, k0 + dk * (cnt - 1) + 2, dk) if dk else slice(k0 + 1, k0 + 2))
+        out.append((r0, dr, cnt, k0, dk, _kind(w, t, rows), s, (t - s.astype(np.int64)).astype(dt)) + views)
     return tuple(out)
 
 
@@ -101,21 +149,24 @@ class _RunIndex:
     transposing copies. Irregular starts fall back to one fancy-index gather of whole runs."""
 
     def __init__(self, buf: np.ndarray, starts: np.ndarray, w: int, run_bytes: int):
+        if not buf.flags.c_contiguous:
+            buf = np.ascontiguousarray(buf)
         self.shape = (starts.size, w)
         run = np.dtype((np.void, run_bytes))
         d = np.diff(starts)
-        brk = np.flatnonzero(d[1:] != d[:-1]) + 2 if d.size > 1 else np.empty(0, np.int64)
-        # stretch boundaries: a new stretch starts where the spacing changes (a lone block
-        # between two changes forms its own stretch)
-        bounds = np.unique(np.concatenate([[0], brk, [starts.size]]))
+        if d.size == 0 or not (d != d[0]).any():      # evenly spaced (a page's equal chunks)
+            bounds = [0, starts.size]
+        else:
+            brk = np.flatnonzero(d[1:] != d[:-1]) + 2
+            # stretch boundaries: a new stretch starts where the spacing changes (a lone block
+            # between two changes forms its own stretch)
+            bounds = np.unique(np.concatenate([[0], brk, [starts.size]])).tolist()
         self.segments = None
-        if bounds.size - 1 <= max(4, starts.size // 64):
+        if len(bounds) - 1 <= max(4, starts.size // 64):
             self.segments = []
-            for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            for a, b in zip(bounds[:-1], bounds[1:]):
                 stride = int(starts[a + 1] - starts[a]) if b - a > 1 else run_bytes
-                view = np.lib.stride_tricks.as_strided(
-                    buf[int(starts[a]):], shape=(b - a, w, run_bytes), strides=(stride, run_bytes, 1),
-                    writeable=False).view(run)[..., 0]
+                view = np.ndarray((b - a, w), run, buf, int(starts[a]), (stride, run_bytes))
                 self.segments.append((a, b, view))
         else:
             self.windows = np.lib.stride_tricks.as_strided(
@@ -160,8 +211,14 @@ def _give_scratch(buf: np.ndarray) -> None:
 
 
 def _carve(flat: np.ndarray, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
-    n = int(np.prod(shape))
+    n = prod(shape)
     return flat[:n].reshape(shape), flat[n:]
+
+
+@lru_cache(maxsize=None)
+def _widest(w: int, t: int) -> int:
+    """Rows of the largest piece of width W's plan (the straddle scratch's height)."""
+    return max(p[2] for p in _pieces(w, t))
 
 
 def _unpack_runs(src, w: int, t: int, out: np.ndarray) -> None:
@@ -170,8 +227,8 @@ def _unpack_runs(src, w: int, t: int, out: np.ndarray) -> None:
 
     Per batch of n blocks: the runs are copied word-major, (W, n) runs = (W, n, LANES) words
     -- a transpose of whole runs, or with a :class:`_RunIndex` the gather from the chunk buffer
-    itself -- so each row of all n blocks is one contiguous stretch; rows of equal bit shift are
-    unpacked together (one strided (G, n*LANES) view per shift class, G = gcd(W, T)) into a
+    itself -- so each row of all n blocks is one contiguous stretch; the rows are unpacked by
+    :func:`_pieces` (a few strided (rows, n*LANES) views, shifts per row broadcast) into a
     row-major (T, n, LANES) scratch, which one ``void`` copy scatters to the FastLanes order."""
     k = src.shape[0]
     if k == 0:
@@ -189,7 +246,7 @@ def _unpack_runs(src, w: int, t: int, out: np.ndarray) -> None:
     step = max(1, _BATCH_BYTES // (BLOCK * dt.itemsize))
     m = min(step, k)
     # one spare block per row: row strides that are not a power of two avoid cache-set aliasing
-    nbytes = (w + (0 if w == t else t + 2 * gcd(w, t))) * (m + 1) * lanes * dt.itemsize
+    nbytes = (w + 1 + (0 if w == t else t + _widest(w, t))) * (m + 1) * lanes * dt.itemsize
     buf = _take_scratch(nbytes)
     try:
         _unpack_batches(gather_t, k, w, t, out_v, to_out, step, m, buf[:nbytes].view(dt), src)
@@ -204,7 +261,7 @@ def _unpack_batches(gather_t, k: int, w: int, t: int, out_v: np.ndarray, to_out:
     lanes = BLOCK // t
     run = np.dtype((np.void, lanes * dt.itemsize))
     nb = (t // 8).bit_length() - 1
-    q, scratch = _carve(scratch, (w, m + 1, lanes))
+    q, scratch = _carve(scratch, (w + 1, m + 1, lanes))
     q_v = q.view(run)[..., 0]
     if w == t and not isinstance(src, _RunIndex):  # plain words in an array: one copy
         src_v = src.reshape((k,) + (2,) * nb + (8,))                      # (k, j bits..., a)
@@ -213,35 +270,30 @@ def _unpack_batches(gather_t, k: int, w: int, t: int, out_v: np.ndarray, to_out:
     if w == t:  # plain words: row r is word r
         for lo in range(0, k, step):
             n = min(step, k - lo)
-            gather_t(lo, n, q_v[:, :n])
-            np.copyto(out_v[lo: lo + n], q_v[:, :n].reshape((2,) * nb + (8, n)).transpose(to_out))
+            gather_t(lo, n, q_v[:w, :n])
+            np.copyto(out_v[lo: lo + n], q_v[:w, :n].reshape((2,) * nb + (8, n)).transpose(to_out))
         return
-    mask = dt.type((1 << w) - 1)
-    g = gcd(w, t)
-    period, kstep = t // g, w // g
+    mask = _mask(t, w)
+    plan = _pieces(w, t)
     rows, scratch = _carve(scratch, (t, m + 1, lanes))
-    t1, scratch = _carve(scratch, (g, m + 1, lanes))
-    t2, scratch = _carve(scratch, (g, m + 1, lanes))
+    tmp, scratch = _carve(scratch, (_widest(w, t), m + 1, lanes))
+    q[w] = 0  # a zero word after the last: the next-word term of the last rows reads it
     for lo in range(0, k, step):  # batches of blocks, not single blocks
         n = min(step, k - lo)
-        qb, rb, a1, a2 = q[:, :n], rows[:, :n], t1[:, :n], t2[:, :n]
-        gather_t(lo, n, q_v[:, :n])
-        for c, s, k0, straddle in _groups(w, t):
-            hi = k0 + kstep * (g - 1) + 1
-            src_rows = qb[k0: hi: kstep]
-            dst = rb[c::period]
-            if straddle:
-                np.right_shift(src_rows, s, out=a1)
-                np.left_shift(qb[k0 + 1: hi + 1: kstep], t - s, out=a2)
-                np.bitwise_or(a1, a2, out=a1)
-                np.bitwise_and(a1, mask, out=dst)
-            elif s == 0:
-                np.bitwise_and(src_rows, mask, out=dst)
-            elif s + w == t:
-                np.right_shift(src_rows, s, out=dst)
-            else:
-                np.right_shift(src_rows, s, out=a1)
-                np.bitwise_and(a1, mask, out=dst)
+        qb, rb = q[:, :n], rows[:, :n]
+        gather_t(lo, n, q_v[:w, :n])
+        for _, _, cnt, _, _, kind, sh, back, rows_at, words_at, next_at in plan:
+            dst, src = rb[rows_at], qb[words_at]
+            if kind == _AND:
+                np.bitwise_and(src, mask, out=dst)
+                continue
+            np.right_shift(src, sh, out=dst)
+            if kind == _STRADDLE:
+                a2 = tmp[:cnt, :n]
+                np.left_shift(qb[next_at], back, out=a2)
+                np.bitwise_or(dst, a2, out=dst)
+            if kind != _SHIFT:
+                np.bitwise_and(dst, mask, out=dst)
         rows_v = rows.view(run)[:, :n, 0].reshape((2,) * nb + (8, n))
         np.copyto(out_v[lo: lo + n], rows_v.transpose(to_out))
 
@@ -356,6 +408,10 @@ def unpack_mixed(data: BufferLike, uncompressed_bits: int, byte_offsets: np.ndar
                 _unpack_at(buf, offs, w, t, out)
             else:
                 idx = np.flatnonzero(ws == w) if rest is None else rest[ws[rest] == w]
+                a, b = int(idx[0]), int(idx[-1]) + 1
+                if b - a == idx.size:   # a run of blocks (widths of a sorted column): in place
+                    _unpack_at(buf, offs[a:b], w, t, out[a:b])
+                    continue
                 tmp = np.empty((idx.size, BLOCK), dt)
                 _unpack_at(buf, offs[idx], w, t, tmp)
                 out[idx] = tmp
@@ -372,9 +428,10 @@ def unpack_mixed(data: BufferLike, uncompressed_bits: int, byte_offsets: np.ndar
 
 
 #: Per T: a width shared by at most this many blocks of a mixed-width batch is read per value
-#: (:func:`extract`): a kernel pass costs ~4 numpy calls per shift class (up to T of them)
-#: whatever the block count, a per-value read ~20 calls over 1024 values per block.
-FEW_BLOCKS = {8: 2, 16: 3, 32: 4, 64: 8}
+#: (:func:`extract`): a kernel pass costs 1-4 numpy calls per piece of :func:`_pieces` (up to
+#: ~36 calls) whatever the block count, a per-value read ~20 calls over 1024 values per block
+#: (T=64: 4, measured on an increasing int64 id's pages after the row plan made passes cheaper).
+FEW_BLOCKS = {8: 2, 16: 3, 32: 4, 64: 4}
 
 
 def _place_rows(res: np.ndarray, rows: np.ndarray, dst: np.ndarray, lens: np.ndarray) -> None:

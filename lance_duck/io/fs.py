@@ -20,7 +20,7 @@ import os
 import posixpath
 import threading
 import weakref
-from collections import deque
+from collections import OrderedDict, deque
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -460,28 +460,23 @@ class InputFile:
 
 
 class _ResidentPages:
-    """Page spans served from memory maps, oldest first; released beyond ``MAPPED_RESIDENT_BYTES``."""
+    """Page spans served from memory maps, least recently served first; released beyond
+    ``MAPPED_RESIDENT_BYTES``. A span served again (a repeated query over the same pages) moves
+    to the end instead of counting twice: pages about to be read are not released and faulted
+    in again, and a repeated scan of a table within the budget makes no ``madvise`` call."""
 
-    def __init__(self):
-        self._spans: deque = deque()      # (weakref to the mmap, start, length)
+    def __init__(self) -> None:
+        self._spans: OrderedDict = OrderedDict()   # (mmap id, start, length) -> (weakref to the mmap, start, length)
         self._total = 0
         self._lock = threading.Lock()
 
     def served(self, mm: mmap.mmap | None, ranges: Sequence[tuple[int, int]]) -> None:
         if mm is None or not hasattr(mm, "madvise"):
             return
-        ref = weakref.ref(mm)
         page = mmap.PAGESIZE
-        released: list = []
-        new = [(ref, s - s % page, e - s + s % page) for s, e in coalesce(ranges, 0)]
+        new = [(s - s % page, e - s + s % page) for s, e in coalesce(ranges, 0)]
         with self._lock:
-            self._spans.extend(new)
-            self._total += sum(n for _, _, n in new)
-            # only spans of earlier reads go: the caller has not looked at these pages yet
-            while self._total > MAPPED_RESIDENT_BYTES and len(self._spans) > len(new):
-                span = self._spans.popleft()
-                self._total -= span[2]
-                released.append(span)
+            released = self._note(mm, new)
         for ref, s, n in released:
             m = ref()
             if m is not None:
@@ -489,6 +484,29 @@ class _ResidentPages:
                     m.madvise(mmap.MADV_DONTNEED, s, n)
                 except (ValueError, OSError):   # closed meanwhile
                     pass
+
+    def _note(self, mm: mmap.mmap, new: list[tuple[int, int]]) -> list:
+        """Record the spans ``new`` of ``mm`` as the most recent; the spans to release."""
+        spans = self._spans
+        ref = None
+        for s, n in new:
+            key = (id(mm), s, n)
+            span = spans.get(key)
+            if span is not None and span[0]() is mm:
+                spans.move_to_end(key)
+                continue
+            if span is not None:                 # an id reused by a new map
+                self._total -= span[2]
+            ref = ref or weakref.ref(mm)
+            spans[key] = (ref, s, n)
+            self._total += n
+        released: list = []
+        # only spans of earlier reads go: the caller has not looked at these pages yet
+        while self._total > MAPPED_RESIDENT_BYTES and len(spans) > len(new):
+            _, span = spans.popitem(last=False)
+            self._total -= span[2]
+            released.append(span)
+        return released
 
 
 _RESIDENT = _ResidentPages()

@@ -89,18 +89,19 @@ def read_uint(buf: np.ndarray, offs: np.ndarray, nbytes: int, what: str = "heade
     return out.astype(np.int64)
 
 
-def read_header_words(buf: np.ndarray, starts: np.ndarray, nwords: int, what: str = "header") -> list[np.ndarray]:
-    """The first ``nwords`` little-endian u16 words at every offset ``starts[i]``, as one int64
-    array per word position: the fixed-size headers of many chunks, bounds-checked once."""
+def read_header_words(buf: np.ndarray, starts: np.ndarray, nwords: int, what: str = "header") -> np.ndarray:
+    """The first ``nwords`` little-endian u16 words at every offset ``starts[i]``, as an int64
+    (nwords, len(starts)) array (row j: word j of every header): the fixed-size headers of many
+    chunks, bounds-checked once, read with one gather."""
     starts = np.asarray(starts, np.int64)
     if starts.size and (starts.min() < 0 or int(starts.max()) + 2 * nwords > buf.size):
         raise CorruptFileError(f"{what}: header lies outside its buffer")
+    at = np.arange(nwords, dtype=np.int64)[:, None]
     if (starts & 1).any():
-        return [buf[starts + 2 * i].astype(np.int64) | (buf[starts + 2 * i + 1].astype(np.int64) << 8)
-                for i in range(nwords)]
+        lo = starts[None, :] + 2 * at
+        return buf[lo].astype(np.int64) | (buf[lo + 1].astype(np.int64) << 8)
     words = buf[: buf.size // 2 * 2].view(_WORD[2])   # (numpy reads unaligned addresses itself)
-    base = starts >> 1
-    return [words[base + i].astype(np.int64) for i in range(nwords)]
+    return words[(starts >> 1)[None, :] + at].astype(np.int64)
 
 
 _WORD: dict[int, np.dtype] = {2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}

@@ -361,7 +361,7 @@ class MiniBlockPage(PageBase):
             s0, n0 = int(starts[0]), int(sizes[0])
             if n0 < hdr_pad or s0 + n0 > buf.size:
                 raise CorruptFileError(f"{self.what}: chunk smaller than its header")
-            words = list(np.frombuffer(buf, "<u2", hdr // 2, s0).astype(np.int64)[:, None])
+            words = np.frombuffer(buf, "<u2", hdr // 2, s0).astype(np.int64)[:, None]
         else:
             if (sizes < hdr_pad).any() or (starts + sizes > buf.size).any():
                 raise CorruptFileError(f"{self.what}: chunk smaller than its header")
