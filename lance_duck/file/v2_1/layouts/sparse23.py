@@ -23,6 +23,7 @@ from ....encodings.bitmap import bool_array, primitive_array
 from ....errors import CorruptFileError
 from .. import repdef
 from ..compression import decode_block
+from ..direct_lists import DirectList
 from ..page import PageContext, PageData, entry_rows, trim
 from ..planar23 import IntCodec, SparseFsl, SparseLayout, SparseList, SparseValidity, fsl_dims
 from ..values import uint_view, with_validity
@@ -63,6 +64,9 @@ class SparsePage:
         elif offs:
             raise CorruptFileError(f"{self.what}: sparse page without values has {len(offs)} value buffers")
         trace.record("layout:sparse23" + ("" if len(layout.layers) == 1 else ":nested"))
+        # one list layer: offsets straight from its positions and lengths, else rep/def levels
+        self.direct = _direct_rule(layout.layers)
+        trace.record("sparse23:direct-list" if self.direct else "sparse23:levels")
 
     def meta_ranges(self):
         return self.inner.meta_ranges() if self.inner is not None else []
@@ -119,6 +123,48 @@ class SparsePage:
         null[pos] = v.null_positions
         return null, (pos if v.null_positions else np.flatnonzero(null))
 
+    def _list(self, lay: SparseList, raws, slots: int, what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(non-empty slots, their lengths, null mask) of a list layer over ``slots`` slots, checked."""
+        pos = self._positions(lay.nonempty, next(raws) if lay.nonempty.has_buffer else None, slots, what)
+        lens = self._ints(lay.lengths, next(raws) if lay.lengths.has_buffer else None, what)
+        null, _ = self._nulls(lay.validity, raws, slots, what)   # buffers in this order
+        if lens.size != pos.size or (lens.size and lens.min() <= 0) or int(lens.sum()) != lay.num_children:
+            raise CorruptFileError(f"{what}: list lengths do not add up to its {lay.num_children} items")
+        if null[pos].any():
+            raise CorruptFileError(f"{what}: a null list has items")
+        return pos, lens, null
+
+    def _direct(self, raws) -> DirectList:
+        """The page's one list layer as offsets and validity masks (see :func:`_direct_rule`)."""
+        table = {key: i + 1 for i, key in enumerate(repdef.def_table(self.layers))}
+        rows, n = self.page_length, len(self.lay.layers)
+        outer = None   # def level of the validity layers above the list, per row (outermost null wins)
+        j = 0
+        while isinstance(self.lay.layers[j], SparseValidity):
+            _, nulls = self._nulls(self.lay.layers[j], raws, rows, f"{self.what} layer {j}")
+            if nulls.size:
+                if outer is None:
+                    outer = np.zeros(rows, np.uint16)
+                nulls = nulls[outer[nulls] == 0]
+                outer[nulls] = table[(n - 1 - j, "null")]
+            j += 1
+        lay = self.lay.layers[j]
+        what = f"{self.what} layer {j}"
+        pos, lens, null = self._list(lay, raws, rows, what)
+        if outer is not None:
+            if outer[pos].any():
+                raise CorruptFileError(f"{what}: a list under a null parent has items")
+            null |= outer > 0
+        cnt = np.zeros(rows, np.int64)
+        cnt[pos] = lens
+        offsets = np.zeros(rows + 1, np.int64)
+        np.cumsum(cnt, out=offsets[1:])
+        item_valid = None
+        if j + 1 < n:   # the items' validity
+            item_null, nulls = self._nulls(self.lay.layers[j + 1], raws, lay.num_children, f"{self.what} layer {j + 1}")
+            item_valid = ~item_null if nulls.size else None
+        return DirectList(offsets, ~null if null.any() else None, outer, item_valid, n - 1 - j)
+
     def _plain_layers(self, raws) -> tuple[list[list], int]:
         """Every layer decoded outermost first, fixed-size lists expanded into their items:
         ``["v", null mask]`` or ``["l", non-empty slots, lengths, null mask, children]`` over the
@@ -147,13 +193,7 @@ class SparsePage:
                     rows *= lay.dim
                 full *= lay.dim
                 continue
-            pos = self._positions(lay.nonempty, next(raws) if lay.nonempty.has_buffer else None, full, what)
-            lens = self._ints(lay.lengths, next(raws) if lay.lengths.has_buffer else None, what)
-            null, _ = self._nulls(lay.validity, raws, full, what)   # buffers in this order
-            if lens.size != pos.size or (lens.size and lens.min() <= 0) or int(lens.sum()) != lay.num_children:
-                raise CorruptFileError(f"{what}: list lengths do not add up to its {lay.num_children} items")
-            if null[pos].any():
-                raise CorruptFileError(f"{what}: a null list has items")
+            pos, lens, null = self._list(lay, raws, full, what)
             out.append(["l", pos, lens, null, lay.num_children])
             full = lay.num_children
         return out, rows
@@ -261,15 +301,49 @@ class SparsePage:
             start = child_start
         return rep, defs, start, leaf_valid, (live, full)
 
+    def _decode_direct(self, data: list, local: np.ndarray | None) -> PageData:
+        """Rows of a page with one list layer, offsets built straight from its positions."""
+        lists = self._direct(iter(data[self._n_inner:]))
+        vals = self._values(data)
+        n_items = int(lists.offsets[-1])
+        valid = lists.item_valid
+        if self.lay.per_slot:
+            if len(vals) != n_items:
+                raise CorruptFileError(f"{self.what}: {len(vals)} values for {n_items} slots")
+            values = with_validity(pa.concat_arrays([vals]) if vals.offset else vals, valid)
+        else:
+            n_valid = n_items if valid is None else int(np.count_nonzero(valid))
+            if len(vals) != n_valid:
+                raise CorruptFileError(f"{self.what}: {len(vals)} values for {n_valid} valid slots")
+            if valid is None:
+                values = vals
+            else:   # one value per item, nulls at the null items
+                slot = np.cumsum(valid, dtype=np.int64)
+                slot -= 1
+                np.maximum(slot, 0, out=slot)
+                values = vals.take(primitive_array(pa.int64(), slot, valid))
+        if local is not None:
+            lists, items = lists.select(np.asarray(local, np.int64))
+            if isinstance(items, slice):
+                values = values.slice(items.start, items.stop - items.start)
+            else:
+                values = values.take(pa.array(items))
+        return PageData(values, None, None, self.layers, lists.rows, lists)
+
+    def _values(self, data: list) -> pa.Array:
+        """The page's stored values (valid leaf slots, or every leaf slot when ``per_slot``)."""
+        if self.inner is not None:
+            return self.inner.decode(data[:self._n_inner], None).values
+        return pa.nulls(0, self.ctx.dict_type or self.ctx.arrow_type)
+
     def decode(self, data: list, local: np.ndarray | None) -> PageData:
+        if self.direct:
+            return self._decode_direct(data, local)
         if local is not None and self.row_unit > 1:
             local = _whole_rows(np.asarray(local, np.int64), self.row_unit, self.what)
         raws = iter(data[self._n_inner:])
         rep, defs, leaf_entry, leaf_valid, (live, full) = self._levels(raws)
-        if self.inner is not None:
-            vals = self.inner.decode(data[:self._n_inner], None).values
-        else:
-            vals = pa.nulls(0, self.ctx.dict_type or self.ctx.arrow_type)
+        vals = self._values(data)
         if self.lay.per_slot and live is not None and live.size < full == len(vals):
             vals = vals.take(pa.array(live))   # values of every leaf slot, under null parents too
         if self.lay.per_slot and len(vals) != leaf_valid.size:
@@ -293,6 +367,14 @@ class SparsePage:
             values, rep, defs = trim(values, rep, defs, self.layers, rows, np.asarray(local, np.int64), self.what)
         n = self.rows if local is None else len(local)
         return PageData(values, rep, defs, self.layers, n)
+
+
+def _direct_rule(layers: list) -> bool:
+    """A page's rows decode straight to offsets when it has one list layer, no fixed-size list,
+    at most one validity layer (the items') under the list and any validity layers above it."""
+    kinds = [type(x) for x in layers]
+    return (kinds.count(SparseList) == 1 and SparseFsl not in kinds
+            and len(kinds) - kinds.index(SparseList) <= 2)
 
 
 def _whole_rows(local: np.ndarray, unit: int, what: str) -> np.ndarray:
