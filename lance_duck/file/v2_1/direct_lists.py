@@ -1,7 +1,6 @@
 """A page's one list layer given directly as offsets and validity masks (no rep/def levels).
 
-A 2.3 sparse page with a single list layer (item validity at most one layer below it, any item
-validities above it) knows its lists' offsets from the stored positions and lengths; building
+A 2.3 sparse page with a single list layer (item validity layers below and above it) knows its lists' offsets from the stored positions and lengths; building
 repetition / definition levels only for :class:`repdef.Unraveler` to turn them back into offsets
 costs ~20 passes over the entries. :class:`DirectList` carries the offsets instead,
 :class:`DirectUnraveler` answers the assembler from them, and :meth:`DirectList.levels` still
@@ -24,8 +23,9 @@ class DirectList:
     offsets: np.ndarray              # int64, rows + 1: the list's items per row
     list_valid: np.ndarray | None    # bool per row: the list is not null (nor under a null parent)
     outer_defs: np.ndarray | None    # u16 per row: def level of the layers above the list (0 = valid)
-    item_valid: np.ndarray | None    # bool per item: the item under the list is not null
-    item_layers: int                 # item layers under the list (0 or 1)
+    item_valid: np.ndarray | None    # bool per item: not null at any layer under the list
+    item_layers: int                 # item layers under the list
+    item_defs: np.ndarray | None = None  # u16 per item: def level under the list (two layers or more)
 
     @property
     def rows(self) -> int:
@@ -38,7 +38,7 @@ class DirectList:
         lens = ends - starts
         out = np.zeros(rows.size + 1, np.int64)
         np.cumsum(lens, out=out[1:])
-        if rows.size and int(rows[-1]) - int(rows[0]) + 1 == rows.size:
+        if rows.size and int(rows[-1]) - int(rows[0]) + 1 == rows.size and bool((np.diff(rows) == 1).all()):
             items: np.ndarray | slice = slice(int(starts[0]), int(ends[-1]))   # a run of rows
         else:
             items = np.repeat(starts - out[:-1], lens) + np.arange(int(out[-1]), dtype=np.int64)
@@ -46,7 +46,7 @@ class DirectList:
                           None if self.list_valid is None else self.list_valid[rows],
                           None if self.outer_defs is None else self.outer_defs[rows],
                           None if self.item_valid is None else self.item_valid[items],
-                          self.item_layers), items
+                          self.item_layers, None if self.item_defs is None else self.item_defs[items]), items
 
     def levels(self, layers: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """The 2.1 (rep, def) levels of these rows for the page's ``layers``."""
@@ -63,7 +63,9 @@ class DirectList:
         cl = np.flatnonzero(childless)
         items = np.ones(total, bool)
         items[start[cl]] = False
-        if self.item_valid is not None:
+        if self.item_defs is not None:
+            defs[items] = self.item_defs
+        elif self.item_valid is not None:
             defs[items] = np.where(self.item_valid, 0, table[(0, "null")]).astype(np.uint16)
         own_null = np.zeros(cl.size, bool) if self.list_valid is None else ~self.list_valid[cl]
         null, empty = table.get((lst, "null"), 0), table.get((lst, "empty"), 0)
@@ -94,7 +96,7 @@ def concat(parts: list[DirectList]) -> DirectList:
                       cat([p.list_valid for p in parts], rows, True),
                       cat([p.outer_defs for p in parts], rows, np.uint16(0)),
                       cat([p.item_valid for p in parts], sizes, True),
-                      parts[0].item_layers)
+                      parts[0].item_layers, cat([p.item_defs for p in parts], sizes, np.uint16(0)))
 
 
 class DirectUnraveler:
@@ -126,7 +128,10 @@ class DirectUnraveler:
             return None
         self.def_cmp += 1
         if self.layer - 1 < self.lists.item_layers:
-            return self.lists.item_valid
+            if self.layer == 1:   # the leaf: not null at any layer
+                return self.lists.item_valid
+            d = self.lists.item_defs   # a struct in the list: not null at it or above
+            return None if d is None else d < self.def_cmp
         d = self.lists.outer_defs
         return None if d is None else d < self.def_cmp
 

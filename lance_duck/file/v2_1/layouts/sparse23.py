@@ -138,16 +138,13 @@ class SparsePage:
         """The page's one list layer as offsets and validity masks (see :func:`_direct_rule`)."""
         table = {key: i + 1 for i, key in enumerate(repdef.def_table(self.layers))}
         rows, n = self.page_length, len(self.lay.layers)
-        outer = None   # def level of the validity layers above the list, per row (outermost null wins)
         j = 0
         while isinstance(self.lay.layers[j], SparseValidity):
-            _, nulls = self._nulls(self.lay.layers[j], raws, rows, f"{self.what} layer {j}")
-            if nulls.size:
-                if outer is None:
-                    outer = np.zeros(rows, np.uint16)
-                nulls = nulls[outer[nulls] == 0]
-                outer[nulls] = table[(n - 1 - j, "null")]
             j += 1
+        # def level of the validity layers above the list, per row (None: none null)
+        outer = self._defs_of(raws, range(j), rows, table) if j else None
+        if outer is not None and not outer.any():
+            outer = None
         lay = self.lay.layers[j]
         what = f"{self.what} layer {j}"
         pos, lens, null = self._list(lay, raws, rows, what)
@@ -159,11 +156,25 @@ class SparsePage:
         cnt[pos] = lens
         offsets = np.zeros(rows + 1, np.int64)
         np.cumsum(cnt, out=offsets[1:])
-        item_valid = None
-        if j + 1 < n:   # the items' validity
+        item_valid = item_defs = None
+        if j + 1 == n - 1:   # the items' validity
             item_null, nulls = self._nulls(self.lay.layers[j + 1], raws, lay.num_children, f"{self.what} layer {j + 1}")
             item_valid = ~item_null if nulls.size else None
-        return DirectList(offsets, ~null if null.any() else None, outer, item_valid, n - 1 - j)
+        elif j + 1 < n:      # structs in the list: the def level of the outermost null layer per item
+            item_defs = self._defs_of(raws, range(j + 1, n), lay.num_children, table)
+            item_valid = item_defs == 0
+            if item_valid.all():
+                item_valid = item_defs = None
+        return DirectList(offsets, ~null if null.any() else None, outer, item_valid, n - 1 - j, item_defs)
+
+    def _defs_of(self, raws, layers: range, slots: int, table: dict) -> np.ndarray:
+        """Def level per slot of the validity ``layers`` (outermost first; the outermost null wins)."""
+        defs = np.zeros(slots, np.uint16)
+        for j in layers:
+            _, nulls = self._nulls(self.lay.layers[j], raws, slots, f"{self.what} layer {j}")
+            nulls = nulls[defs[nulls] == 0]
+            defs[nulls] = table[(len(self.lay.layers) - 1 - j, "null")]
+        return defs
 
     def _plain_layers(self, raws) -> tuple[list[list], int]:
         """Every layer decoded outermost first, fixed-size lists expanded into their items:
@@ -307,21 +318,23 @@ class SparsePage:
         vals = self._values(data)
         n_items = int(lists.offsets[-1])
         valid = lists.item_valid
-        if self.lay.per_slot:
-            if len(vals) != n_items:
-                raise CorruptFileError(f"{self.what}: {len(vals)} values for {n_items} slots")
+        if self.lay.per_slot and len(vals) == n_items:
             values = with_validity(pa.concat_arrays([vals]) if vals.offset else vals, valid)
         else:
-            n_valid = n_items if valid is None else int(np.count_nonzero(valid))
-            if len(vals) != n_valid:
-                raise CorruptFileError(f"{self.what}: {len(vals)} values for {n_valid} valid slots")
-            if valid is None:
-                values = vals
-            else:   # one value per item, nulls at the null items
-                slot = np.cumsum(valid, dtype=np.int64)
+            # values of the valid items only, or (per slot) of the items not under a null struct
+            stored = valid
+            if self.lay.per_slot:
+                stored = None if lists.item_defs is None else lists.item_defs <= 1
+            n_stored = n_items if stored is None else int(np.count_nonzero(stored))
+            if len(vals) != n_stored:
+                raise CorruptFileError(f"{self.what}: {len(vals)} values for {n_stored} "
+                                       f"{'slots' if self.lay.per_slot else 'valid slots'}")
+            if stored is not None:   # one value per item, nulls at the null items
+                slot = np.cumsum(stored, dtype=np.int64)
                 slot -= 1
                 np.maximum(slot, 0, out=slot)
-                values = vals.take(primitive_array(pa.int64(), slot, valid))
+                vals = vals.take(primitive_array(pa.int64(), slot, valid))
+            values = vals
         if local is not None:
             lists, items = lists.select(np.asarray(local, np.int64))
             if isinstance(items, slice):
@@ -370,11 +383,10 @@ class SparsePage:
 
 
 def _direct_rule(layers: list) -> bool:
-    """A page's rows decode straight to offsets when it has one list layer, no fixed-size list,
-    at most one validity layer (the items') under the list and any validity layers above it."""
+    """A page's rows decode straight to offsets when it has one list layer and no fixed-size
+    list (validity layers above and under the list)."""
     kinds = [type(x) for x in layers]
-    return (kinds.count(SparseList) == 1 and SparseFsl not in kinds
-            and len(kinds) - kinds.index(SparseList) <= 2)
+    return kinds.count(SparseList) == 1 and SparseFsl not in kinds
 
 
 def _whole_rows(local: np.ndarray, unit: int, what: str) -> np.ndarray:
