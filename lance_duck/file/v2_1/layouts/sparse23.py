@@ -91,10 +91,10 @@ class SparsePage:
             return c.a + c.b * np.arange(c.n, dtype=np.int64)
         if c.kind == "delta":
             trace.record("sparse23:delta")
-            d = uint_view(decode_block(c.enc, u8(raw), c.n - 1, what)).astype(np.int64)
+            d = uint_view(decode_block(c.enc, u8(raw), c.n - 1, what))
             out = np.empty(c.n, np.int64)
             out[0] = c.a
-            np.cumsum(d, out=out[1:])
+            np.cumsum(d, dtype=np.int64, out=out[1:])
             out[1:] += c.a
             return out
         if c.kind == "plain":
@@ -110,7 +110,7 @@ class SparsePage:
 
     def _positions(self, c: IntCodec, raw, slots: int, what: str) -> np.ndarray:
         pos = self._ints(c, raw, what)
-        if pos.size != c.n or (pos.size and (pos[0] < 0 or pos[-1] >= slots or np.any(np.diff(pos) <= 0))):
+        if pos.size != c.n or (pos.size and (pos[0] < 0 or pos[-1] >= slots or (pos[1:] <= pos[:-1]).any())):
             raise CorruptFileError(f"{what}: sparse positions are not increasing slots below {slots}")
         return pos
 
