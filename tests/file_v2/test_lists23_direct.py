@@ -1,6 +1,7 @@
-"""2.3 sparse pages with one list layer decode straight to offsets (``sparse23:direct-list``):
+"""2.3 sparse pages with list layers decode straight to offsets (``sparse23:direct-list``):
 differential against pylance (and against the rep/def path, and 2.1 / 2.2 files of the same
-tables) for null and empty lists, null items, strings, structs above and in the list, a single
+tables) for null and empty lists, null items, strings, structs above and in the list, lists of
+lists, lists of structs of lists, a single
 huge list, long runs of empty lists, many pages, pages of other layouts in the same column,
 row selections, limit / offset, take, filters, deletions and DuckDB.
 """
@@ -55,10 +56,13 @@ def lists_table(n: int = N, seed: int = 7) -> pa.Table:
         "st_l": pa.StructArray.from_arrays([_lists(rng, n)], names=["a"], mask=pa.array(rng.random(n) < 0.05)),
         "l_st": _lists(rng, n, structs),
         "l_runs": _runs_and_huge(rng, n),
+        "l_l": _lists(rng, n, _lists(rng, 9 * n, max_len=5), max_len=4),
+        "l_st_l": _lists(rng, n, pa.StructArray.from_arrays([_lists(rng, 9 * n, max_len=4)], names=["a"],
+                                                            mask=pa.array(rng.random(9 * n) < 0.05)), max_len=4),
     })
 
 
-LIST_COLUMNS = ["l", "l_str", "st_l", "l_st", "l_runs"]
+LIST_COLUMNS = ["l", "l_str", "st_l", "l_st", "l_runs", "l_l", "l_st_l"]
 
 
 def _write(path, table: pa.Table, version: str, **kw) -> str:
@@ -79,8 +83,9 @@ def lists23(tmp_path_factory):
     out["pages"] = (_write(root / "pages", reader, "2.3", data_cache_bytes=4096), t)
     # batches of short, repetitive lists (written as mini-block rep/def pages) between sparse ones
     small = pa.table({"id": pa.array(np.arange(4000, dtype=np.int64)),
-                      "l": pa.array([[1, 2], None, [4, 5, 6], []] * 1000, pa.list_(pa.int32()))})
-    big = t.select(["id", "l"])
+                      "l": pa.array([[1, 2], None, [4, 5, 6], []] * 1000, pa.list_(pa.int32())),
+                      "l_l": pa.array([[[1], None], None, [[], [4, 5]], []] * 1000, pa.list_(pa.list_(pa.int32())))})
+    big = t.select(["id", "l", "l_l"])
     mixed = pa.concat_tables([small, big.slice(0, 25_000), small, big.slice(25_000, 3000), small])
     mixed = mixed.set_column(0, "id", pa.array(np.arange(mixed.num_rows, dtype=np.int64)))
     reader = pa.RecordBatchReader.from_batches(mixed.schema, iter(mixed.to_batches(max_chunksize=25_000)))
@@ -182,13 +187,14 @@ def test_many_pages_and_selections_across_page_edges_equal_pylance(lists23):
 def test_a_column_mixing_direct_pages_with_level_pages_equals_pylance(lists23):
     path, t = lists23["mixed"]
     snap, reader = _reader(path)
-    with decode_trace() as trace:
-        reader.read_field(snap.schema.field("l"))
-    layouts = [n for n, _ in trace.events if n.startswith("layout:")]
-    assert "sparse23:direct-list" in trace.names()
-    assert layouts.count("layout:miniblock:large") > layouts.count("layout:sparse23:nested")  # pages of both
-    _read_all(path, t, ["l"])
-    _read_all(path, t, ["l"], np.arange(3_000, t.num_rows, 37, dtype=np.int64))
+    for c in ("l", "l_l"):
+        with decode_trace() as trace:
+            reader.read_field(snap.schema.field(c))
+        layouts = [n for n, _ in trace.events if n.startswith("layout:")]
+        assert "sparse23:direct-list" in trace.names()
+        assert layouts.count("layout:miniblock:large") > layouts.count("layout:sparse23:nested")  # pages of both
+    _read_all(path, t, ["l", "l_l"])
+    _read_all(path, t, ["l", "l_l"], np.arange(3_000, t.num_rows, 37, dtype=np.int64))
 
 
 @pytest.mark.parametrize("version", ["2.1", "2.2"])

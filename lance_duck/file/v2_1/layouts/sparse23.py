@@ -64,7 +64,7 @@ class SparsePage:
         elif offs:
             raise CorruptFileError(f"{self.what}: sparse page without values has {len(offs)} value buffers")
         trace.record("layout:sparse23" + ("" if len(layout.layers) == 1 else ":nested"))
-        # one list layer: offsets straight from its positions and lengths, else rep/def levels
+        # list layers: offsets straight from their positions and lengths, else rep/def levels
         self.direct = _direct_rule(layout.layers)
         trace.record("sparse23:direct-list" if self.direct else "sparse23:levels")
 
@@ -135,37 +135,45 @@ class SparsePage:
         return pos, lens, null
 
     def _direct(self, raws) -> DirectList:
-        """The page's one list layer as offsets and validity masks (see :func:`_direct_rule`)."""
+        """The page's list layers as offsets and validity masks (see :func:`_direct_rule`)."""
         table = {key: i + 1 for i, key in enumerate(repdef.def_table(self.layers))}
-        rows, n = self.page_length, len(self.lay.layers)
-        j = 0
-        while isinstance(self.lay.layers[j], SparseValidity):
-            j += 1
-        # def level of the validity layers above the list, per row (None: none null)
-        outer = self._defs_of(raws, range(j), rows, table) if j else None
-        if outer is not None and not outer.any():
-            outer = None
-        lay = self.lay.layers[j]
-        what = f"{self.what} layer {j}"
-        pos, lens, null = self._list(lay, raws, rows, what)
-        if outer is not None:
-            if outer[pos].any():
-                raise CorruptFileError(f"{what}: a list under a null parent has items")
-            null |= outer > 0
-        cnt = np.zeros(rows, np.int64)
-        cnt[pos] = lens
-        offsets = np.zeros(rows + 1, np.int64)
-        np.cumsum(cnt, out=offsets[1:])
+        layers = self.lay.layers
+        slots = self.page_length
+        offsets: list[np.ndarray] = []
+        valid: list[np.ndarray | None] = []
+        defs: list[np.ndarray | None] = []
+        seg_layers: list[int] = []
+        first = 0   # first validity layer of the current segment
+        for j, lay in enumerate(layers):
+            if not isinstance(lay, SparseList):
+                continue
+            # the validity layers above this list, over its slots (the outermost null wins)
+            d = self._defs_of(raws, range(first, j), slots, table) if j > first else None
+            d = d if d is not None and d.any() else None
+            pos, lens, null = self._list(lay, raws, slots, f"{self.what} layer {j}")
+            if d is not None:
+                if d[pos].any():
+                    raise CorruptFileError(f"{self.what} layer {j}: a list under a null parent has items")
+                null |= d > 0
+            cnt = np.zeros(slots, np.int64)
+            cnt[pos] = lens
+            off = np.zeros(slots + 1, np.int64)
+            np.cumsum(cnt, out=off[1:])
+            offsets.append(off)
+            valid.append(~null if null.any() else None)
+            defs.append(d)
+            seg_layers.append(j - first)
+            slots, first = lay.num_children, j + 1
         item_valid = item_defs = None
-        if j + 1 == n - 1:   # the items' validity
-            item_null, nulls = self._nulls(self.lay.layers[j + 1], raws, lay.num_children, f"{self.what} layer {j + 1}")
+        if first == len(layers) - 1:   # the items' validity
+            item_null, nulls = self._nulls(layers[first], raws, slots, f"{self.what} layer {first}")
             item_valid = ~item_null if nulls.size else None
-        elif j + 1 < n:      # structs in the list: the def level of the outermost null layer per item
-            item_defs = self._defs_of(raws, range(j + 1, n), lay.num_children, table)
+        elif first < len(layers):      # structs in the list: the def level of the outermost null layer per item
+            item_defs = self._defs_of(raws, range(first, len(layers)), slots, table)
             item_valid = item_defs == 0
             if item_valid.all():
                 item_valid = item_defs = None
-        return DirectList(offsets, ~null if null.any() else None, outer, item_valid, n - 1 - j, item_defs)
+        return DirectList(offsets, valid, defs + [item_defs], item_valid, seg_layers + [len(layers) - first])
 
     def _defs_of(self, raws, layers: range, slots: int, table: dict) -> np.ndarray:
         """Def level per slot of the validity ``layers`` (outermost first; the outermost null wins)."""
@@ -313,10 +321,10 @@ class SparsePage:
         return rep, defs, start, leaf_valid, (live, full)
 
     def _decode_direct(self, data: list, local: np.ndarray | None) -> PageData:
-        """Rows of a page with one list layer, offsets built straight from its positions."""
+        """Rows of a page with list layers, offsets built straight from their positions."""
         lists = self._direct(iter(data[self._n_inner:]))
         vals = self._values(data)
-        n_items = int(lists.offsets[-1])
+        n_items = int(lists.offsets[-1][-1])
         valid = lists.item_valid
         if self.lay.per_slot and len(vals) == n_items:
             values = with_validity(pa.concat_arrays([vals]) if vals.offset else vals, valid)
@@ -324,7 +332,7 @@ class SparsePage:
             # values of the valid items only, or (per slot) of the items not under a null struct
             stored = valid
             if self.lay.per_slot:
-                stored = None if lists.item_defs is None else lists.item_defs <= 1
+                stored = None if lists.defs[-1] is None else lists.defs[-1] <= 1
             n_stored = n_items if stored is None else int(np.count_nonzero(stored))
             if len(vals) != n_stored:
                 raise CorruptFileError(f"{self.what}: {len(vals)} values for {n_stored} "
@@ -383,10 +391,10 @@ class SparsePage:
 
 
 def _direct_rule(layers: list) -> bool:
-    """A page's rows decode straight to offsets when it has one list layer and no fixed-size
-    list (validity layers above and under the list)."""
+    """A page's rows decode straight to offsets when it has list layers and no fixed-size list
+    (validity layers anywhere around them)."""
     kinds = [type(x) for x in layers]
-    return kinds.count(SparseList) == 1 and SparseFsl not in kinds
+    return SparseList in kinds and SparseFsl not in kinds
 
 
 def _whole_rows(local: np.ndarray, unit: int, what: str) -> np.ndarray:
