@@ -69,7 +69,8 @@ class DirectList:
             o, i = self.offsets[k], self._list_index(k)
             lens = np.diff(o)
             childless = np.flatnonzero(lens == 0)
-            own_null = np.zeros(childless.size, bool) if self.valid[k] is None else ~self.valid[k][childless]
+            v = self.valid[k]
+            own_null = np.zeros(childless.size, bool) if v is None else ~v[childless]
             d = np.where(own_null, table.get((i, "null"), 0), table.get((i, "empty"), 0)).astype(np.uint16)
             seg = self.defs[k]
             if seg is not None:
