@@ -1,4 +1,4 @@
-"""Damaged positions / lengths of 2.3 sparse list pages are refused with ``CorruptFileError``
+"""Damaged positions / lengths of 2.3 sparse list pages (one list layer, a list of lists) are refused with ``CorruptFileError``
 naming the page, on the direct offsets path and on the rep/def path alike: a length past the
 items, lengths that do not add up, positions out of order or past the rows, a null list with
 items, a list under a null struct with items, an item null past the items, too few values.
@@ -21,7 +21,7 @@ from .test_lists23_direct import _reader, _write, lists_table
 @pytest.fixture(scope="module")
 def one_page(tmp_path_factory):
     t = lists_table(n=20_000, seed=3)
-    return _write(tmp_path_factory.mktemp("damaged") / "t", t.select(["id", "l", "st_l"]), "2.3")
+    return _write(tmp_path_factory.mktemp("damaged") / "t", t.select(["id", "l", "st_l", "l_l"]), "2.3")
 
 
 def _roles(page) -> dict:
@@ -32,10 +32,15 @@ def _roles(page) -> dict:
     out = {"nonempty": lst.nonempty, "lengths": lst.lengths}
     if lst.validity is not None:
         out["list_nulls"] = lst.validity.positions
-    if j + 1 < len(layers):
-        out["item_nulls"] = layers[j + 1].positions
+    if isinstance(layers[-1], SparseValidity) and j + 1 < len(layers):
+        out["item_nulls"] = layers[-1].positions
     if j and isinstance(layers[0], SparseValidity):
         out["struct_nulls"] = layers[0].positions
+    inner = [x for x in layers[j + 1:] if isinstance(x, SparseList)]
+    if inner:   # a list of lists: the inner list's
+        out.update(inner_nonempty=inner[0].nonempty, inner_lengths=inner[0].lengths)
+        if inner[0].validity is not None:
+            out["inner_nulls"] = inner[0].validity.positions
     return out
 
 
@@ -112,6 +117,10 @@ CASES = {
     "an item null past the items": ("l", "item_nulls", _past_end, "not increasing"),
     "a list under a null struct with items": ("st_l", "nonempty", _onto("struct_nulls"),
                                               "under a null parent has items|a null list has items"),
+    "an inner list length past its items": ("l_l", "inner_lengths", _longer, "do not add up"),
+    "inner positions out of order": ("l_l", "inner_nonempty", _swap, "not increasing"),
+    "an inner position past the outer lists' items": ("l_l", "inner_nonempty", _past_end, "not increasing"),
+    "a null inner list with items": ("l_l", "inner_nulls", _onto("inner_nonempty"), "a null list has items"),
 }
 
 
