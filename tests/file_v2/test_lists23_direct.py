@@ -147,25 +147,41 @@ def test_direct_offsets_equal_the_rep_def_path(lists23, monkeypatch):
     assert "sparse23:levels" in trace.names() and "sparse23:direct-list" not in trace.names()
 
 
-def test_direct_lists_turned_into_levels_equal_the_levels_built_from_positions(lists23, monkeypatch):
-    """``DirectList.levels`` (used when a column mixes pages) gives exactly the rep / def levels
-    the general path builds from the same positions."""
+def _same_answers(a: list, b: list, what: str) -> None:
+    """Same offsets and validity per layer (None = all valid)."""
+    def norm(x, n):
+        return np.ones(n, bool) if x is None else np.asarray(x)
+    assert len(a) == len(b), what
+    for i, (x, y) in enumerate(zip(reversed(a), reversed(b))):   # outermost first: slots known
+        if isinstance(x, tuple):
+            assert np.array_equal(x[0], y[0]), f"{what} layer {i} offsets"
+            assert np.array_equal(norm(x[1], x[0].size - 1), norm(y[1], y[0].size - 1)), f"{what} layer {i}"
+        else:
+            size = (x if x is not None else y).size if (x is not None or y is not None) else 0
+            assert np.array_equal(norm(x, size), norm(y, size)), f"{what} layer {i} validity"
+
+
+def test_direct_answers_equal_the_unravelled_levels_built_from_positions(lists23, monkeypatch):
+    """Per page, the offsets and validity masks built from the positions equal those the rep/def
+    path's levels unravel to (what a level page contributes to a column of direct pages)."""
+    from lance_duck.file.v2_1.direct_lists import DirectList
     path, _ = lists23["one"]
     seen = []
     decode = sparse23.SparsePage.decode
 
     def both(self, data, local):
         if self.direct:
-            rep, defs = self._direct(iter(data[self._n_inner:])).levels(self.layers)
-            rep2, defs2 = self._levels(iter(data[self._n_inner:]))[:2]
-            assert np.array_equal(rep, rep2) and np.array_equal(defs, defs2), self.what
+            direct = self._direct(iter(data[self._n_inner:]))
+            rep, defs = self._levels(iter(data[self._n_inner:]))[:2]
+            _same_answers(direct.answers, DirectList.from_levels(rep, defs, self.layers, self.rows, "x").answers,
+                          self.what)
             seen.append(self.what)
         return decode(self, data, local)
     monkeypatch.setattr(sparse23.SparsePage, "decode", both)
     snap, reader = _reader(path)
     for c in LIST_COLUMNS:
         reader.read_field(snap.schema.field(c))
-    assert len(seen) >= 6   # l_st: two leaves
+    assert len(seen) == 8   # a page per leaf (l_st: two leaves)
 
 
 def test_many_pages_and_selections_across_page_edges_equal_pylance(lists23):

@@ -368,9 +368,9 @@ def merge_pages(pages: list[PageData], arrow_type: pa.DataType, what: str) -> Le
     if not pages:
         return LeafData(pa.array([], arrow_type), None, None, [repdef.NULLABLE_ITEM], 0)
     layers = repdef.merge_layers([p.layers for p in pages], what)
-    lists = direct_lists.merge(pages, layers)
-    any_rep = any(p.rep is not None for p in pages)
-    any_def = any(p.defs is not None for p in pages)
+    lists = direct_lists.merge(pages, layers, what)   # pages given as list offsets (2.3 sparse)
+    any_rep = lists is None and any(p.rep is not None for p in pages)
+    any_def = lists is None and any(p.defs is not None for p in pages)
     reps, defs = [], []
     for p in pages:
         n_entries = p.rep.size if p.rep is not None else p.defs.size if p.defs is not None else len(p.values)

@@ -135,21 +135,19 @@ class SparsePage:
         return pos, lens, null
 
     def _direct(self, raws) -> DirectList:
-        """The page's list layers as offsets and validity masks (see :func:`_direct_rule`)."""
+        """The page's layers as list offsets and validity masks (see :func:`_direct_rule`)."""
         table = {key: i + 1 for i, key in enumerate(repdef.def_table(self.layers))}
         layers = self.lay.layers
         slots = self.page_length
-        offsets: list[np.ndarray] = []
-        valid: list[np.ndarray | None] = []
-        defs: list[np.ndarray | None] = []
-        seg_layers: list[int] = []
-        first = 0   # first validity layer of the current segment
+        answers: list = []   # outermost layer first
+        first = 0            # first validity layer of the current segment (the layers between lists)
         for j, lay in enumerate(layers):
             if not isinstance(lay, SparseList):
                 continue
             # the validity layers above this list, over its slots (the outermost null wins)
             d = self._defs_of(raws, range(first, j), slots, table) if j > first else None
             d = d if d is not None and d.any() else None
+            answers.extend(self._validities(d, range(first, j), table))
             pos, lens, null = self._list(lay, raws, slots, f"{self.what} layer {j}")
             if d is not None:
                 if d[pos].any():
@@ -159,21 +157,25 @@ class SparsePage:
             cnt[pos] = lens
             off = np.zeros(slots + 1, np.int64)
             np.cumsum(cnt, out=off[1:])
-            offsets.append(off)
-            valid.append(~null if null.any() else None)
-            defs.append(d)
-            seg_layers.append(j - first)
+            answers.append((off, ~null if null.any() else None))
             slots, first = lay.num_children, j + 1
-        item_valid = item_defs = None
         if first == len(layers) - 1:   # the items' validity
             item_null, nulls = self._nulls(layers[first], raws, slots, f"{self.what} layer {first}")
-            item_valid = ~item_null if nulls.size else None
-        elif first < len(layers):      # structs in the list: the def level of the outermost null layer per item
-            item_defs = self._defs_of(raws, range(first, len(layers)), slots, table)
-            item_valid = item_defs == 0
-            if item_valid.all():
-                item_valid = item_defs = None
-        return DirectList(offsets, valid, defs + [item_defs], item_valid, seg_layers + [len(layers) - first])
+            answers.append(~item_null if nulls.size else None)
+        elif first < len(layers):      # structs in the list: the outermost null layer per item
+            d = self._defs_of(raws, range(first, len(layers)), slots, table)
+            answers.extend(self._validities(d if d.any() else None, range(first, len(layers)), table))
+        answers.reverse()
+        return DirectList(answers, self.layers, self.page_length)
+
+    def _validities(self, defs: np.ndarray | None, layers: range, table: dict) -> list:
+        """Validity of each of the validity ``layers`` (outermost first) from their def levels:
+        not null at the layer nor at a layer above it."""
+        out = []
+        for j in layers:
+            v = None if defs is None else defs < table[(len(self.lay.layers) - 1 - j, "null")]
+            out.append(None if v is None or v.all() else v)
+        return out
 
     def _defs_of(self, raws, layers: range, slots: int, table: dict) -> np.ndarray:
         """Def level per slot of the validity ``layers`` (outermost first; the outermost null wins)."""
@@ -324,7 +326,7 @@ class SparsePage:
         """Rows of a page with list layers, offsets built straight from their positions."""
         lists = self._direct(iter(data[self._n_inner:]))
         vals = self._values(data)
-        n_items = int(lists.offsets[-1][-1])
+        n_items = lists.items
         valid = lists.item_valid
         if self.lay.per_slot and len(vals) == n_items:
             values = with_validity(pa.concat_arrays([vals]) if vals.offset else vals, valid)
@@ -332,7 +334,7 @@ class SparsePage:
             # values of the valid items only, or (per slot) of the items not under a null struct
             stored = valid
             if self.lay.per_slot:
-                stored = None if lists.defs[-1] is None else lists.defs[-1] <= 1
+                stored = lists.answers[1] if self.layers[1] not in repdef.LIST_LAYERS else None
             n_stored = n_items if stored is None else int(np.count_nonzero(stored))
             if len(vals) != n_stored:
                 raise CorruptFileError(f"{self.what}: {len(vals)} values for {n_stored} "
