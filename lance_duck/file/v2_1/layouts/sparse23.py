@@ -334,7 +334,8 @@ class SparsePage:
             # values of the valid items only, or (per slot) of the items not under a null struct
             stored = valid
             if self.lay.per_slot:
-                stored = lists.answers[1] if self.layers[1] not in repdef.LIST_LAYERS else None
+                item = len(self.layers) > 1 and self.layers[1] not in repdef.LIST_LAYERS
+                stored = lists.answers[1] if item else None
             n_stored = n_items if stored is None else int(np.count_nonzero(stored))
             if len(vals) != n_stored:
                 raise CorruptFileError(f"{self.what}: {len(vals)} values for {n_stored} "
