@@ -45,6 +45,37 @@ def _list_int32(rng, n):
     return pa.ListArray.from_arrays(pa.array(offsets), items, mask=null_rows)
 
 
+def _list_strings(rng, n):
+    """list<string>: 0-8 short strings, 5 % null items and null lists."""
+    k = 9 * n
+    words = np.array([f"w{i:03d}" for i in range(1000)])[rng.integers(0, 1000, k)]
+    items = pa.array(words, mask=rng.random(k) < 0.05)
+    return _lists_of(rng, n, items)
+
+
+def _list_structs(rng, n):
+    """list<struct<int32?, double>?>: 0-8 structs, 5 % null structs / ints / lists."""
+    k = 9 * n
+    a = pa.array(rng.integers(0, 1 << 16, k).astype(np.int32), mask=rng.random(k) < 0.05)
+    items = pa.StructArray.from_arrays([a, pa.array(rng.random(k))], names=["a", "b"],
+                                       mask=pa.array(rng.random(k) < 0.05))
+    return _lists_of(rng, n, items)
+
+
+def _nested_lists(rng, n):
+    """list<list<int32>>: 0-3 lists of 0-4 items, 5 % nulls at every level."""
+    inner = _lists_of(rng, 3 * n, pa.array(rng.integers(0, 1 << 16, 12 * n).astype(np.int32),
+                                           mask=rng.random(12 * n) < 0.05), 5)
+    return _lists_of(rng, n, inner, 4)
+
+
+def _lists_of(rng, n, items, max_len=9):
+    lens = rng.integers(0, max_len, n)
+    offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
+    return pa.ListArray.from_arrays(pa.array(offsets), items.slice(0, int(offsets[-1])),
+                                    mask=pa.array(rng.random(n) < 0.05))
+
+
 def _struct(rng, n):
     a = pa.array(rng.integers(0, 1 << 20, n).astype(np.int32), mask=rng.random(n) < 0.1)
     b = pa.array(rng.random(n))
@@ -109,6 +140,11 @@ KINDS = {
                                                  mask=r.random(n) < 0.8), "2.3"),
     "floats_2.3": (1, lambda r, n: pa.array(r.random(n)), "2.3"),
     "list_int32_2.3": (1 / 3, _list_int32, "2.3"),
+    "list_strings_2.3": (1 / 3, _list_strings, "2.3"),
+    "list_structs_2.3": (1 / 3, _list_structs, "2.3"),
+    "nested_lists_2.3": (1 / 6, _nested_lists, "2.3"),
+    "list_strings": (1 / 3, _list_strings, "2.2"),
+    "list_structs": (1 / 3, _list_structs, "2.2"),
     "struct_2.3": (1, _struct, "2.3"),
     "embeddings_2.3": (1 / 16, _embeddings, "2.3"),
     "sparse_embeddings_2.3": (1 / 16, _sparse_embeddings, "2.3"),

@@ -16,6 +16,7 @@ from ...encodings.bitmap import validity_buffer
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from ...schema import LanceField
 from .column import LeafData
+from .direct_lists import DirectUnraveler
 from .repdef import Unraveler
 from .values import with_validity
 from .layouts.blob import DESCRIPTION
@@ -102,11 +103,16 @@ def _struct_type(f: LanceField, minor: int) -> pa.DataType:
     return pa.struct(kids)
 
 
-def build(f: LanceField, data: Iterator[LeafData], minor: int, what: str) -> tuple[pa.Array, Unraveler]:
+def build(f: LanceField, data: Iterator[LeafData], minor: int,
+          what: str) -> tuple[pa.Array, Unraveler | DirectUnraveler]:
     """The Arrow array of field ``f`` from its leaves (in pre-order), and the levels walker."""
     if is_leaf(f):
         leaf = next(data)
-        unr = Unraveler(leaf.rep, leaf.defs, leaf.layers, f"{what} field {f.name!r}")
+        unr: Unraveler | DirectUnraveler
+        if leaf.lists is not None:
+            unr = DirectUnraveler(leaf.lists, leaf.layers, f"{what} field {f.name!r}")
+        else:
+            unr = Unraveler(leaf.rep, leaf.defs, leaf.layers, f"{what} field {f.name!r}")
         valid = unr.item_validity()
         arr = leaf.values
         if valid is not None and len(valid) != len(arr):

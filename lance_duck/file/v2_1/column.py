@@ -12,7 +12,8 @@ from ... import trace
 from ..._proto import encodings_v2_1_pb2 as pb
 from ...encodings._threads import map_parts
 from ...errors import CorruptFileError, UnsupportedFeatureError
-from . import repdef
+from . import direct_lists, repdef
+from .direct_lists import DirectList
 from .layouts.blob import BlobPage
 from .layouts.constant import ConstantPage
 from .layouts.fullzip import FullZipPage
@@ -80,6 +81,7 @@ class LeafData:
     defs: np.ndarray | None
     layers: list[int]
     num_rows: int
+    lists: DirectList | None = None   # the one list layer as offsets (rep and defs then None)
 
 
 class ColumnPages:
@@ -366,8 +368,9 @@ def merge_pages(pages: list[PageData], arrow_type: pa.DataType, what: str) -> Le
     if not pages:
         return LeafData(pa.array([], arrow_type), None, None, [repdef.NULLABLE_ITEM], 0)
     layers = repdef.merge_layers([p.layers for p in pages], what)
-    any_rep = any(p.rep is not None for p in pages)
-    any_def = any(p.defs is not None for p in pages)
+    lists = direct_lists.merge(pages, layers, what)   # pages given as list offsets (2.3 sparse)
+    any_rep = lists is None and any(p.rep is not None for p in pages)
+    any_def = lists is None and any(p.defs is not None for p in pages)
     reps, defs = [], []
     for p in pages:
         n_entries = p.rep.size if p.rep is not None else p.defs.size if p.defs is not None else len(p.values)
@@ -387,6 +390,8 @@ def merge_pages(pages: list[PageData], arrow_type: pa.DataType, what: str) -> Le
         else:
             vals = [v.dictionary_decode() if pa.types.is_dictionary(v.type) else v for v in vals]
     values = vals[0] if len(vals) == 1 else pa.concat_arrays(vals)
+    if lists is not None:
+        return LeafData(values, None, None, layers, sum(p.num_rows for p in pages), lists)
     return LeafData(values,
                     (reps[0] if len(reps) == 1 else np.concatenate(reps)) if any_rep else None,
                     (defs[0] if len(defs) == 1 else np.concatenate(defs)) if any_def else None,
@@ -400,6 +405,8 @@ def _selected_rows(page, local) -> int:
 
 def _rows_of(pd: PageData) -> int:
     """Rows actually present in decoded entries."""
+    if pd.lists is not None:
+        return pd.lists.rows
     if pd.rep is not None:
         return int(np.count_nonzero(pd.rep == repdef.num_lists(pd.layers)))
     if pd.defs is not None:

@@ -8,6 +8,7 @@ import pyarrow as pa
 
 from ...errors import CorruptFileError
 from . import repdef
+from .direct_lists import DirectList
 
 
 @dataclass
@@ -18,6 +19,7 @@ class PageData:
     defs: np.ndarray | None       # u16 per level entry
     layers: list[int]
     num_rows: int
+    lists: DirectList | None = None   # the one list layer as offsets (rep and defs then None)
 
 
 @dataclass

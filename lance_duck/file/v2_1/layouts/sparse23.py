@@ -23,6 +23,7 @@ from ....encodings.bitmap import bool_array, primitive_array
 from ....errors import CorruptFileError
 from .. import repdef
 from ..compression import decode_block
+from ..direct_lists import DirectList
 from ..page import PageContext, PageData, entry_rows, trim
 from ..planar23 import IntCodec, SparseFsl, SparseLayout, SparseList, SparseValidity, fsl_dims
 from ..values import uint_view, with_validity
@@ -63,6 +64,9 @@ class SparsePage:
         elif offs:
             raise CorruptFileError(f"{self.what}: sparse page without values has {len(offs)} value buffers")
         trace.record("layout:sparse23" + ("" if len(layout.layers) == 1 else ":nested"))
+        # list layers: offsets straight from their positions and lengths, else rep/def levels
+        self.direct = _direct_rule(layout.layers)
+        trace.record("sparse23:direct-list" if self.direct else "sparse23:levels")
 
     def meta_ranges(self):
         return self.inner.meta_ranges() if self.inner is not None else []
@@ -87,10 +91,10 @@ class SparsePage:
             return c.a + c.b * np.arange(c.n, dtype=np.int64)
         if c.kind == "delta":
             trace.record("sparse23:delta")
-            d = uint_view(decode_block(c.enc, u8(raw), c.n - 1, what)).astype(np.int64)
+            d = uint_view(decode_block(c.enc, u8(raw), c.n - 1, what))
             out = np.empty(c.n, np.int64)
             out[0] = c.a
-            np.cumsum(d, out=out[1:])
+            np.cumsum(d, dtype=np.int64, out=out[1:])
             out[1:] += c.a
             return out
         if c.kind == "plain":
@@ -106,7 +110,7 @@ class SparsePage:
 
     def _positions(self, c: IntCodec, raw, slots: int, what: str) -> np.ndarray:
         pos = self._ints(c, raw, what)
-        if pos.size != c.n or (pos.size and (pos[0] < 0 or pos[-1] >= slots or np.any(np.diff(pos) <= 0))):
+        if pos.size != c.n or (pos.size and (pos[0] < 0 or pos[-1] >= slots or (pos[1:] <= pos[:-1]).any())):
             raise CorruptFileError(f"{what}: sparse positions are not increasing slots below {slots}")
         return pos
 
@@ -118,6 +122,69 @@ class SparsePage:
         null = np.zeros(slots, bool) if v.null_positions else np.ones(slots, bool)
         null[pos] = v.null_positions
         return null, (pos if v.null_positions else np.flatnonzero(null))
+
+    def _list(self, lay: SparseList, raws, slots: int, what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(non-empty slots, their lengths, null mask) of a list layer over ``slots`` slots, checked."""
+        pos = self._positions(lay.nonempty, next(raws) if lay.nonempty.has_buffer else None, slots, what)
+        lens = self._ints(lay.lengths, next(raws) if lay.lengths.has_buffer else None, what)
+        null, _ = self._nulls(lay.validity, raws, slots, what)   # buffers in this order
+        if lens.size != pos.size or (lens.size and lens.min() <= 0) or int(lens.sum()) != lay.num_children:
+            raise CorruptFileError(f"{what}: list lengths do not add up to its {lay.num_children} items")
+        if null[pos].any():
+            raise CorruptFileError(f"{what}: a null list has items")
+        return pos, lens, null
+
+    def _direct(self, raws) -> DirectList:
+        """The page's layers as list offsets and validity masks (see :func:`_direct_rule`)."""
+        table = {key: i + 1 for i, key in enumerate(repdef.def_table(self.layers))}
+        layers = self.lay.layers
+        slots = self.page_length
+        answers: list = []   # outermost layer first
+        first = 0            # first validity layer of the current segment (the layers between lists)
+        for j, lay in enumerate(layers):
+            if not isinstance(lay, SparseList):
+                continue
+            # the validity layers above this list, over its slots (the outermost null wins)
+            d = self._defs_of(raws, range(first, j), slots, table) if j > first else None
+            d = d if d is not None and d.any() else None
+            answers.extend(self._validities(d, range(first, j), table))
+            pos, lens, null = self._list(lay, raws, slots, f"{self.what} layer {j}")
+            if d is not None:
+                if d[pos].any():
+                    raise CorruptFileError(f"{self.what} layer {j}: a list under a null parent has items")
+                null |= d > 0
+            cnt = np.zeros(slots, np.int64)
+            cnt[pos] = lens
+            off = np.zeros(slots + 1, np.int64)
+            np.cumsum(cnt, out=off[1:])
+            answers.append((off, ~null if null.any() else None))
+            slots, first = lay.num_children, j + 1
+        if first == len(layers) - 1:   # the items' validity
+            item_null, nulls = self._nulls(layers[first], raws, slots, f"{self.what} layer {first}")
+            answers.append(~item_null if nulls.size else None)
+        elif first < len(layers):      # structs in the list: the outermost null layer per item
+            d = self._defs_of(raws, range(first, len(layers)), slots, table)
+            answers.extend(self._validities(d if d.any() else None, range(first, len(layers)), table))
+        answers.reverse()
+        return DirectList(answers, self.layers, self.page_length)
+
+    def _validities(self, defs: np.ndarray | None, layers: range, table: dict) -> list:
+        """Validity of each of the validity ``layers`` (outermost first) from their def levels:
+        not null at the layer nor at a layer above it."""
+        out = []
+        for j in layers:
+            v = None if defs is None else defs < table[(len(self.lay.layers) - 1 - j, "null")]
+            out.append(None if v is None or v.all() else v)
+        return out
+
+    def _defs_of(self, raws, layers: range, slots: int, table: dict) -> np.ndarray:
+        """Def level per slot of the validity ``layers`` (outermost first; the outermost null wins)."""
+        defs = np.zeros(slots, np.uint16)
+        for j in layers:
+            _, nulls = self._nulls(self.lay.layers[j], raws, slots, f"{self.what} layer {j}")
+            nulls = nulls[defs[nulls] == 0]
+            defs[nulls] = table[(len(self.lay.layers) - 1 - j, "null")]
+        return defs
 
     def _plain_layers(self, raws) -> tuple[list[list], int]:
         """Every layer decoded outermost first, fixed-size lists expanded into their items:
@@ -147,13 +214,7 @@ class SparsePage:
                     rows *= lay.dim
                 full *= lay.dim
                 continue
-            pos = self._positions(lay.nonempty, next(raws) if lay.nonempty.has_buffer else None, full, what)
-            lens = self._ints(lay.lengths, next(raws) if lay.lengths.has_buffer else None, what)
-            null, _ = self._nulls(lay.validity, raws, full, what)   # buffers in this order
-            if lens.size != pos.size or (lens.size and lens.min() <= 0) or int(lens.sum()) != lay.num_children:
-                raise CorruptFileError(f"{what}: list lengths do not add up to its {lay.num_children} items")
-            if null[pos].any():
-                raise CorruptFileError(f"{what}: a null list has items")
+            pos, lens, null = self._list(lay, raws, full, what)
             out.append(["l", pos, lens, null, lay.num_children])
             full = lay.num_children
         return out, rows
@@ -261,15 +322,52 @@ class SparsePage:
             start = child_start
         return rep, defs, start, leaf_valid, (live, full)
 
+    def _decode_direct(self, data: list, local: np.ndarray | None) -> PageData:
+        """Rows of a page with list layers, offsets built straight from their positions."""
+        lists = self._direct(iter(data[self._n_inner:]))
+        vals = self._values(data)
+        n_items = lists.items
+        valid = lists.item_valid
+        if self.lay.per_slot and len(vals) == n_items:
+            values = with_validity(pa.concat_arrays([vals]) if vals.offset else vals, valid)
+        else:
+            # values of the valid items only, or (per slot) of the items not under a null struct
+            stored = valid
+            if self.lay.per_slot:
+                item = len(self.layers) > 1 and self.layers[1] not in repdef.LIST_LAYERS
+                stored = lists.answers[1] if item else None
+            n_stored = n_items if stored is None else int(np.count_nonzero(stored))
+            if len(vals) != n_stored:
+                raise CorruptFileError(f"{self.what}: {len(vals)} values for {n_stored} "
+                                       f"{'slots' if self.lay.per_slot else 'valid slots'}")
+            if stored is not None:   # one value per item, nulls at the null items
+                slot = np.cumsum(stored, dtype=np.int64)
+                slot -= 1
+                np.maximum(slot, 0, out=slot)
+                vals = vals.take(primitive_array(pa.int64(), slot, valid))
+            values = vals
+        if local is not None:
+            lists, items = lists.select(np.asarray(local, np.int64))
+            if isinstance(items, slice):
+                values = values.slice(items.start, items.stop - items.start)
+            else:
+                values = values.take(pa.array(items))
+        return PageData(values, None, None, self.layers, lists.rows, lists)
+
+    def _values(self, data: list) -> pa.Array:
+        """The page's stored values (valid leaf slots, or every leaf slot when ``per_slot``)."""
+        if self.inner is not None:
+            return self.inner.decode(data[:self._n_inner], None).values
+        return pa.nulls(0, self.ctx.dict_type or self.ctx.arrow_type)
+
     def decode(self, data: list, local: np.ndarray | None) -> PageData:
+        if self.direct:
+            return self._decode_direct(data, local)
         if local is not None and self.row_unit > 1:
             local = _whole_rows(np.asarray(local, np.int64), self.row_unit, self.what)
         raws = iter(data[self._n_inner:])
         rep, defs, leaf_entry, leaf_valid, (live, full) = self._levels(raws)
-        if self.inner is not None:
-            vals = self.inner.decode(data[:self._n_inner], None).values
-        else:
-            vals = pa.nulls(0, self.ctx.dict_type or self.ctx.arrow_type)
+        vals = self._values(data)
         if self.lay.per_slot and live is not None and live.size < full == len(vals):
             vals = vals.take(pa.array(live))   # values of every leaf slot, under null parents too
         if self.lay.per_slot and len(vals) != leaf_valid.size:
@@ -293,6 +391,13 @@ class SparsePage:
             values, rep, defs = trim(values, rep, defs, self.layers, rows, np.asarray(local, np.int64), self.what)
         n = self.rows if local is None else len(local)
         return PageData(values, rep, defs, self.layers, n)
+
+
+def _direct_rule(layers: list) -> bool:
+    """A page's rows decode straight to offsets when it has list layers and no fixed-size list
+    (validity layers anywhere around them)."""
+    kinds = [type(x) for x in layers]
+    return SparseList in kinds and SparseFsl not in kinds
 
 
 def _whole_rows(local: np.ndarray, unit: int, what: str) -> np.ndarray:
