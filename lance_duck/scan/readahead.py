@@ -3,8 +3,10 @@
 ``ordered_map(fn, items)`` yields ``fn(item)`` in input order while later items are computed
 in the background. What may be in flight is bounded by a byte budget: each item has a
 weight (its row count), results teach the bytes per unit of weight, and an item is submitted
-only while the estimated bytes of everything in flight stay within the budget (always at
-least one). Closing the iterator cancels the work not yet started.
+only while the estimated bytes of everything in flight and of the result the consumer holds
+stay within the budget (always at least one). Whatever the limit, one item is computed ahead
+while the consumer works on a result (with ``max_inflight=1``: one decoder, never idle while
+the consumer is busy, never two at once). Closing the iterator cancels the work not yet started.
 
 How many tasks a scan keeps in flight depends on what it reads: a scan
 whose every column is fixed-width (numbers, booleans, dates, times, timestamps, durations,
@@ -89,29 +91,38 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, size_of: Callable[[
     per_weight = 0.0               # bytes per unit of weight, learnt from results (max seen)
     nxt: list = []                 # one item looked ahead
     exhausted = False
+
+    def fill(limit: int, holding: int) -> None:
+        """Submit items while fewer than ``limit`` are in flight and the estimated bytes of those
+        plus ``holding`` (a result the consumer has) stay within the budget (always one)."""
+        nonlocal exhausted
+        while not exhausted and len(pending) < limit:
+            if pending and per_weight == 0.0:
+                break              # nothing learnt yet: plan no further than the first item
+            if not nxt:
+                try:
+                    nxt.append(next(it))
+                except StopIteration:
+                    exhausted = True
+                    break
+            w = weight_of(nxt[0])
+            held = holding + sum(pw for _, pw in pending) * per_weight
+            if (pending or holding) and held + w * per_weight > budget_bytes:
+                break
+            pending.append((pool.submit(fn, nxt.pop()), w))
+            stats.max_inflight = max(stats.max_inflight, len(pending))
+
     try:
         while True:
-            while not exhausted and len(pending) < max_inflight:
-                if pending and per_weight == 0.0:
-                    break          # nothing learnt yet: plan no further than the first item
-                if not nxt:
-                    try:
-                        nxt.append(next(it))
-                    except StopIteration:
-                        exhausted = True
-                        break
-                w = weight_of(nxt[0])
-                held = sum(pw for _, pw in pending) * per_weight
-                if pending and (per_weight == 0.0 or held + w * per_weight > budget_bytes):
-                    break
-                pending.append((pool.submit(fn, nxt.pop()), w))
-                stats.max_inflight = max(stats.max_inflight, len(pending))
+            fill(max_inflight, 0)
             if not pending:
                 return
             fut, w = pending.popleft()
             r = fut.result()
             nbytes = size_of(r)
             per_weight = max(per_weight, nbytes / max(w, 1))
+            if not pending:        # the next item decodes while the consumer works on this one
+                fill(1, nbytes)
             inflight_est = sum(pw for _, pw in pending) * per_weight
             _record(stats, nbytes, int(nbytes + inflight_est))
             yield r

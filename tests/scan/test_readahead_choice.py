@@ -138,3 +138,40 @@ def test_fixed_width_types():
     for t in (pa.string(), pa.large_binary(), pa.list_(pa.int32()), pa.struct([("a", pa.int32())]),
               pa.list_(pa.float32(), 8), pa.dictionary(pa.int32(), pa.string())):
         assert not fixed_width(t), t
+
+
+def _pulled_items(n: int, pulled: list[int]):
+    for i in range(n):
+        pulled.append(i)
+        yield i
+
+
+@pytest.mark.parametrize("max_inflight", [1, 2, 4])
+def test_one_item_is_computed_ahead_while_the_consumer_holds_a_result(max_inflight):
+    import threading
+
+    from lance_duck.scan.readahead import ordered_map
+    pulled: list[int] = []
+    started = {i: threading.Event() for i in range(6)}
+
+    def fn(i: int) -> int:
+        started[i].set()
+        return i * 10
+
+    stream = ordered_map(fn, _pulled_items(6, pulled), size_of=lambda _: 8, max_inflight=max_inflight)
+    for k in range(6):
+        assert next(stream) == k * 10
+        if k < 5:                       # the next item runs before the consumer asks for it
+            assert started[k + 1].wait(30)
+    assert list(stream) == [] and pulled == list(range(6))
+
+
+def test_nothing_runs_ahead_of_a_held_result_beyond_the_budget():
+    from lance_duck.scan.readahead import ReadaheadStats, ordered_map
+    pulled: list[int] = []
+    stats = ReadaheadStats()
+    stream = ordered_map(lambda i: i, _pulled_items(4, pulled), size_of=lambda _: 100, budget_bytes=150,
+                         max_inflight=1, stats=stats)
+    assert next(stream) == 0
+    assert stats.peak_bytes == 100                 # 100 held + 100 estimated > 150: item 1 not submitted
+    assert list(stream) == [1, 2, 3] and stats.peak_bytes == 100 and pulled == [0, 1, 2, 3]
