@@ -1,7 +1,7 @@
 """One DuckDB query, each source in its own long-lived process, timed in turn (A/B/.../pylance).
 
     python bench/duckdb_ab.py [--query "select ..."] [--runs 25] [--storage 2.2] [--dir /tmp/ld_bench]
-                              [--checkout NAME=PATH ...]
+                              [--checkout NAME=PATH ...] [--table PATH]
 
 ``duckdb_queries.py`` times every source in one process, where the allocators' state is shared
 and warmed by all of them. Here every source gets a fresh process of its own (only its reader
@@ -9,7 +9,8 @@ imported), warmed by two runs; the driver then asks each in turn for one run, ``
 and prints medians of wall time, CPU (user + system) and minor page faults per query, and the
 median of the per-round wall ratios against pylance. ``--checkout NAME=PATH`` adds a lance_duck
 source imported from another checkout (e.g. a ``git worktree`` of an older commit), to compare
-two versions of the code under the same conditions. Uses the table of ``duckdb_queries.py``.
+two versions of the code under the same conditions. Uses the table of ``duckdb_queries.py``, or
+``--table`` (e.g. ``indexed_queries.py``'s table, for its queries).
 """
 from __future__ import annotations
 
@@ -54,8 +55,9 @@ def start(table: str, query: str, source: str, path: str | None) -> subprocess.P
     env = dict(os.environ)
     if path is not None:
         env["PYTHONPATH"] = os.pathsep.join([path] + [p for p in [env.get("PYTHONPATH")] if p])
+    # run in the checkout: ``python -c`` puts the working directory first on sys.path, ahead of PYTHONPATH
     return subprocess.Popen([sys.executable, "-c", WORKER, table, query, source], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, text=True, env=env, cwd=path)
 
 
 def one_run(p: subprocess.Popen) -> list[float]:
@@ -77,9 +79,10 @@ def main() -> None:
     ap.add_argument("--storage", default="2.2")
     ap.add_argument("--dir", default="/tmp/ld_bench")
     ap.add_argument("--checkout", action="append", default=[], metavar="NAME=PATH")
+    ap.add_argument("--table", help="an existing Lance table instead of duckdb_queries.py's")
     a = ap.parse_args()
     os.makedirs(a.dir, exist_ok=True)
-    table, _ = prepare(a.dir, a.rows, a.storage)
+    table = os.path.abspath(a.table or prepare(a.dir, a.rows, a.storage)[0])
     sources = [("lance_duck", "lance_duck", REPO)]
     sources += [(name, "lance_duck", path) for name, path in (c.split("=", 1) for c in a.checkout)]
     sources.append(("pylance", "pylance", None))
@@ -93,7 +96,7 @@ def main() -> None:
         for _, p in procs:
             p.stdin.close()
             p.wait()
-    print(f"{a.query}\n{a.rows} rows, storage {a.storage}, {a.runs} rounds, one process per source\n")
+    print(f"{a.query}\n{a.table or f'{a.rows} rows, storage {a.storage}'}, {a.runs} rounds, one process per source\n")
     print(f"{'source':<14}{'wall s':>9}{'cpu s':>9}{'faults':>9}{'wall/pylance':>14}")
     for name, runs in res.items():
         wall, cpu, faults = (statistics.median(r[i] for r in runs) for i in range(3))

@@ -269,6 +269,9 @@ class LanceDataset(pads.FileSystemDataset):
             with_row_id, with_row_address: add ``_rowid`` / ``_rowaddr`` columns.
             fragments: scan only these fragments (:class:`LanceFragment` objects or ids).
             batch_readahead, readahead_bytes: read-ahead depth and memory budget (64 MiB default).
+                Without ``batch_readahead``, a scan whose every column (projected or filtered) is
+                fixed-width (numbers, booleans, temporal, decimals) decodes one task at a time, any
+                other scan up to four (``scan/readahead.py``).
             use_scalar_index: use the table's exact scalar indices for the filter (default True).
             Other pylance / pyarrow options that do not change results (``use_threads``,
             ``scan_in_order``, ...) are accepted and ignored.

@@ -58,6 +58,10 @@ class ScanContext:
         self.filter_columns = filter_cols
         self.late_columns = tuple(c for c in projection.sources if c not in filter_cols)
 
+    def read_types(self) -> list[pa.DataType | None]:
+        """The read types of every column the scan reads (None for ``_rowid`` / ``_rowaddr``)."""
+        return [self._types.get(c) for c in dict.fromkeys((*self.filter_columns, *self.projection.sources))]
+
     # -- readers -------------------------------------------------------------------------
     def prefetch(self, fragments, pages: bool = True) -> None:
         """Object stores: start fetching the footers of every file this scan will open (one round

@@ -23,6 +23,12 @@ DEFAULT_TASK_ROWS = 256 * 1024
 # per column: page setup, per-batch kernel calls), so the ramp is short: 8K, 32K, 128K, full.
 FIRST_BATCH_ROWS = 8 * 1024
 RAMP_GROWTH = 4
+# Scans reading only fixed-width columns go from the first task straight to full ones: their
+# fixed cost per task (~0.9 ms a column: page setup, a FastLanes pass of a few hundred numpy
+# calls whatever the row count) is what decoding ~100k rows costs, so 32K and 128K steps cost
+# more than they save (measured: 8K, 32K, 128K, rest of the fragment = 12 ms of CPU for a
+# 250k-row fragment of two columns; 8K + rest = 7 ms; one task 5.6 ms).
+FIXED_WIDTH_RAMP_GROWTH = 32
 
 
 @dataclass(frozen=True)
@@ -56,7 +62,8 @@ def is_candidate(selections: Mapping[int, np.ndarray], fragment_id: int) -> bool
 
 def plan_tasks(fragments: Iterable, batch_rows: int, *, skip_rows: int = 0,
                max_rows: int | None = None, first_rows: int | None = None,
-               selections: Mapping[int, np.ndarray] | None = None) -> Iterator[ScanTask]:
+               selections: Mapping[int, np.ndarray] | None = None,
+               growth: int = RAMP_GROWTH) -> Iterator[ScanTask]:
     """Row-range tasks in scan order.
 
     ``skip_rows`` / ``max_rows`` (only when the scan has no filter) let planning drop
@@ -64,6 +71,8 @@ def plan_tasks(fragments: Iterable, batch_rows: int, *, skip_rows: int = 0,
     ``selections`` (fragment id -> sorted offsets, from scalar indices; filtered scans only):
     those fragments read only the selected rows, in tasks of at most ``batch_rows`` rows; the
     fragments in its ``candidates`` attribute (if any) are marked so (see ``ScanTask.candidates``).
+    ``first_rows``: the first task's rows; each later one is ``growth`` times the previous, up to
+    ``batch_rows``.
     """
     seq = 0
     skip = skip_rows
@@ -75,7 +84,7 @@ def plan_tasks(fragments: Iterable, batch_rows: int, *, skip_rows: int = 0,
         if selections and frag.id in selections:
             sel = selections[frag.id]
             cand = is_candidate(selections, frag.id)
-            if len(sel) <= RAMP_GROWTH * step:
+            if len(sel) <= growth * step:
                 step = max(step, min(len(sel), batch_rows))   # one task: a split re-reads every chunk
             i = 0
             while i < len(sel):          # parts follow the growing step: consecutive, never overlapping
@@ -83,7 +92,7 @@ def plan_tasks(fragments: Iterable, batch_rows: int, *, skip_rows: int = 0,
                 i += len(part)
                 yield ScanTask(seq, frag, range(int(part[0]), int(part[-1]) + 1), 0, part, cand)
                 seq += 1
-                step = min(step * RAMP_GROWTH, batch_rows)
+                step = min(step * growth, batch_rows)
             continue
         if skip or budget is not None:
             live = frag.count_rows()
@@ -97,7 +106,7 @@ def plan_tasks(fragments: Iterable, batch_rows: int, *, skip_rows: int = 0,
                 return
             rows = range(start, min(start + step, n))
             start = rows.stop
-            step = min(step * RAMP_GROWTH, batch_rows)
+            step = min(step * growth, batch_rows)
             if skip or budget is not None:
                 live = live_rows_in(frag, rows)
                 if skip >= live:

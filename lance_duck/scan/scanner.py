@@ -13,14 +13,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as pads
 
+from .. import trace
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
 from .execution import ScanContext, execute
 from .filters import and_filters, bind_filter
 from .interop import export_stream
 from .params import Columns, Filter
-from .planning import DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS, plan_tasks
+from .planning import (DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS, FIXED_WIDTH_RAMP_GROWTH,
+                       RAMP_GROWTH, plan_tasks)
 from .projection import Projection, resolve_projection
-from .readahead import DEFAULT_BUDGET_BYTES, ReadaheadStats
+from .readahead import DEFAULT_BUDGET_BYTES, ReadaheadStats, max_inflight_for
 
 if TYPE_CHECKING:
     from ..table.fragment import FragmentInfo
@@ -82,7 +84,7 @@ class LanceScanner(pads.Scanner):
         self._batch_rows = batch_size or DEFAULT_BATCH_ROWS
         self._task_rows = batch_size or DEFAULT_TASK_ROWS
         self._first_rows: int | None = None if batch_size else FIRST_BATCH_ROWS
-        self._readahead = 4 if batch_readahead is None else batch_readahead
+        self._readahead = batch_readahead   # None: chosen from the columns read (readahead.max_inflight_for)
         self._budget = readahead_bytes or DEFAULT_BUDGET_BYTES
         if fragments is None:
             self._fragments = list(snap.fragments)
@@ -110,7 +112,11 @@ class LanceScanner(pads.Scanner):
         """(the batches, whether they are a few index-selected rows read in the caller's thread)."""
         limit = self._limit if limit is None else (limit if self._limit is None else min(limit, self._limit))
         ctx = ScanContext(self._snapshot, self._projection, self._filter)
-        readahead = self._readahead
+        # how many tasks decode at once and how fast tasks grow: from the types of the columns read
+        inflight, narrow = max_inflight_for(ctx.read_types())
+        readahead = inflight if self._readahead is None else self._readahead
+        growth = FIXED_WIDTH_RAMP_GROWTH if narrow else RAMP_GROWTH
+        trace.record("scan:readahead", (readahead, growth))
         few = False
         selections = self._index_selections() if self._filter is not None else None
         if limit is None:   # object stores: footers, then whole columns' pages, fetched ahead
@@ -118,11 +124,11 @@ class LanceScanner(pads.Scanner):
         if self._filter is None:
             # without a filter, planning applies the offset exactly (from live-row counts)
             tasks = plan_tasks(self._fragments, self._task_rows, skip_rows=self._offset, max_rows=limit,
-                               first_rows=self._first_rows)
+                               first_rows=self._first_rows, growth=growth)
             offset = 0
         else:
             tasks = plan_tasks(self._fragments, self._task_rows, first_rows=self._first_rows,
-                               selections=selections)
+                               selections=selections, growth=growth)
             offset = self._offset
             few = _few_rows(selections, self._fragments)
             if few:

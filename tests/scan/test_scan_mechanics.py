@@ -156,10 +156,12 @@ def test_readahead_holds_at_most_its_budget(tmp_path):
 
 
 def test_default_scan_streams_within_its_budget(tmp_path):
-    """Default task sizes (no batch_size): a table > 10x the budget streams within it, in order."""
+    """Default task sizes (no batch_size): a table > 10x the budget streams within it, in order
+    (a string column: several tasks in flight; fixed-width-only scans: tests/scan/test_readahead_choice.py)."""
     p = str(tmp_path / "big_default.lance")
     n = 4_000_000
-    t = pa.table({"a": np.arange(n), "b": np.random.default_rng(2).random(n)})
+    t = pa.table({"a": np.arange(n), "b": np.random.default_rng(2).random(n),
+                  "s": pa.array(np.arange(n) % 97).cast(pa.string())})
     lance.write_dataset(t, p, max_rows_per_file=1_500_000, data_storage_version=STORAGE_VERSIONS[0])
     budget = 6 * 1024 * 1024                          # 64 MB decoded in total
     sc = dataset(p).scanner(readahead_bytes=budget)

@@ -1,0 +1,177 @@
+"""How many tasks a scan decodes at once, and how its tasks grow, chosen from the columns it reads.
+
+A scan whose every column (projected or filtered) is fixed-width keeps one task in flight and
+goes from its first 8K-row task straight to full-size ones; any other scan keeps up to four in
+flight and ramps 8K, 32K, 128K, full. The choice is a ``scan:readahead`` trace event
+``(tasks in flight, ramp growth)``; results equal pylance's under every setting.
+"""
+from __future__ import annotations
+
+import lance
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import lance_duck
+from lance_duck.scan.planning import FIRST_BATCH_ROWS, FIXED_WIDTH_RAMP_GROWTH, RAMP_GROWTH
+from lance_duck.scan.readahead import DEFAULT_MAX_INFLIGHT, FIXED_WIDTH_MAX_INFLIGHT, fixed_width
+from lance_duck.trace import decode_trace
+
+from .conftest import assert_tables_equal
+
+FRAGMENT_ROWS = 150_000
+NARROW = (FIXED_WIDTH_MAX_INFLIGHT, FIXED_WIDTH_RAMP_GROWTH)
+WIDE = (DEFAULT_MAX_INFLIGHT, RAMP_GROWTH)
+
+
+def wide_table(n: int) -> pa.Table:
+    rng = np.random.default_rng(12)
+    return pa.table({
+        "id": pa.array(np.arange(n, dtype=np.int64)),
+        "amount": pa.array(np.arange(n) * (250.0 / n) + rng.random(n)),
+        "ts": pa.array(np.datetime64("2024-01-01") + np.arange(n).astype("timedelta64[s]")),
+        "flag": pa.array(np.arange(n) % 3 == 0),
+        "small": pa.array((np.arange(n) % 300).astype(np.uint16)),
+        "note": pa.array(np.arange(n) % 97).cast(pa.string()),
+        "tags": pa.array([[int(k)] if k % 5 else None for k in range(n)], pa.list_(pa.int32())),
+    })
+
+
+@pytest.fixture(scope="module", params=["2.1", "2.2"])
+def table(request, tmp_path_factory) -> str:
+    """Two 150k-row fragments; the second has deletions."""
+    p = str(tmp_path_factory.mktemp(f"readahead_{request.param}") / "t.lance")
+    lance.write_dataset(wide_table(2 * FRAGMENT_ROWS), p, max_rows_per_file=FRAGMENT_ROWS,
+                        data_storage_version=request.param)
+    lance.dataset(p).delete(f"id >= {FRAGMENT_ROWS} and id % 1000 = 7")
+    return p
+
+
+def _choice(ds, **kwargs) -> tuple[list, pa.Table, object]:
+    with decode_trace() as t:
+        sc = ds.scanner(**kwargs)
+        got = sc.to_table()
+    return t.values("scan:readahead"), got, sc.stats
+
+
+@pytest.mark.parametrize("columns, flt", [
+    (["id", "amount"], None),
+    (["id"], "amount > 200"),
+    (["ts", "flag", "small"], "id % 7 = 1"),
+    ([], "amount < 10"),
+])
+def test_fixed_width_scans_decode_one_task_at_a_time(table, columns, flt):
+    ds = lance_duck.dataset(table)
+    choice, got, stats = _choice(ds, columns=columns, filter=flt)
+    assert choice == [NARROW]
+    assert stats.max_inflight == 1 and stats.results > 2
+    assert_tables_equal(got, lance.dataset(table).to_table(columns=columns, filter=flt))
+
+
+@pytest.mark.parametrize("columns, flt", [
+    (["id", "note"], None),
+    (["id", "amount"], "note = '5'"),                  # a string filter column counts too
+    (["id", "tags"], None),
+    (None, "flag"),
+])
+def test_scans_reading_other_columns_keep_several_tasks_in_flight(table, columns, flt):
+    ds = lance_duck.dataset(table)
+    choice, got, stats = _choice(ds, columns=columns, filter=flt)
+    assert choice == [WIDE]
+    assert stats.max_inflight >= 2
+    assert_tables_equal(got, lance.dataset(table).to_table(columns=columns, filter=flt))
+
+
+def test_row_ids_and_addresses_are_fixed_width(table):
+    ds = lance_duck.dataset(table)
+    with decode_trace() as t:
+        got = ds.to_table(columns=["id"], with_row_id=True, with_row_address=True)
+    assert t.values("scan:readahead") == [NARROW]
+    assert_tables_equal(got, lance.dataset(table).to_table(columns=["id"], with_row_id=True,
+                                                           with_row_address=True))
+
+
+def test_an_explicit_batch_readahead_is_kept(table):
+    ds = lance_duck.dataset(table)
+    choice, _, stats = _choice(ds, columns=["id", "amount"], batch_readahead=3)
+    assert choice == [(3, FIXED_WIDTH_RAMP_GROWTH)] and stats.max_inflight >= 2
+    choice, _, stats = _choice(ds, columns=["id", "note"], batch_readahead=0)
+    assert choice == [(0, RAMP_GROWTH)] and stats.max_inflight == 0
+
+
+def test_fixed_width_tasks_grow_from_the_first_straight_to_full_size(table):
+    ds = lance_duck.dataset(table)
+    first = [b.num_rows for b in ds.scanner(columns=["id", "amount"]).to_batches()][:3]
+    # fragment 0 (no deletions): 8K, then the rest of it (one task, cut into 128K-row batches)
+    assert first == [FIRST_BATCH_ROWS, 128 * 1024, FRAGMENT_ROWS - FIRST_BATCH_ROWS - 128 * 1024]
+    ramp = [b.num_rows for b in ds.scanner(columns=["id", "note"]).to_batches()][:3]
+    assert ramp == [FIRST_BATCH_ROWS, 4 * FIRST_BATCH_ROWS, FRAGMENT_ROWS - 5 * FIRST_BATCH_ROWS]
+
+
+@pytest.mark.parametrize("readahead", [None, 0, 1, 2, 4])
+@pytest.mark.parametrize("columns", [["id", "amount", "ts"], ["id", "note", "flag"]])
+@pytest.mark.parametrize("args", [
+    {},
+    {"filter": "amount > 100 and flag"},
+    {"limit": 20_000, "offset": 140_000},
+    {"filter": "id % 3 = 0", "limit": 1000, "offset": 5},
+    {"batch_size": 50_000},
+])
+def test_results_equal_pylance_with_every_readahead(table, readahead, columns, args):
+    got = lance_duck.dataset(table).to_table(columns=columns, batch_readahead=readahead, **args)
+    assert_tables_equal(got, lance.dataset(table).to_table(columns=columns, **args))
+
+
+def test_a_fixed_width_scan_streams_within_its_budget(table):
+    budget = 1 << 20                               # the scan decodes to ~7 MiB
+    sc = lance_duck.dataset(table).scanner(columns=["id", "amount", "ts"], readahead_bytes=budget,
+                                           batch_size=16_384)
+    ids = np.concatenate([b.column("id").to_numpy() for b in sc.to_batches()])
+    assert np.array_equal(ids, lance.dataset(table).to_table(columns=["id"]).column("id").to_numpy())
+    assert sc.stats.max_inflight == 1 and sc.stats.peak_bytes <= budget
+
+
+def test_fixed_width_types():
+    for t in (pa.int8(), pa.uint64(), pa.float16(), pa.float64(), pa.bool_(), pa.date32(), pa.time64("ns"),
+              pa.timestamp("us", tz="UTC"), pa.duration("ms"), pa.decimal128(10, 2), None):
+        assert fixed_width(t), t
+    for t in (pa.string(), pa.large_binary(), pa.list_(pa.int32()), pa.struct([("a", pa.int32())]),
+              pa.list_(pa.float32(), 8), pa.dictionary(pa.int32(), pa.string())):
+        assert not fixed_width(t), t
+
+
+def _pulled_items(n: int, pulled: list[int]):
+    for i in range(n):
+        pulled.append(i)
+        yield i
+
+
+@pytest.mark.parametrize("max_inflight", [1, 2, 4])
+def test_one_item_is_computed_ahead_while_the_consumer_holds_a_result(max_inflight):
+    import threading
+
+    from lance_duck.scan.readahead import ordered_map
+    pulled: list[int] = []
+    started = {i: threading.Event() for i in range(6)}
+
+    def fn(i: int) -> int:
+        started[i].set()
+        return i * 10
+
+    stream = ordered_map(fn, _pulled_items(6, pulled), size_of=lambda _: 8, max_inflight=max_inflight)
+    for k in range(6):
+        assert next(stream) == k * 10
+        if k < 5:                       # the next item runs before the consumer asks for it
+            assert started[k + 1].wait(30)
+    assert list(stream) == [] and pulled == list(range(6))
+
+
+def test_nothing_runs_ahead_of_a_held_result_beyond_the_budget():
+    from lance_duck.scan.readahead import ReadaheadStats, ordered_map
+    pulled: list[int] = []
+    stats = ReadaheadStats()
+    stream = ordered_map(lambda i: i, _pulled_items(4, pulled), size_of=lambda _: 100, budget_bytes=150,
+                         max_inflight=1, stats=stats)
+    assert next(stream) == 0
+    assert stats.peak_bytes == 100                 # 100 held + 100 estimated > 150: item 1 not submitted
+    assert list(stream) == [1, 2, 3] and stats.peak_bytes == 100 and pulled == [0, 1, 2, 3]
