@@ -17,7 +17,6 @@ import warnings
 
 import duckdb
 import lance
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -26,19 +25,14 @@ import lance_duck
 from lance_duck.index import index_segments
 from lance_duck.predicate.bool_tree import AllOf, EitherOf, tree_from_expression
 
+from .conftest import batch
 from .test_index_scan import data_bytes  # noqa: F401  (fixture)
 
 FIRST_INDEXED = 4          # version 1 write, 2-4 the three indices
 
 
 def _rows(start: int, n: int) -> pa.Table:
-    i = np.arange(start, start + n)
-    return pa.table({
-        "id": pa.array(i, pa.int64()),
-        "grp": pa.array([None if k % 9 == 0 else int(k % 40) for k in i], pa.int32()),
-        "cat": pa.array([None if k % 11 == 0 else f"c{k % 7}" for k in i], pa.string()),
-        "amount": pa.array(i * 0.25, pa.float64()),
-    })
+    return batch(start, n).select(["id", "grp", "cat", "amount"])
 
 
 def _make(path: str, version: str, stable: bool) -> str:
