@@ -182,14 +182,15 @@ class BTreeIndex:
         pages: dict[int, tuple] = {}
         for (lo, hi), (first, end) in zip(clipped, pages_of):
             for pg in page_idx[first:end].tolist():
+                known = pg in pages
                 got = pages.get(pg) or CACHE.get(("btree-page", self.data_path, pg))
                 if got is None:
                     got = self._read_pages(self._data_file(), [pg], batch)[0]
                 pages[pg] = got
                 values, ids, ints = got
-                if ints is None:
-                    m = value_mask(values, terms)
-                    if m.any():
+                if ints is None:      # the whole filter over the page, once (not again per interval)
+                    m = None if known else value_mask(values, terms)
+                    if m is not None and m.any():
                         out.append(ids[m])
                     continue
                 trace.record("path:btree-bisect")

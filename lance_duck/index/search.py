@@ -344,11 +344,6 @@ class _Conjunction(tuple):
         return tuple(self)
 
 
-def conjunction(conjuncts) -> _Conjunction:
-    """The AND of ``conjuncts`` as a filter tree node (for :func:`count_answered`)."""
-    return _Conjunction(conjuncts)
-
-
 def count_from_indices(snapshot, conjuncts, fragments: Sequence) -> int | None:
     """Rows passing ``conjuncts`` (the *whole* filter) counted from exact indices alone, or None
     unless every conjunct is answered by a BTREE / BITMAP segment on every fragment."""

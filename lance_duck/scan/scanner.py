@@ -280,15 +280,14 @@ class LanceScanner(pads.Scanner):
         """(rows of the fragments exact indices answer the whole filter for -- ANDs and ORs of
         indexed columns' predicates -- with no data read, the other fragments), or None."""
         from ..index.search import count_answered
+        from ..predicate.bool_tree import AllOf, tree_from_expression
         flt = self._filter
         tree: Any = None
         if flt is None:
             return None
         if flt.conjuncts_complete:
-            from ..index.search import conjunction
-            tree = conjunction(flt.conjuncts)
+            tree = AllOf(tuple(flt.conjuncts))
         elif flt.residual is None and flt.expression is not None:
-            from ..predicate.bool_tree import tree_from_expression
             tree = tree_from_expression(flt.expression, self._snapshot.arrow_schema)
         return None if tree is None else count_answered(self._snapshot, tree, self._fragments)
 

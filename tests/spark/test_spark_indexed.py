@@ -4,7 +4,6 @@ coverage partial (append after the index, deletes, an update moving rows), with 
 stable row ids; the pushdown reader in one process reads a small share of the data bytes."""
 from __future__ import annotations
 
-import os
 import warnings
 
 import lance
@@ -12,9 +11,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from lance_duck.io import fs as fs_mod
-
 from ..index.conftest import batch
+from ..index.test_index_scan import _data_size, data_bytes  # noqa: F401  (fixture)
 
 
 def _rows(start: int, n: int) -> pa.Table:
@@ -65,7 +63,7 @@ def test_pushed_filters_over_indexed_tables_read_pylances_rows(spark, indexed_hi
         assert got[name].to_pylist() == want[name].to_pylist(), name
 
 
-def test_the_pushdown_reader_reads_a_point_lookup_through_the_index(indexed_history, monkeypatch):
+def test_the_pushdown_reader_reads_a_point_lookup_through_the_index(indexed_history, data_bytes):  # noqa: F811
     from pyspark.sql import datasource as sds
     from pyspark.sql.types import DoubleType, IntegerType, LongType, StringType, StructField, StructType
 
@@ -73,22 +71,12 @@ def test_the_pushdown_reader_reads_a_point_lookup_through_the_index(indexed_hist
 
     schema = StructType([StructField("id", LongType()), StructField("grp", IntegerType()),
                          StructField("cat", StringType()), StructField("amount", DoubleType())])
-    read = {"bytes": 0}
-    orig = fs_mod.InputFile.read_ranges
-
-    def counting(self, ranges):
-        if "/data/" in self.path:
-            read["bytes"] += sum(n for _, n in ranges)
-        return orig(self, ranges)
-
-    monkeypatch.setattr(fs_mod.InputFile, "read_ranges", counting)
     reader = PushdownLanceReader(parse_options({"path": indexed_history}), schema, cores=2)
     assert list(reader.pushFilters([sds.EqualTo(("id",), 12345)])) == []
     batches = [b for p in reader.partitions() for b in reader.read(p)]
     got = pa.Table.from_batches(batches) if batches else pa.table({})
     assert got["id"].to_pylist() == [12345]
     assert pc.equal(got["amount"], 12345 * 0.25).to_pylist() == [True]
-    data_dir = os.path.join(indexed_history, "data")
-    data = sum(os.path.getsize(os.path.join(data_dir, f)) for f in os.listdir(data_dir))
     # the covered fragments read one row; the appended and moved rows (outside the index) are scanned
-    assert 0 < read["bytes"] < 0.10 * data, (read["bytes"], data)   # unindexed: ~19%
+    data = _data_size(indexed_history)
+    assert 0 < data_bytes["bytes"] < 0.10 * data, (data_bytes["bytes"], data)   # unindexed: ~19%
