@@ -30,6 +30,7 @@ from .errors import (
     InvalidArgumentError,
     LanceDuckError,
     NotFoundError,
+    RowIndexError,
     TagNotFoundError,
     UnsupportedFeatureError,
     VersionNotFoundError,
@@ -74,4 +75,5 @@ __all__ = [
     "UnsupportedFeatureError",
     "CorruptFileError",
     "InvalidArgumentError",
+    "RowIndexError",
 ]

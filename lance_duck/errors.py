@@ -40,6 +40,10 @@ class InvalidArgumentError(LanceDuckError, ValueError):
     """A call's arguments are malformed (bad filter, unknown column, bad version spec)."""
 
 
+class RowIndexError(InvalidArgumentError, IndexError):
+    """A row position outside the rows there are (``take``); also an ``IndexError``."""
+
+
 __all__ = [
     "LanceDuckError",
     "NotFoundError",
@@ -49,6 +53,7 @@ __all__ = [
     "UnsupportedFeatureError",
     "CorruptFileError",
     "InvalidArgumentError",
+    "RowIndexError",
 ]
 
 

@@ -19,6 +19,7 @@ import pyarrow.dataset as pads
 
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
 from .filters import BoundFilter, and_filters, bind_filter
+from .compat import DATASET_WRITERS, FRAGMENT_WRITERS, PylanceReadMixin, install_writers
 from .fragment import LanceFragment
 from .interop import export_stream, placeholder_native_state, refuse_native_scan
 from .params import AsOf, Columns, Filter, Indices, StorageOptions, Version
@@ -113,7 +114,7 @@ class Branches:
         return self._snapshot.list_branches()
 
 
-class LanceDataset(pads.FileSystemDataset):
+class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
     """One pinned version of a Lance table; open it with :func:`lance_duck.dataset`.
 
     A ``pyarrow.dataset.Dataset`` subclass, so DuckDB (``duckdb.sql("select ... from ds")``) and
@@ -496,6 +497,10 @@ class LanceDataset(pads.FileSystemDataset):
     def __repr__(self) -> str:
         b = f", branch={self.branch!r}" if self.branch else ""
         return f"LanceDataset(uri={self.uri!r}, version={self.version}{b})"
+
+
+install_writers(LanceDataset, "LanceDataset", DATASET_WRITERS)
+install_writers(LanceFragment, "LanceFragment", FRAGMENT_WRITERS)
 
 
 def _restore(uri: str, version: int, branch: str | None, storage_options: StorageOptions,

@@ -19,6 +19,7 @@ from .params import Columns, Filter, Indices
 
 if TYPE_CHECKING:
     from ..table.fragment import FragmentInfo
+    from .compat import FragmentMetadata
     from .dataset import LanceDataset
     from .scanner import LanceScanner
 
@@ -134,6 +135,45 @@ class LanceFragment:
         from .take import take_rows
         return take_rows(self._dataset._snapshot, [self._info], indices, columns, self._dataset._base_filter,
                           child_order="named")
+
+    def to_pandas(self, **kwargs: Any) -> Any:
+        """This fragment's rows as a pandas DataFrame (arguments as :meth:`LanceDataset.scanner`;
+        needs ``pip install 'lance-duck[pandas]'``)."""
+        from .compat import table_to_pandas
+        return table_to_pandas(self.to_table(**kwargs))
+
+    def deletion_file(self) -> str | None:
+        """The deletion file's path relative to its base (``_deletions/...``), or ``None``.
+
+        Example:
+            >>> import lance_duck
+            >>> frag = lance_duck.dataset("sql_examples/data/sample.lance").get_fragments()[3]
+            >>> frag.deletion_file() is None
+            True
+        """
+        pb = self._info.pb
+        if not pb.HasField("deletion_file"):
+            return None
+        from ..table.deletions import deletion_file_name
+        d = pb.deletion_file
+        return deletion_file_name(pb.id, d.read_version, d.id, d.file_type)
+
+    @property
+    def metadata(self) -> FragmentMetadata:
+        """The fragment as the manifest describes it (pylance's ``FragmentMetadata`` fields)."""
+        from .compat import fragment_metadata
+        return fragment_metadata(self._info.pb)
+
+    def validate(self) -> None:
+        """Check that the fragment's data and deletion files are there and agree with the manifest.
+
+        Raises:
+            FileNotFoundError: a file is missing.
+            CorruptFileError: a file disagrees with the manifest.
+        """
+        for ref in self._info.files:
+            self._dataset._snapshot.open_data_file(ref)
+        self._info.deleted_offsets()
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         """This fragment's rows as an Arrow C stream (``pa.table(fragment)``)."""

@@ -318,6 +318,56 @@ class LanceScanner(pads.Scanner):
             return fragment.scanner(**kwargs)
         return pads.Scanner.from_fragment(fragment, **kwargs)
 
+    def to_pandas(self, **kwargs: Any) -> Any:
+        """The scan's rows as a pandas DataFrame (needs ``pip install 'lance-duck[pandas]'``).
+
+        Keyword arguments go to ``pyarrow.Table.to_pandas``."""
+        from .compat import table_to_pandas
+        return table_to_pandas(self.to_table(), **kwargs)
+
+    def explain_plan(self, verbose: bool = False) -> str:
+        """What this scan will do, as text (pylance's method; lance_duck's own plan, not DataFusion's).
+
+        Names the version, the columns read, the filter, limit and offset, the fragments, and the
+        scalar indices that select rows for the filter (``ScalarIndexQuery`` lines); with
+        ``verbose`` also the fragment ids.
+
+        Example:
+            >>> import lance_duck
+            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> print(ds.scanner(columns=["order_id"], limit=3).explain_plan().splitlines()[0])
+            LanceScan: uri=sql_examples/data/sample.lance, version=6, projection=[order_id], num_fragments=4, limit=3, offset=0, filter=--
+        """
+        return "\n".join(self._plan_lines(verbose))
+
+    def analyze_plan(self) -> str:
+        """:meth:`explain_plan` after running the scan, with what it produced (rows, batches, seconds)."""
+        import time
+        start = time.perf_counter()
+        rows = batches = 0
+        for batch in self.to_batches():
+            rows += batch.num_rows
+            batches += 1
+        elapsed = time.perf_counter() - start
+        lines = self._plan_lines(True)
+        lines[0] += f", metrics=[output_rows={rows}, output_batches={batches}, elapsed={elapsed:.6f}s]"
+        return "\n".join(lines)
+
+    def _plan_lines(self, verbose: bool) -> list[str]:
+        flt = "--" if self._filter is None or self._filter.expression is None else str(self._filter.expression)
+        lines = [f"LanceScan: uri={self._dataset.uri}, version={self._snapshot.version}, "
+                 f"projection=[{', '.join(self.projected_schema.names)}], num_fragments={len(self._fragments)}, "
+                 f"limit={self._limit}, offset={self._offset}, filter={flt}"]
+        if verbose:
+            lines.append(f"  fragments=[{', '.join(str(f.id) for f in self._fragments)}]")
+        if self._use_scalar_index and self._filter is not None and self._filter.conjuncts:
+            from ..index import describe_indices
+            columns = set(self._filter.columns)
+            for d in describe_indices(self._snapshot):
+                if any(n.split(".")[0] in columns for n in d.field_names):
+                    lines.append(f"  ScalarIndexQuery: {d.name}({d.index_type}) on [{', '.join(d.field_names)}]")
+        return lines
+
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         """This scan as an Arrow C stream (``pa.table(scanner)``, ``write_dataset(scanner, ...)``)."""
         return export_stream(self.to_reader(), requested_schema)

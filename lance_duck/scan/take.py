@@ -6,7 +6,7 @@ from typing import Sequence
 import numpy as np
 import pyarrow as pa
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, RowIndexError
 from .execution import ScanContext
 from .projection import resolve_projection
 
@@ -81,7 +81,7 @@ def _take(snapshot, fragments: Sequence, indices, proj) -> pa.Table:
     starts = np.concatenate([[0], np.cumsum(counts)])
     total = int(starts[-1])
     if len(idx) and (idx.min() < -total or idx.max() >= total):
-        raise IndexError(f"take: index out of range for {total} rows")
+        raise RowIndexError(f"take: index out of range for {total} rows (largest position {total - 1})")
     idx = np.where(idx < 0, idx + total, idx)
     which = np.searchsorted(starts, idx, side="right") - 1
     ctx = ScanContext(snapshot, proj, None)

@@ -1,0 +1,315 @@
+"""The rest of pylance's read-only ``LanceDataset`` surface, and its writers refused by name.
+
+:class:`PylanceReadMixin` gives :class:`~lance_duck.scan.dataset.LanceDataset` the read methods
+pylance 14.0.2 has beyond scans (``get_version``, ``fragment_ids``, ``slice``, ``sample``,
+``to_pandas``, ``stats``, ...), with pylance's arguments and results. Every pylance method that
+writes (``insert``, ``delete``, ``create_index``, ...) exists too, and raises
+:class:`~lance_duck.errors.UnsupportedFeatureError` when called: lance_duck is a reader.
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import pyarrow as pa
+from pyroaring import BitMap
+
+from ..errors import InvalidArgumentError, UnsupportedFeatureError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..table.snapshot import Snapshot
+    from .params import Columns, Filter, Indices, StorageOptions
+
+#: pylance 14.0.2's ``LanceDataset`` methods that change a table (or its files, or pylance's own
+#: sessions): present on lance_duck's datasets, refused when called.
+DATASET_WRITERS: tuple[str, ...] = (
+    "add_bases", "add_columns", "alter_columns", "cleanup_old_versions", "commit", "commit_batch",
+    "commit_existing_index_segments", "create_branch", "create_index", "create_index_uncommitted",
+    "create_scalar_index", "deep_clone", "delete", "delete_config_keys", "drop", "drop_columns",
+    "drop_index", "explain_cleanup_old_versions", "initialize_mem_wal", "insert", "mem_wal_writer",
+    "merge", "merge_existing_index_segments", "merge_index_metadata", "merge_insert",
+    "migrate_manifest_paths_v2", "optimize", "remap_row_addrs", "replace_field_metadata",
+    "replace_schema_metadata", "restore", "shallow_clone", "truncate_table", "update", "update_config",
+    "update_field_metadata", "update_metadata", "update_schema_metadata",
+)
+
+#: pylance 14.0.2's ``LanceFragment`` methods that write: refused when called.
+FRAGMENT_WRITERS: tuple[str, ...] = (
+    "create", "create_from_file", "delete", "delete_rows", "merge", "merge_columns", "update_columns",
+)
+
+
+def refuse_writer(owner: str, name: str) -> Callable[..., NoReturn]:
+    """A method named ``name`` that refuses to run: lance_duck reads tables and never writes them."""
+
+    def refused(self: Any, *args: Any, **kwargs: Any) -> NoReturn:
+        raise UnsupportedFeatureError(
+            f"{owner}.{name}() writes to the table; lance_duck is a reader and never changes a table "
+            f"(use pylance to {name.replace('_', ' ')})")
+
+    refused.__name__ = name
+    refused.__qualname__ = f"{owner}.{name}"
+    refused.__doc__ = f"Refused: ``{name}`` writes, and lance_duck is a reader (raises UnsupportedFeatureError)."
+    return refused
+
+
+@dataclass(frozen=True)
+class DatasetBasePath:
+    """A base path the manifest registers (pylance's ``lance.DatasetBasePath`` fields)."""
+
+    id: int
+    name: str | None
+    path: str
+    is_dataset_root: bool
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One data file of a fragment (pylance's ``DataFile`` fields; ``path`` relative to ``data/``)."""
+
+    path: str
+    fields: list[int]
+    column_indices: list[int]
+    file_major_version: int
+    file_minor_version: int
+    file_size_bytes: int | None
+
+
+@dataclass(frozen=True)
+class DeletionFile:
+    """A fragment's deletion file: ``type`` is ``"array"`` or ``"bitmap"``."""
+
+    type: str
+    num_deleted_rows: int
+    read_version: int
+    id: int
+
+
+@dataclass(frozen=True)
+class FragmentMetadata:
+    """A fragment as the manifest describes it (pylance's ``FragmentMetadata`` fields)."""
+
+    id: int
+    files: list[DataFile]
+    physical_rows: int
+    deletion_file: DeletionFile | None
+
+
+def fragment_metadata(pb: Any) -> FragmentMetadata:
+    """:class:`FragmentMetadata` of a manifest ``DataFragment`` message."""
+    files = [DataFile(f.path, list(f.fields), list(f.column_indices), f.file_major_version,
+                      f.file_minor_version, f.file_size_bytes or None) for f in pb.files]
+    deletion = None
+    if pb.HasField("deletion_file"):
+        d = pb.deletion_file
+        deletion = DeletionFile("bitmap" if d.file_type == 1 else "array", d.num_deleted_rows, d.read_version, d.id)
+    return FragmentMetadata(pb.id, files, pb.physical_rows, deletion)
+
+
+class LanceStats:
+    """Statistics about a dataset, like pylance's ``ds.stats``."""
+
+    def __init__(self, dataset: PylanceReadMixin) -> None:
+        self._ds = dataset
+
+    def dataset_stats(self, max_rows_per_group: int = 1024) -> dict[str, int]:
+        """``{"num_deleted_rows", "num_fragments", "num_small_files"}`` as pylance counts them.
+
+        Args:
+            max_rows_per_group: a fragment with fewer physical rows than this is a small file.
+        """
+        frags = self._ds._snapshot.fragments
+        return {
+            "num_deleted_rows": sum(f.num_deletions() for f in frags),
+            "num_fragments": len(frags),
+            "num_small_files": sum(1 for f in frags if f.physical_rows < max_rows_per_group),
+        }
+
+
+class PylanceReadMixin:
+    """pylance's read-only dataset methods beyond scans (mixed into ``LanceDataset``)."""
+
+    _snapshot: Snapshot
+    _storage_options: StorageOptions
+
+    if TYPE_CHECKING:   # provided by LanceDataset
+        def count_rows(self, filter: Filter = None, **kwargs: Any) -> int: ...
+        def take(self, indices: Indices, columns: Columns = None) -> pa.Table: ...
+        def to_table(self, columns: Columns = None, filter: Filter = None, **kwargs: Any) -> pa.Table: ...
+        def describe_indices(self) -> list[Any]: ...
+
+    # -- the version ------------------------------------------------------------------------------
+    def checkout_latest(self) -> None:
+        """Move this dataset to the latest version of its branch, in place, as pylance does.
+
+        The one method that changes a dataset object (pylance's ``checkout_latest`` mutates too, and
+        code written for pylance relies on it); ``checkout_version`` returns a new dataset.
+
+        Example:
+            >>> import lance_duck
+            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance", version=2)
+            >>> ds.checkout_latest(); ds.version
+            6
+        """
+        latest = self._snapshot.latest_version()
+        if latest != self._snapshot.version:
+            self._snapshot = self._snapshot.checkout(latest)
+
+    def get_version(self) -> dict[str, Any]:
+        """This version as one entry of :meth:`versions` (``version``, ``timestamp``, ``metadata``).
+
+        Example:
+            >>> import lance_duck
+            >>> lance_duck.dataset("sql_examples/data/sample.lance", version=1).get_version()["version"]
+            1
+        """
+        for info in self._snapshot.versions():
+            if info["version"] == self._snapshot.version:
+                return info
+        from ..table.history import manifest_summary
+        from ..table.versions import pylance_local_timestamp
+        return {"version": self._snapshot.version,
+                "timestamp": pylance_local_timestamp(self._snapshot.timestamp_ns),
+                "metadata": manifest_summary(self._snapshot.manifest)}
+
+    def version_refs(self) -> list[dict[str, int]]:
+        """``[{"version": n}, ...]`` for every version of this branch, oldest first."""
+        from ..table.versions import list_versions
+        return [{"version": e.version} for e in list_versions(self._snapshot.io, self._snapshot.dataset_dir)]
+
+    # -- manifest facts ---------------------------------------------------------------------------
+    @property
+    def has_stable_row_ids(self) -> bool:
+        """Whether the table keeps stable row ids (``_rowid`` survives compaction and updates)."""
+        return self._snapshot.has_stable_row_ids
+
+    @property
+    def has_index(self) -> bool:
+        """Whether this version has any index."""
+        return len(self.describe_indices()) > 0
+
+    @property
+    def max_field_id(self) -> int:
+        """The largest field id the schema or any data file of this version uses (-1: none), as pylance."""
+        m = self._snapshot.manifest
+        ids = [f.id for f in m.fields]
+        ids += [i for frag in m.fragments for df in frag.files for i in df.fields]
+        return max(ids, default=-1)
+
+    @property
+    def metadata(self) -> dict[str, str]:
+        """The table metadata (pylance's ``update_metadata`` writes it)."""
+        return dict(self._snapshot.manifest.table_metadata)
+
+    @property
+    def schema_metadata(self) -> dict[str, str]:
+        """The schema's metadata, decoded as UTF-8 as pylance does."""
+        return {k: v.decode("utf-8", "replace") for k, v in self._snapshot.manifest.schema_metadata.items()}
+
+    def config(self) -> dict[str, str]:
+        """The table's configuration (pylance's ``update_config`` writes it)."""
+        return dict(self._snapshot.manifest.config)
+
+    def fragment_ids(self) -> BitMap:
+        """The ids of this version's fragments, as a roaring bitmap (pylance returns its own Bitmap)."""
+        return BitMap(f.id for f in self._snapshot.fragments)
+
+    def base_paths(self) -> dict[int, DatasetBasePath]:
+        """The base paths the manifest registers, by id (``{}`` when there are none)."""
+        return {bp.id: DatasetBasePath(bp.id, bp.name if bp.HasField("name") else None, bp.path,
+                                       bool(bp.is_dataset_root))
+                for bp in self._snapshot.manifest.base_paths}
+
+    @property
+    def initial_storage_options(self) -> dict[str, str] | None:
+        """The ``storage_options`` the dataset was opened with (``None`` when none)."""
+        return dict(self._storage_options) if self._storage_options else None
+
+    def latest_storage_options(self) -> dict[str, str] | None:
+        """The storage options in use; lance_duck never refreshes them, so the initial ones."""
+        return self.initial_storage_options
+
+    @property
+    def stats(self) -> LanceStats:
+        """Statistics about the dataset: ``ds.stats.dataset_stats()``."""
+        return LanceStats(self)
+
+    def validate(self) -> None:
+        """Check that every data file of this version is there and agrees with the manifest.
+
+        Raises:
+            FileNotFoundError: a data or deletion file is missing.
+            CorruptFileError: a file disagrees with the manifest (rows, fields, types).
+        """
+        for frag in self._snapshot.fragments:
+            for ref in frag.files:
+                self._snapshot.open_data_file(ref)
+            frag.deleted_offsets()
+
+    # -- reads ------------------------------------------------------------------------------------
+    def slice(self, start: int, end: int, columns: Columns = None) -> pa.Table:
+        """Rows ``start`` (inclusive) to ``end`` (exclusive) by position, deleted rows left out.
+
+        Raises:
+            InvalidArgumentError: ``start`` negative or ``end`` before ``start``.
+
+        Example:
+            >>> import lance_duck
+            >>> lance_duck.dataset("sql_examples/data/sample.lance").slice(0, 2, columns=["order_id"]).num_rows
+            2
+        """
+        if start < 0:
+            raise InvalidArgumentError(f"slice: start must be non-negative, got {start}")
+        if end < start:
+            raise InvalidArgumentError(f"slice: end ({end}) must be >= start ({start})")
+        return self.to_table(columns=columns, offset=start, limit=end - start)
+
+    def sample(self, num_rows: int, columns: Columns = None, randomize_order: bool = True,
+               **kwargs: Any) -> pa.Table:
+        """``num_rows`` rows drawn at random without replacement (pylance's ``sample``).
+
+        Args:
+            num_rows: how many rows; at most the dataset's row count.
+            columns: as in :meth:`to_table`.
+            randomize_order: ``False`` returns the drawn rows in table order.
+
+        Raises:
+            InvalidArgumentError: more rows asked for than the dataset has, or a negative count.
+        """
+        if kwargs:
+            raise InvalidArgumentError(f"sample: unknown argument(s) {', '.join(sorted(kwargs))}")
+        total = self.count_rows()
+        if num_rows < 0 or num_rows > total:
+            raise InvalidArgumentError(f"sample: num_rows {num_rows} is not within 0..{total} (the row count)")
+        indices = random.sample(range(total), num_rows)
+        if not randomize_order:
+            indices.sort()
+        return self.take(indices, columns=columns)
+
+    def to_pandas(self, columns: Columns = None, filter: Filter = None, **kwargs: Any) -> pd.DataFrame:
+        """The rows as a pandas DataFrame (needs ``pip install 'lance-duck[pandas]'``).
+
+        Takes :meth:`to_table`'s arguments.
+        """
+        return table_to_pandas(self.to_table(columns=columns, filter=filter, **kwargs))
+
+
+def table_to_pandas(table: pa.Table, **kwargs: Any) -> pd.DataFrame:
+    """``table.to_pandas(**kwargs)``, with a clear error naming the extra when pandas is missing."""
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        raise UnsupportedFeatureError(
+            "to_pandas needs pandas, which is not installed: pip install 'lance-duck[pandas]'") from None
+    return table.to_pandas(**kwargs)
+
+
+def install_writers(cls: type, owner: str, names: tuple[str, ...]) -> None:
+    """Give ``cls`` a refusing method for every writer name it does not define."""
+    for name in names:
+        if name not in cls.__dict__:
+            setattr(cls, name, refuse_writer(owner, name))
