@@ -43,6 +43,38 @@ FRAGMENT_WRITERS: tuple[str, ...] = (
 )
 
 
+#: pylance 14.0.2 members tied to its Rust engine (sessions, I/O counters, DataFusion SQL): present,
+#: refused when used, each with what to use instead.
+DATASET_ENGINE_ONLY: dict[str, str] = {
+    "session": "pylance's session holds its engine's caches; lance_duck's are process-wide (lance_duck.trace for "
+               "what a read did)",
+    "new_file_session": "pylance's file sessions write files",
+    "io_stats_snapshot": "pylance counts its engine's requests; lance_duck.trace records what a read fetched",
+    "io_stats_incremental": "pylance counts its engine's requests; lance_duck.trace records what a read fetched",
+    "sql": "pylance's sql() is its DataFusion builder; run SQL with lance_duck.sql(...) or DuckDB",
+    "storage_options_accessor": "pylance refreshes credentials through providers; lance_duck uses the "
+                                "storage_options given",
+}
+
+#: pylance 14.0.2's ``LanceFragment`` members tied to its engine.
+FRAGMENT_ENGINE_ONLY: dict[str, str] = {
+    "open_session": "pylance's fragment sessions keep its engine's readers open; lance_duck keeps readers per "
+                    "version itself",
+}
+
+
+def refuse_engine_only(owner: str, name: str, why: str) -> Callable[..., NoReturn]:
+    """A member named ``name`` that refuses to run: it belongs to pylance's engine (``why`` says more)."""
+
+    def refused(self: Any, *args: Any, **kwargs: Any) -> NoReturn:
+        raise UnsupportedFeatureError(f"{owner}.{name} is not offered by lance_duck: {why}")
+
+    refused.__name__ = name
+    refused.__qualname__ = f"{owner}.{name}"
+    refused.__doc__ = f"Refused (UnsupportedFeatureError): {why}."
+    return refused
+
+
 def refuse_writer(owner: str, name: str) -> Callable[..., NoReturn]:
     """A method named ``name`` that refuses to run: lance_duck reads tables and never writes them."""
 
@@ -81,12 +113,13 @@ class DataFile:
 
 @dataclass(frozen=True)
 class DeletionFile:
-    """A fragment's deletion file: ``type`` is ``"array"`` or ``"bitmap"``."""
+    """A fragment's deletion file (pylance's ``DeletionFile`` fields): ``file_type`` ``"array"`` or ``"bitmap"``."""
 
-    type: str
+    file_type: str
     num_deleted_rows: int
     read_version: int
     id: int
+    base_id: int | None
 
 
 @dataclass(frozen=True)
@@ -106,7 +139,8 @@ def fragment_metadata(pb: Any) -> FragmentMetadata:
     deletion = None
     if pb.HasField("deletion_file"):
         d = pb.deletion_file
-        deletion = DeletionFile("bitmap" if d.file_type == 1 else "array", d.num_deleted_rows, d.read_version, d.id)
+        deletion = DeletionFile("bitmap" if d.file_type == 1 else "array", d.num_deleted_rows, d.read_version, d.id,
+                                d.base_id if d.HasField("base_id") else None)
     return FragmentMetadata(pb.id, files, pb.physical_rows, deletion)
 
 
@@ -308,8 +342,11 @@ def table_to_pandas(table: pa.Table, **kwargs: Any) -> pd.DataFrame:
     return table.to_pandas(**kwargs)
 
 
-def install_writers(cls: type, owner: str, names: tuple[str, ...]) -> None:
-    """Give ``cls`` a refusing method for every writer name it does not define."""
-    for name in names:
+def install_refusals(cls: type, owner: str, writers: tuple[str, ...], engine_only: dict[str, str]) -> None:
+    """Give ``cls`` a refusing method for every pylance writer and engine-only member it does not define."""
+    for name in writers:
         if name not in cls.__dict__:
             setattr(cls, name, refuse_writer(owner, name))
+    for name, why in engine_only.items():
+        if name not in cls.__dict__:
+            setattr(cls, name, refuse_engine_only(owner, name, why))

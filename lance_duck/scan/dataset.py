@@ -19,7 +19,8 @@ import pyarrow.dataset as pads
 
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
 from .filters import BoundFilter, and_filters, bind_filter
-from .compat import DATASET_WRITERS, FRAGMENT_WRITERS, PylanceReadMixin, install_writers
+from .compat import (DATASET_ENGINE_ONLY, DATASET_WRITERS, FRAGMENT_ENGINE_ONLY, FRAGMENT_WRITERS,
+                     PylanceReadMixin, install_refusals)
 from .fragment import LanceFragment
 from .interop import export_stream, placeholder_native_state, refuse_native_scan
 from .params import AsOf, Columns, Filter, Indices, StorageOptions, Version
@@ -499,8 +500,8 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
         return f"LanceDataset(uri={self.uri!r}, version={self.version}{b})"
 
 
-install_writers(LanceDataset, "LanceDataset", DATASET_WRITERS)
-install_writers(LanceFragment, "LanceFragment", FRAGMENT_WRITERS)
+install_refusals(LanceDataset, "LanceDataset", DATASET_WRITERS, DATASET_ENGINE_ONLY)
+install_refusals(LanceFragment, "LanceFragment", FRAGMENT_WRITERS, FRAGMENT_ENGINE_ONLY)
 
 
 def _restore(uri: str, version: int, branch: str | None, storage_options: StorageOptions,
