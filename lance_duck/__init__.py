@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import (
     BranchNotFoundError,
     CorruptFileError,
+    CredentialsError,
     InvalidArgumentError,
     LanceDuckError,
     NotFoundError,
@@ -74,6 +75,7 @@ __all__ = [
     "BranchNotFoundError",
     "UnsupportedFeatureError",
     "CorruptFileError",
+    "CredentialsError",
     "InvalidArgumentError",
     "RowIndexError",
 ]

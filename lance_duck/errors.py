@@ -60,3 +60,8 @@ __all__ = [
 class ObjectStoreError(LanceDuckError, OSError):
     """A request to an object store kept failing (throttled, dropped, truncated) after its retries;
     the message names the object."""
+
+
+class CredentialsError(ObjectStoreError, PermissionError):
+    """An object store was asked for an object without credentials to sign the request with; the
+    message names the object and the options or environment variables that give them."""

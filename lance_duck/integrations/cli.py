@@ -1,6 +1,6 @@
 """``lance-duck``: query and inspect Lance tables from the shell.
 
-Exit codes: 0 success, 1 a lance_duck / I/O / SQL error (one line on stderr), 2 bad usage.
+Exit codes: 0 success, 1 an error (one line on stderr; ``--debug`` prints the traceback), 2 bad usage.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from .._version import __version__
 from .._sample import QUERY_TABLE_PATH, TABLE as SAMPLE_TABLE, queries as _sample_queries
-from ..errors import LanceDuckError
+from ..errors import InvalidArgumentError, LanceDuckError
 from .output import FORMATS, format_for, json_value, write
 from .render import render_table
 
@@ -30,10 +30,31 @@ def _version(v: str | None):
     return int(v) if v.isdigit() else v
 
 
+def storage_options(pairs: Sequence[str] | None) -> dict[str, str] | None:
+    """``--storage-option KEY=VALUE`` (repeatable) as a dict; ``None`` when none was given."""
+    if not pairs:
+        return None
+    opts: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise InvalidArgumentError(f"--storage-option {pair!r}: expected KEY=VALUE")
+        opts[key.strip()] = value
+    return opts
+
+
 def _open(args):
     from ..scan.dataset import dataset
     return dataset(args.uri, _version(getattr(args, "version", None)), getattr(args, "asof", None),
-                   branch=getattr(args, "branch", None))
+                   branch=getattr(args, "branch", None),
+                   storage_options=storage_options(getattr(args, "storage_option", None)))
+
+
+def _check_output(args) -> None:
+    """Refuse to replace an existing output file unless ``--overwrite`` says so (before any read)."""
+    out = getattr(args, "output", None)
+    if out and os.path.exists(out) and not getattr(args, "overwrite", False):
+        raise InvalidArgumentError(f"{out} exists; pass --overwrite to replace it")
 
 
 def _report_written(n: int, fmt: str, output: str | None) -> None:
@@ -43,31 +64,40 @@ def _report_written(n: int, fmt: str, output: str | None) -> None:
 
 
 class _Progress:
-    """A one-line progress bar on stderr, only when stderr is a terminal."""
+    """A progress bar on stderr (tqdm) while rows are written to a file, only when stderr is a terminal.
 
-    def __init__(self, total: int | None, enabled: bool):
-        self.total, self.done = total, 0
-        self.enabled = enabled and sys.stderr.isatty()
+    Shows rows written, the rate, the ETA when the row count is known, and the output file's size."""
+
+    def __init__(self, total: int | None, output: str | None):
+        self.total, self.output = total, output
+        self.enabled = output is not None and sys.stderr.isatty()
 
     def wrap(self, batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
-        for b in batches:
-            self.done += b.num_rows
-            self._draw()
-            yield b
-        if self.enabled:
-            sys.stderr.write("\r\x1b[2K")
-            sys.stderr.flush()
-
-    def _draw(self) -> None:
         if not self.enabled:
+            yield from batches
             return
-        if self.total:
-            frac = min(1.0, self.done / self.total)
-            bar = "█" * int(frac * 30)
-            sys.stderr.write(f"\r[{bar:<30}] {self.done:,}/{self.total:,} rows")
-        else:
-            sys.stderr.write(f"\r{self.done:,} rows")
-        sys.stderr.flush()
+        import shutil
+
+        from tqdm import tqdm  # type: ignore[import-untyped]  # tqdm ships no type information
+        size = shutil.get_terminal_size()     # 80 x 24 when the terminal does not say (tqdm would draw nothing)
+        with tqdm(total=self.total, unit=" rows", unit_scale=True, file=sys.stderr, leave=False,
+                  ncols=size.columns, nrows=size.lines, desc=os.path.basename(self.output or "")) as bar:
+            for b in batches:
+                yield b          # written by the consumer before the next batch is asked for
+                bar.update(b.num_rows)
+                bar.set_postfix_str(f"{_size(self.output)} written", refresh=False)
+
+
+def _size(path: str | None) -> str:
+    try:
+        n = float(os.path.getsize(path)) if path else 0.0
+    except OSError:
+        return "0 B"
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
 
 
 def _batches_of(rel_or_reader) -> tuple[pa.Schema, Iterable[pa.RecordBatch]]:
@@ -83,7 +113,8 @@ def cmd_sql(args) -> int:
         query = Path(args.file).read_text()
     if not query:
         raise LanceDuckError("give a query, or --file FILE")
-    rel = sql(query)
+    _check_output(args)
+    rel = sql(query, storage_options=storage_options(args.storage_option))
     if rel is None:      # a statement without a result (CREATE TABLE ... AS): it has run
         return 0
     reader = rel.arrow() if not hasattr(rel, "fetch_record_batch") else rel.fetch_record_batch()
@@ -91,12 +122,14 @@ def cmd_sql(args) -> int:
         reader = reader.to_reader()
     schema, batches = _batches_of(reader)
     fmt = format_for(args.output, args.format)
-    _report_written(write(batches, schema, fmt, args.output, args.max_rows), fmt, args.output)
+    progress = _Progress(None, args.output)
+    _report_written(write(progress.wrap(batches), schema, fmt, args.output, args.max_rows), fmt, args.output)
     return 0
 
 
 def cmd_scan(args) -> int:
     fmt = format_for(args.output, args.format)
+    _check_output(args)
     ds = _open(args)
     columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
     scanner = ds.scanner(columns=columns, filter=args.filter, limit=args.limit)
@@ -104,7 +137,7 @@ def cmd_scan(args) -> int:
     if args.limit is not None and total is not None:
         total = min(total, args.limit)
     reader = scanner.to_reader()
-    progress = _Progress(total, enabled=args.output is not None or args.format not in (None, "table"))
+    progress = _Progress(total, args.output)
     n = write(progress.wrap(reader), reader.schema, fmt, args.output, args.max_rows)
     _report_written(n, fmt, args.output)
     return 0
@@ -116,8 +149,7 @@ def _utc(ts: datetime) -> datetime:
 
 
 def cmd_versions(args) -> int:
-    from ..scan.dataset import dataset
-    ds = dataset(args.uri)
+    ds = _open(args)
     tags_by_version: dict[int, list[str]] = {}
     for name, t in ds.tags.list().items():
         tags_by_version.setdefault(int(t["version"]), []).append(name)
@@ -136,8 +168,7 @@ def cmd_versions(args) -> int:
 
 
 def cmd_tags(args) -> int:
-    from ..scan.dataset import dataset
-    tags = dataset(args.uri).tags.list()
+    tags = _open(args).tags.list()
     rows = [{"tag": k, "version": int(v["version"])} for k, v in sorted(tags.items())]
     table = pa.Table.from_pylist(rows, schema=pa.schema([("tag", pa.string()), ("version", pa.int64())]))
     write(table.to_batches(), table.schema, format_for(None, args.format), None, 10**9)
@@ -233,7 +264,7 @@ def cmd_demo(args) -> int:
     print(f"=== table {uri}")
     cmd_describe(argparse.Namespace(uri=uri, version=None, tag=None, branch=None, asof=None, format=None))
     print("\n=== versions and tags")
-    cmd_versions(argparse.Namespace(uri=uri, format=None))
+    cmd_versions(argparse.Namespace(uri=uri, format=None, storage_option=None))
     print()
     if args.table is None:
         queries = example_queries()
@@ -248,7 +279,13 @@ def cmd_demo(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="lance-duck", description="Query and inspect Lance tables (no pylance needed).")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    p.add_argument("--debug", action="store_true", help="on an error, print the whole traceback")
     sub = p.add_subparsers(dest="command", required=True)
+
+    def store_opts(sp):
+        sp.add_argument("--storage-option", "-s", action="append", metavar="KEY=VALUE",
+                        help="an object-store option (repeatable; pylance's keys, e.g. aws_region=eu-west-1, or "
+                             "fsspec's); credentials also come from the usual environment (AWS_*, ...)")
 
     def out_opts(sp, formats=FORMATS):
         sp.add_argument("--format", choices=formats,
@@ -256,17 +293,20 @@ def build_parser() -> argparse.ArgumentParser:
                              ".parquet, .arrow/.feather)")
         sp.add_argument("--output", "-o", help="write to this file instead of the terminal")
         sp.add_argument("--max-rows", type=int, default=40, help="rows shown in table output (default 40)")
+        sp.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
 
     def ref_opts(sp):
         sp.add_argument("uri", help="table location (path or URL)")
         sp.add_argument("--version", "-v", help="version number or tag name")
         sp.add_argument("--asof", help="the version current at this time (ISO 8601)")
         sp.add_argument("--branch", help="branch name")
+        store_opts(sp)
 
     s = sub.add_parser("sql", help="run DuckDB SQL; FROM 'x.lance' AT (VERSION => 3) etc. are understood")
     s.add_argument("query", nargs="?", help="the SQL text")
     s.add_argument("--file", "-f", help="read the SQL from this file")
     out_opts(s)
+    store_opts(s)
     s.set_defaults(func=cmd_sql)
 
     s = sub.add_parser("scan", help="read rows (columns, filter, limit) to the terminal or a file")
@@ -279,11 +319,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("versions", help="list versions with timestamps, row counts and tags")
     s.add_argument("uri")
+    store_opts(s)
     s.add_argument("--format", choices=("table", "csv", "json"))
     s.set_defaults(func=cmd_versions)
 
     s = sub.add_parser("tags", help="list tags")
     s.add_argument("uri")
+    store_opts(s)
     s.add_argument("--format", choices=("table", "csv", "json"))
     s.set_defaults(func=cmd_tags)
 
@@ -310,18 +352,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("lance-duck: interrupted", file=sys.stderr)
         return 130
-    except (LanceDuckError, FileNotFoundError, PermissionError, IsADirectoryError) as e:
-        print(f"lance-duck: error: {e}", file=sys.stderr)
+    except Exception as e:  # noqa: BLE001 - every error is one line; --debug shows the traceback
+        if args.debug:
+            raise
+        print(f"lance-duck: error: {one_line(e)}", file=sys.stderr)
         return 1
-    except pa.ArrowException as e:  # e.g. a type the chosen output format cannot store
-        print(f"lance-duck: error: {str(e).splitlines()[0]}", file=sys.stderr)
-        return 1
-    except Exception as e:  # noqa: BLE001 - DuckDB errors: one line, not a traceback
-        import duckdb
-        if isinstance(e, duckdb.Error):
-            print(f"lance-duck: error: {str(e).splitlines()[0]}", file=sys.stderr)
-            return 1
-        raise
+
+
+def one_line(e: BaseException) -> str:
+    """An error as one line: the message's first line; the type's name too when it is not ours."""
+    import duckdb
+    text = (str(e).strip().splitlines() or [""])[0]
+    if isinstance(e, (LanceDuckError, OSError, pa.ArrowException, duckdb.Error)):
+        return text or type(e).__name__
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -742,7 +742,8 @@ def _forget_old_variables(con: duckdb.DuckDBPyConnection, name: str) -> None:
             con.unregister(n)
 
 
-def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> LanceRelation | None:
+def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None, *,
+        storage_options: StorageOptions = None) -> LanceRelation | None:
     """Run ``query`` on DuckDB with Lance references (and time travel) resolved.
 
     A Lance reference is a quoted table path (``'t.lance'``, or a local directory holding
@@ -756,6 +757,8 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> Lanc
     Args:
         query: DuckDB SQL.
         connection: the DuckDB connection to run on (default: one process-wide connection).
+        storage_options: object-store options for every reference that gives none of its own
+            (``lance_scan(..., storage_options => {...})`` does), as for :func:`lance_duck.dataset`.
 
     Returns:
         A lazy :class:`LanceRelation` (``fetchall()``, ``arrow()``, ``df()``, ``.relation`` for
@@ -788,7 +791,10 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> Lanc
         del frame
     opened: dict[str, LanceDataset] = {}
     names = []
+    default_opts = tuple(sorted((str(k), str(v)) for k, v in storage_options.items())) if storage_options else None
     for ref in template.refs:
+        if default_opts is not None and ref.storage_options is None:
+            ref = dataclasses.replace(ref, storage_options=default_opts)
         ds = ref.cached()
         names.append(_pinned_name(ref, ds))
         opened[names[-1]] = ds
@@ -809,9 +815,28 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> Lanc
             obj = obj.relation
         con.register(name, obj)
         _forget_old_variables(con, name)
-    with _lance_errors():
+    with _lance_errors(), _not_lance_directories():
         rel = con.sql(rw.sql)
     return None if rel is None else LanceRelation(rel)
+
+
+_MISSING_TABLE = re.compile(r"Table with name (.+?) does not exist")
+
+
+@contextlib.contextmanager
+def _not_lance_directories() -> Iterator[None]:
+    """DuckDB's "Table with name X does not exist" for a quoted X that is a local directory without
+    manifests: say it is not a Lance table, as ``lance_scan`` does, instead of suggesting catalog names."""
+    try:
+        yield
+    except duckdb.CatalogException as e:
+        m = _MISSING_TABLE.search(str(e))
+        if m is None or not os.path.isdir(m.group(1)):
+            raise
+        path = os.path.abspath(m.group(1))
+        raise FileNotFoundError(
+            f"'{m.group(1)}': Not a Lance table: no manifests in {os.path.join(path, '_versions')} (a quoted "
+            "name is read as a Lance table when it ends in .lance or is a directory holding _versions/)") from None
 
 
 def _count(ds: LanceDataset, rw: Rewritten) -> int | None:

@@ -28,7 +28,7 @@ import fsspec
 from fsspec.asyn import AsyncFileSystem
 from fsspec.core import url_to_fs
 
-from ..errors import CorruptFileError, InvalidArgumentError
+from ..errors import CorruptFileError, InvalidArgumentError, UnsupportedFeatureError
 from . import retry
 from .lru import ByteLRU
 from .retry import RetryPolicy, TruncatedResponse
@@ -78,10 +78,26 @@ def open_io(uri: str | os.PathLike, storage_options: dict[str, Any] | None = Non
     kwargs = fsspec_options(uri, options)
     if uri.split("://", 1)[0].lower() in ("s3", "s3a"):
         _s3_client_options(kwargs, sizes.get("max_in_flight", MAX_IN_FLIGHT))
-    fs, path = url_to_fs(uri, **kwargs)
+    try:
+        fs, path = url_to_fs(uri, **kwargs)
+    except ImportError as exc:
+        raise missing_filesystem(uri, exc) from None
     if kwargs.get("config_kwargs", {}).get("retries") == NO_CLIENT_RETRIES:
         fs.retries = 1      # s3fs's own loop: one try (this instance has our config, it is ours)
     return FileIO(fs, retry_policy=policy, **sizes), path.rstrip("/") or "/"
+
+
+# URL scheme -> the lance-duck extra that installs its fsspec filesystem
+EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs", "az": "azure", "abfs": "azure", "abfss": "azure",
+          "adl": "azure"}
+
+
+def missing_filesystem(uri: str, exc: ImportError) -> UnsupportedFeatureError:
+    """The error for a URL whose fsspec filesystem is not installed: the extra to install."""
+    scheme = uri.split("://", 1)[0].lower()
+    extra = EXTRAS.get(scheme)
+    fix = f"pip install 'lance-duck[{extra}]'" if extra else f"install the fsspec filesystem for {scheme}://"
+    return UnsupportedFeatureError(f"{uri}: reading {scheme}:// needs a package that is not installed ({exc}): {fix}")
 
 
 # storage_options keys read by lance_duck itself (not passed to fsspec): (FileIO argument, type, least value)

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Iterator, TypeVar
 
-from ..errors import ObjectStoreError
+from ..errors import CredentialsError, ObjectStoreError
 
 T = TypeVar("T")
 
@@ -82,8 +82,47 @@ def is_transient(exc: BaseException) -> bool:
     return False
 
 
+# A client that found no credentials to sign with (botocore's and google-auth's class names).
+CREDENTIAL_CLASSES = frozenset({"NoCredentialsError", "PartialCredentialsError", "CredentialRetrievalError",
+                                "NoAuthTokenError", "DefaultCredentialsError", "ClientAuthenticationError"})
+
+CREDENTIAL_FIX = {
+    "s3": "give them as storage_options (aws_access_key_id, aws_secret_access_key, aws_session_token, aws_region; "
+          "aws_endpoint for an S3-compatible store; on the CLI --storage-option KEY=VALUE) or the usual "
+          "environment (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, AWS_PROFILE); for a public bucket "
+          "storage_options={'anon': 'true'}",
+    "gs": "give them as storage_options (google_service_account / token) or GOOGLE_APPLICATION_CREDENTIALS",
+    "az": "give them as storage_options (account_name with account_key or sas_token) or the AZURE_STORAGE_* "
+          "environment",
+}
+
+
+def _credentials_cause(exc: BaseException) -> BaseException | None:
+    for e in _chain(exc):
+        if CREDENTIAL_CLASSES.intersection(c.__name__ for c in type(e).__mro__):
+            return e
+    return None
+
+
+def missing_credentials(exc: BaseException) -> bool:
+    """True when ``exc`` (or what caused it) says the client had no credentials to sign with."""
+    return _credentials_cause(exc) is not None
+
+
+def credentials_error(exc: BaseException, what: str) -> CredentialsError:
+    """The error naming ``what`` (as a URL) and how to give credentials for its store (told by the client)."""
+    cause = _credentials_cause(exc) or exc
+    module = type(cause).__module__
+    store = "gs" if module.startswith("google") else "az" if module.startswith("azure") else "s3"
+    url = what if "://" in what else f"{store}://{what.lstrip('/')}"
+    return CredentialsError(f"{url}: no credentials for the object store ({type(cause).__name__}: {cause}); "
+                            f"{CREDENTIAL_FIX[store]}")
+
+
 def store_error(exc: BaseException, what: str, tries: int) -> BaseException:
     """The error a user sees for a request on object ``what`` that failed with ``exc``."""
+    if missing_credentials(exc):
+        return credentials_error(exc, what)
     if isinstance(exc, FileNotFoundError):
         return FileNotFoundError(f"No such file: {what}")
     if isinstance(exc, PermissionError):
