@@ -15,10 +15,13 @@ find_python() {
       return 0
     fi
   done
-  echo "error: Python $want is needed (the tests run on the oldest and the newest supported Python) but" \
-       "no working python$want with the venv module was found on PATH, in ${PYENV_ROOT:-$HOME/.pyenv}/versions" \
-       "or /usr/bin. Install it (e.g. 'pyenv install $want', or 'apt-get install python$want python$want-venv')" \
-       "or point LANCE_DUCK_PYTHON_${want//./_} at one." >&2
+  echo "error: Python $want is needed (the full run also tests the oldest and the newest supported Python) but" \
+       "no working python$want with the venv module was found on PATH, in ${PYENV_ROOT:-$HOME/.pyenv}/versions," \
+       "/usr/local/bin or /usr/bin. Either run the suite on this Python only: 'bash scripts/test.sh tests';" \
+       "or install Python $want: with uv ('pip install uv && uv python install $want', then" \
+       "LANCE_DUCK_PYTHON_${want//./_}=\$(uv python find $want)), with pyenv ('pyenv install $want'), or where" \
+       "your distribution packages it ('apt-get install python$want python$want-venv'; Debian 12 has none:" \
+       "use uv or pyenv); or point LANCE_DUCK_PYTHON_${want//./_} at an interpreter." >&2
   return 1
 }
 

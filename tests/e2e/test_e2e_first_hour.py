@@ -234,6 +234,9 @@ def test_find_python_fails_naming_the_missing_version_and_the_fix():
                        capture_output=True, text=True, timeout=60)
     assert r.returncode != 0 and r.stdout == ""
     assert "Python 3.99 is needed" in r.stderr and "LANCE_DUCK_PYTHON_3_99" in r.stderr
+    # the way round on the main Python alone, and installs that work where apt has no such Python
+    assert "bash scripts/test.sh tests" in r.stderr and "uv python install 3.99" in r.stderr
+    assert "pyenv install 3.99" in r.stderr and "Debian 12" in r.stderr
 
 
 def test_venv_install_is_skipped_until_pyproject_changes(tmp_path):
