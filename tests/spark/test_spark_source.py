@@ -15,6 +15,8 @@ import pyarrow as pa
 import pytest
 from pyspark.errors import AnalysisException, PythonException
 
+from lance_duck.errors import InvalidArgumentError
+
 
 def _pylance(path, version=None, columns=None, filter=None) -> pa.Table:
     return lance.dataset(path, version=version).to_table(columns=columns, filter=filter)
@@ -287,16 +289,78 @@ def test_spark_runs_the_last_pushdown_for_every_scan_of_a_union(spark, history_t
     assert ids(_read(spark, history_table)) == want
 
 
-def test_push_filters_with_spark_pushdown_conf_off_is_refused_naming_the_conf(spark, history_table):
+def test_push_filters_with_spark_pushdown_conf_off_reads_without_pushdown(spark, history_table):
+    """register() reads the session's setting: with it off, pushFilters=true takes the plain reader (Spark
+    filters the rows) instead of failing; a setting changed after register() is refused by Spark, naming it."""
+    from lance_duck.integrations.spark import register
+
     conf = "spark.sql.python.filterPushdown.enabled"
     spark.conf.set(conf, "false")
     try:
         with pytest.raises(Exception, match=conf.replace(".", r"\.")):
             _read(spark, history_table, pushFilters="true").where("id < 10").count()
-        plain = _read(spark, history_table).where("id < 10")   # the default reads as always
-        assert plain.count() == lance.dataset(history_table).count_rows("id < 10")
+        register(spark)
+        pushed = _read(spark, history_table, pushFilters="true").where("id < 10")
+        assert pushed.count() == lance.dataset(history_table).count_rows("id < 10")
+        assert sorted(r.id for r in pushed.select("id").collect()) == \
+            sorted(lance.dataset(history_table).to_table(columns=["id"], filter="id < 10")["id"].to_pylist())
     finally:
         spark.conf.set(conf, "true")
+        register(spark)
+
+
+def test_the_short_name_lance_reads_like_lance_duck(spark, history_table):
+    from lance_duck.integrations.spark import register
+
+    assert register(spark) == ["lance_duck", "lance"]
+    got = spark.read.format("lance").option("version", "2").load(history_table)
+    _compare(got.orderBy("id"), _pylance(history_table, version=2).sort_by("id"))
+
+
+def test_reader_class_follows_the_session_settings():
+    from lance_duck.integrations.spark import LanceReader, LimitLanceReader, PushdownLanceReader, reader_class
+    from lance_duck.integrations.spark.reader import PushdownLimitLanceReader
+
+    assert reader_class(False, False) is LanceReader
+    assert reader_class(True, False) is PushdownLanceReader and not hasattr(PushdownLanceReader, "pushLimit")
+    assert reader_class(False, True) is LimitLanceReader and "pushFilters" not in vars(LimitLanceReader)
+    assert reader_class(True, True) is PushdownLimitLanceReader
+    assert hasattr(PushdownLimitLanceReader, "pushLimit") and hasattr(PushdownLimitLanceReader, "pushFilters")
+
+
+def test_pushed_limit_bounds_each_partition(history_table):
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    from lance_duck.integrations.spark import LanceReader, LimitLanceReader, parse_options
+
+    schema = StructType([StructField("id", LongType())])
+    reader = LimitLanceReader(parse_options({"path": history_table, "partition_rows": "50"}), schema)
+    assert reader.pushLimit(7) is True and reader.pushLimit(-1) is False
+    parts = reader.partitions()
+    assert len(parts) > 1
+    full = LanceReader(parse_options({"path": history_table, "partition_rows": "50"}), schema)
+    whole = [pa.Table.from_batches(list(full.read(p)), schema=pa.schema([("id", pa.int64())])) for p in parts]
+    assert [i for t in whole for i in t["id"].to_pylist()] == \
+        lance.dataset(history_table).to_table(columns=["id"])["id"].to_pylist()
+    for p, t in zip(parts, whole):
+        got = pa.Table.from_batches(list(reader.read(p)), schema=t.schema)
+        assert got["id"].to_pylist() == t["id"].to_pylist()[:7]
+
+
+def test_prune_columns_narrows_what_is_read(history_table):
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    from lance_duck.integrations.spark import LanceReader, parse_options
+
+    schema = StructType([StructField("id", LongType()), StructField("label", StringType())])
+    reader = LanceReader(parse_options({"path": history_table}), schema)
+    narrow = StructType([StructField("label", StringType())])
+    assert reader.pruneColumns(narrow) is narrow
+    got = pa.Table.from_batches([b for p in reader.partitions() for b in reader.read(p)])
+    assert got.column_names == ["label"]
+    assert got["label"].to_pylist() == lance.dataset(history_table).to_table(columns=["label"])["label"].to_pylist()
+    with pytest.raises(InvalidArgumentError, match="nope"):
+        reader.pruneColumns(StructType([StructField("nope", LongType())]))
 
 
 def test_pushdown_reader_keeps_translatable_filters_and_returns_the_rest(history_table):

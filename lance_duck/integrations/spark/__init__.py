@@ -3,7 +3,7 @@
 Usage::
 
     from lance_duck.integrations.spark import register
-    register(spark)                       # format name "lance_duck"
+    register(spark)                       # format names "lance_duck" and "lance" (when no other source has it)
     df = (spark.read.format("lance_duck")
           .option("version", "3")          # or a tag name; see README "Spark" for every option
           .option("columns", "id, amount") # Spark 4.x pushes no column pruning to Python sources
@@ -15,8 +15,12 @@ pylance's dialect, applied exactly), ``batch_size``, ``partition_rows`` / ``part
 ``pushFilters``, ``storage_options.<key>``. The version is pinned when the read is planned.
 
 Spark's filter pushdown is opt-in (``pushFilters=true`` plus
-``spark.sql.python.filterPushdown.enabled=true``; with ``pushFilters=true`` and that conf off, Spark
-refuses the read at planning with ``DATA_SOURCE_PUSHDOWN_DISABLED``). It cannot be made safe from the
+``spark.sql.python.filterPushdown.enabled=true``). The reader class follows the session's settings as
+:func:`register` read them: with that conf off, ``pushFilters=true`` reads without pushdown (Spark filters
+the rows itself) instead of failing; a conf changed after :func:`register` needs :func:`register` again
+(else Spark refuses at planning with ``DATA_SOURCE_PUSHDOWN_DISABLED``). Spark 5's LIMIT hint
+(``spark.sql.python.limitPushdown.enabled``) is taken the same way: each partition stops after that many
+rows. ``pruneColumns(schema)`` (Sail's hook; Spark never calls it) narrows the columns read. It cannot be made safe from the
 source on Spark 4.3.0 (read in the jar with ``javap -c -p``, classes in
 ``org.apache.spark.sql.execution.datasources.v2.python``):
 
@@ -44,12 +48,14 @@ from pyspark.sql.datasource import DataSource
 from .filters import spark_filter_to_expression
 from .options import ReadOptions, parse_options
 from .partitions import LancePartition, plan_partitions
-from .reader import LanceReader, PushdownLanceReader, table_schema
+from .reader import LanceReader, LimitLanceReader, PushdownLanceReader, reader_class, table_schema
 from .types import conform, spark_arrow_schema, spark_arrow_type
 
 FORMAT_NAME = "lance_duck"
+SHORT_NAME = "lance"      # what lance-spark users type
 
-__all__ = ["FORMAT_NAME", "LanceDataSource", "LancePartition", "LanceReader", "PushdownLanceReader",
+__all__ = ["FORMAT_NAME", "SHORT_NAME", "LanceDataSource", "LancePartition", "LanceReader", "LimitLanceReader",
+           "PushdownLanceReader", "reader_class",
            "ReadOptions", "conform", "parse_options", "plan_partitions", "register",
            "spark_arrow_schema", "spark_arrow_type", "spark_filter_to_expression"]
 
@@ -59,6 +65,9 @@ class LanceDataSource(DataSource):
 
     # cores of the session (set by :func:`register`); sizes the default partitions
     cores: int | None = None
+    # the session's Python-source pushdown settings, as :func:`register` read them
+    filter_pushdown: bool = False
+    limit_pushdown: bool = False
 
     @classmethod
     def name(cls) -> str:
@@ -72,15 +81,57 @@ class LanceDataSource(DataSource):
 
     def reader(self, schema):
         opts = parse_options(self.options)
-        cls = PushdownLanceReader if opts.push_filters else LanceReader
+        cls = reader_class(opts.push_filters and self.filter_pushdown, self.limit_pushdown)
         return cls(opts, schema, cores=self.cores)
 
 
-def register(spark) -> None:
-    """Register the ``lance_duck`` format on a SparkSession (remembering its default parallelism)."""
+FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+LIMIT_PUSHDOWN_CONF = "spark.sql.python.limitPushdown.enabled"     # Spark 5
+
+
+def register(spark) -> list[str]:
+    """Register the source on a SparkSession as ``lance_duck``, and as ``lance`` when no other source has
+    that name (lance-spark's JVM connector, when installed, keeps it). Remembers the session's default
+    parallelism and its pushdown settings (call again after changing them). Returns the names registered.
+
+    Example:
+        >>> from lance_duck.integrations.spark import register
+        >>> register(spark)                                                  # doctest: +SKIP
+        ['lance_duck', 'lance']
+    """
     try:
         cores = int(spark.sparkContext.defaultParallelism)
     except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext: size by the driver's cores
         cores = None
-    source = type("RegisteredLanceDataSource", (LanceDataSource,), {"cores": cores, "__module__": __name__})
-    spark.dataSource.register(source)
+    settings = {"cores": cores, "filter_pushdown": _conf_on(spark, FILTER_PUSHDOWN_CONF),
+                "limit_pushdown": _conf_on(spark, LIMIT_PUSHDOWN_CONF), "__module__": __name__}
+    names = [FORMAT_NAME]
+    spark.dataSource.register(type("RegisteredLanceDataSource", (LanceDataSource,), settings))
+    if _short_name_free(spark, SHORT_NAME):
+        spark.dataSource.register(type("RegisteredLanceShortName", (LanceDataSource,),
+                                       {**settings, "name": classmethod(lambda cls: SHORT_NAME)}))
+        names.append(SHORT_NAME)
+    return names
+
+
+def _conf_on(spark, key: str) -> bool:
+    try:
+        return str(spark.conf.get(key, "false")).strip().lower() == "true"
+    except Exception:  # noqa: BLE001 - a key this Spark does not know
+        return False
+
+
+def _short_name_free(spark, name: str) -> bool:
+    """True when no source but ours answers to ``name`` (a JVM connector such as lance-spark wins)."""
+    try:
+        jvm, jsession = spark._jvm, spark._jsparkSession
+    except AttributeError:     # Spark Connect: no JVM to ask; another source would be registered there
+        return True
+    if jvm is None:
+        return True
+    try:
+        lookup = jvm.org.apache.spark.sql.execution.datasources.DataSource.lookupDataSource
+        found = lookup(name, jsession.sessionState().conf())
+    except Exception:  # noqa: BLE001 - not found (ClassNotFoundException through py4j)
+        return True
+    return "PythonDataSource" in str(found.getName()) or "python" in str(found.getName()).lower()

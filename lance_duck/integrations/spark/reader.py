@@ -76,6 +76,26 @@ class LanceReader(DataSourceReader):
         if opts.filter is not None:
             ds.filter(opts.filter)   # parse and bind now: a bad filter fails planning, naming it
         self.filters: list[Any] = []
+        self.limit: int | None = None     # a pushed LIMIT (LimitLanceReader): rows each partition returns at most
+
+    def pruneColumns(self, schema):  # noqa: N802 (the name Sail calls; Spark 4.3 never calls it)
+        """Read only the columns of ``schema`` (a subset of the planned one, any order); returns it.
+
+        Raises:
+            InvalidArgumentError: a column the planned schema does not have, or another type.
+        """
+        wanted = list(schema.fieldNames())
+        unknown = [c for c in wanted if c not in self.columns]
+        if unknown:
+            raise InvalidArgumentError(f"pruneColumns: {', '.join(unknown)} not among the columns read "
+                                       f"({', '.join(self.columns)}) from {self.opts.path}")
+        target = to_arrow_schema(schema, timezone="UTC", prefers_large_types=False)
+        for name in wanted:
+            if not target.field(name).type.equals(self.target.field(name).type):
+                raise InvalidArgumentError(f"pruneColumns: column {name} is {self.target.field(name).type} here, "
+                                           f"not {target.field(name).type}")
+        self.columns, self.target = wanted, target
+        return schema
 
     def partitions(self) -> Sequence[InputPartition]:
         ds = open_dataset(self.opts, self.version, self.branch)
@@ -96,17 +116,35 @@ class LanceReader(DataSourceReader):
             if not self.columns:
                 # no column asked for (a user ``.schema`` with none): only row counts cross to Spark
                 n = count_row_ranges(ds, pieces, filter=self._pushed())
+                n = n if self.limit is None else min(n, self.limit)
                 for start in range(0, n, self.opts.batch_size):
                     yield _rows_only(min(self.opts.batch_size, n - start))
                 return
             decode_rows = max(self.opts.batch_size, MIN_DECODE_ROWS)
+            left = self.limit
             for batch in scan_row_ranges(ds, pieces, columns=self.columns, filter=self._pushed(),
                                          batch_size=decode_rows):
+                if left is not None:
+                    batch = batch.slice(0, left)
+                    left -= batch.num_rows
                 yield from _bounded(conform(batch, self.target), self.opts.batch_size)
+                if left == 0:
+                    return
         except LanceDuckError as exc:
             # Spark shows the worker's traceback; the last line names the type and message
             raise type(exc)(f"{type(exc).__name__}: {exc} (table {self.opts.path}, version {self.version})") \
                 from None
+
+
+class LimitLanceReader(LanceReader):
+    """LanceReader that takes Spark's pushed LIMIT (Spark 5, ``spark.sql.python.limitPushdown.enabled``):
+    each partition stops after that many rows; Spark still applies the limit itself (a hint)."""
+
+    def pushLimit(self, limit: int) -> bool:  # noqa: N802 (Spark's name)
+        if limit < 0:
+            return False
+        self.limit = int(limit)
+        return True
 
 
 class PushdownLanceReader(LanceReader):
@@ -169,3 +207,14 @@ def _same_type(a: pa.DataType, b: pa.DataType) -> bool:
     if pa.types.is_map(a) and pa.types.is_map(b):
         return _same_type(a.key_type, b.key_type) and _same_type(a.item_type, b.item_type)
     return a.equals(b)
+
+
+class PushdownLimitLanceReader(PushdownLanceReader, LimitLanceReader):
+    """Both pushdowns: Spark's filters and its LIMIT hint."""
+
+
+def reader_class(push_filters: bool, push_limit: bool) -> type[LanceReader]:
+    """The reader for what the session lets a Python source accept (Spark refuses a reader that defines a
+    pushdown method whose setting is off, so only the enabled ones are defined)."""
+    return {(False, False): LanceReader, (True, False): PushdownLanceReader,
+            (False, True): LimitLanceReader, (True, True): PushdownLimitLanceReader}[(push_filters, push_limit)]
