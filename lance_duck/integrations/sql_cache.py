@@ -33,6 +33,7 @@ from typing import Any, Callable, Generic, Hashable, TypeVar
 
 import duckdb
 
+from ..errors import NotFoundError
 from ..io.fs import FileIO, open_io
 from ..scan.dataset import LanceDataset
 from ..table.refs import read_tag
@@ -158,10 +159,16 @@ def table(uri: str, version: Any, asof: Any, branch: str | None, options: Option
         got = _tables.get(key)
         if got is not None:
             return got
-        ds = open_version(v)
-        if ds.version == v:
-            return _tables.put(key, wrap(ds))
-        return wrap(ds)
+        try:
+            ds = open_version(v)
+        except (NotFoundError, FileNotFoundError):
+            if version is not None:
+                raise
+            ds = None   # the latest listed was cleaned up since (a newer one exists): open afresh
+        if ds is not None:
+            if ds.version == v:
+                return _tables.put(key, wrap(ds))
+            return wrap(ds)
     ds = open_version(None)                      # opened in full: kept while its manifest is the same
     full_key = (uri, options, ds.branch, ds.version, "full")
     got = _tables.get(full_key)

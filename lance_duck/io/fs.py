@@ -58,8 +58,27 @@ TAIL_CACHE_BYTES = 64 * 1024 * 1024
 # Whole immutable remote files (manifests, deletion files) kept per process (bytes), keyed by
 # (filesystem, path[, size]): a second query on the same version reads no metadata again.
 WHOLE_CACHE_BYTES = 64 * 1024 * 1024
+# Listings of a remote directory tried before listing its names and describing each entry
+# (a store whose detailed listing fails when an entry vanishes meanwhile).
+LIST_ATTEMPTS = 3
 # Longest a read waits for a prefetch of the same tail before fetching it itself (seconds).
 PREFETCH_WAIT = 60.0
+
+
+def _scan_local(path: str) -> list[tuple[str, int | None]]:
+    """(name, size or None for a directory) of a local directory's entries; [] when it does not exist."""
+    try:
+        it = os.scandir(path)
+    except FileNotFoundError:
+        return []
+    out = []
+    with it:
+        for e in it:
+            try:
+                out.append((e.name, None if e.is_dir() else e.stat().st_size))
+            except FileNotFoundError:   # removed since the directory was read: not an entry any more
+                continue
+    return out
 
 
 def open_io(uri: str | os.PathLike, storage_options: dict[str, Any] | None = None) -> tuple["FileIO", str]:
@@ -215,29 +234,48 @@ class FileIO:
 
     # -- listing and small files -----------------------------------------------------------
     def list_names(self, path: str) -> list[tuple[str, int | None]]:
-        """(name, size) of the entries of a directory; [] if it does not exist.
+        """(name, size) of the entries of a directory (size None: a subdirectory); [] if it does not exist.
 
-        Listings are never served from fsspec's directory cache (s3fs etc. keep one per
-        filesystem instance, and instances are shared), so a new version is always seen.
+        An entry removed between the listing and its size (a writer's temporary file, a version
+        cleaned up) is left out: it never empties the listing. Listings are never served from
+        fsspec's directory cache (s3fs etc. keep one per filesystem instance, and instances are
+        shared), so a new version is always seen.
         """
         if self.is_local:   # one scandir: fsspec's ls stats every entry through Python
+            return _scan_local(path)
+        for _ in range(LIST_ATTEMPTS):
             try:
-                with os.scandir(path) as it:
-                    return [(e.name, None if e.is_dir() else e.stat().st_size) for e in it]
+                entries = self.call(lambda: self._ls(path, True), path)
+                break
             except FileNotFoundError:
-                return []
-        try:
-            self.fs.invalidate_cache(path)
-        except Exception:  # noqa: BLE001 - a filesystem without a cache
-            pass
-        try:
-            entries = self.call(lambda: self.fs.ls(path, detail=True), path)
-        except FileNotFoundError:
-            return []
+                # the directory is gone, or an entry vanished while the store described it
+                if not self.call(lambda: self.fs.isdir(path), path):
+                    return []
+        else:
+            entries = self._ls_each(path)
         out = []
         for e in entries:
             name = posixpath.basename(e["name"].rstrip("/"))
             out.append((name, e.get("size") if e.get("type") != "directory" else None))
+        return out
+
+    def _ls(self, path: str, detail: bool) -> list:
+        try:
+            self.fs.invalidate_cache(path)
+        except Exception:  # noqa: BLE001 - a filesystem without a cache
+            pass
+        return self.fs.ls(path, detail=detail)
+
+    def _ls_each(self, path: str) -> list[dict]:
+        """The entries of an existing directory whose detailed listing keeps failing on entries
+        that vanish: its names, then each one's details (the vanished ones left out)."""
+        out = []
+        for name in self.call(lambda: self._ls(path, False), path):
+            name = name if isinstance(name, str) else name["name"]
+            try:
+                out.append(self.call(lambda: self.fs.info(name), name))
+            except FileNotFoundError:
+                continue
         return out
 
     def exists(self, path: str) -> bool:

@@ -192,7 +192,24 @@ class _Incremental:
 
 
 def list_version_infos(io, dataset_dir: str) -> list[dict[str, Any]]:
-    """Every version of a dataset directory, like pylance's ``ds.versions()`` (oldest first)."""
+    """Every version of a dataset directory, like pylance's ``ds.versions()`` (oldest first).
+
+    A manifest removed while they are read (a cleanup of old versions) makes the listing start again.
+    """
+    for attempt in range(LIST_ATTEMPTS):
+        try:
+            return _version_infos(io, dataset_dir)
+        except FileNotFoundError:
+            if attempt == LIST_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+# Listings of _versions/ tried when manifests keep vanishing while they are read.
+LIST_ATTEMPTS = 5
+
+
+def _version_infos(io, dataset_dir: str) -> list[dict[str, Any]]:
     vdir = io.join(dataset_dir, VERSIONS_DIR)
     entries = list_versions(io, dataset_dir)
     paths = [io.join(vdir, e.name) for e in entries]

@@ -146,7 +146,11 @@ def _list_refs(io, folder: str, kind: str, parse, decode=lambda n: n) -> dict[st
         if size is None or not fname.endswith(".json"):
             continue
         path = io.join(folder, fname)
-        out[decode(fname[: -len(".json")])] = parse(_read_json(io, path, kind), path)
+        try:
+            doc = _read_json(io, path, kind)
+        except FileNotFoundError:   # deleted since the listing: no longer a ref
+            continue
+        out[decode(fname[: -len(".json")])] = parse(doc, path)
     return out
 
 

@@ -71,6 +71,27 @@ def _open(uri: str, io: FileIO, root: str, version, asof, branch: str | None) ->
         mf = _read_by_name(io, io.join(ddir, VERSIONS_DIR), version)
         if mf is not None:
             return Snapshot(uri, io, root, branch, ddir, mf)
+    for attempt in range(LATEST_ATTEMPTS - 1):
+        try:
+            return Snapshot(uri, io, root, branch, ddir, _resolve(uri, io, root, branch, ddir, version, asof, where))
+        except _Vanished:
+            # the manifest chosen was removed after the listing (a cleanup of old versions, which
+            # never removes the latest): list again -- a newer version was committed meanwhile
+            continue
+    return Snapshot(uri, io, root, branch, ddir, _resolve(uri, io, root, branch, ddir, version, asof, where))
+
+
+class _Vanished(FileNotFoundError):
+    """The latest manifest listed was gone when it was read."""
+
+
+# Listings of _versions/ tried when the latest manifest listed keeps vanishing before it is read.
+LATEST_ATTEMPTS = 5
+
+
+def _resolve(uri: str, io: FileIO, root: str, branch: str | None, ddir: str, version, asof,
+             where: str) -> ManifestFile:
+    """The manifest a (branch, version | asof | latest) reference names, from a listing of ``_versions/``."""
     try:
         entries = list_versions(io, ddir)
     except NotADirectoryError:
@@ -84,20 +105,23 @@ def _open(uri: str, io: FileIO, root: str, version, asof, branch: str | None) ->
         raise FileNotFoundError(f"Not a Lance table: no manifests in {io.join(root, VERSIONS_DIR)}")
     vdir = io.join(ddir, VERSIONS_DIR)
     if asof is not None:
-        mf = resolve_asof(io, vdir, entries, normalize_asof(asof), where)
-    else:
-        found = entries[-1] if version is None else next((e for e in entries if e.version == version), None)
-        if found is None:
-            have = [e.version for e in entries]
-            shown: list[object] = list(have) if len(have) <= 12 else [*have[:5], "...", *have[-5:]]
-            raise VersionNotFoundError(f"version {version} does not exist{where} in {uri} "
-                                       f"(versions present: {shown})")
-        entry = found
-        mf = read_manifest(io, io.join(vdir, entry.name), entry.size)
-        if mf.manifest.version != entry.version:
-            raise CorruptFileError(f"{mf.path}: file name says version {entry.version}, "
-                                   f"the manifest says {mf.manifest.version}")
-    return Snapshot(uri, io, root, branch, ddir, mf)
+        return resolve_asof(io, vdir, entries, normalize_asof(asof), where)
+    found = entries[-1] if version is None else next((e for e in entries if e.version == version), None)
+    if found is None:
+        have = [e.version for e in entries]
+        shown: list[object] = list(have) if len(have) <= 12 else [*have[:5], "...", *have[-5:]]
+        raise VersionNotFoundError(f"version {version} does not exist{where} in {uri} "
+                                   f"(versions present: {shown})")
+    try:
+        mf = read_manifest(io, io.join(vdir, found.name), found.size)
+    except FileNotFoundError as exc:
+        if version is None:
+            raise _Vanished(str(exc)) from exc
+        raise
+    if mf.manifest.version != found.version:
+        raise CorruptFileError(f"{mf.path}: file name says version {found.version}, "
+                               f"the manifest says {mf.manifest.version}")
+    return mf
 
 
 def _read_by_name(io: FileIO, vdir: str, version: int) -> ManifestFile | None:
