@@ -171,6 +171,7 @@ class ChangeFeed:
         self.schema = pa.schema([*(data_schema.field(n) for n in data_names), *META_FIELDS])
         self._ids = {f.name: f.id for f in to.schema.fields}
         self._snaps: dict[int, Snapshot] = {end: to}
+        self._last: CommitChanges | None = None
 
     @property
     def versions(self) -> range:
@@ -186,8 +187,13 @@ class ChangeFeed:
         return s
 
     def commit(self, version: int) -> CommitChanges:
-        """The changed rows of one commit of the range (metadata only is read)."""
-        return diff_commit(self.snapshot(version - 1), self.snapshot(version))  # type: ignore[arg-type]
+        """The changed rows of one commit of the range (metadata only is read; the last one kept)."""
+        last = self._last
+        if last is not None and last.version == version:
+            return last
+        c = diff_commit(self.snapshot(version - 1), self.snapshot(version))  # type: ignore[arg-type]
+        self._last = c
+        return c
 
     def batches(self, pieces: Sequence[tuple[int, int, int]] | None = None) -> Iterator[pa.RecordBatch]:
         """The output batches of every commit, or of ``pieces`` ((version, first row, end row) of a
