@@ -63,23 +63,40 @@ def _empty() -> tuple[np.ndarray, ...]:
             np.empty(0, np.int64))
 
 
-def _rows_of(frags) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(row id, last-updated version, fragment id, offset) of the live rows of ``frags``."""
-    ids, upd, fid, off = [], [], [], []
-    for f in frags:
-        live = live_offsets(f)
-        ids.append(np.asarray(row_ids(f))[live])
-        upd.append(row_versions(f)[1][live])
-        fid.append(np.full(len(live), f.id, np.int64))
-        off.append(live)
-    if not ids:
-        return np.empty(0, np.uint64), np.empty(0, np.uint64), np.empty(0, np.int64), np.empty(0, np.int64)
-    return (np.concatenate(ids).astype(np.uint64), np.concatenate(upd).astype(np.uint64),
-            np.concatenate(fid), np.concatenate(off))
+class _Rows:
+    """Rows of one side of a commit, gathered per fragment: row id, last-updated version, where."""
+
+    def __init__(self) -> None:
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def add(self, frag, offsets: np.ndarray) -> None:
+        if not len(offsets):
+            return
+        self.parts.append((np.asarray(row_ids(frag))[offsets], row_versions(frag)[1][offsets],
+                           np.full(len(offsets), frag.id, np.int64), offsets.astype(np.int64)))
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        if not self.parts:
+            return np.empty(0, np.uint64), np.empty(0, np.uint64), np.empty(0, np.int64), np.empty(0, np.int64)
+        return tuple(np.concatenate([p[i] for p in self.parts]) for i in range(4))  # type: ignore[return-value]
+
+
+def _without_deletions(pb):
+    c = type(pb)()
+    c.CopyFrom(pb)
+    c.ClearField("deletion_file")
+    return c
 
 
 def diff_commit(prev: Snapshot | None, cur: Snapshot) -> CommitChanges:
-    """The changes ``cur``'s commit made to ``prev`` (None: the commit made the first version)."""
+    """The changes ``cur``'s commit made to ``prev`` (None: the commit made the first version).
+
+    Only what differs is looked at: a fragment whose manifest entry is unchanged, nothing; one whose
+    deletion file alone changed, the offsets its deletions gained or lost (both deletion files);
+    a vanished or new fragment, its live rows; a fragment whose data files or row versions changed
+    (add_columns, ...), its rows live in both versions too. Rows lost and gained are then matched by
+    stable row id: a row moved by a rewrite or an update keeps its id.
+    """
     txn = read_transaction(cur)
     kind = operation_kind(txn)
     ts_us = cur.timestamp_ns // 1000
@@ -88,49 +105,62 @@ def diff_commit(prev: Snapshot | None, cur: Snapshot) -> CommitChanges:
         return CommitChanges(cur.version, ts_us, kind, prev, cur, *_empty())
     old = {} if prev is None else {f.id: f for f in prev.fragments}
     new = {g.id: g for g in cur.fragments}
-    if kind in ("overwrite", "clone") or prev is None:
-        gone, came = list(old.values()), list(new.values())
-        match = False
-    else:
-        gone = [f for f in old.values() if f.id not in new or new[f.id].pb != f.pb]
-        came = [g for g in new.values() if g.id not in old or old[g.id].pb != g.pb]
-        match = True
-    for side, frags in ((0, gone), (1, came)):
-        for f in frags:
-            trace.record("changes:fragment", (cur.version, side, f.id))
-    ids_p, upd_p, fid_p, off_p = _rows_of(gone)
-    ids_c, upd_c, fid_c, off_c = _rows_of(came)
     stable = prev is not None and prev.has_stable_row_ids and cur.has_stable_row_ids
+    everything = kind in ("overwrite", "clone") or prev is None
+    lost, gained = _Rows(), _Rows()                      # from prev / from cur
+    both_p, both_c = _Rows(), _Rows()                    # same fragment and offset, contents may differ
+    for f in old.values():
+        g = None if everything else new.get(f.id)
+        if g is not None and g.pb == f.pb:
+            continue
+        trace.record("changes:fragment", (cur.version, 0, f.id))
+        if g is None or g.physical_rows != f.physical_rows:
+            lost.add(f, live_offsets(f))
+            continue
+        dp, dc = f.deleted_offsets(), g.deleted_offsets()
+        lost.add(f, np.setdiff1d(dc, dp, assume_unique=True))
+        gained.add(g, np.setdiff1d(dp, dc, assume_unique=True))
+        if _without_deletions(f.pb) != _without_deletions(g.pb):
+            live = np.setdiff1d(np.arange(f.physical_rows, dtype=np.int64), np.union1d(dp, dc), assume_unique=True)
+            both_p.add(f, live)
+            both_c.add(g, live)
+    for g in new.values():
+        f = None if everything else old.get(g.id)
+        if f is not None and (f.pb == g.pb or f.physical_rows == g.physical_rows):
+            continue                                     # unchanged, or handled with its prev entry
+        trace.record("changes:fragment", (cur.version, 1, g.id))
+        gained.add(g, live_offsets(g))
+    ids_p, upd_p, fid_p, off_p = lost.arrays()
+    ids_c, upd_c, fid_c, off_c = gained.arrays()
     parts: list[tuple] = []        # (code, rowid, side, fragment, offset) arrays
 
-    def add(code: int, sel_side: int, idx: np.ndarray) -> None:
-        if not len(idx):
-            return
-        ids, fid, off = (ids_p, fid_p, off_p) if sel_side == 0 else (ids_c, fid_c, off_c)
-        parts.append((np.full(len(idx), code, np.int8), ids[idx], np.full(len(idx), sel_side, np.int8),
-                      fid[idx], off[idx]))
+    def add(code: int, side: int, ids, fid, off, idx: np.ndarray | None = None) -> None:
+        if idx is not None:
+            ids, fid, off = ids[idx], fid[idx], off[idx]
+        if len(ids):
+            parts.append((np.full(len(ids), code, np.int8), ids.astype(np.uint64),
+                          np.full(len(ids), side, np.int8), fid, off))
 
-    if match:
+    if stable and not everything:
         _, ip, ic = np.intersect1d(ids_p, ids_c, assume_unique=True, return_indices=True)
+        moved = upd_p[ip] != upd_c[ic]                   # same id, new version: an update (else a rewrite)
+        add(PRE, 0, ids_p, fid_p, off_p, ip[moved])
+        add(POST, 1, ids_c, fid_c, off_c, ic[moved])
+        add(DELETE, 0, ids_p, fid_p, off_p, np.setdiff1d(np.arange(len(ids_p)), ip, assume_unique=True))
+        add(INSERT, 1, ids_c, fid_c, off_c, np.setdiff1d(np.arange(len(ids_c)), ic, assume_unique=True))
     else:
-        ip = ic = np.empty(0, np.int64)
-    only_p = np.setdiff1d(np.arange(len(ids_p)), ip, assume_unique=True)
-    only_c = np.setdiff1d(np.arange(len(ids_c)), ic, assume_unique=True)
-    add(DELETE, 0, only_p)
-    add(INSERT, 1, only_c)
-    if len(ip):
+        add(DELETE, 0, ids_p, fid_p, off_p)
+        add(INSERT, 1, ids_c, fid_c, off_c)
+    bp_ids, bp_upd, bp_fid, bp_off = both_p.arrays()
+    bc_ids, bc_upd, bc_fid, bc_off = both_c.arrays()
+    if len(bp_ids):
         if stable:
-            changed = upd_p[ip] != upd_c[ic]
-            add(PRE, 0, ip[changed])
-            add(POST, 1, ic[changed])
+            changed = bp_upd != bc_upd
+            add(PRE, 0, bp_ids, bp_fid, bp_off, changed)
+            add(POST, 1, bc_ids, bc_fid, bc_off, changed)
         else:
-            # same address in both: a change only where the fragment's data files changed
-            assert prev is not None
-            frag_ids = np.unique(fid_p[ip])
-            moved = np.array([list(old[int(a)].pb.files) != list(new[int(a)].pb.files) for a in frag_ids], dtype=bool)
-            changed = np.isin(fid_p[ip], frag_ids[moved])
-            add(DELETE, 0, ip[changed])
-            add(INSERT, 1, ic[changed])
+            add(DELETE, 0, bp_ids, bp_fid, bp_off)
+            add(INSERT, 1, bc_ids, bc_fid, bc_off)
     if not parts:
         return CommitChanges(cur.version, ts_us, kind, prev, cur, *_empty())
     cols = [np.concatenate([p[i] for p in parts]) for i in range(5)]
