@@ -124,12 +124,12 @@ def diff_commit(prev: Snapshot | None, cur: Snapshot) -> CommitChanges:
             live = np.setdiff1d(np.arange(f.physical_rows, dtype=np.int64), np.union1d(dp, dc), assume_unique=True)
             both_p.add(f, live)
             both_c.add(g, live)
-    for g in new.values():
-        f = None if everything else old.get(g.id)
-        if f is not None and (f.pb == g.pb or f.physical_rows == g.physical_rows):
+    for h in new.values():
+        e = None if everything else old.get(h.id)
+        if e is not None and (e.pb == h.pb or e.physical_rows == h.physical_rows):
             continue                                     # unchanged, or handled with its prev entry
-        trace.record("changes:fragment", (cur.version, 1, g.id))
-        gained.add(g, live_offsets(g))
+        trace.record("changes:fragment", (cur.version, 1, h.id))
+        gained.add(h, live_offsets(h))
     ids_p, upd_p, fid_p, off_p = lost.arrays()
     ids_c, upd_c, fid_c, off_c = gained.arrays()
     parts: list[tuple] = []        # (code, rowid, side, fragment, offset) arrays
