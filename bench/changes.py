@@ -35,6 +35,9 @@ from _common import interleaved, write_table  # noqa: E402
 from duckdb_queries import make_table  # noqa: E402
 
 
+LIKE_DELTA = "_change_type IN ('insert', 'update_postimage')"
+
+
 def prepare(d: str, n: int) -> tuple[str, int]:
     import lance
     path = os.path.join(d, f"changes_{n}.lance")
@@ -119,6 +122,12 @@ def main() -> None:
     def ours():
         return lance_duck.changes(path, v, v + 1).read_all()
 
+    def ours_like_delta():
+        # what delta() returns: inserted rows and updated rows as they are now, deleted ids
+        rows = lance_duck.changes(path, v, v + 1, filter=LIKE_DELTA).read_all()
+        ids = lance_duck.changes(path, v, v + 1, columns=[], filter="_change_type = 'delete'").read_all()
+        return rows, ids
+
     def theirs():
         d = lance.dataset(path).delta(begin_version=v, end_version=v + 1)
         return (d.get_inserted_rows().read_all(), d.get_updated_rows().read_all(), d.get_deleted_row_ids().read_all())
@@ -159,19 +168,26 @@ def main() -> None:
             return time.perf_counter() - t0, 0.0
         return run
 
-    res = interleaved({"changes": timed(ours), "delta": timed(theirs), "diff": timed(full_diff)}, args.runs)
+    counter.reset()
+    ours_like_delta()
+    read_like = dict(counter.counts)
+    res = interleaved({"changes": timed(ours), "like": timed(ours_like_delta), "delta": timed(theirs),
+                       "diff": timed(full_diff)}, args.runs)
     with open("/proc/loadavg") as f:
         load = f.read().split()[:3]
     data_total = sum(os.path.getsize(os.path.join(path, "data", p)) for p in os.listdir(os.path.join(path, "data")))
     print(f"rows {args.rows}, commit v{v}->v{v + 1}: {len(mine['insert'])} inserted, "
           f"{len(mine['update_postimage'])} updated, {len(mine['delete'])} deleted; load average {' '.join(load)}")
-    c, dl, df = res["changes"][0], res["delta"][0], res["diff"][0]
-    print(f"{'changes(v, v+1)':<22} {c * 1e3:10.1f} ms")
+    c, lk, dl, df = res["changes"][0], res["like"][0], res["delta"][0], res["diff"][0]
+    print(f"{'changes(v, v+1)':<22} {c * 1e3:10.1f} ms   (pre-images and deleted rows' values included)")
+    print(f"{'changes(..., filter)':<22} {lk * 1e3:10.1f} ms   (delta()'s content: {LIKE_DELTA}, + deleted ids); "
+          f"/ delta = {lk / dl:.3f}x")
     print(f"{'pylance delta()':<22} {dl * 1e3:10.1f} ms   changes / delta = {c / dl:.3f}x (target <= 1.0)")
     print(f"{'full diff in DuckDB':<22} {df * 1e3:10.1f} ms   changes / diff  = {c / df:.4f}x (target <= 0.05)")
     data = read.get("/data/", 0)
     print(f"bytes read by changes(): data {data:,}, deletions {read.get('/_deletions/', 0):,}, manifests "
           f"{read.get('/_versions/', 0):,}, transactions {read.get('/_transactions/', 0):,}, other {read.get('other', 0):,}")
+    print(f"bytes read with the delta()-like filter: data {read_like.get('/data/', 0):,}")
     print(f"changed fragments' data files: {changed:,} bytes (of {data_total:,}); data read / changed = "
           f"{data / max(changed, 1):.3f}x (target <= 2)")
 

@@ -197,6 +197,7 @@ class ChangeFeed:
         self.filter = compile_filter(filter, full) if filter is not None else None
         need = set(data_names) | (set(self.filter.columns) if self.filter is not None else set())
         self.read_names = [n for n in data_schema.names if n in need]
+        self._meta_filter = self.filter is not None and set(self.filter.columns) <= set(META_NAMES)
         self.read_schema = pa.schema([*(data_schema.field(n) for n in self.read_names), *META_FIELDS])
         self.schema = pa.schema([*(data_schema.field(n) for n in data_names), *META_FIELDS])
         self._ids = {f.name: f.id for f in to.schema.fields}
@@ -240,40 +241,52 @@ class ChangeFeed:
                 yield from self._emit(c, a, min(hi, len(c), a + BATCH_ROWS))
 
     def _emit(self, c: CommitChanges, lo: int, hi: int) -> Iterator[pa.RecordBatch]:
-        n = hi - lo
-        if n <= 0:
+        sel = np.arange(lo, hi, dtype=np.int64)
+        if not len(sel):
             return
-        side, frag, off = c.side[lo:hi], c.fragment[lo:hi], c.offset[lo:hi]
-        pos = np.empty(n, np.int64)
-        tables: list[pa.Table] = []
-        done = 0
-        key = side.astype(np.int64) << 40 | frag
-        for k in np.unique(key):
-            idx = np.flatnonzero(key == k)
-            s = int(k >> 40)
-            snap = c.prev if s == 0 else c.cur
-            assert snap is not None
-            fragment = snap.fragment(int(k & ((1 << 40) - 1)))
-            uniq, inv = np.unique(off[idx], return_inverse=True)
-            trace.record("changes:read", (c.version, snap.version, fragment.id, len(uniq)))
-            tables.append(self._read(snap, fragment, uniq))
-            pos[idx] = done + inv
-            done += len(uniq)
-        data = pa.concat_tables(tables).take(pa.array(pos)) if tables else None
-        codes = c.code[lo:hi]
-        meta = [pa.array(np.asarray(CHANGE_TYPES, dtype=object)[codes], pa.string()),
-                pa.array(np.full(n, c.version, np.int64)),
-                pa.array(np.full(n, c.timestamp_us, np.int64)).cast(META_FIELDS[2].type),
-                pa.array(c.rowid[lo:hi], pa.uint64())]
-        cols = [] if data is None else [data.column(i).combine_chunks() for i in range(data.num_columns)]
-        batch = pa.RecordBatch.from_arrays([*cols, *meta], schema=self.read_schema)
-        if self.filter is not None:
+        if self._meta_filter:
+            # a filter over the _-columns alone: applied before any value is read
+            meta = self._meta(c, sel)
+            kept = self.filter.apply(pa.RecordBatch.from_arrays(   # type: ignore[union-attr]
+                [*meta, pa.array(sel)], names=[*META_NAMES, "__pos"]))
+            sel = kept.column(len(META_NAMES)).to_numpy()
+            if not len(sel):
+                return
+        cols: list[pa.Array] = []
+        if self.read_names:
+            side, frag, off = c.side[sel], c.fragment[sel], c.offset[sel]
+            pos = np.empty(len(sel), np.int64)
+            tables: list[pa.Table] = []
+            done = 0
+            key = side.astype(np.int64) << 40 | frag
+            for k in np.unique(key):
+                idx = np.flatnonzero(key == k)
+                snap = c.prev if int(k >> 40) == 0 else c.cur
+                assert snap is not None
+                fragment = snap.fragment(int(k & ((1 << 40) - 1)))
+                uniq, inv = np.unique(off[idx], return_inverse=True)
+                trace.record("changes:read", (c.version, snap.version, fragment.id, len(uniq)))
+                tables.append(self._read(snap, fragment, uniq))
+                pos[idx] = done + inv
+                done += len(uniq)
+            data = pa.concat_tables(tables).take(pa.array(pos))
+            cols = [data.column(i).combine_chunks() for i in range(data.num_columns)]
+        batch = pa.RecordBatch.from_arrays([*cols, *self._meta(c, sel)], schema=self.read_schema)
+        if self.filter is not None and not self._meta_filter:
             batch = self.filter.apply(batch)
             if not batch.num_rows:
                 return
         if self.read_schema != self.schema:
             batch = pa.RecordBatch.from_arrays([batch.column(f.name) for f in self.schema], schema=self.schema)
         yield batch
+
+    @staticmethod
+    def _meta(c: CommitChanges, sel: np.ndarray) -> list[pa.Array]:
+        n = len(sel)
+        return [pa.array(np.asarray(CHANGE_TYPES, dtype=object)[c.code[sel]], pa.string()),
+                pa.array(np.full(n, c.version, np.int64)),
+                pa.array(np.full(n, c.timestamp_us, np.int64)).cast(META_FIELDS[2].type),
+                pa.array(c.rowid[sel], pa.uint64())]
 
     def _read(self, snap: Snapshot, fragment, offsets: np.ndarray) -> pa.Table:
         """The output data columns of rows of one version's fragment (columns that version lacks: null)."""

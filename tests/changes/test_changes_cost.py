@@ -63,3 +63,23 @@ def test_a_compaction_reads_no_data_and_no_fragment_metadata(wide):
         assert lance_duck.changes(wide, last - 1, last).read_all().num_rows == 0
     assert t.values("changes:commit") == [(last, "rewrite")]
     assert t.values("changes:fragment") == [] and t.values("file:open") == []
+
+
+def test_a_filter_on_the_change_columns_alone_is_applied_before_values_are_read(wide):
+    whole = lance_duck.changes(wide, 1, 4).read_all()
+    keep = "_change_type IN ('insert', 'update_postimage')"
+    with decode_trace() as t:
+        got = lance_duck.changes(wide, 1, 4, filter=keep).read_all()
+    want = whole.filter(pa.compute.is_in(whole.column("_change_type"), pa.array(["insert", "update_postimage"])))
+    assert got.equals(want) and got.num_rows == 13
+    assert sum(n for (_, _, _, n) in t.values("changes:read")) == 13
+    # post-images and inserts live in the fragments the commits wrote, not in the 20 original ones
+    original = {_file(d.path) for f in lance.dataset(wide, version=1).get_fragments() for d in f.data_files()}
+    assert not {_file(p) for p in t.values("file:open")} & original
+
+
+def test_no_columns_reads_no_data_file(wide):
+    with decode_trace() as t:
+        got = lance_duck.changes(wide, 1, 4, columns=[]).read_all()
+    assert got.column_names == ["_change_type", "_commit_version", "_commit_timestamp", "_rowid"]
+    assert got.num_rows == 18 and t.values("file:open") == [] and t.values("changes:read") == []
