@@ -40,6 +40,7 @@ from .errors import (
 from ._version import __version__
 
 if TYPE_CHECKING:  # the lazy entry points below, as type checkers see them
+    from .changefeed import changes
     from .integrations.duckdb import register, sql
     from .scan.dataset import LanceDataset, dataset
 
@@ -49,6 +50,7 @@ _LAZY = {
     "LanceDataset": ("lance_duck.scan.dataset", "LanceDataset"),
     "sql": ("lance_duck.integrations.duckdb", "sql"),
     "register": ("lance_duck.integrations.duckdb", "register"),
+    "changes": ("lance_duck.changefeed", "changes"),
 }
 
 
@@ -68,6 +70,7 @@ __all__ = [
     "LanceDataset",
     "sql",
     "register",
+    "changes",
     "LanceDuckError",
     "NotFoundError",
     "VersionNotFoundError",

@@ -24,7 +24,11 @@ Event names (a value is attached where it says more):
   position tables), ``path:selected:unpack-gather`` (a dense selection: chunks unpacked whole);
 * ``file:open`` -- a data file opened (its path);
 * ``scan:readahead`` -- a scan's (tasks decoded at once, ramp growth of its task sizes), chosen
-  from the columns it reads (``scan/readahead.py``).
+  from the columns it reads (``scan/readahead.py``);
+* ``changes:commit`` ((version, operation)) -- a commit the change feed diffed;
+  ``changes:fragment`` ((version, 0 = before / 1 = after, fragment id)) -- a fragment whose
+  metadata it compared; ``changes:read`` ((commit, version read, fragment id, rows)) -- changed
+  rows whose values it decoded (``changefeed/feed.py``).
 
 Example::
 

@@ -9,6 +9,8 @@ Python cannot define DuckDB table functions, so :func:`sql` rewrites the query w
   ``AT (TIMESTAMP => '2024-01-01 00:00:00')``
 * ``... VERSION AS OF 3``, ``... TIMESTAMP AS OF '...'``
 * ``FROM lance_scan('uri', version => ..., asof => ..., branch => ..., storage_options => {...})``
+* ``FROM lance_changes('uri', from => 3, to => 'tag', columns => [...], filter => '...')``: the change
+  feed of :func:`lance_duck.changes` (``sql_changes.py``)
 * ``DESCRIBE``, ``SHOW``, ``SUMMARIZE`` of a reference, ``EXPLAIN [ANALYZE]`` of a query
 * a table name that is a Python variable in the caller's scope (a lance_duck dataset, a
   DataFrame, an Arrow table...), as ``duckdb.sql`` finds them
@@ -56,6 +58,7 @@ from ..scan.params import AsOf, StorageOptions, Version
 from .duckdb_errors import fresh, last_seq, recorded_since, watched
 from . import sql_cache
 from .sql_count import count_filter
+from .sql_changes import changes_table, is_changes_call, rename_reserved
 from .duckdb_pushdown import Term, arrow_filter, comparison_filter, substring_terms, view_name
 
 _LANCE_SCAN = "lance_scan"
@@ -385,6 +388,13 @@ class _Rewriter:
         self.objects[generated] = obj
         return generated
 
+    def changes(self, fn: exp.Anonymous) -> str:
+        """Generated name of the rows of a ``lance_changes(...)`` call (read now, registered as an Arrow table)."""
+        table = changes_table(fn, _literal_value, _options)
+        generated = f"__lance_changes_{id(table):x}"
+        self.objects[generated] = table
+        return generated
+
     def statement(self, tree: exp.Expression) -> tuple[exp.Expression, bool]:
         """Replace the references in one statement; (tree, whether anything changed)."""
         if isinstance(tree, exp.Summarize) and isinstance(tree.this, exp.Literal) and tree.this.is_string:
@@ -392,6 +402,9 @@ class _Rewriter:
         ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
         found: list[tuple[exp.Table, LanceRef | None, str]] = []
         for table in list(tree.find_all(exp.Table)):
+            if is_changes_call(table):
+                found.append((table, None, self.changes(table.this)))
+                continue
             ref = _table_ref(table, self.probes)
             if ref is not None:
                 found.append((table, ref, ""))
@@ -406,7 +419,7 @@ class _Rewriter:
             alias = table.args.get("alias")
             if alias is not None:
                 new.set("alias", alias)
-            elif in_from and ref is None:
+            elif in_from and ref is None and _plain_name(table) is not None:
                 new.set("alias", exp.TableAlias(this=exp.to_identifier(_plain_name(table), quoted=True)))
             elif in_from and ref is not None and stems.count(_stem(ref.uri)) == 1 and _stem(ref.uri).isidentifier():
                 new.set("alias", exp.TableAlias(this=exp.to_identifier(_stem(ref.uri), quoted=True)))
@@ -478,6 +491,7 @@ def rewrite(query: str, resolve: Resolver | None = None, lookup: Lookup | None =
 def _rewrite_with(rw: _Rewriter, query: str) -> Rewritten:
     if not isinstance(query, str):
         raise InvalidArgumentError(f"query must be a SQL string, got {type(query).__name__}")
+    query = rename_reserved(query)
     text = call_deep(lambda: rw.text(query), "SQL query")
     if text is None:
         return Rewritten(query, {}, objects={})

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
+from .delta import DatasetDelta, build_delta
 from .filters import BoundFilter, and_filters, bind_filter
 from .compat import (DATASET_ENGINE_ONLY, DATASET_WRITERS, FRAGMENT_ENGINE_ONLY, FRAGMENT_WRITERS,
                      PylanceReadMixin, install_refusals)
@@ -243,6 +244,31 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
         else:
             snap = self._snapshot.checkout(version)
         return LanceDataset(snap, storage_options=self._storage_options)
+
+    def delta(self, compared_against: int | None = None, *, begin_version: int | None = None,
+              end_version: int | None = None) -> DatasetDelta:
+        """What changed between two versions, like pylance's ``delta()``.
+
+        Args:
+            compared_against: compare this dataset's version with that one (the older of the two
+                is the exclusive start); it wins over a range given with it, as in pylance.
+            begin_version, end_version: an explicit range (begin exclusive, end inclusive); both.
+
+        Returns:
+            A :class:`DatasetDelta`: ``list_transactions()``, ``get_inserted_rows()``,
+            ``get_updated_rows()`` (both scan *this* version, as pylance does) and
+            ``get_deleted_row_ids()`` (stable row ids required).
+
+        Raises:
+            InvalidArgumentError: neither form given, only one end of a range, a negative version.
+
+        Example:
+            >>> import lance_duck
+            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> [type(t.operation).__name__ for t in ds.delta(compared_against=4).list_transactions()]
+            ['Update', 'Merge']
+        """
+        return build_delta(self._snapshot, compared_against, begin_version, end_version)
 
     # -- indices ----------------------------------------------------------------------------------
     def describe_indices(self) -> list[IndexDescription]:

@@ -326,3 +326,11 @@ def resolve_asof(io, vdir: str, entries: list[VersionEntry], cutoff: datetime, w
                                        f"the manifest says {mf.manifest.version}")
             return mf
     raise VersionNotFoundError(f"no version{where} was committed before {cutoff.isoformat()}")
+
+
+def version_timestamps(io, dataset_dir: str) -> list[tuple[int, int]]:
+    """(version, commit timestamp in UTC ns) of every version of a dataset directory, oldest
+    first; only the tail of each manifest is fetched."""
+    entries = list_versions(io, dataset_dir)
+    vdir = io.join(dataset_dir, VERSIONS_DIR)
+    return sorted((e.version, ts) for e, ts in _newest_first_timestamps(io, vdir, entries))

@@ -13,6 +13,8 @@ Options (checked at planning; an unknown one is refused): ``version`` / ``versio
 or tag), ``tag``, ``branch``, ``asof`` / ``timestampAsOf``, ``columns``, ``filter`` (SQL in
 pylance's dialect, applied exactly), ``batch_size``, ``partition_rows`` / ``partition_bytes``,
 ``pushFilters``, ``storage_options.<key>``. The version is pinned when the read is planned.
+``readChangeFeed=true`` with ``startingVersion`` / ``endingVersion`` (both inclusive, Delta's meaning)
+or ``startingTimestamp`` / ``endingTimestamp`` reads :func:`lance_duck.changes` (``changes.py``).
 
 Spark's filter pushdown is opt-in (``pushFilters=true`` plus
 ``spark.sql.python.filterPushdown.enabled=true``). The reader class follows the session's settings as
@@ -45,6 +47,8 @@ from __future__ import annotations
 
 from pyspark.sql.datasource import DataSource
 
+from ...errors import InvalidArgumentError
+from .changes import ChangeFeedReader, ChangePartition, feed_schema
 from .filters import spark_filter_to_expression
 from .options import ReadOptions, parse_options
 from .partitions import LancePartition, plan_partitions
@@ -54,8 +58,8 @@ from .types import conform, spark_arrow_schema, spark_arrow_type
 FORMAT_NAME = "lance_duck"
 SHORT_NAME = "lance"      # what lance-spark users type
 
-__all__ = ["FORMAT_NAME", "SHORT_NAME", "LanceDataSource", "LancePartition", "LanceReader", "LimitLanceReader",
-           "PushdownLanceReader", "reader_class",
+__all__ = ["FORMAT_NAME", "SHORT_NAME", "ChangeFeedReader", "ChangePartition", "LanceDataSource", "LancePartition",
+           "LanceReader", "LimitLanceReader", "PushdownLanceReader", "reader_class",
            "ReadOptions", "conform", "parse_options", "plan_partitions", "register",
            "spark_arrow_schema", "spark_arrow_type", "spark_filter_to_expression"]
 
@@ -77,10 +81,17 @@ class LanceDataSource(DataSource):
         from pyspark.sql.pandas.types import from_arrow_schema
 
         opts = parse_options(self.options)
+        if opts.change_feed is not None:
+            return from_arrow_schema(feed_schema(opts))
         return from_arrow_schema(spark_arrow_schema(table_schema(opts)))
 
     def reader(self, schema):
         opts = parse_options(self.options)
+        if opts.change_feed is not None:
+            if opts.push_filters:
+                raise InvalidArgumentError("lance_duck: pushFilters is not supported with readChangeFeed; "
+                                           "use the filter option")
+            return ChangeFeedReader(opts, schema)
         cls = reader_class(opts.push_filters and self.filter_pushdown, self.limit_pushdown)
         return cls(opts, schema, cores=self.cores)
 

@@ -20,6 +20,8 @@ OPTION_NAMES = {
     "columns": "columns", "filter": "filter", "batch_size": "batch_size",
     "partition_rows": "partition_rows", "partition_bytes": "partition_bytes",
     "pushfilters": "pushFilters",
+    "readchangefeed": "readChangeFeed", "startingversion": "startingVersion", "endingversion": "endingVersion",
+    "startingtimestamp": "startingTimestamp", "endingtimestamp": "endingTimestamp",
 }
 _ALIASES = {"versionasof": "version", "timestampasof": "asof"}
 
@@ -44,6 +46,7 @@ class ReadOptions:
     partition_bytes: int | None = None
     push_filters: bool = False
     storage_options: dict[str, str] = field(default_factory=dict)
+    change_feed: "ChangeFeedOptions | None" = None
 
     def storage(self) -> dict[str, str] | None:
         return dict(self.storage_options) or None
@@ -92,11 +95,60 @@ def parse_options(options: Mapping[str, str]) -> ReadOptions:
     flt = opts.get("filter")
     if flt is not None and not flt.strip():
         flt = None
+    feed = _change_feed(opts, version, asof)
     return ReadOptions(
         path=path, version=version, branch=opts.get("branch") or None, asof=asof, columns=columns,
         filter=flt, batch_size=_positive(opts, "batch_size") or DEFAULT_BATCH_ROWS,
         partition_rows=_positive(opts, "partition_rows"), partition_bytes=_size(opts, "partition_bytes"),
-        push_filters=_bool(opts, "pushfilters"), storage_options=storage)
+        push_filters=_bool(opts, "pushfilters"), storage_options=storage, change_feed=feed)
+
+
+@dataclass(frozen=True)
+class ChangeFeedOptions:
+    """``readChangeFeed``: Delta's option names and meaning (both ends inclusive), as
+    ``lance_duck.changes`` ends: ``start`` is exclusive there (``startingVersion - 1``)."""
+    start: int | str               # a version (already startingVersion - 1) or a time (ISO string)
+    end: int | str | None          # a version or a time; None = latest
+
+
+_FEED_OPTIONS = ("startingversion", "endingversion", "startingtimestamp", "endingtimestamp")
+
+
+def _change_feed(opts: dict, version, asof) -> ChangeFeedOptions | None:
+    if not _bool(opts, "readchangefeed"):
+        given = [OPTION_NAMES[k] for k in _FEED_OPTIONS if k in opts]
+        if given:
+            raise InvalidArgumentError(f"lance_duck: {', '.join(given)} need(s) option readChangeFeed=true")
+        return None
+    if version is not None or asof is not None:
+        raise InvalidArgumentError("lance_duck: readChangeFeed reads a range of versions: give startingVersion / "
+                                   "endingVersion (or startingTimestamp / endingTimestamp), not version, tag or asof")
+    for a, b in (("startingversion", "startingtimestamp"), ("endingversion", "endingtimestamp")):
+        if a in opts and b in opts:
+            raise InvalidArgumentError(f"lance_duck: give either {OPTION_NAMES[a]} or {OPTION_NAMES[b]}, not both")
+    start: int | str
+    if "startingversion" in opts:
+        v = _version_number(opts, "startingversion")
+        if v < 1:
+            raise InvalidArgumentError(f"lance_duck: startingVersion must be >= 1 (the first commit), got {v}")
+        start = v - 1
+    elif "startingtimestamp" in opts:
+        start = str(opts["startingtimestamp"]).strip()
+    else:
+        raise InvalidArgumentError("lance_duck: readChangeFeed needs startingVersion or startingTimestamp")
+    end: int | str | None = None
+    if "endingversion" in opts:
+        end = _version_number(opts, "endingversion")
+    elif "endingtimestamp" in opts:
+        end = str(opts["endingtimestamp"]).strip()
+    return ChangeFeedOptions(start, end)
+
+
+def _version_number(opts: dict, name: str) -> int:
+    v = str(opts[name]).strip()
+    if not v.isdigit():
+        raise InvalidArgumentError(f"lance_duck: option {OPTION_NAMES[name]!r} must be a version number, got {v!r}")
+    return int(v)
 
 
 def _positive(opts: dict, name: str) -> int | None:

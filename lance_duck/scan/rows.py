@@ -1,0 +1,59 @@
+"""Rows of a fragment at given physical offsets, with the row-lineage columns.
+
+What the change readers (``delta()`` and the change feed) need from a scan: the rows they chose
+from row-version metadata and deletion files, read at their offsets (only the chunks holding them
+are decoded), in the version's read schema.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from .execution import ScanContext
+from .projection import resolve_projection
+
+ROW_CREATED = "_row_created_at_version"
+ROW_UPDATED = "_row_last_updated_at_version"
+
+
+def live_offsets(fragment) -> np.ndarray:
+    """Sorted int64 physical offsets of a fragment's rows that are not deleted."""
+    offs = np.arange(fragment.physical_rows, dtype=np.int64)
+    if fragment.num_deletions():
+        offs = np.setdiff1d(offs, fragment.deleted_offsets(), assume_unique=True)
+    return offs
+
+
+def row_versions(fragment) -> tuple[np.ndarray, np.ndarray]:
+    """(created-at, last-updated-at) version per physical row; 1 where the fragment records none
+    (pylance's value for tables without stable row ids)."""
+    created = fragment.created_at_versions()
+    updated = fragment.last_updated_at_versions()
+    ones = np.ones(fragment.physical_rows, dtype=np.uint64)
+    return (ones if created is None else created), (ones if updated is None else updated)
+
+
+def row_ids(fragment) -> np.ndarray:
+    """uint64 ``_rowid`` per physical row: the stable row id, else the row address."""
+    ids = fragment.row_ids()
+    return fragment.row_addresses() if ids is None else ids
+
+
+class RowReader:
+    """Reads columns (names of ``snapshot``'s read schema; None = all) of one version's
+    fragments at physical offsets."""
+
+    def __init__(self, snapshot, columns: list[str] | None = None):
+        self.snapshot = snapshot
+        self.projection = resolve_projection(columns, snapshot.read_schema, snapshot.schema)
+        self.schema = self.projection.schema
+        self._ctx = ScanContext(snapshot, self.projection, None)
+
+    def read(self, fragment, offsets: np.ndarray) -> pa.RecordBatch:
+        """The rows at sorted unique ``offsets`` of ``fragment`` (a fragment of this version)."""
+        offsets = np.asarray(offsets, dtype=np.int64)
+        cols = self._ctx.read_columns(fragment, self.projection.sources, offsets)
+        return self._ctx.assemble(cols, len(offsets))
+
+    def close(self) -> None:
+        self._ctx.close()
