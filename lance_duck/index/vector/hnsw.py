@@ -1,0 +1,1 @@
+"""HNSW graphs (not yet)."""
