@@ -21,8 +21,8 @@ from .storage import F32, FlatStorage, PQStorage, SQStorage, Storage, normalized
 
 VECTOR_DETAILS = "lance.index.pb.VectorIndexDetails"
 METRICS = {index_pb2.L2: "l2", index_pb2.Cosine: "cosine", index_pb2.Dot: "dot", index_pb2.Hamming: "hamming"}
-IMPLEMENTED = ("IVF_FLAT", "IVF_PQ", "IVF_SQ")
-KNOWN = IMPLEMENTED + ("IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ", "IVF_RQ")
+IMPLEMENTED = ("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ")
+KNOWN = IMPLEMENTED + ("IVF_RQ",)
 
 
 def _ivf(file: IndexFile, with_centroids: bool) -> index_pb2.IVF:
@@ -89,6 +89,10 @@ class IvfSegment:
             raise CorruptFileError(f"{apath}: distance_type {aux_metric!r} but the index's is {metric!r}")
         self.storage = self._storage(aux_file)
         self.graph = None
+        if "HNSW" in index_type:
+            from .hnsw import HnswGraphs
+            self.graph = HnswGraphs(index_file, _ranges(ivf, index_file.num_rows, ipath, "graph ranges"),
+                                    self.lengths)
 
     def _storage(self, aux: IndexFile) -> Storage:
         kind = self.index_type.rsplit("_", 1)[-1]
