@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..errors import UnsupportedFeatureError
-from .distance import distances
+from .distance import distances, prepare_rows
 from .nearest import NearestQuery
 from .topk import TopK, smallest
 
@@ -165,10 +165,41 @@ def flat_search(query: NearestQuery, source: VectorSource, fragment_ids: Sequenc
     for ids, vecs in source.flat(fragment_ids, prefilter):
         if not len(ids):
             continue
+        if metric == "l2" and query.distance_range is None and len(ids) > 4 * query.k:
+            for j, (rows, exact) in enumerate(l2_candidates(query.queries, vecs, query.k, tops)):
+                tops[j].push(ids[rows], exact)
+            continue
         for q, top in zip(query.queries, tops):
             got_ids, got = _in_range(ids, distances(q, vecs, metric), query.distance_range)
             top.push(got_ids, got)
     return [t.result() for t in tops]
+
+
+def l2_candidates(queries: np.ndarray, x: np.ndarray, k: int,
+                  tops: Sequence[TopK]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Per query, (rows of ``x`` that may be among its k nearest, their exact l2 distances).
+
+    The block is ranked with one matrix product (``|x|^2 - 2 x.q + |q|^2``, BLAS); every row whose
+    estimate is within the product's rounding bound of the k-th best (of this block, and of the
+    query's top so far) has its distance computed exactly as ``sum((x - q)^2)``, so the distances and
+    order are those of the exact formula.
+    """
+    x = prepare_rows(x, "l2")
+    qs = queries.astype(x.dtype, copy=False)
+    xn = np.einsum("ij,ij->i", x, x)
+    qn = np.einsum("ij,ij->i", qs, qs)
+    dots = x @ qs.T                                    # (n, m)
+    unit = np.finfo(x.dtype).eps * 2 * (x.shape[1] + 4)     # a worst-case bound of the sums' rounding
+    for j in range(len(qs)):
+        est = xn - 2 * dots[:, j] + qn[j]
+        slack = unit * (xn + qn[j]) + np.finfo(x.dtype).tiny
+        kth = np.partition(est, k - 1)[k - 1]
+        bound = kth + 2 * slack.max()
+        worst = tops[j].worst()
+        if worst is not None:
+            bound = min(bound, float(worst) + 2 * slack.max())
+        rows = np.flatnonzero(est - slack <= bound)
+        yield rows, distances(queries[j], x[rows], "l2")
 
 
 def _in_range(ids: np.ndarray, dist: np.ndarray,
