@@ -47,9 +47,8 @@ class IndexFile:
         fd = container.descriptor
         self.schema = schema_from_protos(fd.schema.fields, dict(fd.schema.metadata))
         self.metadata: dict[str, str] = dict(self.schema.metadata)
-        ids = tuple(f.id for f in self.schema.fields)
-        reader.ref = DataFileRef(path, ids, tuple(range(len(ids))), container.major, container.minor,
-                                 size or None)
+        ids, cols = _column_map(self.schema.fields, container.minor)
+        reader.ref = DataFileRef(path, ids, cols, container.major, container.minor, size or None)
         self.reader = reader
         self.path = path
         self.num_rows = reader.num_rows
@@ -65,6 +64,24 @@ class IndexFile:
     def read(self, names: Sequence[str], rows=None) -> list[pa.Array]:
         arrays = self.reader.read_fields([self.field(n) for n in names], rows)
         return [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays]
+
+
+def _column_map(fields, minor: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Field ids (pre-order) and their columns: 2.1+ files give columns to leaf fields only (a list's
+    values, not the list), 2.0 files to every field."""
+    ids: list[int] = []
+    cols: list[int] = []
+
+    def visit(fs) -> None:
+        for f in fs:
+            ids.append(f.id)
+            cols.append(-1)
+            if minor == 0 or not f.children:
+                cols[-1] = sum(c >= 0 for c in cols[:-1])
+            visit(f.children)
+
+    visit(fields)
+    return tuple(ids), tuple(cols)
 
 
 CACHE = ByteLRU(CACHE_BYTES)
