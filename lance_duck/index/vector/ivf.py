@@ -13,7 +13,7 @@ from google.protobuf.message import DecodeError
 
 from ... import trace
 from ..._proto import index_pb2
-from ...errors import CorruptFileError, UnsupportedFeatureError
+from ...errors import CorruptFileError, InvalidArgumentError, UnsupportedFeatureError
 from ..files import IndexFile, cached, segment_file_path
 from ..metadata import IndexSegment
 from .probes import initial_probes
@@ -161,7 +161,8 @@ class IvfSegment:
         """See :meth:`lance_duck.index.vector.VectorSegment.search`."""
         q = np.ascontiguousarray(q, dtype=F32)
         if q.shape != (self.dim,):
-            raise ValueError(f"query of shape {q.shape} against a {self.dim}-dimensional index")
+            raise InvalidArgumentError(f"index {self.name!r}: query of shape {q.shape} against a "
+                                       f"{self.dim}-dimensional index")
         order, dists = self.partition_order(q)
         user_k = k if not refine_factor or refine_factor <= 1 else max(1, k // int(refine_factor))
         first = self.initial_probes(dists, user_k, int(minimum_nprobes), maximum_nprobes, refine_factor)
