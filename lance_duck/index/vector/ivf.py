@@ -188,11 +188,12 @@ class IvfSegment:
         trace.record("vector:probe", (self.uuid, p))
         if not len(ids):
             return ids, np.zeros(0, F32)
-        dist = self.storage.distances(qs, self.centroids[p], payload).astype(F32, copy=False)
         mask = None if keep is None else np.asarray(keep(ids), dtype=bool)
+        score = self.storage.scorer(qs, self.centroids[p], payload)
         if self.graph is not None:
-            sel = self.graph.search(p, dist, k, ef, mask)
-            return ids[sel], dist[sel]
+            sel, dist = self.graph.search(p, score, len(ids), k, ef, mask)
+            return ids[sel], dist
+        dist = score(None).astype(F32, copy=False)
         if mask is not None:
             return ids[mask], dist[mask]
         return ids, dist

@@ -8,6 +8,7 @@ and the raw query for dot; SQ quantizes the query too for l2 / cosine and dequan
 from __future__ import annotations
 
 import json
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -76,9 +77,13 @@ class Storage:
         """Per-query state shared by every partition."""
         return normalized(q) if self.metric == "cosine" else q
 
-    def distances(self, qs, centroid: np.ndarray, payload) -> np.ndarray:
-        """float32 distances of every row of a partition."""
+    def distances(self, qs, centroid: np.ndarray, payload, rows: np.ndarray | None = None) -> np.ndarray:
+        """float32 distances of a partition's rows (all, or those at positions ``rows``)."""
         raise NotImplementedError
+
+    def scorer(self, qs, centroid: np.ndarray, payload) -> Callable[[np.ndarray | None], np.ndarray]:
+        """``rows -> distances`` for one partition and query (per-partition work such as PQ's table done once)."""
+        return lambda rows: self.distances(qs, centroid, payload, rows)
 
 
 class FlatStorage(Storage):
@@ -87,7 +92,9 @@ class FlatStorage(Storage):
     def decode(self, arrays, n):
         return fsl_matrix(arrays[0], self.dim, F32, self.path, "flat")
 
-    def distances(self, qs, centroid, x):
+    def distances(self, qs, centroid, x, rows=None):
+        if rows is not None:
+            x = x[rows]
         if self.metric == "l2":
             d = x - qs
             return np.einsum("ij,ij->i", d, d)
@@ -113,10 +120,7 @@ class PQStorage(Storage):
                                    f"{codebook.data_type}, expected {256 * dim} float32")
         # laid out [m][256][dim/m] whatever the tensor's shape says
         self.codebook = np.frombuffer(codebook.data, dtype="<f4").reshape(m, 256, self.sub)
-        if metric == "dot":
-            self.codebook_norms = None
-        else:
-            self.codebook_norms = np.einsum("sck,sck->sc", self.codebook, self.codebook)
+        self.code_offsets = (np.arange(m, dtype=np.intp) * 256)[:, None]
 
     def decode(self, arrays, n):
         arr = arrays[0]
@@ -136,11 +140,18 @@ class PQStorage(Storage):
         d = self.codebook - r
         return np.einsum("sck,sck->sc", d, d)
 
-    def distances(self, qs, centroid, codes):
-        lut = self.table(qs, centroid)
-        total = np.zeros(codes.shape[1], dtype=F32)
-        for s in range(self.m):                 # m gathers, summed in sub-vector order
-            total += lut[s, codes[s]]
+    def scorer(self, qs, centroid, codes):
+        lut = self.table(qs, centroid).astype(F32, copy=False)
+        return lambda rows: self._gather(lut, codes, rows)
+
+    def distances(self, qs, centroid, codes, rows=None):
+        return self._gather(self.table(qs, centroid).astype(F32, copy=False), codes, rows)
+
+    def _gather(self, lut, codes, rows):
+        if rows is not None:
+            codes = codes[:, rows]
+        # one gather from the flattened table; summed over sub-vectors in order (axis 0 reduces row by row)
+        total = lut.ravel().take(codes + self.code_offsets).sum(axis=0, dtype=F32)
         return (F32(1) - total).astype(F32) if self.metric == "dot" else total
 
 
@@ -165,7 +176,9 @@ class SQStorage(Storage):
         self.step = F32((self.hi - self.lo) / F32(255))
 
     def decode(self, arrays, n):
-        return fsl_matrix(arrays[0], self.dim, np.uint8, self.path, "__sq_code")
+        codes = fsl_matrix(arrays[0], self.dim, np.uint8, self.path, "__sq_code")
+        wide = codes.astype(np.int32)
+        return codes, np.einsum("ij,ij->i", wide, wide)      # codes, and their squared norms (exact)
 
     def query(self, q):
         qs = super().query(q)
@@ -175,9 +188,16 @@ class SQStorage(Storage):
             return np.zeros(self.dim, dtype=np.int32)
         return np.clip(np.floor((qs - self.lo) / self.step), 0, 255).astype(np.int32)
 
-    def distances(self, qs, centroid, codes):
+    def distances(self, qs, centroid, payload, rows=None):
+        codes, norms = payload
+        if rows is not None:
+            codes, norms = codes[rows], norms[rows]
         if self.metric == "dot":
             x = self.lo + codes.astype(F32) * self.step
             return (F32(1) - x @ qs).astype(F32)
-        d = codes.astype(np.int32) - qs
-        return (np.einsum("ij,ij->i", d, d).astype(F32) * (self.step * self.step)).astype(F32)
+        # sum (q - c)^2 = |q|^2 - 2 q.c + |c|^2 over integers: exact in float32 while every partial value
+        # stays below 2^24 (dim <= 129), in float64 otherwise
+        wide = F32 if 2 * self.dim * 255 * 255 < (1 << 24) else np.float64
+        cross = codes.astype(wide) @ qs.astype(wide)
+        total = wide(int(qs @ qs)) - wide(2) * cross + norms.astype(wide)
+        return (total.astype(F32) * (self.step * self.step)).astype(F32)
