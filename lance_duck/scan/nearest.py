@@ -40,6 +40,7 @@ class ScanVectorSource:
         self._stable = self.snapshot.has_stable_row_ids
         self._id_map: tuple[np.ndarray, np.ndarray] | None = None
         self._allowed: np.ndarray | None = None
+        self._live: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None] | None = None
 
     @property
     def fragment_ids(self) -> list[int]:
@@ -89,19 +90,31 @@ class ScanVectorSource:
             pos_c = np.minimum(pos, max(len(ids) - 1, 0))
             ok = (pos < len(ids)) & (ids[pos_c] == row_ids) if len(ids) else np.zeros(len(row_ids), bool)
             return np.where(ok, addrs[pos_c] if len(ids) else 0, 0).astype(np.uint64), ok
+        fids, starts, phys, live = self._live_rows()
         frag = (row_ids >> np.uint64(32)).astype(np.int64)
         off = (row_ids & _LOW32).astype(np.int64)
-        ok = np.zeros(len(row_ids), dtype=bool)
-        for fid in np.unique(frag):
-            info = self.fragments.get(int(fid))
-            if info is None:
-                continue
-            sel = frag == fid
-            good = off[sel] < info.physical_rows
-            if info.num_deletions():
-                good &= ~np.isin(off[sel], info.deleted_offsets())
-            ok[sel] = good
+        pos = np.minimum(np.searchsorted(fids, frag), len(fids) - 1)
+        ok = (fids[pos] == frag) & (off < phys[pos])
+        if live is not None:
+            ok &= live[np.where(ok, starts[pos] + off, 0)]
         return row_ids, ok
+
+    def _live_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """(sorted scanned fragment ids, their first row in ``live``, physical rows, one bool per
+        physical row -- False when deleted -- or None without deletions)."""
+        if self._live is None:
+            infos = sorted(self.fragments.values(), key=lambda f: f.id)
+            fids = np.array([f.id for f in infos] or [-1], dtype=np.int64)
+            phys = np.array([f.physical_rows for f in infos] or [0], dtype=np.int64)
+            starts = np.concatenate([[0], np.cumsum(phys)[:-1]]).astype(np.int64)
+            live = None
+            if any(f.num_deletions() for f in infos):
+                live = np.ones(int(phys.sum()) + 1, dtype=bool)
+                for f, start in zip(infos, starts):
+                    if f.num_deletions():
+                        live[start + np.asarray(f.deleted_offsets(), dtype=np.int64)] = False
+            self._live = (fids, starts, phys, live)
+        return self._live
 
     def _stable_map(self) -> tuple[np.ndarray, np.ndarray]:
         if self._id_map is None:
@@ -120,12 +133,17 @@ class ScanVectorSource:
             self._id_map = (all_ids[order], all_addrs[order])
         return self._id_map
 
-    def keep(self, prefilter: bool) -> Keep:
-        """Mask of row ids an index may return (live, scanned fragment, prefilter's allow-list)."""
+    def keep(self, prefilter: bool, covered: frozenset[int]) -> Keep:
+        """Mask of row ids a segment covering ``covered`` may return: live, still in a covered
+        fragment that is scanned, and in the prefilter's allow-list."""
         allowed = self._allow_list() if prefilter and self.scanner._filter is not None else None
+        fids = self._live_rows()[0]
+        in_cover = np.isin(fids, np.array(sorted(covered), dtype=np.int64))
 
         def keep(row_ids: np.ndarray) -> np.ndarray:
-            ok = self.addresses(row_ids)[1]
+            addrs, ok = self.addresses(row_ids)
+            frag = (addrs >> np.uint64(32)).astype(np.int64)
+            ok &= in_cover[np.minimum(np.searchsorted(fids, frag), len(fids) - 1)]
             if allowed is not None:
                 pos = np.minimum(np.searchsorted(allowed, row_ids), max(len(allowed) - 1, 0))
                 ok &= (allowed[pos] == row_ids) if len(allowed) else False

@@ -10,7 +10,9 @@ opened through :mod:`lance_duck.index.vector`. Per query:
    are searched flat (exactly) unless ``fast_search``; a query without a usable index (or
    ``use_index=False``, or another metric) is searched flat over every fragment.
 2. ANN candidates are merged by (distance, row id); ``refine_factor`` recomputes their exact
-   distances on the stored vectors and keeps k; then the flat results join and the best k remain.
+   distances on the stored vectors and keeps k -- so does a search that also reads unindexed
+   fragments (pylance ranks that union on exact distances); then the flat results join and the
+   best k remain.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..errors import UnsupportedFeatureError
-from .distance import distances
+from .distance import distances, prepare_rows
 from .nearest import NearestQuery
 from .topk import TopK, smallest
 
@@ -49,9 +51,11 @@ class VectorSource(Protocol):
         """The stored vectors (n, dim) of live rows, in the order of ``row_ids``."""
         ...
 
-    def keep(self, prefilter: bool) -> Keep:
-        """A mask of the row ids a search may return: live rows of searched fragments (and, with
-        ``prefilter``, rows passing the scan's filter)."""
+    def keep(self, prefilter: bool, covered: frozenset[int]) -> Keep:
+        """A mask of the row ids an index segment covering the fragments ``covered`` may return:
+        live rows that are still in one of those fragments (a row moved since, e.g. by an update
+        under stable row ids, is searched where it is now) and searched (with ``prefilter``: that
+        pass the scan's filter)."""
         ...
 
 
@@ -131,15 +135,18 @@ def search(query: NearestQuery, source: VectorSource, *, prefilter: bool,
     k, metric = query.k, plan.metric
     results = [(np.empty(0, np.uint64), np.empty(0, np.float32)) for _ in range(len(query.queries))]
     if opened:
-        keep = source.keep(prefilter)
+        keeps = [source.keep(prefilter, frozenset(seg.fragment_ids)) for seg in opened]
         rf = query.refine_factor or 1
         for i, q in enumerate(query.queries):
             qf = np.asarray(q, dtype=np.float32)
             got = [seg.search(qf, k * rf, minimum_nprobes=query.minimum_nprobes,
-                              maximum_nprobes=query.maximum_nprobes, ef=query.ef, keep=keep) for seg in opened]
+                              maximum_nprobes=query.maximum_nprobes, ef=query.ef, keep=keep)
+                   for seg, keep in zip(opened, keeps)]
             ids = np.concatenate([g[0] for g in got]).astype(np.uint64, copy=False)
             dist = np.concatenate([g[1] for g in got]).astype(np.float32, copy=False)
-            if query.refine_factor is not None:
+            if query.refine_factor is not None or plan.flat_fragments:
+                # pylance re-scores ANN rows exactly when refining, and whenever unindexed
+                # fragments are searched too (their union is ranked on exact distances)
                 ids, dist = smallest(ids, dist, k * rf)
                 dist = distances(q, source.vectors(ids), metric) if len(ids) else dist
             ids, dist = _in_range(ids, dist, query.distance_range)
@@ -158,10 +165,41 @@ def flat_search(query: NearestQuery, source: VectorSource, fragment_ids: Sequenc
     for ids, vecs in source.flat(fragment_ids, prefilter):
         if not len(ids):
             continue
+        if metric == "l2" and query.distance_range is None and len(ids) > 4 * query.k:
+            for j, (rows, exact) in enumerate(l2_candidates(query.queries, vecs, query.k, tops)):
+                tops[j].push(ids[rows], exact)
+            continue
         for q, top in zip(query.queries, tops):
             got_ids, got = _in_range(ids, distances(q, vecs, metric), query.distance_range)
             top.push(got_ids, got)
     return [t.result() for t in tops]
+
+
+def l2_candidates(queries: np.ndarray, x: np.ndarray, k: int,
+                  tops: Sequence[TopK]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Per query, (rows of ``x`` that may be among its k nearest, their exact l2 distances).
+
+    The block is ranked with one matrix product (``|x|^2 - 2 x.q + |q|^2``, BLAS); every row whose
+    estimate is within the product's rounding bound of the k-th best (of this block, and of the
+    query's top so far) has its distance computed exactly as ``sum((x - q)^2)``, so the distances and
+    order are those of the exact formula.
+    """
+    x = prepare_rows(x, "l2")
+    qs = queries.astype(x.dtype, copy=False)
+    xn = np.einsum("ij,ij->i", x, x)
+    qn = np.einsum("ij,ij->i", qs, qs)
+    dots = x @ qs.T                                    # (n, m)
+    unit = np.finfo(x.dtype).eps * 2 * (x.shape[1] + 4)     # a worst-case bound of the sums' rounding
+    for j in range(len(qs)):
+        est = xn - 2 * dots[:, j] + qn[j]
+        slack = unit * (xn + qn[j]) + np.finfo(x.dtype).tiny
+        kth = np.partition(est, k - 1)[k - 1]
+        bound = kth + 2 * slack.max()
+        worst = tops[j].worst()
+        if worst is not None:
+            bound = min(bound, float(worst) + 2 * slack.max())
+        rows = np.flatnonzero(est - slack <= bound)
+        yield rows, distances(queries[j], x[rows], "l2")
 
 
 def _in_range(ids: np.ndarray, dist: np.ndarray,
