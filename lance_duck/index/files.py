@@ -47,9 +47,14 @@ class IndexFile:
         fd = container.descriptor
         self.schema = schema_from_protos(fd.schema.fields, dict(fd.schema.metadata))
         self.metadata: dict[str, str] = dict(self.schema.metadata)
-        ids = tuple(f.id for f in self.schema.fields)
-        reader.ref = DataFileRef(path, ids, tuple(range(len(ids))), container.major, container.minor,
-                                 size or None)
+        # every field in pre-order; leaves own the columns in that order (a list's parent has none)
+        walked = [g for f in self.schema.fields for g in f.walk()]
+        ids = tuple(g.id for g in walked)
+        cols, n = [], 0
+        for g in walked:
+            cols.append(-1 if g.children else n)
+            n += 0 if g.children else 1
+        reader.ref = DataFileRef(path, ids, tuple(cols), container.major, container.minor, size or None)
         self.reader = reader
         self.path = path
         self.num_rows = reader.num_rows
