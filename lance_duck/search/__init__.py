@@ -1,0 +1,1 @@
+"""Searches over a pinned version: full-text (fts.py, query.py)."""
