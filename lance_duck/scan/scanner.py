@@ -15,12 +15,14 @@ import pyarrow.dataset as pads
 
 from .. import trace
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
+from ..search.nearest import NearestQuery, parse_nearest
 from .execution import ScanContext, execute
 from .filters import and_filters, bind_filter
 from .interop import export_stream
 from .params import Columns, Filter
 from .planning import (DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS, FIXED_WIDTH_RAMP_GROWTH,
                        RAMP_GROWTH, plan_tasks)
+from .nearest import DISTANCE, nearest_schema
 from .projection import Projection, resolve_projection
 from .readahead import DEFAULT_BUDGET_BYTES, ReadaheadStats, max_inflight_for
 
@@ -68,6 +70,7 @@ class LanceScanner(pads.Scanner):
                  readahead_bytes: int | None = None, use_scalar_index: bool | None = None,
                  **options: Any) -> None:
         # pyarrow.dataset.Scanner.__init__ is deliberately not called (no public constructor).
+        nearest = options.pop("nearest", None)
         unknown = set(options) - _IGNORED_OPTIONS
         if unknown:
             raise UnsupportedFeatureError(f"scanner option(s) not supported: {', '.join(sorted(unknown))}")
@@ -77,6 +80,17 @@ class LanceScanner(pads.Scanner):
         self._dataset = dataset
         snap = dataset._snapshot
         self._snapshot = snap
+        self._nearest: NearestQuery | None = None
+        self._nearest_result: tuple[Any, pa.Table] | None = None
+        if nearest is not None:
+            # checked against the schema before anything is read
+            self._nearest = parse_nearest(nearest, snap.arrow_schema)
+            columns, self._distance_at = _without_distance(columns, snap.arrow_schema,
+                                                           bool(options.get("disable_scoring_autoprojection")))
+            self._prefilter = bool(options.get("prefilter") or False)
+            self._fast_search = bool(options.get("fast_search") or False)
+            self._row_flags = (with_row_id, with_row_address)
+            self._columns_spec = columns
         self._projection = _projection(snap, columns, with_row_id, with_row_address)
         self._filter = and_filters(dataset._base_filter, bind_filter(filter, snap.arrow_schema))
         self._limit = limit
@@ -96,7 +110,10 @@ class LanceScanner(pads.Scanner):
     # -- schema --------------------------------------------------------------------------------
     @property
     def projected_schema(self) -> pa.Schema:
-        """The schema of the rows this scan returns (the columns asked for, in order)."""
+        """The schema of the rows this scan returns (the columns asked for, in order; with
+        ``nearest``, ``_distance`` and a batch search's leading ``query_index`` too)."""
+        if self._nearest is not None:
+            return nearest_schema(self._projection, self._distance_at, self._nearest.batch)
         return self._projection.schema
 
     @property
@@ -111,6 +128,10 @@ class LanceScanner(pads.Scanner):
     def _stream(self, limit: int | None = None) -> tuple[Iterator[pa.RecordBatch], bool]:
         """(the batches, whether they are a few index-selected rows read in the caller's thread)."""
         limit = self._limit if limit is None else (limit if self._limit is None else min(limit, self._limit))
+        if self._nearest is not None:
+            table = self._nearest_table().slice(self._offset)
+            table = table if limit is None else table.slice(0, limit)
+            return iter(table.to_batches(max_chunksize=self._batch_rows)), True
         ctx = ScanContext(self._snapshot, self._projection, self._filter)
         # how many tasks decode at once and how fast tasks grow: from the types of the columns read
         inflight, narrow = max_inflight_for(ctx.read_types())
@@ -135,6 +156,41 @@ class LanceScanner(pads.Scanner):
                 readahead = 0                # a few indexed rows: read them here, no thread hand-off
         return execute(ctx, tasks, offset=offset, limit=limit, readahead=readahead,
                        budget_bytes=self._budget, stats=self.stats, batch_rows=self._batch_rows), few
+
+    # -- nearest ---------------------------------------------------------------------------------
+    def _nearest_table(self) -> pa.Table:
+        """A ``nearest`` scan's rows before offset / limit (searched once per scanner)."""
+        if self._nearest_result is None:
+            assert self._nearest is not None
+            from .nearest import run_nearest
+            self._nearest_result = run_nearest(self, self._nearest, prefilter=self._prefilter,
+                                               fast_search=self._fast_search)
+        return self._nearest_result[1]
+
+    def _fetch_projection(self) -> Projection:
+        """The output columns plus ``_rowaddr`` (to place a search's rows)."""
+        return resolve_projection(self._columns_spec, self._snapshot.read_schema, self._snapshot.schema,
+                                  self._row_flags[0], True)
+
+    def explain_plan(self, verbose: bool = False) -> str:
+        """How this scan runs, in a line: for ``nearest``, the vector index used (name, type,
+        metric, segments) or flat KNN, and the fragments searched flat (index metadata read).
+
+        Example:
+            >>> import lance_duck
+            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds.scanner(columns=["order_id"], filter="order_id < 2").explain_plan()
+            'scan of 4 fragment(s), filter: (order_id < 2)'
+        """
+        if self._nearest is not None:
+            from ..search.vector import plan_search
+            from .nearest import ScanVectorSource
+            plan, _ = plan_search(self._nearest, ScanVectorSource(self, self._nearest), self._fast_search)
+            flt = "" if self._filter is None else \
+                f", {'prefilter' if self._prefilter else 'postfilter'}: {self._filter.expression}"
+            return f"nearest k={self._nearest.k} on {self._nearest.column!r}: {plan.describe()}{flt}"
+        flt = "" if self._filter is None else f", filter: {self._filter.expression}"
+        return f"scan of {len(self._fragments)} fragment(s){flt}"
 
     def _index_selections(self) -> dict[int, np.ndarray] | None:
         """Rows the table's exact scalar indices select for the filter's conjuncts (or None)."""
@@ -222,6 +278,10 @@ class LanceScanner(pads.Scanner):
             >>> [(t.fragment.fragment_id, t.record_batch.num_rows) for t in sc.scan_batches()]
             [(0, 10), (1, 23), (2, 16), (3, 2)]
         """
+        if self._nearest is not None:    # search results span fragments
+            for b in self._batches():
+                yield TaggedRecordBatch(b, None)
+            return
         public = {f.id: self._dataset.get_fragment(f.id) for f in self._fragments}
         # one scan per fragment keeps the fragment of every batch known
         skip, remaining = self._offset, self._limit
@@ -267,7 +327,9 @@ class LanceScanner(pads.Scanner):
             >>> sc.count_rows()
             5
         """
-        if self._filter is None:
+        if self._nearest is not None:
+            total = int(self._nearest_table().num_rows)
+        elif self._filter is None:
             total = sum(f.count_rows() for f in self._fragments)
         else:
             got = self._count_from_indices() if self._use_scalar_index else None
@@ -359,6 +421,20 @@ def _projection(snap: Snapshot, columns: Columns, with_row_id: bool, with_row_ad
             memo.clear()
         memo[key] = got
     return got
+
+
+def _without_distance(columns: Columns, schema: pa.Schema, explicit_only: bool) -> tuple[Columns, int | None]:
+    """(``columns`` without ``_distance``, where ``_distance`` goes among the outputs): where it was
+    named, else after the columns asked for (before ``_rowid`` / ``_rowaddr`` added by flags);
+    None (left out) with ``disable_scoring_autoprojection`` when it was not named."""
+    if isinstance(columns, (list, tuple)) and DISTANCE in columns:
+        names = list(columns)
+        return [c for c in names if c != DISTANCE], names.index(DISTANCE)
+    if explicit_only and columns is not None:
+        return columns, None
+    if columns is None:
+        return None, len(schema)
+    return columns, len(columns)
 
 
 def _fragment_info(f: Any, snap: Snapshot) -> FragmentInfo:

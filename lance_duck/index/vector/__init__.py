@@ -1,0 +1,57 @@
+"""Vector index segments (``_indices/<uuid>/index.idx`` + ``auxiliary.idx``) and their per-segment ANN search.
+
+The query side (``nearest=``) opens one :class:`VectorSegment` per segment covering live fragments with
+:func:`open_vector_segment` and calls :meth:`VectorSegment.search`; it merges segments, unindexed fragments,
+deletions, prefilters and refine itself.
+"""
+from __future__ import annotations
+
+from typing import Callable, Protocol
+
+import numpy as np
+
+from ...errors import UnsupportedFeatureError
+from ..metadata import IndexSegment
+
+Keep = Callable[[np.ndarray], np.ndarray]
+
+
+class VectorSegment(Protocol):
+    """One vector index segment, searchable per query."""
+
+    uuid: str
+    index_type: str            # pylance's type string: "IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_SQ", ...
+    metric: str                # "l2" | "cosine" | "dot" | "hamming" (the index's metric)
+    dim: int
+    num_partitions: int
+    fragment_ids: frozenset[int]
+
+    def search(self, q: np.ndarray, k: int, *, minimum_nprobes: int, maximum_nprobes: int | None,
+               ef: int | None, keep: Keep | None) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k (or fewer) of this segment for one query ``q`` (1-D float32 of ``dim``, validated).
+
+        Returns ``(row_ids uint64, distances float32)`` sorted by (distance, row id), distances as
+        pylance's unrefined ``_distance`` for this index type. ``keep(row_ids) -> bool mask`` drops
+        candidates before the top-k (deletions, vanished fragments, prefilter); None keeps all. The
+        ``minimum_nprobes`` nearest partitions are probed, then more (nearest first) while fewer than
+        ``k`` candidates are kept, up to ``maximum_nprobes`` (None = all).
+        """
+        ...
+
+
+def open_vector_segment(snapshot, segment: IndexSegment) -> VectorSegment:
+    """The vector segment ``segment`` of ``snapshot``'s manifest, its files read lazily.
+
+    Raises UnsupportedFeatureError naming the index type / version lance_duck cannot read and
+    CorruptFileError naming the file on damage.
+
+    Example::
+
+        seg = open_vector_segment(snapshot, index_segments(snapshot)[0])
+        ids, dist = seg.search(q, 10, minimum_nprobes=20, maximum_nprobes=None, ef=None, keep=None)
+    """
+    raise UnsupportedFeatureError(f"vector index {segment.name!r}: vector index search is not implemented yet "
+                                  "(use_index=False searches exactly)")
+
+
+__all__ = ["Keep", "VectorSegment", "open_vector_segment"]

@@ -1,0 +1,221 @@
+"""``nearest=`` on a scan: the scan-side :class:`lance_duck.search.vector.VectorSource` (vectors
+read through the scan's own tasks, read-ahead and memory budget; deletions; prefilters through
+the filter machinery and scalar indices) and the result rows (columns, ``_distance``,
+``query_index``, ``_rowid`` / ``_rowaddr``, post-filter, offset / limit) in pylance's order.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from ..search.nearest import NearestQuery
+from ..search.vector import Keep, VectorPlan, search
+from .execution import ScanContext, execute
+from .filters import ROW_ADDR, ROW_ID
+from .planning import ScanTask
+from .projection import Projection, resolve_projection
+
+if TYPE_CHECKING:
+    from .scanner import LanceScanner
+
+DISTANCE = "_distance"
+QUERY_INDEX = "query_index"
+#: rows per flat-search task never fall below this (tiny vectors)
+MIN_FLAT_ROWS = 4096
+_LOW32 = np.uint64(0xFFFFFFFF)
+
+
+class ScanVectorSource:
+    """Vectors and row masks of one scan's fragments (see ``search.vector.VectorSource``)."""
+
+    def __init__(self, scanner: LanceScanner, query: NearestQuery) -> None:
+        self.scanner = scanner
+        self.snapshot = scanner._snapshot
+        self.query = query
+        self.fragments = {f.id: f for f in scanner._fragments}
+        self._fragment_ids = [f.id for f in scanner._fragments]
+        self._stable = self.snapshot.has_stable_row_ids
+        self._id_map: tuple[np.ndarray, np.ndarray] | None = None
+        self._allowed: np.ndarray | None = None
+
+    @property
+    def fragment_ids(self) -> list[int]:
+        """The scan's fragments, in order."""
+        return self._fragment_ids
+
+    # -- reading vectors ---------------------------------------------------------------------
+    def _sub_scan(self, columns: list[str], fragment_ids: Sequence[int], with_filter: bool) -> Iterator[pa.RecordBatch]:
+        sc = self.scanner
+        sub = sc._copy(fragments=[self.fragments[f] for f in fragment_ids], limit=None, offset=None)
+        sub._nearest = None
+        sub._projection = resolve_projection(columns, self.snapshot.read_schema, self.snapshot.schema)
+        if not with_filter:
+            sub._filter = None
+        # a task's vectors stay within a quarter of the read-ahead budget
+        row_bytes = max(1, self.query.dim * self.query.value_type.itemsize)
+        rows = max(MIN_FLAT_ROWS, sc._budget // (4 * row_bytes))
+        sub._task_rows = sub._batch_rows = min(rows, sc._task_rows)
+        sub._first_rows = None
+        return sub._batches()
+
+    def flat(self, fragment_ids: Sequence[int], prefilter: bool) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Blocks of (row ids, vectors) of the live rows of ``fragment_ids``."""
+        col = self.query.column
+        for b in self._sub_scan([col, ROW_ID], fragment_ids, prefilter):
+            ids = b.column(1).to_numpy().astype(np.uint64, copy=False)
+            yield _valid(ids, b.column(0), self.query)
+
+    def vectors(self, row_ids: np.ndarray) -> np.ndarray:
+        """Stored vectors of live ``row_ids`` (in that order)."""
+        addrs, _ = self.addresses(row_ids)
+        table = fetch_rows(self.snapshot, self.fragments, addrs, _plain([self.query.column, ROW_ADDR], self.snapshot),
+                           None)
+        got = table.column(ROW_ADDR).to_numpy()
+        order = np.argsort(got, kind="stable")
+        pos = order[np.searchsorted(got, addrs, sorter=order)]
+        vec = table.column(0).combine_chunks().take(pa.array(pos))
+        return _to_numpy(vec, self.query)
+
+    # -- masks -----------------------------------------------------------------------------
+    def addresses(self, row_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(row addresses, whether each row id is a live row of the scanned fragments)."""
+        row_ids = np.asarray(row_ids, dtype=np.uint64)
+        if self._stable:
+            ids, addrs = self._stable_map()
+            pos = np.searchsorted(ids, row_ids)
+            pos_c = np.minimum(pos, max(len(ids) - 1, 0))
+            ok = (pos < len(ids)) & (ids[pos_c] == row_ids) if len(ids) else np.zeros(len(row_ids), bool)
+            return np.where(ok, addrs[pos_c] if len(ids) else 0, 0).astype(np.uint64), ok
+        frag = (row_ids >> np.uint64(32)).astype(np.int64)
+        off = (row_ids & _LOW32).astype(np.int64)
+        ok = np.zeros(len(row_ids), dtype=bool)
+        for fid in np.unique(frag):
+            info = self.fragments.get(int(fid))
+            if info is None:
+                continue
+            sel = frag == fid
+            good = off[sel] < info.physical_rows
+            if info.num_deletions():
+                good &= ~np.isin(off[sel], info.deleted_offsets())
+            ok[sel] = good
+        return row_ids, ok
+
+    def _stable_map(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._id_map is None:
+            ids, addrs = [], []
+            for f in self.fragments.values():
+                live = np.ones(f.physical_rows, dtype=bool)
+                if f.num_deletions():
+                    live[f.deleted_offsets()] = False
+                rid = f.row_ids()
+                phys = np.flatnonzero(live).astype(np.uint64)
+                ids.append(np.asarray(rid, dtype=np.uint64)[live] if rid is not None else phys | np.uint64(f.id << 32))
+                addrs.append(phys | np.uint64(f.id << 32))
+            all_ids = np.concatenate(ids) if ids else np.empty(0, np.uint64)
+            all_addrs = np.concatenate(addrs) if addrs else np.empty(0, np.uint64)
+            order = np.argsort(all_ids, kind="stable")
+            self._id_map = (all_ids[order], all_addrs[order])
+        return self._id_map
+
+    def keep(self, prefilter: bool) -> Keep:
+        """Mask of row ids an index may return (live, scanned fragment, prefilter's allow-list)."""
+        allowed = self._allow_list() if prefilter and self.scanner._filter is not None else None
+
+        def keep(row_ids: np.ndarray) -> np.ndarray:
+            ok = self.addresses(row_ids)[1]
+            if allowed is not None:
+                pos = np.minimum(np.searchsorted(allowed, row_ids), max(len(allowed) - 1, 0))
+                ok &= (allowed[pos] == row_ids) if len(allowed) else False
+            return ok
+        return keep
+
+    def _allow_list(self) -> np.ndarray:
+        """Sorted row ids of the rows passing the scan's filter (scalar indices used)."""
+        if self._allowed is None:
+            parts = [b.column(0).to_numpy().astype(np.uint64, copy=False)
+                     for b in self._sub_scan([ROW_ID], self.fragment_ids, True)]
+            self._allowed = np.sort(np.concatenate(parts)) if parts else np.empty(0, np.uint64)
+        return self._allowed
+
+
+def _valid(ids: np.ndarray, col: pa.Array, query: NearestQuery) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, vectors) of the rows whose vector is not null."""
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    if col.null_count:
+        valid = col.is_valid().to_numpy(zero_copy_only=False)
+        ids, col = ids[valid], col.filter(pa.array(valid))
+    return ids, _to_numpy(col, query)
+
+
+def _to_numpy(col: pa.Array, query: NearestQuery) -> np.ndarray:
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    if isinstance(col, pa.ExtensionArray):
+        col = col.storage
+    values = col.flatten().to_numpy(zero_copy_only=False)
+    return values.reshape(-1, query.dim)
+
+
+def _plain(columns: list[str], snapshot: Any) -> Projection:
+    return resolve_projection(columns, snapshot.read_schema, snapshot.schema)
+
+
+def fetch_rows(snapshot: Any, fragments: dict[int, Any], addresses: np.ndarray, projection: Projection,
+               flt: Any) -> pa.Table:
+    """The rows at ``addresses`` (any order; live rows) that pass ``flt``, in address order;
+    ``projection`` must hold ``_rowaddr`` to place them."""
+    addrs = np.unique(np.asarray(addresses, dtype=np.uint64))
+    frag = (addrs >> np.uint64(32)).astype(np.int64)
+    tasks = []
+    for seq, fid in enumerate(np.unique(frag)):
+        info = fragments[int(fid)]
+        offs = (addrs[frag == fid] & _LOW32).astype(np.int64)
+        tasks.append(ScanTask(seq, info, range(0, info.physical_rows), selection=offs))
+    ctx = ScanContext(snapshot, projection, flt)
+    batches = list(execute(ctx, iter(tasks), readahead=0))
+    return pa.Table.from_batches(batches, schema=projection.schema)
+
+
+def run_nearest(scanner: LanceScanner, query: NearestQuery, *, prefilter: bool,
+                fast_search: bool) -> tuple[VectorPlan, pa.Table]:
+    """The result table of a ``nearest`` scan (before offset / limit), and the search's plan."""
+    source = ScanVectorSource(scanner, query)
+    plan, results = search(query, source, prefilter=prefilter, fast_search=fast_search)
+    ids = np.concatenate([r[0] for r in results]).astype(np.uint64)
+    dist = np.concatenate([r[1] for r in results]).astype(np.float32)
+    qidx = np.repeat(np.arange(len(results), dtype=np.int32), [len(r[0]) for r in results])
+    addrs, _ = source.addresses(ids)
+    out_proj = scanner._projection
+    fetch_proj = out_proj if ROW_ADDR in out_proj.sources else scanner._fetch_projection()
+    flt = None if prefilter else scanner._filter
+    rows = fetch_rows(scanner._snapshot, source.fragments, addrs, fetch_proj, flt)
+    got = rows.column(ROW_ADDR).to_numpy() if rows.num_rows else np.empty(0, np.uint64)
+    pos = np.searchsorted(got, addrs)
+    present = (pos < len(got)) & (got[np.minimum(pos, max(len(got) - 1, 0))] == addrs) if len(got) else \
+        np.zeros(len(addrs), dtype=bool)
+    rows = rows.take(pa.array(pos[present].astype(np.int64)))
+    cols = [rows.column(o.name) for o in out_proj.outputs]
+    fields = [o.field for o in out_proj.outputs]
+    at = scanner._distance_at
+    if at is not None:
+        cols.insert(at, pa.chunked_array([pa.array(dist[present], pa.float32())]))
+        fields.insert(at, pa.field(DISTANCE, pa.float32()))
+    if query.batch:
+        cols.insert(0, pa.chunked_array([pa.array(qidx[present], pa.int32())]))
+        fields.insert(0, pa.field(QUERY_INDEX, pa.int32(), nullable=False))
+    schema = pa.schema(fields, metadata=out_proj.schema.metadata)
+    return plan, pa.Table.from_arrays(cols, schema=schema)
+
+
+def nearest_schema(projection: Projection, distance_at: int | None, batch: bool) -> pa.Schema:
+    """The schema of a ``nearest`` scan's rows (``_distance`` at ``distance_at``, None: left out)."""
+    fields = [o.field for o in projection.outputs]
+    if distance_at is not None:
+        fields.insert(distance_at, pa.field(DISTANCE, pa.float32()))
+    if batch:
+        fields.insert(0, pa.field(QUERY_INDEX, pa.int32(), nullable=False))
+    return pa.schema(fields, metadata=projection.schema.metadata)
