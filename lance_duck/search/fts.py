@@ -141,29 +141,42 @@ class ColumnIndex:
 
     # -- scoring ---------------------------------------------------------------------------------
     def stats(self) -> tuple[int, float]:
-        n = sum(len(u.lengths) for u in self.units)
-        total = sum(int(u.lengths.sum()) for u in self.units)
+        """(documents, average length) of the indexed partitions (unindexed rows add theirs for
+        themselves, see :meth:`bm25`)."""
+        n = sum(len(u.lengths) for u in self.units if u.partition is not None)
+        total = sum(int(u.lengths.sum()) for u in self.units if u.partition is not None)
         return n, (total / n if n else 0.0)
 
     def term(self, token: str, positions: bool = False) -> list[tuple[_Docs, np.ndarray, np.ndarray, Any]]:
         return [(u, *u.postings(token, positions)) for u in self.units]
 
     def bm25(self, token: str, per_unit: list, n_docs: int, avgdl: float) -> Hits:
-        df = sum(len(d) for _, d, _, _ in per_unit)
-        if df == 0:
-            return Hits.empty()
-        idf = np.log((n_docs - df + 0.5) / (df + 0.5) + 1.0)
+        """Indexed rows scored with the index's statistics; unindexed rows (pylance's flat search)
+        with the index's plus their own (documents, tokens, document frequency)."""
+        df = sum(len(d) for u, d, _, _ in per_unit if u.partition is not None)
+        flat = [(u, d) for u, d, _, _ in per_unit if u.partition is None]
         addrs, scores = [], []
         for u, docs, tfs, _ in per_unit:
             if not len(docs):
                 continue
+            if u.partition is None:
+                n_all = n_docs + len(u.lengths)
+                dl_all = avgdl * n_docs + float(u.lengths.sum())
+                df_all = df + sum(len(d) for _, d in flat)
+                idf = np.log((n_all - df_all + 0.5) / (df_all + 0.5) + 1.0)
+                avg = dl_all / n_all
+            else:
+                idf = np.log((n_docs - df + 0.5) / (df + 0.5) + 1.0)
+                avg = avgdl
             tf = tfs.astype(np.float64)
             dl = u.lengths[docs].astype(np.float64)
-            s = idf * (K1 + 1.0) * tf / (tf + K1 * (1.0 - B + B * dl / avgdl))
+            s = idf * (K1 + 1.0) * tf / (tf + K1 * (1.0 - B + B * dl / avg))
             a = u.addrs[docs]
             keep = a != DEAD
             addrs.append(a[keep])
             scores.append(s[keep])
+        if not addrs:
+            return Hits.empty()
         return Hits.of(np.concatenate(addrs), np.concatenate(scores))
 
 
@@ -265,7 +278,8 @@ class Searcher:
         raise UnsupportedFeatureError(f"full text query {type(q).__name__} is not supported")
 
     def _tokens(self, col: ColumnIndex, text: str) -> list[str]:
-        return list(dict.fromkeys(t.text for t in col.tokenizer.tokens(text)))
+        """The query's tokens, repeats kept (pylance scores a repeated term once per repeat)."""
+        return [t.text for t in col.tokenizer.tokens(text)]
 
     def _match(self, q: MatchQuery) -> Hits:
         if q.fuzziness not in (0, None):
@@ -275,8 +289,9 @@ class Searcher:
         if not tokens:
             return Hits.empty()
         n_docs, avgdl = col.stats()
-        parts = [col.bm25(t, col.term(t), n_docs, avgdl) for t in tokens]
-        out = _union(parts)
+        each = {t: col.bm25(t, col.term(t), n_docs, avgdl) for t in dict.fromkeys(tokens)}
+        parts = list(each.values())
+        out = _union([each[t] for t in tokens])
         if q.operator == "AND":
             for p in parts:
                 out = _restrict(out, p.addrs)
