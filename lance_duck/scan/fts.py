@@ -18,11 +18,14 @@ if TYPE_CHECKING:
     from .scanner import LanceScanner
 
 
-def _texts(scanner: LanceScanner, fragments: list, column: str) -> Iterator[tuple[np.ndarray, list]]:
+def _texts(scanner: LanceScanner, fragments: list, column: str, prefilter: bool) -> Iterator[tuple[np.ndarray, list]]:
+    """Live rows' texts of unindexed ``fragments`` (with ``prefilter``: the rows passing the
+    filter only; pylance's flat search then takes its statistics from those rows)."""
     sub = scanner._copy(fragments=fragments, limit=None, offset=None)
     sub._nearest = None
     sub._fts = None
-    sub._filter = None
+    if not prefilter:
+        sub._filter = None
     sub._projection = resolve_projection([column, ROW_ADDR], scanner._snapshot.read_schema,
                                          scanner._snapshot.schema)
     for b in sub._batches():
@@ -44,7 +47,8 @@ def run_fts(scanner: LanceScanner, full_text_query: Any, *, prefilter: bool, lim
     """The rows of a ``full_text_query`` scan, best first, after ``offset`` / ``limit``."""
     snap = scanner._snapshot
     scanned = {f.id: f for f in scanner._fragments}
-    searcher = Searcher(snap, lambda frags, col: _texts(scanner, [f for f in frags if f.id in scanned], col))
+    pre = prefilter and scanner._filter is not None
+    searcher = Searcher(snap, lambda frags, col: _texts(scanner, [f for f in frags if f.id in scanned], col, pre))
     hits = searcher.evaluate(query_of(full_text_query, searcher))
     frag = (hits.addrs >> np.uint64(32)).astype(np.int64)
     keep = np.isin(frag, np.fromiter(scanned, dtype=np.int64, count=len(scanned)))

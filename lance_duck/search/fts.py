@@ -267,12 +267,15 @@ class Searcher:
             boosts = q.boosts or [1.0] * len(q.columns)
             parts = [self._match(MatchQuery(q.query, c, boost=b, operator=q.operator))
                      for c, b in zip(q.columns, boosts)]
-            return _union(parts)
+            return _union_max(parts)
         if isinstance(q, BoostQuery):
             pos = self.evaluate(q.positive)
             neg = self.evaluate(q.negative)
-            hit = np.isin(pos.addrs, neg.addrs)
-            return Hits(pos.addrs, np.where(hit, pos.scores * q.negative_boost, pos.scores))
+            # pylance: positive score minus negative_boost times the negative query's score
+            at = np.minimum(np.searchsorted(neg.addrs, pos.addrs), max(len(neg.addrs) - 1, 0))
+            hit = (neg.addrs[at] == pos.addrs) if len(neg.addrs) else np.zeros(len(pos.addrs), bool)
+            penalty = np.where(hit, neg.scores[at] if len(neg.addrs) else 0.0, 0.0)
+            return Hits(pos.addrs, pos.scores - q.negative_boost * penalty)
         if isinstance(q, BooleanQuery):
             return self._boolean(q)
         raise UnsupportedFeatureError(f"full text query {type(q).__name__} is not supported")
@@ -356,6 +359,19 @@ def _union(parts: list[Hits]) -> Hits:
     if not parts:
         return Hits.empty()
     return Hits.of(np.concatenate([p.addrs for p in parts]), np.concatenate([p.scores for p in parts]))
+
+
+def _union_max(parts: list[Hits]) -> Hits:
+    """Every row of ``parts`` with its best score (pylance's multi-column match)."""
+    parts = [p for p in parts if len(p.addrs)]
+    if not parts:
+        return Hits.empty()
+    addrs = np.concatenate([p.addrs for p in parts])
+    scores = np.concatenate([p.scores for p in parts])
+    u, inv = np.unique(addrs, return_inverse=True)
+    best = np.full(len(u), -np.inf)
+    np.maximum.at(best, inv, scores)
+    return Hits(u, best)
 
 
 def _restrict(h: Hits, addrs: np.ndarray) -> Hits:

@@ -96,8 +96,8 @@ class PhraseQuery(FullTextQuery):
 
 
 class BoostQuery(FullTextQuery):
-    """The ``positive`` query's rows; those also matching ``negative`` get their score times
-    ``negative_boost``.
+    """The ``positive`` query's rows, scored as pylance: the positive score minus
+    ``negative_boost`` times the ``negative`` query's score (0 where it does not match).
 
     Example:
         >>> BoostQuery(MatchQuery("fox", "text"), MatchQuery("dog", "text"), negative_boost=0.2).negative_boost
@@ -111,7 +111,8 @@ class BoostQuery(FullTextQuery):
 
 
 class MultiMatchQuery(FullTextQuery):
-    """A :class:`MatchQuery` on each of ``columns`` (scores of a row summed, each times its boost).
+    """A :class:`MatchQuery` on each of ``columns``; a row scores its best column's score (each
+    column's times its boost).
 
     Example:
         >>> MultiMatchQuery("fox", ["title", "body"], boosts=[2.0, 1.0]).columns
