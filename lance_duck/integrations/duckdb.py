@@ -55,6 +55,7 @@ from ..scan.dataset import LanceDataset
 from ..scan.params import AsOf, StorageOptions, Version
 from .duckdb_errors import fresh, last_seq, recorded_since, watched
 from . import sql_cache
+from .sql_search import expand_searches
 from .sql_count import count_filter
 from .duckdb_pushdown import Term, arrow_filter, comparison_filter, substring_terms, view_name
 
@@ -781,6 +782,7 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> Lanc
         [(2000,)]
     """
     con = connection if connection is not None else _default_connection()
+    query = expand_searches(query, con)
     frame = sys._getframe(1)
     try:
         template = _template(query, _frame_lookup(frame, con))
