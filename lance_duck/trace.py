@@ -22,6 +22,8 @@ Event names (a value is attached where it says more):
   ``path:selected-offsets`` (rows: an index-selected task read at its offsets, no row mask),
   ``path:selected:run`` (a contiguous run of bit-packed values read chunk by chunk with sliced
   position tables), ``path:selected:unpack-gather`` (a dense selection: chunks unpacked whole);
+* ``vector:probe`` -- a vector index partition searched ((segment uuid, partition));
+  ``vector:read-partition`` -- its rows read from auxiliary.idx ((path, partition, rows); once, then cached);
 * ``file:open`` -- a data file opened (its path);
 * ``scan:readahead`` -- a scan's (tasks decoded at once, ramp growth of its task sizes), chosen
   from the columns it reads (``scan/readahead.py``).

@@ -15,13 +15,17 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import any_pb2 as google_dot_protobuf_dot_any__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0bindex.proto\x12\x0blance.table\x1a\x19google/protobuf/any.proto\"\x14\n\x04UUID\x12\x0c\n\x04uuid\x18\x01 \x01(\x0c\"-\n\tIndexFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x12\n\nsize_bytes\x18\x02 \x01(\x04\"\xb5\x02\n\rIndexMetadata\x12\x1f\n\x04uuid\x18\x01 \x01(\x0b\x32\x11.lance.table.UUID\x12\x0e\n\x06\x66ields\x18\x02 \x03(\x05\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x17\n\x0f\x64\x61taset_version\x18\x04 \x01(\x04\x12\x17\n\x0f\x66ragment_bitmap\x18\x05 \x01(\x0c\x12+\n\rindex_details\x18\x06 \x01(\x0b\x32\x14.google.protobuf.Any\x12\x15\n\rindex_version\x18\x07 \x01(\x05\x12\x17\n\ncreated_at\x18\x08 \x01(\x04H\x00\x88\x01\x01\x12\x14\n\x07\x62\x61se_id\x18\t \x01(\rH\x01\x88\x01\x01\x12%\n\x05\x66iles\x18\n \x03(\x0b\x32\x16.lance.table.IndexFileB\r\n\x0b_created_atB\n\n\x08_base_id\";\n\x0cIndexSection\x12+\n\x07indices\x18\x01 \x03(\x0b\x32\x1a.lance.table.IndexMetadata\"\xb3\x04\n\x19\x46ragmentReuseIndexDetails\x12\x46\n\x06inline\x18\x01 \x01(\x0b\x32\x34.lance.table.FragmentReuseIndexDetails.InlineContentH\x00\x1aQ\n\rInlineContent\x12@\n\x08versions\x18\x01 \x03(\x0b\x32..lance.table.FragmentReuseIndexDetails.Version\x1aM\n\x0e\x46ragmentDigest\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x15\n\rphysical_rows\x18\x02 \x01(\x04\x12\x18\n\x10num_deleted_rows\x18\x03 \x01(\x04\x1a\xbe\x01\n\x05Group\x12\x19\n\x11\x63hanged_row_addrs\x18\x01 \x01(\x0c\x12L\n\rold_fragments\x18\x02 \x03(\x0b\x32\x35.lance.table.FragmentReuseIndexDetails.FragmentDigest\x12L\n\rnew_fragments\x18\x03 \x03(\x0b\x32\x35.lance.table.FragmentReuseIndexDetails.FragmentDigest\x1a`\n\x07Version\x12\x17\n\x0f\x64\x61taset_version\x18\x01 \x01(\x04\x12<\n\x06groups\x18\x03 \x03(\x0b\x32,.lance.table.FragmentReuseIndexDetails.GroupB\t\n\x07\x63ontentb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0bindex.proto\x12\x0blance.table\x1a\x19google/protobuf/any.proto\"\x14\n\x04UUID\x12\x0c\n\x04uuid\x18\x01 \x01(\x0c\"-\n\tIndexFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x12\n\nsize_bytes\x18\x02 \x01(\x04\"\xb5\x02\n\rIndexMetadata\x12\x1f\n\x04uuid\x18\x01 \x01(\x0b\x32\x11.lance.table.UUID\x12\x0e\n\x06\x66ields\x18\x02 \x03(\x05\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x17\n\x0f\x64\x61taset_version\x18\x04 \x01(\x04\x12\x17\n\x0f\x66ragment_bitmap\x18\x05 \x01(\x0c\x12+\n\rindex_details\x18\x06 \x01(\x0b\x32\x14.google.protobuf.Any\x12\x15\n\rindex_version\x18\x07 \x01(\x05\x12\x17\n\ncreated_at\x18\x08 \x01(\x04H\x00\x88\x01\x01\x12\x14\n\x07\x62\x61se_id\x18\t \x01(\rH\x01\x88\x01\x01\x12%\n\x05\x66iles\x18\n \x03(\x0b\x32\x16.lance.table.IndexFileB\r\n\x0b_created_atB\n\n\x08_base_id\";\n\x0cIndexSection\x12+\n\x07indices\x18\x01 \x03(\x0b\x32\x1a.lance.table.IndexMetadata\"\xb3\x04\n\x19\x46ragmentReuseIndexDetails\x12\x46\n\x06inline\x18\x01 \x01(\x0b\x32\x34.lance.table.FragmentReuseIndexDetails.InlineContentH\x00\x1aQ\n\rInlineContent\x12@\n\x08versions\x18\x01 \x03(\x0b\x32..lance.table.FragmentReuseIndexDetails.Version\x1aM\n\x0e\x46ragmentDigest\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x15\n\rphysical_rows\x18\x02 \x01(\x04\x12\x18\n\x10num_deleted_rows\x18\x03 \x01(\x04\x1a\xbe\x01\n\x05Group\x12\x19\n\x11\x63hanged_row_addrs\x18\x01 \x01(\x0c\x12L\n\rold_fragments\x18\x02 \x03(\x0b\x32\x35.lance.table.FragmentReuseIndexDetails.FragmentDigest\x12L\n\rnew_fragments\x18\x03 \x03(\x0b\x32\x35.lance.table.FragmentReuseIndexDetails.FragmentDigest\x1a`\n\x07Version\x12\x17\n\x0f\x64\x61taset_version\x18\x01 \x01(\x04\x12<\n\x06groups\x18\x03 \x03(\x0b\x32,.lance.table.FragmentReuseIndexDetails.GroupB\t\n\x07\x63ontent\"\xc6\x01\n\x06Tensor\x12/\n\tdata_type\x18\x01 \x01(\x0e\x32\x1c.lance.table.Tensor.DataType\x12\r\n\x05shape\x18\x02 \x03(\r\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\"n\n\x08\x44\x61taType\x12\x0c\n\x08\x42\x46LOAT16\x10\x00\x12\x0b\n\x07\x46LOAT16\x10\x01\x12\x0b\n\x07\x46LOAT32\x10\x02\x12\x0b\n\x07\x46LOAT64\x10\x03\x12\t\n\x05UINT8\x10\x04\x12\n\n\x06UINT16\x10\x05\x12\n\n\x06UINT32\x10\x06\x12\n\n\x06UINT64\x10\x07\"\x85\x01\n\x03IVF\x12\x11\n\tcentroids\x18\x01 \x03(\x02\x12\x0f\n\x07offsets\x18\x02 \x03(\x04\x12\x0f\n\x07lengths\x18\x03 \x03(\r\x12-\n\x10\x63\x65ntroids_tensor\x18\x04 \x01(\x0b\x32\x13.lance.table.Tensor\x12\x11\n\x04loss\x18\x05 \x01(\x01H\x00\x88\x01\x01\x42\x07\n\x05_loss\"U\n\x0eHnswParameters\x12\x17\n\x0fmax_connections\x18\x01 \x01(\r\x12\x17\n\x0f\x63onstruction_ef\x18\x02 \x01(\r\x12\x11\n\tmax_level\x18\x03 \x01(\r\"\xaf\x07\n\x12VectorIndexDetails\x12\x32\n\x0bmetric_type\x18\x01 \x01(\x0e\x32\x1d.lance.table.VectorMetricType\x12\x1d\n\x15target_partition_size\x18\x02 \x01(\x04\x12;\n\x11hnsw_index_config\x18\x03 \x01(\x0b\x32\x1b.lance.table.HnswParametersH\x01\x88\x01\x01\x12\x41\n\x02pq\x18\x04 \x01(\x0b\x32\x33.lance.table.VectorIndexDetails.ProductQuantizationH\x00\x12@\n\x02sq\x18\x05 \x01(\x0b\x32\x32.lance.table.VectorIndexDetails.ScalarQuantizationH\x00\x12?\n\x02rq\x18\x06 \x01(\x0b\x32\x31.lance.table.VectorIndexDetails.RabitQuantizationH\x00\x12?\n\x04\x66lat\x18\x08 \x01(\x0b\x32/.lance.table.VectorIndexDetails.FlatCompressionH\x00\x12H\n\rruntime_hints\x18\t \x03(\x0b\x32\x31.lance.table.VectorIndexDetails.RuntimeHintsEntry\x12\"\n\x15target_num_partitions\x18\n \x01(\rH\x02\x88\x01\x01\x1a@\n\x13ProductQuantization\x12\x10\n\x08num_bits\x18\x01 \x01(\r\x12\x17\n\x0fnum_sub_vectors\x18\x02 \x01(\r\x1a&\n\x12ScalarQuantization\x12\x10\n\x08num_bits\x18\x01 \x01(\r\x1a\xa2\x01\n\x11RabitQuantization\x12\x10\n\x08num_bits\x18\x01 \x01(\r\x12U\n\rrotation_type\x18\x02 \x01(\x0e\x32>.lance.table.VectorIndexDetails.RabitQuantization.RotationType\"$\n\x0cRotationType\x12\x08\n\x04\x46\x41ST\x10\x00\x12\n\n\x06MATRIX\x10\x01\x1a\x11\n\x0f\x46latCompression\x1a\x33\n\x11RuntimeHintsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\r\n\x0b\x63ompressionB\x14\n\x12_hnsw_index_configB\x18\n\x16_target_num_partitions*<\n\x10VectorMetricType\x12\x06\n\x02L2\x10\x00\x12\n\n\x06\x43osine\x10\x01\x12\x07\n\x03\x44ot\x10\x02\x12\x0b\n\x07Hamming\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'index_pb2', _globals)
 if _descriptor._USE_C_DESCRIPTORS == False:
   DESCRIPTOR._options = None
+  _globals['_VECTORINDEXDETAILS_RUNTIMEHINTSENTRY']._options = None
+  _globals['_VECTORINDEXDETAILS_RUNTIMEHINTSENTRY']._serialized_options = b'8\001'
+  _globals['_VECTORMETRICTYPE']._serialized_start=2433
+  _globals['_VECTORMETRICTYPE']._serialized_end=2493
   _globals['_UUID']._serialized_start=55
   _globals['_UUID']._serialized_end=75
   _globals['_INDEXFILE']._serialized_start=77
@@ -40,4 +44,26 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _globals['_FRAGMENTREUSEINDEXDETAILS_GROUP']._serialized_end=952
   _globals['_FRAGMENTREUSEINDEXDETAILS_VERSION']._serialized_start=954
   _globals['_FRAGMENTREUSEINDEXDETAILS_VERSION']._serialized_end=1050
+  _globals['_TENSOR']._serialized_start=1064
+  _globals['_TENSOR']._serialized_end=1262
+  _globals['_TENSOR_DATATYPE']._serialized_start=1152
+  _globals['_TENSOR_DATATYPE']._serialized_end=1262
+  _globals['_IVF']._serialized_start=1265
+  _globals['_IVF']._serialized_end=1398
+  _globals['_HNSWPARAMETERS']._serialized_start=1400
+  _globals['_HNSWPARAMETERS']._serialized_end=1485
+  _globals['_VECTORINDEXDETAILS']._serialized_start=1488
+  _globals['_VECTORINDEXDETAILS']._serialized_end=2431
+  _globals['_VECTORINDEXDETAILS_PRODUCTQUANTIZATION']._serialized_start=2027
+  _globals['_VECTORINDEXDETAILS_PRODUCTQUANTIZATION']._serialized_end=2091
+  _globals['_VECTORINDEXDETAILS_SCALARQUANTIZATION']._serialized_start=2093
+  _globals['_VECTORINDEXDETAILS_SCALARQUANTIZATION']._serialized_end=2131
+  _globals['_VECTORINDEXDETAILS_RABITQUANTIZATION']._serialized_start=2134
+  _globals['_VECTORINDEXDETAILS_RABITQUANTIZATION']._serialized_end=2296
+  _globals['_VECTORINDEXDETAILS_RABITQUANTIZATION_ROTATIONTYPE']._serialized_start=2260
+  _globals['_VECTORINDEXDETAILS_RABITQUANTIZATION_ROTATIONTYPE']._serialized_end=2296
+  _globals['_VECTORINDEXDETAILS_FLATCOMPRESSION']._serialized_start=2298
+  _globals['_VECTORINDEXDETAILS_FLATCOMPRESSION']._serialized_end=2315
+  _globals['_VECTORINDEXDETAILS_RUNTIMEHINTSENTRY']._serialized_start=2317
+  _globals['_VECTORINDEXDETAILS_RUNTIMEHINTSENTRY']._serialized_end=2368
 # @@protoc_insertion_point(module_scope)

@@ -47,14 +47,8 @@ class IndexFile:
         fd = container.descriptor
         self.schema = schema_from_protos(fd.schema.fields, dict(fd.schema.metadata))
         self.metadata: dict[str, str] = dict(self.schema.metadata)
-        # every field in pre-order; leaves own the columns in that order (a list's parent has none)
-        walked = [g for f in self.schema.fields for g in f.walk()]
-        ids = tuple(g.id for g in walked)
-        cols, n = [], 0
-        for g in walked:
-            cols.append(-1 if g.children else n)
-            n += 0 if g.children else 1
-        reader.ref = DataFileRef(path, ids, tuple(cols), container.major, container.minor, size or None)
+        ids, cols = _column_map(self.schema.fields, container.minor)
+        reader.ref = DataFileRef(path, ids, cols, container.major, container.minor, size or None)
         self.reader = reader
         self.path = path
         self.num_rows = reader.num_rows
@@ -70,6 +64,24 @@ class IndexFile:
     def read(self, names: Sequence[str], rows=None) -> list[pa.Array]:
         arrays = self.reader.read_fields([self.field(n) for n in names], rows)
         return [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays]
+
+
+def _column_map(fields, minor: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Field ids (pre-order) and their columns: 2.1+ files give columns to leaf fields only (a list's
+    values, not the list), 2.0 files to every field."""
+    ids: list[int] = []
+    cols: list[int] = []
+
+    def visit(fs) -> None:
+        for f in fs:
+            ids.append(f.id)
+            cols.append(-1)
+            if minor == 0 or not f.children:
+                cols[-1] = sum(c >= 0 for c in cols[:-1])
+            visit(f.children)
+
+    visit(fields)
+    return tuple(ids), tuple(cols)
 
 
 CACHE = ByteLRU(CACHE_BYTES)

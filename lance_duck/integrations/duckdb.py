@@ -32,6 +32,7 @@ import contextlib
 import dataclasses
 import functools
 import hashlib
+import itertools
 import logging
 import os
 import re
@@ -55,8 +56,9 @@ from ..scan.dataset import LanceDataset
 from ..scan.params import AsOf, StorageOptions, Version
 from .duckdb_errors import fresh, last_seq, recorded_since, watched
 from . import sql_cache
-from .sql_search import expand_searches
+from .sql_fts import expand_searches
 from .sql_count import count_filter
+from .sql_search import VectorSearchCall, Values, is_search, parse_search
 from .duckdb_pushdown import Term, arrow_filter, comparison_filter, substring_terms, view_name
 
 _LANCE_SCAN = "lance_scan"
@@ -172,6 +174,14 @@ def _options(node: exp.Expression) -> tuple[tuple[str, str], ...]:
         raise InvalidArgumentError(
             f"storage_options must be a struct literal like {{'key': 'value'}}, got {node.sql('duckdb')}")
     return tuple(sorted(pairs))
+
+
+def _scan_ref(args: list[exp.Expression]) -> LanceRef:
+    """The reference of ``lance_scan(*args)`` (a search's table)."""
+    return _lance_scan_ref(exp.Anonymous(this=_LANCE_SCAN, expressions=args))
+
+
+_SEARCHES = itertools.count()
 
 
 def _lance_scan_ref(fn: exp.Anonymous) -> LanceRef:
@@ -355,9 +365,10 @@ Lookup = Callable[[str], Any]
 class _Rewriter:
     """One rewrite: replaces references, remembers what must be registered."""
 
-    def __init__(self, resolve: Resolver | None, lookup: Lookup | None):
+    def __init__(self, resolve: Resolver | None, lookup: Lookup | None, values: Values | None = None):
         self.resolve = resolve or (lambda ref: ref.name)
         self.lookup = lookup
+        self.values = values                            # the caller's variables (search vectors)
         self.refs: dict[str, LanceRef] = {}
         self.objects: dict[str, Any] = {}
         self.names: dict[LanceRef, str] = {}
@@ -393,6 +404,11 @@ class _Rewriter:
         ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
         found: list[tuple[exp.Table, LanceRef | None, str]] = []
         for table in list(tree.find_all(exp.Table)):
+            if is_search(table):      # lance_vector_search(...): its rows are registered under a new name
+                search_name = f"__lance_search_{next(_SEARCHES)}_{_TOKEN}"
+                self.objects[search_name] = parse_search(table, self.values, _scan_ref)
+                found.append((table, None, search_name))
+                continue
             ref = _table_ref(table, self.probes)
             if ref is not None:
                 found.append((table, ref, ""))
@@ -408,7 +424,8 @@ class _Rewriter:
             if alias is not None:
                 new.set("alias", alias)
             elif in_from and ref is None:
-                new.set("alias", exp.TableAlias(this=exp.to_identifier(_plain_name(table), quoted=True)))
+                new.set("alias", exp.TableAlias(this=exp.to_identifier(
+                    _plain_name(table) or "lance_vector_search", quoted=True)))
             elif in_from and ref is not None and stems.count(_stem(ref.uri)) == 1 and _stem(ref.uri).isidentifier():
                 new.set("alias", exp.TableAlias(this=exp.to_identifier(_stem(ref.uri), quoted=True)))
             for key in ("sample", "pivots", "joins", "laterals"):
@@ -531,7 +548,7 @@ class _Template:
                          r.count_where, frozenset(sub(q) for q in r.count_qualifiers))
 
 
-def _template(query: str, lookup: Lookup) -> _Template:
+def _template(query: str, lookup: Lookup, values: Values | None = None) -> _Template:
     """The (cached) placeholder rewrite of ``query``; kept unless it registers caller's variables."""
     if isinstance(query, str):
         hit = sql_cache.statements.get(query)
@@ -543,7 +560,7 @@ def _template(query: str, lookup: Lookup) -> _Template:
         order.append(ref)
         return f"__lance_ref{_TOKEN}_{len(order) - 1}"
 
-    rw = _Rewriter(placeholder, lookup)
+    rw = _Rewriter(placeholder, lookup, values)
     out = _rewrite_with(rw, query)
     t = _Template(out, tuple(order), tuple(rw.asked), tuple(rw.probes.items()))
     if not out.objects:
@@ -708,6 +725,13 @@ def _catalog_names(con: duckdb.DuckDBPyConnection) -> set[str]:
     return {r[0] for r in rows}
 
 
+def _frame_values(frame: Any) -> Values:
+    """A variable of the caller's scope by name (a search's vector), or None."""
+    def value(name: str) -> Any:
+        return frame.f_locals.get(name, frame.f_globals.get(name)) if frame is not None else None
+    return value
+
+
 def _frame_lookup(frame: Any, con: duckdb.DuckDBPyConnection) -> Lookup:
     """Finds a table name among the caller's variables, as DuckDB's replacement scans do:
     a table or view of that name on the connection wins."""
@@ -785,7 +809,7 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> Lanc
     query = expand_searches(query, con)
     frame = sys._getframe(1)
     try:
-        template = _template(query, _frame_lookup(frame, con))
+        template = _template(query, _frame_lookup(frame, con), _frame_values(frame))
     finally:
         del frame
     opened: dict[str, LanceDataset] = {}
@@ -805,6 +829,9 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> Lanc
     for name, ds in opened.items():
         sql_cache.register(con, name, watched(ds))
     for name, obj in rw.objects.items():
+        if isinstance(obj, VectorSearchCall):
+            with _lance_errors():
+                obj = obj.run()
         if isinstance(obj, LanceDataset):
             obj = watched(obj)
         elif isinstance(obj, LanceRelation):
@@ -813,7 +840,19 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> Lanc
         _forget_old_variables(con, name)
     with _lance_errors():
         rel = con.sql(rw.sql)
+    searches = [o for o in template.rewritten.objects.values() if isinstance(o, VectorSearchCall)]
+    if rel is not None and searches and _is_explain(query):
+        # DuckDB sees the search's rows as an Arrow scan: say how lance_duck found them
+        lines = [con.sql("SELECT ?::VARCHAR AS explain_key, ?::VARCHAR AS explain_value",
+                         params=["lance_vector_search", s.explain()]) for s in searches]
+        for extra in reversed(lines):
+            rel = extra.union(rel)
     return None if rel is None else LanceRelation(rel)
+
+
+def _is_explain(query: str) -> bool:
+    m = _PREFIX.match(query)
+    return m is not None and m.group(1).lower().startswith("explain")
 
 
 def _count(ds: LanceDataset, rw: Rewritten) -> int | None:

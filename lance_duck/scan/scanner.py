@@ -87,6 +87,10 @@ class LanceScanner(pads.Scanner):
         if nearest is not None:
             # checked against the schema before anything is read
             self._nearest = parse_nearest(nearest, snap.arrow_schema)
+            if isinstance(columns, (list, tuple)):   # pylance: a flag moves its column to the end
+                flagged = {"_rowid"} if with_row_id else set()
+                flagged |= {"_rowaddr"} if with_row_address else set()
+                columns = [c for c in columns if c not in flagged]
             columns, self._distance_at = _without_distance(columns, snap.arrow_schema,
                                                            bool(options.get("disable_scoring_autoprojection")))
             self._prefilter = bool(options.get("prefilter") or False)

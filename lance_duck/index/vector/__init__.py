@@ -10,7 +10,6 @@ from typing import Callable, Protocol
 
 import numpy as np
 
-from ...errors import UnsupportedFeatureError
 from ..metadata import IndexSegment
 
 Keep = Callable[[np.ndarray], np.ndarray]
@@ -27,14 +26,17 @@ class VectorSegment(Protocol):
     fragment_ids: frozenset[int]
 
     def search(self, q: np.ndarray, k: int, *, minimum_nprobes: int, maximum_nprobes: int | None,
-               ef: int | None, keep: Keep | None) -> tuple[np.ndarray, np.ndarray]:
+               ef: int | None, keep: Keep | None, refine_factor: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Top-k (or fewer) of this segment for one query ``q`` (1-D float32 of ``dim``, validated).
 
         Returns ``(row_ids uint64, distances float32)`` sorted by (distance, row id), distances as
         pylance's unrefined ``_distance`` for this index type. ``keep(row_ids) -> bool mask`` drops
         candidates before the top-k (deletions, vanished fragments, prefilter); None keeps all. The
-        ``minimum_nprobes`` nearest partitions are probed, then more (nearest first) while fewer than
-        ``k`` candidates are kept, up to ``maximum_nprobes`` (None = all).
+        ``minimum_nprobes`` nearest partitions are probed (raised, unless it equals ``maximum_nprobes``,
+        by pylance's first-round heuristic: lance_duck.index.vector.probes), then more (nearest first)
+        while fewer than ``k`` candidates are kept, up to ``maximum_nprobes`` (None = all).
+        ``refine_factor``: the query's refine factor when ``k`` is ``user k * refine_factor`` (the
+        heuristic depends on the user's k and on whether refine is asked).
         """
         ...
 
@@ -50,8 +52,8 @@ def open_vector_segment(snapshot, segment: IndexSegment) -> VectorSegment:
         seg = open_vector_segment(snapshot, index_segments(snapshot)[0])
         ids, dist = seg.search(q, 10, minimum_nprobes=20, maximum_nprobes=None, ef=None, keep=None)
     """
-    raise UnsupportedFeatureError(f"vector index {segment.name!r}: vector index search is not implemented yet "
-                                  "(use_index=False searches exactly)")
+    from .ivf import open_ivf_segment
+    return open_ivf_segment(snapshot, segment)
 
 
 __all__ = ["Keep", "VectorSegment", "open_vector_segment"]

@@ -1,0 +1,255 @@
+"""One IVF vector segment: centroids (index.idx), partition row ranges and codes (auxiliary.idx), probing.
+
+Only the probed partitions' rows of ``auxiliary.idx`` are read (one row range per partition, decoded
+payloads kept in the index cache), and for HNSW variants the probed partitions' graph rows of index.idx.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow as pa
+from google.protobuf.message import DecodeError
+
+from ... import trace
+from ..._proto import index_pb2
+from ...errors import CorruptFileError, UnsupportedFeatureError
+from ..files import IndexFile, cached, segment_file_path
+from ..metadata import IndexSegment
+from .probes import initial_probes
+from .storage import F32, FlatStorage, PQStorage, SQStorage, Storage, normalized, storage_metadata
+
+VECTOR_DETAILS = "lance.index.pb.VectorIndexDetails"
+METRICS = {index_pb2.L2: "l2", index_pb2.Cosine: "cosine", index_pb2.Dot: "dot", index_pb2.Hamming: "hamming"}
+IMPLEMENTED = ("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ")
+KNOWN = IMPLEMENTED + ("IVF_RQ",)
+
+
+def _ivf(file: IndexFile, with_centroids: bool) -> index_pb2.IVF:
+    meta = file.metadata
+    try:
+        pos = int(meta.get("lance:ivf", ""))
+    except ValueError:
+        raise CorruptFileError(f"{file.path}: schema metadata 'lance:ivf' = {meta.get('lance:ivf')!r} "
+                               "is not a global buffer number") from None
+    c = getattr(file.reader, "container")
+    if not 0 < pos < len(c.global_buffers):
+        raise CorruptFileError(f"{file.path}: IVF global buffer {pos} does not exist "
+                               f"(file has {len(c.global_buffers)})")
+    ivf = index_pb2.IVF()
+    try:
+        ivf.ParseFromString(bytes(c.global_buffer(pos)))
+    except DecodeError as exc:
+        raise CorruptFileError(f"{file.path}: IVF message is corrupt: {exc}") from None
+    if with_centroids and not ivf.HasField("centroids_tensor"):
+        raise CorruptFileError(f"{file.path}: IVF message has no centroids")
+    return ivf
+
+
+def _ranges(ivf: index_pb2.IVF, rows: int, path: str, what: str) -> tuple[np.ndarray, np.ndarray]:
+    offs = np.asarray(ivf.offsets, dtype=np.int64)
+    lens = np.asarray(ivf.lengths, dtype=np.int64)
+    if len(offs) != len(lens):
+        raise CorruptFileError(f"{path}: {len(offs)} partition offsets but {len(lens)} lengths")
+    starts = np.concatenate([[0], np.cumsum(lens)[:-1]]) if len(lens) else lens
+    if not np.array_equal(offs, starts) or int(lens.sum()) != rows:
+        raise CorruptFileError(f"{path}: partition {what} (offsets {offs.tolist()[:8]}..., lengths "
+                               f"{lens.tolist()[:8]}...) do not tile the file's {rows} rows")
+    return offs, lens
+
+
+class IvfSegment:
+    """An IVF_* vector segment (see :class:`lance_duck.index.vector.VectorSegment`)."""
+
+    def __init__(self, snapshot, segment: IndexSegment, index_type: str, metric: str,
+                 index_file: IndexFile, aux_file: IndexFile):
+        self.uuid = segment.uuid
+        self.name = segment.name
+        self.index_type = index_type
+        self.metric = metric
+        self.fragment_ids = segment.fragment_ids
+        self.index_file, self.aux_file = index_file, aux_file
+        ipath, apath = index_file.path, aux_file.path
+        ivf = _ivf(index_file, True)
+        t = ivf.centroids_tensor
+        if t.data_type != index_pb2.Tensor.FLOAT32 or len(t.shape) != 2:
+            raise CorruptFileError(f"{ipath}: centroids tensor of type {t.data_type} and shape {list(t.shape)}, "
+                                   "expected float32 [partitions, dim]")
+        p, dim = int(t.shape[0]), int(t.shape[1])
+        if len(t.data) != p * dim * 4 or p == 0 or dim == 0:
+            raise CorruptFileError(f"{ipath}: centroids tensor has {len(t.data)} bytes for shape [{p}, {dim}]")
+        self.centroids = np.frombuffer(t.data, dtype="<f4").reshape(p, dim)
+        self.num_partitions, self.dim = p, dim
+        aux_ivf = _ivf(aux_file, False)
+        self.offsets, self.lengths = _ranges(aux_ivf, aux_file.num_rows, apath, "row ranges")
+        if len(self.lengths) != p:
+            raise CorruptFileError(f"{apath}: {len(self.lengths)} partitions, but {ipath} has {p} centroids")
+        aux_metric = aux_file.metadata.get("distance_type")
+        if aux_metric is not None and aux_metric != metric:
+            raise CorruptFileError(f"{apath}: distance_type {aux_metric!r} but the index's is {metric!r}")
+        self.storage = self._storage(aux_file)
+        self.graph = None
+        if "HNSW" in index_type:
+            from .hnsw import HnswGraphs
+            self.graph = HnswGraphs(index_file, _ranges(ivf, index_file.num_rows, ipath, "graph ranges"),
+                                    self.lengths)
+
+    def _storage(self, aux: IndexFile) -> Storage:
+        kind = self.index_type.rsplit("_", 1)[-1]
+        meta = storage_metadata(aux.metadata, aux.path)
+        if kind == "FLAT":
+            if meta.get("dim") != self.dim:
+                raise CorruptFileError(f"{aux.path}: flat dimension {meta.get('dim')} is not the index's {self.dim}")
+            flat = FlatStorage(self.metric, self.dim, aux.path)
+            t = aux.field("flat").arrow_type
+            if not pa.types.is_fixed_size_list(t) or t.list_size != self.dim or not pa.types.is_floating(t.value_type):
+                raise CorruptFileError(f"{aux.path}: column 'flat' is {t}, expected {self.dim} floats per row")
+            flat.dtype = t.value_type.to_pandas_dtype()
+            return flat
+        if kind == "SQ":
+            return SQStorage(self.metric, self.dim, aux.path, meta)
+        pos = meta.get("codebook_position")
+        c = getattr(aux.reader, "container")
+        if not isinstance(pos, int) or not 0 < pos < len(c.global_buffers):
+            raise CorruptFileError(f"{aux.path}: PQ codebook_position {pos!r} is not a global buffer of the file")
+        cb = index_pb2.Tensor()
+        try:
+            cb.ParseFromString(bytes(c.global_buffer(pos)))
+        except DecodeError as exc:
+            raise CorruptFileError(f"{aux.path}: PQ codebook is corrupt: {exc}") from None
+        return PQStorage(self.metric, self.dim, aux.path, meta, cb)
+
+    # -- reading ---------------------------------------------------------------------------
+    def partition(self, p: int) -> tuple[np.ndarray, object]:
+        """(row ids, payload) of partition ``p`` (read once, then cached)."""
+        def load():
+            start, n = int(self.offsets[p]), int(self.lengths[p])
+            names = ("_rowid",) + self.storage.columns
+            arrays = self.aux_file.read(names, range(start, start + n))
+            if any(len(a) != n for a in arrays):
+                raise CorruptFileError(f"{self.aux_file.path}: partition {p} read {[len(a) for a in arrays]} "
+                                       f"rows, expected {n}")
+            if arrays[0].null_count:
+                raise CorruptFileError(f"{self.aux_file.path}: partition {p} has null _rowid values")
+            ids = arrays[0].to_numpy(zero_copy_only=False).astype(np.uint64, copy=False)
+            trace.record("vector:read-partition", (self.aux_file.path, p, n))
+            return ids, self.storage.decode(list(arrays[1:]), n)
+        return cached(("vector-partition", self.aux_file.path, p), load)
+
+    # -- search ----------------------------------------------------------------------------
+    def partition_order(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Partitions nearest first (ties by partition number) and their float32 centroid distances:
+        squared L2 (of the normalized query for cosine), 1 - q.c for dot."""
+        c = self.centroids
+        if self.metric == "dot":
+            d = (F32(1) - c @ q).astype(F32)
+        else:
+            qs = normalized(q) if self.metric == "cosine" else q
+            diff = c - qs
+            d = np.einsum("ij,ij->i", diff, diff)
+        order = np.argsort(d, kind="stable")
+        return order, d[order]
+
+    def initial_probes(self, dists: np.ndarray, k: int, minimum: int, maximum: int | None,
+                       refine_factor: int | None) -> int:
+        """How many partitions pylance 14.0.2 probes before its late search (see probes.py)."""
+        adaptive = refine_factor is None or refine_factor <= 1
+        return initial_probes(dists, k, minimum, maximum, self.metric, adaptive)
+
+    def search(self, q: np.ndarray, k: int, *, minimum_nprobes: int, maximum_nprobes: int | None,
+               ef: int | None, keep=None, refine_factor: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """See :meth:`lance_duck.index.vector.VectorSegment.search`."""
+        q = np.ascontiguousarray(q, dtype=F32)
+        if q.shape != (self.dim,):
+            raise ValueError(f"query of shape {q.shape} against a {self.dim}-dimensional index")
+        order, dists = self.partition_order(q)
+        user_k = k if not refine_factor or refine_factor <= 1 else max(1, k // int(refine_factor))
+        first = self.initial_probes(dists, user_k, int(minimum_nprobes), maximum_nprobes, refine_factor)
+        last = self.num_partitions if maximum_nprobes is None else min(int(maximum_nprobes), self.num_partitions)
+        last = max(first, last)
+        qs = self.storage.query(q)
+        ids_parts: list[np.ndarray] = []
+        dist_parts: list[np.ndarray] = []
+        kept = 0
+        for i, p in enumerate(order[:last]):
+            if i >= first and kept >= k:
+                break
+            ids, dist = self._probe(int(p), q, qs, k, ef, keep)
+            ids_parts.append(ids)
+            dist_parts.append(dist)
+            kept += len(ids)
+        if not ids_parts:
+            return np.zeros(0, np.uint64), np.zeros(0, F32)
+        return top_k(np.concatenate(ids_parts), np.concatenate(dist_parts), k)
+
+    def _probe(self, p: int, q, qs, k: int, ef: int | None, keep) -> tuple[np.ndarray, np.ndarray]:
+        ids, payload = self.partition(p)
+        trace.record("vector:probe", (self.uuid, p))
+        if not len(ids):
+            return ids, np.zeros(0, F32)
+        dist = self.storage.distances(qs, self.centroids[p], payload).astype(F32, copy=False)
+        mask = None if keep is None else np.asarray(keep(ids), dtype=bool)
+        if self.graph is not None:
+            sel = self.graph.search(p, dist, k, ef, mask)
+            return ids[sel], dist[sel]
+        if mask is not None:
+            return ids[mask], dist[mask]
+        return ids, dist
+
+
+def top_k(ids: np.ndarray, dist: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` smallest by (distance, row id), sorted (NaN distances last)."""
+    if len(ids) > k:
+        kth = np.partition(dist, k - 1)[k - 1]
+        sel = dist <= kth
+        if np.isnan(kth):
+            sel |= np.isnan(dist)
+        ids, dist = ids[sel], dist[sel]
+    order = np.lexsort((ids, dist))[:k]
+    return ids[order], dist[order]
+
+
+def open_ivf_segment(snapshot, segment: IndexSegment) -> IvfSegment:
+    """Open the segment's two files and check what they say about each other."""
+    if segment.type_url.rsplit("/", 1)[-1] != VECTOR_DETAILS:
+        raise UnsupportedFeatureError(f"index {segment.name!r} of type {segment.type_url!r} is not a vector index")
+    details = index_pb2.VectorIndexDetails()
+    try:
+        details.ParseFromString(segment.details)
+    except DecodeError as exc:
+        raise CorruptFileError(f"index {segment.name!r}: VectorIndexDetails are corrupt: {exc}") from None
+    metric = METRICS.get(details.metric_type)
+    sizes = dict(segment.files)
+    for name in ("index.idx", "auxiliary.idx"):
+        if segment.files and name not in sizes:
+            raise CorruptFileError(f"index {segment.name!r}: segment {segment.uuid} lists no {name}")
+
+    def make():
+        ipath = segment_file_path(snapshot, segment, "index.idx")
+        index_file = IndexFile(snapshot.io, ipath, sizes.get("index.idx") or None)
+        try:
+            head = json.loads(index_file.metadata.get("lance:index", ""))
+            index_type, dist_type = str(head["type"]), str(head["distance_type"])
+        except (ValueError, KeyError, TypeError):
+            raise CorruptFileError(f"{ipath}: schema metadata 'lance:index' = "
+                                   f"{index_file.metadata.get('lance:index')!r} names no index type") from None
+        if index_type not in IMPLEMENTED:
+            known = "lance_duck does not read it yet" if index_type in KNOWN else "an unknown vector index type"
+            raise UnsupportedFeatureError(f"index {segment.name!r}: {index_type} ({known}); "
+                                          "search with use_index=False")
+        expected = 2 if index_type == "IVF_RQ" else 1
+        if segment.index_version != expected:
+            raise UnsupportedFeatureError(f"index {segment.name!r}: {index_type} index version "
+                                          f"{segment.index_version} (lance_duck reads version {expected}); "
+                                          "search with use_index=False")
+        if metric is None or dist_type != metric:
+            raise CorruptFileError(f"{ipath}: distance_type {dist_type!r} but the manifest says "
+                                   f"{metric or details.metric_type!r}")
+        if metric == "hamming":
+            raise UnsupportedFeatureError(f"index {segment.name!r}: {index_type} with hamming distance; "
+                                          "search with use_index=False")
+        apath = segment_file_path(snapshot, segment, "auxiliary.idx")
+        aux_file = IndexFile(snapshot.io, apath, sizes.get("auxiliary.idx") or None)
+        return IvfSegment(snapshot, segment, index_type, metric, index_file, aux_file)
+
+    return cached(("vector-segment", segment_file_path(snapshot, segment, "index.idx")), make)

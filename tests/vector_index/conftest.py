@@ -1,0 +1,55 @@
+"""Tables with vector indices, written by pylance once per session (small: 2,400 rows x 16 dims, seeded).
+
+``vector_table(index_type, metric)`` is a table of three fragments with one index over ``vec`` (8 partitions;
+PQ with 4 sub-vectors). ``QUERIES`` are seeded query vectors near the data.
+"""
+from __future__ import annotations
+
+import lance
+import numpy as np
+import pyarrow as pa
+import pytest
+
+N, DIM, PARTITIONS, ROWS_PER_FILE = 2400, 16, 8, 800
+
+
+def vectors(n: int = N, seed: int = 11) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(size=(12, DIM)) * 1.5
+    return (centers[rng.integers(0, 12, n)] + rng.normal(size=(n, DIM))).astype(np.float32)
+
+
+def table(x: np.ndarray, start: int = 0) -> pa.Table:
+    return pa.table({"id": pa.array(np.arange(start, start + len(x)), pa.int64()),
+                     "vec": pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), DIM)})
+
+
+def queries(n: int = 5, seed: int = 3) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x = vectors()
+    return [(x[rng.integers(0, N)] + rng.normal(size=DIM) * 0.7).astype(np.float32) for _ in range(n)]
+
+
+def index_params(index_type: str) -> dict:
+    params: dict = {"num_partitions": PARTITIONS}
+    if "PQ" in index_type:
+        params["num_sub_vectors"] = 4
+    return params
+
+
+@pytest.fixture(scope="session")
+def vector_table(tmp_path_factory):
+    """(index_type, metric) -> path of a pylance table with that index over ``vec`` (built once)."""
+    made: dict[tuple[str, str], str] = {}
+    root = tmp_path_factory.mktemp("vector_index")
+
+    def make(index_type: str, metric: str) -> str:
+        key = (index_type, metric)
+        if key not in made:
+            path = str(root / f"{index_type}_{metric}.lance")
+            ds = lance.write_dataset(table(vectors()), path, max_rows_per_file=ROWS_PER_FILE)
+            ds.create_index("vec", index_type=index_type, metric=metric, **index_params(index_type))
+            made[key] = path
+        return made[key]
+
+    return make
