@@ -40,6 +40,7 @@ from ._version import __version__
 if TYPE_CHECKING:  # the lazy entry points below, as type checkers see them
     from .integrations.duckdb import register, sql
     from .scan.dataset import LanceDataset, dataset
+    from .scan.hybrid import hybrid_search
 
 # Entry points are imported lazily so that `import lance_duck` stays cheap.
 _LAZY = {
@@ -47,6 +48,7 @@ _LAZY = {
     "LanceDataset": ("lance_duck.scan.dataset", "LanceDataset"),
     "sql": ("lance_duck.integrations.duckdb", "sql"),
     "register": ("lance_duck.integrations.duckdb", "register"),
+    "hybrid_search": ("lance_duck.scan.hybrid", "hybrid_search"),
 }
 
 
@@ -66,6 +68,7 @@ __all__ = [
     "LanceDataset",
     "sql",
     "register",
+    "hybrid_search",
     "LanceDuckError",
     "NotFoundError",
     "VersionNotFoundError",
