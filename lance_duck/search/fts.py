@@ -57,11 +57,17 @@ class Hits:
 class _Docs:
     """One scoring unit (a partition, or the flat unindexed rows) of a column."""
 
-    addrs: np.ndarray                       # per doc (uint64, ~0 = dead row)
+    ids: np.ndarray                         # per doc: the index's row id (flat docs: the row address)
     lengths: np.ndarray                     # tokens per doc
     partition: Partition | None = None
+    live: Callable[[np.ndarray], np.ndarray] | None = None   # row ids -> addresses (DEAD: gone)
     flat: list[Counter] = field(default_factory=list)          # flat docs: token -> tf
     flat_pos: list[dict[str, list[int]]] = field(default_factory=list)
+
+    def addresses(self, docs: np.ndarray) -> np.ndarray:
+        """Row addresses of doc numbers ``docs`` (DEAD for deleted rows)."""
+        ids = self.ids[docs]
+        return ids if self.live is None else self.live(ids)
 
     def postings(self, token: str, positions: bool) -> tuple[np.ndarray, np.ndarray, list | None]:
         """(doc numbers, tfs, positions per doc or None) of one token."""
@@ -111,9 +117,7 @@ class ColumnIndex:
         for seg in self.segments:
             for p in seg.partitions:
                 ids, lengths = p.docs
-                self.units.append(_Docs(live(ids), lengths.astype(np.int64), partition=p))
-        self.num_docs = sum(len(u.lengths) for u in self.units)
-        self.total_tokens = sum(int(u.partition.total_tokens) for u in self.units if u.partition)
+                self.units.append(_Docs(ids, lengths, partition=p, live=live))
         unindexed = [f for f in snapshot.fragments if f.id not in covered]
         if unindexed:
             self.units.append(self._flat(unindexed))
@@ -144,7 +148,7 @@ class ColumnIndex:
         """(documents, average length) of the indexed partitions (unindexed rows add theirs for
         themselves, see :meth:`bm25`)."""
         n = sum(len(u.lengths) for u in self.units if u.partition is not None)
-        total = sum(int(u.lengths.sum()) for u in self.units if u.partition is not None)
+        total = sum(int(u.partition.total_tokens) for u in self.units if u.partition is not None)
         return n, (total / n if n else 0.0)
 
     def term(self, token: str, positions: bool = False) -> list[tuple[_Docs, np.ndarray, np.ndarray, Any]]:
@@ -171,7 +175,7 @@ class ColumnIndex:
             tf = tfs.astype(np.float64)
             dl = u.lengths[docs].astype(np.float64)
             s = idf * (K1 + 1.0) * tf / (tf + K1 * (1.0 - B + B * dl / avg))
-            a = u.addrs[docs]
+            a = u.addresses(docs)
             keep = a != DEAD
             addrs.append(a[keep])
             scores.append(s[keep])
@@ -323,7 +327,7 @@ class Searcher:
                 docs = set(m) if docs is None else docs & set(m)
             for d in sorted(docs or ()):
                 if _phrase_at(toks, [m[d] for m in maps], q.slop):
-                    a = u.addrs[d]
+                    a = u.addresses(np.array([d]))[0]
                     if a != DEAD:
                         matched.append(a)
         return _restrict(total, np.array(sorted(matched), dtype=np.uint64))

@@ -189,3 +189,25 @@ def test_to_batches_and_scanner_give_the_same_rows(main_table):
     assert sum(b.num_rows for b in batches) == 50
     assert ds.scanner(full_text_query="w1", limit=50).to_table().equals(full)
     assert ds.scanner(full_text_query="w1", limit=50).count_rows() == 50
+
+
+def test_a_damaged_index_file_raises_corrupt_file_error_naming_it(tmp_path):
+    import glob
+    import os
+    import shutil
+    from lance_duck.errors import CorruptFileError
+    from .fts_tables import table as make
+    uri = str(tmp_path / "d.lance")
+    ds = lance.write_dataset(make(300, 9), uri)
+    ds.create_scalar_index("text", "INVERTED")
+    ok = str(tmp_path / "ok.lance")
+    shutil.copytree(uri, ok)
+    path = glob.glob(f"{uri}/_indices/*/part_0_tokens.lance")[0]
+    data = bytearray(open(path, "rb").read())
+    fst_at = data.find(bytes([3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]))
+    assert fst_at >= 0
+    data[fst_at + 40] ^= 0xFF                       # a byte inside the FST's nodes
+    open(path, "wb").write(bytes(data))
+    with pytest.raises(CorruptFileError, match=os.path.basename(path)):
+        lance_duck.dataset(uri).to_table(full_text_query="w1")
+    assert lance_duck.dataset(ok).to_table(full_text_query="w1").num_rows > 0

@@ -3,7 +3,7 @@ index partition's tokens: token bytes -> token id.
 
 Layout (learned from the crate's documentation and pylance's files): a 16-byte header (u64 version,
 u64 type), then nodes written leaves first; a node is read *backwards* from its state byte at its
-address. The file ends with u64 key count, u64 root address and a u32 checksum. A key's value is
+address. The file ends with u64 key count, u64 root address and a u32 checksum (masked CRC-32C). A key's value is
 the sum of the outputs on its path plus the final node's final output.
 
 State byte, top bits: ``11`` one transition to the node written just before (no output); ``10``
@@ -21,6 +21,32 @@ _COMMON = (b"te/oasripcnw.hlm-du012g=:bf3y5&_4v9678k%?xCDASFIBEjPTzRNM+LOqHGWUV,
            + bytes(range(0, 32)) + b' "#<>\\^`{|}' + bytes(range(0x7F, 0x100)))
 _INDEX_THRESHOLD = 32      # AnyTrans nodes with more transitions carry a 256-byte input index
 _VERSION = 3
+#: the footer's checksum (masked CRC-32C of every byte before it) is checked up to this size (a
+#: pure-Python CRC costs ~0.5 s per MiB; larger FSTs get the structural checks only)
+CHECKSUM_MAX_BYTES = 1 << 20
+
+
+def _crc_table() -> list[int]:
+    out = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        out.append(c)
+    return out
+
+
+_CRC = _crc_table()
+
+
+def masked_crc32c(data: bytes) -> int:
+    """CRC-32C of ``data``, masked as the ``fst`` crate stores it."""
+    c = 0xFFFFFFFF
+    table = _CRC
+    for b in data:
+        c = table[(c ^ b) & 0xFF] ^ (c >> 8)
+    c ^= 0xFFFFFFFF
+    return ((((c >> 15) | (c << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
 
 
 def _common(idx: int) -> int | None:
@@ -40,6 +66,10 @@ class FstMap:
         if version != _VERSION:
             raise CorruptFileError(f"{what}: token FST format version {version} (3 is read)")
         self.count, self.root = struct.unpack_from("<QQ", self.data, n - 20)
+        if n <= CHECKSUM_MAX_BYTES:
+            (stored,) = struct.unpack_from("<I", self.data, n - 4)
+            if masked_crc32c(self.data[:-4]) != stored:
+                raise CorruptFileError(f"{what}: token FST checksum mismatch")
         if not 16 <= self.root < n - 20:
             raise CorruptFileError(f"{what}: token FST root address {self.root} is out of range")
 

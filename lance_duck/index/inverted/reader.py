@@ -5,7 +5,10 @@ tokens -> ids (FST), documents (row ids, token counts), postings and positions p
 from __future__ import annotations
 
 import json
+import struct
+from contextlib import contextmanager
 from functools import cached_property
+from typing import Iterator
 
 import numpy as np
 
@@ -15,6 +18,17 @@ from .fst import FstMap
 from .postings import decode_positions, decode_posting
 
 _TAIL_CODECS = ("varint_delta_v1", "fixed32_v1")
+
+
+@contextmanager
+def _damage(path: str) -> Iterator[None]:
+    """What decoding damaged bytes raises, as a CorruptFileError naming the file."""
+    try:
+        yield
+    except (ValueError, IndexError, KeyError, TypeError, struct.error, OverflowError, UnicodeDecodeError) as exc:
+        if isinstance(exc, (CorruptFileError, UnsupportedFeatureError)):
+            raise
+        raise CorruptFileError(f"{path}: damaged INVERTED index data ({type(exc).__name__}: {exc})") from exc
 
 
 def _open(io, path: str, size: int | None) -> IndexFile:
@@ -39,11 +53,13 @@ class Partition:
         if "_token_fst_bytes" not in {x.name for x in f.schema.fields}:
             raise UnsupportedFeatureError(f"{f.path}: INVERTED token set without an FST "
                                           "(an older index format) is not supported")
-        return cached(("inverted:fst", self.io.key, f.path),
-                      lambda: FstMap(f.read(["_token_fst_bytes"])[0][0].as_py(), f.path))
+        with _damage(f.path):
+            return cached(("inverted:fst", self.io.key, f.path),
+                          lambda: FstMap(f.read(["_token_fst_bytes"])[0][0].as_py(), f.path))
 
     def token_id(self, token: str) -> int | None:
-        return self.fst.get(token.encode("utf-8"))
+        with _damage(self._paths["tokens"]):
+            return self.fst.get(token.encode("utf-8"))
 
     def all_tokens(self) -> dict[str, int]:
         f = self._file("tokens")
@@ -87,7 +103,8 @@ class Partition:
             key = ("inverted:posting", self.io.key, f.path, tid, positions)
             hit = CACHE.get(key)
             if hit is None:
-                hit = self._posting(f, tid, int(lengths[tid]), positions)
+                with _damage(f.path):
+                    hit = self._posting(f, tid, int(lengths[tid]), positions)
                 CACHE.put(key, hit, sum(getattr(a, "nbytes", 64) for a in hit[:2]) + 64)
             out.append(hit)
         return out
