@@ -50,13 +50,14 @@ def run_fts(scanner: LanceScanner, full_text_query: Any, *, prefilter: bool, lim
     pre = prefilter and scanner._filter is not None
     searcher = Searcher(snap, lambda frags, col: _texts(scanner, [f for f in frags if f.id in scanned], col, pre))
     hits = searcher.evaluate(query_of(full_text_query, searcher))
-    frag = (hits.addrs >> np.uint64(32)).astype(np.int64)
-    keep = np.isin(frag, np.fromiter(scanned, dtype=np.int64, count=len(scanned)))
+    if len(scanned) < len(snap.fragments):
+        frag = (hits.addrs >> np.uint64(32)).astype(np.int64)
+        keep = np.isin(frag, np.fromiter(scanned, dtype=np.int64, count=len(scanned)))
+        hits = Hits(hits.addrs[keep], hits.scores[keep])
     if prefilter and scanner._filter is not None:
-        keep &= np.isin(hits.addrs, _allowed(scanner))
-    addrs, scores = ranked(Hits(hits.addrs[keep], hits.scores[keep]))
-    if limit is not None:
-        addrs, scores = addrs[:limit + offset], scores[:limit + offset]
+        keep = np.isin(hits.addrs, _allowed(scanner))
+        hits = Hits(hits.addrs[keep], hits.scores[keep])
+    addrs, scores = ranked(hits, None if limit is None else limit + offset)
     out_proj = scanner._projection
     fetch_proj = out_proj if ROW_ADDR in out_proj.sources else scanner._fetch_projection()
     flt = None if prefilter else scanner._filter

@@ -49,6 +49,8 @@ class Hits:
         """Summed per address."""
         if len(addrs) == 0:
             return Hits.empty()
+        if len(addrs) == 1 or bool(np.all(addrs[1:] > addrs[:-1])):
+            return Hits(addrs, scores)
         u, inv = np.unique(addrs, return_inverse=True)
         return Hits(u, np.bincount(inv, weights=scores, minlength=len(u)))
 
@@ -69,17 +71,17 @@ class _Docs:
         ids = self.ids[docs]
         return ids if self.live is None else self.live(ids)
 
-    def postings(self, token: str, positions: bool) -> tuple[np.ndarray, np.ndarray, list | None]:
-        """(doc numbers, tfs, positions per doc or None) of one token."""
+    def postings(self, token: str, positions: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """(doc numbers, tfs, every doc's positions concatenated or None) of one token."""
         if self.partition is not None:
             tid = self.partition.token_id(token)
             if tid is None:
-                return np.empty(0, np.int64), np.empty(0, np.int64), [] if positions else None
+                return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.uint32) if positions else None
             got = self.partition.postings([tid], positions)[0]
-            return (got[0].astype(np.int64), got[1].astype(np.int64), list(got[2]) if positions else None)
+            return (got[0].astype(np.int64), got[1].astype(np.int64), got[2] if positions else None)
         docs = [i for i, c in enumerate(self.flat) if token in c]
         tfs = [self.flat[i][token] for i in docs]
-        pos = [self.flat_pos[i][token] for i in docs] if positions else None
+        pos = np.array([p for i in docs for p in self.flat_pos[i][token]], dtype=np.uint32) if positions else None
         return np.array(docs, dtype=np.int64), np.array(tfs, dtype=np.int64), pos
 
 
@@ -318,19 +320,30 @@ class Searcher:
         total = _union(scores)
         matched = []
         for ui, u in enumerate(col.units):
-            per = [(t, terms[t.text][ui]) for t in toks]
-            docs = None
-            maps = []
-            for _t, (_, d, _, pos) in per:
-                m = dict(zip(d.tolist(), pos))
-                maps.append(m)
-                docs = set(m) if docs is None else docs & set(m)
-            for d in sorted(docs or ()):
-                if _phrase_at(toks, [m[d] for m in maps], q.slop):
-                    a = u.addresses(np.array([d]))[0]
-                    if a != DEAD:
-                        matched.append(a)
-        return _restrict(total, np.array(sorted(matched), dtype=np.uint64))
+            docs = [terms[t.text][ui][1] for t in toks]
+            common = docs[0]
+            for d in docs[1:]:
+                common = np.intersect1d(common, d, assume_unique=True)
+            if not len(common):
+                continue
+            keys = []
+            for t in toks:
+                _, d, f, pos = terms[t.text][ui]
+                keys.append((np.repeat(d.astype(np.uint64), f) << np.uint64(32)) | pos.astype(np.uint64))
+            first = keys[0][np.isin(keys[0] >> np.uint64(32), common.astype(np.uint64))]
+            if q.slop == 0:
+                ok = np.ones(len(first), dtype=bool)
+                for i in range(1, len(toks)):
+                    off = np.uint64(toks[i].position - toks[0].position)
+                    ok &= np.isin(first + off, keys[i])
+                hit = np.unique((first[ok] >> np.uint64(32)).astype(np.int64))
+            else:
+                hit = np.array([d for d in common.tolist() if _phrase_at(toks, [
+                    (k[(k >> np.uint64(32)) == d] & np.uint64(0xFFFFFFFF)).tolist() for k in keys], q.slop)],
+                    dtype=np.int64)
+            a = u.addresses(hit)
+            matched.append(a[a != DEAD])
+        return _restrict(total, np.concatenate(matched) if matched else np.empty(0, np.uint64))
 
     def _boolean(self, q: BooleanQuery) -> Hits:
         must = [self.evaluate(c) for o, c in q.queries if o == Occur.MUST]
@@ -383,11 +396,20 @@ def _restrict(h: Hits, addrs: np.ndarray) -> Hits:
     return Hits(h.addrs[keep], h.scores[keep])
 
 
-def ranked(h: Hits) -> tuple[np.ndarray, np.ndarray]:
-    """(addresses, float32 scores) by score descending, then address."""
+def ranked(h: Hits, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(addresses, float32 scores) by score descending, then address; the first ``k`` only."""
     s = h.scores.astype(np.float32)
-    order = np.lexsort((h.addrs, -s))
-    return h.addrs[order], s[order]
+    addrs = h.addrs
+    if k is not None and k < len(s):
+        if k <= 0:
+            return addrs[:0], s[:0]
+        kth = np.partition(-s, k - 1)[k - 1]
+        keep = -s <= kth                      # every row scoring at least the k-th score
+        addrs, s = addrs[keep], s[keep]
+    order = np.lexsort((addrs, -s))
+    if k is not None:
+        order = order[:k]
+    return addrs[order], s[order]
 
 
 def query_of(full_text_query: Any, searcher: Searcher):

@@ -16,7 +16,6 @@ in groups of 128 packed like the frequencies (u8 width + payload), the rest as v
 """
 from __future__ import annotations
 
-import struct
 
 import numpy as np
 
@@ -42,6 +41,53 @@ def unpack4x(buf, at: int, nbits: int, what: str) -> tuple[np.ndarray, int]:
     pair = words[k] | (words[k + 1] << np.uint64(32))                  # (32, 4)
     vals = (pair >> o[:, None]) & np.uint64((1 << nbits) - 1)
     return vals.reshape(-1).astype(np.uint32), at + n                   # value 4j + lane
+
+
+def unpack4x_many(words: np.ndarray, nbits: int) -> np.ndarray:
+    """(B, 128) uint32 values of B BitPacker4x blocks of ``nbits`` bits; ``words``: (B, nbits, 4) u32."""
+    b = words.shape[0]
+    if nbits == 0:
+        return np.zeros((b, BLOCK), dtype=np.uint32)
+    w = np.concatenate([words, np.zeros((b, 1, _LANES), dtype=words.dtype)], axis=1).astype(np.uint64)
+    start = np.arange(BLOCK // _LANES, dtype=np.int64) * nbits
+    k, o = start // 32, (start % 32).astype(np.uint64)
+    pair = w[:, k, :] | (w[:, k + 1, :] << np.uint64(32))              # (B, 32, 4)
+    vals = (pair >> o[None, :, None]) & np.uint64((1 << nbits) - 1)
+    return vals.reshape(b, BLOCK).astype(np.uint32)
+
+
+def _full_blocks(blocks: list, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Doc ids and frequencies (each (B, 128)) of full posting blocks, decoded per bit width."""
+    nb = len(blocks)
+    firsts = np.empty(nb, dtype=np.uint64)
+    dbits = np.empty(nb, dtype=np.int64)
+    fbits = np.empty(nb, dtype=np.int64)
+    for i, buf in enumerate(blocks):
+        if len(buf) < 10:
+            raise CorruptFileError(f"{what}: posting block {i} truncated")
+        firsts[i] = int.from_bytes(buf[4:8], "little")
+        dbits[i] = buf[8]
+        at = 9 + 16 * buf[8]
+        if at >= len(buf) or buf[8] > 32:
+            raise CorruptFileError(f"{what}: posting block {i} truncated")
+        fbits[i] = buf[at]
+        if fbits[i] > 32 or at + 1 + 16 * fbits[i] != len(buf):
+            raise CorruptFileError(f"{what}: posting block {i} has {len(buf)} bytes, its widths say "
+                                   f"{at + 1 + 16 * int(fbits[i])}")
+    docs = np.empty((nb, BLOCK), dtype=np.uint32)
+    freqs = np.empty((nb, BLOCK), dtype=np.uint32)
+    for width in np.unique(dbits):
+        sel = np.flatnonzero(dbits == width)
+        w = int(width)
+        raw = b"".join(bytes(blocks[i][9:9 + 16 * w]) for i in sel)
+        deltas = unpack4x_many(np.frombuffer(raw, dtype="<u4").reshape(len(sel), w, _LANES), w)
+        docs[sel] = (np.cumsum(deltas, axis=1, dtype=np.uint64) + firsts[sel, None]).astype(np.uint32)
+    for width in np.unique(fbits):
+        sel = np.flatnonzero(fbits == width)
+        w = int(width)
+        raw = b"".join(bytes(blocks[i][len(blocks[i]) - 16 * w:]) for i in sel)
+        freqs[sel] = unpack4x_many(np.frombuffer(raw, dtype="<u4").reshape(len(sel), w, _LANES), w)
+    return docs, freqs
 
 
 def _varints(buf, at: int, count: int, what: str) -> tuple[np.ndarray, int]:
@@ -71,18 +117,10 @@ def decode_posting(blocks: list, length: int, codec: str, what: str) -> tuple[np
     if len(blocks) != full + (1 if tail else 0):
         raise CorruptFileError(f"{what}: {len(blocks)} posting blocks for {length} documents")
     docs, freqs = [], []
-    for i in range(full):
-        buf = blocks[i]
-        if len(buf) < 10:
-            raise CorruptFileError(f"{what}: posting block {i} truncated")
-        (first,) = struct.unpack_from("<I", buf, 4)
-        deltas, at = unpack4x(buf, 9, buf[8], what)
-        if at >= len(buf):
-            raise CorruptFileError(f"{what}: posting block {i} truncated")
-        f, at = unpack4x(buf, at + 1, buf[at], what)
-        d = np.cumsum(deltas, dtype=np.uint64) + np.uint64(first)
-        docs.append(d.astype(np.uint32))
-        freqs.append(f)
+    if full:
+        d2, f2 = _full_blocks(blocks[:full], what)
+        docs.append(d2.reshape(-1))
+        freqs.append(f2.reshape(-1))
     if tail:
         buf = blocks[full]
         if codec == "fixed32_v1":
@@ -103,13 +141,16 @@ def decode_posting(blocks: list, length: int, codec: str, what: str) -> tuple[np
     return np.concatenate(docs), np.concatenate(freqs)
 
 
-def decode_positions(stream, offsets, freqs: np.ndarray, what: str) -> list[np.ndarray]:
-    """Every document's positions (uint32 arrays, in posting order) of one token."""
+def decode_positions(stream, offsets, freqs: np.ndarray, what: str) -> np.ndarray:
+    """Every document's positions of one token, concatenated in posting order (document ``j``'s
+    are the next ``freqs[j]``), uint32."""
     buf = memoryview(stream).cast("B")
     offs = [int(o) for o in offsets] + [len(buf)]
+    if len(offs) - 1 != -(-len(freqs) // BLOCK):
+        raise CorruptFileError(f"{what}: {len(offs) - 1} position blocks for {len(freqs)} documents")
     out: list[np.ndarray] = []
     for b in range(len(offs) - 1):
-        f = freqs[b * BLOCK:(b + 1) * BLOCK]
+        f = freqs[b * BLOCK:(b + 1) * BLOCK].astype(np.int64)
         total = int(f.sum())
         lo, hi = offs[b], offs[b + 1]
         if not 0 <= lo <= hi <= len(buf):
@@ -129,9 +170,6 @@ def decode_positions(stream, offsets, freqs: np.ndarray, what: str) -> list[np.n
         starts = np.concatenate(([0], np.cumsum(f)[:-1])).astype(np.int64)
         # running sums restarting at each document's first position
         csum = np.cumsum(deltas)
-        base = np.repeat(csum[starts] - deltas[starts], f.astype(np.int64))
-        pos = (csum - base).astype(np.uint32)
-        out.extend(np.split(pos, np.cumsum(f)[:-1].astype(np.int64)))
-    if len(out) != len(freqs):
-        raise CorruptFileError(f"{what}: positions for {len(out)} documents, the posting has {len(freqs)}")
-    return out
+        base = np.repeat(csum[starts] - deltas[starts], f)
+        out.append((csum - base).astype(np.uint32))
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.uint32)

@@ -91,7 +91,7 @@ class Partition:
                       lambda: f.read(["_length"])[0].to_numpy(zero_copy_only=False).astype(np.int64))
 
     def postings(self, token_ids: list[int], positions: bool = False) -> list[tuple]:
-        """(doc ids, freqs[, positions per doc]) of each token id (sorted unique ids asked for)."""
+        """(doc ids, freqs[, every doc's positions concatenated]) of each token id."""
         if not token_ids:
             return []
         f = self._file("invert")
@@ -105,7 +105,7 @@ class Partition:
             if hit is None:
                 with _damage(f.path):
                     hit = self._posting(f, tid, int(lengths[tid]), positions)
-                CACHE.put(key, hit, sum(getattr(a, "nbytes", 64) for a in hit[:2]) + 64)
+                CACHE.put(key, hit, sum(getattr(a, "nbytes", 64) for a in hit) + 64)
             out.append(hit)
         return out
 
