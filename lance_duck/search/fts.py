@@ -145,6 +145,32 @@ class ColumnIndex:
         return _Docs(np.array(addrs, dtype=np.uint64), np.array(lengths, dtype=np.int64),
                      flat=counters, flat_pos=positions)
 
+    def vocabulary(self) -> list[str]:
+        """Every token of the column's index partitions, sorted by UTF-8 bytes."""
+        if not hasattr(self, "_vocabulary"):
+            words: set[str] = set()
+            for u in self.units:
+                if u.partition is not None:
+                    words.update(u.partition.all_tokens())
+            self._vocabulary = sorted(words, key=lambda w: w.encode("utf-8"))
+        return self._vocabulary
+
+    def expansions(self, token: str, edits: int, prefix_length: int, max_expansions: int) -> list[str]:
+        """The terms within ``edits`` edits (Levenshtein, characters) of ``token`` sharing its first
+        ``prefix_length`` characters: the first ``max_expansions`` in byte order (pylance's fuzzy match)."""
+        if edits <= 0:
+            return [token]
+        prefix = token[:prefix_length]
+        out = []
+        for w in self.vocabulary():
+            if abs(len(w) - len(token)) > edits or not w.startswith(prefix):
+                continue
+            if _levenshtein(token, w, edits) <= edits:
+                out.append(w)
+                if len(out) >= max_expansions:
+                    break
+        return out
+
     # -- scoring ---------------------------------------------------------------------------------
     def stats(self) -> tuple[int, float]:
         """(documents, average length) of the indexed partitions (unindexed rows add theirs for
@@ -156,11 +182,13 @@ class ColumnIndex:
     def term(self, token: str, positions: bool = False) -> list[tuple[_Docs, np.ndarray, np.ndarray, Any]]:
         return [(u, *u.postings(token, positions)) for u in self.units]
 
-    def bm25(self, token: str, per_unit: list, n_docs: int, avgdl: float) -> Hits:
+    def bm25(self, token: str, per_unit: list, n_docs: int, avgdl: float, df_of: list | None = None) -> Hits:
         """Indexed rows scored with the index's statistics; unindexed rows (pylance's flat search)
-        with the index's plus their own (documents, tokens, document frequency)."""
-        df = sum(len(d) for u, d, _, _ in per_unit if u.partition is not None)
-        flat = [(u, d) for u, d, _, _ in per_unit if u.partition is None]
+        with the index's plus their own (documents, tokens, document frequency). ``df_of``: the
+        postings the document frequencies come from (default ``per_unit``)."""
+        stats = per_unit if df_of is None else df_of
+        df = sum(len(d) for u, d, _, _ in stats if u.partition is not None)
+        flat = [(u, d) for u, d, _, _ in stats if u.partition is None]
         addrs, scores = [], []
         for u, docs, tfs, _ in per_unit:
             if not len(docs):
@@ -291,20 +319,41 @@ class Searcher:
         return [t.text for t in col.tokenizer.tokens(text)]
 
     def _match(self, q: MatchQuery) -> Hits:
-        if q.fuzziness not in (0, None):
-            raise UnsupportedFeatureError("MatchQuery fuzziness is not supported")
+        if q.fuzziness and q.operator == "AND":
+            raise UnsupportedFeatureError("MatchQuery with fuzziness and operator AND is not supported "
+                                          "(pylance's matching rule for it is not reproduced)")
         col = self.column(q.column)
         tokens = self._tokens(col, q.query)
         if not tokens:
             return Hits.empty()
         n_docs, avgdl = col.stats()
-        each = {t: col.bm25(t, col.term(t), n_docs, avgdl) for t in dict.fromkeys(tokens)}
-        parts = list(each.values())
-        out = _union([each[t] for t in tokens])
+        # per query token: (indexed rows' hits per term it expands to, unindexed rows' hits)
+        each = {t: self._expanded(col, t, q, n_docs, avgdl) for t in dict.fromkeys(tokens)}
+        out = _union([h for t in tokens for h in each[t][0] + [each[t][1]]])
         if q.operator == "AND":
-            for p in parts:
-                out = _restrict(out, p.addrs)
+            # indexed rows hold every term the query expands to, unindexed rows every query token
+            indexed = [h.addrs for terms, _ in each.values() for h in terms]
+            flat = [f.addrs for _, f in each.values()]
+            keep = _intersect(indexed) if indexed else np.empty(0, np.uint64)
+            has_flat = any(u.partition is None for u in col.units)
+            if has_flat:
+                keep = np.union1d(keep, _intersect(flat))
+            out = _restrict(out, keep)
         return Hits(out.addrs, out.scores * q.boost)
+
+    def _expanded(self, col: ColumnIndex, token: str, q: MatchQuery, n_docs: int,
+                  avgdl: float) -> tuple[list[Hits], Hits]:
+        """Indexed rows: the hits of each term ``token`` expands to (fuzzy: the index's terms within
+        ``fuzziness`` edits; else ``token``); unindexed rows: ``token`` itself (pylance's flat
+        search does not expand)."""
+        terms = col.expansions(token, q.fuzziness, q.prefix_length, q.max_expansions) if q.fuzziness \
+            else [token]                  # fuzziness None matches exactly, as pylance 14.0.2 does
+        per_term = {e: col.term(e) for e in dict.fromkeys(terms + [token])}
+        indexed = [col.bm25(e, [x for x in per_term[e] if x[0].partition is not None], n_docs, avgdl,
+                            df_of=per_term[e]) for e in terms]
+        flat = col.bm25(token, [x for x in per_term[token] if x[0].partition is None], n_docs, avgdl,
+                        df_of=per_term[token])
+        return indexed, flat
 
     def _phrase(self, q: PhraseQuery) -> Hits:
         col = self.column(q.column)
@@ -358,6 +407,19 @@ class Searcher:
         return out
 
 
+def _levenshtein(a: str, b: str, bound: int) -> int:
+    """Edit distance of ``a`` and ``b`` (characters), or ``bound + 1`` once it must exceed ``bound``."""
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
+        if min(cur) > bound:
+            return bound + 1
+        prev = cur
+    return prev[-1]
+
+
 def _phrase_at(toks, positions: list, slop: int) -> bool:
     """Whether the documents' positions hold the query tokens in order (gaps as in the query, up to
     ``slop`` more)."""
@@ -376,6 +438,13 @@ def _union(parts: list[Hits]) -> Hits:
     if not parts:
         return Hits.empty()
     return Hits.of(np.concatenate([p.addrs for p in parts]), np.concatenate([p.scores for p in parts]))
+
+
+def _intersect(sets: list[np.ndarray]) -> np.ndarray:
+    out = sets[0]
+    for a in sets[1:]:
+        out = np.intersect1d(out, a, assume_unique=True)
+    return out
 
 
 def _union_max(parts: list[Hits]) -> Hits:

@@ -57,10 +57,11 @@ class MatchQuery(FullTextQuery):
         query: the text (tokenized as the column's index was built).
         column: the indexed column.
         boost: multiplies the score.
-        fuzziness: edit distance of matched terms (only 0 is supported).
-        max_expansions: fuzzy expansions (unused with fuzziness 0).
+        fuzziness: each query term also matches the index's terms within this many edits
+            (Levenshtein; 0 or None: exact, as pylance 14.0.2).
+        max_expansions: at most this many matching terms per query term (the first in byte order).
         operator: ``"OR"`` (default) or ``"AND"`` (or :class:`FullTextOperator`).
-        prefix_length: fuzzy prefix kept exact (unused with fuzziness 0).
+        prefix_length: characters at the start a fuzzy match keeps unchanged.
 
     Example:
         >>> MatchQuery("quick fox", "text", operator="AND").operator
@@ -72,6 +73,8 @@ class MatchQuery(FullTextQuery):
         self.query = _text(query, "MatchQuery")
         self.column = column
         self.boost = float(boost)
+        if fuzziness is not None and (isinstance(fuzziness, bool) or not isinstance(fuzziness, int) or fuzziness < 0):
+            raise InvalidArgumentError(f"MatchQuery fuzziness must be a non-negative integer, got {fuzziness!r}")
         self.fuzziness = fuzziness
         self.max_expansions = max_expansions
         self.operator = _op(operator)
