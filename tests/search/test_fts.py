@@ -216,3 +216,49 @@ def test_a_damaged_index_file_raises_corrupt_file_error_naming_it(tmp_path):
     with pytest.raises(CorruptFileError, match=os.path.basename(path)):
         lance_duck.dataset(uri).to_table(full_text_query="w1")
     assert lance_duck.dataset(ok).to_table(full_text_query="w1").num_rows > 0
+
+
+LANGUAGES = {
+    "French": ["Les chanteuses chantaient des chansons magnifiques", "Nous mangeons rapidement les pommes",
+               "La réalisation des constructions nationales", "Il était une fois une princesse heureuse"],
+    "German": ["Die Häuser wurden schnell gebaut", "Wir fahren mit den Fahrrädern nach Hause",
+               "Die Kinder spielten fröhlich im Garten", "Bücher über Geschichte und Wissenschaften"],
+    "Spanish": ["Los niños jugaban felizmente en el parque", "Las canciones tradicionales son hermosas",
+                "Estamos construyendo nuevas casas", "La organización nacional de trabajadores"],
+    "Russian": ["Дети играли в парке весело", "Мы читаем интересные книги",
+                "Красивые песни звучали громко", "Национальная организация работников"],
+}
+
+
+@pytest.fixture(scope="session")
+def language_tables(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fts_lang")
+    out = {}
+    for lang, sentences in LANGUAGES.items():
+        uri = str(root / f"{lang}.lance")
+        texts = [sentences[i % len(sentences)] + f" w{i % 7}" for i in range(60)]
+        ds = lance.write_dataset(pa_table(texts), uri)
+        ds.create_scalar_index("text", "INVERTED", language=lang, stem=True, remove_stop_words=False)
+        out[lang] = uri
+    return out
+
+
+def pa_table(texts):
+    import pyarrow as pa
+    return pa.table({"id": list(range(len(texts))), "text": texts})
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+def test_snowball_stemming_per_language_matches_pylance(language_tables, lang):
+    words = " ".join(LANGUAGES[lang]).split()
+    for i in range(0, len(words), 3):
+        ours, theirs = both(language_tables[lang], full_text_query=" ".join(words[i:i + 3]))
+        assert_same_ranking(ours, theirs)
+
+
+def test_stop_words_of_other_languages_are_refused(tmp_path):
+    uri = str(tmp_path / "fr.lance")
+    ds = lance.write_dataset(pa_table(["les chansons", "des pommes"]), uri)
+    ds.create_scalar_index("text", "INVERTED", language="French")
+    with pytest.raises(UnsupportedFeatureError, match="French"):
+        lance_duck.dataset(uri).to_table(full_text_query="chansons")
