@@ -120,12 +120,15 @@ class ScanVectorSource:
             self._id_map = (all_ids[order], all_addrs[order])
         return self._id_map
 
-    def keep(self, prefilter: bool) -> Keep:
-        """Mask of row ids an index may return (live, scanned fragment, prefilter's allow-list)."""
+    def keep(self, prefilter: bool, covered: frozenset[int]) -> Keep:
+        """Mask of row ids a segment covering ``covered`` may return: live, still in a covered
+        fragment that is scanned, and in the prefilter's allow-list."""
         allowed = self._allow_list() if prefilter and self.scanner._filter is not None else None
+        cover = np.array(sorted(covered), dtype=np.uint64)
 
         def keep(row_ids: np.ndarray) -> np.ndarray:
-            ok = self.addresses(row_ids)[1]
+            addrs, ok = self.addresses(row_ids)
+            ok &= np.isin(addrs >> np.uint64(32), cover)
             if allowed is not None:
                 pos = np.minimum(np.searchsorted(allowed, row_ids), max(len(allowed) - 1, 0))
                 ok &= (allowed[pos] == row_ids) if len(allowed) else False

@@ -10,7 +10,9 @@ opened through :mod:`lance_duck.index.vector`. Per query:
    are searched flat (exactly) unless ``fast_search``; a query without a usable index (or
    ``use_index=False``, or another metric) is searched flat over every fragment.
 2. ANN candidates are merged by (distance, row id); ``refine_factor`` recomputes their exact
-   distances on the stored vectors and keeps k; then the flat results join and the best k remain.
+   distances on the stored vectors and keeps k -- so does a search that also reads unindexed
+   fragments (pylance ranks that union on exact distances); then the flat results join and the
+   best k remain.
 """
 from __future__ import annotations
 
@@ -49,9 +51,11 @@ class VectorSource(Protocol):
         """The stored vectors (n, dim) of live rows, in the order of ``row_ids``."""
         ...
 
-    def keep(self, prefilter: bool) -> Keep:
-        """A mask of the row ids a search may return: live rows of searched fragments (and, with
-        ``prefilter``, rows passing the scan's filter)."""
+    def keep(self, prefilter: bool, covered: frozenset[int]) -> Keep:
+        """A mask of the row ids an index segment covering the fragments ``covered`` may return:
+        live rows that are still in one of those fragments (a row moved since, e.g. by an update
+        under stable row ids, is searched where it is now) and searched (with ``prefilter``: that
+        pass the scan's filter)."""
         ...
 
 
@@ -131,15 +135,18 @@ def search(query: NearestQuery, source: VectorSource, *, prefilter: bool,
     k, metric = query.k, plan.metric
     results = [(np.empty(0, np.uint64), np.empty(0, np.float32)) for _ in range(len(query.queries))]
     if opened:
-        keep = source.keep(prefilter)
+        keeps = [source.keep(prefilter, frozenset(seg.fragment_ids)) for seg in opened]
         rf = query.refine_factor or 1
         for i, q in enumerate(query.queries):
             qf = np.asarray(q, dtype=np.float32)
             got = [seg.search(qf, k * rf, minimum_nprobes=query.minimum_nprobes,
-                              maximum_nprobes=query.maximum_nprobes, ef=query.ef, keep=keep) for seg in opened]
+                              maximum_nprobes=query.maximum_nprobes, ef=query.ef, keep=keep)
+                   for seg, keep in zip(opened, keeps)]
             ids = np.concatenate([g[0] for g in got]).astype(np.uint64, copy=False)
             dist = np.concatenate([g[1] for g in got]).astype(np.float32, copy=False)
-            if query.refine_factor is not None:
+            if query.refine_factor is not None or plan.flat_fragments:
+                # pylance re-scores ANN rows exactly when refining, and whenever unindexed
+                # fragments are searched too (their union is ranked on exact distances)
                 ids, dist = smallest(ids, dist, k * rf)
                 dist = distances(q, source.vectors(ids), metric) if len(ids) else dist
             ids, dist = _in_range(ids, dist, query.distance_range)

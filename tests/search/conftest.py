@@ -10,10 +10,13 @@ import pytest
 N, DIM, BITS = 2400, 16, 8
 
 
-def vector_batch(n: int, seed: int, start: int = 0) -> pa.Table:
+def vector_batch(n: int, seed: int, start: int = 0, ties: bool = True) -> pa.Table:
+    """Rows with vectors; ``ties``: every 50th row from 7 copies row 3's vectors (exact ties; ANN
+    tests go without them: the order of equal quantized codes is the index's business)."""
     rng = np.random.default_rng(seed)
     v = rng.standard_normal((n, DIM)).astype(np.float32)
-    v[7::50] = v[3]                      # exact ties with row 3
+    if ties:
+        v[7::50] = v[3]
     b = rng.integers(0, 256, (n, BITS)).astype(np.uint8)
     b[9::40] = b[1]
 
@@ -73,6 +76,49 @@ def indexed_table(tmp_path_factory) -> str:
     ds.create_index("vec", "IVF_PQ", num_partitions=4, num_sub_vectors=4)
     lance.write_dataset(vector_batch(300, 2, start=N), path, mode="append", max_rows_per_file=800)
     lance.dataset(path).delete("id % 13 = 0")
+    return path
+
+
+#: (index type, metric, build arguments) of the end-to-end index fixtures
+INDEXES = {
+    "ivf_flat_cos": ("IVF_FLAT", "cosine", {"num_partitions": 4}),
+    "ivf_pq_l2": ("IVF_PQ", "l2", {"num_partitions": 4, "num_sub_vectors": 4}),
+    "ivf_sq_dot": ("IVF_SQ", "dot", {"num_partitions": 4}),
+    "hnsw_sq_l2": ("IVF_HNSW_SQ", "l2", {"num_partitions": 2}),
+}
+
+
+@pytest.fixture(scope="session", params=sorted(INDEXES))
+def index_history(request, tmp_path_factory) -> tuple[str, str]:
+    """(path, metric): an index built on 3 fragments, a BTREE on ``cat``, deletions, one unindexed
+    append; stable row ids (moved rows after an update) for the IVF_PQ one."""
+    kind, metric, args = INDEXES[request.param]
+    path = str(tmp_path_factory.mktemp("vec") / f"{request.param}.lance")
+    stable = request.param == "ivf_pq_l2"
+    extra = {"enable_stable_row_ids": True} if stable else {}
+    lance.write_dataset(vector_batch(N, 1, ties=False), path, max_rows_per_file=800, **extra)
+    ds = lance.dataset(path)
+    ds.create_index("vec", kind, metric=metric, **args)
+    ds.create_scalar_index("cat", "BTREE")
+    ds.delete("id % 13 = 0")
+    lance.write_dataset(vector_batch(300, 2, start=N, ties=False), path, mode="append", max_rows_per_file=800,
+                        **extra)
+    if stable:
+        lance.dataset(path).update({"name": "name || 'u'"}, where="id % 17 = 2")
+    return path, metric
+
+
+@pytest.fixture(scope="session")
+def segmented_table(tmp_path_factory) -> str:
+    """IVF_FLAT (l2) in two segments: the second from optimize_indices over an append; a third
+    fragment appended after that stays unindexed."""
+    path = str(tmp_path_factory.mktemp("vec") / "segments.lance")
+    lance.write_dataset(vector_batch(N, 1, ties=False), path, max_rows_per_file=800)
+    lance.dataset(path).create_index("vec", "IVF_FLAT", num_partitions=4)
+    lance.write_dataset(vector_batch(400, 2, start=N, ties=False), path, mode="append")
+    lance.dataset(path).optimize.optimize_indices(num_indices_to_merge=0)
+    lance.write_dataset(vector_batch(200, 3, start=N + 400, ties=False), path, mode="append")
+    lance.dataset(path).delete("id % 19 = 0")
     return path
 
 

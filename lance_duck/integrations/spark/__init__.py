@@ -12,7 +12,9 @@ Usage::
 Options (checked at planning; an unknown one is refused): ``version`` / ``versionAsOf`` (number
 or tag), ``tag``, ``branch``, ``asof`` / ``timestampAsOf``, ``columns``, ``filter`` (SQL in
 pylance's dialect, applied exactly), ``batch_size``, ``partition_rows`` / ``partition_bytes``,
-``pushFilters``, ``storage_options.<key>``. The version is pinned when the read is planned.
+``pushFilters``, ``storage_options.<key>``, ``nearest`` (JSON of pylance's ``nearest`` keys: a vector
+search, its global top-k found on the driver at planning and read as one partition) with
+``prefilter`` / ``fast_search``. The version is pinned when the read is planned.
 
 Spark's filter pushdown is opt-in (``pushFilters=true`` plus
 ``spark.sql.python.filterPushdown.enabled=true``; with ``pushFilters=true`` and that conf off, Spark

@@ -5,6 +5,7 @@ An unknown name is refused with the list of valid ones, so a typo never reads th
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -20,6 +21,7 @@ OPTION_NAMES = {
     "columns": "columns", "filter": "filter", "batch_size": "batch_size",
     "partition_rows": "partition_rows", "partition_bytes": "partition_bytes",
     "pushfilters": "pushFilters",
+    "nearest": "nearest", "prefilter": "prefilter", "fast_search": "fast_search",
 }
 _ALIASES = {"versionasof": "version", "timestampasof": "asof"}
 
@@ -44,6 +46,22 @@ class ReadOptions:
     partition_bytes: int | None = None
     push_filters: bool = False
     storage_options: dict[str, str] = field(default_factory=dict)
+    nearest: str | None = None          # JSON of pylance's nearest keys (checked by nearest_spec)
+    prefilter: bool = False
+    fast_search: bool = False
+
+    def nearest_spec(self) -> dict | None:
+        """The ``nearest`` option as pylance's dict (``q`` a list, or a list of lists)."""
+        if self.nearest is None:
+            return None
+        try:
+            spec = json.loads(self.nearest)
+        except ValueError as exc:
+            raise InvalidArgumentError(f"lance_duck: option 'nearest' is not JSON ({exc}): {self.nearest!r}") from None
+        if not isinstance(spec, dict):
+            raise InvalidArgumentError("lance_duck: option 'nearest' must be a JSON object of pylance's nearest "
+                                       f"keys, got {self.nearest!r}")
+        return spec
 
     def storage(self) -> dict[str, str] | None:
         return dict(self.storage_options) or None
@@ -96,7 +114,9 @@ def parse_options(options: Mapping[str, str]) -> ReadOptions:
         path=path, version=version, branch=opts.get("branch") or None, asof=asof, columns=columns,
         filter=flt, batch_size=_positive(opts, "batch_size") or DEFAULT_BATCH_ROWS,
         partition_rows=_positive(opts, "partition_rows"), partition_bytes=_size(opts, "partition_bytes"),
-        push_filters=_bool(opts, "pushfilters"), storage_options=storage)
+        push_filters=_bool(opts, "pushfilters"), storage_options=storage,
+        nearest=opts.get("nearest") or None, prefilter=_bool(opts, "prefilter"),
+        fast_search=_bool(opts, "fast_search"))
 
 
 def _positive(opts: dict, name: str) -> int | None:

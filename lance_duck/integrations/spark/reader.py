@@ -6,6 +6,7 @@ the filter's text) and its partition (fragment row ranges): no data, no manifest
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 import pyarrow as pa
@@ -53,11 +54,27 @@ def open_dataset(opts: ReadOptions, version: int | None = None, branch: str | No
 
 
 def table_schema(opts: ReadOptions) -> pa.Schema:
-    """The Arrow schema of the columns the options select, as the table holds them."""
+    """The Arrow schema of the columns the options select, as the table holds them (with
+    ``nearest``: as the search returns them, ``_distance`` and a batch's ``query_index`` too)."""
     ds = open_dataset(opts)
+    if opts.nearest is not None:
+        return search_scanner(ds, opts).projected_schema
     if opts.columns is None:
         return ds.scanner().projected_schema        # blob columns as their descriptions, as read
     return ds.scanner(columns=list(opts.columns)).projected_schema
+
+
+def search_scanner(ds, opts: ReadOptions):
+    """The ``nearest`` scan the options describe (checked now: bad keys fail planning)."""
+    return ds.scanner(columns=None if opts.columns is None else list(opts.columns), filter=opts.filter,
+                      nearest=opts.nearest_spec(), prefilter=opts.prefilter, fast_search=opts.fast_search)
+
+
+@dataclass(frozen=True)
+class SearchPartition(InputPartition):
+    """The one partition of a ``nearest`` read: the search's rows (found on the driver), as Arrow IPC."""
+
+    ipc: bytes
 
 
 class LanceReader(DataSourceReader):
@@ -72,13 +89,23 @@ class LanceReader(DataSourceReader):
         self.columns = list(schema.fieldNames())
         self.target = to_arrow_schema(schema, timezone="UTC", prefers_large_types=False)
         self.arrow_schema = ds.schema
-        _check_schema(ds, self.columns, self.target, opts)
+        if opts.nearest is not None:
+            _check_search_schema(ds, self.columns, self.target, opts)
+        else:
+            _check_schema(ds, self.columns, self.target, opts)
         if opts.filter is not None:
             ds.filter(opts.filter)   # parse and bind now: a bad filter fails planning, naming it
         self.filters: list[Any] = []
 
     def partitions(self) -> Sequence[InputPartition]:
         ds = open_dataset(self.opts, self.version, self.branch)
+        if self.opts.nearest is not None:
+            # the global top-k of the pinned version, searched here on the driver: one partition
+            table = search_scanner(ds, self.opts).to_table().select(self.columns)
+            sink = pa.BufferOutputStream()
+            with pa.ipc.new_stream(sink, table.schema) as w:
+                w.write_table(table)
+            return [SearchPartition(sink.getvalue().to_pybytes())]
         return plan_partitions(ds._snapshot.fragments, target_rows=self.opts.partition_rows,
                                target_bytes=self.opts.partition_bytes, cores=self.cores)
 
@@ -90,6 +117,10 @@ class LanceReader(DataSourceReader):
         return expr
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if isinstance(partition, SearchPartition):
+            for batch in pa.ipc.open_stream(partition.ipc):
+                yield from _bounded(conform(batch, self.target), self.opts.batch_size)
+            return
         pieces = getattr(partition, "pieces", ())   # Spark sends InputPartition(None) for an empty table
         try:
             ds = open_dataset(self.opts, self.version, self.branch, self.opts.filter)
@@ -113,6 +144,9 @@ class PushdownLanceReader(LanceReader):
     """LanceReader that also accepts Spark's pushed filters (applied exactly while reading)."""
 
     def pushFilters(self, filters):  # noqa: N802 (Spark's name)
+        if self.opts.nearest is not None:   # Spark's own filters apply to the k rows found (post-filter)
+            yield from filters
+            return
         empty = self.arrow_schema.empty_table()
         for f in filters:
             try:
@@ -157,6 +191,20 @@ def _check_schema(ds, columns: list[str], target: pa.Schema, opts: ReadOptions) 
             raise InvalidArgumentError(
                 f"lance_duck: column {want.name!r} is read as {have.type} (Spark type from the table), "
                 f"but the schema given to Spark says {want.type}")
+
+
+def _check_search_schema(ds, columns: list[str], target: pa.Schema, opts: ReadOptions) -> None:
+    """Spark's columns are among the search's and have its types."""
+    held = spark_arrow_schema(search_scanner(ds, opts).projected_schema)
+    missing = [c for c in columns if c not in held.names]
+    if missing:
+        raise InvalidArgumentError(f"lance_duck: column(s) {', '.join(map(repr, missing))} not in the search's rows "
+                                   f"(columns: {', '.join(held.names)})")
+    for want in target:
+        have = held.field(want.name)
+        if not _same_type(want.type, have.type):
+            raise InvalidArgumentError(
+                f"lance_duck: column {want.name!r} is read as {have.type}, but the schema given to Spark says {want.type}")
 
 
 def _same_type(a: pa.DataType, b: pa.DataType) -> bool:
