@@ -98,3 +98,43 @@ def test_full_text_and_nearest_together_are_refused(hybrid_table):
         lance_duck.dataset(uri).to_table(full_text_query="w1", nearest={"column": "emb", "q": q})
     with pytest.raises(InvalidArgumentError, match="k must be"):
         lance_duck.hybrid_search(uri, "emb", q, "text", "w1", k=0)
+
+
+def test_hybrid_vector_side_uses_the_index(tmp_path):
+    rng = np.random.default_rng(33)
+    rnd = random.Random(33)
+    n = 600
+    emb = rng.standard_normal((n, DIM)).astype(np.float32)
+    texts = [" ".join(f"w{rnd.randint(0, 300)}" for _ in range(rnd.randint(4, 14))) for _ in range(n)]
+    uri = str(tmp_path / "ivf.lance")
+    ds = lance.write_dataset(pa.table({"id": pa.array(range(n), pa.int64()), "text": texts,
+                                       "emb": pa.FixedSizeListArray.from_arrays(pa.array(emb.reshape(-1)), DIM)}),
+                             uri)
+    ds.create_scalar_index("text", "INVERTED")
+    ds.create_index("emb", "IVF_FLAT", num_partitions=4)
+    q = rng.standard_normal(DIM).astype(np.float32)
+    ds = lance.dataset(uri)
+    vec = ds.to_table(nearest={"column": "emb", "q": q, "k": 20, "nprobes": 2}, with_row_id=True)
+    got = lance_duck.hybrid_search(uri, "emb", q, "text", "w1 w2", k=5, nprobs=2)
+    ours_vec = lance_duck.dataset(uri).to_table(nearest={"column": "emb", "q": q, "k": 20, "nprobes": 2},
+                                                with_row_id=True)
+    assert ours_vec["_rowid"].to_pylist() == vec["_rowid"].to_pylist()   # the index's rows, as pylance
+    want = expected_indexed(uri, q, "w1 w2", 5, 0.5, 4)
+    rowid = ds.to_table(columns=["id"], with_row_id=True)
+    id_of = dict(zip(rowid["_rowid"].to_pylist(), rowid["id"].to_pylist()))
+    assert got["id"].to_pylist() == [id_of[r] for r, _ in want]
+
+
+def expected_indexed(uri, q, text, k, alpha, over):
+    ds = lance.dataset(uri)
+    n = k * over
+    vec = ds.to_table(nearest={"column": "emb", "q": q, "k": n, "nprobes": 2}, with_row_id=True)
+    txt = ds.to_table(full_text_query={"query": text, "columns": ["text"]}, limit=n, with_row_id=True)
+
+    def norm(vals):
+        lo, hi = min(vals), max(vals)
+        return [0.5] * len(vals) if hi == lo else [(v - lo) / (hi - lo) for v in vals]
+    vs = dict(zip(vec["_rowid"].to_pylist(), [1 - x for x in norm(vec["_distance"].to_pylist())]))
+    ts = dict(zip(txt["_rowid"].to_pylist(), norm(txt["_score"].to_pylist())))
+    mixed = {r: np.float32(alpha * vs.get(r, 0.0) + (1 - alpha) * ts.get(r, 0.0)) for r in set(vs) | set(ts)}
+    return [(r, float(mixed[r])) for r in sorted(mixed, key=lambda r: (-mixed[r], r))[:k]]
