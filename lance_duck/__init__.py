@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # the lazy entry points below, as type checkers see them
     from .changefeed import changes
     from .integrations.duckdb import register, sql
     from .scan.dataset import LanceDataset, dataset
+    from .scan.hybrid import hybrid_search
 
 # Entry points are imported lazily so that `import lance_duck` stays cheap.
 _LAZY = {
@@ -51,6 +52,7 @@ _LAZY = {
     "sql": ("lance_duck.integrations.duckdb", "sql"),
     "register": ("lance_duck.integrations.duckdb", "register"),
     "changes": ("lance_duck.changefeed", "changes"),
+    "hybrid_search": ("lance_duck.scan.hybrid", "hybrid_search"),
 }
 
 
@@ -71,6 +73,7 @@ __all__ = [
     "sql",
     "register",
     "changes",
+    "hybrid_search",
     "LanceDuckError",
     "NotFoundError",
     "VersionNotFoundError",

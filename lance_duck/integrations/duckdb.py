@@ -58,6 +58,7 @@ from ..scan.dataset import LanceDataset
 from ..scan.params import AsOf, StorageOptions, Version
 from .duckdb_errors import fresh, last_seq, recorded_since, watched
 from . import sql_cache
+from .sql_fts import expand_searches
 from .sql_count import count_filter
 from .sql_changes import changes_table, is_changes_call, rename_reserved
 from .sql_search import VectorSearchCall, Values, is_search, parse_search
@@ -822,6 +823,7 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None, *,
         [(2000,)]
     """
     con = connection if connection is not None else _default_connection()
+    query = expand_searches(query, con)
     frame = sys._getframe(1)
     try:
         template = _template(query, _frame_lookup(frame, con), _frame_values(frame))

@@ -22,6 +22,7 @@ from .interop import export_stream
 from .params import Columns, Filter
 from .planning import (DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS, FIXED_WIDTH_RAMP_GROWTH,
                        RAMP_GROWTH, plan_tasks)
+from .fts import SCORE, fts_schema
 from .nearest import DISTANCE, nearest_schema
 from .projection import Projection, resolve_projection
 from .readahead import DEFAULT_BUDGET_BYTES, ReadaheadStats, max_inflight_for
@@ -71,6 +72,7 @@ class LanceScanner(pads.Scanner):
                  **options: Any) -> None:
         # pyarrow.dataset.Scanner.__init__ is deliberately not called (no public constructor).
         nearest = options.pop("nearest", None)
+        full_text_query = options.pop("full_text_query", None)
         unknown = set(options) - _IGNORED_OPTIONS
         if unknown:
             raise UnsupportedFeatureError(f"scanner option(s) not supported: {', '.join(sorted(unknown))}")
@@ -93,6 +95,18 @@ class LanceScanner(pads.Scanner):
                                                            bool(options.get("disable_scoring_autoprojection")))
             self._prefilter = bool(options.get("prefilter") or False)
             self._fast_search = bool(options.get("fast_search") or False)
+            self._row_flags = (with_row_id, with_row_address)
+            self._columns_spec = columns
+        self._fts: Any = None
+        self._fts_result: tuple[int | None, pa.Table] | None = None
+        if full_text_query is not None:
+            if nearest is not None:
+                raise InvalidArgumentError("full_text_query and nearest cannot be combined in one scan "
+                                           "(use lance_duck.hybrid_search)")
+            self._fts = full_text_query
+            columns, self._score_at = _without_column(SCORE, columns, snap.arrow_schema,
+                                                      bool(options.get("disable_scoring_autoprojection")))
+            self._prefilter = bool(options.get("prefilter") or False)
             self._row_flags = (with_row_id, with_row_address)
             self._columns_spec = columns
         self._projection = _projection(snap, columns, with_row_id, with_row_address)
@@ -118,6 +132,8 @@ class LanceScanner(pads.Scanner):
         ``nearest``, ``_distance`` and a batch search's leading ``query_index`` too)."""
         if self._nearest is not None:
             return nearest_schema(self._projection, self._distance_at, self._nearest.batch)
+        if self._fts is not None:
+            return fts_schema(self._projection, self._score_at)
         return self._projection.schema
 
     @property
@@ -135,6 +151,9 @@ class LanceScanner(pads.Scanner):
         if self._nearest is not None:
             table = self._nearest_table().slice(self._offset)
             table = table if limit is None else table.slice(0, limit)
+            return iter(table.to_batches(max_chunksize=self._batch_rows)), True
+        if self._fts is not None:
+            table = self._fts_table(limit)
             return iter(table.to_batches(max_chunksize=self._batch_rows)), True
         ctx = ScanContext(self._snapshot, self._projection, self._filter)
         # how many tasks decode at once and how fast tasks grow: from the types of the columns read
@@ -170,6 +189,14 @@ class LanceScanner(pads.Scanner):
             self._nearest_result = run_nearest(self, self._nearest, prefilter=self._prefilter,
                                                fast_search=self._fast_search)
         return self._nearest_result[1]
+
+    def _fts_table(self, limit: int | None) -> pa.Table:
+        """A ``full_text_query`` scan's rows after offset / limit (searched once per scanner and limit)."""
+        if self._fts_result is None or self._fts_result[0] != limit:
+            from .fts import run_fts
+            self._fts_result = (limit, run_fts(self, self._fts, prefilter=self._prefilter, limit=limit,
+                                               offset=self._offset))
+        return self._fts_result[1]
 
     def _fetch_projection(self) -> Projection:
         """The output columns plus ``_rowaddr`` (to place a search's rows)."""
@@ -282,7 +309,7 @@ class LanceScanner(pads.Scanner):
             >>> [(t.fragment.fragment_id, t.record_batch.num_rows) for t in sc.scan_batches()]
             [(0, 10), (1, 23), (2, 16), (3, 2)]
         """
-        if self._nearest is not None:    # search results span fragments
+        if self._nearest is not None or self._fts is not None:    # search results span fragments
             for b in self._batches():
                 yield TaggedRecordBatch(b, None)
             return
@@ -333,6 +360,8 @@ class LanceScanner(pads.Scanner):
         """
         if self._nearest is not None:
             total = int(self._nearest_table().num_rows)
+        elif self._fts is not None:
+            return int(self._fts_table(self._limit).num_rows)
         elif self._filter is None:
             total = sum(f.count_rows() for f in self._fragments)
         else:
@@ -478,12 +507,17 @@ def _projection(snap: Snapshot, columns: Columns, with_row_id: bool, with_row_ad
 
 
 def _without_distance(columns: Columns, schema: pa.Schema, explicit_only: bool) -> tuple[Columns, int | None]:
+    return _without_column(DISTANCE, columns, schema, explicit_only)
+
+
+def _without_column(name: str, columns: Columns, schema: pa.Schema,
+                    explicit_only: bool) -> tuple[Columns, int | None]:
     """(``columns`` without ``_distance``, where ``_distance`` goes among the outputs): where it was
     named, else after the columns asked for (before ``_rowid`` / ``_rowaddr`` added by flags);
     None (left out) with ``disable_scoring_autoprojection`` when it was not named."""
-    if isinstance(columns, (list, tuple)) and DISTANCE in columns:
+    if isinstance(columns, (list, tuple)) and name in columns:
         names = list(columns)
-        return [c for c in names if c != DISTANCE], names.index(DISTANCE)
+        return [c for c in names if c != name], names.index(name)
     if explicit_only and columns is not None:
         return columns, None
     if columns is None:

@@ -6,9 +6,11 @@ are read (the scan layer hands it a source of rows).
 - :mod:`.topk` -- a streaming top-k ordered by (score, row id).
 - :mod:`.vector` -- vector search policy: index segments, unindexed fragments searched flat,
   deletion / prefilter masks, refine, merge.
+- :mod:`.fts` -- full-text search (BM25 over INVERTED index partitions, unindexed rows tokenized
+  flat); :mod:`.query` -- its public query objects (``lance_duck.query``).
 
 Layer: below ``scan`` (which runs a search and assembles its rows), above ``index`` (the index
-segment readers). A full-text search belongs beside these as its own modules (``fts.py``).
+segment readers).
 """
 from __future__ import annotations
 

@@ -1,0 +1,1 @@
+"""INVERTED (full-text) index readers: token FST, documents, posting blocks, positions, tokenizers."""

@@ -1,0 +1,129 @@
+"""The text analysis an INVERTED index was built with, reproduced for query text (pylance 14.0.2).
+
+Pipeline (the order was checked against pylance's indexed tokens): base tokenizer -> drop tokens of
+``max_token_length`` UTF-8 bytes or more -> lower case -> Snowball stemming (``snowballstemmer``
+implements rust-stemmers' algorithms) -> stop words -> ASCII folding. Base tokenizers:
+``simple`` (runs of Unicode letters and digits), ``whitespace`` (split on ASCII whitespace),
+``raw`` (the whole text) and ``ngram`` (every run of min..max characters; ``prefix_only``: from
+the start only). A token's position is its index in the base tokenizer's output, so removed
+tokens leave gaps. Other base tokenizers (``icu``, ``jieba/*``, ``lindera/*``, ``code``) are
+refused by name.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+from typing import NamedTuple
+
+from ...errors import UnsupportedFeatureError
+
+#: English stop words as pylance 14.0.2 removes them (derived from its indexes: each of ~190
+#: candidate words indexed alone with stem=False; these produced no token)
+ENGLISH_STOP_WORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being below between
+both but by can did do does doing down during each few for from further had has have having he her here
+hers herself him himself his how i if in into is it its itself just me more most my myself now of off on
+once only or other our ours ourselves out over own re same she should so some such than that the their
+theirs them themselves then there these they this those through to too under until up very was we were
+what when where which while who whom why will with you your yours yourself yourselves
+""".split())
+
+_STEM_LANGUAGES = ("arabic", "danish", "dutch", "english", "finnish", "french", "german", "greek",
+                   "hungarian", "italian", "norwegian", "portuguese", "romanian", "russian", "spanish",
+                   "swedish", "tamil", "turkish")
+_SIMPLE = re.compile(r"[^\W_]+")
+_WHITESPACE = re.compile(r"[^ \t\n\x0b\x0c\r]+")
+# characters NFKD does not take apart (Lucene's ASCII folding maps them)
+_FOLD_EXTRA = str.maketrans({"ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe", "Œ": "OE",
+                             "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "þ": "th", "Þ": "TH", "ð": "d",
+                             "Ð": "D", "ı": "i", "ħ": "h", "Ħ": "H", "ŧ": "t", "Ŧ": "T"})
+
+
+class Token(NamedTuple):
+    text: str
+    position: int
+
+
+def _fold(text: str) -> str:
+    if text.isascii():
+        return text
+    text = text.translate(_FOLD_EXTRA)
+    out = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    return out
+
+
+@lru_cache(maxsize=32)
+def _stemmer(language: str):
+    import snowballstemmer  # type: ignore[import-untyped]
+    return snowballstemmer.stemmer(language)
+
+
+class Tokenizer:
+    """The analyzer described by an index's ``params`` JSON (see the module docstring)."""
+
+    def __init__(self, params: dict):
+        self.params = params
+        base = str(params.get("base_tokenizer", "simple"))
+        if params.get("lance_tokenizer", "text") not in ("text", None):
+            raise UnsupportedFeatureError(f"INVERTED index document tokenizer {params['lance_tokenizer']!r} "
+                                          "is not supported (text is)")
+        if base not in ("simple", "whitespace", "raw", "ngram"):
+            raise UnsupportedFeatureError(f"INVERTED index base tokenizer {base!r} is not supported "
+                                          "(simple, whitespace, raw and ngram are)")
+        self.base = base
+        mtl = params.get("max_token_length", 40)
+        self.max_len = None if mtl is None else int(mtl)
+        self.lower = bool(params.get("lower_case", True))
+        self.fold = bool(params.get("ascii_folding", False))
+        language = str(params.get("language", "English")).lower()
+        self.stem = None
+        if params.get("stem", False):
+            if language not in _STEM_LANGUAGES:
+                raise UnsupportedFeatureError(f"stemming for language {params.get('language')!r} is not supported")
+            self.stem = _stemmer(language)
+        self.stop: frozenset[str] = frozenset()
+        if params.get("remove_stop_words", False):
+            custom = params.get("custom_stop_words")
+            if custom is not None:
+                self.stop = frozenset(str(w) for w in custom)
+            elif language == "english":
+                self.stop = ENGLISH_STOP_WORDS
+            else:
+                raise UnsupportedFeatureError(f"stop words for language {params.get('language')!r} are not "
+                                              "supported (English and custom_stop_words are)")
+        self.ngram = (int(params.get("min_ngram_length", 3)), int(params.get("max_ngram_length", 3)),
+                      bool(params.get("prefix_only", False)))
+
+    def _base(self, text: str) -> list[str]:
+        if self.base == "simple":
+            return _SIMPLE.findall(text)
+        if self.base == "whitespace":
+            return _WHITESPACE.findall(text)
+        if self.base == "raw":
+            return [text]
+        lo, hi, prefix = self.ngram
+        n = len(text)
+        out = []
+        for start in range(1 if prefix else n):
+            for size in range(lo, hi + 1):
+                if start + size <= n:
+                    out.append(text[start:start + size])
+        return out
+
+    def tokens(self, text: str) -> list[Token]:
+        """The tokens of ``text`` with their positions, as the index holds them."""
+        out = []
+        for pos, tok in enumerate(self._base(text)):
+            if self.max_len is not None and len(tok.encode("utf-8")) >= self.max_len:
+                continue
+            if self.lower:
+                tok = tok.lower()
+            if self.stem is not None:
+                tok = self.stem.stemWord(tok)
+            if tok in self.stop:
+                continue
+            if self.fold:
+                tok = _fold(tok)
+            out.append(Token(tok, pos))
+        return out

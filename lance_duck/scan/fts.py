@@ -1,0 +1,87 @@
+"""``full_text_query=`` on a scan: the unindexed rows' texts read through the scan's own tasks
+for :mod:`lance_duck.search.fts`, and the result rows (columns, ``_score``, ``_rowid`` /
+``_rowaddr``; prefilter or post-filter; offset / limit) in pylance's order.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from ..search.fts import SCORE, Hits, Searcher, query_of, ranked
+from .filters import ROW_ADDR
+from .nearest import fetch_rows
+from .projection import Projection, resolve_projection
+
+if TYPE_CHECKING:
+    from .scanner import LanceScanner
+
+
+def _texts(scanner: LanceScanner, fragments: list, column: str, prefilter: bool) -> Iterator[tuple[np.ndarray, list]]:
+    """Live rows' texts of unindexed ``fragments`` (with ``prefilter``: the rows passing the
+    filter only; pylance's flat search then takes its statistics from those rows)."""
+    sub = scanner._copy(fragments=fragments, limit=None, offset=None)
+    sub._nearest = None
+    sub._fts = None
+    if not prefilter:
+        sub._filter = None
+    sub._projection = resolve_projection([column, ROW_ADDR], scanner._snapshot.read_schema,
+                                         scanner._snapshot.schema)
+    for b in sub._batches():
+        yield b.column(1).to_numpy().astype(np.uint64, copy=False), b.column(0).to_pylist()
+
+
+def _allowed(scanner: LanceScanner) -> np.ndarray:
+    """Sorted addresses of the scanned rows passing the scan's filter."""
+    sub = scanner._copy(limit=None, offset=None)
+    sub._nearest = None
+    sub._fts = None
+    sub._projection = resolve_projection([ROW_ADDR], scanner._snapshot.read_schema, scanner._snapshot.schema)
+    parts = [b.column(0).to_numpy().astype(np.uint64, copy=False) for b in sub._batches()]
+    return np.sort(np.concatenate(parts)) if parts else np.empty(0, np.uint64)
+
+
+def run_fts(scanner: LanceScanner, full_text_query: Any, *, prefilter: bool, limit: int | None,
+            offset: int) -> pa.Table:
+    """The rows of a ``full_text_query`` scan, best first, after ``offset`` / ``limit``."""
+    snap = scanner._snapshot
+    scanned = {f.id: f for f in scanner._fragments}
+    pre = prefilter and scanner._filter is not None
+    searcher = Searcher(snap, lambda frags, col: _texts(scanner, [f for f in frags if f.id in scanned], col, pre))
+    hits = searcher.evaluate(query_of(full_text_query, searcher))
+    if len(scanned) < len(snap.fragments):
+        frag = (hits.addrs >> np.uint64(32)).astype(np.int64)
+        keep = np.isin(frag, np.fromiter(scanned, dtype=np.int64, count=len(scanned)))
+        hits = Hits(hits.addrs[keep], hits.scores[keep])
+    if prefilter and scanner._filter is not None:
+        keep = np.isin(hits.addrs, _allowed(scanner))
+        hits = Hits(hits.addrs[keep], hits.scores[keep])
+    addrs, scores = ranked(hits, None if limit is None else limit + offset)
+    out_proj = scanner._projection
+    fetch_proj = out_proj if ROW_ADDR in out_proj.sources else scanner._fetch_projection()
+    flt = None if prefilter else scanner._filter
+    rows = fetch_rows(snap, scanned, addrs, fetch_proj, flt) if len(addrs) else \
+        fetch_proj.schema.empty_table()
+    got = rows.column(ROW_ADDR).to_numpy() if rows.num_rows else np.empty(0, np.uint64)
+    pos = np.searchsorted(got, addrs)
+    present = (pos < len(got)) & (got[np.minimum(pos, max(len(got) - 1, 0))] == addrs) if len(got) else \
+        np.zeros(len(addrs), dtype=bool)
+    rows = rows.take(pa.array(pos[present].astype(np.int64)))
+    cols = [rows.column(o.name) for o in out_proj.outputs]
+    fields = [o.field for o in out_proj.outputs]
+    at = scanner._score_at
+    if at is not None:
+        cols.insert(at, pa.chunked_array([pa.array(scores[present], pa.float32())]))
+        fields.insert(at, pa.field(SCORE, pa.float32()))
+    table = pa.Table.from_arrays(cols, schema=pa.schema(fields, metadata=out_proj.schema.metadata))
+    table = table.slice(offset)
+    return table if limit is None else table.slice(0, limit)
+
+
+def fts_schema(projection: Projection, score_at: int | None) -> pa.Schema:
+    """The schema of a ``full_text_query`` scan's rows (``_score`` at ``score_at``)."""
+    fields = [o.field for o in projection.outputs]
+    if score_at is not None:
+        fields.insert(score_at, pa.field(SCORE, pa.float32()))
+    return pa.schema(fields, metadata=projection.schema.metadata)

@@ -1,0 +1,77 @@
+"""``lance_duck.hybrid_search``: a vector search and a full-text search of one version, mixed as
+DuckDB's Lance extension's ``lance_hybrid_search`` mixes them (:mod:`lance_duck.search.hybrid`)."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import InvalidArgumentError
+from ..search.hybrid import combine
+from .filters import ROW_ID
+
+HYBRID = "_hybrid_score"
+
+
+def hybrid_search(uri_or_dataset: Any, vector_column: str, vector: Any, text_column: str, query: str, *,
+                  k: int = 10, alpha: float = 0.5, oversample_factor: int = 4, nprobs: int | None = None,
+                  refine_factor: int | None = None, prefilter: bool = False, use_index: bool = True,
+                  filter: Any = None, version: int | str | None = None, asof: Any = None,
+                  branch: str | None = None) -> pa.Table:
+    """The ``k`` best rows of a vector search and a full-text search mixed: the table's columns,
+    then ``_hybrid_score``, ``_distance`` and ``_score`` (null where a side did not find the row).
+
+    Both searches take ``k * oversample_factor`` rows; each side is min-max normalised to [0, 1]
+    (distances turned into similarities; a side whose min equals its max scores 0.5; a row a side
+    did not find gets 0 from it); ``_hybrid_score = alpha * vector + (1 - alpha) * text`` (alpha
+    clamped to [0, 1]), best first.
+
+    Args:
+        uri_or_dataset: a table uri or a :class:`LanceDataset`.
+        vector_column, vector: the vector search (``nearest`` column and query vector).
+        text_column, query: the full-text match query.
+        k, alpha, oversample_factor: see above (10, 0.5, 4).
+        nprobs, refine_factor, use_index: the vector search's ``nprobes``, ``refine_factor``, ``use_index``.
+        prefilter, filter: a filter both searches take, before (``prefilter``) or after them.
+        version, asof, branch: the version searched (with a uri).
+
+    Example:
+        >>> import lance_duck
+        >>> t = lance_duck.hybrid_search("docs.lance", "emb", [0.1, 0.2], "text", "quick fox", k=5)  # doctest: +SKIP
+    """
+    from .dataset import LanceDataset, dataset
+    if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
+        raise InvalidArgumentError(f"hybrid search: k must be a positive integer, got {k!r}")
+    if isinstance(oversample_factor, bool) or not isinstance(oversample_factor, int) or oversample_factor <= 0:
+        raise InvalidArgumentError(f"hybrid search: oversample_factor must be a positive integer, "
+                                   f"got {oversample_factor!r}")
+    ds = uri_or_dataset if isinstance(uri_or_dataset, LanceDataset) else \
+        dataset(uri_or_dataset, version=version, asof=asof, branch=branch)
+    n = k * oversample_factor
+    nearest: dict[str, Any] = {"column": vector_column, "q": vector, "k": n, "use_index": bool(use_index)}
+    if nprobs is not None:
+        nearest["nprobes"] = nprobs
+    if refine_factor is not None:
+        nearest["refine_factor"] = refine_factor
+    vec = ds.to_table(nearest=nearest, with_row_id=True, filter=filter, prefilter=prefilter)
+    txt = ds.to_table(full_text_query={"query": query, "columns": [text_column]}, limit=n, with_row_id=True,
+                      filter=filter, prefilter=prefilter)
+    vid = vec.column(ROW_ID).to_numpy()
+    tid = txt.column(ROW_ID).to_numpy()
+    ids, hybrid = combine(vid, vec.column("_distance").to_numpy(zero_copy_only=False), tid,
+                          txt.column("_score").to_numpy(zero_copy_only=False), alpha, k)
+    names = [f.name for f in ds.schema]
+    both = pa.concat_tables([vec.select(names + [ROW_ID]), txt.select(names + [ROW_ID])])
+    bid = both.column(ROW_ID).to_numpy()
+    first = {int(r): i for i, r in reversed(list(enumerate(bid)))}
+    rows = both.take(pa.array([first[int(r)] for r in ids], pa.int64())).select(names)
+
+    def side(t: pa.Table, side_ids: np.ndarray, col: str) -> pa.Array:
+        pos = {int(r): i for i, r in enumerate(side_ids)}
+        vals = t.column(col).to_pylist()
+        return pa.array([vals[pos[int(r)]] if int(r) in pos else None for r in ids], pa.float32())
+
+    out = rows.append_column(pa.field(HYBRID, pa.float32()), pa.array(hybrid, pa.float32()))
+    out = out.append_column(pa.field("_distance", pa.float32()), side(vec, vid, "_distance"))
+    return out.append_column(pa.field("_score", pa.float32()), side(txt, tid, "_score"))

@@ -1,0 +1,486 @@
+"""Full-text search over INVERTED indices: pylance's ``full_text_query`` with its BM25 scores.
+
+A query (``search.query``) is evaluated column by column into {row address: score}:
+
+* indexed rows: every partition of every segment of the column's INVERTED index (statistics N,
+  average document length and document frequencies summed over all partitions);
+* rows of fragments no segment covers: tokenized here with the index's analyzer and scored
+  with the same formula (flat search, as pylance);
+* deleted rows and rows of fragments gone from the version are dropped.
+
+BM25 (verified against pylance 14.0.2): idf = ln((N - n + 0.5) / (n + 0.5) + 1),
+score = idf * (k1 + 1) * tf / (tf + k1 * (1 - b + b * dl / avgdl)), k1 = 1.2, b = 0.75, float32.
+Results are ordered by score (descending), then row address; ``limit`` keeps the top ones.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import InvalidArgumentError, UnsupportedFeatureError
+from ..index import index_segments
+from ..index.files import segment_file_path
+from ..index.inverted.reader import InvertedSegment, Partition
+from ..index.inverted.tokenizer import Tokenizer
+from .query import BooleanQuery, BoostQuery, MatchQuery, MultiMatchQuery, Occur, PhraseQuery, to_query
+
+K1 = 1.2
+B = 0.75
+SCORE = "_score"
+
+
+@dataclass
+class Hits:
+    """Row addresses (sorted unique uint64) and their scores (float64 while combining)."""
+
+    addrs: np.ndarray
+    scores: np.ndarray
+
+    @staticmethod
+    def empty() -> Hits:
+        return Hits(np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.float64))
+
+    @staticmethod
+    def of(addrs: np.ndarray, scores: np.ndarray) -> Hits:
+        """Summed per address."""
+        if len(addrs) == 0:
+            return Hits.empty()
+        if len(addrs) == 1 or bool(np.all(addrs[1:] > addrs[:-1])):
+            return Hits(addrs, scores)
+        u, inv = np.unique(addrs, return_inverse=True)
+        return Hits(u, np.bincount(inv, weights=scores, minlength=len(u)))
+
+
+@dataclass
+class _Docs:
+    """One scoring unit (a partition, or the flat unindexed rows) of a column."""
+
+    ids: np.ndarray                         # per doc: the index's row id (flat docs: the row address)
+    lengths: np.ndarray                     # tokens per doc
+    partition: Partition | None = None
+    live: Callable[[np.ndarray], np.ndarray] | None = None   # row ids -> addresses (DEAD: gone)
+    flat: list[Counter] = field(default_factory=list)          # flat docs: token -> tf
+    flat_pos: list[dict[str, list[int]]] = field(default_factory=list)
+
+    def addresses(self, docs: np.ndarray) -> np.ndarray:
+        """Row addresses of doc numbers ``docs`` (DEAD for deleted rows)."""
+        ids = self.ids[docs]
+        return ids if self.live is None else self.live(ids)
+
+    def postings(self, token: str, positions: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """(doc numbers, tfs, every doc's positions concatenated or None) of one token."""
+        if self.partition is not None:
+            tid = self.partition.token_id(token)
+            if tid is None:
+                return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.uint32) if positions else None
+            got = self.partition.postings([tid], positions)[0]
+            return (got[0].astype(np.int64), got[1].astype(np.int64), got[2] if positions else None)
+        docs = [i for i, c in enumerate(self.flat) if token in c]
+        tfs = [self.flat[i][token] for i in docs]
+        pos = np.array([p for i in docs for p in self.flat_pos[i][token]], dtype=np.uint32) if positions else None
+        return np.array(docs, dtype=np.int64), np.array(tfs, dtype=np.int64), pos
+
+
+DEAD = np.uint64(0xFFFFFFFFFFFFFFFF)
+#: (fragments, column) -> (row addresses, texts) of their live rows, batch by batch (the scan layer's)
+ReadTexts = Callable[[list, str], Iterable[tuple[np.ndarray, list]]]
+
+
+class ColumnIndex:
+    """A text column of one version: its INVERTED index's partitions plus the unindexed rows."""
+
+    def __init__(self, snapshot, name: str, read_texts: ReadTexts):
+        self._read_texts = read_texts
+        field_ = _field(snapshot, name)
+        segs = [s for s in index_segments(snapshot)
+                if s.index_type == "Inverted" and s.fields and s.fields[0] == field_.id]
+        if not segs:
+            raise InvalidArgumentError(f"full text search: column {name!r} has no INVERTED index")
+        self.name = name
+        self.snapshot = snapshot
+        self.segments: list[InvertedSegment] = []
+        covered: set[int] = set()
+        for s in segs:
+            paths = {n: segment_file_path(snapshot, s, n) for n, _ in s.files}
+            sizes: dict[str, int | None] = {n: (z or None) for n, z in s.files}
+            if not paths:
+                raise InvalidArgumentError(f"INVERTED index {s.name!r} lists no files")
+            self.segments.append(InvertedSegment(snapshot.io, paths, sizes))
+            covered |= set(s.fragment_ids)
+        params = self.segments[0].params
+        self.tokenizer = Tokenizer(params)
+        self.with_position = all(seg.with_position for seg in self.segments)
+        live = _live_addresses(snapshot)
+        self.units: list[_Docs] = []
+        for seg in self.segments:
+            for p in seg.partitions:
+                ids, lengths = p.docs
+                self.units.append(_Docs(ids, lengths, partition=p, live=live))
+        unindexed = [f for f in snapshot.fragments if f.id not in covered]
+        if unindexed:
+            self.units.append(self._flat(unindexed))
+
+    def _flat(self, fragments) -> _Docs:
+        counters, positions, addrs, lengths = [], [], [], []
+        for row_addrs, texts in self._read_texts(fragments, self.name):
+            for a, t in zip(row_addrs, texts):
+                if t is None:
+                    continue
+                toks = self.tokenizer.tokens(t)
+                if not toks:
+                    continue
+                c: Counter = Counter()
+                pos: dict[str, list[int]] = {}
+                for tok in toks:
+                    c[tok.text] += 1
+                    pos.setdefault(tok.text, []).append(tok.position)
+                counters.append(c)
+                positions.append(pos)
+                addrs.append(int(a))
+                lengths.append(len(toks))
+        return _Docs(np.array(addrs, dtype=np.uint64), np.array(lengths, dtype=np.int64),
+                     flat=counters, flat_pos=positions)
+
+    def vocabulary(self) -> list[str]:
+        """Every token of the column's index partitions, sorted by UTF-8 bytes."""
+        if not hasattr(self, "_vocabulary"):
+            words: set[str] = set()
+            for u in self.units:
+                if u.partition is not None:
+                    words.update(u.partition.all_tokens())
+            self._vocabulary = sorted(words, key=lambda w: w.encode("utf-8"))
+        return self._vocabulary
+
+    def expansions(self, token: str, edits: int, prefix_length: int, max_expansions: int) -> list[str]:
+        """The terms within ``edits`` edits (Levenshtein, characters) of ``token`` sharing its first
+        ``prefix_length`` characters: the first ``max_expansions`` in byte order (pylance's fuzzy match)."""
+        if edits <= 0:
+            return [token]
+        prefix = token[:prefix_length]
+        out = []
+        for w in self.vocabulary():
+            if abs(len(w) - len(token)) > edits or not w.startswith(prefix):
+                continue
+            if _levenshtein(token, w, edits) <= edits:
+                out.append(w)
+                if len(out) >= max_expansions:
+                    break
+        return out
+
+    # -- scoring ---------------------------------------------------------------------------------
+    def stats(self) -> tuple[int, float]:
+        """(documents, average length) of the indexed partitions (unindexed rows add theirs for
+        themselves, see :meth:`bm25`)."""
+        n = sum(len(u.lengths) for u in self.units if u.partition is not None)
+        total = sum(int(u.partition.total_tokens) for u in self.units if u.partition is not None)
+        return n, (total / n if n else 0.0)
+
+    def term(self, token: str, positions: bool = False) -> list[tuple[_Docs, np.ndarray, np.ndarray, Any]]:
+        return [(u, *u.postings(token, positions)) for u in self.units]
+
+    def bm25(self, token: str, per_unit: list, n_docs: int, avgdl: float, df_of: list | None = None) -> Hits:
+        """Indexed rows scored with the index's statistics; unindexed rows (pylance's flat search)
+        with the index's plus their own (documents, tokens, document frequency). ``df_of``: the
+        postings the document frequencies come from (default ``per_unit``)."""
+        stats = per_unit if df_of is None else df_of
+        df = sum(len(d) for u, d, _, _ in stats if u.partition is not None)
+        flat = [(u, d) for u, d, _, _ in stats if u.partition is None]
+        addrs, scores = [], []
+        for u, docs, tfs, _ in per_unit:
+            if not len(docs):
+                continue
+            if u.partition is None:
+                n_all = n_docs + len(u.lengths)
+                dl_all = avgdl * n_docs + float(u.lengths.sum())
+                df_all = df + sum(len(d) for _, d in flat)
+                idf = np.log((n_all - df_all + 0.5) / (df_all + 0.5) + 1.0)
+                avg = dl_all / n_all
+            else:
+                idf = np.log((n_docs - df + 0.5) / (df + 0.5) + 1.0)
+                avg = avgdl
+            tf = tfs.astype(np.float64)
+            dl = u.lengths[docs].astype(np.float64)
+            s = idf * (K1 + 1.0) * tf / (tf + K1 * (1.0 - B + B * dl / avg))
+            a = u.addresses(docs)
+            keep = a != DEAD
+            addrs.append(a[keep])
+            scores.append(s[keep])
+        if not addrs:
+            return Hits.empty()
+        return Hits.of(np.concatenate(addrs), np.concatenate(scores))
+
+
+def _field(snapshot, name: str):
+    for f in snapshot.schema.fields:
+        if f.name == name:
+            if not pa.types.is_string(f.arrow_type) and not pa.types.is_large_string(f.arrow_type):
+                raise InvalidArgumentError(f"full text search: column {name!r} is not a string column")
+            return f
+    raise InvalidArgumentError(f"full text search: no column {name!r} in the dataset")
+
+
+def _live_addresses(snapshot):
+    """A function: index row ids -> row addresses of live rows (DEAD for deleted or gone rows)."""
+    frags = {f.id: f for f in snapshot.fragments}
+    if snapshot.has_stable_row_ids:
+        ids, addrs = [], []
+        for f in snapshot.fragments:
+            rid = f.row_ids()
+            offs = np.arange(f.physical_rows, dtype=np.uint64)
+            if f.num_deletions():
+                live = np.ones(f.physical_rows, dtype=bool)
+                live[f.deleted_offsets()] = False
+                rid, offs = rid[live], offs[live]
+            ids.append(rid)
+            addrs.append(offs | (np.uint64(f.id) << np.uint64(32)))
+        all_ids = np.concatenate(ids) if ids else np.empty(0, np.uint64)
+        all_addrs = np.concatenate(addrs) if addrs else np.empty(0, np.uint64)
+        order = np.argsort(all_ids, kind="stable")
+        all_ids, all_addrs = all_ids[order], all_addrs[order]
+
+        def by_id(row_ids: np.ndarray) -> np.ndarray:
+            if not len(all_ids):
+                return np.full(len(row_ids), DEAD, dtype=np.uint64)
+            pos = np.minimum(np.searchsorted(all_ids, row_ids), len(all_ids) - 1)
+            return np.where(all_ids[pos] == row_ids, all_addrs[pos], DEAD)
+        return by_id
+
+    def by_address(addrs: np.ndarray) -> np.ndarray:
+        out = addrs.astype(np.uint64).copy()
+        fid = (out >> np.uint64(32)).astype(np.int64)
+        off = (out & np.uint64(0xFFFFFFFF)).astype(np.int64)
+        ok = np.zeros(len(out), dtype=bool)
+        for f_id in np.unique(fid):
+            f = frags.get(int(f_id))
+            if f is None:
+                continue
+            m = fid == f_id
+            good = off[m] < f.physical_rows
+            if f.num_deletions():
+                good &= ~np.isin(off[m], f.deleted_offsets())
+            ok[np.flatnonzero(m)[good]] = True
+        out[~ok] = DEAD
+        return out
+    return by_address
+
+
+# -- query evaluation -----------------------------------------------------------------------------
+class Searcher:
+    """Evaluates query objects over one version (column indices opened once per column)."""
+
+    def __init__(self, snapshot, read_texts: ReadTexts):
+        self.snapshot = snapshot
+        self._read_texts = read_texts
+        self._columns: dict[str, ColumnIndex] = {}
+
+    def column(self, name: str) -> ColumnIndex:
+        if name not in self._columns:
+            self._columns[name] = ColumnIndex(self.snapshot, name, self._read_texts)
+        return self._columns[name]
+
+    def indexed_columns(self) -> list[str]:
+        names = {f.id: f.name for f in self.snapshot.schema.fields}
+        out = []
+        for s in index_segments(self.snapshot):
+            if s.index_type == "Inverted" and s.fields and s.fields[0] in names:
+                n = names[s.fields[0]]
+                if n not in out:
+                    out.append(n)
+        return out
+
+    def evaluate(self, q) -> Hits:
+        if isinstance(q, MatchQuery):
+            return self._match(q)
+        if isinstance(q, PhraseQuery):
+            return self._phrase(q)
+        if isinstance(q, MultiMatchQuery):
+            boosts = q.boosts or [1.0] * len(q.columns)
+            parts = [self._match(MatchQuery(q.query, c, boost=b, operator=q.operator))
+                     for c, b in zip(q.columns, boosts)]
+            return _union_max(parts)
+        if isinstance(q, BoostQuery):
+            pos = self.evaluate(q.positive)
+            neg = self.evaluate(q.negative)
+            # pylance: positive score minus negative_boost times the negative query's score
+            at = np.minimum(np.searchsorted(neg.addrs, pos.addrs), max(len(neg.addrs) - 1, 0))
+            hit = (neg.addrs[at] == pos.addrs) if len(neg.addrs) else np.zeros(len(pos.addrs), bool)
+            penalty = np.where(hit, neg.scores[at] if len(neg.addrs) else 0.0, 0.0)
+            return Hits(pos.addrs, pos.scores - q.negative_boost * penalty)
+        if isinstance(q, BooleanQuery):
+            return self._boolean(q)
+        raise UnsupportedFeatureError(f"full text query {type(q).__name__} is not supported")
+
+    def _tokens(self, col: ColumnIndex, text: str) -> list[str]:
+        """The query's tokens, repeats kept (pylance scores a repeated term once per repeat)."""
+        return [t.text for t in col.tokenizer.tokens(text)]
+
+    def _match(self, q: MatchQuery) -> Hits:
+        if q.fuzziness and q.operator == "AND":
+            raise UnsupportedFeatureError("MatchQuery with fuzziness and operator AND is not supported "
+                                          "(pylance's matching rule for it is not reproduced)")
+        col = self.column(q.column)
+        tokens = self._tokens(col, q.query)
+        if not tokens:
+            return Hits.empty()
+        n_docs, avgdl = col.stats()
+        # per query token: (indexed rows' hits per term it expands to, unindexed rows' hits)
+        each = {t: self._expanded(col, t, q, n_docs, avgdl) for t in dict.fromkeys(tokens)}
+        out = _union([h for t in tokens for h in each[t][0] + [each[t][1]]])
+        if q.operator == "AND":
+            # indexed rows hold every term the query expands to, unindexed rows every query token
+            indexed = [h.addrs for terms, _ in each.values() for h in terms]
+            flat = [f.addrs for _, f in each.values()]
+            keep = _intersect(indexed) if indexed else np.empty(0, np.uint64)
+            has_flat = any(u.partition is None for u in col.units)
+            if has_flat:
+                keep = np.union1d(keep, _intersect(flat))
+            out = _restrict(out, keep)
+        return Hits(out.addrs, out.scores * q.boost)
+
+    def _expanded(self, col: ColumnIndex, token: str, q: MatchQuery, n_docs: int,
+                  avgdl: float) -> tuple[list[Hits], Hits]:
+        """Indexed rows: the hits of each term ``token`` expands to (fuzzy: the index's terms within
+        ``fuzziness`` edits; else ``token``); unindexed rows: ``token`` itself (pylance's flat
+        search does not expand)."""
+        terms = col.expansions(token, q.fuzziness, q.prefix_length, q.max_expansions) if q.fuzziness \
+            else [token]                  # fuzziness None matches exactly, as pylance 14.0.2 does
+        per_term = {e: col.term(e) for e in dict.fromkeys(terms + [token])}
+        indexed = [col.bm25(e, [x for x in per_term[e] if x[0].partition is not None], n_docs, avgdl,
+                            df_of=per_term[e]) for e in terms]
+        flat = col.bm25(token, [x for x in per_term[token] if x[0].partition is None], n_docs, avgdl,
+                        df_of=per_term[token])
+        return indexed, flat
+
+    def _phrase(self, q: PhraseQuery) -> Hits:
+        col = self.column(q.column)
+        if not col.with_position:
+            raise InvalidArgumentError(f"PhraseQuery on column {q.column!r}: its INVERTED index was built "
+                                       "without positions (with_position=False)")
+        toks = col.tokenizer.tokens(q.query)
+        if not toks:
+            return Hits.empty()
+        n_docs, avgdl = col.stats()
+        terms = {t.text: col.term(t.text, positions=True) for t in toks}
+        scores = [col.bm25(t, per, n_docs, avgdl) for t, per in terms.items()]
+        total = _union(scores)
+        matched = []
+        for ui, u in enumerate(col.units):
+            docs = [terms[t.text][ui][1] for t in toks]
+            common = docs[0]
+            for d in docs[1:]:
+                common = np.intersect1d(common, d, assume_unique=True)
+            if not len(common):
+                continue
+            keys = []
+            for t in toks:
+                _, d, f, pos = terms[t.text][ui]
+                keys.append((np.repeat(d.astype(np.uint64), f) << np.uint64(32)) | pos.astype(np.uint64))
+            first = keys[0][np.isin(keys[0] >> np.uint64(32), common.astype(np.uint64))]
+            if q.slop == 0:
+                ok = np.ones(len(first), dtype=bool)
+                for i in range(1, len(toks)):
+                    off = np.uint64(toks[i].position - toks[0].position)
+                    ok &= np.isin(first + off, keys[i])
+                hit = np.unique((first[ok] >> np.uint64(32)).astype(np.int64))
+            else:
+                hit = np.array([d for d in common.tolist() if _phrase_at(toks, [
+                    (k[(k >> np.uint64(32)) == d] & np.uint64(0xFFFFFFFF)).tolist() for k in keys], q.slop)],
+                    dtype=np.int64)
+            a = u.addresses(hit)
+            matched.append(a[a != DEAD])
+        return _restrict(total, np.concatenate(matched) if matched else np.empty(0, np.uint64))
+
+    def _boolean(self, q: BooleanQuery) -> Hits:
+        must = [self.evaluate(c) for o, c in q.queries if o == Occur.MUST]
+        should = [self.evaluate(c) for o, c in q.queries if o == Occur.SHOULD]
+        must_not = [self.evaluate(c) for o, c in q.queries if o == Occur.MUST_NOT]
+        out = _union(must + should)
+        for m in must:
+            out = _restrict(out, m.addrs)
+        for m in must_not:
+            keep = ~np.isin(out.addrs, m.addrs)
+            out = Hits(out.addrs[keep], out.scores[keep])
+        return out
+
+
+def _levenshtein(a: str, b: str, bound: int) -> int:
+    """Edit distance of ``a`` and ``b`` (characters), or ``bound + 1`` once it must exceed ``bound``."""
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
+        if min(cur) > bound:
+            return bound + 1
+        prev = cur
+    return prev[-1]
+
+
+def _phrase_at(toks, positions: list, slop: int) -> bool:
+    """Whether the documents' positions hold the query tokens in order (gaps as in the query, up to
+    ``slop`` more)."""
+    cands = [int(p) for p in positions[0]]
+    for i in range(1, len(toks)):
+        delta = toks[i].position - toks[i - 1].position
+        nxt = [int(p) for p in positions[i] if any(c + delta <= p <= c + delta + slop for c in cands)]
+        if not nxt:
+            return False
+        cands = nxt
+    return True
+
+
+def _union(parts: list[Hits]) -> Hits:
+    parts = [p for p in parts if len(p.addrs)]
+    if not parts:
+        return Hits.empty()
+    return Hits.of(np.concatenate([p.addrs for p in parts]), np.concatenate([p.scores for p in parts]))
+
+
+def _intersect(sets: list[np.ndarray]) -> np.ndarray:
+    out = sets[0]
+    for a in sets[1:]:
+        out = np.intersect1d(out, a, assume_unique=True)
+    return out
+
+
+def _union_max(parts: list[Hits]) -> Hits:
+    """Every row of ``parts`` with its best score (pylance's multi-column match)."""
+    parts = [p for p in parts if len(p.addrs)]
+    if not parts:
+        return Hits.empty()
+    addrs = np.concatenate([p.addrs for p in parts])
+    scores = np.concatenate([p.scores for p in parts])
+    u, inv = np.unique(addrs, return_inverse=True)
+    best = np.full(len(u), -np.inf)
+    np.maximum.at(best, inv, scores)
+    return Hits(u, best)
+
+
+def _restrict(h: Hits, addrs: np.ndarray) -> Hits:
+    keep = np.isin(h.addrs, addrs)
+    return Hits(h.addrs[keep], h.scores[keep])
+
+
+def ranked(h: Hits, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(addresses, float32 scores) by score descending, then address; the first ``k`` only."""
+    s = h.scores.astype(np.float32)
+    addrs = h.addrs
+    if k is not None and k < len(s):
+        if k <= 0:
+            return addrs[:0], s[:0]
+        kth = np.partition(-s, k - 1)[k - 1]
+        keep = -s <= kth                      # every row scoring at least the k-th score
+        addrs, s = addrs[keep], s[keep]
+    order = np.lexsort((addrs, -s))
+    if k is not None:
+        order = order[:k]
+    return addrs[order], s[order]
+
+
+def query_of(full_text_query: Any, searcher: Searcher):
+    """The query object of ``full_text_query`` (string, dict or query object)."""
+    return to_query(full_text_query, searcher.indexed_columns)
