@@ -23,6 +23,8 @@ Event names (a value is attached where it says more):
   ``path:selected:run`` (a contiguous run of bit-packed values read chunk by chunk with sliced
   position tables), ``path:selected:unpack-gather`` (a dense selection: chunks unpacked whole);
 * ``file:open`` -- a data file opened (its path);
+* ``index:unused`` -- an index segment left unused for a query because its files are missing,
+  damaged or contradict the manifest (the reason, naming the file): its fragments are scanned;
 * ``scan:readahead`` -- a scan's (tasks decoded at once, ramp growth of its task sizes), chosen
   from the columns it reads (``scan/readahead.py``).
 

@@ -300,3 +300,63 @@ def test_a_fragment_bitmap_naming_a_later_fragment_never_drops_its_rows(appended
         want = ref.to_table(filter=flt, use_scalar_index=False)
         assert lance_duck.dataset(table).to_table(filter=flt).equals(want), flt
         assert lance_duck.dataset(table).count_rows(filter=flt) == want.num_rows, flt
+
+
+# -- strict roaring decoding ------------------------------------------------------------------------
+def _bitmaps():
+    from pyroaring import BitMap
+    sparse = BitMap([3, 70000, 70001, 1 << 20])                  # array containers, 3 keys (no offsets)
+    dense = BitMap(range(0, 60000, 2))                            # a bitmap container
+    runs = BitMap(range(100, 5000))
+    runs.run_optimize()                                           # a run container (cookie 12347)
+    many = BitMap([k << 16 | 5 for k in range(6)] + list(range(10, 20)))   # >= 4 containers: offsets
+    many.run_optimize()
+    return {"sparse": sparse, "dense": dense, "runs": runs, "many": many}
+
+
+@pytest.mark.parametrize("name", ["sparse", "dense", "runs", "many"])
+def test_roaring_decodes_what_pyroaring_writes_and_refuses_its_damage(name):
+    from lance_duck.index.roaring import decode_roaring
+    bm = _bitmaps()[name]
+    raw = bm.serialize()
+    vals, used = decode_roaring(raw)
+    assert used == len(raw) and vals.tolist() == list(bm)
+    # every single-bit flip either raises or decodes to a consistent bitmap: never silently
+    # past the bytes given, never values out of order
+    for pos in range(0, min(len(raw), 64)):
+        for bit in (0, 3, 7):
+            b = bytearray(raw)
+            b[pos] ^= 1 << bit
+            try:
+                got, n = decode_roaring(bytes(b))
+            except CorruptFileError:
+                continue
+            assert n <= len(b) and bool((got[1:] > got[:-1]).all())
+
+
+@pytest.mark.parametrize("damage,match", [
+    (lambda b: b[:12] + b"\x00" + b[13:], "cookie"),
+    (lambda b: b + b"\x00", "trailing"),
+    (lambda b: b[:-1], "truncated"),
+])
+def test_a_row_tree_map_that_is_damaged_raises_naming_it(damage, match):
+    from lance_duck.index.roaring import decode_row_tree_map
+    bm = _bitmaps()["sparse"].serialize()
+    tree = struct.pack("<III", 1, 7, len(bm)) + bm
+    assert list(decode_row_tree_map(tree, "f.lance")) == [7]
+    with pytest.raises(CorruptFileError, match=f"f.lance.*{match}"):
+        decode_row_tree_map(damage(tree), "f.lance")
+
+
+def test_roaring_refuses_unsorted_arrays_wrong_counts_and_bad_offsets():
+    from lance_duck.index.roaring import decode_roaring
+    ok = struct.pack("<IIHH", 12346, 1, 0, 2) + struct.pack("<I", 16) + struct.pack("<3H", 1, 5, 9)
+    assert decode_roaring(ok)[0].tolist() == [1, 5, 9]
+    unsorted = ok[:-6] + struct.pack("<3H", 1, 9, 5)
+    bad_offset = ok[:12] + struct.pack("<I", 17) + ok[16:]
+    keys_down = struct.pack("<IIHHHH", 12346, 2, 3, 0, 1, 0) + struct.pack("<II", 24, 26) + struct.pack("<HH", 1, 1)
+    runs_over = struct.pack("<IBHH", 12347 | 0 << 16, 1, 0, 9) + struct.pack("<HHH", 1, 0xFFFA, 9)
+    for raw, why in [(unsorted, "ascending"), (bad_offset, "offsets"), (keys_down, "keys"),
+                     (runs_over, "run container")]:
+        with pytest.raises(CorruptFileError, match=why):
+            decode_roaring(raw)
