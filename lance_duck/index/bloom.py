@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import CorruptFileError
+from .checks import check_zones, damaged, int_column
 from .files import IndexFile, cached
 from .scalar import MAX_ZONE_SHARE, Unsupported
 
@@ -144,6 +145,9 @@ def _filter_words(data: pa.Array, path: str) -> np.ndarray:
 class BloomFilterIndex:
     """``bloomfilter.lance`` of one segment, loaded once (cached) as numpy arrays."""
 
+    #: the indexed column's type (set by the search; this file holds none to compare)
+    value_type: pa.DataType | None = None
+
     def __init__(self, io, path: str, size: int | None):
         self.io = io
         self.path = path
@@ -154,9 +158,12 @@ class BloomFilterIndex:
             f = IndexFile(self.io, self.path, self.size)
             frag, start, length, has_null, data = f.read(
                 ["fragment_id", "zone_start", "zone_length", "has_null", "bloom_filter_data"])
-            as_i64 = lambda a: a.to_numpy(zero_copy_only=False).astype(np.int64)  # noqa: E731
+            if has_null.null_count:
+                raise damaged(self.path, "a zone without has_null")
             words = _filter_words(data, self.path)
-            return (as_i64(frag), as_i64(start), as_i64(length),
+            start_np, length_np = int_column(start, self.path, "zone_start"), int_column(length, self.path, "zone_length")
+            check_zones(start_np, length_np, [], self.path)
+            return (int_column(frag, self.path, "fragment_id"), start_np, length_np,
                     has_null.to_numpy(zero_copy_only=False).astype(bool), words)
         return cached(("bloomfilter", self.path), load)
 
@@ -181,13 +188,14 @@ class BloomFilterIndex:
         the kept zones' offsets plus the offsets no zone spans."""
         frag, start, length, has_null, words = self._zones()
         keep = self.zone_keep(terms, has_null, words)
-        return zone_selections(frag, start, length, keep, fragment_rows, "bloom zones")
+        return zone_selections(frag, start, length, keep, fragment_rows, "bloom zones", self.path)
 
 
 def zone_selections(frag: np.ndarray, start: np.ndarray, length: np.ndarray, keep: np.ndarray,
-                    fragment_rows: dict[int, int], what: str) -> dict[int, np.ndarray]:
+                    fragment_rows: dict[int, int], what: str, path: str) -> dict[int, np.ndarray]:
     """{fragment id: sorted int64 offsets} of the kept zones plus the offsets no zone spans, for
-    the fragments of ``fragment_rows`` that have zones; Unsupported when too many zones are kept."""
+    the fragments of ``fragment_rows`` that have zones; Unsupported when too many zones are kept,
+    CorruptFileError (naming ``path``) when a zone ends past its fragment's rows."""
     if np.count_nonzero(keep) > max(1, len(keep) * MAX_ZONE_SHARE):
         raise Unsupported(f"predicate keeps {np.count_nonzero(keep)} of {len(keep)} {what}")
     out: dict[int, np.ndarray] = {}
@@ -195,6 +203,9 @@ def zone_selections(frag: np.ndarray, start: np.ndarray, length: np.ndarray, kee
         n = fragment_rows.get(int(fid))
         if n is not None:
             z = frag == fid
+            if len(z) and int((start[z] + length[z]).max()) > n:
+                raise CorruptFileError(f"{path}: index file is damaged (a zone of fragment {int(fid)} "
+                                       f"ends past its {n} rows)")
             out[int(fid)] = _zone_rows(start[z], start[z] + length[z], keep[z], n)
     return out
 

@@ -6,6 +6,7 @@ in a process-wide LRU bounded in bytes, so repeated queries do not re-read index
 """
 from __future__ import annotations
 
+import os
 from typing import Sequence
 
 import numpy as np
@@ -13,6 +14,7 @@ import pyarrow as pa
 
 from ..errors import CorruptFileError
 from ..file import DataFileRef, open_data_file
+from ..file.base import damage_guard
 from ..io.lru import ByteLRU
 from ..schema import LanceField, schema_from_protos
 from .metadata import IndexSegment
@@ -37,9 +39,21 @@ def segment_file_path(snapshot, segment: IndexSegment, name: str) -> str:
 
 
 class IndexFile:
-    """One index file opened with the data-file reader (schema from the file itself)."""
+    """One index file opened with the data-file reader (schema from the file itself).
+
+    Damage surfaces as ``CorruptFileError`` naming the file: a local file whose size is not the
+    one the manifest records (a truncated, extended or swapped-in file; remote files are read
+    at the recorded size, where a wrong size leaves no footer), and any decoding failure."""
 
     def __init__(self, io, path: str, size: int | None = None):
+        with damage_guard(path, "index file"):
+            self._open(io, path, size)
+
+    def _open(self, io, path: str, size: int | None) -> None:
+        if size and io.is_local:
+            actual = _local_size(path)
+            if actual is not None and actual != size:
+                raise CorruptFileError(f"{path}: index file is {actual} bytes, the manifest records {size}")
         reader = open_data_file(io, DataFileRef(path, (), (), 2, 2, size or None))
         container = getattr(reader, "container", None)
         if container is None:
@@ -62,8 +76,16 @@ class IndexFile:
         return f
 
     def read(self, names: Sequence[str], rows=None) -> list[pa.Array]:
-        arrays = self.reader.read_fields([self.field(n) for n in names], rows)
-        return [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays]
+        with damage_guard(self.path, "index file"):
+            arrays = self.reader.read_fields([self.field(n) for n in names], rows)
+            return [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays]
+
+
+def _local_size(path: str) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None
 
 
 def _column_map(fields, minor: int) -> tuple[tuple[int, ...], tuple[int, ...]]:

@@ -21,8 +21,10 @@ import re
 import struct
 
 import numpy as np
+import pyarrow as pa
 
 from ..errors import CorruptFileError
+from .checks import damaged, int_column
 from .files import CACHE, IndexFile, cached, nbytes_of
 from .roaring import decode_roaring
 from .scalar import MAX_ZONE_SHARE, Unsupported, sorted_unique
@@ -33,6 +35,8 @@ TEXT_OPS = frozenset({"contains", "icontains"})
 NGRAM = 3
 _ALPHA_SPAN = 37
 _RUN = re.compile(r"[0-9A-Za-z]{3,}")
+#: the largest token (``zzz``; pylance also writes a token 0)
+MAX_TOKEN = 36 * (_ALPHA_SPAN * _ALPHA_SPAN + _ALPHA_SPAN + 1)
 
 
 def _position(ch: str) -> int:
@@ -52,16 +56,22 @@ def needle_tokens(needle: str) -> set[int]:
 
 
 def decode_treemap(buf, what: str) -> np.ndarray:
-    """Sorted uint64 members of a serialized roaring treemap."""
+    """Sorted uint64 members of a serialized roaring treemap (high halves strictly ascending,
+    each bitmap decoded strictly, every byte accounted for)."""
     view = memoryview(buf).cast("B")
     if len(view) < 8:
         raise CorruptFileError(f"{what}: roaring treemap truncated")
     (count,) = struct.unpack_from("<Q", view, 0)
-    pos, parts = 8, []
+    if 8 + 12 * count > len(view):        # a key and an empty bitmap's header at least
+        raise CorruptFileError(f"{what}: roaring treemap of {count} bitmaps in {len(view)} bytes")
+    pos, parts, last = 8, [], -1
     for _ in range(count):
         if pos + 4 > len(view):
             raise CorruptFileError(f"{what}: roaring treemap truncated at byte {pos}")
         (key,) = struct.unpack_from("<I", view, pos)
+        if key <= last:
+            raise CorruptFileError(f"{what}: roaring treemap keys not ascending ({key} after {last})")
+        last = key
         low, used = decode_roaring(view[pos + 4:], what)
         parts.append(low.astype(np.uint64) | (np.uint64(key) << np.uint64(32)))
         pos += 4 + used
@@ -82,6 +92,9 @@ class NGramIndex:
     """``ngram_postings.lance`` of one segment: the token column is loaded once, posting
     lists are read per token row and cached."""
 
+    #: the indexed column's type (set by the search; this file holds none to compare)
+    value_type: pa.DataType | None = None
+
     def __init__(self, io, path: str, size: int | None):
         self.io = io
         self.path = path
@@ -94,9 +107,12 @@ class NGramIndex:
         """(sorted tokens, their rows in the file)."""
         def load():
             (tokens,) = self._file().read(["tokens"])
-            keys = tokens.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+            keys = int_column(tokens, self.path, "tokens")
             order = np.argsort(keys, kind="stable")
-            return keys[order], order
+            keys = keys[order]
+            if len(keys) and (keys[0] < 0 or keys[-1] > MAX_TOKEN or np.any(keys[1:] == keys[:-1])):
+                raise damaged(self.path, "a token that is no trigram, or twice")
+            return keys, order
         return cached(("ngram-tokens", self.path), load)
 
     def _postings(self, rows: list[int]) -> dict[int, np.ndarray]:
@@ -111,8 +127,9 @@ class NGramIndex:
             order = sorted(missing)
             (lists,) = self._file().read(["posting_list"], np.asarray(order, dtype=np.int64))
             for r, blob in zip(order, lists):
-                ids = decode_treemap(blob.as_buffer() if blob.is_valid else b"\0" * 8,
-                                     f"{self.path}: posting list of token row {r}")
+                if not blob.is_valid:
+                    raise damaged(self.path, f"token row {r} has no posting list")
+                ids = decode_treemap(blob.as_buffer(), f"{self.path}: posting list of token row {r}")
                 CACHE.put(("ngram-posting", self.path, r), ids, nbytes_of(ids))
                 out[r] = ids
         return out

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from .. import trace
 from ..errors import CorruptFileError
+from .checks import check_bounds_order, check_sorted, check_value_type, check_zones, damaged, int_column, same_value
 from .btree import integer_mask, pred_ints, sorted_integers, sorted_match
 from .files import CACHE, IndexFile, cached, nbytes_of
 from .roaring import FULL, decode_row_tree_map
@@ -97,6 +98,9 @@ def _any_mask(values: pa.Array, preds) -> np.ndarray:
 
 # -- BTREE ------------------------------------------------------------------------------------
 class BTreeIndex:
+    #: the indexed column's type (set by the search; None: unchecked)
+    value_type: pa.DataType | None = None
+
     def __init__(self, io, lookup_path: str, data_path: str, sizes: dict[str, int]):
         self.io = io
         self.lookup_path = lookup_path
@@ -109,14 +113,24 @@ class BTreeIndex:
             meta = f.metadata
             if meta.get("range_partitioned", "false") not in ("false", "False"):
                 raise Unsupported("range-partitioned btree")
-            batch = int(meta.get("batch_size", "4096"))
+            batch = _batch_size(meta.get("batch_size", "4096"), self.lookup_path)
             mn, mx, nulls, page = f.read(["min", "max", "null_count", "page_idx"])
-            return Bounds(mn, mx, nulls), page.to_numpy(zero_copy_only=False).astype(np.int64), batch
+            check_value_type(mn.type, self.value_type, self.lookup_path, "page bounds")
+            page_idx = page.to_numpy(zero_copy_only=False).astype(np.int64)
+            _check_lookup(mn, mx, nulls, page_idx, batch, self.lookup_path)
+            return Bounds(mn, mx, nulls), page_idx, batch
         return cached(("btree-lookup", self.lookup_path), load)
 
     def _data_file(self) -> IndexFile:
-        return cached(("btree-data-file", self.data_path),
-                      lambda: IndexFile(self.io, self.data_path, self.sizes.get("page_data.lance")))
+        def load() -> IndexFile:
+            data = IndexFile(self.io, self.data_path, self.sizes.get("page_data.lance"))
+            _, page_idx, batch = self._lookup()
+            pages = -(-data.num_rows // batch)
+            if pages != len(page_idx):
+                raise damaged(self.data_path, f"{data.num_rows} rows make {pages} pages of {batch}, "
+                                              f"page_lookup.lance lists {len(page_idx)}")
+            return data
+        return cached(("btree-data-file", self.data_path), load)
 
     def search(self, terms) -> np.ndarray:
         """Sorted unique uint64 ids (row addresses or stable row ids) of the matching rows."""
@@ -209,14 +223,60 @@ class BTreeIndex:
         offsets = np.concatenate([np.arange(lo, hi, dtype=np.int64) for lo, hi in bounds])
         values, ids = data.read(["values", "ids"], offsets)
         ids = ids.to_numpy(zero_copy_only=False).astype(np.uint64, copy=False)
+        lookup = self._lookup()[0]
         out, start = [], 0
         for p, (lo, hi) in zip(pages, bounds):
             vals = values.slice(start, hi - lo)
-            part = (vals, ids[start:start + hi - lo], sorted_integers(vals))
+            page_ids = ids[start:start + hi - lo]
+            _check_page(vals, page_ids, lookup, p, self.data_path)
+            part = (vals, page_ids, sorted_integers(vals))
             start += hi - lo
             CACHE.put(("btree-page", self.data_path, p), part, nbytes_of(part))
             out.append(part)
         return out
+
+
+def _batch_size(text: str, path: str) -> int:
+    try:
+        batch = int(text)
+    except ValueError:
+        batch = 0
+    if not 0 < batch <= 1 << 31 or not text.isdigit():
+        raise damaged(path, f"batch_size {text!r}")
+    return batch
+
+
+def _check_lookup(mn: pa.Array, mx: pa.Array, nulls: pa.Array, page_idx: np.ndarray, batch: int,
+                  path: str) -> None:
+    """A BTREE's page table: pages numbered 0, 1, ...; null counts within a page; a page's min
+    null exactly when it holds nulls (they sort first); the bounds min0 <= max0 <= min1 <= ...
+    in Lance's order (nulls first)."""
+    n = len(page_idx)
+    if not np.array_equal(page_idx, np.arange(n)):
+        raise damaged(path, "page_idx is not 0, 1, 2, ...")
+    nc = nulls.to_numpy(zero_copy_only=False).astype(np.int64)
+    if nulls.null_count or (n and (nc.min() < 0 or nc.max() > batch)):
+        raise damaged(path, "a page's null_count is out of range")
+    if not np.array_equal(mn.is_null().to_numpy(zero_copy_only=False), nc > 0) \
+            or np.any(mx.is_null().to_numpy(zero_copy_only=False) & (nc == 0)):
+        raise damaged(path, "page bounds disagree with the pages' null counts")
+    check_bounds_order(mn, mx, path, "page bounds")
+    if n > 1:
+        both = pa.concat_arrays([mn, mx]).take(pa.array(np.stack([np.arange(n), np.arange(n) + n], 1).ravel()))
+        check_sorted(both, path, "page bounds")
+
+
+def _check_page(vals: pa.Array, ids: np.ndarray, lookup: Bounds, p: int, path: str) -> None:
+    """One BTREE page read from page_data.lance against its page_lookup.lance row: its null count,
+    values sorted (nulls first), first and last value its min and max, ids without repeats."""
+    n = len(vals)
+    nulls = check_sorted(vals, path, f"values of page {p}")
+    if nulls != int(lookup.nulls[p]) or not n:
+        raise damaged(path, f"page {p} holds {nulls} nulls, page_lookup.lance says {int(lookup.nulls[p])}")
+    if not same_value(vals[0], lookup.mn[p]) or not same_value(vals[n - 1], lookup.mx[p]):
+        raise damaged(path, f"page {p} values span other bounds than page_lookup.lance records")
+    if n > 1 and len(np.unique(ids)) != n:
+        raise damaged(path, f"page {p} lists a row twice")
 
 
 #: an ``IN`` of at most this many values is searched value by value (:meth:`BTreeIndex._point`)
@@ -416,6 +476,11 @@ class Bounds:
 
 # -- BITMAP -----------------------------------------------------------------------------------
 class BitmapIndex:
+    #: the indexed column's type (set by the search; None: unchecked)
+    value_type: pa.DataType | None = None
+    #: a LABEL_LIST's file carries ``lance:label_list_nulls``, a BITMAP's does not
+    label_list = False
+
     def __init__(self, io, path: str, size: int | None):
         self.io = io
         self.path = path
@@ -425,7 +490,18 @@ class BitmapIndex:
         return cached(("bitmap-file", self.path), lambda: IndexFile(self.io, self.path, self.size))
 
     def _keys(self) -> pa.Array:
-        return cached(("bitmap-keys", self.path), lambda: self._file().read(["keys"])[0])
+        def load() -> pa.Array:
+            f = self._file()
+            (keys,) = f.read(["keys"])
+            check_value_type(keys.type, self.value_type, self.path, "keys")
+            if ("lance:label_list_nulls" in f.metadata) != self.label_list:
+                raise damaged(self.path, "a LABEL_LIST's file for a BITMAP or the reverse")
+            check_sorted(keys, self.path, "keys", strict=True, max_nulls=1)
+            stated = _stats_count(f.metadata.get("lance:index_stats"), self.path)
+            if stated is not None and stated != len(keys):
+                raise damaged(self.path, f"{len(keys)} keys, lance:index_stats says {stated} bitmaps")
+            return keys
+        return cached(("bitmap-keys", self.path), load)
 
     def search(self, terms, fragment_rows: dict[int, int]) -> np.ndarray | None:
         """Sorted unique uint64 ids; None when a map says "whole key" and the key is not a
@@ -436,7 +512,13 @@ class BitmapIndex:
             raise Unsupported(f"predicate keeps {len(rows)} of {len(keys)} bitmap keys")
         if len(rows) == 0:
             return np.empty(0, dtype=np.uint64)
-        return self._ids(self._maps(rows), fragment_rows)
+        maps = self._maps(rows)
+        ids = self._ids(maps, fragment_rows)
+        if ids is not None and len(maps) > 1:      # a row has one value: keys' rows are disjoint
+            total = sum(len(low) if low is not FULL else fragment_rows[k] for t in maps for k, low in t.items())
+            if total != len(ids):
+                raise damaged(self.path, "a row listed under two keys")
+        return ids
 
     def _maps(self, rows) -> list[dict]:
         """The decoded row-id tree maps of key rows ``rows`` (cached per key)."""
@@ -451,8 +533,9 @@ class BitmapIndex:
         if missing:
             (blobs,) = self._file().read(["bitmaps"], np.asarray(missing, dtype=np.int64))
             for r, blob in zip(missing, blobs):
-                tree = decode_row_tree_map(blob.as_buffer() if blob.is_valid else b"\0\0\0\0",
-                                           f"{self.path}: bitmap of key row {r}")
+                if not blob.is_valid:
+                    raise damaged(self.path, f"key row {r} has no bitmap")
+                tree = decode_row_tree_map(blob.as_buffer(), f"{self.path}: bitmap of key row {r}")
                 CACHE.put(("bitmap-key", self.path, r), tree, nbytes_of(tree))
                 parts.append(tree)
         return parts
@@ -476,6 +559,20 @@ class BitmapIndex:
         return sorted_unique(np.concatenate(out))
 
 
+def _stats_count(text: str | None, path: str) -> int | None:
+    """``num_bitmaps`` of a bitmap file's ``lance:index_stats`` (None when it has none)."""
+    if text is None:
+        return None
+    import json
+    try:
+        got = json.loads(text).get("num_bitmaps")
+    except (ValueError, AttributeError):
+        raise damaged(path, f"lance:index_stats {text[:40]!r}") from None
+    if got is not None and (not isinstance(got, int) or isinstance(got, bool)):
+        raise damaged(path, f"lance:index_stats num_bitmaps {got!r}")
+    return got
+
+
 # -- LABEL_LIST -------------------------------------------------------------------------------
 LABEL_OPS = frozenset({"has_any", "has_all"})
 
@@ -483,6 +580,8 @@ LABEL_OPS = frozenset({"has_any", "has_all"})
 class LabelListIndex(BitmapIndex):
     """``bitmap_page_lookup.lance`` keyed by list element values: ``has_any`` is the union of
     the needles' maps, ``has_all`` their intersection. Exact for lists without null needles."""
+
+    label_list = True
 
     def search(self, terms, fragment_rows: dict[int, int]) -> np.ndarray | None:
         keys = self._keys()
@@ -523,6 +622,9 @@ class ZoneMapIndex:
     """``zonemap.lance``: per zone of a fragment (zone_start, zone_length in physical rows) the
     min, max, null_count and nan_count of the column. At most: the zones that may match."""
 
+    #: the indexed column's type (set by the search; None: unchecked)
+    value_type: pa.DataType | None = None
+
     def __init__(self, io, path: str, size: int | None):
         self.io = io
         self.path = path
@@ -534,7 +636,10 @@ class ZoneMapIndex:
             names = ["min", "max", "null_count", "fragment_id", "zone_start", "zone_length"]
             has_nans = any(fl.name == "nan_count" for fl in f.schema.fields)
             mn, mx, nulls, frag, start, length, *nans = f.read(names + ["nan_count"] * has_nans)
-            as_np = lambda a: a.to_numpy(zero_copy_only=False).astype(np.int64)  # noqa: E731
+            as_np = lambda a: int_column(a, self.path, "a zone column")  # noqa: E731
+            check_value_type(mn.type, self.value_type, self.path, "zone bounds")
+            check_bounds_order(mn, mx, self.path, "zone bounds")
+            check_zones(as_np(start), as_np(length), [as_np(nulls)] + [as_np(a) for a in nans], self.path)
             if pa.types.is_floating(mn.type):
                 # a zone with no value but NaN / null has null bounds: it holds no ordinary value
                 mn = pc.fill_null(mn, pa.scalar(np.nan, mn.type))
@@ -551,4 +656,4 @@ class ZoneMapIndex:
         bounds, frag, start, length = self._zones()
         keep = np.zeros(len(bounds), dtype=bool)
         keep[bounds.may_match(terms)] = True
-        return zone_selections(frag, start, length, keep, fragment_rows, "zones")
+        return zone_selections(frag, start, length, keep, fragment_rows, "zones", self.path)

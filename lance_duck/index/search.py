@@ -19,10 +19,13 @@ import logging
 from typing import Sequence
 
 import numpy as np
+import pyarrow as pa
 
-from ..errors import LanceDuckError
+from .. import trace
+from ..errors import CorruptFileError, LanceDuckError
 from . import bloom, index_segments, ngram, reuse_history
 from .files import segment_file_path
+from .lineage import later_fragments
 from .metadata import IndexSegment
 from .reuse import Remap
 from .scalar import (
@@ -102,7 +105,7 @@ class _SegmentPlan:
     are stable row ids, its deferred-compaction remap, the rows per fragment it may name, and
     its reader (opened at the first search)."""
 
-    __slots__ = ("seg", "index_type", "remap", "row_ids", "covered", "covered_sorted", "rows", "reader")
+    __slots__ = ("seg", "index_type", "remap", "row_ids", "covered", "covered_sorted", "rows", "reader", "broken")
 
     def __init__(self, snapshot, seg: IndexSegment, remap: Remap | None, row_ids: bool,
                  version_fragments: frozenset[int], fragment_rows: dict[int, int]):
@@ -114,6 +117,7 @@ class _SegmentPlan:
         self.covered_sorted = sorted(self.covered)
         self.rows = fragment_rows if remap is None else {**remap.old_rows, **fragment_rows}
         self.reader = None
+        self.broken: str | None = None      # why the segment is not used (damage found by a search)
 
     def covered_of(self, wanted: frozenset[int] | None) -> list[int]:
         """Sorted ids of the fragments of ``wanted`` (None: all of this version) it answers for."""
@@ -151,7 +155,12 @@ def _make_plans(snapshot, field_id: int, types: tuple[str, ...]) -> list[_Segmen
         row_ids = snapshot.has_stable_row_ids and (seg.index_type, seg.index_version) not in _ADDRESS_IDS
         if remap is not None and snapshot.has_stable_row_ids and not row_ids:
             continue        # addresses through a deferred compaction of a stable table: none seen, scan
-        out.append(_SegmentPlan(snapshot, seg, remap, row_ids, version_fragments, fragment_rows))
+        plan = _SegmentPlan(snapshot, seg, remap, row_ids, version_fragments, fragment_rows)
+        lie = later_fragments(snapshot, seg)
+        if lie is not None:
+            plan.broken = f"index {seg.name!r} segment {seg.uuid} not used: {lie}"
+            log.warning("%s", plan.broken)
+        out.append(plan)
     return out
 
 
@@ -170,12 +179,20 @@ def _open_reader(snapshot, seg: IndexSegment, index_type: str):
     if index_type == "BTree":
         if "page_lookup.lance" not in sizes or "page_data.lance" not in sizes:
             return False
-        return BTreeIndex(io, segment_file_path(snapshot, seg, "page_lookup.lance"),
-                          segment_file_path(snapshot, seg, "page_data.lance"), sizes)
-    name, reader = _ONE_FILE_READERS[index_type]
-    if name not in sizes:
-        return False
-    return reader(io, segment_file_path(snapshot, seg, name), sizes[name] or None)
+        out = BTreeIndex(io, segment_file_path(snapshot, seg, "page_lookup.lance"),
+                         segment_file_path(snapshot, seg, "page_data.lance"), sizes)
+    else:
+        name, reader = _ONE_FILE_READERS[index_type]
+        if name not in sizes:
+            return False
+        out = reader(io, segment_file_path(snapshot, seg, name), sizes[name] or None)
+    field = snapshot.schema.by_id.get(seg.fields[0]) if seg.fields else None
+    if field is not None:
+        t = field.arrow_type
+        if index_type == "LabelList":
+            t = t.value_type if pa.types.is_list(t) or pa.types.is_large_list(t) else None
+        out.value_type = t        # what the file's values must be (a twin's files swapped in are not)
+    return out
 
 
 class _RowIdMap:
@@ -254,41 +271,67 @@ def _moved(remap: Remap, offsets: dict[int, np.ndarray], covered: list[int]) -> 
     return _split_by_fragment(remap.addresses(addrs), covered)
 
 
-def _column_selections(snapshot, plans: list[_SegmentPlan], terms,
-                       wanted: frozenset[int] | None) -> dict[int, np.ndarray]:
+def _column_selections(snapshot, plans: list[_SegmentPlan], terms, wanted: frozenset[int] | None,
+                       sources: dict[int, str] | None = None) -> dict[int, np.ndarray]:
     """{fragment id: sorted int64 offsets} of the rows the segments ``plans`` select for
-    ``terms`` in the fragments they cover (of ``wanted``; None: all of this version)."""
+    ``terms`` in the fragments they cover (of ``wanted``; None: all of this version). A segment
+    whose files are missing, unreadable or fail a consistency check answers nothing (its
+    fragments are scanned): logged, and traced as ``index:unused``. ``sources`` (when given)
+    gets the index file(s) each fragment's selection came from."""
     out: dict[int, np.ndarray] = {}
     for plan in plans:
         covered = plan.covered_of(wanted)
         if not covered:
             continue
-        try:
-            ids = plan.search(snapshot, terms)
-        except Unsupported:
-            return {}
-        except (LanceDuckError, FileNotFoundError, PermissionError, OSError) as exc:
-            log.debug("index %s segment %s not used: %s", plan.seg.name, plan.seg.uuid, exc)
-            continue
-        if ids is None:
-            continue
-        remap = plan.remap
-        if isinstance(ids, dict):              # zone map: offsets per fragment already
-            if remap is not None:
-                ids = _moved(remap, ids, covered)
-            out.update((fid, offs) for fid, offs in ids.items() if fid in plan.covered
-                       and (wanted is None or fid in wanted))
-            continue
-        if plan.row_ids:
-            ids = _row_id_map(snapshot).addresses(ids)
-        elif remap is not None:
-            ids = remap.addresses(ids)
-        fragment_rows = plan.rows
-        for fid, offs in _split_by_fragment(ids, covered).items():
-            if len(offs) and int(offs[-1]) >= fragment_rows[fid]:
-                offs = offs[offs < fragment_rows[fid]]     # a stale id past the fragment's end
-            out[fid] = offs
+        if plan.broken is None:
+            try:
+                got = _plan_selections(snapshot, plan, terms, covered, wanted)
+                out.update(got)
+                if sources is not None:
+                    sources.update(dict.fromkeys(got, _files_of(plan)))
+                continue
+            except Unsupported:
+                return {}
+            except (LanceDuckError, FileNotFoundError, PermissionError, OSError) as exc:
+                plan.broken = f"index {plan.seg.name!r} segment {plan.seg.uuid} not used: {exc}"
+                log.warning("%s", plan.broken)
+        trace.record("index:unused", plan.broken)
     return out
+
+
+def _plan_selections(snapshot, plan: _SegmentPlan, terms, covered: list[int],
+                     wanted: frozenset[int] | None) -> dict[int, np.ndarray]:
+    """One segment's selections (see :func:`_column_selections`)."""
+    ids = plan.search(snapshot, terms)
+    if ids is None:
+        return {}
+    remap = plan.remap
+    if isinstance(ids, dict):              # zone map: offsets per fragment already
+        if remap is not None:
+            ids = _moved(remap, ids, covered)
+        return {fid: offs for fid, offs in ids.items()
+                if fid in plan.covered and (wanted is None or fid in wanted)}
+    if plan.row_ids:
+        ids = _row_id_map(snapshot).addresses(ids)
+    elif remap is not None:
+        ids = remap.addresses(ids)
+    fragment_rows = plan.rows
+    out = {}
+    for fid, offs in _split_by_fragment(ids, covered).items():
+        if len(offs) and int(offs[-1]) >= fragment_rows[fid]:
+            if remap is None and not plan.row_ids:     # a row address the fragment never had
+                raise CorruptFileError(f"{_files_of(plan)}: index names row {int(offs[-1])} of fragment "
+                                       f"{fid}, which has {fragment_rows[fid]} rows")
+            offs = offs[offs < fragment_rows[fid]]     # a stale id past the fragment's end
+        out[fid] = offs
+    return out
+
+
+def _files_of(plan: _SegmentPlan) -> str:
+    """The path(s) of the files a segment's reader reads."""
+    r = plan.reader
+    paths = [getattr(r, a) for a in ("lookup_path", "data_path", "path") if isinstance(getattr(r, a, None), str)]
+    return " / ".join(paths) or plan.seg.uuid
 
 
 def _wanted(snapshot, fragments: Sequence) -> frozenset[int] | None:
@@ -393,11 +436,12 @@ def _tree_sets(snapshot, node, wanted: frozenset[int] | None) -> dict[int, np.nd
     return _combine(groups, lambda x, y: np.intersect1d(x, y, assume_unique=True))
 
 
-def _exact_sets(snapshot, field_id: int, terms, wanted: frozenset[int] | None) -> dict[int, np.ndarray]:
+def _exact_sets(snapshot, field_id: int, terms, wanted: frozenset[int] | None,
+                sources: dict[int, str] | None = None) -> dict[int, np.ndarray]:
     """The rows an exact index on ``field_id`` selects for ``terms``, per fragment it covers."""
     types = _exact_types(terms)
     plans = _segment_plans(snapshot, field_id, types) if types else []
-    return _column_selections(snapshot, plans, terms, wanted) if plans else {}
+    return _column_selections(snapshot, plans, terms, wanted, sources) if plans else {}
 
 
 def _union_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -421,11 +465,15 @@ def _combine(groups: list[dict[int, np.ndarray]], op) -> dict[int, np.ndarray]:
 
 class IndexSelections(dict):
     """{fragment id: sorted int64 offsets}; ``candidates``: the fragments whose selection came
-    (partly) from an "at most" index (BLOOMFILTER, ZONEMAP, NGRAM), where most rows may fail."""
+    (partly) from an "at most" index (BLOOMFILTER, ZONEMAP, NGRAM), where most rows may fail;
+    ``exact``: {fragment id: its index files} for the fragments where exact indices answered
+    every conjunct -- there each selected live row passes the conjuncts, so one that fails them
+    proves an index file damaged (the scan raises ``CorruptFileError`` naming them)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.candidates: set[int] = set()
+        self.exact: dict[int, str] = {}
 
 
 def plan_index_selections(snapshot, conjuncts, fragments: Sequence) -> dict[int, np.ndarray]:
@@ -436,11 +484,17 @@ def plan_index_selections(snapshot, conjuncts, fragments: Sequence) -> dict[int,
     if reuse_history(snapshot) is None:       # a fragment-reuse index this reader cannot read
         return {}
     wanted = _wanted(snapshot, fragments)
-    by_field, _ = _by_field(snapshot, conjuncts)
+    by_field, left = _by_field(snapshot, conjuncts)
     result = IndexSelections()
+    exact: dict[int, list[str]] | None = {} if not left else None    # fragment -> files, per field
     for fid, terms in by_field.items():
-        sel = _exact_sets(snapshot, fid, terms, wanted)
+        sources: dict[int, str] = {}
+        sel = _exact_sets(snapshot, fid, terms, wanted, sources)
+        if sel and exact is not None:
+            for frag_id in sel:
+                exact.setdefault(frag_id, []).append(sources.get(frag_id, "index"))
         if not sel:
+            exact = None
             for types in _at_most_types(terms):
                 plans = _segment_plans(snapshot, fid, types)
                 sel = _column_selections(snapshot, plans, terms, wanted) if plans else {}
@@ -450,4 +504,6 @@ def plan_index_selections(snapshot, conjuncts, fragments: Sequence) -> dict[int,
         for frag_id, offs in sel.items():
             prev = result.get(frag_id)
             result[frag_id] = offs if prev is None else np.intersect1d(prev, offs, assume_unique=True)
+    if exact:
+        result.exact = {f: " / ".join(files) for f, files in exact.items() if len(files) == len(by_field)}
     return result

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from .. import trace
 from ..encodings.bitmap import bool_array
+from ..errors import CorruptFileError
 from .filters import ROW_ADDR, ROW_ID, BoundFilter, evaluate
 from .planning import ScanTask
 from .projection import Projection, extract
@@ -289,6 +290,10 @@ class ScanContext:
         # materialised only for the projected columns' surviving rows
         allc = self.read_columns(frag, names, offsets, keep_dictionary=True)
         keep = self.selected_mask({k: allc[k] for k in self.filter_columns}, n)
+        if task.proof is not None and not keep.all() and self.filter.conjuncts_complete \
+                and self.filter.residual is None:
+            raise CorruptFileError(f"{task.proof}: index file is damaged (it selects {n - int(keep.sum())} "
+                                   f"row(s) of fragment {frag.id} that fail the filter)")
         if not keep.any():
             return None
         sources = self.projection.sources

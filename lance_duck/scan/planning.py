@@ -39,6 +39,7 @@ class ScanTask:
     skip: int = 0            # live rows at the start of ``rows`` that the offset drops
     selection: Any = None    # sorted int64 physical offsets inside ``rows`` (an index's rows), or None
     candidates: bool = False  # the selection is an "at most" answer (bloom, zone map, ngram): filter first
+    proof: str | None = None  # exact indices answered the whole filter here: their files (a row failing it = damage)
 
     @property
     def weight(self) -> int:
@@ -84,13 +85,14 @@ def plan_tasks(fragments: Iterable, batch_rows: int, *, skip_rows: int = 0,
         if selections and frag.id in selections:
             sel = selections[frag.id]
             cand = is_candidate(selections, frag.id)
+            proof = getattr(selections, "exact", {}).get(frag.id)
             if len(sel) <= growth * step:
                 step = max(step, min(len(sel), batch_rows))   # one task: a split re-reads every chunk
             i = 0
             while i < len(sel):          # parts follow the growing step: consecutive, never overlapping
                 part = sel[i:i + step]
                 i += len(part)
-                yield ScanTask(seq, frag, range(int(part[0]), int(part[-1]) + 1), 0, part, cand)
+                yield ScanTask(seq, frag, range(int(part[0]), int(part[-1]) + 1), 0, part, cand, proof)
                 seq += 1
                 step = min(step * growth, batch_rows)
             continue

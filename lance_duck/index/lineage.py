@@ -1,0 +1,97 @@
+"""Does a segment's fragment bitmap claim fragments its files cannot hold?
+
+An index segment's files are written once, under a fresh uuid. So a segment cannot index a
+fragment that was created after the segment (its uuid) already existed: a manifest whose
+fragment bitmap says so lies, and trusting it drops that fragment's rows. Fragment ids only
+grow, so "fragment F existed at version v" is ``F <= max fragment id of v``.
+
+A fragment id above every fragment of the segment's ``dataset_version`` is normal after a
+compaction (the remapped segment, a new uuid, keeps the old ``dataset_version``). The check
+finds W, the first version whose fragment ids reach the claimed fragment (a binary search over
+the versions between, one manifest read per step, cached), and reads version W - 1: if the
+segment's uuid is already there, its files predate the fragment and the claim is a lie. Where a
+manifest needed is gone (cleaned up), nothing is proven and the segment is used as pylance uses
+it.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from ..errors import LanceDuckError
+from ..table.manifest import read_manifest
+from ..table.versions import VERSIONS_DIR, list_versions, manifest_name
+from .metadata import IndexSegment, read_index_segments
+
+#: manifests summarised (path -> (max fragment id, index uuids)); manifests are immutable
+SUMMARIES = 256
+_SUMMARY: OrderedDict[tuple, tuple[int, frozenset[str]]] = OrderedDict()
+_LOCK = threading.Lock()
+
+
+def _summary(snapshot, version: int) -> tuple[int, frozenset[str]] | None:
+    """(max fragment id, index uuids) of one version; None when it cannot be read."""
+    key = (getattr(snapshot.io, "key", None), snapshot.dataset_dir, version)
+    with _LOCK:
+        got = _SUMMARY.get(key)
+    if got is not None:
+        return got
+    vdir = snapshot.io.join(snapshot.dataset_dir, VERSIONS_DIR)
+    try:
+        try:             # by its name (no listing), as the snapshot opens a version
+            mf = read_manifest(snapshot.io, snapshot.io.join(vdir, manifest_name(version, "v2")))
+        except FileNotFoundError:
+            entry = {e.version: e for e in _entries(snapshot)}.get(version)
+            if entry is None:
+                return None
+            mf = read_manifest(snapshot.io, snapshot.io.join(vdir, entry.name), entry.size)
+        m = mf.manifest
+        if m.version != version:
+            return None
+        top = max([int(m.max_fragment_id)] + [int(f.id) for f in m.fragments])
+        uuids = frozenset(s.uuid for s in read_index_segments(m, mf.raw, mf.path))
+    except (OSError, LanceDuckError):           # gone or unreadable: proves nothing
+        return None
+    with _LOCK:
+        _SUMMARY[key] = (top, uuids)
+        while len(_SUMMARY) > SUMMARIES:
+            _SUMMARY.popitem(last=False)
+    return top, uuids
+
+
+def later_fragments(snapshot, seg: IndexSegment) -> str | None:
+    """Why ``seg``'s fragment bitmap is provably a lie (a fragment created after its files), or None."""
+    if not seg.fragment_ids or seg.dataset_version >= snapshot.version:
+        return None
+    first = _summary(snapshot, seg.dataset_version)
+    claimed = max(seg.fragment_ids)
+    if first is None or claimed <= first[0]:
+        return None
+    span = [e.version for e in _entries(snapshot) if seg.dataset_version < e.version <= snapshot.version]
+    lo, hi = 0, len(span)                  # first listed version whose fragment ids reach ``claimed``
+    while lo < hi:
+        mid = (lo + hi) // 2
+        got = _summary(snapshot, span[mid])
+        if got is None:
+            return None
+        if got[0] >= claimed:
+            hi = mid
+        else:
+            lo = mid + 1
+    if lo == len(span):
+        return None
+    prior = _summary(snapshot, span[lo] - 1)
+    if prior is not None and seg.uuid in prior[1]:
+        return (f"its fragment bitmap names fragment {claimed}, created in version {span[lo]}, after "
+                f"the index files (present in version {span[lo] - 1}; built at version {seg.dataset_version})")
+    return None
+
+
+def _entries(snapshot) -> list:
+    """The listed versions of the snapshot's table (listed once per snapshot)."""
+    def make() -> list:
+        try:
+            return list_versions(snapshot.io, snapshot.dataset_dir)
+        except (OSError, LanceDuckError):
+            return []
+    return snapshot.derived("_lineage_versions", make)
