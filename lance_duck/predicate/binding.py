@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
-import functools
 from typing import Any
 
 import pyarrow as pa
 
+from .. import _state
 from ..errors import InvalidArgumentError, LanceDuckError
 from . import kernels
 from .bound import (
@@ -67,7 +67,7 @@ def resolve_path(schema: pa.Schema, path: tuple[str, ...]) -> tuple[tuple[str, .
     return tuple(out), field
 
 
-@functools.lru_cache(maxsize=256)
+@_state.memo("empty_arrays")
 def _empty(t: pa.DataType) -> pa.Array:
     return pa.array([], type=t)
 

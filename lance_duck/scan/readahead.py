@@ -20,7 +20,6 @@ copies) that two or more decoders overlap (a wide DuckDB aggregate: 405 ms with 
 """
 from __future__ import annotations
 
-import os
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -28,7 +27,8 @@ from typing import Callable, Iterable, Iterator, TypeVar
 
 import pyarrow as pa
 
-from ..encodings._threads import mark_parallel_worker, shared_executor
+from .. import _state
+from ..encodings._threads import mark_parallel_worker
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -38,12 +38,10 @@ DEFAULT_MAX_INFLIGHT = 4
 #: tasks in flight for a scan whose every column is fixed-width (see the module docstring)
 FIXED_WIDTH_MAX_INFLIGHT = 1
 
-SCAN_WORKERS = max(2, min(4, os.cpu_count() or 2))
-
 
 def shared_pool() -> ThreadPoolExecutor:
-    """The read-ahead pool (owned by :mod:`lance_duck.encodings._threads`, reset after fork)."""
-    return shared_executor("scan", SCAN_WORKERS, mark_parallel_worker)
+    """The read-ahead pool (:mod:`lance_duck._state`'s ``"scan"``: ``lance_duck.configure(scan_threads=...)``)."""
+    return _state.pool("scan", mark_parallel_worker)
 
 
 @dataclass
