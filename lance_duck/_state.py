@@ -97,6 +97,12 @@ class ByteLRU(Generic[K, V]):
             self._items.move_to_end(key)
             return hit[0]
 
+    def peek(self, key: K, default: Any = None) -> Any:
+        """The value of ``key`` without taking the lock or counting it as a use (a memo table's hit,
+        where a lock per call would cost more than the lookup; its entries then go oldest first)."""
+        hit = self._items.get(key)
+        return default if hit is None else hit[0]
+
     def put(self, key: K, value: V, nbytes: int = 1) -> V:
         """Keep ``value`` under ``key`` (charged ``nbytes``); returns ``value``."""
         if nbytes > (self.limit if self.entries else self.limit // 4):
@@ -203,16 +209,18 @@ def cache(name: str) -> ByteLRU[Any, Any]:
 
 def memo(name: str) -> Callable[[F], F]:
     """Decorator: results of a pure function of hashable arguments kept in the cache ``name``
-    (keyed by the function and its arguments; several functions may share one cache)."""
+    (keyed by the function and its arguments; several functions may share one cache). Hits are
+    peeks (:meth:`ByteLRU.peek`: no lock: these run per decoded chunk), so entries go oldest first."""
     def wrap(fn: F) -> F:
         lru = cache(name)
         missing = object()
         qual = fn.__qualname__
+        peek = lru.peek
 
         @functools.wraps(fn)
         def memoized(*args: Any) -> Any:
             key = (qual, args)
-            hit = lru.get(key, missing)
+            hit = peek(key, missing)
             if hit is missing:
                 hit = lru.put(key, fn(*args))
             return hit
