@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, TypeVar
+from typing import Callable, Generator, Iterable, TypeVar
 
 import pyarrow as pa
 
@@ -74,7 +74,7 @@ def max_inflight_for(types: Iterable[pa.DataType | None]) -> tuple[int, bool]:
 
 def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, size_of: Callable[[R], int],
                 weight_of: Callable[[T], int] = lambda _: 1, budget_bytes: int = DEFAULT_BUDGET_BYTES,
-                max_inflight: int = DEFAULT_MAX_INFLIGHT, stats: ReadaheadStats | None = None) -> Iterator[R]:
+                max_inflight: int = DEFAULT_MAX_INFLIGHT, stats: ReadaheadStats | None = None) -> Generator[R, None, None]:
     it = iter(items)
     stats = stats if stats is not None else ReadaheadStats()
     if max_inflight <= 0:
