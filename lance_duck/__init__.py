@@ -10,7 +10,11 @@ Entry points:
 - ``lance-duck`` (or ``python -m lance_duck``) is the command line: ``sql``, ``scan``, ``versions``,
   ``tags``, ``describe``, ``demo``.
 
-Errors derive from :class:`LanceDuckError`; a missing table or file is a ``FileNotFoundError``.
+Errors derive from :class:`LanceDuckError`; a missing table or file is a ``FileNotFoundError``, an
+object-store request that still fails after its retries an :class:`ObjectStoreError`.
+
+The process's thread pools and caches (shared by every table) are sized by :func:`configure` and
+emptied by :func:`clear_caches`.
 
 Example:
     >>> import duckdb, lance_duck
@@ -32,11 +36,13 @@ from .errors import (
     LanceDuckError,
     NotFoundError,
     RowIndexError,
+    ObjectStoreError,
     TagNotFoundError,
     UnsupportedFeatureError,
     VersionNotFoundError,
 )
 
+from ._state import clear_caches, configure
 from ._version import __version__
 
 if TYPE_CHECKING:  # the lazy entry points below, as type checkers see them
@@ -74,6 +80,8 @@ __all__ = [
     "register",
     "changes",
     "hybrid_search",
+    "configure",
+    "clear_caches",
     "LanceDuckError",
     "NotFoundError",
     "VersionNotFoundError",
@@ -84,4 +92,5 @@ __all__ = [
     "CredentialsError",
     "InvalidArgumentError",
     "RowIndexError",
+    "ObjectStoreError",
 ]

@@ -13,56 +13,30 @@ one core idle). The caller waits only for parts another thread has already start
 splits cannot deadlock. Threads of other pools marked by :func:`mark_parallel_worker` run their
 parts inline.
 
-This module owns every long-lived thread pool of the library (the kernel pool here and the
-scan's read-ahead pool, through :func:`shared_executor`): pools are created lazily and dropped
-in a child process after ``fork()``, which copies a pool object but none of its threads (a
-forked child would otherwise queue work that no thread ever runs).
+The kernel pool is :mod:`lance_duck._state`'s pool ``"kernel"`` (sized by
+``lance_duck.configure(kernel_threads=...)``, dropped in a forked child).
 """
 from __future__ import annotations
 
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable, TypeVar
 
-from .. import trace
+from .. import _state, trace
 
 T = TypeVar("T")
 R = TypeVar("R")
 
-WORKERS = max(1, min(2, os.cpu_count() or 1))
-
-_pools: dict[str, ThreadPoolExecutor] = {}
-_lock = threading.Lock()
 _worker = threading.local()  # .kernel on the kernel pool's threads, .active on other pools' (inline)
 
 
-def shared_executor(name: str, workers: int, initializer: Callable[[], None] | None = None) -> ThreadPoolExecutor:
-    """The process-wide pool called ``name`` (threads named ``lance_duck_<name>``), created on
-    first use; a forked child starts with no pools and creates its own."""
-    with _lock:
-        pool = _pools.get(name)
-        if pool is None:
-            pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"lance_duck_{name}",
-                                      initializer=initializer)
-            _pools[name] = pool
-        return pool
-
-
-def _forget_pools_in_child() -> None:
-    """After ``fork()``: the child has none of the parent's pool threads (and the lock may have
-    been held by one of them), so start from nothing."""
-    global _lock
-    _lock = threading.Lock()
-    _pools.clear()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pools_in_child)
+def workers() -> int:
+    """Threads of the kernel pool (``lance_duck.configure(kernel_threads=...)``)."""
+    return _state.workers("kernel")
 
 
 def _get_pool() -> ThreadPoolExecutor:
-    return shared_executor("kernel", WORKERS, _mark_worker)
+    return _state.pool("kernel", _mark_worker)
 
 
 def _mark_worker() -> None:
@@ -85,7 +59,7 @@ def parallel_workers(shared: bool = False) -> int:
         return 1
     if getattr(_worker, "kernel", False) and not shared:
         return 1
-    return WORKERS
+    return workers()
 
 
 def map_parts(fn: Callable[[T], R], parts: Iterable[T]) -> list[R]:
@@ -93,11 +67,12 @@ def map_parts(fn: Callable[[T], R], parts: Iterable[T]) -> list[R]:
     one part, or on a thread marked by :func:`mark_parallel_worker`; shared with the idle workers
     when called from a kernel pool thread); the first exception raised by a part propagates."""
     parts = list(parts)
-    if WORKERS <= 1 or len(parts) <= 1 or getattr(_worker, "active", False):
+    n = workers()
+    if n <= 1 or len(parts) <= 1 or getattr(_worker, "active", False):
         return [fn(p) for p in parts]
     if getattr(_worker, "kernel", False):
         trace.record("path:shared-parts", len(parts))
-        return _Shared(fn, parts).run(_get_pool(), WORKERS - 1)
+        return _Shared(fn, parts).run(_get_pool(), n - 1)
     return list(_get_pool().map(fn, parts))
 
 

@@ -21,11 +21,11 @@ VM faulting fresh pages in costs as much as a pass of the kernel). No per-block 
 from __future__ import annotations
 
 import threading
-from functools import lru_cache
 from math import prod
 
 import numpy as np
 
+from .. import _state
 from ..errors import CorruptFileError
 from ._buf import BufferLike, as_u8, check_count, empty, uint_dtype, words as _words
 
@@ -50,7 +50,7 @@ def _check_width(bit_width: int, t: int) -> tuple[int, np.dtype]:
     return w, dt
 
 
-@lru_cache(maxsize=None)
+@_state.memo("bitpack_plans")
 def _plan(w: int, t: int) -> tuple:
     """Per row r: (dst_a, dst_b, word k, shift s, straddles) (used by :func:`pack`)."""
     rows = []
@@ -93,7 +93,7 @@ def _kind(w: int, t: int, rows: list[int]) -> int:
     return _SHIFT if all(s + w == t for s in shifts) else _SHIFT_AND
 
 
-@lru_cache(maxsize=None)
+@_state.memo("bitpack_plans")
 def _pieces(w: int, t: int) -> tuple:
     """The unpacking plan of width W (0 < W < T): rows of a block split into few pieces, each
     an arithmetic progression of rows ``r0, r0+dr, ...`` (``cnt`` of them) whose first bits lie
@@ -187,27 +187,38 @@ class _RunIndex:
                 np.copyto(out[:, x - lo: y - lo], view[x - a: y - a].T)
 
 
-#: scratch buffers not in use, shared by every thread (a per-thread cache would be rebuilt on
-#: every call from a foreign thread such as DuckDB's, whose Python thread state is dropped after
-#: each call: faulting fresh pages in costs as much as a pass of the kernel)
-_spare: list[np.ndarray] = []
-_spare_lock = threading.Lock()
 _MAX_SPARE = 8
+
+
+class _Spare:
+    """Scratch buffers not in use, shared by every thread of the process (a per-thread cache would be
+    rebuilt on every call from a foreign thread such as DuckDB's, whose Python thread state is
+    dropped after each call: faulting fresh pages in costs as much as a pass of the kernel)."""
+
+    def __init__(self) -> None:
+        self.buffers: list[np.ndarray] = []
+        self.lock = threading.Lock()
+
+
+def _spare() -> _Spare:
+    return _state.slot("bitpack_scratch", _Spare)
 
 
 def _take_scratch(nbytes: int) -> np.ndarray:
     """Scratch bytes (at least ``nbytes``), from the spare ones when one is large enough."""
-    with _spare_lock:
-        buf = _spare.pop() if _spare else None
+    spare = _spare()
+    with spare.lock:
+        buf = spare.buffers.pop() if spare.buffers else None
     if buf is None or buf.size < nbytes:
         buf = np.empty(nbytes, np.uint8)
     return buf
 
 
 def _give_scratch(buf: np.ndarray) -> None:
-    with _spare_lock:
-        if len(_spare) < _MAX_SPARE:
-            _spare.append(buf)
+    spare = _spare()
+    with spare.lock:
+        if len(spare.buffers) < _MAX_SPARE:
+            spare.buffers.append(buf)
 
 
 def _carve(flat: np.ndarray, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
@@ -215,7 +226,7 @@ def _carve(flat: np.ndarray, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
     return flat[:n].reshape(shape), flat[n:]
 
 
-@lru_cache(maxsize=None)
+@_state.memo("bitpack_plans")
 def _widest(w: int, t: int) -> int:
     """Rows of the largest piece of width W's plan (the straddle scratch's height)."""
     return max(p[2] for p in _pieces(w, t))
@@ -636,7 +647,7 @@ def _word_pairs(typed: np.ndarray, lo: np.ndarray, lanes: int) -> tuple[np.ndarr
     return typed.take(lo, mode="clip"), typed[lanes:].take(lo, mode="clip")
 
 
-@lru_cache(maxsize=None)
+@_state.memo("bitpack_plans")
 def _mask(t: int, w: int) -> np.ndarray:
     """``(1 << w) - 1`` as a 0-d array of the T-bit dtype (cheaper in a ufunc than a scalar)."""
     return np.array((1 << w) - 1, uint_dtype(t))
@@ -676,7 +687,7 @@ def extract_run(data: BufferLike, block_offset: int, width: int, start: int, sto
     return out
 
 
-@lru_cache(maxsize=None)
+@_state.memo("bitpack_plans")
 def _native_tables(t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_extract_tables` with both shifts in the T-bit dtype."""
     word, shift, back = _extract_tables(t)
@@ -696,7 +707,7 @@ def _typed_words(buf: np.ndarray, base: np.ndarray, nb: int) -> np.ndarray | Non
 _MASKS = np.array([(1 << w) - 1 for w in range(65)], np.uint64)
 
 
-@lru_cache(maxsize=None)
+@_state.memo("bitpack_plans")
 def _extract_tables(t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per T, at ``W * 1024 + p`` for every width W and logical position p: the packed T-bit word
     (from the block's start) holding the value's first bit, that bit's shift, and T minus it

@@ -44,12 +44,13 @@ which run on the same pool.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .. import _state
 from .. import trace
 from ..errors import CorruptFileError
 from . import _threads
@@ -109,7 +110,7 @@ def parse_symbol_table(data: BufferLike | SymbolTable) -> SymbolTable:
     return _parse(data)
 
 
-@lru_cache(maxsize=16)   # a pair table is ~0.6 MB
+@_state.memo("fsst_tables")   # a pair table is ~0.6 MB
 def _parse_cached(data: bytes) -> SymbolTable:
     return _parse(data)
 

@@ -28,13 +28,13 @@ from google.protobuf.message import DecodeError
 from .._proto import file2_pb2, file_pb2
 from ..errors import CorruptFileError
 from ..io.fs import InputFile
-from ..io.lru import ByteLRU
+from .. import _state
 
 FOOTER = struct.Struct("<QQQIIHH4s")  # 40 bytes
 #: Parsed metadata of data files kept per process (bytes, estimated): the metadata region of each
-#: file, its parsed column metadata and what readers derive from it (page tables, page metadata).
-METADATA_CACHE_BYTES = 64 * 1024 * 1024
-METADATA_CACHE = ByteLRU(METADATA_CACHE_BYTES)
+#: file, its parsed column metadata and what readers derive from it (page tables, page metadata);
+#: bounded by ``lance_duck.configure(file_metadata_cache_bytes=...)``.
+METADATA_CACHE = _state.cache("file_metadata")
 
 
 @dataclass

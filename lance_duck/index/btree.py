@@ -92,13 +92,16 @@ def pred_ints(p, dtype: np.dtype) -> np.ndarray | None:
     lim = _LIMITS.get(dtype)
     if lim is None:
         info = np.iinfo(dtype)
-        lim = _LIMITS[dtype] = (int(info.min), int(info.max))
+        lim = (int(info.min), int(info.max))
     if not lim[0] <= x <= lim[1]:
         return None
     return np.array([x], dtype)
 
 
-_LIMITS: dict[np.dtype, tuple[int, int]] = {}
+#: the range of each integer dtype (constants)
+_LIMITS: dict[np.dtype, tuple[int, int]] = {
+    np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max))
+    for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")}
 
 
 def _exact_ints(values, dtype: np.dtype) -> np.ndarray | None:

@@ -12,15 +12,14 @@ from typing import Sequence
 import numpy as np
 import pyarrow as pa
 
+from .. import _state
 from ..errors import CorruptFileError
 from ..file import DataFileRef, open_data_file
 from ..file.base import damage_guard
-from ..io.lru import ByteLRU
 from ..schema import LanceField, schema_from_protos
 from .metadata import IndexSegment
 
 INDICES_DIR = "_indices"
-CACHE_BYTES = 256 * 1024 * 1024
 
 
 def segment_file_path(snapshot, segment: IndexSegment, name: str) -> str:
@@ -106,7 +105,8 @@ def _column_map(fields, minor: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return tuple(ids), tuple(cols)
 
 
-CACHE = ByteLRU(CACHE_BYTES)
+#: opened index files and what was read from them (``lance_duck.configure(index_cache_bytes=...)``)
+CACHE = _state.cache("index_files")
 
 
 OPEN_FILE_CHARGE = 1 << 20   # an open index file (reader, metadata, mapping) counts as 1 MiB

@@ -8,15 +8,14 @@ under ``_indices/<uuid>/`` and the type of index (the ``type_url`` of its detail
 from __future__ import annotations
 
 import struct
-import threading
 import uuid as _uuid
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 from google.protobuf.message import DecodeError
 
+from .. import _state
 from .._proto import index_pb2
 from ..errors import CorruptFileError
 from .roaring import decode_roaring
@@ -79,29 +78,23 @@ def read_index_segments(manifest, raw: bytes, path: str) -> list[IndexSegment]:
     if pos + 4 + length > len(raw):
         raise CorruptFileError(f"{path}: index section of {length} bytes at {pos} runs past the file end")
     blob = bytes(raw[pos + 4:pos + 4 + length])
-    with _PARSED_LOCK:
-        got = _PARSED.get(blob)
-        if got is not None:
-            _PARSED.move_to_end(blob)
-            return list(got)
+    got = _PARSED.get(blob)
+    if got is not None:
+        return list(got)
     section = index_pb2.IndexSection()
     try:
         section.ParseFromString(blob)
     except (DecodeError, ValueError, RuntimeError) as exc:
         raise CorruptFileError(f"{path}: index section protobuf is corrupt ({exc})") from exc
     segments = tuple(_segment(m, path) for m in section.indices)
-    with _PARSED_LOCK:
-        _PARSED[blob] = segments
-        while len(_PARSED) > PARSED_SECTIONS:
-            _PARSED.popitem(last=False)
+    _PARSED.put(blob, segments)
     return list(segments)
 
 
 #: index sections parsed, kept by their bytes (a fresh dataset of a version seen before, or a later
 #: version whose indices did not change, decodes no fragment bitmap again); segments are immutable
-PARSED_SECTIONS = 64
-_PARSED: OrderedDict[bytes, tuple[IndexSegment, ...]] = OrderedDict()
-_PARSED_LOCK = threading.Lock()
+#: (``lance_duck.configure(index_section_cache_entries=...)``)
+_PARSED = _state.cache("index_sections")
 
 
 def _segment(m: index_pb2.IndexMetadata, path: str) -> IndexSegment:

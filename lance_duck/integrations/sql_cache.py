@@ -25,66 +25,34 @@ registers it on the connection. Repeated calls skip most of that:
 """
 from __future__ import annotations
 
-import collections
 import os
 import threading
 import weakref
-from typing import Any, Callable, Generic, Hashable, TypeVar
+from typing import Any, Callable
 
 import duckdb
 
 from ..errors import NotFoundError
+from .. import _state
+from .._state import ByteLRU
 from ..io.fs import FileIO, open_io
 from ..scan.dataset import LanceDataset
 from ..table.refs import read_tag
 from ..table.versions import VERSIONS_DIR, list_versions, manifest_name
 
-#: Opened table versions kept (each holds up to 32 open data files and its index caches).
-TABLES_KEPT = 16
-#: Rewritten SQL texts kept.
-STATEMENTS_KEPT = 256
-#: Filtered views (``lance_duck.sql``'s substring / comparison views) kept, over all tables.
-VIEWS_KEPT = 64
+#: Opened table versions kept by default (each holds up to 32 open data files and its index caches);
+#: ``lance_duck.configure(sql_table_cache_entries=...)``.
+TABLES_KEPT = _state.CACHES["sql_tables"][1]
+#: Rewritten SQL texts kept by default (``sql_statement_cache_entries``).
+STATEMENTS_KEPT = _state.CACHES["sql_statements"][1]
+#: Filtered views (``lance_duck.sql``'s substring / comparison views) kept by default, over all
+#: tables (``sql_view_cache_entries``).
+VIEWS_KEPT = _state.CACHES["sql_views"][1]
 
-K = TypeVar("K", bound=Hashable)
-V = TypeVar("V")
-
-
-class LRU(Generic[K, V]):
-    """A thread-safe dictionary keeping its ``size`` most recently used entries."""
-
-    def __init__(self, size: int):
-        self.size = size
-        self._d: collections.OrderedDict[K, V] = collections.OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: K) -> V | None:
-        with self._lock:
-            value = self._d.get(key)
-            if value is not None:
-                self._d.move_to_end(key)
-            return value
-
-    def put(self, key: K, value: V) -> V:
-        with self._lock:
-            self._d[key] = value
-            self._d.move_to_end(key)
-            while len(self._d) > self.size:
-                self._d.popitem(last=False)
-            return value
-
-    def clear(self) -> None:
-        with self._lock:
-            self._d.clear()
-
-    def __len__(self) -> int:
-        return len(self._d)
-
-
-_tables: LRU[tuple, LanceDataset] = LRU(TABLES_KEPT)
-_ios: LRU[tuple, tuple[FileIO, str]] = LRU(TABLES_KEPT)
-statements: LRU[str, Any] = LRU(STATEMENTS_KEPT)
-views: LRU[str, tuple[LanceDataset, LanceDataset]] = LRU(VIEWS_KEPT)
+_tables: ByteLRU[tuple[Any, ...], LanceDataset] = _state.cache("sql_tables")
+_ios: ByteLRU[tuple[Any, ...], tuple[FileIO, str]] = _state.cache("sql_stores")
+statements: ByteLRU[str, Any] = _state.cache("sql_statements")
+views: ByteLRU[str, tuple[LanceDataset, LanceDataset]] = _state.cache("sql_views")
 _registered: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[str, Any]]" = weakref.WeakKeyDictionary()
 _registered_lock = threading.Lock()
 
@@ -99,8 +67,6 @@ def clear() -> None:
 
 def _io(uri: str, options: Options) -> tuple[FileIO, str]:
     opts = dict(options) if options is not None else None
-    if opts and "metadata_cache_bytes" in opts:     # opening applies it: the value given last wins
-        return open_io(uri, opts)
     key = (uri, options)
     got = _ios.get(key)
     return got if got is not None else _ios.put(key, open_io(uri, opts))
@@ -188,5 +154,5 @@ def register(con: duckdb.DuckDBPyConnection, name: str, obj: Any) -> None:
         names[name] = obj
 
 
-__all__ = ["LRU", "STATEMENTS_KEPT", "TABLES_KEPT", "VIEWS_KEPT", "clear", "register", "statements", "table",
+__all__ = ["STATEMENTS_KEPT", "TABLES_KEPT", "VIEWS_KEPT", "clear", "register", "statements", "table",
            "views"]

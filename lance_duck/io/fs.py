@@ -21,16 +21,17 @@ import posixpath
 import threading
 import weakref
 from collections import OrderedDict, deque
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, wait
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import fsspec
 from fsspec.asyn import AsyncFileSystem
 from fsspec.core import url_to_fs
 
+from .. import _state
+from .._state import ByteLRU
 from ..errors import CorruptFileError, InvalidArgumentError, UnsupportedFeatureError
 from . import retry
-from .lru import ByteLRU
 from .retry import RetryPolicy, TruncatedResponse
 from .storage_options import fsspec_options
 
@@ -52,12 +53,10 @@ HELD_BYTES = 1024 * 1024
 # Reads served from prefetched spans up to this size are copied and held too (page metadata that
 # every task touching the page reads again, after its span was dropped).
 HELD_PREFETCHED = 64 * 1024
-# Tails of remote data files kept per process (bytes), keyed by (filesystem, path, size): data files
-# are immutable, so a second query on the same files reads no footer.
-TAIL_CACHE_BYTES = 64 * 1024 * 1024
-# Whole immutable remote files (manifests, deletion files) kept per process (bytes), keyed by
-# (filesystem, path[, size]): a second query on the same version reads no metadata again.
-WHOLE_CACHE_BYTES = 64 * 1024 * 1024
+# Tails of remote data files (the process's "footers" cache, lance_duck.configure's footer_cache_bytes)
+# and whole immutable remote files (manifests, deletion files: "small_files") are kept keyed by
+# (filesystem, path, size): data files are immutable, so a second query on the same version reads no
+# footer and no metadata again.
 # Listings of a remote directory tried before listing its names and describing each entry
 # (a store whose detailed listing fails when an entry vanishes meanwhile).
 LIST_ATTEMPTS = 3
@@ -150,7 +149,9 @@ def _s3_client_options(kwargs: dict, max_in_flight: int) -> None:
     """Retries are lance_duck's (retry.py): s3fs and botocore try once. The connection pool holds
     as many connections as requests may be in flight. A user's own settings win."""
     config = dict(kwargs.get("config_kwargs") or {})
-    config.setdefault("retries", NO_CLIENT_RETRIES)
+    # a copy: botocore adds keys to the dict it is given, and fsspec keys its instances by these
+    # arguments (a shared dict changed by the first client would key every later open differently)
+    config.setdefault("retries", dict(NO_CLIENT_RETRIES))
     config.setdefault("max_pool_connections", max_in_flight)
     kwargs["config_kwargs"] = config
 
@@ -163,8 +164,11 @@ class FileIO:
                  prefetch_bytes: int = PREFETCH_BYTES, retry_policy: RetryPolicy | None = None,
                  metadata_cache_bytes: int | None = None):
         self.fs = fs
-        if metadata_cache_bytes is not None:
-            set_metadata_cache_bytes(metadata_cache_bytes)
+        # the process's caches of footers and whole small files, or (storage option
+        # metadata_cache_bytes) this table's own, of that many bytes each
+        self.tails = _TailCache(_state.cache("footers") if metadata_cache_bytes is None else ByteLRU(metadata_cache_bytes))
+        self.whole = _TailCache(_state.cache("small_files") if metadata_cache_bytes is None
+                                else ByteLRU(metadata_cache_bytes))
         self.is_local = "file" in _protocols(fs)
         self.is_async = isinstance(fs, AsyncFileSystem)
         self.coalesce_gap = coalesce_gap
@@ -186,7 +190,7 @@ class FileIO:
         """
         if self.is_async:
             return asyncio.run_coroutine_threadsafe(self._get(path, start, end, exact), self.fs.loop)
-        return _sync_pool().submit(retry.call, lambda: self._get_sync(path, start, end, exact), path, self.retry)
+        return _state.pool("io").submit(retry.call, lambda: self._get_sync(path, start, end, exact), path, self.retry)
 
     def get(self, items: Sequence[tuple[str, int | None, int | None]], exact: bool = False) -> list[bytes]:
         """Bytes of each (path, start, end), all requests issued together; the first failure is raised."""
@@ -294,7 +298,7 @@ class FileIO:
         cached per process, keyed by store, path and -- when known, from a listing -- size."""
         if self.is_local:
             return self.read_bytes(path)
-        return _WHOLE.fetch((self.key, path), size, lambda: _sized(self.read_bytes(path)))[1]
+        return self.whole.fetch((self.key, path), size, lambda: _sized(self.read_bytes(path)))[1]
 
     def read_many(self, paths: Sequence[str], ahead: int = 32) -> Iterator[bytes]:
         """Whole files, in order; up to ``ahead`` fetched concurrently (object stores)."""
@@ -352,11 +356,11 @@ class FileIO:
             return
         for path, size in files:
             key = (self.key, path)
-            flight = _TAILS.claim(key, size) if size else None
+            flight = self.tails.claim(key, size) if size else None
             if flight is None or size is None:
                 continue
             fut = self.submit(path, max(0, size - length), size, exact=True)
-            fut.add_done_callback(functools.partial(_settle_tail, key, size, flight))
+            fut.add_done_callback(functools.partial(_settle_tail, self.tails, key, size, flight))
 
     def open_input(self, path: str, size: int | None = None) -> "InputFile":
         return InputFile(self, path, size)
@@ -411,15 +415,15 @@ class InputFile:
             return self.read(self.size - length, length)
         key = (self.io.key, self.path)
         if self._size is None and hasattr(self.io.fs, "_call_s3"):
-            size, tail = _TAILS.fetch(key, None, lambda: self._s3_suffix(length))
+            size, tail = self.io.tails.fetch(key, None, lambda: self._s3_suffix(length))
         else:
             size = self.size
-            size, tail = _TAILS.fetch(key, size, lambda: (size, self._fetch([(size - min(length, size), size)])[0]))
+            size, tail = self.io.tails.fetch(key, size, lambda: (size, self._fetch([(size - min(length, size), size)])[0]))
         self._size = size
         n = min(length, size)
         if len(tail) < n:       # a shorter tail was cached: read this one
             tail = self._fetch([(size - n, size)])[0]
-            _TAILS.put(key, size, tail)
+            self.io.tails.put(key, size, tail)
         view = memoryview(tail)[len(tail) - n:]
         self._hold(size - n, view)
         return view
@@ -460,7 +464,7 @@ class InputFile:
                 if off < 0 or ln < 0 or off + ln > len(view):
                     raise CorruptFileError(
                         f"{self.path}: byte range [{off}, {off + ln}) is outside the file ({len(view)} bytes)")
-            _RESIDENT.served(self._mmap, ranges)
+            _state.slot("mapped_pages", _ResidentPages).served(self._mmap, ranges)
             return [view[off:off + ln] for off, ln in ranges]
         out: list = [self._from_held(off, ln) if self._held else None for off, ln in ranges]
         if any(got is None for got in out):
@@ -563,48 +567,35 @@ class _ResidentPages:
         return released
 
 
-_RESIDENT = _ResidentPages()
-
 
 class _TailCache:
-    """Tails (or whole bytes) of immutable remote files per process: an :class:`~.lru.ByteLRU` of
-    (file size, bytes) keyed by (store, path) and checked against the size when it is known; and
-    the fetches of them under way (single flight): a reader of a file whose tail is being fetched
-    waits for that request -- and shares its failure -- instead of sending its own."""
+    """Tails (or whole bytes) of immutable remote files: (file size, bytes) in a
+    :class:`~lance_duck._state.ByteLRU` keyed by (store, path), checked against the size when it is
+    known; and the fetches of them under way (single flight): a reader of a file whose tail is being
+    fetched waits for that request -- and shares its failure -- instead of sending its own."""
 
-    def __init__(self, limit: int = TAIL_CACHE_BYTES):
-        self._lru = ByteLRU(limit)
-        self._flights: dict[tuple, Future] = {}
-        self._lock = threading.Lock()
+    def __init__(self, lru: ByteLRU[tuple[Any, ...], tuple[int, bytes]]):
+        self._lru = lru
 
     def claim(self, key: tuple, size: int | None) -> Future | None:
         """A Future the caller must :meth:`settle` when it is to fetch ``key`` (neither cached with
         this size nor being fetched); None otherwise."""
-        with self._lock:
-            hit = self._lru.get(key)
-            if key in self._flights or (hit is not None and size in (None, hit[0])):
-                return None
-            flight = self._flights[key] = Future()
-            return flight
+        hit = self._lru.get(key)
+        if hit is not None and size in (None, hit[0]):
+            return None
+        return self._lru.claim(key)
 
     def settle(self, key: tuple, flight: Future, got: tuple[int, bytes] | None,
                error: BaseException | None = None) -> None:
         """End the fetch ``flight`` of ``key`` with (size, bytes), or with ``error``."""
         if got is not None:
             self.put(key, *got)
-        with self._lock:
-            if self._flights.get(key) is flight:
-                del self._flights[key]
-        if error is not None:
-            flight.set_exception(error)
-        else:
-            flight.set_result(got)
+        self._lru.settle(key, flight, got, error)
 
     def get(self, key: tuple, size: int | None) -> tuple[int, bytes] | None:
         """(size, bytes) of ``key`` if cached with this size (any when None), after the fetch under
         way, if any, ended (its error raised)."""
-        with self._lock:
-            flight = self._flights.get(key)
+        flight = self._lru.flight(key)
         if flight is not None and wait([flight], PREFETCH_WAIT).done:
             flight.result()
         hit = self._lru.get(key)
@@ -646,39 +637,15 @@ class _TailCache:
     def clear(self) -> None:
         self._lru.clear()
 
-    def forget_flights(self) -> None:
-        """After ``fork()``: the fetches under way belong to the parent's threads (the LRU itself
-        empties itself, see :mod:`.lru`)."""
-        self._lock = threading.Lock()
-        self._flights = {}
 
-
-_TAILS = _TailCache()
-_WHOLE = _TailCache(WHOLE_CACHE_BYTES)
-
-
-def set_metadata_cache_bytes(limit: int) -> None:
-    """Bound each process-wide cache of remote file tails (footers) and whole small files
-    (manifests, deletion files) to ``limit`` bytes (``0``: keep none). The caches are shared by the
-    process: the value given last applies (storage option ``metadata_cache_bytes``)."""
-    _TAILS.resize(limit)
-    _WHOLE.resize(limit)
-
-
-def _settle_tail(key: tuple, size: int, flight: Future, fetched: Future) -> None:
-    """End the tail cache's ``flight`` of ``key`` with the outcome of the request ``fetched``."""
+def _settle_tail(cache: _TailCache, key: tuple, size: int, flight: Future, fetched: Future) -> None:
+    """End the tail ``cache``'s ``flight`` of ``key`` with the outcome of the request ``fetched``."""
     error = None if fetched.cancelled() else fetched.exception()
-    _TAILS.settle(key, flight, None if fetched.cancelled() or error else (size, fetched.result()), error)
+    cache.settle(key, flight, None if fetched.cancelled() or error else (size, fetched.result()), error)
 
 
 def _sized(data: bytes) -> tuple[int, bytes]:
     return len(data), data
-
-
-def clear_caches() -> None:
-    """Forget every cached footer, manifest and deletion file (tests measuring requests)."""
-    _TAILS.clear()
-    _WHOLE.clear()
 
 
 async def s3_get(fs: Any, path: str, byte_range: str) -> tuple[int, bytes]:
@@ -704,32 +671,6 @@ def _checked(data: bytes, path: str, start: int | None, end: int | None, exact: 
     if exact and start is not None and end is not None and len(data) != end - start:
         raise TruncatedResponse(f"{path}: {len(data)} of {end - start} bytes [{start}, {end})")
     return data
-
-
-_POOL: ThreadPoolExecutor | None = None
-_POOL_LOCK = threading.Lock()
-
-
-def _reset_in_child() -> None:
-    """After ``fork()``: the child has none of the parent's request threads, and a lock held by one
-    of them would never be released; start the pool, the fetches and the resident pages anew."""
-    global _POOL, _POOL_LOCK, _RESIDENT
-    _POOL, _POOL_LOCK, _RESIDENT = None, threading.Lock(), _ResidentPages()
-    _TAILS.forget_flights()
-    _WHOLE.forget_flights()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_in_child)
-
-
-def _sync_pool() -> ThreadPoolExecutor:
-    """Threads for the requests of filesystems without an event loop (shared by the process)."""
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=16, thread_name_prefix="lance-duck-io")
-        return _POOL
 
 
 def coalesce(ranges: Iterable[tuple[int, int]], gap: int = COALESCE_GAP) -> list[tuple[int, int]]:

@@ -10,15 +10,15 @@ failure here raises :class:`IntrospectionError`, which callers turn into "no pru
 from __future__ import annotations
 
 import ctypes
-import functools
 import struct
-import threading
 from dataclasses import dataclass
 from typing import Any, Union
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
+
+from .. import _state
 
 
 class IntrospectionError(Exception):
@@ -89,18 +89,13 @@ def decode(expr: pc.Expression) -> XNode:
     Expression object is recognised without serializing it again (that costs ~0.1 ms)."""
     hit = _BY_OBJECT.get(id(expr))
     if hit is not None and hit[0] is expr:
-        return hit[1]
+        return hit[1]  # type: ignore[no-any-return]
     tree = _decode_payload(_payload(expr))
-    with _BY_OBJECT_LOCK:
-        _BY_OBJECT[id(expr)] = (expr, tree)        # the entry keeps expr alive: its id stays its own
-        while len(_BY_OBJECT) > _BY_OBJECT_SIZE:
-            _BY_OBJECT.pop(next(iter(_BY_OBJECT)))
+    _BY_OBJECT.put(id(expr), (expr, tree))        # the entry keeps expr alive: its id stays its own
     return tree
 
 
-_BY_OBJECT: dict[int, tuple[pc.Expression, XNode]] = {}
-_BY_OBJECT_LOCK = threading.Lock()
-_BY_OBJECT_SIZE = 64
+_BY_OBJECT = _state.cache("expression_objects")
 
 
 def _payload(expr: pc.Expression) -> bytes:
@@ -112,7 +107,7 @@ def _payload(expr: pc.Expression) -> bytes:
     return payload
 
 
-@functools.lru_cache(maxsize=128)
+@_state.memo("expression_trees")
 def _decode_payload(payload: bytes) -> XNode:
     try:
         reader = ipc.open_file(pa.BufferReader(payload))

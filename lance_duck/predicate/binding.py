@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
-import functools
 from typing import Any
 
 import pyarrow as pa
 
+from .. import _state
 from ..errors import InvalidArgumentError, LanceDuckError
 from . import kernels
 from .bound import (
@@ -67,7 +67,7 @@ def resolve_path(schema: pa.Schema, path: tuple[str, ...]) -> tuple[tuple[str, .
     return tuple(out), field
 
 
-@functools.lru_cache(maxsize=256)
+@_state.memo("empty_arrays")
 def _empty(t: pa.DataType) -> pa.Array:
     return pa.array([], type=t)
 
@@ -128,18 +128,18 @@ class _Binder:
         for members in groups.values():
             if len(members) < _MIN_IN_GROUP:
                 continue
-            ref = self.bind(members[0][2])
-            if not _in_friendly(ref.type):
+            bound = self.bind(members[0][2])
+            if not _in_friendly(bound.type):
                 continue
             kept = []
             for i, cmp, r, lit in members:
-                sc = self._coerce_lit(lit, ref.type, cmp, r)
-                if sc.type == ref.type:
+                sc = self._coerce_lit(lit, bound.type, cmp, r)
+                if sc.type == bound.type:
                     kept.append((i, sc))
             if len(kept) < _MIN_IN_GROUP:
                 continue
-            values = pa.array([sc.as_py() for _, sc in kept if sc.is_valid], type=ref.type)
-            merged[kept[0][0]] = BIn(ref, values, any(not sc.is_valid for _, sc in kept))
+            values = pa.array([sc.as_py() for _, sc in kept if sc.is_valid], type=bound.type)
+            merged[kept[0][0]] = BIn(bound, values, any(not sc.is_valid for _, sc in kept))
             dropped.update(i for i, _ in kept[1:])
         return merged, dropped
 
@@ -250,14 +250,14 @@ class _Binder:
 
     # -- coercion ------------------------------------------------------------------------
     def _coerce_pair(self, le: Expr, re: Expr, where: Expr) -> tuple[BoundExpr, BoundExpr]:
-        l_untyped = isinstance(le, Lit) and le.type is None
-        r_untyped = isinstance(re, Lit) and re.type is None
-        if l_untyped and not r_untyped:
+        l_untyped = le if isinstance(le, Lit) and le.type is None else None
+        r_untyped = re if isinstance(re, Lit) and re.type is None else None
+        if l_untyped is not None and r_untyped is None:
             right = self.bind(re)
-            return BLit(self._coerce_lit(le, right.type, where, re)), right
+            return BLit(self._coerce_lit(l_untyped, right.type, where, re)), right
         left = self.bind(le)
-        if r_untyped and not l_untyped:
-            return left, BLit(self._coerce_lit(re, left.type, where, le))
+        if r_untyped is not None and l_untyped is None:
+            return left, BLit(self._coerce_lit(r_untyped, left.type, where, le))
         right = self.bind(re)
         return self._align_typed(left, right)
 
@@ -325,20 +325,21 @@ def _equalities_to_in(args: list[BoundExpr]) -> list[BoundExpr]:
     Long OR chains (pylance answers 20,000 terms) would otherwise make an Expression too deep
     for Arrow to evaluate.
     """
-    groups: dict[tuple[str, ...], list[int]] = {}
+    groups: dict[tuple[str, ...], list[tuple[int, BRef, BLit]]] = {}
     for i, a in enumerate(args):
         if isinstance(a, BCompare) and a.op == "==":
             ref, lit = (a.left, a.right) if isinstance(a.right, BLit) else (a.right, a.left)
             if isinstance(ref, BRef) and isinstance(lit, BLit) and lit.type == ref.type \
                     and _in_friendly(ref.type):
-                groups.setdefault(ref.path, []).append(i)
+                groups.setdefault(ref.path, []).append((i, ref, lit))
     merged: dict[int, BoundExpr] = {}
     dropped: set[int] = set()
-    for idx in groups.values():
-        if len(idx) < _MIN_IN_GROUP:
+    for members in groups.values():
+        if len(members) < _MIN_IN_GROUP:
             continue
-        ref = args[idx[0]].left if isinstance(args[idx[0]].left, BRef) else args[idx[0]].right
-        scalars = [(args[i].right if isinstance(args[i].right, BLit) else args[i].left).scalar for i in idx]
+        idx = [i for i, _, _ in members]
+        ref = members[0][1]
+        scalars = [lit.scalar for _, _, lit in members]
         values = pa.array([sc.as_py() for sc in scalars if sc.is_valid], type=ref.type)
         merged[idx[0]] = BIn(ref, values, any(not sc.is_valid for sc in scalars))
         dropped.update(idx[1:])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import re
+from typing import cast
 
 import pyarrow as pa
 import sqlglot
@@ -173,10 +174,11 @@ class _Converter:
             if n.args.get("query") or n.args.get("unnest") or n.args.get("field"):
                 self.fail(n, "subquery")
             values = [self.convert(v) for v in n.expressions]
-            if not all(isinstance(v, Lit) for v in values):
+            lits = [v for v in values if isinstance(v, Lit)]
+            if len(lits) != len(values):
                 arg = self.convert(n.this)
                 return Or(tuple(Compare("==", arg, v) for v in values))
-            return In(self.convert(n.this), tuple(values))
+            return In(self.convert(n.this), tuple(lits))
         if isinstance(n, exp.Is):
             arg = self.convert(n.this)
             rhs = n.expression
@@ -375,7 +377,8 @@ def _parse_tree(text: str, check_depth: bool = False) -> exp.Expression:
     if not isinstance(text, str) or not text.strip():
         raise InvalidArgumentError(f"filter must be a non-empty SQL string, got {text!r}")
     try:
-        tree = sqlglot.parse_one(text, read=LanceFilterDialect)
+        # sqlglot types its result as its Expr base; every parsed node is an Expression
+        tree = cast(exp.Expression, sqlglot.parse_one(text, read=LanceFilterDialect))
     except ParseError as e:
         raise InvalidArgumentError(f"cannot parse filter {_short(text)}: {_explain_parse_error(e)}") from None
     except TokenError:

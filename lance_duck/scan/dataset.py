@@ -24,7 +24,7 @@ from .compat import (DATASET_ENGINE_ONLY, DATASET_WRITERS, FRAGMENT_ENGINE_ONLY,
                      PylanceReadMixin, install_refusals)
 from .fragment import LanceFragment
 from .interop import export_stream, placeholder_native_state, refuse_native_scan
-from .params import AsOf, Columns, Filter, Indices, StorageOptions, Version
+from .params import AsOf, Columns, Filter, Indices, StorageOptions, Version, VersionInfo
 from .scanner import LanceScanner
 
 if TYPE_CHECKING:
@@ -201,12 +201,13 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
         """The table's branches: ``ds.branches.list()``."""
         return Branches(self._snapshot)
 
-    def versions(self) -> list[dict[str, Any]]:
+    def versions(self) -> list[VersionInfo]:
         """Every version of this branch, oldest first, like pylance's ``ds.versions()``.
 
         Returns:
-            ``[{'version': int, 'timestamp': datetime, 'metadata': dict}]``; ``timestamp`` is
-            pylance's naive local time.
+            :class:`~lance_duck.scan.params.VersionInfo` dicts (a ``TypedDict``, as pylance's
+            ``lance.dataset.Version``): ``{'version': int, 'timestamp': datetime, 'metadata':
+            dict[str, str]}``; ``timestamp`` is pylance's naive local time.
 
         Example:
             >>> import lance_duck

@@ -207,6 +207,7 @@ class ScanContext:
                 continue
             if sparse:
                 if offsets is None:
+                    assert mask is not None       # sparse: offsets or a mask
                     offsets = np.flatnonzero(mask) + rows.start
                 sel = _compact(offsets)
                 key = (ref.path, "sel")
@@ -308,6 +309,7 @@ class ScanContext:
         """The filter's mask over rows an index selected: a filter that is exactly its conjuncts
         is evaluated with compute kernels (few rows: the expression engine's fixed cost dominates)."""
         flt = self.filter
+        assert flt is not None                  # only called with a filter
         if flt.conjuncts_complete and flt.residual is None:
             from ..index.scalar import Unsupported, conjuncts_mask
             try:
@@ -330,6 +332,8 @@ class ScanContext:
         selected row has (deleted rows, other tasks' rows); if the filter fails on one of those
         (e.g. a cast), the rows are evaluated one by one instead, as they would be anyway.
         """
+        flt = self.filter
+        assert flt is not None                  # only called with a filter
         if len(fcols) == 1:
             name, arr = next(iter(fcols.items()))
         if (len(fcols) == 1 and _kept_dictionary(arr, self._types.get(name))
@@ -337,7 +341,7 @@ class ScanContext:
             dictionary = arr.dictionary
             values = pa.concat_arrays([dictionary, pa.nulls(1, dictionary.type)])
             try:
-                per_value = self.filter.mask(pa.RecordBatch.from_arrays([values], names=[name]))
+                per_value = flt.mask(pa.RecordBatch.from_arrays([values], names=[name]))
             except Exception:  # noqa: BLE001 - the row-wise evaluation below raises what is real
                 per_value = None
             if per_value is not None:
@@ -345,7 +349,7 @@ class ScanContext:
                 return per_value[idx]
         cols = {k: plain(v, self._types.get(k)) for k, v in fcols.items()}
         batch = pa.RecordBatch.from_arrays(list(cols.values()), names=list(cols)) if cols else _empty_batch(n)
-        return self.filter.mask(batch)
+        return flt.mask(batch)
 
     def assemble(self, cols: dict[str, pa.Array], n: int) -> pa.RecordBatch:
         arrays = []
@@ -448,10 +452,11 @@ def selected_offsets(fragment, task: ScanTask) -> np.ndarray:
     """The sorted offsets of an index-selected task's rows that are live (not deleted), minus
     the first ``task.skip`` of them: computed on the selection, not on a mask of its range."""
     sel = np.asarray(task.selection, dtype=np.int64)
-    span = range(int(sel[0]), int(sel[-1]) + 1) if sel.size else None
-    live = live_mask(fragment, span) if span is not None else None
-    if live is not None:    # (a gather from the mask of the selection's span: cheaper than a search per row)
-        sel = sel[live[sel - span.start]]
+    if sel.size:
+        span = range(int(sel[0]), int(sel[-1]) + 1)
+        live = live_mask(fragment, span)
+        if live is not None:    # (a gather from the mask of the selection's span: cheaper than a search per row)
+            sel = sel[live[sel - span.start]]
     return sel[task.skip:] if task.skip else sel
 
 

@@ -7,8 +7,6 @@ because DuckDB does not re-check what it pushed.
 """
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -17,6 +15,7 @@ import pyarrow as pa
 import pyarrow.acero as acero
 import pyarrow.compute as pc
 
+from .. import _state
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
 
 ROW_ID = "_rowid"
@@ -75,31 +74,24 @@ def _to_bool(values) -> np.ndarray:
 def bind_filter(filter, schema: pa.Schema) -> BoundFilter | None:
     """Bind a user or engine filter to ``schema`` (the dataset's Arrow schema).
 
-    The last :data:`BOUND_MEMO_SIZE` bindings are remembered per schema object (an engine
+    The last bindings are remembered per schema object (``lance_duck.configure(filter_cache_entries=...)``) (an engine
     pushes the same filter to every scan of a query it repeats; binding costs ~0.1 ms)."""
     if filter is None:
         return None
     key = (id(schema), filter if isinstance(filter, str) else str(filter))
-    with _MEMO_LOCK:
-        for f, sch, bound in _BOUND_MEMO.get(key, ()):
-            if sch is schema and (f == filter if isinstance(filter, str) else
-                                  isinstance(f, pc.Expression) and f.equals(filter)):
-                _BOUND_MEMO.move_to_end(key)
-                return bound
+    seen = _BOUND_MEMO.get(key, ())
+    for f, sch, bound in seen:
+        if sch is schema and (f == filter if isinstance(filter, str) else
+                              isinstance(f, pc.Expression) and f.equals(filter)):
+            return bound
     bound = _bind(filter, schema)
-    with _MEMO_LOCK:
-        _BOUND_MEMO.setdefault(key, []).append((filter, schema, bound))
-        _BOUND_MEMO.move_to_end(key)
-        while len(_BOUND_MEMO) > BOUND_MEMO_SIZE:
-            _BOUND_MEMO.popitem(last=False)
+    _BOUND_MEMO.put(key, (*seen, (filter, schema, bound)))
     return bound
 
 
 #: filter bindings remembered (keyed by schema identity and the filter's text; an Expression
 #: is matched with ``equals``, which compares literal types too)
-BOUND_MEMO_SIZE = 64
-_BOUND_MEMO: OrderedDict[tuple, list] = OrderedDict()
-_MEMO_LOCK = threading.Lock()
+_BOUND_MEMO = _state.cache("filter_bindings")
 
 
 def _bind(filter, schema: pa.Schema) -> BoundFilter | None:

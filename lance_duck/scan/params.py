@@ -9,7 +9,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["AsOf", "Columns", "Filter", "Indices", "StorageOptions", "Version"]
+from ..table.history import VersionInfo
+
+__all__ = ["AsOf", "Columns", "Filter", "Indices", "StorageOptions", "Version", "VersionInfo"]
 
 Columns = Union[Sequence[str], Mapping[str, str], None]
 """Column names (nested ``"s.a"`` allowed), or ``{alias: SQL expression}``; ``None`` = all columns."""

@@ -20,15 +20,15 @@ copies) that two or more decoders overlap (a wide DuckDB aggregate: 405 ms with 
 """
 from __future__ import annotations
 
-import os
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, TypeVar
+from typing import Callable, Generator, Iterable, TypeVar
 
 import pyarrow as pa
 
-from ..encodings._threads import mark_parallel_worker, shared_executor
+from .. import _state
+from ..encodings._threads import mark_parallel_worker
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -38,12 +38,10 @@ DEFAULT_MAX_INFLIGHT = 4
 #: tasks in flight for a scan whose every column is fixed-width (see the module docstring)
 FIXED_WIDTH_MAX_INFLIGHT = 1
 
-SCAN_WORKERS = max(2, min(4, os.cpu_count() or 2))
-
 
 def shared_pool() -> ThreadPoolExecutor:
-    """The read-ahead pool (owned by :mod:`lance_duck.encodings._threads`, reset after fork)."""
-    return shared_executor("scan", SCAN_WORKERS, mark_parallel_worker)
+    """The read-ahead pool (:mod:`lance_duck._state`'s ``"scan"``: ``lance_duck.configure(scan_threads=...)``)."""
+    return _state.pool("scan", mark_parallel_worker)
 
 
 @dataclass
@@ -76,7 +74,7 @@ def max_inflight_for(types: Iterable[pa.DataType | None]) -> tuple[int, bool]:
 
 def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, size_of: Callable[[R], int],
                 weight_of: Callable[[T], int] = lambda _: 1, budget_bytes: int = DEFAULT_BUDGET_BYTES,
-                max_inflight: int = DEFAULT_MAX_INFLIGHT, stats: ReadaheadStats | None = None) -> Iterator[R]:
+                max_inflight: int = DEFAULT_MAX_INFLIGHT, stats: ReadaheadStats | None = None) -> Generator[R, None, None]:
     it = iter(items)
     stats = stats if stats is not None else ReadaheadStats()
     if max_inflight <= 0:

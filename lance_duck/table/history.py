@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import struct
 from datetime import datetime
-from typing import Any, Iterator
+from typing import Iterator, TypedDict
 
 import numpy as np
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, timestamp_pb2
@@ -191,7 +191,16 @@ class _Incremental:
         return tail.version, manifest_timestamp_ns(tail), summary_dict(acc)
 
 
-def list_version_infos(io, dataset_dir: str) -> list[dict[str, Any]]:
+class VersionInfo(TypedDict):
+    """One entry of ``versions()``, as pylance's ``lance.dataset.Version``: the number, the commit
+    time (pylance's naive local time) and the table's totals then (``total_rows``, ...)."""
+
+    version: int
+    timestamp: datetime
+    metadata: dict[str, str]
+
+
+def list_version_infos(io, dataset_dir: str) -> list[VersionInfo]:
     """Every version of a dataset directory, like pylance's ``ds.versions()`` (oldest first).
 
     A manifest removed while they are read (a cleanup of old versions) makes the listing start again.
@@ -209,12 +218,12 @@ def list_version_infos(io, dataset_dir: str) -> list[dict[str, Any]]:
 LIST_ATTEMPTS = 5
 
 
-def _version_infos(io, dataset_dir: str) -> list[dict[str, Any]]:
+def _version_infos(io, dataset_dir: str) -> list[VersionInfo]:
     vdir = io.join(dataset_dir, VERSIONS_DIR)
     entries = list_versions(io, dataset_dir)
     paths = [io.join(vdir, e.name) for e in entries]
     inc = _Incremental()
-    out = []
+    out: list[VersionInfo] = []
     for path, raw in zip(paths, io.read_many(paths, READ_AHEAD)):
         version, ts_ns, meta = inc.summarise(raw, path)
         out.append({"version": version, "timestamp": pylance_local_timestamp(ts_ns), "metadata": meta})

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import operator
 from datetime import datetime
-from typing import Any, Callable, TypeVar
+from typing import Callable, TypeVar
 
 import pyarrow as pa
 
@@ -22,7 +22,7 @@ from .manifest import FRAGMENT_REUSE_TAGGED, ManifestFile, read_manifest
 from .refs import branch_dir, list_branches, list_tags, read_branch, read_tag
 from ..schema import LanceSchema, schema_from_protos
 from .versions import VERSIONS_DIR, list_versions, manifest_name, manifest_timestamp_ns, normalize_asof, utc_timestamp
-from .history import list_version_infos, resolve_asof
+from .history import VersionInfo, list_version_infos, resolve_asof
 
 _SAME = object()
 LEGACY_VERSIONS = ("0.1", "0.2", "legacy")
@@ -217,7 +217,7 @@ class Snapshot:
         entries = list_versions(self.io, self.dataset_dir)
         return entries[-1].version if entries else self.version
 
-    def versions(self) -> list[dict[str, Any]]:
+    def versions(self) -> list[VersionInfo]:
         """Every version of this branch, like pylance's ``ds.versions()``."""
         return list_version_infos(self.io, self.dataset_dir)
 

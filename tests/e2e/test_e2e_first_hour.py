@@ -329,7 +329,8 @@ def test_sql_examples_link_to_the_packaged_sample():
 
 # -- 9. docstrings: complete, and their examples run -------------------------------------------------------
 @pytest.mark.parametrize("module", ["lance_duck", "lance_duck.scan.dataset", "lance_duck.scan.scanner",
-                                    "lance_duck.scan.fragment", "lance_duck.integrations.duckdb"])
+                                    "lance_duck.scan.fragment", "lance_duck.integrations.duckdb",
+                                    "lance_duck._state"])
 def test_docstring_examples_run(module, monkeypatch):
     monkeypatch.chdir(ROOT)   # the examples open sql_examples/data/sample.lance
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)

@@ -7,6 +7,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from lance_duck import _state
 from lance_duck.encodings import fsst
 from lance_duck.file import open_data_file
 from lance_duck.file.v2_1.compression import miniblock
@@ -55,7 +56,7 @@ def test_column_is_fsst_with_escapes(fsst_dataset):
 ])
 def test_fsst_column_equals_pylance(fsst_dataset, monkeypatch, group_values, min_group, piece_tokens, grouped):
     uri, expected = fsst_dataset
-    monkeypatch.setattr(miniblock._threads, "WORKERS", 2)  # same groups on any machine
+    monkeypatch.setitem(_state._settings, "kernel_threads", 2)  # same groups on any machine
     if group_values is not None:
         monkeypatch.setattr(miniblock, "_FSST_GROUP_VALUES", group_values)
     if min_group is not None:

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 
 import lance_duck
+from lance_duck import _state
 from lance_duck.encodings import _threads, fsst
 from lance_duck.file import open_data_file
 from lance_duck.file.v2_1 import column
@@ -199,7 +200,7 @@ def test_fsst_code_pairs_and_pool_pieces_on_pylance_pages(fsst_tables, monkeypat
     """The long-string pages decoded with the pair path and in pieces on a two-thread pool
     (a multiple of two pieces per page), the short-string pages with pairs forced on: the
     same values as pylance."""
-    monkeypatch.setattr(_threads, "WORKERS", 2)
+    monkeypatch.setitem(_state._settings, "kernel_threads", 2)
     monkeypatch.setattr(fsst, "PIECE_TOKENS", 50_000)
     monkeypatch.setattr(fsst, "PARALLEL_MIN_TOKENS", 20_000)
     uri, expected = fsst_tables("zip", version)
@@ -227,7 +228,7 @@ def test_fsst_pieces_of_pages_decoded_concurrently_are_shared_with_the_idle_work
     FSST strings into pieces that the other worker helps with once its own page is done (code
     pairs with nulls; single codes with escapes): the values, a range across the pages and
     taken rows equal pylance's."""
-    monkeypatch.setattr(_threads, "WORKERS", 2)
+    monkeypatch.setitem(_state._settings, "kernel_threads", 2)
     monkeypatch.setattr(column, "PARALLEL_PAGE_ROWS", 1)      # (the zip table's pages are small)
     monkeypatch.setattr(fsst, "PIECE_TOKENS", 50_000)
     monkeypatch.setattr(fsst, "PARALLEL_MIN_TOKENS", 20_000)
@@ -253,19 +254,19 @@ def test_fsst_pieces_of_pages_decoded_concurrently_are_shared_with_the_idle_work
 
 
 def test_piece_count_is_a_multiple_of_the_pool_workers(monkeypatch):
-    monkeypatch.setattr(_threads, "WORKERS", 2)
+    monkeypatch.setitem(_state._settings, "kernel_threads", 2)
     p, m = fsst.PIECE_TOKENS, fsst.PARALLEL_MIN_TOKENS
     assert fsst._piece_count(m - 1) == (m - 1) // p            # small: as many pieces as PIECE_TOKENS fit
     assert fsst._piece_count(m) == 2                           # large enough for the pool: two halves
     assert fsst._piece_count(3 * p + 5) == 4                   # 3 pieces on 2 threads -> 4
     assert fsst._piece_count(4 * p) == 4
-    monkeypatch.setattr(_threads, "WORKERS", 1)
+    monkeypatch.setitem(_state._settings, "kernel_threads", 1)
     assert fsst._piece_count(3 * p + 5) == 3                   # one thread: pieces only bound the size
 
 
 def test_on_a_kernel_thread_only_inputs_cut_anyway_are_cut_for_two(monkeypatch):
     # (a page decoded beside another: a split nobody helps with would only add a join copy)
-    monkeypatch.setattr(_threads, "WORKERS", 2)
+    monkeypatch.setitem(_state._settings, "kernel_threads", 2)
     p, m = fsst.PIECE_TOKENS, fsst.PARALLEL_MIN_TOKENS
     got = _threads.map_parts(lambda n: fsst._piece_count(n), [m, p + 5, 2 * p, 3 * p + 5, 9 * p])
     assert got == [0, 1, 2, 4, 10]

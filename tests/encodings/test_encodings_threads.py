@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
+from lance_duck import _state
 from lance_duck.encodings import _threads
 from lance_duck.encodings import fastlanes as fl
 from lance_duck.trace import decode_trace
@@ -40,7 +41,7 @@ def _finishes(fn, seconds: float = 20.0):
 
 def test_nested_parts_on_a_kernel_thread_are_shared_with_the_idle_worker(monkeypatch):
     # the short outer part frees its worker at once, which then helps with the long part's pieces
-    monkeypatch.setattr(_threads, "WORKERS", 2)
+    monkeypatch.setitem(_state._settings, "kernel_threads", 2)
 
     def inner(i):
         time.sleep(0.02)               # releases the GIL, as the Arrow / numpy kernels do
@@ -58,7 +59,7 @@ def test_nested_parts_on_a_kernel_thread_are_shared_with_the_idle_worker(monkeyp
 
 def test_nested_parts_finish_when_every_worker_is_busy_with_its_own(monkeypatch):
     # both workers split their parts again, three levels deep: nobody waits on a part not started
-    monkeypatch.setattr(_threads, "WORKERS", 2)
+    monkeypatch.setitem(_state._settings, "kernel_threads", 2)
 
     def level(depth):
         def part(i):
@@ -71,16 +72,16 @@ def test_nested_parts_finish_when_every_worker_is_busy_with_its_own(monkeypatch)
 
 def _threads_free(level, depth):
     """The same computation with one worker (everything inline)."""
-    saved = _threads.WORKERS
-    _threads.WORKERS = 1
+    saved = _state._settings["kernel_threads"]
+    _state._settings["kernel_threads"] = 1
     try:
         return [level(depth)(i) for i in range(4)]
     finally:
-        _threads.WORKERS = saved
+        _state._settings["kernel_threads"] = saved
 
 
 def test_errors_of_shared_parts_propagate_in_part_order(monkeypatch):
-    monkeypatch.setattr(_threads, "WORKERS", 2)
+    monkeypatch.setitem(_state._settings, "kernel_threads", 2)
 
     def part(i):
         time.sleep(0.01 * (5 - i))      # part 3 fails before part 1 does
@@ -97,7 +98,7 @@ def test_errors_of_shared_parts_propagate_in_part_order(monkeypatch):
 def test_only_kernels_split_anyway_count_the_idle_workers_of_the_kernel_pool(monkeypatch):
     # a split that costs a join copy is not made on a kernel thread (its partner is usually busy
     # with a page of its own); kernels that are cut into pieces anyway still cut them for two
-    monkeypatch.setattr(_threads, "WORKERS", 2)
+    monkeypatch.setitem(_state._settings, "kernel_threads", 2)
     assert _threads.parallel_workers() == 2 and _threads.parallel_workers(shared=True) == 2
     got = _threads.map_parts(lambda _: (_threads.parallel_workers(), _threads.parallel_workers(shared=True)),
                              range(2))
@@ -105,7 +106,7 @@ def test_only_kernels_split_anyway_count_the_idle_workers_of_the_kernel_pool(mon
 
 
 def test_parts_run_inline_on_threads_of_other_parallel_pools(monkeypatch):
-    monkeypatch.setattr(_threads, "WORKERS", 2)
+    monkeypatch.setitem(_state._settings, "kernel_threads", 2)
     with ThreadPoolExecutor(1, initializer=_threads.mark_parallel_worker) as ex:
         me, names = ex.submit(lambda: (threading.current_thread().name,
                                        _threads.map_parts(lambda _: threading.current_thread().name,
@@ -114,7 +115,7 @@ def test_parts_run_inline_on_threads_of_other_parallel_pools(monkeypatch):
 
 
 def test_map_parts_uses_the_pool_when_it_has_workers(monkeypatch):
-    monkeypatch.setattr(_threads, "WORKERS", 2)
+    monkeypatch.setitem(_state._settings, "kernel_threads", 2)
     names = _threads.map_parts(lambda _: threading.current_thread().name, range(4))
     assert all(n.startswith("lance_duck_kernel") for n in names)
 

@@ -23,7 +23,7 @@ def test_a_new_thread_reuses_the_scratch_a_finished_thread_gave_back():
     vals = rng.integers(0, 1 << 20, 64 * 1024, dtype=np.uint64)
     packed = _packed(vals, 20, 64)
     fl.unpack(packed, 20, 64, vals.size)              # leaves a spare buffer behind
-    spare_ids = {id(b) for b in fl._spare}
+    spare_ids = {id(b) for b in fl._spare().buffers}
     assert spare_ids
     seen: list[bool] = []
 
@@ -52,4 +52,4 @@ def test_concurrent_unpacks_on_many_threads_each_get_their_own_scratch():
 
     with ThreadPoolExecutor(6) as ex:
         list(ex.map(check, range(60)))
-    assert len(fl._spare) <= fl._MAX_SPARE
+    assert len(fl._spare().buffers) <= fl._MAX_SPARE

@@ -5,6 +5,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+import lance_duck
+
 try:
     import lance
     import moto.server as moto_server
@@ -79,7 +81,6 @@ def counting_proxy(s3_endpoint):
 @pytest.fixture
 def proxied_options(pylance_options, counting_proxy) -> dict[str, str]:
     """Options that reach the endpoint through the counting proxy; footer cache emptied."""
-    from lance_duck.io import fs
-    fs.clear_caches()
+    lance_duck.clear_caches()
     counting_proxy.reset()
     return dict(pylance_options, aws_endpoint=counting_proxy.url)

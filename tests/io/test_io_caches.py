@@ -6,11 +6,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from lance_duck._state import ByteLRU
 from lance_duck.io.fs import _TailCache
 
 
 def test_an_entry_serves_reads_of_the_same_size_or_of_unknown_size_only():
-    cache = _TailCache(1 << 20)
+    cache = _TailCache(ByteLRU(1 << 20))
     cache.put(("s", "p"), 10, b"tail")
     assert cache.get(("s", "p"), 10) == (10, b"tail")
     assert cache.get(("s", "p"), None) == (10, b"tail")
@@ -20,7 +21,7 @@ def test_an_entry_serves_reads_of_the_same_size_or_of_unknown_size_only():
 
 @pytest.mark.parametrize("outcome", ["bytes", "error"])
 def test_readers_of_a_key_being_fetched_wait_for_that_fetch_and_share_its_outcome(outcome):
-    cache = _TailCache(1 << 20)
+    cache = _TailCache(ByteLRU(1 << 20))
     key = ("s", "p")
     flight = cache.claim(key, 10)
     assert flight is not None and cache.claim(key, 10) is None     # one fetch at a time
@@ -52,7 +53,7 @@ def test_readers_of_a_key_being_fetched_wait_for_that_fetch_and_share_its_outcom
 
 
 def test_resize_evicts_the_least_recently_used_entries_beyond_the_new_bound():
-    cache = _TailCache(1 << 20)
+    cache = _TailCache(ByteLRU(1 << 20))
     for name in "abcdefgh":
         cache.put(("s", name), 100, bytes(100))
     assert cache.get(("s", "a"), 100) is not None     # "a" is now the most recently used
@@ -64,7 +65,7 @@ def test_resize_evicts_the_least_recently_used_entries_beyond_the_new_bound():
 
 
 def test_resize_to_zero_keeps_nothing_and_later_puts_are_dropped():
-    cache = _TailCache(1 << 20)
+    cache = _TailCache(ByteLRU(1 << 20))
     cache.put(("s", "p"), 10, b"tail")
     cache.resize(0)
     assert cache.nbytes == 0 and cache.get(("s", "p"), 10) is None

@@ -87,8 +87,7 @@ def test_transient_faults_on_data_reads_are_retried_and_the_result_is_pylances(
     assert counting_proxy.pending_faults() == 0, "the faults were not all served"
     assert_tables_equal(got, expected)
     clean = lance_duck.dataset(fault_table, storage_options=faulty)
-    from lance_duck.io import fs
-    fs.clear_caches()
+    lance_duck.clear_caches()
     counting_proxy.reset()
     clean.to_table()
     # every injected fault was served and survived; the retries read the same files, and at most one

@@ -100,12 +100,10 @@ def test_a_point_take_touches_only_the_file_holding_the_row(pylance_options, pro
 
 
 def test_a_full_scan_fetches_the_footers_of_all_its_files_at_once(pylance_options, s3_endpoint):
-    from lance_duck.io import fs
-
     from .latency_proxy import LatencyProxy
     uri = f"s3://{BUCKET}/requests-prefetch.lance"
     _write(uri, pylance_options)
-    fs.clear_caches()
+    lance_duck.clear_caches()
     host, port = s3_endpoint.rsplit("/", 1)[1].split(":")
     with LatencyProxy(host, int(port), latency=0.05) as slow:
         opts = dict(pylance_options, aws_endpoint=slow.url)
@@ -125,8 +123,7 @@ def test_coalesce_gap_option_decides_which_ranges_share_a_request(pylance_option
     want = lance.dataset(uri, storage_options=pylance_options).to_table(columns=["id", "v", "cat"])
     counts = {}
     for gap in (0, 1 << 30):
-        fs_mod = __import__("lance_duck.io.fs", fromlist=["clear_caches"])
-        fs_mod.clear_caches()
+        lance_duck.clear_caches()
         ds = lance_duck.dataset(uri, storage_options=dict(proxied_options, coalesce_gap_bytes=str(gap),
                                                           max_requests_in_flight="8"))
         counting_proxy.reset()
@@ -201,12 +198,10 @@ def test_the_pages_of_all_columns_of_a_file_are_fetched_together(pylance_options
 
 
 def test_large_spans_are_fetched_as_bounded_requests_in_flight_together(pylance_options, s3_endpoint):
-    from lance_duck.io import fs
-
     from .latency_proxy import LatencyProxy
     uri = f"s3://{BUCKET}/requests-split.lance"
     _write(uri, pylance_options)
-    fs.clear_caches()
+    lance_duck.clear_caches()
     host, port = s3_endpoint.rsplit("/", 1)[1].split(":")
     with LatencyProxy(host, int(port), latency=0.05) as slow:
         opts = dict(pylance_options, aws_endpoint=slow.url, max_request_bytes="20000")
@@ -282,14 +277,12 @@ def test_concurrent_readers_of_one_footer_share_one_request(pylance_options, s3_
     from concurrent.futures import ThreadPoolExecutor
 
     from lance_duck.file.base import TAIL_BYTES
-    from lance_duck.io import fs
-
     from .latency_proxy import LatencyProxy
     uri = f"s3://{BUCKET}/requests-single-flight.lance"
     _write(uri, pylance_options)
     host, port = s3_endpoint.rsplit("/", 1)[1].split(":")
     with LatencyProxy(host, int(port), latency=0.2) as slow:     # every request outlasts the threads' start
-        fs.clear_caches()
+        lance_duck.clear_caches()
         ds = lance_duck.dataset(uri, storage_options=dict(pylance_options, aws_endpoint=slow.url))
         ref = ds._snapshot.fragments[0].files[0]
         slow.reset()
@@ -341,26 +334,40 @@ def test_a_2_0_file_plans_the_pages_of_all_its_columns_ahead_in_one_request(pyla
     assert got == [tuple(r.values()) for r in want.to_pylist()]
 
 
-def test_metadata_cache_bytes_zero_reads_the_manifest_again(pylance_options, proxied_options, counting_proxy):
-    """The `metadata_cache_bytes` storage option bounds the process-wide footer / manifest caches:
-    with 0 a second open of a version fetches its manifest again; the default keeps it."""
-    from lance_duck.io.fs import TAIL_CACHE_BYTES
+def test_metadata_cache_bytes_gives_one_table_its_own_caches_and_leaves_the_process_ones(
+        pylance_options, proxied_options, counting_proxy):
+    """The `metadata_cache_bytes` storage option is the table's own: with 0 a second open of a version
+    fetches its manifest again; it resizes nothing process-wide, so a table opened without it still
+    reads the manifest from the process cache; with a positive value the table's own cache serves
+    its checkouts."""
     uri = f"s3://{BUCKET}/requests-cache-bytes.lance"
     _write(uri, pylance_options)
-    try:
-        off = dict(proxied_options, metadata_cache_bytes="0")
-        lance_duck.dataset(uri, storage_options=off, version=1)
-        counting_proxy.reset()
-        again = lance_duck.dataset(uri, storage_options=off, version=1)
-        uncached = counting_proxy.reset()
-        assert dict(uncached.requests) == {"GET": 1}, uncached.paths
-        assert_tables_equal(again.to_table(), lance.dataset(uri, storage_options=pylance_options, version=1).to_table())
-    finally:
-        on = dict(proxied_options, metadata_cache_bytes=str(TAIL_CACHE_BYTES))
-        lance_duck.dataset(uri, storage_options=on, version=1)
+    want = lance.dataset(uri, storage_options=pylance_options, version=1).to_table()
+    before = lance_duck.configure()
+    lance_duck.dataset(uri, storage_options=proxied_options, version=1)     # fills the process caches
+    off = dict(proxied_options, metadata_cache_bytes="0")
+    lance_duck.dataset(uri, storage_options=off, version=1)
     counting_proxy.reset()
-    lance_duck.dataset(uri, storage_options=on, version=1)
-    assert dict(counting_proxy.reset().requests) == {}
+    again = lance_duck.dataset(uri, storage_options=off, version=1)
+    uncached = counting_proxy.reset()
+    assert dict(uncached.requests) == {"GET": 1}, uncached.paths
+    assert_tables_equal(again.to_table(), want)
+    assert lance_duck.configure() == before
+    counting_proxy.reset()
+    shared = lance_duck.dataset(uri, storage_options=proxied_options, version=1)
+    st = counting_proxy.reset()
+    assert dict(st.requests) == {}, st.paths                      # the process cache still has it
+    assert_tables_equal(shared.to_table(), want)
+    lance_duck.clear_caches()
+    own = lance_duck.dataset(uri, storage_options=dict(proxied_options, metadata_cache_bytes=str(1 << 20)),
+                             version=1)
+    counting_proxy.reset()
+    assert_tables_equal(own.checkout_version(1).to_table(), want)
+    own_stats = counting_proxy.reset()
+    assert not [p for p in own_stats.paths if "_versions" in p], own_stats.paths   # the table's own cache
+    counting_proxy.reset()
+    lance_duck.dataset(uri, storage_options=proxied_options, version=1)
+    assert dict(counting_proxy.reset().requests) == {"GET": 1}            # not the process's
 
 
 def test_metadata_cache_bytes_must_be_a_non_negative_integer(proxied_options):

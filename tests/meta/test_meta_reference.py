@@ -34,7 +34,7 @@ def test_every_public_member_is_documented_and_in_the_reference(cls):
 
 
 def test_entry_points_and_errors_are_in_the_reference():
-    for name in ("dataset", "sql", "register"):
+    for name in ("dataset", "sql", "register", "configure", "clear_caches"):
         assert f"## `lance_duck.{name}(" in REFERENCE, name
         signature = str(inspect.signature(getattr(lance_duck, name)))
         for param in inspect.signature(getattr(lance_duck, name)).parameters:
@@ -42,6 +42,9 @@ def test_entry_points_and_errors_are_in_the_reference():
     for name in lance_duck.__all__:
         if name.endswith("Error"):
             assert f"`{name}`" in REFERENCE, name
+    from lance_duck._state import CACHES, POOLS
+    for setting, _, _ in [*POOLS.values(), *CACHES.values()]:
+        assert f"| `{setting}` |" in REFERENCE, setting
 
 
 def test_every_spark_option_is_in_the_reference():

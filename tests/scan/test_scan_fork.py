@@ -89,7 +89,7 @@ def test_forked_child_scans_while_a_parent_thread_holds_the_cache_locks(table_pa
 import threading
 from lance_duck.file.container import METADATA_CACHE
 from lance_duck.index.files import CACHE as INDEX_CACHE
-from lance_duck.io import fs
+from lance_duck import _state
 
 def scan(path):
     assert len(METADATA_CACHE) == 0          # emptied in the child
@@ -98,7 +98,7 @@ def scan(path):
 lance_duck.dataset({table_path!r}).to_table()
 held = threading.Event()
 def hold():
-    with METADATA_CACHE._lock, INDEX_CACHE._lock, fs._TAILS._lock, fs._POOL_LOCK:
+    with METADATA_CACHE._lock, INDEX_CACHE._lock, _state.cache("footers")._lock, _state._lock:
         held.set()
         threading.Event().wait(3 * {CHILD_TIMEOUT})
 threading.Thread(target=hold, daemon=True).start()

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pytest
 from fsspec.implementations.local import LocalFileSystem
 
+import lance_duck
 from lance_duck._proto import table_pb2
 from lance_duck.errors import VersionNotFoundError
 from lance_duck.table.history import TAIL_WINDOW
@@ -68,8 +69,7 @@ fsspec.register_implementation("countfile", CountingFS, clobber=True)
 
 @pytest.fixture
 def reads():
-    from lance_duck.io.fs import clear_caches
-    clear_caches()      # manifests are cached per process: each test measures a first read
+    lance_duck.clear_caches()      # manifests are cached per process: each test measures a first read
     CountingFS.reads.clear()
     yield CountingFS.reads
     CountingFS.reads.clear()
@@ -173,14 +173,13 @@ def pylance_rule(versions, cutoff) -> int | None:
 
 @pytest.mark.parametrize("target", [1000, 10 * SKEWED_EVERY, 1999])
 def test_asof_mid_history_equals_pylance_and_fetches_only_tails(long_history, pylance_versions, target, reads):
-    from lance_duck.io.fs import clear_caches
     ts = {v["version"]: v["timestamp"] for v in pylance_versions}
     cutoffs = (ts[target] + timedelta(microseconds=1), ts[target], ts[target] - timedelta(microseconds=1))
     assert lance.dataset(long_history, asof=cutoffs[0]).version == pylance_rule(pylance_versions, cutoffs[0])
     for cutoff in cutoffs:
         want = pylance_rule(pylance_versions, cutoff)
         reads.clear()
-        clear_caches()
+        lance_duck.clear_caches()
         snap = open_snapshot("countfile://" + long_history, asof=cutoff)
         assert snap.version == want, (target, cutoff)
         mreads = manifest_reads(reads)

@@ -22,7 +22,7 @@ def decompress_many(scheme: int, offsets: np.ndarray, data: np.ndarray, what: st
     return _general.decompress_many(data, offsets, scheme)
 
 
-def fsst_decompress(symbol_table: bytes, offsets: np.ndarray, data: np.ndarray, *, int32_offsets: bool = False
+def fsst_decompress(symbol_table: bytes | _fsst.SymbolTable, offsets: np.ndarray, data: np.ndarray, *, int32_offsets: bool = False
                     ) -> tuple[np.ndarray, np.ndarray]:
     """FSST-decode every string delimited by ``offsets``; returns (offsets from 0, bytes): int64,
     or int32 with ``int32_offsets`` when the output surely fits (see ``encodings.fsst.decompress``)."""

@@ -248,7 +248,7 @@ class LeafPlan:
         self.column = cp = column if column is not None else ColumnPages(cm)
         pages, lengths, starts, total = cp.pages, cp.lengths, cp.starts, cp.total
         self.total_rows = total
-        picks: list[tuple[int, np.ndarray | None]] = []
+        picks: list[tuple[int, np.ndarray | range | None]] = []
         if sel is None:
             picks = [(i, None) for i in range(len(pages))]
         elif isinstance(sel, range):
@@ -371,14 +371,16 @@ def merge_pages(pages: list[PageData], arrow_type: pa.DataType, what: str) -> Le
     lists = direct_lists.merge(pages, layers, what)   # pages given as list offsets (2.3 sparse)
     any_rep = lists is None and any(p.rep is not None for p in pages)
     any_def = lists is None and any(p.defs is not None for p in pages)
-    reps, defs = [], []
+    reps: list[np.ndarray] = []
+    defs: list[np.ndarray] = []
     for p in pages:
         n_entries = p.rep.size if p.rep is not None else p.defs.size if p.defs is not None else len(p.values)
         if any_rep:
             if p.rep is None:
                 if repdef.num_lists(layers):
                     raise CorruptFileError(f"{what}: a page of a list column has no repetition levels")
-            reps.append(p.rep)
+            # a page without levels outside lists: every entry starts a row (level 0)
+            reps.append(p.rep if p.rep is not None else np.zeros(n_entries, np.uint16))
         if any_def:
             d = repdef.remap_def(p.defs, p.layers, layers, n_entries)
             defs.append(d if d is not None else np.zeros(n_entries, np.uint16))

@@ -22,7 +22,7 @@ from google.protobuf import unknown_fields
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from .compression.common import UDT
 from .gather import gather_bytes
-from .planar23 import wire_fields
+from .planar23 import unknown_fields_of, wire_fields
 from .values import VarBin
 
 RANGE, DELTA = 14, 15
@@ -34,7 +34,7 @@ def _varints(b: bytes, what: str) -> dict[int, int]:
     bad = sorted(k for k, v in out.items() if not isinstance(v, int))
     if bad:   # only varint fields are read here; a message field means something new
         raise UnsupportedFeatureError(f"{what}: 2.3 range offsets with message field(s) {bad}")
-    return out
+    return {k: v for k, v in out.items() if isinstance(v, int)}
 
 
 def variable_offsets23(m, what: str) -> tuple | None:
@@ -52,7 +52,7 @@ def variable_offsets23(m, what: str) -> tuple | None:
                 specs[0][0] == "flat" and specs[0][1] not in (8, 16, 32, 64)):
             raise UnsupportedFeatureError(f"{what}: 2.3 run-length offsets coded {specs} are not supported")
         return ("rle", specs[0], specs[1][1])
-    unknown = list(unknown_fields.UnknownFieldSet(off))
+    unknown = unknown_fields_of(off)
     if not unknown:
         return None
     f = unknown[0]
@@ -92,7 +92,7 @@ def decode(kind: tuple, cs, what: str) -> VarBin:
 
 def _int_spec(enc, what: str) -> tuple:
     """("range", start, step) for a 2.3 Range, ("flat", bits) for a Flat encoding."""
-    unknown = list(unknown_fields.UnknownFieldSet(enc))
+    unknown = unknown_fields_of(enc)
     if len(unknown) == 1 and unknown[0].field_number == RANGE:
         r = _varints(bytes(unknown[0].data), what)
         return ("range", r.get(2, 0), r.get(3, 0))
@@ -189,7 +189,10 @@ def _delta(msg: bytes, cs, counts: np.ndarray, what: str) -> VarBin:
     from .values import uint_view
     fields = wire_fields(msg, what)
     child = pb.CompressiveEncoding()
-    child.ParseFromString(fields.get(3, b""))
+    raw = fields.get(3, b"")
+    if not isinstance(raw, bytes):
+        raise CorruptFileError(f"{what}: 2.3 delta offsets child is not a message")
+    child.ParseFromString(raw)
     if len(unknown_fields.UnknownFieldSet(child)) or fields.get(2, 0) != 0:
         raise UnsupportedFeatureError(f"{what}: 2.3 delta offsets with a base or a 2.3 child codec")
     if len(cs.bufs) != 2:

@@ -28,8 +28,10 @@ the wire format.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Union, cast
 
 from google.protobuf import unknown_fields
+from google.protobuf.message import Message
 
 from ..._proto import encodings_v2_1_pb2 as pb
 from ...errors import CorruptFileError, UnsupportedFeatureError
@@ -61,14 +63,19 @@ def _varint(b: bytes, i: int, what: str) -> tuple[int, int]:
             return r, i
 
 
-def wire_fields(b: bytes, what: str, repeated: tuple[int, ...] = ()) -> dict[int, bytes | int | list]:
+WireValue = Union[bytes, int, list[Union[bytes, int]]]
+
+
+def wire_fields(b: bytes, what: str, repeated: tuple[int, ...] = ()) -> dict[int, WireValue]:
     """field number -> value (varint int or length-delimited bytes) of one message; the fields in
     ``repeated`` map to the list of their values, any other field may occur once."""
-    out: dict[int, bytes | int | list] = {num: [] for num in repeated}
+    lists: dict[int, list[bytes | int]] = {num: [] for num in repeated}
+    out: dict[int, WireValue] = dict(lists)
     i = 0
     while i < len(b):
         key, i = _varint(b, i, what)
         num, wire = key >> 3, key & 7
+        v: bytes | int
         if num in out and num not in repeated:
             raise CorruptFileError(f"{what}: 2.3 page layout repeats field {num}")
         if wire == 0:
@@ -82,7 +89,7 @@ def wire_fields(b: bytes, what: str, repeated: tuple[int, ...] = ()) -> dict[int
         else:
             raise CorruptFileError(f"{what}: unexpected wire type {wire} in the 2.3 page layout")
         if num in repeated:
-            out[num].append(v)
+            lists[num].append(v)
         else:
             out[num] = v
     return out
@@ -101,6 +108,19 @@ def _bytes(v, field: str, what: str) -> bytes:
     return v
 
 
+def _list(v: WireValue, field: str, what: str) -> list[bytes | int]:
+    if not isinstance(v, list):
+        raise CorruptFileError(f"{what}: 2.3 {field} is not a repeated field")
+    return v
+
+
+def unknown_fields_of(msg: Message) -> list[Any]:
+    """The unknown fields protobuf kept when parsing ``msg`` (types-protobuf's ``UnknownFieldSet``
+    has no ``__iter__``, though the runtime iterates it by index)."""
+    fields = unknown_fields.UnknownFieldSet(msg)
+    return [fields[i] for i in range(len(fields))]
+
+
 def _int(v, field: str, what: str) -> int:
     if not isinstance(v, int):
         raise CorruptFileError(f"{what}: 2.3 {field} is not an integer")
@@ -109,7 +129,7 @@ def _int(v, field: str, what: str) -> int:
 
 def _check_known(msg, path: str, what: str) -> None:
     """Refuse a compression carrying fields the 2.1 grammar does not know (new 2.3 codecs)."""
-    nums = sorted({f.field_number for f in unknown_fields.UnknownFieldSet(msg)})
+    nums = sorted({f.field_number for f in unknown_fields_of(msg)})
     offsets = path.endswith("variable.offsets") and nums in ([14], [15])
     rle_ranges = path.endswith(("variable.offsets.rle.values", "variable.offsets.rle.run_lengths")) and nums == [14]
     if nums and not (offsets or rle_ranges):  # see offsets23
@@ -262,8 +282,8 @@ def _validity(raw, what: str) -> SparseValidity:
 def _sparse_layers(raw, what: str) -> list:
     sparse = wire_fields(_bytes(raw, "sparse structure", what), what, repeated=(1,))
     _only(sparse, {1: "layer"}, "sparse structure", what)
-    out = []
-    for body in sparse[1]:
+    out: list[SparseValidity | SparseFsl | SparseList] = []
+    for body in _list(sparse[1], "sparse layers", what):
         layer = wire_fields(_bytes(body, "sparse layer", what), what)
         if len(layer) != 1 or next(iter(layer)) not in (1, 2, 3):
             raise UnsupportedFeatureError(f"{what}: 2.3 sparse structure layer kind(s) {sorted(layer)} "
@@ -332,9 +352,10 @@ def _structure(structure: dict, what: str) -> tuple[list[int] | None, list | Non
         return None, _sparse_layers(structure[2], what)
     dense = wire_fields(_bytes(structure[1], "dense structure", what), what)
     _only(dense, {1: "layers"}, "dense structure", what)
-    raw = dense.get(1, b"")
-    if isinstance(raw, int):
-        return [raw], None
+    packed = dense.get(1, b"")
+    if isinstance(packed, int):
+        return [packed], None
+    raw = _bytes(packed, "dense layers", what)
     layers, i = [], 0
     while i < len(raw):
         v, i = _varint(raw, i, what)
@@ -342,7 +363,7 @@ def _structure(structure: dict, what: str) -> tuple[list[int] | None, list | Non
     return layers, None
 
 
-def planar_to_page_layout(value: bytes, what: str, rows: int) -> pb.PageLayout | SparseLayout:
+def planar_to_page_layout(value: bytes, what: str, rows: int) -> pb.PageLayout | SparseLayout | IndexedLayout:
     """The 2.1/2.2 ``PageLayout`` equivalent to a 2.3 ``PlanarLayout`` of ``rows`` rows (or a
     ``SparseLayout`` for a sparse structure), or refuse by name."""
     top = wire_fields(value, what)
@@ -355,6 +376,7 @@ def planar_to_page_layout(value: bytes, what: str, rows: int) -> pb.PageLayout |
         raise CorruptFileError(f"{what}: 2.3 value plane has {len(plane)} kinds set")
     kind, body = next(iter(plane.items()))
     if sparse is None:
+        assert layers is not None           # a dense structure has its layers
         if kind == 5 and layers == [pb.REPDEF_ALL_VALID_ITEM]:
             return _indexed(body, rows, what)
         return _values(kind, body, layers, None, what)
@@ -407,13 +429,13 @@ def _values(kind: int, body, layers: list[int], num_items: int | None, what: str
         return _zipped(msg, layers, out, what)
     if kind == 3:
         _only(msg, {1: "scalar"}, "constant value", what)
-        out.constant_layout.layers.extend(layers)
+        out.constant_layout.layers.extend(_enum_layers(layers))
         if 1 in msg:
             out.constant_layout.inline_value = _bytes(msg[1], "constant scalar", what)
         return out
     _only(msg, _CHUNKED, "chunked values", what)
     mb = out.mini_block_layout
-    mb.layers.extend(layers)
+    mb.layers.extend(_enum_layers(layers))
     mb.has_large_chunk = True
     if 1 in msg:
         mb.value_compression.CopyFrom(_compression(_bytes(msg[1], "value_compression", what),
@@ -435,11 +457,16 @@ def _values(kind: int, body, layers: list[int], num_items: int | None, what: str
     return out
 
 
+def _enum_layers(layers: list[int]) -> list[pb.RepDefLayer]:
+    """``layers`` as the protobuf stubs type a repeated enum (its values are these ints at runtime)."""
+    return cast("list[pb.RepDefLayer]", layers)
+
+
 def _zipped(msg: dict, layers: list[int], out: pb.PageLayout, what: str) -> pb.PageLayout:
     """Zipped values: the 2.2 ``FullZipLayout`` (control word widths, value / offset width, counts)."""
     _only(msg, _ZIPPED, "zipped values", what)
     fz = out.full_zip_layout
-    fz.layers.extend(layers)
+    fz.layers.extend(_enum_layers(layers))
     cw = wire_fields(_bytes(msg.get(2, b""), "control word", what), what)
     _only(cw, _CONTROL_WORD, "zipped control word", what)
     fz.bits_rep = _int(cw.get(1, 0), "bits_rep", what)

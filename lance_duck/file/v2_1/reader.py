@@ -33,7 +33,10 @@ class V2FileReader(DataFileReader):
         """``container``: the file's parsed metadata when already known (else parsed from ``tail``)."""
         self.file = file
         self.ref = ref
-        self.container = container if container is not None else V2Container.open(file, tail)
+        if container is None:
+            assert tail is not None, "a file's tail is needed to parse its container"
+            container = V2Container.open(file, tail)
+        self.container = container
         c = self.container
         if (c.major, c.minor) not in V2_1_VERSIONS:
             raise UnsupportedFeatureError(f"{file.path}: file format {c.major}.{c.minor} is not 2.1, 2.2 or 2.3")
@@ -67,7 +70,7 @@ class V2FileReader(DataFileReader):
 
     def _read_general(self, fields: Sequence[LanceField], sel, keep_dictionary: bool) -> list[pa.Array]:
         """Any fields, any selection: per-leaf plans, two batched fetch rounds, then decoding."""
-        plans: list[list[LeafPlan | None]] = []
+        plans: list[list[LeafPlan]] = []
         for f in fields:
             fp = []
             keep = keep_dictionary and _dictionary_candidate(f, self.minor)

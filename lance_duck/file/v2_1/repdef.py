@@ -87,9 +87,9 @@ class Unraveler:
     """Walks the layers of one leaf column (all pages concatenated) from the leaf outward."""
 
     def __init__(self, rep: np.ndarray | None, defs: np.ndarray | None, layers: list[int], what: str):
-        self._pending = None
-        self.rep = rep
-        self.defs = defs
+        self._pending: np.ndarray | None = None
+        self._rep: np.ndarray | None = rep
+        self._defs: np.ndarray | None = defs
         self.layers = layers
         self.what = what
         self.layer = 0
@@ -112,6 +112,7 @@ class Unraveler:
         keep = self._pending
         if keep is not None:
             self._pending = None
+            assert self._rep is not None        # rows are kept only of a list layer's levels
             self._rep = self._rep[keep] - 1
             if self._defs is not None:
                 self._defs = self._defs[keep]

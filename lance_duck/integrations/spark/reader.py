@@ -15,18 +15,18 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from ...errors import InvalidArgumentError, LanceDuckError
-from ...io.lru import ByteLRU
+from ... import _state
 from ...scan.ranges import count_row_ranges, scan_row_ranges
 from .filters import NotPushable, spark_filter_to_expression
 from .options import MAX_BATCH_BYTES, ReadOptions
 from .partitions import plan_partitions
 from .types import conform, spark_arrow_schema
 
-_CACHE_SIZE = 4
 # Rows decoded per read task, whatever the batch size: each task has a fixed cost per column,
 # and Spark's batches are slices of the decoded ones (zero-copy).
 MIN_DECODE_ROWS = 1024 * 1024
-_cache = ByteLRU(_CACHE_SIZE)            # each dataset charged 1: the last _CACHE_SIZE opened
+#: the datasets workers opened last (``lance_duck.configure(spark_dataset_cache_entries=...)``)
+_cache = _state.cache("spark_datasets")
 
 
 def open_dataset(opts: ReadOptions, version: int | None = None, branch: str | None = None,
@@ -49,7 +49,7 @@ def open_dataset(opts: ReadOptions, version: int | None = None, branch: str | No
         ds = dataset(opts.path, version=version, branch=branch, storage_options=opts.storage())
     else:
         ds = open_dataset(opts, version, branch).filter(sql_filter)
-    _cache.put(key, ds, 1)
+    _cache.put(key, ds)
     return ds
 
 

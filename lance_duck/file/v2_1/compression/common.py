@@ -1,11 +1,15 @@
 """What the three decoding roles share: the flat inner encodings, FSL layers."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from ...._proto import encodings_v2_1_pb2 as pb
 from ....errors import CorruptFileError, UnsupportedFeatureError
 
-UDT = {8: np.uint8, 16: np.dtype("<u2"), 32: np.dtype("<u4"), 64: np.dtype("<u8")}
+#: the unsigned little-endian dtype of each bit width
+UDT: dict[int, np.dtype[Any]] = {8: np.dtype(np.uint8), 16: np.dtype("<u2"), 32: np.dtype("<u4"), 64: np.dtype("<u8")}
 
 
 def encoding_kind(enc) -> str:
@@ -27,7 +31,7 @@ def flat_bits(enc, what: str, allowed: tuple[int, ...]) -> int:
 
 
 
-def fsl_layers(m) -> tuple[list[tuple[int, bool]], object]:
+def fsl_layers(m: pb.FixedSizeList) -> tuple[list[tuple[int, bool]], pb.FixedSizeList]:
     """The nested FixedSizeList layers ((items_per_value, has_validity), outermost first) and the
     innermost one (whose ``values`` is the item encoding)."""
     layers = []

@@ -44,7 +44,7 @@ def _fz_fsl(m, vals: Fixed, what: str):
     rec = vals.bits // 8
     rows = vals.u8()[: n * rec].reshape(n, rec)
     pos = 0
-    validities = []
+    validities: list[np.ndarray | None] = []
     for li, (_, has_v) in enumerate(layers):
         if not has_v:
             validities.append(None)

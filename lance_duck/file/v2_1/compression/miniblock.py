@@ -510,7 +510,7 @@ def _mb_fsl(m, cs: ChunkSet, what: str):
         raise CorruptFileError(f"{what}: fixed-size list of size 0")
     counts = cs.counts
     bi = 0
-    validities = []
+    validities: list[np.ndarray | None] = []
     for li, (d, has_v) in enumerate(layers):
         if not has_v:
             validities.append(None)

@@ -19,7 +19,8 @@ from .fullzip import FullZipPage
 from .miniblock import MiniBlockPage
 
 DESCRIPTION = pa.struct([pa.field("position", pa.uint64()), pa.field("size", pa.uint64())])
-_INNER = {"mini_block_layout": MiniBlockPage, "constant_layout": ConstantPage, "full_zip_layout": FullZipPage}
+_INNER: dict[str, type[MiniBlockPage] | type[ConstantPage] | type[FullZipPage]] = {
+    "mini_block_layout": MiniBlockPage, "constant_layout": ConstantPage, "full_zip_layout": FullZipPage}
 
 
 class BlobPage:

@@ -82,6 +82,7 @@ class ConstantPage(PageBase):
                 er = entry_rows(rep, max_rep, 0)
                 dummy = pa.nulls(self._slots(defs, n_entries, layers))
                 _, rep, defs = trim(dummy, rep, defs, layers, er, local, self.what)
+                assert rep is not None      # trim keeps the levels it is given
                 n_entries = rep.size
         n_slots = self._slots(defs, n_entries, layers)
         values = self._value_array(value_buf, n_slots)

@@ -130,7 +130,7 @@ class FullZipPage(PageBase):
             if (dstart + ln > ent_row_end[visible]).any():
                 raise CorruptFileError(f"{self.what}: full-zip value overruns its row")
             body = gather_bytes(buf, dstart, ln, self.what)
-            raw = VarBin(np.concatenate(([0], np.cumsum(ln))), body)
+            raw: VarBin | Fixed = VarBin(np.concatenate(([0], np.cumsum(ln))), body)
         else:
             if (vstart + self.vb > ent_row_end[visible]).any():
                 raise CorruptFileError(f"{self.what}: full-zip value overruns its row")

@@ -159,6 +159,7 @@ class MiniBlockPage(PageBase):
     def _row_chunks(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(chunk where each row starts, chunk where it finishes), from the repetition index."""
         n = self.counts.size
+        assert self.rep_index is not None       # the callers checked
         fin, trailing = self.rep_index[:, 0], self.rep_index[:, -1]
         rows_before = np.cumsum(fin) - fin
         pre = np.concatenate(([False], trailing[:-1] > 0))
@@ -470,21 +471,25 @@ def decode_batch(pages: list, datas: list[list], what: str) -> PageData:
     p0 = pages[0]
     owner = np.frombuffer(datas[0][0].obj, np.uint8)
     base = _address(owner)
-    starts, counts, sizes, chunks_per_page = [], [], [], []
+    starts_of: list[np.ndarray] = []
+    counts_of: list[np.ndarray] = []
+    sizes_of: list[np.ndarray] = []
+    chunks_per_page: list[int] = []
     for p, d in zip(pages, datas):
         off = _address(u8(d[0])) - base
         if off < 0 or off + len(d[0]) > owner.size:
             raise CorruptFileError(f"{p.what}: page data outside its buffer")
-        starts.append(p.starts + off)
-        counts.append(p.counts)
-        sizes.append(p.sizes)
+        starts_of.append(p.starts + off)
+        counts_of.append(p.counts)
+        sizes_of.append(p.sizes)
         chunks_per_page.append(p.counts.size)
-    starts, counts, sizes = np.concatenate(starts), np.concatenate(counts), np.concatenate(sizes)
+    starts, counts, sizes = np.concatenate(starts_of), np.concatenate(counts_of), np.concatenate(sizes_of)
     rep, defs, cs = p0._parse_chunks(owner, starts, sizes, counts)
     raw = decode_miniblock(p0.lay.value_compression, cs, what)
     values = p0._values(raw, int(counts.sum()))
     # every page must hold exactly the rows it declares
-    first_chunk = np.cumsum(chunks_per_page) - chunks_per_page
+    per_page = np.array(chunks_per_page, np.int64)
+    first_chunk = np.cumsum(per_page) - per_page
     if p0.has_rep:
         lv = p0.levels_per_chunk
         lv_first = (np.cumsum(lv) - lv)[first_chunk]

@@ -13,6 +13,7 @@ back). Under a list, pylance 14.0.2 still declares ``dim`` entries per row (``ro
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -227,7 +228,7 @@ class SparsePage:
         n_layers = len(plain)
         full = rows        # slots of the current layer; a validity keeps its slots for the next one
         live = None        # the slots not under a null of an outer validity (None: every slot)
-        steps = []   # per layer, over its live slots: (terminal mask, terminal slots, their defs,
+        steps: list[tuple[Any, np.ndarray, Any, Any, np.ndarray | None]] = []   # per layer, over its live slots: (terminal mask, terminal slots, their defs,
         #              children per slot, non-empty slots)
         for j, lay in enumerate(plain):
             what = f"{self.what} layer {j}"
@@ -312,6 +313,7 @@ class SparsePage:
                 # children keep the row level they were given above (two full passes saved)
                 start = child_start
                 continue
+            assert rep is not None     # depth counts list layers: there are some
             firsts = start[nonempty]   # a list's first child starts where the list does: keep its level
             kept = rep[firsts]
             if child_cnt is None:
@@ -388,9 +390,11 @@ class SparsePage:
             values = vals.take(primitive_array(pa.int64(), np.where(slot < 0, 0, slot), slot >= 0))
         if local is not None:
             rows = entry_rows(rep, self.max_rep, 0) if rep is not None else None
-            values, rep, defs = trim(values, rep, defs, self.layers, rows, np.asarray(local, np.int64), self.what)
-        n = self.rows if local is None else len(local)
-        return PageData(values, rep, defs, self.layers, n)
+            values, rep, kept_defs = trim(values, rep, defs, self.layers, rows, np.asarray(local, np.int64),
+                                          self.what)
+            n = len(local)
+            return PageData(values, rep, kept_defs, self.layers, n)
+        return PageData(values, rep, defs, self.layers, self.rows)
 
 
 def _direct_rule(layers: list) -> bool:
