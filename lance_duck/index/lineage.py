@@ -15,25 +15,21 @@ it.
 """
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 
+from .. import _state
 from ..errors import LanceDuckError
 from ..table.manifest import read_manifest
 from ..table.versions import VERSIONS_DIR, list_versions, manifest_name
 from .metadata import IndexSegment, read_index_segments
 
-#: manifests summarised (path -> (max fragment id, index uuids)); manifests are immutable
-SUMMARIES = 256
-_SUMMARY: OrderedDict[tuple, tuple[int, frozenset[str]]] = OrderedDict()
-_LOCK = threading.Lock()
+#: manifests summarised ((store, dataset dir, version) -> (max fragment id, index uuids)); manifests are immutable
+_SUMMARY = _state.cache("manifest_summaries")
 
 
 def _summary(snapshot, version: int) -> tuple[int, frozenset[str]] | None:
     """(max fragment id, index uuids) of one version; None when it cannot be read."""
     key = (getattr(snapshot.io, "key", None), snapshot.dataset_dir, version)
-    with _LOCK:
-        got = _SUMMARY.get(key)
+    got = _SUMMARY.get(key)
     if got is not None:
         return got
     vdir = snapshot.io.join(snapshot.dataset_dir, VERSIONS_DIR)
@@ -52,10 +48,7 @@ def _summary(snapshot, version: int) -> tuple[int, frozenset[str]] | None:
         uuids = frozenset(s.uuid for s in read_index_segments(m, mf.raw, mf.path))
     except (OSError, LanceDuckError):           # gone or unreadable: proves nothing
         return None
-    with _LOCK:
-        _SUMMARY[key] = (top, uuids)
-        while len(_SUMMARY) > SUMMARIES:
-            _SUMMARY.popitem(last=False)
+    _SUMMARY.put(key, (top, uuids), 1)
     return top, uuids
 
 

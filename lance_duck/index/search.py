@@ -16,7 +16,7 @@ that conjunct, never "no rows".
 from __future__ import annotations
 
 import logging
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -165,7 +165,7 @@ def _make_plans(snapshot, field_id: int, types: tuple[str, ...]) -> list[_Segmen
 
 
 #: index type -> (the file it needs, its reader class taking (io, path, size))
-_ONE_FILE_READERS = {"BloomFilter": (bloom.FILE_NAME, bloom.BloomFilterIndex),
+_ONE_FILE_READERS: dict[str, tuple[str, Any]] = {"BloomFilter": (bloom.FILE_NAME, bloom.BloomFilterIndex),
                      "NGram": (ngram.FILE_NAME, ngram.NGramIndex),
                      "ZoneMap": ("zonemap.lance", ZoneMapIndex),
                      "LabelList": ("bitmap_page_lookup.lance", LabelListIndex),
@@ -179,7 +179,7 @@ def _open_reader(snapshot, seg: IndexSegment, index_type: str):
     if index_type == "BTree":
         if "page_lookup.lance" not in sizes or "page_data.lance" not in sizes:
             return False
-        out = BTreeIndex(io, segment_file_path(snapshot, seg, "page_lookup.lance"),
+        out: Any = BTreeIndex(io, segment_file_path(snapshot, seg, "page_lookup.lance"),
                          segment_file_path(snapshot, seg, "page_data.lance"), sizes)
     else:
         name, reader = _ONE_FILE_READERS[index_type]

@@ -21,6 +21,8 @@ from ..errors import InvalidArgumentError, UnsupportedFeatureError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ..table.history import VersionInfo
+
     from ..table.snapshot import Snapshot
     from .params import Columns, Filter, Indices, StorageOptions
 
@@ -193,7 +195,7 @@ class PylanceReadMixin:
         if latest != self._snapshot.version:
             self._snapshot = self._snapshot.checkout(latest)
 
-    def get_version(self) -> dict[str, Any]:
+    def get_version(self) -> VersionInfo:
         """This version as one entry of :meth:`versions` (``version``, ``timestamp``, ``metadata``).
 
         Example:

@@ -291,8 +291,9 @@ class ScanContext:
         # materialised only for the projected columns' surviving rows
         allc = self.read_columns(frag, names, offsets, keep_dictionary=True)
         keep = self.selected_mask({k: allc[k] for k in self.filter_columns}, n)
-        if task.proof is not None and not keep.all() and self.filter.conjuncts_complete \
-                and self.filter.residual is None:
+        flt = self.filter
+        if task.proof is not None and not keep.all() and flt is not None and flt.conjuncts_complete \
+                and flt.residual is None:
             raise CorruptFileError(f"{task.proof}: index file is damaged (it selects {n - int(keep.sum())} "
                                    f"row(s) of fragment {frag.id} that fail the filter)")
         if not keep.any():

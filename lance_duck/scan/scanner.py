@@ -203,26 +203,6 @@ class LanceScanner(pads.Scanner):
         return resolve_projection(self._columns_spec, self._snapshot.read_schema, self._snapshot.schema,
                                   self._row_flags[0], True)
 
-    def explain_plan(self, verbose: bool = False) -> str:
-        """How this scan runs, in a line: for ``nearest``, the vector index used (name, type,
-        metric, segments) or flat KNN, and the fragments searched flat (index metadata read).
-
-        Example:
-            >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
-            >>> ds.scanner(columns=["order_id"], filter="order_id < 2").explain_plan()
-            'scan of 4 fragment(s), filter: (order_id < 2)'
-        """
-        if self._nearest is not None:
-            from ..search.vector import plan_search
-            from .nearest import ScanVectorSource
-            plan, _ = plan_search(self._nearest, ScanVectorSource(self, self._nearest), self._fast_search)
-            flt = "" if self._filter is None else \
-                f", {'prefilter' if self._prefilter else 'postfilter'}: {self._filter.expression}"
-            return f"nearest k={self._nearest.k} on {self._nearest.column!r}: {plan.describe()}{flt}"
-        flt = "" if self._filter is None else f", filter: {self._filter.expression}"
-        return f"scan of {len(self._fragments)} fragment(s){flt}"
-
     def _index_selections(self) -> dict[int, np.ndarray] | None:
         """Rows the table's exact scalar indices select for the filter's conjuncts (or None)."""
         if not self._use_scalar_index or self._filter is None or not self._filter.conjuncts:
@@ -455,6 +435,13 @@ class LanceScanner(pads.Scanner):
                  f"limit={self._limit}, offset={self._offset}, filter={flt}"]
         if verbose:
             lines.append(f"  fragments=[{', '.join(str(f.id) for f in self._fragments)}]")
+        if self._nearest is not None:
+            from ..search.vector import plan_search
+            from .nearest import ScanVectorSource
+            plan, _ = plan_search(self._nearest, ScanVectorSource(self, self._nearest), self._fast_search)
+            where = "" if self._filter is None else f", {'prefilter' if self._prefilter else 'postfilter'}"
+            lines.append(f"  VectorSearch: nearest k={self._nearest.k} on {self._nearest.column!r}: "
+                         f"{plan.describe()}{where}")
         if self._use_scalar_index and self._filter is not None and self._filter.conjuncts:
             from ..index import describe_indices
             columns = set(self._filter.columns)

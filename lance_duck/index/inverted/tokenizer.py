@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
 from typing import NamedTuple
 
+from ... import _state
 from ...errors import UnsupportedFeatureError
 
 #: English stop words as pylance 14.0.2 removes them (derived from its indexes: each of ~190
@@ -53,7 +53,7 @@ def _fold(text: str) -> str:
     return out
 
 
-@lru_cache(maxsize=32)
+@_state.memo("stemmers")
 def _stemmer(language: str):
     import snowballstemmer  # type: ignore[import-untyped]
     return snowballstemmer.stemmer(language)

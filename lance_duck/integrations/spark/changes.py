@@ -17,14 +17,14 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from ...changefeed import ChangeFeed, open_feed, plan_pieces
 from ...errors import InvalidArgumentError, LanceDuckError
-from ...io.lru import ByteLRU
+from ... import _state
 from .options import ReadOptions
 from .reader import _bounded
 from .types import conform, spark_arrow_schema
 
 # Change rows per partition when ``partition_rows`` is not given.
 FEED_PARTITION_ROWS = 1024 * 1024
-_feeds = ByteLRU(4)
+_feeds = _state.cache("spark_change_feeds")
 
 
 @dataclass(frozen=True)
