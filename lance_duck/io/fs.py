@@ -18,6 +18,7 @@ import functools
 import mmap
 import os
 import posixpath
+import re
 import threading
 import weakref
 from collections import OrderedDict, deque
@@ -58,6 +59,8 @@ TAIL_CACHE_BYTES = 64 * 1024 * 1024
 # Whole immutable remote files (manifests, deletion files) kept per process (bytes), keyed by
 # (filesystem, path[, size]): a second query on the same version reads no metadata again.
 WHOLE_CACHE_BYTES = 64 * 1024 * 1024
+# A URL's scheme (RFC 3986), two letters at least (``C:`` is a Windows drive)
+_URL_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):")
 # Listings of a remote directory tried before listing its names and describing each entry
 # (a store whose detailed listing fails when an entry vanishes meanwhile).
 LIST_ATTEMPTS = 3
@@ -207,13 +210,17 @@ class FileIO:
     def join(*parts: str) -> str:
         return posixpath.join(*parts)
 
+    @property
+    def protocol(self) -> str:
+        """The store's URL scheme (``file`` for local disk)."""
+        return _protocols(self.fs)[0]
+
     def resolve_external(self, path_or_uri: str) -> str:
-        """A path written by a writer (base paths): strip a scheme our filesystem owns."""
-        if "://" in path_or_uri:
-            proto, rest = path_or_uri.split("://", 1)
-            if proto in _protocols(self.fs) or proto == "file":
-                return self.fs._strip_protocol(path_or_uri)
-            return path_or_uri
+        """A path written by a writer (base paths): strip a scheme our filesystem owns (a URL of
+        another store is returned as it is)."""
+        scheme = _URL_SCHEME.match(path_or_uri)
+        if scheme and scheme.group(1).lower() in _protocols(self.fs):
+            return self.fs._strip_protocol(path_or_uri)
         return path_or_uri
 
     # -- listing and small files -----------------------------------------------------------
