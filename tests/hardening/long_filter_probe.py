@@ -2,7 +2,7 @@
 
 ``python long_filter_probe.py <table> <engine> <kind> <n>``: engine ``lance_duck``, ``pylance``,
 ``duckdb`` (``lance_duck.sql``) or ``expression`` (a left-deep pyarrow Expression given to
-lance_duck); kind ``and`` (``i != k``), ``or`` (``i = k``), ``mixed`` (an AND of ORs). A crash
+lance_duck); kind ``and`` (``i != k``), ``ranges`` (``i != k`` and ``i > -k``), ``or`` (``i = k``), ``mixed`` (an AND of ORs). A crash
 (SIGSEGV) shows as the process's return code; the test compares the printed answers.
 """
 from __future__ import annotations
@@ -15,6 +15,8 @@ import sys
 def sql_filter(kind: str, n: int) -> str:
     if kind == "and":
         return " AND ".join(f"i != {3 * k}" for k in range(n))
+    if kind == "ranges":      # half inequalities (one NOT IN), half range terms (thousands of conjuncts)
+        return " AND ".join(f"i != {3 * k}" if k % 2 else f"i > {-k}" for k in range(n))
     if kind == "or":
         return " OR ".join(f"i = {3 * k}" for k in range(n))
     if kind == "mixed":       # ORs of 10 terms, ANDed; strings too
