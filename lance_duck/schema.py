@@ -180,8 +180,8 @@ def schema_from_protos(pb_fields: Iterable[Any], metadata: dict[str, bytes] | No
 
 
 def _check_names(fields: list[LanceField], parent: LanceField | None) -> None:
-    """pylance's rules: no empty name, no ``.`` in a top-level name (a nested path's separator), no
-    two fields of one struct (or of the table) with the same name -- which a damaged or hand-edited
+    """pylance's rules: no empty top-level name, no ``.`` in one (a nested path's separator), no two
+    fields of one struct (or of the table) with the same name -- which a damaged or hand-edited
     manifest (a rename onto another field's name) can state."""
     stack = [(fields, parent)]
     while stack:
@@ -189,8 +189,8 @@ def _check_names(fields: list[LanceField], parent: LanceField | None) -> None:
         seen: dict[str, LanceField] = {}
         where = "the table" if owner is None else f"field {owner.name!r} (id {owner.id})"
         for f in group:
-            if not f.name:
-                raise CorruptFileError(f"field id {f.id} of {where} has an empty name")
+            if owner is None and not f.name:        # a list's item may be unnamed (pylance writes that)
+                raise CorruptFileError(f"top-level field id {f.id} has an empty name")
             if owner is None and "." in f.name:
                 raise CorruptFileError(f"top-level field {f.name!r} (id {f.id}) has a '.' in its name, which "
                                        "Lance does not allow (it separates a nested field's path)")

@@ -56,9 +56,12 @@ def test_damaged_field_names_are_refused_as_pylance_refuses(table, case):
             T.read_pylance(table)
 
 
-def test_names_pylance_accepts_still_read(tmp_path):
-    """``/`` and spaces in names, ``.`` inside a struct: what pylance writes, lance_duck reads."""
+@pytest.mark.parametrize("version", ["2.0", "2.2"])      # pylance reads no unnamed list item in legacy files
+def test_names_pylance_accepts_still_read(tmp_path, version):
+    """``/`` and spaces in names, ``.`` inside a struct, an unnamed list item: what pylance writes,
+    lance_duck reads."""
     path = str(tmp_path / "ok.lance")
-    t = pa.table({"a/b": [1, 2], "c d": ["x", "y"], "st": [{"p.q": 1}, {"p.q": 2}]})
-    T.lance().write_dataset(t, path)
+    t = pa.table({"a/b": [1, 2], "c d": ["x", "y"], "st": [{"p.q": 1}, {"p.q": 2}],
+                  "l": pa.array([[1], [2, 3]], pa.list_(pa.field("", pa.int64())))})
+    T.lance().write_dataset(t, path, data_storage_version=version)
     assert T.read_ld(path).equals(T.read_pylance(path))
