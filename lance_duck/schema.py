@@ -174,8 +174,33 @@ def schema_from_protos(pb_fields: Iterable[Any], metadata: dict[str, bytes] | No
             parent.children.append(f)
             path.append(f)
         by_id[f.id] = f
+    _check_names(roots, None)
     md = {k: _utf8(v) for k, v in (metadata or {}).items()}
     return LanceSchema(roots, md)
+
+
+def _check_names(fields: list[LanceField], parent: LanceField | None) -> None:
+    """pylance's rules: no empty top-level name, no ``.`` in one (a nested path's separator), no two
+    fields of one struct (or of the table) with the same name -- which a damaged or hand-edited
+    manifest (a rename onto another field's name) can state."""
+    stack = [(fields, parent)]
+    while stack:
+        group, owner = stack.pop()
+        seen: dict[str, LanceField] = {}
+        where = "the table" if owner is None else f"field {owner.name!r} (id {owner.id})"
+        for f in group:
+            if owner is None and not f.name:        # a list's item may be unnamed (pylance writes that)
+                raise CorruptFileError(f"top-level field id {f.id} has an empty name")
+            if owner is None and "." in f.name:
+                raise CorruptFileError(f"top-level field {f.name!r} (id {f.id}) has a '.' in its name, which "
+                                       "Lance does not allow (it separates a nested field's path)")
+            other = seen.get(f.name)
+            if other is not None and (owner is None or owner.is_struct):
+                raise CorruptFileError(f"{where} has two fields named {f.name!r} (ids {other.id} and {f.id}); "
+                                       "the schema is damaged (a field renamed onto another's name?)")
+            seen[f.name] = f
+            if f.children:
+                stack.append((f.children, f))
 
 
 def _can_have_children(logical_type: str) -> bool:

@@ -144,6 +144,16 @@ def _named_damage(exc: Exception, path: str, what: str) -> Exception | None:
     return CorruptFileError(f"{path}: data file is damaged{where}: {type(exc).__name__}: {exc}")
 
 
+def checked_utf8(arr: pa.Array, what: str) -> pa.Array:
+    """``arr`` (strings built from a file's raw bytes) after Arrow's full validation -- vectorised,
+    UTF-8 included; CorruptFileError naming ``what`` when it fails (offsets moved by damage)."""
+    try:
+        arr.validate(full=True)
+    except (pa.ArrowInvalid, ValueError) as exc:
+        raise CorruptFileError(f"{what}: strings are not valid UTF-8 or their offsets are damaged ({exc})") from None
+    return arr
+
+
 def normalize_selection(rows: RowSelection, num_rows: int, what: str = "") -> RowSelection:
     """Validate a selection against ``num_rows``: None, a step-1 range, or a 1-D int64 array.
 

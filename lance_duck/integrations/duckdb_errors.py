@@ -11,7 +11,7 @@ from __future__ import annotations
 import collections
 import itertools
 import threading
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 import pyarrow as pa
 
@@ -55,7 +55,7 @@ def recorded_since(seq: int, message: str) -> BaseException | None:
     return None
 
 
-def _recording(reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:
+def _recording(reader: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     try:
         yield from reader
     except Exception as e:
@@ -64,11 +64,27 @@ def _recording(reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:
 
 
 class _WatchedScanner(LanceScanner):
-    """A scan run by DuckDB: an error it raises is recorded for :class:`LanceRelation`."""
+    """A scan run by DuckDB: an error it raises is recorded for :class:`LanceRelation` -- while
+    DuckDB pulls batches, and while the reader is made (the few rows an index selects are read
+    then: a damaged deletion file, say, fails there)."""
 
     def to_reader(self) -> pa.RecordBatchReader:
-        reader = super().to_reader()
+        try:
+            reader = super().to_reader()
+        except Exception as e:
+            record(e)
+            raise
         return pa.RecordBatchReader.from_batches(reader.schema, _recording(reader))
+
+    def to_batches(self) -> Iterator[pa.RecordBatch]:
+        return _recording(super().to_batches())
+
+    def count_rows(self) -> int:
+        try:
+            return super().count_rows()
+        except Exception as e:
+            record(e)
+            raise
 
 
 class _WatchedDataset(LanceDataset):

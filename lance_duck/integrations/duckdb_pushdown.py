@@ -40,6 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from ..predicate.long_filters import balanced
 from ..predicate.regex_runs import duckdb_ilike_regex
 
 #: (column as written, kind, literal); kind: like, ilike, contains, starts_with, ends_with, regexp;
@@ -167,13 +168,10 @@ def _expression(schema: pa.Schema, term: Term) -> pc.Expression | None:
     """One term as an Arrow expression keeping (at least) the rows DuckDB keeps, or None."""
     col, kind, lit = term
     if kind == "any":                          # every alternative, or the OR would lose rows
-        out: pc.Expression | None = None
-        for t in lit:
-            e = _expression(schema, t)
-            if e is None:
-                return None
-            out = e if out is None else out | e
-        return out
+        alternatives = [_expression(schema, t) for t in lit]
+        if not alternatives or any(e is None for e in alternatives):
+            return None
+        return balanced(pc.or_kleene, alternatives)
     fields = [f for f in schema if f.name.lower() == col.lower()]
     if kind == "compare" or len(fields) != 1 or not (pa.types.is_string(fields[0].type)
                                                      or pa.types.is_large_string(fields[0].type)):
@@ -198,12 +196,8 @@ def _ilike(field: pc.Expression, pattern: str) -> pc.Expression:
 def arrow_filter(schema: pa.Schema, terms: list[Term]) -> pc.Expression | None:
     """The conjunction of the terms on top-level string columns (DuckDB matches column names
     case-insensitively: a name matching no column, or two, is left out), or None."""
-    out = None
-    for term in terms:
-        e = _expression(schema, term)
-        if e is not None:
-            out = e if out is None else out & e
-    return out
+    exprs = [e for e in (_expression(schema, term) for term in terms) if e is not None]
+    return balanced(pc.and_kleene, exprs) if exprs else None
 
 
 #: Relative slack of a comparison's bound in the view (see the module notes).

@@ -18,6 +18,7 @@ import functools
 import mmap
 import os
 import posixpath
+import re
 import threading
 import weakref
 from collections import OrderedDict, deque
@@ -57,6 +58,8 @@ HELD_PREFETCHED = 64 * 1024
 # and whole immutable remote files (manifests, deletion files: "small_files") are kept keyed by
 # (filesystem, path, size): data files are immutable, so a second query on the same version reads no
 # footer and no metadata again.
+# A URL's scheme (RFC 3986), two letters at least (``C:`` is a Windows drive)
+_URL_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):")
 # Listings of a remote directory tried before listing its names and describing each entry
 # (a store whose detailed listing fails when an entry vanishes meanwhile).
 LIST_ATTEMPTS = 3
@@ -227,13 +230,17 @@ class FileIO:
     def join(*parts: str) -> str:
         return posixpath.join(*parts)
 
+    @property
+    def protocol(self) -> str:
+        """The store's URL scheme (``file`` for local disk)."""
+        return _protocols(self.fs)[0]
+
     def resolve_external(self, path_or_uri: str) -> str:
-        """A path written by a writer (base paths): strip a scheme our filesystem owns."""
-        if "://" in path_or_uri:
-            proto, rest = path_or_uri.split("://", 1)
-            if proto in _protocols(self.fs) or proto == "file":
-                return self.fs._strip_protocol(path_or_uri)
-            return path_or_uri
+        """A path written by a writer (base paths): strip a scheme our filesystem owns (a URL of
+        another store is returned as it is)."""
+        scheme = _URL_SCHEME.match(path_or_uri)
+        if scheme and scheme.group(1).lower() in _protocols(self.fs):
+            return self.fs._strip_protocol(path_or_uri)
         return path_or_uri
 
     # -- listing and small files -----------------------------------------------------------

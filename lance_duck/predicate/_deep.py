@@ -50,12 +50,33 @@ def call_deep(fn: Callable[[], T], what: str, deep: Callable[[], T] | None = Non
         return fn()
     except RecursionError:
         pass
-    again = deep if deep is not None else fn
+    err, value = _run_on_big_stack(deep if deep is not None else fn)
+    if isinstance(err, RecursionError):
+        raise InvalidArgumentError(f"{what} is nested too deeply to parse") from None
+    if err is not None:
+        raise err
+    return value  # type: ignore[return-value]
+
+
+def on_big_stack(fn: Callable[[], T]) -> T:
+    """``fn()`` run in a worker thread with a large stack and a raised recursion limit.
+
+    For calls into pyarrow that recurse in C++ along an Expression's depth (pickling, printing,
+    comparing one: a chain of ~20,000 terms built left-deep, as DuckDB's pushdown builds them,
+    overflows an ordinary thread's stack and kills the process). Costs one thread start (~0.1 ms).
+    """
+    err, value = _run_on_big_stack(fn)
+    if err is not None:
+        raise err
+    return value  # type: ignore[return-value]
+
+
+def _run_on_big_stack(fn: Callable[[], T]) -> tuple[BaseException | None, T | None]:
     box: dict[str, object] = {}
 
     def target() -> None:
         try:
-            box["value"] = again()
+            box["value"] = fn()
         except BaseException as e:  # noqa: BLE001 - handed to the calling thread
             box["error"] = e
 
@@ -71,12 +92,7 @@ def call_deep(fn: Callable[[], T], what: str, deep: Callable[[], T] | None = Non
         worker.join()
     finally:
         _leave()
-    err = box.get("error")
-    if isinstance(err, RecursionError):
-        raise InvalidArgumentError(f"{what} is nested too deeply to parse") from None
-    if err is not None:
-        raise err  # type: ignore[misc]
-    return box["value"]  # type: ignore[return-value]
+    return box.get("error"), box.get("value")  # type: ignore[return-value]
 
 
-__all__ = ["call_deep", "DEEP_RECURSION_LIMIT"]
+__all__ = ["call_deep", "on_big_stack", "DEEP_RECURSION_LIMIT"]

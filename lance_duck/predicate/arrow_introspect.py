@@ -57,14 +57,14 @@ _ArrowSchema._fields_ = [
 ]
 
 
-def _ordered_metadata(schema: pa.Schema) -> list[tuple[str, str]]:
+def _ordered_metadata(schema: pa.Schema, limit: int = 100_000) -> list[tuple[str, str]]:
     c = _ArrowSchema()
     schema._export_to_c(ctypes.addressof(c))
     try:
         if not c.metadata:
             return []
         (count,) = struct.unpack("<i", ctypes.string_at(c.metadata, 4))
-        if count < 0 or count > 100_000:
+        if count < 0 or count > limit:
             raise IntrospectionError("implausible metadata count")
         pos, out = c.metadata + 4, []
         for _ in range(count):

@@ -105,7 +105,8 @@ class _Binder:
 
     # -- boolean structure ---------------------------------------------------------------
     def _And(self, e: And) -> BoundExpr:
-        return BAnd(tuple(self._boolean(a) for a in e.args))
+        args = _equalities_to_in([self._boolean(a) for a in e.args], "!=")
+        return args[0] if len(args) == 1 else BAnd(tuple(args))
 
     def _Or(self, e: Or) -> BoundExpr:
         merged, dropped = self._long_equality_groups(e.args)
@@ -319,15 +320,17 @@ def _in_friendly(t: pa.DataType) -> bool:
 _MIN_IN_GROUP = 32
 
 
-def _equalities_to_in(args: list[BoundExpr]) -> list[BoundExpr]:
+def _equalities_to_in(args: list[BoundExpr], op: str = "==") -> list[BoundExpr]:
     """``x = 1 OR x = 2 OR ...`` -> ``x IN (1, 2, ...)``: same three-valued result, one kernel.
+    With ``op="!="`` (the terms of an AND): ``x != 1 AND x != 2 AND ...`` -> ``NOT (x IN (1, 2, ...))``
+    (null for a null ``x``, false on a match, else true -- or null when the list holds a null).
 
     Long OR chains (pylance answers 20,000 terms) would otherwise make an Expression too deep
-    for Arrow to evaluate.
+    for Arrow to evaluate, and thousands of kernels run on every batch.
     """
     groups: dict[tuple[str, ...], list[tuple[int, BRef, BLit]]] = {}
     for i, a in enumerate(args):
-        if isinstance(a, BCompare) and a.op == "==":
+        if isinstance(a, BCompare) and a.op == op:
             ref, lit = (a.left, a.right) if isinstance(a.right, BLit) else (a.right, a.left)
             if isinstance(ref, BRef) and isinstance(lit, BLit) and lit.type == ref.type \
                     and _in_friendly(ref.type):
@@ -341,7 +344,8 @@ def _equalities_to_in(args: list[BoundExpr]) -> list[BoundExpr]:
         ref = members[0][1]
         scalars = [lit.scalar for _, _, lit in members]
         values = pa.array([sc.as_py() for sc in scalars if sc.is_valid], type=ref.type)
-        merged[idx[0]] = BIn(ref, values, any(not sc.is_valid for sc in scalars))
+        found = BIn(ref, values, any(not sc.is_valid for sc in scalars))
+        merged[idx[0]] = found if op == "==" else BNot(found)
         dropped.update(idx[1:])
     if not merged:
         return args

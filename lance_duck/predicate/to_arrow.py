@@ -131,7 +131,8 @@ def evaluate(bound: BoundExpr, batch: pa.RecordBatch | pa.Table) -> pa.Array:
     return out
 
 
-#: Larger conjuncts are evaluated on batches: Arrow's Expression machinery recurses on them.
+#: Larger conjuncts, and the conjuncts beyond this many nodes in all, are evaluated on batches:
+#: Arrow's Expression machinery recurses on them (a chain of ~10,000 terms overflows its stack).
 MAX_EXPRESSION_NODES = 2000
 
 
@@ -148,12 +149,15 @@ def split(bound: BoundExpr) -> tuple[pc.Expression | None, list[BoundExpr]]:
     """Top-level conjuncts with an Expression form, ANDed; the others, left for batches."""
     exprs: list[pc.Expression] = []
     residual: list[BoundExpr] = []
+    total = 0
     for c in conjuncts(bound):
-        if _size(c) > MAX_EXPRESSION_NODES:
-            residual.append(c)
+        n = _size(c)
+        if n > MAX_EXPRESSION_NODES or total + n > MAX_EXPRESSION_NODES:
+            residual.append(c)          # Arrow canonicalises the conjuncts' AND into one long chain
             continue
         try:
             exprs.append(to_expression(c))
+            total += n
         except kernels.NotExpressible:
             residual.append(c)
     expression = _balanced(pc.and_kleene, exprs) if exprs else None

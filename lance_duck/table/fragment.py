@@ -9,9 +9,14 @@ Confinement: every path a manifest names is relative and stays under its directo
 (:func:`confine`): absolute paths, URLs, ``..`` / ``.`` / empty segments, NUL bytes and names
 longer than 255 bytes are refused with CorruptFileError. Declared base paths are the only way
 out of the table root. All resolution (data, deletion, row-id, index files) goes through it.
+A base path is a path of the table's own store (absolute, or -- as pylance writes for a shallow
+clone made from a relative path -- relative to the working directory) or a URL; a URL of another
+store (``s3://...`` on a local table) is refused by name (UnsupportedFeatureError), never read as a
+local path.
 """
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any, Mapping
 
@@ -24,6 +29,8 @@ from .deletions import DeletionFileInfo, deletion_file_name, read_deletions
 from .rowids import decode_row_ids, decode_version_sequence
 
 TOMBSTONE = -2
+# A URL's scheme (RFC 3986), two letters at least (``C:`` is a Windows drive)
+_URL_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):")
 MAX_NAME_BYTES = 255  # longest file or directory name local filesystems and object stores accept
 
 
@@ -74,7 +81,14 @@ class PathResolver:
                 f"(defined: {sorted(self.base_paths)})")
         if not bp.path or "\x00" in bp.path:
             raise CorruptFileError(f"{what}: base path id {base_id} has an empty or malformed path {bp.path!r}")
-        return self.io.resolve_external(bp.path).rstrip("/") or "/", bp.is_dataset_root
+        resolved = self.io.resolve_external(bp.path)
+        scheme = _URL_SCHEME.match(resolved)
+        if scheme:   # a URL the table's store does not own: never a path on this store
+            raise UnsupportedFeatureError(
+                f"{what}: base path id {base_id} is {bp.path!r}, a location on another store "
+                f"({scheme.group(1)}:) than the table's ({self.io.protocol}:); lance_duck reads base paths "
+                "on the table's own store only")
+        return resolved.rstrip("/") or "/", bp.is_dataset_root
 
     def data_file(self, rel: str, base_id: int | None) -> str:
         base, is_root = self._base(base_id, f"data file {rel!r}")

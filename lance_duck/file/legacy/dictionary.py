@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from ...schema import LanceField
+from ..base import checked_utf8
 from ..v2_0.page import bit_width, fixed_array
 
 
@@ -47,7 +48,8 @@ def load_dictionary_values(manifest_bytes: bytes, field: LanceField) -> pa.Array
         valid = lengths > 0
         vbuf = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
         data = pa.py_buffer(bytes(manifest_bytes[base:int(pos[-1])] if n else b""))
-        return pa.Array.from_buffers(vt, n, [vbuf, pa.py_buffer(offsets), data])
+        arr = pa.Array.from_buffers(vt, n, [vbuf, pa.py_buffer(offsets), data])
+        return checked_utf8(arr, f"field {field.name!r} dictionary") if _is_string(vt) else arr
     w = bit_width(vt)
     if w is None or w % 8:
         raise UnsupportedFeatureError(f"field {field.name!r}: legacy dictionary values of type {vt}")
@@ -56,3 +58,7 @@ def load_dictionary_values(manifest_bytes: bytes, field: LanceField) -> pa.Array
         raise CorruptFileError(f"field {field.name!r}: dictionary values [{off}, {end}) are outside "
                                f"the {size}-byte manifest")
     return fixed_array(vt, n, bytes(manifest_bytes[off:end]), f"field {field.name!r} dictionary")
+
+
+def _is_string(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t)

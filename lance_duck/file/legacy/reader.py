@@ -25,7 +25,7 @@ from ..._proto import file_pb2
 from ...errors import CorruptFileError, InvalidArgumentError, UnsupportedFeatureError
 from ...io.fs import InputFile
 from ...schema import LanceField
-from ..base import DataFileReader, DataFileRef, RowSelection, normalize_selection
+from ..base import DataFileReader, DataFileRef, RowSelection, checked_utf8, normalize_selection
 from ..v2_0.page import bit_width, fixed_array
 from ..v2_0.reader import build_list, concat, empty
 from ..v2_0.selection import LocalSelection, local_bounds, ranges_from_bounds, shift, split, take_local
@@ -274,6 +274,9 @@ class LegacyFileReader(DataFileReader):
         data = _glue(blobs)
         arr = pa.Array.from_buffers(t, nrows, [vbuf, pa.py_buffer(offsets.astype(np.int64 if large else np.int32)),
                                                pa.py_buffer(data)])
+        if pa.types.is_string(t) or pa.types.is_large_string(t):
+            # positions moved by damage can split a character (pylance refuses the page too)
+            checked_utf8(arr, f"{self.ref.path}: field {field.name!r}")
         if _contiguous(segs):
             return arr
         row_base = np.concatenate(([0], np.cumsum([hi - lo for lo, hi, _ in spans])))

@@ -16,6 +16,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from ...errors import InvalidArgumentError, LanceDuckError
 from ... import _state
+from ...predicate.long_filters import balanced
 from ...scan.ranges import count_row_ranges, scan_row_ranges
 from .filters import NotPushable, spark_filter_to_expression
 from .options import MAX_BATCH_BYTES, ReadOptions
@@ -130,11 +131,8 @@ class LanceReader(DataSourceReader):
                                target_bytes=self.opts.partition_bytes, cores=self.cores)
 
     def _pushed(self) -> pc.Expression | None:
-        expr = None
-        for f in self.filters:
-            e = spark_filter_to_expression(f, self.arrow_schema)
-            expr = e if expr is None else expr & e
-        return expr
+        exprs = [spark_filter_to_expression(f, self.arrow_schema) for f in self.filters]
+        return balanced(pc.and_kleene, exprs) if exprs else None     # shallow however many
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if isinstance(partition, SearchPartition):
