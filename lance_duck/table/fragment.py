@@ -21,7 +21,7 @@ from .._proto import table_pb2
 from ..errors import CorruptFileError, UnsupportedFeatureError
 from ..file import DataFileRef, open_data_file
 from .deletions import DeletionFileInfo, deletion_file_name, read_deletions
-from .rowids import decode_row_ids, decode_version_sequence
+from .rowids import decode_row_ids, decode_version_runs, decode_version_sequence, row_ids_at
 
 TOMBSTONE = -2
 MAX_NAME_BYTES = 255  # longest file or directory name local filesystems and object stores accept
@@ -292,6 +292,18 @@ class FragmentInfo:
                 self._row_ids = ids
             return self._row_ids
 
+    def row_ids_at(self, offsets: np.ndarray) -> np.ndarray | None:
+        """uint64 stable row ids of the rows at sorted physical ``offsets`` (None without stable
+        row ids), without expanding the whole sequence unless it is already decoded."""
+        with self._lock:
+            ids = self._row_ids
+        if ids is not None:
+            return ids[np.asarray(offsets, dtype=np.int64)]
+        raw = self._sequence_bytes("inline_row_ids", "external_row_ids")
+        if raw is None:
+            return None
+        return row_ids_at(raw, self.physical_rows, offsets, f"row ids of fragment {self.id}")
+
     def created_at_versions(self) -> np.ndarray | None:
         """uint64 ``_row_created_at_version`` per physical row, or None if not recorded."""
         raw = self._sequence_bytes("inline_created_at_versions", "external_created_at_versions")
@@ -302,6 +314,12 @@ class FragmentInfo:
         """uint64 ``_row_last_updated_at_version`` per physical row, or None if not recorded."""
         raw = self._sequence_bytes("inline_last_updated_at_versions", "external_last_updated_at_versions")
         return None if raw is None else decode_version_sequence(
+            raw, self.physical_rows, f"last-updated versions of fragment {self.id}")
+
+    def last_updated_at_runs(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``_row_last_updated_at_version`` as runs (``rowids.decode_version_runs``), or None."""
+        raw = self._sequence_bytes("inline_last_updated_at_versions", "external_last_updated_at_versions")
+        return None if raw is None else decode_version_runs(
             raw, self.physical_rows, f"last-updated versions of fragment {self.id}")
 
     def row_addresses(self) -> np.ndarray:
