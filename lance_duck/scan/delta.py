@@ -88,15 +88,21 @@ class DatasetDelta:
         """Rows of the opened version created in (begin, end]: every column, then ``_rowid``,
         ``_row_created_at_version``, ``_row_last_updated_at_version``, in scan order."""
         b, e = self.begin_version, self.end_version
-        return self._rows(lambda created, updated: (created > b) & (created <= e))
+        return self._rows(lambda created, updated: (created > b) & (created <= e), "created")
 
     def get_updated_rows(self) -> pa.RecordBatchReader:
         """Rows of the opened version created at or before ``begin_version`` and last updated
         in (begin, end] (columns as :meth:`get_inserted_rows`)."""
         b, e = self.begin_version, self.end_version
-        return self._rows(lambda created, updated: (created <= b) & (updated > b) & (updated <= e))
+        return self._rows(lambda created, updated: (created <= b) & (updated > b) & (updated <= e), "updated")
 
-    def _rows(self, choose) -> pa.RecordBatchReader:
+    def _may_hold(self, frag, kind: str) -> bool:
+        """Whether some row of ``frag`` has its ``kind`` version in (begin, end] (from the runs alone)."""
+        runs = frag.created_at_runs() if kind == "created" else frag.last_updated_at_runs()
+        versions = np.ones(1, np.uint64) if runs is None else runs[1]
+        return bool(np.any((versions > self.begin_version) & (versions <= self.end_version)))
+
+    def _rows(self, choose, kind: str) -> pa.RecordBatchReader:
         snap = self._snapshot
         reader = RowReader(snap)
         schema = pa.schema([*reader.schema, ROW_ID_FIELD, pa.field(ROW_CREATED, pa.uint64()),
@@ -105,6 +111,8 @@ class DatasetDelta:
         def batches() -> Iterator[pa.RecordBatch]:
             try:
                 for frag in snap.fragments:
+                    if not self._may_hold(frag, kind):
+                        continue                 # decided from the version runs: no row decoded
                     created, updated = row_versions(frag)
                     offs = live_offsets(frag)
                     offs = offs[choose(created[offs], updated[offs])]

@@ -316,6 +316,12 @@ class FragmentInfo:
         return None if raw is None else decode_version_sequence(
             raw, self.physical_rows, f"last-updated versions of fragment {self.id}")
 
+    def created_at_runs(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``_row_created_at_version`` as runs (``rowids.decode_version_runs``), or None."""
+        raw = self._sequence_bytes("inline_created_at_versions", "external_created_at_versions")
+        return None if raw is None else decode_version_runs(
+            raw, self.physical_rows, f"created-at versions of fragment {self.id}")
+
     def last_updated_at_runs(self) -> tuple[np.ndarray, np.ndarray] | None:
         """``_row_last_updated_at_version`` as runs (``rowids.decode_version_runs``), or None."""
         raw = self._sequence_bytes("inline_last_updated_at_versions", "external_last_updated_at_versions")
