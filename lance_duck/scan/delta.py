@@ -148,31 +148,26 @@ class DatasetDelta:
         return pa.RecordBatchReader.from_batches(schema, [pa.record_batch([pa.array(ids)], schema=schema)])
 
 
-def _lost(before, after) -> np.ndarray:
-    """Offsets of ``before`` (a begin fragment) that are not live in ``after`` (its end version, or None)."""
-    live = live_offsets(before)
-    if after is None:
-        return live
-    return np.intersect1d(live, after.deleted_offsets(), assume_unique=True)
-
-
 def deleted_row_ids(begin, end) -> np.ndarray:
-    """Sorted uint64 stable row ids live at ``begin`` and nowhere at ``end``: only the fragments
-    whose deletion file changed, that vanished or that appeared are read (row ids and deletions)."""
+    """Sorted uint64 stable row ids live at ``begin`` and nowhere at ``end``. Only fragments whose
+    deletion file changed (the offsets their deletions gained or lost), that vanished or that
+    appeared (their live rows) are read, and only those rows' ids are looked up."""
     old = {f.id: f for f in begin.fragments}
     new = {f.id: f for f in end.fragments}
     lost, revived = [], []
     for fid, f in old.items():
         g = new.get(fid)
-        if g is None or f.pb.deletion_file != g.pb.deletion_file:
-            lost.append(f.row_ids()[_lost(f, g)])
+        if g is None or g.physical_rows != f.physical_rows:
+            lost.append(f.row_ids_at(live_offsets(f)))
+        elif f.pb.deletion_file != g.pb.deletion_file:
+            dp, dc = f.deleted_offsets(), g.deleted_offsets()
+            lost.append(f.row_ids_at(np.setdiff1d(dc, dp, assume_unique=True)))
+            revived.append(g.row_ids_at(np.setdiff1d(dp, dc, assume_unique=True)))
     for fid, g in new.items():
         f = old.get(fid)
-        if f is None:
-            revived.append(g.row_ids()[live_offsets(g)])
-        elif f.pb.deletion_file != g.pb.deletion_file:
-            revived.append(g.row_ids()[np.setdiff1d(f.deleted_offsets(), g.deleted_offsets(), assume_unique=True)])
+        if f is None or g.physical_rows != f.physical_rows:
+            revived.append(g.row_ids_at(live_offsets(g)))
     gone = np.unique(np.concatenate(lost)) if lost else np.empty(0, np.uint64)
-    if revived:
-        gone = np.setdiff1d(gone, np.concatenate(revived), assume_unique=False)
+    if revived and len(gone):
+        gone = gone[~np.isin(gone, np.concatenate(revived))]
     return gone.astype(np.uint64)

@@ -19,10 +19,11 @@ ROW_UPDATED = "_row_last_updated_at_version"
 
 def live_offsets(fragment) -> np.ndarray:
     """Sorted int64 physical offsets of a fragment's rows that are not deleted."""
-    offs = np.arange(fragment.physical_rows, dtype=np.int64)
-    if fragment.num_deletions():
-        offs = np.setdiff1d(offs, fragment.deleted_offsets(), assume_unique=True)
-    return offs
+    if not fragment.num_deletions():
+        return np.arange(fragment.physical_rows, dtype=np.int64)
+    keep = np.ones(fragment.physical_rows, dtype=bool)
+    keep[fragment.deleted_offsets()] = False
+    return np.flatnonzero(keep).astype(np.int64, copy=False)
 
 
 def row_versions(fragment) -> tuple[np.ndarray, np.ndarray]:
