@@ -12,6 +12,7 @@ out of the table root. All resolution (data, deletion, row-id, index files) goes
 """
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any, Mapping
 
@@ -20,10 +21,14 @@ import numpy as np
 from .._proto import table_pb2
 from ..errors import CorruptFileError, UnsupportedFeatureError
 from ..file import DataFileRef, open_data_file
+from ..io.lru import ByteLRU
 from .deletions import DeletionFileInfo, deletion_file_name, read_deletions
 from .rowids import decode_row_ids, decode_version_runs, decode_version_sequence, row_ids_at
 
 TOMBSTONE = -2
+# Deletion files are immutable: their checked, decoded offsets are kept per process (every version
+# that keeps a deletion file, and every change-feed or delta() call, reuses them).
+DECODED_DELETIONS = ByteLRU(32 << 20)
 MAX_NAME_BYTES = 255  # longest file or directory name local filesystems and object stores accept
 
 
@@ -202,6 +207,14 @@ class FragmentInfo:
             if self._deleted is None:
                 d = self.deletion
                 try:
+                    key = _deletion_key(self._io, d.path, d.num_deleted_rows, self.physical_rows)
+                except FileNotFoundError as exc:
+                    raise vanished(d.path, "deletion file", self.version) from exc
+                kept = DECODED_DELETIONS.get(key)
+                if kept is not None:
+                    self._deleted = kept
+                    return kept
+                try:
                     offs = read_deletions(self._io, d, self.physical_rows)
                 except FileNotFoundError as exc:
                     raise vanished(d.path, "deletion file", self.version) from exc
@@ -215,6 +228,7 @@ class FragmentInfo:
                         f"{self._where} says {d.num_deleted_rows}")
                 offs.flags.writeable = False
                 self._deleted = offs
+                DECODED_DELETIONS.put(key, offs, offs.nbytes + 64)
             return self._deleted
 
     def check_data_file(self, ref: DataFileRef, reader) -> None:
@@ -331,6 +345,15 @@ class FragmentInfo:
     def row_addresses(self) -> np.ndarray:
         """uint64 ``fragment_id << 32 | offset`` for every physical row."""
         return (np.uint64(self.id) << np.uint64(32)) | np.arange(self.physical_rows, dtype=np.uint64)
+
+
+def _deletion_key(io, path: str, num_deleted: int, rows: int) -> tuple:
+    """The key of a deletion file's decoded offsets: remote files are immutable (store, path);
+    a local one adds its size and mtime, so a file rewritten in place is decoded afresh."""
+    if getattr(io, "is_local", False):
+        st = os.stat(path)
+        return io.key, path, st.st_size, st.st_mtime_ns, num_deleted, rows
+    return getattr(io, "key", id(io)), path, num_deleted, rows
 
 
 def _check_file_lists(ref: DataFileRef, where: str, schema_fields: Mapping[int, Any] | None) -> None:
