@@ -9,7 +9,10 @@ changes 0.1% of the rows: ``rows / 2000`` updated (scattered ids), ``rows / 4000
 (``when_not_matched_by_source_delete``) and ``rows / 4000`` inserted. Times, interleaved, medians
 of --runs after a warm-up:
 
-* ``lance_duck.changes(uri, v, v + 1)`` read whole;
+* ``lance_duck.changes(uri, v, v + 1)`` read whole, and filtered to delta()'s content (inserts and
+  post-images, then the deleted ids with ``columns=[]``): the filter on ``_change_type`` is applied
+  before values are read;
+* lance_duck's ``delta()`` (the three readers);
 * pylance ``delta(begin_version=v, end_version=v + 1)``: inserted rows + updated rows + deleted ids;
 * full diff: both versions read whole by lance_duck (with ``_rowid``) and diffed in DuckDB
   (rows only in one version, and rows of the same id whose values differ).
@@ -128,6 +131,10 @@ def main() -> None:
         ids = lance_duck.changes(path, v, v + 1, columns=[], filter="_change_type = 'delete'").read_all()
         return rows, ids
 
+    def our_delta():
+        d = lance_duck.dataset(path).delta(begin_version=v, end_version=v + 1)
+        return (d.get_inserted_rows().read_all(), d.get_updated_rows().read_all(), d.get_deleted_row_ids().read_all())
+
     def theirs():
         d = lance.dataset(path).delta(begin_version=v, end_version=v + 1)
         return (d.get_inserted_rows().read_all(), d.get_updated_rows().read_all(), d.get_deleted_row_ids().read_all())
@@ -171,7 +178,10 @@ def main() -> None:
     counter.reset()
     ours_like_delta()
     read_like = dict(counter.counts)
-    res = interleaved({"changes": timed(ours), "like": timed(ours_like_delta), "delta": timed(theirs),
+    for a, b in zip(our_delta(), (ins, upd, dele)):
+        assert a.equals(b) or sorted(a.column("_rowid").to_pylist()) == sorted(b.column("_rowid").to_pylist())
+    res = interleaved({"changes": timed(ours), "like": timed(ours_like_delta), "our_delta": timed(our_delta),
+                       "delta": timed(theirs),
                        "diff": timed(full_diff)}, args.runs)
     with open("/proc/loadavg") as f:
         load = f.read().split()[:3]
@@ -182,6 +192,8 @@ def main() -> None:
     print(f"{'changes(v, v+1)':<22} {c * 1e3:10.1f} ms   (pre-images and deleted rows' values included)")
     print(f"{'changes(..., filter)':<22} {lk * 1e3:10.1f} ms   (delta()'s content: {LIKE_DELTA}, + deleted ids); "
           f"/ delta = {lk / dl:.3f}x")
+    print(f"{'lance_duck delta()':<22} {res['our_delta'][0] * 1e3:10.1f} ms   / pylance delta = "
+          f"{res['our_delta'][0] / dl:.3f}x")
     print(f"{'pylance delta()':<22} {dl * 1e3:10.1f} ms   changes / delta = {c / dl:.3f}x (target <= 1.0)")
     print(f"{'full diff in DuckDB':<22} {df * 1e3:10.1f} ms   changes / diff  = {c / df:.4f}x (target <= 0.05)")
     data = read.get("/data/", 0)

@@ -7,6 +7,9 @@ Entry points:
 - :func:`sql` runs DuckDB SQL in which ``FROM 't.lance'``, ``FROM 't.lance' AT (VERSION => 3)`` and
   ``lance_scan('t.lance', version => 'tag')`` read Lance tables; :func:`register` names one on a
   connection of yours.
+- :func:`changes` is the change feed: every row inserted, updated (pre- and post-image) or deleted by the
+  commits of a version range, Delta-CDF style (``lance_changes(...)`` in SQL, ``readChangeFeed`` in Spark);
+  ``LanceDataset.delta()`` is pylance's ``delta()``.
 - ``lance-duck`` (or ``python -m lance_duck``) is the command line: ``sql``, ``scan``, ``versions``,
   ``tags``, ``describe``, ``demo``.
 

@@ -69,7 +69,12 @@ def resolve_range(snapshot, from_version, to_version=None) -> tuple[int, int]:
             ok = [v for v, ns in stamps if (ns // 1000 <= cut if inclusive else ns // 1000 < cut)]
             return max(ok) if ok else 0
         if isinstance(spec, str):
-            return int(tags[spec]["version"])
+            tag = tags[spec]
+            tag_branch = None if tag.get("branch") in (None, "main") else tag.get("branch")
+            if tag_branch != snapshot.branch:
+                raise InvalidArgumentError(f"{what}: tag {spec!r} points into branch {tag_branch or 'main'!r}, "
+                                           f"the change feed reads {snapshot.branch or 'main'!r}")
+            return int(tag["version"])
         try:
             v = operator.index(spec)
         except TypeError:

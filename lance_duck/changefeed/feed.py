@@ -28,7 +28,7 @@ import pyarrow as pa
 from .. import trace
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
 from ..predicate import compile_filter
-from ..scan.rows import RowReader, live_offsets, row_ids, row_versions
+from ..scan.rows import RowReader, last_updated_at, live_offsets, row_ids_at
 from ..table.snapshot import Snapshot
 from ..table.transactions import NO_ROW_CHANGES, operation_kind, read_transaction
 
@@ -72,7 +72,7 @@ class _Rows:
     def add(self, frag, offsets: np.ndarray) -> None:
         if not len(offsets):
             return
-        self.parts.append((np.asarray(row_ids(frag))[offsets], row_versions(frag)[1][offsets],
+        self.parts.append((row_ids_at(frag, offsets), last_updated_at(frag, offsets),
                            np.full(len(offsets), frag.id, np.int64), offsets.astype(np.int64)))
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

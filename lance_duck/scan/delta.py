@@ -88,15 +88,21 @@ class DatasetDelta:
         """Rows of the opened version created in (begin, end]: every column, then ``_rowid``,
         ``_row_created_at_version``, ``_row_last_updated_at_version``, in scan order."""
         b, e = self.begin_version, self.end_version
-        return self._rows(lambda created, updated: (created > b) & (created <= e))
+        return self._rows(lambda created, updated: (created > b) & (created <= e), "created")
 
     def get_updated_rows(self) -> pa.RecordBatchReader:
         """Rows of the opened version created at or before ``begin_version`` and last updated
         in (begin, end] (columns as :meth:`get_inserted_rows`)."""
         b, e = self.begin_version, self.end_version
-        return self._rows(lambda created, updated: (created <= b) & (updated > b) & (updated <= e))
+        return self._rows(lambda created, updated: (created <= b) & (updated > b) & (updated <= e), "updated")
 
-    def _rows(self, choose) -> pa.RecordBatchReader:
+    def _may_hold(self, frag, kind: str) -> bool:
+        """Whether some row of ``frag`` has its ``kind`` version in (begin, end] (from the runs alone)."""
+        runs = frag.created_at_runs() if kind == "created" else frag.last_updated_at_runs()
+        versions = np.ones(1, np.uint64) if runs is None else runs[1]
+        return bool(np.any((versions > self.begin_version) & (versions <= self.end_version)))
+
+    def _rows(self, choose, kind: str) -> pa.RecordBatchReader:
         snap = self._snapshot
         reader = RowReader(snap)
         schema = pa.schema([*reader.schema, ROW_ID_FIELD, pa.field(ROW_CREATED, pa.uint64()),
@@ -105,6 +111,8 @@ class DatasetDelta:
         def batches() -> Iterator[pa.RecordBatch]:
             try:
                 for frag in snap.fragments:
+                    if not self._may_hold(frag, kind):
+                        continue                 # decided from the version runs: no row decoded
                     created, updated = row_versions(frag)
                     offs = live_offsets(frag)
                     offs = offs[choose(created[offs], updated[offs])]
@@ -140,31 +148,26 @@ class DatasetDelta:
         return pa.RecordBatchReader.from_batches(schema, [pa.record_batch([pa.array(ids)], schema=schema)])
 
 
-def _lost(before, after) -> np.ndarray:
-    """Offsets of ``before`` (a begin fragment) that are not live in ``after`` (its end version, or None)."""
-    live = live_offsets(before)
-    if after is None:
-        return live
-    return np.intersect1d(live, after.deleted_offsets(), assume_unique=True)
-
-
 def deleted_row_ids(begin, end) -> np.ndarray:
-    """Sorted uint64 stable row ids live at ``begin`` and nowhere at ``end``: only the fragments
-    whose deletion file changed, that vanished or that appeared are read (row ids and deletions)."""
+    """Sorted uint64 stable row ids live at ``begin`` and nowhere at ``end``. Only fragments whose
+    deletion file changed (the offsets their deletions gained or lost), that vanished or that
+    appeared (their live rows) are read, and only those rows' ids are looked up."""
     old = {f.id: f for f in begin.fragments}
     new = {f.id: f for f in end.fragments}
     lost, revived = [], []
     for fid, f in old.items():
         g = new.get(fid)
-        if g is None or f.pb.deletion_file != g.pb.deletion_file:
-            lost.append(f.row_ids()[_lost(f, g)])
+        if g is None or g.physical_rows != f.physical_rows:
+            lost.append(f.row_ids_at(live_offsets(f)))
+        elif f.pb.deletion_file != g.pb.deletion_file:
+            dp, dc = f.deleted_offsets(), g.deleted_offsets()
+            lost.append(f.row_ids_at(np.setdiff1d(dc, dp, assume_unique=True)))
+            revived.append(g.row_ids_at(np.setdiff1d(dp, dc, assume_unique=True)))
     for fid, g in new.items():
         f = old.get(fid)
-        if f is None:
-            revived.append(g.row_ids()[live_offsets(g)])
-        elif f.pb.deletion_file != g.pb.deletion_file:
-            revived.append(g.row_ids()[np.setdiff1d(f.deleted_offsets(), g.deleted_offsets(), assume_unique=True)])
+        if f is None or g.physical_rows != f.physical_rows:
+            revived.append(g.row_ids_at(live_offsets(g)))
     gone = np.unique(np.concatenate(lost)) if lost else np.empty(0, np.uint64)
-    if revived:
-        gone = np.setdiff1d(gone, np.concatenate(revived), assume_unique=False)
+    if revived and len(gone):
+        gone = gone[~np.isin(gone, np.concatenate(revived))]
     return gone.astype(np.uint64)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from ..table.rowids import versions_at
 from .execution import ScanContext
 from .projection import resolve_projection
 
@@ -18,10 +19,11 @@ ROW_UPDATED = "_row_last_updated_at_version"
 
 def live_offsets(fragment) -> np.ndarray:
     """Sorted int64 physical offsets of a fragment's rows that are not deleted."""
-    offs = np.arange(fragment.physical_rows, dtype=np.int64)
-    if fragment.num_deletions():
-        offs = np.setdiff1d(offs, fragment.deleted_offsets(), assume_unique=True)
-    return offs
+    if not fragment.num_deletions():
+        return np.arange(fragment.physical_rows, dtype=np.int64)
+    keep = np.ones(fragment.physical_rows, dtype=bool)
+    keep[fragment.deleted_offsets()] = False
+    return np.flatnonzero(keep).astype(np.int64, copy=False)
 
 
 def row_versions(fragment) -> tuple[np.ndarray, np.ndarray]:
@@ -29,8 +31,27 @@ def row_versions(fragment) -> tuple[np.ndarray, np.ndarray]:
     (pylance's value for tables without stable row ids)."""
     created = fragment.created_at_versions()
     updated = fragment.last_updated_at_versions()
+    if created is not None and updated is not None:
+        return created, updated
     ones = np.ones(fragment.physical_rows, dtype=np.uint64)
     return (ones if created is None else created), (ones if updated is None else updated)
+
+
+def row_ids_at(fragment, offsets: np.ndarray) -> np.ndarray:
+    """uint64 ``_rowid`` of the rows at sorted physical ``offsets`` (stable id, else row address)."""
+    ids = fragment.row_ids_at(offsets)
+    if ids is None:
+        return (np.uint64(fragment.id) << np.uint64(32)) | np.asarray(offsets, dtype=np.uint64)
+    return ids
+
+
+def last_updated_at(fragment, offsets: np.ndarray) -> np.ndarray:
+    """uint64 ``_row_last_updated_at_version`` of the rows at ``offsets`` (1 where none is recorded),
+    read from the sequence's runs (not expanded per row)."""
+    runs = fragment.last_updated_at_runs()
+    if runs is None:
+        return np.ones(len(offsets), dtype=np.uint64)
+    return versions_at(runs, offsets)
 
 
 def row_ids(fragment) -> np.ndarray:

@@ -16,21 +16,26 @@ local path.
 """
 from __future__ import annotations
 
+import os
 import re
 import threading
 from typing import Any, Mapping
 
 import numpy as np
 
+from .. import _state
 from .._proto import table_pb2
 from ..errors import CorruptFileError, UnsupportedFeatureError
 from ..file import DataFileRef, open_data_file
 from .deletions import DeletionFileInfo, deletion_file_name, read_deletions
-from .rowids import decode_row_ids, decode_version_sequence
+from .rowids import decode_row_ids, decode_version_runs, decode_version_sequence, row_ids_at
 
 TOMBSTONE = -2
 # A URL's scheme (RFC 3986), two letters at least (``C:`` is a Windows drive)
 _URL_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):")
+# Deletion files are immutable: their checked, decoded offsets are kept per process (every version
+# that keeps a deletion file, and every change-feed or delta() call, reuses them).
+DECODED_DELETIONS = _state.cache("decoded_deletions")
 MAX_NAME_BYTES = 255  # longest file or directory name local filesystems and object stores accept
 
 
@@ -216,6 +221,14 @@ class FragmentInfo:
             if self._deleted is None:
                 d = self.deletion
                 try:
+                    key = _deletion_key(self._io, d.path, d.num_deleted_rows, self.physical_rows)
+                except FileNotFoundError as exc:
+                    raise vanished(d.path, "deletion file", self.version) from exc
+                kept = DECODED_DELETIONS.get(key)
+                if kept is not None:
+                    self._deleted = kept
+                    return kept
+                try:
                     offs = read_deletions(self._io, d, self.physical_rows)
                 except FileNotFoundError as exc:
                     raise vanished(d.path, "deletion file", self.version) from exc
@@ -229,6 +242,7 @@ class FragmentInfo:
                         f"{self._where} says {d.num_deleted_rows}")
                 offs.flags.writeable = False
                 self._deleted = offs
+                DECODED_DELETIONS.put(key, offs, offs.nbytes + 64)
             return self._deleted
 
     def check_data_file(self, ref: DataFileRef, reader) -> None:
@@ -306,6 +320,18 @@ class FragmentInfo:
                 self._row_ids = ids
             return self._row_ids
 
+    def row_ids_at(self, offsets: np.ndarray) -> np.ndarray | None:
+        """uint64 stable row ids of the rows at sorted physical ``offsets`` (None without stable
+        row ids), without expanding the whole sequence unless it is already decoded."""
+        with self._lock:
+            ids = self._row_ids
+        if ids is not None:
+            return ids[np.asarray(offsets, dtype=np.int64)]
+        raw = self._sequence_bytes("inline_row_ids", "external_row_ids")
+        if raw is None:
+            return None
+        return row_ids_at(raw, self.physical_rows, offsets, f"row ids of fragment {self.id}")
+
     def created_at_versions(self) -> np.ndarray | None:
         """uint64 ``_row_created_at_version`` per physical row, or None if not recorded."""
         raw = self._sequence_bytes("inline_created_at_versions", "external_created_at_versions")
@@ -318,9 +344,30 @@ class FragmentInfo:
         return None if raw is None else decode_version_sequence(
             raw, self.physical_rows, f"last-updated versions of fragment {self.id}")
 
+    def created_at_runs(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``_row_created_at_version`` as runs (``rowids.decode_version_runs``), or None."""
+        raw = self._sequence_bytes("inline_created_at_versions", "external_created_at_versions")
+        return None if raw is None else decode_version_runs(
+            raw, self.physical_rows, f"created-at versions of fragment {self.id}")
+
+    def last_updated_at_runs(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``_row_last_updated_at_version`` as runs (``rowids.decode_version_runs``), or None."""
+        raw = self._sequence_bytes("inline_last_updated_at_versions", "external_last_updated_at_versions")
+        return None if raw is None else decode_version_runs(
+            raw, self.physical_rows, f"last-updated versions of fragment {self.id}")
+
     def row_addresses(self) -> np.ndarray:
         """uint64 ``fragment_id << 32 | offset`` for every physical row."""
         return (np.uint64(self.id) << np.uint64(32)) | np.arange(self.physical_rows, dtype=np.uint64)
+
+
+def _deletion_key(io, path: str, num_deleted: int, rows: int) -> tuple:
+    """The key of a deletion file's decoded offsets: remote files are immutable (store, path);
+    a local one adds its size and mtime, so a file rewritten in place is decoded afresh."""
+    if getattr(io, "is_local", False):
+        st = os.stat(path)
+        return io.key, path, st.st_size, st.st_mtime_ns, num_deleted, rows
+    return getattr(io, "key", id(io)), path, num_deleted, rows
 
 
 def _check_file_lists(ref: DataFileRef, where: str, schema_fields: Mapping[int, Any] | None) -> None:

@@ -96,12 +96,48 @@ def decode_row_ids(raw: bytes, what: str = "row ids") -> np.ndarray:
     return np.concatenate(parts) if parts else np.empty(0, dtype=np.uint64)
 
 
-def decode_version_sequence(raw: bytes, num_rows: int, what: str = "row versions") -> np.ndarray:
-    """A serialized RowDatasetVersionSequence as one uint64 version per physical row."""
+def row_ids_at(raw: bytes, num_rows: int, offsets: np.ndarray, what: str = "row ids") -> np.ndarray:
+    """The uint64 row ids at sorted physical ``offsets`` of a serialized RowIdSequence: range
+    segments answer by arithmetic, only segments holding an offset are expanded."""
+    seq = _parse(rowids_pb2.RowIdSequence(), raw, what)
+    lengths = np.array([segment_length(sg, what) for sg in seq.segments], dtype=np.int64)
+    ends = np.cumsum(lengths)
+    if (int(ends[-1]) if len(ends) else 0) != num_rows:
+        raise CorruptFileError(f"{what}: {int(ends[-1]) if len(ends) else 0} ids for {num_rows} rows")
+    offsets = np.asarray(offsets, dtype=np.int64)
+    out = np.empty(len(offsets), dtype=np.uint64)
+    which = np.searchsorted(ends, offsets, side="right")
+    for k in np.unique(which):
+        sel = which == k
+        sg = seq.segments[int(k)]
+        local = offsets[sel] - (int(ends[k - 1]) if k else 0)
+        if sg.WhichOneof("segment") == "range":
+            out[sel] = local.astype(np.uint64) + np.uint64(sg.range.start)
+        else:
+            out[sel] = decode_segment(sg, what)[local]
+    return out
+
+
+def decode_version_runs(raw: bytes, num_rows: int, what: str = "row versions") -> tuple[np.ndarray, np.ndarray]:
+    """A serialized RowDatasetVersionSequence as runs: (int64 end row of each run, exclusive and
+    cumulative; uint64 version of each run), without expanding them per row."""
     seq = _parse(rowids_pb2.RowDatasetVersionSequence(), raw, what)
     lengths = np.array([segment_length(r.span, what) for r in seq.runs], dtype=np.int64)
     versions = np.array([r.version for r in seq.runs], dtype=np.uint64)
-    out = np.repeat(versions, lengths)
-    if out.size != num_rows:
-        raise CorruptFileError(f"{what}: sequence covers {out.size} rows, the fragment has {num_rows}")
-    return out
+    ends = np.cumsum(lengths)
+    covered = int(ends[-1]) if len(ends) else 0
+    if covered != num_rows:
+        raise CorruptFileError(f"{what}: sequence covers {covered} rows, the fragment has {num_rows}")
+    return ends, versions
+
+
+def versions_at(runs: tuple[np.ndarray, np.ndarray], offsets: np.ndarray) -> np.ndarray:
+    """The uint64 versions of the rows at ``offsets`` (physical, in range) from :func:`decode_version_runs`."""
+    ends, versions = runs
+    return versions[np.searchsorted(ends, np.asarray(offsets, dtype=np.int64), side="right")]
+
+
+def decode_version_sequence(raw: bytes, num_rows: int, what: str = "row versions") -> np.ndarray:
+    """A serialized RowDatasetVersionSequence as one uint64 version per physical row."""
+    ends, versions = decode_version_runs(raw, num_rows, what)
+    return np.repeat(versions, np.diff(ends, prepend=0))

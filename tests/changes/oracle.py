@@ -8,24 +8,36 @@ NO_ROWS = {"Rewrite", "CreateIndex", "BaseOperation"}      # BaseOperation: pyla
 ORDER = {"delete": 0, "update_preimage": 1, "update_postimage": 2, "insert": 3}
 
 
-def _read(uri: str, version: int, stable: bool) -> dict:
-    """{key: row dict} of a version (key: _rowid with stable row ids, else _rowaddr)."""
+def _ids(uri: str, version: int) -> dict[str, int]:
+    """Top-level column name -> field id at a version (pylance's lance_schema)."""
+    return {f.name(): f.id() for f in lance.dataset(uri, version=version).lance_schema.fields()}
+
+
+def _read(uri: str, version: int, stable: bool, end: int) -> dict:
+    """{key: row dict} of a version (key: _rowid with stable row ids, else _rowaddr), its columns
+    named as at version ``end`` (matched by field id; a column ``end`` lacks is left out)."""
     if version == 0:
         return {}
     ds = lance.dataset(uri, version=version)
     extra = ["_rowid", "_rowaddr"] + (["_row_last_updated_at_version"] if stable else [])
     t = ds.to_table(columns=ds.schema.names + extra)
+    end_names = {i: n for n, i in _ids(uri, end).items()}
+    rename = {n: end_names.get(i) for n, i in _ids(uri, version).items()}
     key = "_rowid" if stable else "_rowaddr"
-    return {r[key]: r for r in t.to_pylist()}
+    out = {}
+    for r in t.to_pylist():
+        out[r[key]] = {rename.get(k, k): val for k, val in r.items() if rename.get(k, k) is not None}
+    return out
 
 
-def expected_commit(uri: str, v: int, names: list[str]) -> list[dict]:
-    """The rows of commit ``v`` (``names``: the data columns of the range's end)."""
+def expected_commit(uri: str, v: int, names: list[str], end: int | None = None) -> list[dict]:
+    """The rows of commit ``v`` (``names``: the data columns of the range's end, version ``end``)."""
+    end = v if end is None else end
     stable = lance.dataset(uri, version=v).has_stable_row_ids
     op = type(lance.dataset(uri).read_transaction(v).operation).__name__
     if op in NO_ROWS:
         return []
-    before, after = _read(uri, v - 1, stable), _read(uri, v, stable)
+    before, after = _read(uri, v - 1, stable, end), _read(uri, v, stable, end)
     if op == "Overwrite":
         before_keys, after_keys, both = set(before), set(after), set()
         before_only, after_only = before_keys, after_keys
@@ -50,7 +62,7 @@ def expected_commit(uri: str, v: int, names: list[str]) -> list[dict]:
 
 def expected(uri: str, start: int, end: int) -> list[dict]:
     names = lance.dataset(uri, version=end).schema.names
-    return [r for v in range(start + 1, end + 1) for r in expected_commit(uri, v, names)]
+    return [r for v in range(start + 1, end + 1) for r in expected_commit(uri, v, names, end)]
 
 
 def rows_of(table: pa.Table) -> list[dict]:
