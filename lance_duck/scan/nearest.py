@@ -55,9 +55,9 @@ class ScanVectorSource:
         sub._nearest = None
         sub._projection = resolve_projection(columns, self.snapshot.read_schema, self.snapshot.schema)
         sub._filter = sc._search_filter
-        # a task's vectors stay within a quarter of the read-ahead budget
+        # a task's vectors stay within an eighth of the read-ahead budget
         row_bytes = max(1, self.query.dim * self.query.value_type.itemsize)
-        rows = max(MIN_FLAT_ROWS, sc._budget // (4 * row_bytes))
+        rows = max(MIN_FLAT_ROWS, sc._budget // (8 * row_bytes))
         sub._task_rows = sub._batch_rows = min(rows, sc._task_rows)
         sub._first_rows = None
         return sub._batches()
