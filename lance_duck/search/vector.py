@@ -180,7 +180,7 @@ def l2_candidates(queries: np.ndarray, x: np.ndarray, k: int,
                   tops: Sequence[TopK]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Per query, (rows of ``x`` that may be among its k nearest, their exact l2 distances).
 
-    The block is ranked with one matrix product (``|x|^2 - 2 x.q + |q|^2``, BLAS); every row whose
+    The block is ranked with one matrix product (``|x|^2 - 2 x.q + |q|^2``); every row whose
     estimate is within the product's rounding bound of the k-th best (of this block, and of the
     query's top so far) has its distance computed exactly as ``sum((x - q)^2)``, so the distances and
     order are those of the exact formula.
@@ -189,7 +189,9 @@ def l2_candidates(queries: np.ndarray, x: np.ndarray, k: int,
     qs = queries.astype(x.dtype, copy=False)
     xn = np.einsum("ij,ij->i", x, x)
     qn = np.einsum("ij,ij->i", qs, qs)
-    dots = x @ qs.T                                    # (n, m)
+    # einsum, not BLAS: OpenBLAS's threads on these thin products cost 100x their work when the
+    # cores are busy (measured: 17.8 ms vs 0.14 ms for 16k x 128 at load 13 on 2 cores)
+    dots = np.einsum("ij,kj->ik", x, qs)               # (n, m)
     unit = np.finfo(x.dtype).eps * 2 * (x.shape[1] + 4)     # a worst-case bound of the sums' rounding
     for j in range(len(qs)):
         est = xn - 2 * dots[:, j] + qn[j]
