@@ -161,11 +161,10 @@ class IvfSegment:
         order = np.argsort(d, kind="stable")
         return order, d[order]
 
-    def initial_probes(self, dists: np.ndarray, k: int, minimum: int, maximum: int | None,
-                       refine_factor: int | None) -> int:
-        """How many partitions pylance 14.0.2 probes before its late search (see probes.py)."""
-        adaptive = refine_factor is None or refine_factor <= 1
-        return initial_probes(dists, k, minimum, maximum, self.metric, adaptive)
+    def initial_probes(self, dists: np.ndarray, k: int, minimum: int, maximum: int | None) -> int:
+        """How many partitions pylance 14.0.2 probes before its late search, for the user's ``k``
+        (see probes.py)."""
+        return initial_probes(dists, k, minimum, maximum, self.metric, True)
 
     def search(self, q: np.ndarray, k: int, *, minimum_nprobes: int, maximum_nprobes: int | None,
                ef: int | None, keep=None, refine_factor: int | None = None,
@@ -183,7 +182,7 @@ class IvfSegment:
                                        f"{self.dim}-dimensional index")
         order, dists = self.partition_order(q)
         user_k = k if not refine_factor or refine_factor <= 1 else max(1, k // int(refine_factor))
-        first = self.initial_probes(dists, user_k, int(minimum_nprobes), maximum_nprobes, refine_factor)
+        first = self.initial_probes(dists, user_k, int(minimum_nprobes), maximum_nprobes)
         last = self.num_partitions if maximum_nprobes is None else min(int(maximum_nprobes), self.num_partitions)
         last = max(first, last)
         qs = self.storage.query(q)
