@@ -81,3 +81,14 @@ def test_refine_probes_for_the_users_k(many_partitions):
             exact = np.array([((vectors[r] - q) ** 2).sum(dtype=np.float32) for r in ids.tolist()], np.float32)
             order = np.lexsort((ids, exact))[:k]
             assert_same_ann(pylance_ann(ds, q, k, refine_factor=rf, minimum_nprobes=1), (ids[order], exact[order]))
+
+
+def test_default_nprobes_end_to_end_equal_pylance(many_partitions):
+    import lance_duck
+    ds, ld = lance.dataset(many_partitions), lance_duck.dataset(many_partitions)
+    for q in _queries():
+        for k in (1, 10, 50):
+            spec = {"column": "vec", "q": q, "k": k}
+            ours, theirs = ld.to_table(nearest=spec, with_row_id=True), ds.to_table(nearest=spec, with_row_id=True)
+            assert_same_ann((theirs["_rowid"].to_numpy(), theirs["_distance"].to_numpy()),
+                            (ours["_rowid"].to_numpy(), ours["_distance"].to_numpy()))
