@@ -49,7 +49,11 @@ def run_fts(scanner: LanceScanner, full_text_query: Any, *, prefilter: bool, lim
     scanned = {f.id: f for f in scanner._fragments}
     pre = prefilter and scanner._filter is not None
     searcher = Searcher(snap, lambda frags, col: _texts(scanner, [f for f in frags if f.id in scanned], col, pre))
-    hits = searcher.evaluate(query_of(full_text_query, searcher))
+    # the best limit + offset are enough unless rows are dropped after the search (a prefilter, a
+    # scan of some fragments only); a post-filter applies to those best rows, as pylance's
+    k = None if limit is None or (prefilter and scanner._filter is not None) or \
+        len(scanned) < len(snap.fragments) else limit + offset
+    hits = searcher.evaluate(query_of(full_text_query, searcher), k)
     if len(scanned) < len(snap.fragments):
         frag = (hits.addrs >> np.uint64(32)).astype(np.int64)
         keep = np.isin(frag, np.fromiter(scanned, dtype=np.int64, count=len(scanned)))

@@ -262,3 +262,14 @@ def test_stop_words_of_other_languages_are_refused(tmp_path):
     ds.create_scalar_index("text", "INVERTED", language="French")
     with pytest.raises(UnsupportedFeatureError, match="French"):
         lance_duck.dataset(uri).to_table(full_text_query="chansons")
+
+
+@pytest.mark.parametrize("text,slop", [("w0 w1", 0), ("w1 w0", 0), ("w2 w0 w1", 0), ("w0 w3", 1), ("lazy dog", 0)])
+@pytest.mark.parametrize("limit", [1, 4, 25])
+def test_phrase_with_limit_checks_the_best_candidates_first(main_table, two_segments, text, slop, limit):
+    for uri in (main_table, two_segments):
+        theirs = lance.dataset(uri).to_table(columns=["id"], full_text_query=lq.PhraseQuery(text, "text", slop=slop),
+                                             limit=limit)
+        ours = lance_duck.dataset(uri).to_table(columns=["id"], full_text_query=q.PhraseQuery(text, "text", slop=slop),
+                                                limit=limit)
+        assert_same_ranking(ours, theirs, limited=True)
