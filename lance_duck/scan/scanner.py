@@ -220,6 +220,10 @@ class LanceScanner(pads.Scanner):
             flt = "" if self._filter is None else \
                 f", {'prefilter' if self._prefilter else 'postfilter'}: {self._filter.expression}"
             return f"nearest k={self._nearest.k} on {self._nearest.column!r}: {plan.describe()}{flt}"
+        if self._fts is not None:
+            flt = "" if self._filter is None else \
+                f", {'prefilter' if self._prefilter else 'postfilter'}: {self._filter.expression}"
+            return f"full text search {self._fts!r} (INVERTED index, unindexed fragments flat){flt}"
         flt = "" if self._filter is None else f", filter: {self._filter.expression}"
         return f"scan of {len(self._fragments)} fragment(s){flt}"
 
