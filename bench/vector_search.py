@@ -7,15 +7,14 @@ deleted) and builds IVF_PQ (--partitions 64, 16 sub-vectors) on one and IVF_HNSW
 Each query (k = 10, random vectors, seeded) runs through both readers in turn (lance_duck,
 pylance, lance_duck, ...) after a warm-up; prints the median and p90 wall time per query and
 the share of queries whose ids are identical. ``flat`` is ``use_index=False`` (exact, the whole
-table read). Then the peak RSS of a fresh process doing one flat search, minus that of a fresh
-process that only opened the table (read-ahead budget: 64 MiB by default).
+table read). Then the peak RSS (VmHWM) of a fresh process doing one flat search, and of one that only opened
+the table (read-ahead budget: 64 MiB by default); ``--rss-only PATH`` measures just that.
 Say the machine load (``uptime``) with the numbers.
 """
 from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -73,14 +72,15 @@ def time_queries(path: str, qs: np.ndarray, nearest: dict) -> None:
 
 
 _CHILD = """
-import resource, sys, numpy as np
+import sys, numpy as np
 sys.path.insert(0, {root!r})
 import lance_duck
 ds = lance_duck.dataset({path!r})
 if {search}:
     ds.to_table(columns=["id"], nearest={{"column": "vec", "q": np.ones({dim}, np.float32), "k": 10,
                                           "use_index": False}})
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+# VmHWM: this program's peak (ru_maxrss would count the parent's pages shared before exec)
+print(next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM")))
 """
 
 
@@ -97,8 +97,13 @@ def main() -> None:
     p.add_argument("--queries", type=int, default=30)
     p.add_argument("--partitions", type=int, default=64)
     p.add_argument("--dir", default="/tmp/ld_vec_bench")
+    p.add_argument("--rss-only", metavar="PATH", help="only the flat search's peak RSS over this table")
     args = p.parse_args()
     print(f"load: {os.getloadavg()}", flush=True)
+    if args.rss_only:
+        base, flat = peak_rss_kib(args.rss_only, args.dim, False), peak_rss_kib(args.rss_only, args.dim, True)
+        print(f"peak RSS: opening {base / 1024:.0f} MiB, opening + one flat search {flat / 1024:.0f} MiB")
+        return
     qs = np.random.default_rng(5).standard_normal((args.queries, args.dim)).astype(np.float32)
     pq = prepare(args.dir, args.rows, args.dim, "ivf_pq", args.partitions)
     print(f"IVF_PQ({args.partitions}/16), {args.rows} x {args.dim}, k=10, {args.queries} queries")
@@ -112,7 +117,7 @@ def main() -> None:
     table_mib = args.rows * args.dim * 4 / 2**20
     print(f"peak RSS: opening {base / 1024:.0f} MiB, opening + one flat search {flat / 1024:.0f} MiB "
           f"(+{(flat - base) / 1024:.1f} MiB; vectors: {table_mib:.0f} MiB; target: budget 64 MiB + 64 MiB)")
-    print(f"load: {os.getloadavg()}  (maxrss unit: KiB, {resource.getpagesize()} B pages)")
+    print(f"load: {os.getloadavg()}")
 
 
 if __name__ == "__main__":

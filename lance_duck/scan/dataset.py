@@ -249,6 +249,22 @@ class LanceDataset(pads.FileSystemDataset):
         from ..index import describe_indices
         return describe_indices(self._snapshot)
 
+    def index_statistics(self, index_name: str) -> dict[str, Any]:
+        """pylance's ``index_statistics(name)`` (``stats.index_stats``) for a vector index: coverage
+        of this version (indexed / unindexed fragments and live rows, per segment) and each segment's
+        partitions, centroids, loss and sub-index parameters.
+
+        Raises:
+            InvalidArgumentError: no such index. UnsupportedFeatureError: not a vector index, or one
+                lance_duck cannot read (named).
+
+        Example::
+
+            lance_duck.dataset("t.lance").index_statistics("vec_idx")["num_unindexed_rows"]
+        """
+        from ..search.vector_stats import vector_index_statistics
+        return vector_index_statistics(self._snapshot, index_name)
+
     def list_indices(self) -> list[dict[str, Any]]:
         """One dict per index segment, like pylance's (deprecated) ``list_indices()``."""
         from ..index import list_indices

@@ -40,6 +40,7 @@ class ScanVectorSource:
         self._stable = self.snapshot.has_stable_row_ids
         self._id_map: tuple[np.ndarray, np.ndarray] | None = None
         self._allowed: np.ndarray | None = None
+        self._live: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None] | None = None
 
     @property
     def fragment_ids(self) -> list[int]:
@@ -47,24 +48,24 @@ class ScanVectorSource:
         return self._fragment_ids
 
     # -- reading vectors ---------------------------------------------------------------------
-    def _sub_scan(self, columns: list[str], fragment_ids: Sequence[int], with_filter: bool) -> Iterator[pa.RecordBatch]:
+    def _sub_scan(self, columns: list[str], fragment_ids: Sequence[int]) -> Iterator[pa.RecordBatch]:
+        """Batches of ``columns`` of the rows searched (the search filter applied) of ``fragment_ids``."""
         sc = self.scanner
         sub = sc._copy(fragments=[self.fragments[f] for f in fragment_ids], limit=None, offset=None)
         sub._nearest = None
         sub._projection = resolve_projection(columns, self.snapshot.read_schema, self.snapshot.schema)
-        if not with_filter:
-            sub._filter = None
-        # a task's vectors stay within a quarter of the read-ahead budget
+        sub._filter = sc._search_filter
+        # a task's vectors stay within an eighth of the read-ahead budget
         row_bytes = max(1, self.query.dim * self.query.value_type.itemsize)
-        rows = max(MIN_FLAT_ROWS, sc._budget // (4 * row_bytes))
+        rows = max(MIN_FLAT_ROWS, sc._budget // (8 * row_bytes))
         sub._task_rows = sub._batch_rows = min(rows, sc._task_rows)
         sub._first_rows = None
         return sub._batches()
 
-    def flat(self, fragment_ids: Sequence[int], prefilter: bool) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    def flat(self, fragment_ids: Sequence[int]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Blocks of (row ids, vectors) of the live rows of ``fragment_ids``."""
         col = self.query.column
-        for b in self._sub_scan([col, ROW_ID], fragment_ids, prefilter):
+        for b in self._sub_scan([col, ROW_ID], fragment_ids):
             ids = b.column(1).to_numpy().astype(np.uint64, copy=False)
             yield _valid(ids, b.column(0), self.query)
 
@@ -89,19 +90,31 @@ class ScanVectorSource:
             pos_c = np.minimum(pos, max(len(ids) - 1, 0))
             ok = (pos < len(ids)) & (ids[pos_c] == row_ids) if len(ids) else np.zeros(len(row_ids), bool)
             return np.where(ok, addrs[pos_c] if len(ids) else 0, 0).astype(np.uint64), ok
+        fids, starts, phys, live = self._live_rows()
         frag = (row_ids >> np.uint64(32)).astype(np.int64)
         off = (row_ids & _LOW32).astype(np.int64)
-        ok = np.zeros(len(row_ids), dtype=bool)
-        for fid in np.unique(frag):
-            info = self.fragments.get(int(fid))
-            if info is None:
-                continue
-            sel = frag == fid
-            good = off[sel] < info.physical_rows
-            if info.num_deletions():
-                good &= ~np.isin(off[sel], info.deleted_offsets())
-            ok[sel] = good
+        pos = np.minimum(np.searchsorted(fids, frag), len(fids) - 1)
+        ok = (fids[pos] == frag) & (off < phys[pos])
+        if live is not None:
+            ok &= live[np.where(ok, starts[pos] + off, 0)]
         return row_ids, ok
+
+    def _live_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """(sorted scanned fragment ids, their first row in ``live``, physical rows, one bool per
+        physical row -- False when deleted -- or None without deletions)."""
+        if self._live is None:
+            infos = sorted(self.fragments.values(), key=lambda f: f.id)
+            fids = np.array([f.id for f in infos] or [-1], dtype=np.int64)
+            phys = np.array([f.physical_rows for f in infos] or [0], dtype=np.int64)
+            starts = np.concatenate([[0], np.cumsum(phys)[:-1]]).astype(np.int64)
+            live = None
+            if any(f.num_deletions() for f in infos):
+                live = np.ones(int(phys.sum()) + 1, dtype=bool)
+                for f, start in zip(infos, starts):
+                    if f.num_deletions():
+                        live[start + np.asarray(f.deleted_offsets(), dtype=np.int64)] = False
+            self._live = (fids, starts, phys, live)
+        return self._live
 
     def _stable_map(self) -> tuple[np.ndarray, np.ndarray]:
         if self._id_map is None:
@@ -120,15 +133,17 @@ class ScanVectorSource:
             self._id_map = (all_ids[order], all_addrs[order])
         return self._id_map
 
-    def keep(self, prefilter: bool, covered: frozenset[int]) -> Keep:
+    def keep(self, covered: frozenset[int]) -> Keep:
         """Mask of row ids a segment covering ``covered`` may return: live, still in a covered
         fragment that is scanned, and in the prefilter's allow-list."""
-        allowed = self._allow_list() if prefilter and self.scanner._filter is not None else None
-        cover = np.array(sorted(covered), dtype=np.uint64)
+        allowed = self._allow_list() if self.scanner._search_filter is not None else None
+        fids = self._live_rows()[0]
+        in_cover = np.isin(fids, np.array(sorted(covered), dtype=np.int64))
 
         def keep(row_ids: np.ndarray) -> np.ndarray:
             addrs, ok = self.addresses(row_ids)
-            ok &= np.isin(addrs >> np.uint64(32), cover)
+            frag = (addrs >> np.uint64(32)).astype(np.int64)
+            ok &= in_cover[np.minimum(np.searchsorted(fids, frag), len(fids) - 1)]
             if allowed is not None:
                 pos = np.minimum(np.searchsorted(allowed, row_ids), max(len(allowed) - 1, 0))
                 ok &= (allowed[pos] == row_ids) if len(allowed) else False
@@ -136,10 +151,10 @@ class ScanVectorSource:
         return keep
 
     def _allow_list(self) -> np.ndarray:
-        """Sorted row ids of the rows passing the scan's filter (scalar indices used)."""
+        """Sorted row ids of the rows passing the search filter (scalar indices used)."""
         if self._allowed is None:
             parts = [b.column(0).to_numpy().astype(np.uint64, copy=False)
-                     for b in self._sub_scan([ROW_ID], self.fragment_ids, True)]
+                     for b in self._sub_scan([ROW_ID], self.fragment_ids)]
             self._allowed = np.sort(np.concatenate(parts)) if parts else np.empty(0, np.uint64)
         return self._allowed
 
@@ -183,18 +198,17 @@ def fetch_rows(snapshot: Any, fragments: dict[int, Any], addresses: np.ndarray, 
     return pa.Table.from_batches(batches, schema=projection.schema)
 
 
-def run_nearest(scanner: LanceScanner, query: NearestQuery, *, prefilter: bool,
-                fast_search: bool) -> tuple[VectorPlan, pa.Table]:
+def run_nearest(scanner: LanceScanner, query: NearestQuery, *, fast_search: bool) -> tuple[VectorPlan, pa.Table]:
     """The result table of a ``nearest`` scan (before offset / limit), and the search's plan."""
     source = ScanVectorSource(scanner, query)
-    plan, results = search(query, source, prefilter=prefilter, fast_search=fast_search)
+    plan, results = search(query, source, fast_search=fast_search)
     ids = np.concatenate([r[0] for r in results]).astype(np.uint64)
     dist = np.concatenate([r[1] for r in results]).astype(np.float32)
     qidx = np.repeat(np.arange(len(results), dtype=np.int32), [len(r[0]) for r in results])
     addrs, _ = source.addresses(ids)
     out_proj = scanner._projection
     fetch_proj = out_proj if ROW_ADDR in out_proj.sources else scanner._fetch_projection()
-    flt = None if prefilter else scanner._filter
+    flt = scanner._post_filter
     rows = fetch_rows(scanner._snapshot, source.fragments, addrs, fetch_proj, flt)
     got = rows.column(ROW_ADDR).to_numpy() if rows.num_rows else np.empty(0, np.uint64)
     pos = np.searchsorted(got, addrs)

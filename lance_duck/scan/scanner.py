@@ -111,6 +111,11 @@ class LanceScanner(pads.Scanner):
             self._columns_spec = columns
         self._projection = _projection(snap, columns, with_row_id, with_row_address)
         self._filter = and_filters(dataset._base_filter, bind_filter(filter, snap.arrow_schema))
+        if self._nearest is not None or self._fts is not None:
+            # a filtered dataset's own filter always comes first: its other rows do not exist
+            user = bind_filter(filter, snap.arrow_schema)
+            self._search_filter = self._filter if self._prefilter else dataset._base_filter
+            self._post_filter = None if self._prefilter else user
         self._limit = limit
         self._offset = offset or 0
         self._batch_rows = batch_size or DEFAULT_BATCH_ROWS
@@ -186,8 +191,7 @@ class LanceScanner(pads.Scanner):
         if self._nearest_result is None:
             assert self._nearest is not None
             from .nearest import run_nearest
-            self._nearest_result = run_nearest(self, self._nearest, prefilter=self._prefilter,
-                                               fast_search=self._fast_search)
+            self._nearest_result = run_nearest(self, self._nearest, fast_search=self._fast_search)
         return self._nearest_result[1]
 
     def _fts_table(self, limit: int | None) -> pa.Table:

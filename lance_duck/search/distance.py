@@ -44,12 +44,12 @@ def distances(q: np.ndarray, x: np.ndarray, metric: str) -> np.ndarray:
     if metric == "l2":
         diff = x - qq
         out = np.einsum("ij,ij->i", diff, diff)
-    elif metric == "dot":
-        out = 1 - x @ qq
+    elif metric == "dot":   # (einsum, not BLAS: see search.vector.l2_candidates)
+        out = 1 - np.einsum("ij,j->i", x, qq)
     elif metric == "cosine":
         with np.errstate(divide="ignore", invalid="ignore"):
             norms = np.sqrt(np.einsum("ij,ij->i", x, x)) * np.sqrt(qq @ qq)
-            out = 1 - (x @ qq) / norms
+            out = 1 - np.einsum("ij,j->i", x, qq) / norms
     else:  # pragma: no cover - parse_nearest only lets METRICS through
         raise ValueError(metric)
     return out.astype(np.float32, copy=False)

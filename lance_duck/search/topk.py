@@ -54,6 +54,10 @@ class TopK:
         self._ids, self._dist = smallest(ids.astype(np.uint64, copy=False), dist.astype(np.float32, copy=False),
                                          self.k)
 
+    def worst(self) -> float | None:
+        """The k-th best distance so far (None until k are kept)."""
+        return float(self._dist[-1]) if len(self._dist) >= self.k else None
+
     def result(self) -> tuple[np.ndarray, np.ndarray]:
         """(row ids uint64, distances float32) of the best k, sorted."""
         return self._ids, self._dist

@@ -273,3 +273,15 @@ def test_phrase_with_limit_checks_the_best_candidates_first(main_table, two_segm
         ours = lance_duck.dataset(uri).to_table(columns=["id"], full_text_query=q.PhraseQuery(text, "text", slop=slop),
                                                 limit=limit)
         assert_same_ranking(ours, theirs, limited=True)
+
+
+def test_a_filtered_datasets_own_filter_selects_the_rows_searched(main_table):
+    ds = lance_duck.dataset(main_table)
+    want = ds.to_table(columns=["id"], full_text_query={"query": "w1 w2", "columns": ["text"]},
+                       filter="id > 700", prefilter=True, limit=15)
+    got = ds.filter("id > 700").to_table(columns=["id"], full_text_query={"query": "w1 w2", "columns": ["text"]},
+                                         limit=15)
+    assert got.equals(want)
+    post = ds.filter("id > 700").to_table(columns=["id"], full_text_query={"query": "w1 w2", "columns": ["text"]},
+                                          filter="id % 2 = 0", limit=15)
+    assert post["id"].to_pylist() == [i for i in want["id"].to_pylist() if i % 2 == 0]

@@ -140,3 +140,15 @@ def test_flat_search_streams_within_a_small_read_ahead_budget(vector_table):
     sc = ds.scanner(columns=["id"], nearest={"column": "vec", "q": Q[1], "k": 5}, readahead_bytes=64 * 1024)
     want = lance.dataset(vector_table).to_table(columns=["id"], nearest={"column": "vec", "q": Q[1], "k": 5})
     assert_same(sc.to_table(), want)
+
+
+def test_a_filtered_dataset_searches_only_its_rows(vector_table):
+    ds = lance_duck.dataset(vector_table).filter("cat = 2")
+    got = ds.to_table(columns=["id", "name"], nearest={"column": "vec", "q": Q[1], "k": 8})
+    want = lance.dataset(vector_table).to_table(columns=["id", "name"], nearest={"column": "vec", "q": Q[1], "k": 8},
+                                                filter="cat = 2", prefilter=True)
+    assert_same(got, want)
+    # the user's filter then post-filters those k rows
+    got = ds.to_table(columns=["id", "name"], nearest={"column": "vec", "q": Q[1], "k": 8}, filter="id % 2 = 0")
+    mask = [i % 2 == 0 for i in want["id"].to_pylist()]
+    assert_same(got, want.filter(mask))

@@ -53,3 +53,28 @@ def vector_table(tmp_path_factory):
         return made[key]
 
     return make
+
+
+@pytest.fixture(scope="session")
+def segmented_table(tmp_path_factory):
+    """(index_type, stable_row_ids) -> path of a table whose index has two segments: 2,400 rows indexed,
+    600 appended and indexed as a delta segment by ``optimize_indices(num_indices_to_merge=0)``, then rows
+    deleted (every fragment indexed: version 4 of the history)."""
+    made: dict[tuple[str, bool], str] = {}
+    root = tmp_path_factory.mktemp("vector_segments")
+
+    def make(index_type: str, stable: bool = False) -> str:
+        key = (index_type, stable)
+        if key not in made:
+            path = str(root / f"{index_type}_{int(stable)}.lance")
+            x = vectors(3000)
+            kw = {"enable_stable_row_ids": True} if stable else {}
+            ds = lance.write_dataset(table(x[:2400]), path, max_rows_per_file=ROWS_PER_FILE, **kw)
+            ds.create_index("vec", index_type=index_type, metric="l2", **index_params(index_type))
+            ds.insert(table(x[2400:], 2400))
+            ds.optimize.optimize_indices(num_indices_to_merge=0)
+            lance.dataset(path).delete("id % 11 = 3")
+            made[key] = path
+        return made[key]
+
+    return make

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import lance
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from .conftest import queries
@@ -27,16 +28,29 @@ def test_hnsw_walk_matches_pylance(vector_table, index_type, metric):
                 assert_same_ann(pylance_ann(ds, q, k, nprobes=nprobes, **extra), ours, ties_at_k=ties)
 
 
-def test_small_ef_walk_misses_neighbours_as_pylance_does(vector_table):
+@pytest.fixture(scope="module")
+def one_partition_graph(tmp_path_factory) -> str:
+    """3,000 x 32 unclustered vectors in one HNSW partition: at ef = k the walk misses true neighbours."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((3000, 32)).astype(np.float32)
+    path = str(tmp_path_factory.mktemp("hnsw_one") / "t.lance")
+    t = pa.table({"id": np.arange(3000), "vec": pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), 32)})
+    lance.write_dataset(t, path).create_index("vec", index_type="IVF_HNSW_FLAT", num_partitions=1)
+    return path
+
+
+def test_small_ef_walk_misses_neighbours_as_pylance_does(one_partition_graph):
     """ef = k on one big partition: the walk is approximate, and ours is pylance's walk."""
-    path = vector_table("IVF_HNSW_FLAT", "l2")
-    ds, seg = lance.dataset(path), segment_of(path)
+    ds, seg = lance.dataset(one_partition_graph), segment_of(one_partition_graph)
+    rng = np.random.default_rng(8)
     missed = 0
-    for q in queries(6, seed=9):
-        ours = seg.search(q, 10, minimum_nprobes=1, maximum_nprobes=1, ef=10, keep=None)
-        exact = seg.search(q, 10, minimum_nprobes=1, maximum_nprobes=1, ef=10_000, keep=None)
-        missed += len(set(exact[0].tolist()) - set(ours[0].tolist()))
-        assert_same_ann(pylance_ann(ds, q, 10, nprobes=1, ef=10), ours)
+    for _ in range(8):
+        q = rng.standard_normal(32).astype(np.float32)
+        for k in (5, 10):
+            ours = seg.search(q, k, minimum_nprobes=1, maximum_nprobes=1, ef=k, keep=None)
+            exact = seg.search(q, k, minimum_nprobes=1, maximum_nprobes=1, ef=10_000, keep=None)
+            missed += len(set(exact[0].tolist()) - set(ours[0].tolist()))
+            assert_same_ann(pylance_ann(ds, q, k, nprobes=1, ef=k), ours)
     assert missed > 0, "the walk found every true neighbour: the test pins nothing beyond distances"
 
 

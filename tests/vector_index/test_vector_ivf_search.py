@@ -45,7 +45,8 @@ def assert_same_ann(theirs, ours, *, ties_at_k: bool = False):
         if ties_at_k and b == len(d_p):
             break
         assert sorted(ids_m[a:b].tolist()) == sorted(ids_p[a:b].tolist()), (a, b)
-    assert sum(b - a > 1 for a, b in zip(starts[:-1], starts[1:])) <= max(1, len(d_p) // 10)
+    if not ties_at_k:   # float distances: groups of equal distances are rare
+        assert sum(b - a > 1 for a, b in zip(starts[:-1], starts[1:])) <= max(1, len(d_p) // 10)
 
 
 @pytest.mark.parametrize("metric", METRICS)

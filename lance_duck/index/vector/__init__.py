@@ -3,6 +3,11 @@
 The query side (``nearest=``) opens one :class:`VectorSegment` per segment covering live fragments with
 :func:`open_vector_segment` and calls :meth:`VectorSegment.search`; it merges segments, unindexed fragments,
 deletions, prefilters and refine itself.
+
+Measured on pylance 14.0.2, for the query side: when any searched fragment is not covered by the index
+(and fast_search is off), pylance's ANN rows come back with exact distances re-ranked, as with
+``refine_factor=1`` (``lance_duck`` with ``refine_factor=1`` then equals pylance row for row); and the
+first-round probe count depends on the user's k and on refine: pass ``refine_factor`` to ``search``.
 """
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ list<u32>), level 0 first; ``lance:hnsw`` (a JSON list, one object per partition
 The walk is HNSW's: from the entry point, greedy descent through the upper levels down to level 1, then a
 best-first search of level 0 keeping the ``ef`` nearest (``ef`` defaults to k + k/2, as pylance). With a
 keep mask: all rows kept -> the plain walk; fewer than 10% of the partition kept -> exact over the kept
-rows; otherwise the walk, where only kept nodes enter the results. Distances of the partition's rows are
-computed once, vectorised; the walk only looks them up.
+rows; otherwise the walk, where only kept nodes enter the results. Only the nodes the walk reaches are
+scored (the unseen neighbours of each expanded node in one vectorised call).
 """
 from __future__ import annotations
 
@@ -86,11 +86,12 @@ class HnswGraphs:
             levels.append((pos, offs, vals))
         return PartitionGraph(entry, levels)
 
-    def search(self, p: int, dist: np.ndarray, k: int, ef: int | None, mask: np.ndarray | None) -> np.ndarray:
-        """Rows (within the partition) of the walk's top ``k`` kept nodes, nearest first."""
-        n = len(dist)
+    def search(self, p: int, score, n: int, k: int, ef: int | None,
+               mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """(rows within the partition, float32 distances) of the top ``k`` kept nodes, nearest first;
+        ``score(rows)`` gives the distances of rows (only the nodes the walk reaches are scored)."""
         if n == 0:
-            return np.zeros(0, np.int64)
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
         ef = k + k // 2 if ef is None else max(int(ef), k)
         if mask is not None:
             kept = int(mask.sum())
@@ -98,22 +99,33 @@ class HnswGraphs:
                 mask = None
             elif kept < n * 10 // 100:
                 rows = np.flatnonzero(mask)
-                order = np.lexsort((rows, dist[rows]))[:k]
-                return rows[order]
-        return walk(self.graph(p), dist, k, ef, mask)
+                dist = score(rows)
+                order = np.lexsort((rows, dist))[:k]
+                return rows[order], dist[order]
+        rows, dist = walk(self.graph(p), score, k, ef, mask)
+        return rows, dist
 
 
-def walk(g: PartitionGraph, dist: np.ndarray, k: int, ef: int, mask: np.ndarray | None) -> np.ndarray:
-    """HNSW search over precomputed distances: greedy through levels > 0, best-first at level 0."""
-    d = dist.tolist()
+def walk(g: PartitionGraph, score, k: int, ef: int, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """HNSW search: greedy through levels > 0, best-first at level 0 keeping ``ef`` results; each
+    expanded node's unseen neighbours are scored in one call."""
+    known: dict[int, float] = {}
+
+    def dists(nodes: list[int]) -> list[float]:
+        todo = [n for n in nodes if n not in known]
+        if todo:
+            known.update(zip(todo, score(np.asarray(todo, dtype=np.int64)).tolist()))
+        return [known[n] for n in nodes]
+
     cur = g.entry
-    best = d[cur]
+    best = dists([cur])[0]
     for level in range(len(g.levels) - 1, 0, -1):
         while True:
             nxt = None
-            for nb in g.neighbors(level, cur):
-                if d[nb] < best:
-                    best, nxt = d[nb], nb
+            nbs = g.neighbors(level, cur)
+            for nb, dn in zip(nbs, dists(nbs)):
+                if dn < best:
+                    best, nxt = dn, nb
             if nxt is None:
                 break
             cur = nxt
@@ -131,11 +143,9 @@ def walk(g: PartitionGraph, dist: np.ndarray, k: int, ef: int, mask: np.ndarray 
         r = pos[c]
         if r < 0:
             continue
-        for nb in vals[offs[r]:offs[r + 1]].tolist():
-            if nb in visited:
-                continue
+        fresh = [nb for nb in dict.fromkeys(vals[offs[r]:offs[r + 1]].tolist()) if nb not in visited]
+        for nb, dn in zip(fresh, dists(fresh)):
             visited.add(nb)
-            dn = d[nb]
             if len(results) < ef or dn <= -results[0][0]:
                 if keep is None or keep[nb]:
                     if len(results) < ef:
@@ -144,4 +154,5 @@ def walk(g: PartitionGraph, dist: np.ndarray, k: int, ef: int, mask: np.ndarray 
                         heapq.heapreplace(results, (-dn, -nb))
                 heapq.heappush(candidates, (dn, nb))
     found = sorted((-negd, -negn) for negd, negn in results)[:k]
-    return np.asarray([node for _, node in found], dtype=np.int64)
+    return (np.asarray([node for _, node in found], dtype=np.int64),
+            np.asarray([d for d, _ in found], dtype=np.float32))

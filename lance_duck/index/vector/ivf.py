@@ -13,11 +13,12 @@ from google.protobuf.message import DecodeError
 
 from ... import trace
 from ..._proto import index_pb2
-from ...errors import CorruptFileError, UnsupportedFeatureError
+from ...errors import CorruptFileError, InvalidArgumentError, UnsupportedFeatureError
 from ..files import IndexFile, cached, segment_file_path
 from ..metadata import IndexSegment
 from .probes import initial_probes
-from .storage import F32, FlatStorage, PQStorage, SQStorage, Storage, normalized, storage_metadata
+from .storage import (F32, FlatStorage, PQStorage, SQStorage, Storage, normalized, popcount_rows, storage_metadata,
+                      tensor_array)
 
 VECTOR_DETAILS = "lance.index.pb.VectorIndexDetails"
 METRICS = {index_pb2.L2: "l2", index_pb2.Cosine: "cosine", index_pb2.Dot: "dot", index_pb2.Hamming: "hamming"}
@@ -72,13 +73,15 @@ class IvfSegment:
         ipath, apath = index_file.path, aux_file.path
         ivf = _ivf(index_file, True)
         t = ivf.centroids_tensor
-        if t.data_type != index_pb2.Tensor.FLOAT32 or len(t.shape) != 2:
-            raise CorruptFileError(f"{ipath}: centroids tensor of type {t.data_type} and shape {list(t.shape)}, "
-                                   "expected float32 [partitions, dim]")
-        p, dim = int(t.shape[0]), int(t.shape[1])
-        if len(t.data) != p * dim * 4 or p == 0 or dim == 0:
-            raise CorruptFileError(f"{ipath}: centroids tensor has {len(t.data)} bytes for shape [{p}, {dim}]")
-        self.centroids = np.frombuffer(t.data, dtype="<f4").reshape(p, dim)
+        centroids = tensor_array(t, ipath, "centroids tensor")
+        if centroids.ndim != 2 or 0 in centroids.shape:
+            raise CorruptFileError(f"{ipath}: centroids tensor of shape {list(t.shape)}, expected [partitions, dim]")
+        if (metric == "hamming") != (centroids.dtype == np.uint8):
+            raise CorruptFileError(f"{ipath}: {centroids.dtype} centroids for a {metric} index")
+        p, dim = centroids.shape
+        self.work = np.float64 if centroids.dtype == np.float64 else F32
+        self.vector_type = centroids.dtype
+        self.centroids = centroids if metric == "hamming" else centroids.astype(self.work)
         self.num_partitions, self.dim = p, dim
         aux_ivf = _ivf(aux_file, False)
         self.offsets, self.lengths = _ranges(aux_ivf, aux_file.num_rows, apath, "row ranges")
@@ -88,6 +91,7 @@ class IvfSegment:
         if aux_metric is not None and aux_metric != metric:
             raise CorruptFileError(f"{apath}: distance_type {aux_metric!r} but the index's is {metric!r}")
         self.storage = self._storage(aux_file)
+        self.storage.vector_type = self.vector_type
         self.graph = None
         if "HNSW" in index_type:
             from .hnsw import HnswGraphs
@@ -100,14 +104,17 @@ class IvfSegment:
         if kind == "FLAT":
             if meta.get("dim") != self.dim:
                 raise CorruptFileError(f"{aux.path}: flat dimension {meta.get('dim')} is not the index's {self.dim}")
-            flat = FlatStorage(self.metric, self.dim, aux.path)
+            flat = FlatStorage(self.metric, self.dim, aux.path, self.work)
             t = aux.field("flat").arrow_type
-            if not pa.types.is_fixed_size_list(t) or t.list_size != self.dim or not pa.types.is_floating(t.value_type):
-                raise CorruptFileError(f"{aux.path}: column 'flat' is {t}, expected {self.dim} floats per row")
+            values_ok = (pa.types.is_uint8(t.value_type) if self.metric == "hamming"
+                         else pa.types.is_floating(t.value_type)) if pa.types.is_fixed_size_list(t) else False
+            if not values_ok or t.list_size != self.dim:
+                raise CorruptFileError(f"{aux.path}: column 'flat' is {t}, expected {self.dim} "
+                                       f"{'uint8' if self.metric == 'hamming' else 'float'} values per row")
             flat.dtype = t.value_type.to_pandas_dtype()
             return flat
         if kind == "SQ":
-            return SQStorage(self.metric, self.dim, aux.path, meta)
+            return SQStorage(self.metric, self.dim, aux.path, meta, self.work)
         pos = meta.get("codebook_position")
         c = getattr(aux.reader, "container")
         if not isinstance(pos, int) or not 0 < pos < len(c.global_buffers):
@@ -117,7 +124,7 @@ class IvfSegment:
             cb.ParseFromString(bytes(c.global_buffer(pos)))
         except DecodeError as exc:
             raise CorruptFileError(f"{aux.path}: PQ codebook is corrupt: {exc}") from None
-        return PQStorage(self.metric, self.dim, aux.path, meta, cb)
+        return PQStorage(self.metric, self.dim, aux.path, meta, cb, self.work)
 
     # -- reading ---------------------------------------------------------------------------
     def partition(self, p: int) -> tuple[np.ndarray, object]:
@@ -141,12 +148,15 @@ class IvfSegment:
         """Partitions nearest first (ties by partition number) and their float32 centroid distances:
         squared L2 (of the normalized query for cosine), 1 - q.c for dot."""
         c = self.centroids
-        if self.metric == "dot":
-            d = (F32(1) - c @ q).astype(F32)
+        if self.metric == "hamming":
+            d = popcount_rows(c ^ q).astype(F32)
+        elif self.metric == "dot":
+            d = (self.work(1) - c @ q.astype(self.work)).astype(F32)
         else:
-            qs = normalized(q) if self.metric == "cosine" else q
+            qs = q.astype(self.work)
+            qs = normalized(qs).astype(self.vector_type).astype(self.work) if self.metric == "cosine" else qs
             diff = c - qs
-            d = np.einsum("ij,ij->i", diff, diff)
+            d = np.einsum("ij,ij->i", diff, diff).astype(F32)
         order = np.argsort(d, kind="stable")
         return order, d[order]
 
@@ -159,9 +169,16 @@ class IvfSegment:
     def search(self, q: np.ndarray, k: int, *, minimum_nprobes: int, maximum_nprobes: int | None,
                ef: int | None, keep=None, refine_factor: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """See :meth:`lance_duck.index.vector.VectorSegment.search`."""
-        q = np.ascontiguousarray(q, dtype=F32)
+        q = np.ascontiguousarray(q)
+        if self.metric == "hamming":
+            if q.dtype != np.uint8 and not (np.all(np.isfinite(q)) and np.all((q >= 0) & (q <= 255) & (q == np.round(q)))):
+                raise InvalidArgumentError(f"index {self.name!r}: a hamming query holds bytes (0-255)")
+            q = q.astype(np.uint8)
+        else:   # the query in the vectors' own type first (pylance casts it to the column's type)
+            q = q.astype(self.vector_type).astype(self.work)
         if q.shape != (self.dim,):
-            raise ValueError(f"query of shape {q.shape} against a {self.dim}-dimensional index")
+            raise InvalidArgumentError(f"index {self.name!r}: query of shape {q.shape} against a "
+                                       f"{self.dim}-dimensional index")
         order, dists = self.partition_order(q)
         user_k = k if not refine_factor or refine_factor <= 1 else max(1, k // int(refine_factor))
         first = self.initial_probes(dists, user_k, int(minimum_nprobes), maximum_nprobes, refine_factor)
@@ -187,11 +204,12 @@ class IvfSegment:
         trace.record("vector:probe", (self.uuid, p))
         if not len(ids):
             return ids, np.zeros(0, F32)
-        dist = self.storage.distances(qs, self.centroids[p], payload).astype(F32, copy=False)
         mask = None if keep is None else np.asarray(keep(ids), dtype=bool)
+        score = self.storage.scorer(qs, self.centroids[p], payload)
         if self.graph is not None:
-            sel = self.graph.search(p, dist, k, ef, mask)
-            return ids[sel], dist[sel]
+            sel, dist = self.graph.search(p, score, len(ids), k, ef, mask)
+            return ids[sel], dist
+        dist = score(None).astype(F32, copy=False)
         if mask is not None:
             return ids[mask], dist[mask]
         return ids, dist
@@ -245,7 +263,7 @@ def open_ivf_segment(snapshot, segment: IndexSegment) -> IvfSegment:
         if metric is None or dist_type != metric:
             raise CorruptFileError(f"{ipath}: distance_type {dist_type!r} but the manifest says "
                                    f"{metric or details.metric_type!r}")
-        if metric == "hamming":
+        if metric == "hamming" and index_type not in ("IVF_FLAT", "IVF_HNSW_FLAT"):
             raise UnsupportedFeatureError(f"index {segment.name!r}: {index_type} with hamming distance; "
                                           "search with use_index=False")
         apath = segment_file_path(snapshot, segment, "auxiliary.idx")

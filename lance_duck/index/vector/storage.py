@@ -8,6 +8,7 @@ and the raw query for dot; SQ quantizes the query too for l2 / cosine and dequan
 from __future__ import annotations
 
 import json
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -16,6 +17,24 @@ from ...errors import CorruptFileError, UnsupportedFeatureError
 from ..._proto import index_pb2
 
 F32 = np.float32
+TENSOR_TYPES: dict[int, np.dtype] = {index_pb2.Tensor.FLOAT16: np.dtype("<f2"), index_pb2.Tensor.FLOAT32: np.dtype("<f4"),
+                index_pb2.Tensor.FLOAT64: np.dtype("<f8"), index_pb2.Tensor.UINT8: np.dtype("u1")}
+
+
+def tensor_array(t: index_pb2.Tensor, path: str, what: str) -> np.ndarray:
+    """A Tensor message's data as a numpy array of its shape (no copy)."""
+    dtype = TENSOR_TYPES.get(t.data_type)
+    if dtype is None:
+        raise UnsupportedFeatureError(f"{path}: {what} of tensor type {t.data_type} (bfloat16 or wider integers)")
+    shape = tuple(int(d) for d in t.shape)
+    if len(t.data) != int(np.prod(shape, dtype=np.int64)) * dtype.itemsize:
+        raise CorruptFileError(f"{path}: {what} has {len(t.data)} bytes for shape {list(shape)} of {dtype}")
+    return np.frombuffer(t.data, dtype=dtype).reshape(shape)
+
+
+def popcount_rows(a: np.ndarray) -> np.ndarray:
+    """Set bits per row of a uint8 matrix."""
+    return np.unpackbits(a, axis=1).sum(axis=1, dtype=np.int64)
 
 
 def fsl_matrix(arr: pa.Array, width: int, dtype, path: str, column: str) -> np.ndarray:
@@ -54,7 +73,7 @@ def _int(d: dict, key: str, path: str) -> int:
 
 def normalized(q: np.ndarray) -> np.ndarray:
     n = np.sqrt(np.dot(q, q))
-    return q if n == 0 else (q / n).astype(F32)
+    return q if n == 0 else (q / n).astype(q.dtype)
 
 
 class Storage:
@@ -63,10 +82,12 @@ class Storage:
     columns: tuple[str, ...] = ()
     dtype: object = None      # FLAT: the stored vectors' numpy type
 
-    def __init__(self, metric: str, dim: int, path: str):
+    def __init__(self, metric: str, dim: int, path: str, work=F32):
         self.metric = metric
         self.dim = dim
         self.path = path
+        self.work = work      # the type distances are computed in (float64 for float64 vectors)
+        self.vector_type = np.dtype(work)   # the indexed vectors' type (set by the segment)
 
     def decode(self, arrays: list[pa.Array], n: int) -> object:
         """The partition's payload from its aux columns (``n`` rows)."""
@@ -74,31 +95,49 @@ class Storage:
 
     def query(self, q: np.ndarray) -> object:
         """Per-query state shared by every partition."""
-        return normalized(q) if self.metric == "cosine" else q
+        if self.metric == "hamming":
+            return q
+        q = q.astype(self.work)
+        if self.metric == "cosine":     # normalized, then rounded to the vectors' type as pylance keeps it
+            return normalized(q).astype(self.vector_type).astype(self.work)
+        return q
 
-    def distances(self, qs, centroid: np.ndarray, payload) -> np.ndarray:
-        """float32 distances of every row of a partition."""
+    def distances(self, qs, centroid: np.ndarray, payload, rows: np.ndarray | None = None) -> np.ndarray:
+        """float32 distances of a partition's rows (all, or those at positions ``rows``)."""
         raise NotImplementedError
+
+    def scorer(self, qs, centroid: np.ndarray, payload) -> Callable[[np.ndarray | None], np.ndarray]:
+        """``rows -> distances`` for one partition and query (per-partition work such as PQ's table done once)."""
+        return lambda rows: self.distances(qs, centroid, payload, rows)
 
 
 class FlatStorage(Storage):
     columns = ("flat",)
 
     def decode(self, arrays, n):
-        return fsl_matrix(arrays[0], self.dim, F32, self.path, "flat")
+        return fsl_matrix(arrays[0], self.dim, self.dtype or F32, self.path, "flat")
 
-    def distances(self, qs, centroid, x):
+    def distances(self, qs, centroid, x, rows=None):
+        if rows is not None:
+            x = x[rows]
+        if self.metric == "hamming":
+            return popcount_rows(x ^ qs).astype(F32)
+        x = x.astype(self.work, copy=False)
         if self.metric == "l2":
             d = x - qs
-            return np.einsum("ij,ij->i", d, d)
-        return (F32(1) - x @ qs).astype(F32)      # cosine (x stored normalized) and dot
+            return np.einsum("ij,ij->i", d, d).astype(F32, copy=False)
+        if self.metric == "cosine":   # x and q stored normalized; pylance still divides by both norms
+            norms = np.sqrt(np.einsum("ij,ij->i", x, x)) * np.sqrt(qs @ qs)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return (self.work(1) - (x @ qs) / norms).astype(F32)
+        return (self.work(1) - x @ qs).astype(F32)
 
 
 class PQStorage(Storage):
     columns = ("__pq_code",)
 
-    def __init__(self, metric, dim, path, meta: dict, codebook: index_pb2.Tensor):
-        super().__init__(metric, dim, path)
+    def __init__(self, metric, dim, path, meta: dict, codebook: index_pb2.Tensor, work=F32):
+        super().__init__(metric, dim, path, work)
         nbits = _int(meta, "nbits", path)
         m = _int(meta, "num_sub_vectors", path)
         if nbits != 8:
@@ -108,15 +147,13 @@ class PQStorage(Storage):
                                    f"does not fit the index's dimension {dim}")
         self.m, self.sub = m, dim // m
         self.transposed = bool(meta.get("transposed", False))
-        if codebook.data_type != index_pb2.Tensor.FLOAT32 or len(codebook.data) != 256 * dim * 4:
-            raise CorruptFileError(f"{path}: PQ codebook has {len(codebook.data)} bytes of type "
-                                   f"{codebook.data_type}, expected {256 * dim} float32")
+        book = tensor_array(codebook, path, "PQ codebook")
+        if book.dtype.kind != "f" or book.size != 256 * dim:
+            raise CorruptFileError(f"{path}: PQ codebook holds {book.size} values of {book.dtype}, "
+                                   f"expected {256 * dim} floats")
         # laid out [m][256][dim/m] whatever the tensor's shape says
-        self.codebook = np.frombuffer(codebook.data, dtype="<f4").reshape(m, 256, self.sub)
-        if metric == "dot":
-            self.codebook_norms = None
-        else:
-            self.codebook_norms = np.einsum("sck,sck->sc", self.codebook, self.codebook)
+        self.codebook = book.reshape(m, 256, self.sub).astype(work)
+        self.code_offsets = (np.arange(m, dtype=np.intp) * 256)[:, None]
 
     def decode(self, arrays, n):
         arr = arrays[0]
@@ -132,23 +169,31 @@ class PQStorage(Storage):
         """(m, 256) lookup table of the query against every sub-codeword."""
         if self.metric == "dot":
             return np.einsum("sck,sk->sc", self.codebook, qs.reshape(self.m, self.sub))
-        r = (qs - centroid).astype(F32).reshape(self.m, 1, self.sub)
+        # the residual is kept in the vectors' own type (float16 residuals for float16 vectors)
+        r = (qs - centroid).astype(self.vector_type).astype(self.work).reshape(self.m, 1, self.sub)
         d = self.codebook - r
         return np.einsum("sck,sck->sc", d, d)
 
-    def distances(self, qs, centroid, codes):
+    def scorer(self, qs, centroid, codes):
         lut = self.table(qs, centroid)
-        total = np.zeros(codes.shape[1], dtype=F32)
-        for s in range(self.m):                 # m gathers, summed in sub-vector order
-            total += lut[s, codes[s]]
-        return (F32(1) - total).astype(F32) if self.metric == "dot" else total
+        return lambda rows: self._gather(lut, codes, rows)
+
+    def distances(self, qs, centroid, codes, rows=None):
+        return self._gather(self.table(qs, centroid), codes, rows)
+
+    def _gather(self, lut, codes, rows):
+        if rows is not None:
+            codes = codes[:, rows]
+        # one gather from the flattened table; summed over sub-vectors in order (axis 0 reduces row by row)
+        total = lut.ravel().take(codes + self.code_offsets).sum(axis=0, dtype=self.work)
+        return (self.work(1) - total).astype(F32) if self.metric == "dot" else total.astype(F32, copy=False)
 
 
 class SQStorage(Storage):
     columns = ("__sq_code",)
 
-    def __init__(self, metric, dim, path, meta: dict):
-        super().__init__(metric, dim, path)
+    def __init__(self, metric, dim, path, meta: dict, work=F32):
+        super().__init__(metric, dim, path, work)
         bits = _int(meta, "num_bits", path)
         if bits != 8:
             raise UnsupportedFeatureError(f"{path}: IVF_SQ with {bits}-bit codes (only 8-bit codes are read)")
@@ -161,11 +206,13 @@ class SQStorage(Storage):
             raise CorruptFileError(f"{path}: SQ bounds {b!r} are not a start/end pair") from None
         if not (np.isfinite(lo) and np.isfinite(hi) and hi >= lo):
             raise CorruptFileError(f"{path}: SQ bounds [{lo}, {hi}] are not a finite range")
-        self.lo, self.hi = F32(lo), F32(hi)
-        self.step = F32((self.hi - self.lo) / F32(255))
+        self.lo, self.hi = work(lo), work(hi)
+        self.step = work((self.hi - self.lo) / work(255))
 
     def decode(self, arrays, n):
-        return fsl_matrix(arrays[0], self.dim, np.uint8, self.path, "__sq_code")
+        codes = fsl_matrix(arrays[0], self.dim, np.uint8, self.path, "__sq_code")
+        wide = codes.astype(np.int32)
+        return codes, np.einsum("ij,ij->i", wide, wide)      # codes, and their squared norms (exact)
 
     def query(self, q):
         qs = super().query(q)
@@ -175,9 +222,16 @@ class SQStorage(Storage):
             return np.zeros(self.dim, dtype=np.int32)
         return np.clip(np.floor((qs - self.lo) / self.step), 0, 255).astype(np.int32)
 
-    def distances(self, qs, centroid, codes):
+    def distances(self, qs, centroid, payload, rows=None):
+        codes, norms = payload
+        if rows is not None:
+            codes, norms = codes[rows], norms[rows]
         if self.metric == "dot":
-            x = self.lo + codes.astype(F32) * self.step
-            return (F32(1) - x @ qs).astype(F32)
-        d = codes.astype(np.int32) - qs
-        return (np.einsum("ij,ij->i", d, d).astype(F32) * (self.step * self.step)).astype(F32)
+            x = self.lo + codes.astype(self.work) * self.step
+            return (self.work(1) - x @ qs).astype(F32)
+        # sum (q - c)^2 = |q|^2 - 2 q.c + |c|^2 over integers: exact in float32 while every partial value
+        # stays below 2^24 (dim <= 129), in float64 otherwise
+        wide = F32 if 2 * self.dim * 255 * 255 < (1 << 24) else np.float64
+        cross = codes.astype(wide) @ qs.astype(wide)
+        total = wide(int(qs @ qs)) - wide(2) * cross + norms.astype(wide)
+        return (total.astype(self.work) * (self.step * self.step)).astype(F32)

@@ -1,0 +1,68 @@
+"""Probe rounds on a 32-partition IVF_FLAT index: pylance's first round (adaptive count from the centroid
+distances), then the late round while a prefilter leaves fewer than k rows -- same rows as pylance."""
+from __future__ import annotations
+
+import lance
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from .test_vector_ivf_search import assert_same_ann, pylance_ann, segment_of
+
+
+@pytest.fixture(scope="module")
+def many_partitions(tmp_path_factory) -> str:
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3000, 16)).astype(np.float32)
+    path = str(tmp_path_factory.mktemp("probes") / "t.lance")
+    t = pa.table({"id": np.arange(3000), "vec": pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), 16)})
+    lance.write_dataset(t, path, max_rows_per_file=1000).create_index("vec", index_type="IVF_FLAT",
+                                                                       num_partitions=32)
+    return path
+
+
+def _queries(n=6):
+    rng = np.random.default_rng(7)
+    return [rng.standard_normal(16).astype(np.float32) * 1.2 for _ in range(n)]
+
+
+@pytest.mark.parametrize("probes", [{"minimum_nprobes": 1}, {"minimum_nprobes": 3},
+                                    {"minimum_nprobes": 1, "maximum_nprobes": 5},
+                                    {"minimum_nprobes": 2, "maximum_nprobes": 20}])
+def test_first_round_probe_count_matches_pylance(many_partitions, probes):
+    ds, seg = lance.dataset(many_partitions), segment_of(many_partitions)
+    assert seg.num_partitions == 32
+    lo, hi = probes["minimum_nprobes"], probes.get("maximum_nprobes")
+    for q in _queries():
+        for k in (1, 5, 30, 100):
+            ours = seg.search(q, k, minimum_nprobes=lo, maximum_nprobes=hi, ef=None, keep=None)
+            assert_same_ann(pylance_ann(ds, q, k, **probes), ours)
+
+
+def test_late_round_fills_k_under_a_sparse_prefilter(many_partitions):
+    ds, seg = lance.dataset(many_partitions), segment_of(many_partitions)
+    where = "id % 41 = 0"          # 74 rows in reach, 1-5 per partition
+    allowed = ds.to_table(columns=["id"], with_row_id=True, filter=where)["_rowid"].to_numpy()
+    for q in _queries():
+        for k, probes in ((10, {"minimum_nprobes": 1}), (40, {"minimum_nprobes": 1}),
+                          (30, {"minimum_nprobes": 2, "maximum_nprobes": 9})):
+            ours = seg.search(q, k, minimum_nprobes=probes["minimum_nprobes"],
+                              maximum_nprobes=probes.get("maximum_nprobes"), ef=None,
+                              keep=lambda ids: np.isin(ids, allowed))
+            assert_same_ann(pylance_ann(ds, q, k, filter=where, **probes), ours)
+
+
+def test_rows_of_an_unfilled_late_round_have_their_true_distance(many_partitions):
+    """pylance 14.0.2 reports _distance = inf (ordered by row id) for the rows its late round finds when
+    fewer than k rows are in reach; lance_duck returns the same rows with their distances."""
+    ds, seg = lance.dataset(many_partitions), segment_of(many_partitions)
+    where = "id % 41 = 0"
+    allowed = ds.to_table(columns=["id"], with_row_id=True, filter=where)["_rowid"].to_numpy()
+    q = _queries(1)[0]
+    ids_p, d_p = pylance_ann(ds, q, 100, filter=where, minimum_nprobes=1)
+    ids_m, d_m = seg.search(q, 100, minimum_nprobes=1, maximum_nprobes=None, ef=None,
+                            keep=lambda ids: np.isin(ids, allowed))
+    assert sorted(ids_m.tolist()) == sorted(ids_p.tolist()) == sorted(allowed.tolist())
+    assert np.isinf(d_p).any() and np.isfinite(d_m).all()
+    late = ids_p[np.isinf(d_p)]
+    assert late.tolist() == sorted(late.tolist())
