@@ -285,3 +285,27 @@ def test_a_filtered_datasets_own_filter_selects_the_rows_searched(main_table):
     post = ds.filter("id > 700").to_table(columns=["id"], full_text_query={"query": "w1 w2", "columns": ["text"]},
                                           filter="id % 2 = 0", limit=15)
     assert post["id"].to_pylist() == [i for i in want["id"].to_pylist() if i % 2 == 0]
+
+
+@pytest.fixture(scope="session")
+def partitioned(tmp_path_factory):
+    """An index pylance writes as several partitions (a 1 MiB build memory limit)."""
+    import random as _random
+    rnd = _random.Random(12)
+    words = [f"w{i}" for i in range(3000)]
+    texts = [" ".join(rnd.choice(words) for _ in range(rnd.randint(10, 40))) for _ in range(20000)]
+    uri = str(tmp_path_factory.mktemp("fts_parts") / "p.lance")
+    ds = lance.write_dataset(pa_table(texts), uri, max_rows_per_file=7000)
+    ds.create_scalar_index("text", "INVERTED", memory_limit=1, num_workers=1)
+    return uri
+
+
+def test_several_partitions_share_statistics(partitioned):
+    import glob
+    parts = glob.glob(f"{partitioned}/_indices/*/part_*_docs.lance")
+    assert len(parts) > 1
+    for text in ["w1", "w7 w250 w2999", "w42 w42"]:
+        ours, theirs = both(partitioned, full_text_query=text)
+        assert_same_ranking(ours, theirs)
+    ours, theirs = both(partitioned, full_text_query="w3 w9", limit=7)
+    assert_same_ranking(ours, theirs, limited=True)
