@@ -114,7 +114,7 @@ class ColumnIndex:
         params = self.segments[0].params
         self.tokenizer = Tokenizer(params)
         self.with_position = all(seg.with_position for seg in self.segments)
-        live = _live_addresses(snapshot)
+        live = snapshot.derived("_fts_live_addresses", lambda: _live_addresses(snapshot))
         self.units: list[_Docs] = []
         for seg in self.segments:
             for p in seg.partitions:
