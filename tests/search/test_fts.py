@@ -309,3 +309,13 @@ def test_several_partitions_share_statistics(partitioned):
         assert_same_ranking(ours, theirs)
     ours, theirs = both(partitioned, full_text_query="w3 w9", limit=7)
     assert_same_ranking(ours, theirs, limited=True)
+
+
+@pytest.mark.parametrize("kw", [dict(with_row_address=True), dict(with_row_id=True, with_row_address=True),
+                                dict(columns=["_score", "id"]), dict(columns=["id"], disable_scoring_autoprojection=True),
+                                dict(columns=["id"], offset=3)])
+def test_columns_score_and_row_columns_placed_as_pylance(main_table, kw):
+    ours, theirs = both(main_table, full_text_query={"query": "w4", "columns": ["text"]}, limit=6, **kw)
+    assert ours.schema.names == theirs.schema.names
+    if "_score" in theirs.schema.names and "id" in theirs.schema.names:
+        assert_same_ranking(ours, theirs, limited=True)
