@@ -125,3 +125,15 @@ def test_cli_sql_runs_a_search(vector_table):
     got = got[0] if len(got) == 1 and isinstance(got[0], list) else got
     want = lance.dataset(vector_table).to_table(columns=["id"], nearest={"column": "vec", "q": Q[1], "k": 3})
     assert [g["id"] for g in got] == want["id"].to_pylist()
+
+
+def test_searches_in_ctes_joins_and_side_by_side(vector_table):
+    q = Q[1]  # noqa: F841
+    rows = lance_duck.sql(f"WITH s AS (SELECT id, _distance FROM lance_vector_search('{vector_table}', 'vec', q, k => 4)) "
+                          f"SELECT s.id, t.cat FROM s JOIN '{vector_table}' t ON s.id = t.id ORDER BY s._distance"
+                          ).fetchall()
+    want = lance.dataset(vector_table).to_table(columns=["id", "cat"], nearest={"column": "vec", "q": Q[1], "k": 4})
+    assert rows == list(zip(want["id"].to_pylist(), want["cat"].to_pylist()))
+    pairs = lance_duck.sql(f"SELECT a.id, b.id FROM lance_vector_search('{vector_table}', 'vec', q, k => 2) a, "
+                           f"lance_vector_search('{vector_table}', 'vec', q, k => 3, metric => 'cosine') b").fetchall()
+    assert len(pairs) == 6

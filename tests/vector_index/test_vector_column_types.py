@@ -1,5 +1,5 @@
-"""Indices over float16 / float64 vector columns, on 2.1 and 2.3 tables, and IVF_FLAT with hamming over uint8
-vectors: per-segment search equals pylance (float16: residuals, normalized queries and cosine in the
+"""Indices over float16 / float64 vector columns, on 2.1 and 2.3 tables, and IVF_FLAT / IVF_HNSW_FLAT with hamming
+over uint8 vectors: per-segment search equals pylance (float16: residuals, normalized queries and cosine in the
 vectors' own precision as pylance keeps them)."""
 from __future__ import annotations
 
@@ -45,15 +45,17 @@ def test_vector_types_match_pylance(tmp_path, value_type, index_type, metric, ve
             assert_same_ann(pylance_ann(ds, q, k, nprobes=nprobes), ours, ties_at_k="SQ" in index_type)
 
 
-def test_hamming_ivf_flat_matches_pylance(tmp_path):
+@pytest.mark.parametrize("index_type", ["IVF_FLAT", "IVF_HNSW_FLAT"])
+def test_hamming_matches_pylance(tmp_path, index_type):
     b = np.random.default_rng(5).integers(0, 256, (N, 8)).astype(np.uint8)
     arr = pa.FixedSizeListArray.from_arrays(pa.array(b.ravel()), 8)
-    path = _build(str(tmp_path / "h.lance"), arr, "IVF_FLAT", "hamming", "2.2")
+    path = _build(str(tmp_path / "h.lance"), arr, index_type, "hamming", "2.2")
     ds, seg = lance.dataset(path), segment_of(path)
     assert seg.metric == "hamming"
     for i in range(4):
         q = b[i * 11]
-        for nprobes, k in ((1, 5), (2, 10), (4, 20)):
-            ours = seg.search(q.astype(np.float32), k, minimum_nprobes=nprobes, maximum_nprobes=nprobes, ef=None,
+        for nprobes, k, ef in ((1, 5, 5), (2, 10, None), (4, 20, None)):
+            ours = seg.search(q.astype(np.float32), k, minimum_nprobes=nprobes, maximum_nprobes=nprobes, ef=ef,
                               keep=None)
-            assert_same_ann(pylance_ann(ds, q, k, nprobes=nprobes), ours, ties_at_k=True)
+            extra = {} if ef is None else {"ef": ef}
+            assert_same_ann(pylance_ann(ds, q, k, nprobes=nprobes, **extra), ours, ties_at_k=True)

@@ -68,3 +68,21 @@ def test_stable_row_id_segments_hold_row_ids(segmented_table):
     t = lance_duck.dataset(path).to_table(nearest={"column": "vec", "q": queries(1)[0], "k": 5, "nprobes": 8},
                                           with_row_id=True)
     assert np.all(t["_rowid"].to_numpy() < 3000)
+
+
+@pytest.mark.parametrize("index_type", TYPES)
+def test_indexed_and_appended_unindexed_rows_equal_pylance(tmp_path, index_type):
+    """An index plus an appended, unindexed fragment: the segment's rows (re-scored exactly, as pylance
+    ranks that union) merged with the flat search of the new fragment."""
+    from .conftest import index_params, table, vectors
+    x = vectors(2700)
+    path = str(tmp_path / "t.lance")
+    ds = lance.write_dataset(table(x[:2400]), path, max_rows_per_file=800)
+    ds.create_index("vec", index_type=index_type, metric="cosine", **index_params(index_type))
+    ds.insert(table(x[2400:], 2400))
+    ds, ld = lance.dataset(path), lance_duck.dataset(path)
+    for q in queries(3):
+        for extra in SPECS[:4]:
+            spec = {"column": "vec", "q": q, **extra}
+            assert_same_table(ld.to_table(nearest=spec, with_row_id=True, columns=["id"]),
+                              ds.to_table(nearest=spec, with_row_id=True, columns=["id"]), ties=False)

@@ -68,3 +68,19 @@ def test_hnsw_keep_mask_matches_pylance_prefilter(vector_table, modulus):
                               keep=lambda ids: np.isin(ids, allowed))
             extra = {} if ef is None else {"ef": ef}
             assert_same_ann(pylance_ann(ds, q, k, filter=where, nprobes=nprobes, **extra), ours)
+
+
+@pytest.mark.parametrize("index_type", ["IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_FLAT", "IVF_HNSW_SQ", "IVF_HNSW_PQ"])
+def test_distance_range_applies_inside_the_search_as_pylance(vector_table, index_type):
+    """[lower, upper) filters candidates before the top-k (and inside the HNSW walk's results), so k rows in
+    range come back; bounds sit between distances (no float ties at the edges)."""
+    path = vector_table(index_type, "l2")
+    ds, seg = lance.dataset(path), segment_of(path)
+    for q in queries(4):
+        base = pylance_ann(ds, q, 40, nprobes=3)[1]
+        for lo_i, hi_i, ef in ((5, 30, None), (3, None, 10), (None, 12, None)):
+            lo = None if lo_i is None else float(base[lo_i] + base[lo_i + 1]) / 2
+            hi = None if hi_i is None else float(base[hi_i] + base[hi_i + 1]) / 2
+            extra = {"distance_range": (lo, hi)} | ({} if ef is None else {"ef": ef})
+            ours = seg.search(q, 10, minimum_nprobes=3, maximum_nprobes=3, ef=ef, keep=None, distance_range=(lo, hi))
+            assert_same_ann(pylance_ann(ds, q, 10, nprobes=3, **extra), ours, ties_at_k="SQ" in index_type)

@@ -66,3 +66,29 @@ def test_rows_of_an_unfilled_late_round_have_their_true_distance(many_partitions
     assert np.isinf(d_p).any() and np.isfinite(d_m).all()
     late = ids_p[np.isinf(d_p)]
     assert late.tolist() == sorted(late.tolist())
+
+
+def test_refine_probes_for_the_users_k(many_partitions):
+    """With refine_factor the segment returns k * refine_factor rows, but pylance sizes its first round for
+    the user's k: re-ranked exactly, the rows are pylance's."""
+    ds, seg = lance.dataset(many_partitions), segment_of(many_partitions)
+    t = ds.to_table(columns=["vec"], with_row_id=True)
+    vectors = dict(zip(t["_rowid"].to_pylist(), np.stack(t["vec"].to_numpy(zero_copy_only=False))))
+    for q in _queries():
+        for k, rf in ((5, 2), (10, 4)):
+            ids, _ = seg.search(q, k * rf, minimum_nprobes=1, maximum_nprobes=None, ef=None, keep=None,
+                                refine_factor=rf)
+            exact = np.array([((vectors[r] - q) ** 2).sum(dtype=np.float32) for r in ids.tolist()], np.float32)
+            order = np.lexsort((ids, exact))[:k]
+            assert_same_ann(pylance_ann(ds, q, k, refine_factor=rf, minimum_nprobes=1), (ids[order], exact[order]))
+
+
+def test_default_nprobes_end_to_end_equal_pylance(many_partitions):
+    import lance_duck
+    ds, ld = lance.dataset(many_partitions), lance_duck.dataset(many_partitions)
+    for q in _queries():
+        for k in (1, 10, 50):
+            spec = {"column": "vec", "q": q, "k": k}
+            ours, theirs = ld.to_table(nearest=spec, with_row_id=True), ds.to_table(nearest=spec, with_row_id=True)
+            assert_same_ann((theirs["_rowid"].to_numpy(), theirs["_distance"].to_numpy()),
+                            (ours["_rowid"].to_numpy(), ours["_distance"].to_numpy()))

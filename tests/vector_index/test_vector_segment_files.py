@@ -104,3 +104,28 @@ def test_search_rejects_a_query_of_the_wrong_dimension(vector_table):
     seg = open_vector_segment(snap, index_segments(snap)[0])
     with pytest.raises(InvalidArgumentError, match="16-dimensional"):
         seg.search(np.zeros(5, np.float32), 3, minimum_nprobes=1, maximum_nprobes=1, ef=None, keep=None)
+
+
+def test_hnsw_levels_that_do_not_fit_the_partition_are_corrupt(vector_table, tmp_path):
+    """lance:hnsw level offsets are checked against the graph rows and vectors before the walk uses them."""
+    import re
+    snap, seg = _copy(vector_table, tmp_path, "IVF_HNSW_SQ")
+    idx = segment_file_path(snap, seg, "index.idx")
+    raw = open(idx, "rb").read()
+    m = re.search(rb"level_offsets[^\[]*\[0,(\d+)", raw)
+    last = m.end(1) - 1                  # partition 0's level-0 count, one digit changed in place
+    digit = raw[last] - 48
+    _overwrite(idx, last, bytes([48 + (digit + 1 if digit < 9 else digit - 1)]))
+    opened = open_vector_segment(snap, seg)
+    q = queries(1)[0]
+    with pytest.raises(CorruptFileError, match="index.idx.*HNSW levels"):
+        opened.search(q, 5, minimum_nprobes=8, maximum_nprobes=8, ef=None, keep=None)
+
+
+def test_damaged_pq_codebook_names_the_aux_file(vector_table, tmp_path):
+    snap, seg = _copy(vector_table, tmp_path, "IVF_PQ")
+    aux = segment_file_path(snap, seg, "auxiliary.idx")
+    pos, size = IndexFile(snap.io, aux).reader.container.global_buffers[2]     # the codebook Tensor
+    _overwrite(aux, pos, b"\x08\x02\x12\x02\x04\x04\x1a\x00" + b"\x00" * (size - 8))
+    with pytest.raises(CorruptFileError, match="auxiliary.idx"):
+        open_vector_segment(snap, seg)

@@ -7,7 +7,8 @@ deletions, prefilters and refine itself.
 Measured on pylance 14.0.2, for the query side: when any searched fragment is not covered by the index
 (and fast_search is off), pylance's ANN rows come back with exact distances re-ranked, as with
 ``refine_factor=1`` (``lance_duck`` with ``refine_factor=1`` then equals pylance row for row); and the
-first-round probe count depends on the user's k and on refine: pass ``refine_factor`` to ``search``.
+first-round probe count depends on the user's k, not k * refine_factor: pass ``refine_factor`` to ``search``;
+``distance_range`` is applied by pylance inside the index search (before the top-k): pass it too.
 """
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ class VectorSegment(Protocol):
     fragment_ids: frozenset[int]
 
     def search(self, q: np.ndarray, k: int, *, minimum_nprobes: int, maximum_nprobes: int | None,
-               ef: int | None, keep: Keep | None, refine_factor: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+               ef: int | None, keep: Keep | None, refine_factor: int | None = None,
+               distance_range: tuple[float | None, float | None] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Top-k (or fewer) of this segment for one query ``q`` (1-D float32 of ``dim``, validated).
 
         Returns ``(row_ids uint64, distances float32)`` sorted by (distance, row id), distances as
@@ -41,7 +43,9 @@ class VectorSegment(Protocol):
         by pylance's first-round heuristic: lance_duck.index.vector.probes), then more (nearest first)
         while fewer than ``k`` candidates are kept, up to ``maximum_nprobes`` (None = all).
         ``refine_factor``: the query's refine factor when ``k`` is ``user k * refine_factor`` (the
-        heuristic depends on the user's k and on whether refine is asked).
+        heuristic depends on the user's k, not on k * refine_factor). ``distance_range``: pylance's
+        [lower, upper) on ``_distance``, applied inside the search before the top-k (HNSW: only nodes in
+        range enter the walk's results), so k rows in range come back when the probed rows hold them.
         """
         ...
 

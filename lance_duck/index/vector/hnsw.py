@@ -86,10 +86,11 @@ class HnswGraphs:
             levels.append((pos, offs, vals))
         return PartitionGraph(entry, levels)
 
-    def search(self, p: int, score, n: int, k: int, ef: int | None,
-               mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    def search(self, p: int, score, n: int, k: int, ef: int | None, mask: np.ndarray | None,
+               bounds: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(rows within the partition, float32 distances) of the top ``k`` kept nodes, nearest first;
-        ``score(rows)`` gives the distances of rows (only the nodes the walk reaches are scored)."""
+        ``score(rows)`` gives the distances of rows (only the nodes the walk reaches are scored);
+        ``bounds`` = [lower, upper) on the distance of the nodes returned."""
         if n == 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         ef = k + k // 2 if ef is None else max(int(ef), k)
@@ -100,13 +101,17 @@ class HnswGraphs:
             elif kept < n * 10 // 100:
                 rows = np.flatnonzero(mask)
                 dist = score(rows)
+                if bounds is not None:
+                    inside = (dist >= bounds[0]) & (dist < bounds[1])
+                    rows, dist = rows[inside], dist[inside]
                 order = np.lexsort((rows, dist))[:k]
                 return rows[order], dist[order]
-        rows, dist = walk(self.graph(p), score, k, ef, mask)
+        rows, dist = walk(self.graph(p), score, k, ef, mask, bounds)
         return rows, dist
 
 
-def walk(g: PartitionGraph, score, k: int, ef: int, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+def walk(g: PartitionGraph, score, k: int, ef: int, mask: np.ndarray | None,
+         bounds: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """HNSW search: greedy through levels > 0, best-first at level 0 keeping ``ef`` results; each
     expanded node's unseen neighbours are scored in one call."""
     known: dict[int, float] = {}
@@ -130,10 +135,11 @@ def walk(g: PartitionGraph, score, k: int, ef: int, mask: np.ndarray | None) -> 
                 break
             cur = nxt
     keep = None if mask is None else mask.tolist()
+    lo, hi = (-np.inf, np.inf) if bounds is None else bounds
     visited = {cur}
     candidates = [(best, cur)]
     results: list[tuple[float, int]] = []          # max-heap as (-dist, -node)
-    if keep is None or keep[cur]:
+    if (keep is None or keep[cur]) and lo <= best < hi:
         results.append((-best, -cur))
     pos, offs, vals = g.levels[0]
     while candidates:
@@ -147,7 +153,7 @@ def walk(g: PartitionGraph, score, k: int, ef: int, mask: np.ndarray | None) -> 
         for nb, dn in zip(fresh, dists(fresh)):
             visited.add(nb)
             if len(results) < ef or dn <= -results[0][0]:
-                if keep is None or keep[nb]:
+                if (keep is None or keep[nb]) and lo <= dn < hi:
                     if len(results) < ef:
                         heapq.heappush(results, (-dn, -nb))
                     elif dn < -results[0][0]:

@@ -5,6 +5,7 @@ payloads kept in the index cache), and for HNSW variants the probed partitions' 
 """
 from __future__ import annotations
 
+import copy
 import json
 
 import numpy as np
@@ -160,14 +161,14 @@ class IvfSegment:
         order = np.argsort(d, kind="stable")
         return order, d[order]
 
-    def initial_probes(self, dists: np.ndarray, k: int, minimum: int, maximum: int | None,
-                       refine_factor: int | None) -> int:
-        """How many partitions pylance 14.0.2 probes before its late search (see probes.py)."""
-        adaptive = refine_factor is None or refine_factor <= 1
-        return initial_probes(dists, k, minimum, maximum, self.metric, adaptive)
+    def initial_probes(self, dists: np.ndarray, k: int, minimum: int, maximum: int | None) -> int:
+        """How many partitions pylance 14.0.2 probes before its late search, for the user's ``k``
+        (see probes.py)."""
+        return initial_probes(dists, k, minimum, maximum, self.metric, True)
 
     def search(self, q: np.ndarray, k: int, *, minimum_nprobes: int, maximum_nprobes: int | None,
-               ef: int | None, keep=None, refine_factor: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+               ef: int | None, keep=None, refine_factor: int | None = None,
+               distance_range: tuple[float | None, float | None] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """See :meth:`lance_duck.index.vector.VectorSegment.search`."""
         q = np.ascontiguousarray(q)
         if self.metric == "hamming":
@@ -181,17 +182,20 @@ class IvfSegment:
                                        f"{self.dim}-dimensional index")
         order, dists = self.partition_order(q)
         user_k = k if not refine_factor or refine_factor <= 1 else max(1, k // int(refine_factor))
-        first = self.initial_probes(dists, user_k, int(minimum_nprobes), maximum_nprobes, refine_factor)
+        first = self.initial_probes(dists, user_k, int(minimum_nprobes), maximum_nprobes)
         last = self.num_partitions if maximum_nprobes is None else min(int(maximum_nprobes), self.num_partitions)
         last = max(first, last)
         qs = self.storage.query(q)
+        bounds = None if distance_range is None or distance_range == (None, None) else (
+            -np.inf if distance_range[0] is None else float(F32(distance_range[0])),
+            np.inf if distance_range[1] is None else float(F32(distance_range[1])))
         ids_parts: list[np.ndarray] = []
         dist_parts: list[np.ndarray] = []
         kept = 0
         for i, p in enumerate(order[:last]):
             if i >= first and kept >= k:
                 break
-            ids, dist = self._probe(int(p), q, qs, k, ef, keep)
+            ids, dist = self._probe(int(p), qs, k, ef, keep, bounds)
             ids_parts.append(ids)
             dist_parts.append(dist)
             kept += len(ids)
@@ -199,7 +203,7 @@ class IvfSegment:
             return np.zeros(0, np.uint64), np.zeros(0, F32)
         return top_k(np.concatenate(ids_parts), np.concatenate(dist_parts), k)
 
-    def _probe(self, p: int, q, qs, k: int, ef: int | None, keep) -> tuple[np.ndarray, np.ndarray]:
+    def _probe(self, p: int, qs, k: int, ef: int | None, keep, bounds) -> tuple[np.ndarray, np.ndarray]:
         ids, payload = self.partition(p)
         trace.record("vector:probe", (self.uuid, p))
         if not len(ids):
@@ -207,9 +211,12 @@ class IvfSegment:
         mask = None if keep is None else np.asarray(keep(ids), dtype=bool)
         score = self.storage.scorer(qs, self.centroids[p], payload)
         if self.graph is not None:
-            sel, dist = self.graph.search(p, score, len(ids), k, ef, mask)
+            sel, dist = self.graph.search(p, score, len(ids), k, ef, mask, bounds)
             return ids[sel], dist
         dist = score(None).astype(F32, copy=False)
+        if bounds is not None:     # [lower, upper), applied before the top-k as pylance does
+            inside = (dist >= bounds[0]) & (dist < bounds[1])
+            mask = inside if mask is None else mask & inside
         if mask is not None:
             return ids[mask], dist[mask]
         return ids, dist
@@ -270,4 +277,9 @@ def open_ivf_segment(snapshot, segment: IndexSegment) -> IvfSegment:
         aux_file = IndexFile(snapshot.io, apath, sizes.get("auxiliary.idx") or None)
         return IvfSegment(snapshot, segment, index_type, metric, index_file, aux_file)
 
-    return cached(("vector-segment", segment_file_path(snapshot, segment, "index.idx")), make)
+    core = cached(("vector-segment", segment_file_path(snapshot, segment, "index.idx")), make)
+    if core.fragment_ids == segment.fragment_ids and core.name == segment.name:
+        return core
+    view = copy.copy(core)       # the same files and caches; this manifest's name and fragments
+    view.fragment_ids, view.name = segment.fragment_ids, segment.name
+    return view

@@ -1,10 +1,10 @@
 """How many IVF partitions pylance 14.0.2 probes first, from the query's sorted centroid distances.
 
 ``nprobes`` (minimum == maximum) is exact. Otherwise pylance raises ``minimum_nprobes`` with a heuristic:
-for l2 / cosine / dot, k <= 1000 and no refine (every IVF type, measured on 14.0.2; a maximum only caps
-it) it takes the partitions whose centroid distance is within a relative margin of the nearest one,
-between a floor and a cap that depend on the metric and k; otherwise the partitions within a factor of
-the nearest distance. After that first round, partitions up to the maximum are probed while fewer than
+for l2 / cosine / dot and k <= 1000 (every IVF type, with or without refine -- k is the user's k, not
+k * refine_factor -- measured on 14.0.2; a maximum only caps it) it takes the partitions whose centroid
+distance is within a relative margin of the nearest one, between a floor and a cap that depend on the
+metric and k; otherwise (hamming, k > 1000) the partitions within a factor of the nearest distance. After that first round, partitions up to the maximum are probed while fewer than
 k rows were kept.
 """
 from __future__ import annotations
