@@ -1,7 +1,8 @@
 """Search table functions in :func:`lance_duck.sql`, named as DuckDB's Lance extension names them
 (``lance_vector_search`` is :mod:`.sql_search`'s):
 
-``lance_fts(uri, column, query, k => 10, prefilter => false, version => ..., asof => ..., branch => ...)``
+``lance_fts(uri, column, query, k => 10, prefilter => false, version => ..., asof => ..., branch => ...,
+storage_options => {...})``
 returns the table's columns plus ``_score`` for the ``k`` best rows of a full-text match query on
 ``column`` (BM25 as pylance). With ``prefilter => true`` the statement's ``WHERE`` (when the call
 is its only table) picks the rows searched; otherwise ``WHERE`` filters the ``k`` rows found.
@@ -30,11 +31,19 @@ from .sql_search import _vector
 
 FTS = "lance_fts"
 HYBRID = "lance_hybrid_search"
-_FTS_KEYS = {"k", "prefilter", "version", "asof", "timestamp", "branch"}
+_FTS_KEYS = {"k", "prefilter", "version", "asof", "timestamp", "branch", "storage_options"}
 _HYBRID_KEYS = _FTS_KEYS | {"alpha", "oversample_factor", "nprobs", "refine_factor", "use_index"}
 
 
 def _literal(node: exp.Expression, what: str) -> Any:
+    if isinstance(node, exp.Struct):                 # storage_options => {'key': 'value', ...}
+        out = {}
+        for p in node.expressions:
+            if not isinstance(p, (exp.PropertyEQ, exp.EQ, exp.Slice)):
+                raise InvalidArgumentError(f"{what}: cannot read {p.sql('duckdb')}")
+            key = p.this.name if isinstance(p.this, (exp.Identifier, exp.Column)) else _literal(p.this, what)
+            out[str(key)] = str(_literal(p.expression, what))
+        return out
     if isinstance(node, exp.Boolean):
         return bool(node.this)
     if isinstance(node, exp.Literal):
@@ -99,7 +108,7 @@ def run_fts_call(fn: exp.Anonymous, where: exp.Expression | None, qualifiers: se
         raise InvalidArgumentError(f"{FTS}(): prefilter must be true or false, got {prefilter!r}")
     asof = kw.get("asof", kw.get("timestamp"))
     ds = dataset(uri, version=kw.get("version"), asof=None if asof is None else str(asof),
-                 branch=kw.get("branch"))
+                 branch=kw.get("branch"), storage_options=kw.get("storage_options"))
     flt = None
     if prefilter and where is not None:
         flt = count_filter(where, ds.schema, qualifiers)
@@ -125,7 +134,8 @@ def run_hybrid_call(fn: exp.Anonymous, where: exp.Expression | None, qualifiers:
                                    f"{sorted(_HYBRID_KEYS - {'timestamp'})}")
     uri, vcol, vec, tcol, text = pos
     asof = kw.get("asof", kw.get("timestamp"))
-    ds = dataset(uri, version=kw.get("version"), asof=None if asof is None else str(asof), branch=kw.get("branch"))
+    ds = dataset(uri, version=kw.get("version"), asof=None if asof is None else str(asof), branch=kw.get("branch"),
+                 storage_options=kw.get("storage_options"))
     prefilter = kw.get("prefilter", False)
     flt = None
     if prefilter is True and where is not None:

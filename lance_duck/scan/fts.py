@@ -18,14 +18,13 @@ if TYPE_CHECKING:
     from .scanner import LanceScanner
 
 
-def _texts(scanner: LanceScanner, fragments: list, column: str, prefilter: bool) -> Iterator[tuple[np.ndarray, list]]:
-    """Live rows' texts of unindexed ``fragments`` (with ``prefilter``: the rows passing the
-    filter only; pylance's flat search then takes its statistics from those rows)."""
+def _texts(scanner: LanceScanner, fragments: list, column: str) -> Iterator[tuple[np.ndarray, list]]:
+    """Live rows' texts of unindexed ``fragments`` that the search covers (a prefilter's rows only:
+    pylance's flat search then takes its statistics from those rows)."""
     sub = scanner._copy(fragments=fragments, limit=None, offset=None)
     sub._nearest = None
     sub._fts = None
-    if not prefilter:
-        sub._filter = None
+    sub._filter = scanner._search_filter
     sub._projection = resolve_projection([column, ROW_ADDR], scanner._snapshot.read_schema,
                                          scanner._snapshot.schema)
     for b in sub._batches():
@@ -33,10 +32,11 @@ def _texts(scanner: LanceScanner, fragments: list, column: str, prefilter: bool)
 
 
 def _allowed(scanner: LanceScanner) -> np.ndarray:
-    """Sorted addresses of the scanned rows passing the scan's filter."""
+    """Sorted addresses of the scanned rows the search covers (passing the search filter)."""
     sub = scanner._copy(limit=None, offset=None)
     sub._nearest = None
     sub._fts = None
+    sub._filter = scanner._search_filter
     sub._projection = resolve_projection([ROW_ADDR], scanner._snapshot.read_schema, scanner._snapshot.schema)
     parts = [b.column(0).to_numpy().astype(np.uint64, copy=False) for b in sub._batches()]
     return np.sort(np.concatenate(parts)) if parts else np.empty(0, np.uint64)
@@ -47,20 +47,23 @@ def run_fts(scanner: LanceScanner, full_text_query: Any, *, prefilter: bool, lim
     """The rows of a ``full_text_query`` scan, best first, after ``offset`` / ``limit``."""
     snap = scanner._snapshot
     scanned = {f.id: f for f in scanner._fragments}
-    pre = prefilter and scanner._filter is not None
-    searcher = Searcher(snap, lambda frags, col: _texts(scanner, [f for f in frags if f.id in scanned], col, pre))
-    hits = searcher.evaluate(query_of(full_text_query, searcher))
+    pre = scanner._search_filter is not None
+    searcher = Searcher(snap, lambda frags, col: _texts(scanner, [f for f in frags if f.id in scanned], col))
+    # the best limit + offset are enough unless rows are dropped after the search (a prefilter, a
+    # scan of some fragments only); a post-filter applies to those best rows, as pylance's
+    k = None if limit is None or pre or len(scanned) < len(snap.fragments) else limit + offset
+    hits = searcher.evaluate(query_of(full_text_query, searcher), k)
     if len(scanned) < len(snap.fragments):
         frag = (hits.addrs >> np.uint64(32)).astype(np.int64)
         keep = np.isin(frag, np.fromiter(scanned, dtype=np.int64, count=len(scanned)))
         hits = Hits(hits.addrs[keep], hits.scores[keep])
-    if prefilter and scanner._filter is not None:
+    if pre:
         keep = np.isin(hits.addrs, _allowed(scanner))
         hits = Hits(hits.addrs[keep], hits.scores[keep])
     addrs, scores = ranked(hits, None if limit is None else limit + offset)
     out_proj = scanner._projection
     fetch_proj = out_proj if ROW_ADDR in out_proj.sources else scanner._fetch_projection()
-    flt = None if prefilter else scanner._filter
+    flt = scanner._post_filter
     rows = fetch_rows(snap, scanned, addrs, fetch_proj, flt) if len(addrs) else \
         fetch_proj.schema.empty_table()
     got = rows.column(ROW_ADDR).to_numpy() if rows.num_rows else np.empty(0, np.uint64)

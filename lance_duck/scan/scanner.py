@@ -111,7 +111,7 @@ class LanceScanner(pads.Scanner):
             self._columns_spec = columns
         self._projection = _projection(snap, columns, with_row_id, with_row_address)
         self._filter = and_filters(dataset._base_filter, bind_filter(filter, snap.arrow_schema))
-        if self._nearest is not None:
+        if self._nearest is not None or self._fts is not None:
             # a filtered dataset's own filter always comes first: its other rows do not exist
             user = bind_filter(filter, snap.arrow_schema)
             self._search_filter = self._filter if self._prefilter else dataset._base_filter
@@ -446,6 +446,9 @@ class LanceScanner(pads.Scanner):
             where = "" if self._filter is None else f", {'prefilter' if self._prefilter else 'postfilter'}"
             lines.append(f"  VectorSearch: nearest k={self._nearest.k} on {self._nearest.column!r}: "
                          f"{plan.describe()}{where}")
+        if self._fts is not None:
+            where = "" if self._filter is None else f", {'prefilter' if self._prefilter else 'postfilter'}"
+            lines.append(f"  FullTextSearch: {self._fts!r} (INVERTED index, unindexed fragments flat){where}")
         if self._use_scalar_index and self._filter is not None and self._filter.conjuncts:
             from ..index import describe_indices
             columns = set(self._filter.columns)

@@ -114,7 +114,7 @@ class ColumnIndex:
         params = self.segments[0].params
         self.tokenizer = Tokenizer(params)
         self.with_position = all(seg.with_position for seg in self.segments)
-        live = _live_addresses(snapshot)
+        live = snapshot.derived("_fts_live_addresses", lambda: _live_addresses(snapshot))
         self.units: list[_Docs] = []
         for seg in self.segments:
             for p in seg.partitions:
@@ -182,33 +182,37 @@ class ColumnIndex:
     def term(self, token: str, positions: bool = False) -> list[tuple[_Docs, np.ndarray, np.ndarray, Any]]:
         return [(u, *u.postings(token, positions)) for u in self.units]
 
+    def unit_scores(self, u: _Docs, docs: np.ndarray, tfs: np.ndarray, stats: list, n_docs: int,
+                    avgdl: float) -> np.ndarray:
+        """BM25 of one term for documents ``docs`` of unit ``u`` (float64): indexed rows with the
+        index's statistics; unindexed rows (pylance's flat search) with the index's plus their own
+        (documents, tokens, document frequency). ``stats``: the term's postings in every unit."""
+        df = sum(len(d) for x, d, _, _ in stats if x.partition is not None)
+        if u.partition is None:
+            flat_df = sum(len(d) for x, d, _, _ in stats if x.partition is None)
+            n_all = n_docs + len(u.lengths)
+            avg = (avgdl * n_docs + float(u.lengths.sum())) / n_all
+            idf = np.log((n_all - df - flat_df + 0.5) / (df + flat_df + 0.5) + 1.0)
+        else:
+            idf = np.log((n_docs - df + 0.5) / (df + 0.5) + 1.0)
+            avg = avgdl
+        tf = tfs.astype(np.float64)
+        dl = u.lengths[docs].astype(np.float64)
+        return idf * (K1 + 1.0) * tf / (tf + K1 * (1.0 - B + B * dl / avg))
+
     def bm25(self, token: str, per_unit: list, n_docs: int, avgdl: float, df_of: list | None = None) -> Hits:
-        """Indexed rows scored with the index's statistics; unindexed rows (pylance's flat search)
-        with the index's plus their own (documents, tokens, document frequency). ``df_of``: the
-        postings the document frequencies come from (default ``per_unit``)."""
+        """The term's BM25 hits (see :meth:`unit_scores`); ``df_of``: the postings the statistics
+        come from (default ``per_unit``)."""
         stats = per_unit if df_of is None else df_of
-        df = sum(len(d) for u, d, _, _ in stats if u.partition is not None)
-        flat = [(u, d) for u, d, _, _ in stats if u.partition is None]
         addrs, scores = [], []
         for u, docs, tfs, _ in per_unit:
             if not len(docs):
                 continue
-            if u.partition is None:
-                n_all = n_docs + len(u.lengths)
-                dl_all = avgdl * n_docs + float(u.lengths.sum())
-                df_all = df + sum(len(d) for _, d in flat)
-                idf = np.log((n_all - df_all + 0.5) / (df_all + 0.5) + 1.0)
-                avg = dl_all / n_all
-            else:
-                idf = np.log((n_docs - df + 0.5) / (df + 0.5) + 1.0)
-                avg = avgdl
-            tf = tfs.astype(np.float64)
-            dl = u.lengths[docs].astype(np.float64)
-            s = idf * (K1 + 1.0) * tf / (tf + K1 * (1.0 - B + B * dl / avg))
+            sc = self.unit_scores(u, docs, tfs, stats, n_docs, avgdl)
             a = u.addresses(docs)
             keep = a != DEAD
             addrs.append(a[keep])
-            scores.append(s[keep])
+            scores.append(sc[keep])
         if not addrs:
             return Hits.empty()
         return Hits.of(np.concatenate(addrs), np.concatenate(scores))
@@ -292,11 +296,13 @@ class Searcher:
                     out.append(n)
         return out
 
-    def evaluate(self, q) -> Hits:
+    def evaluate(self, q, k: int | None = None) -> Hits:
+        """The rows ``q`` matches with their scores; ``k``: only the best ``k`` are needed (at least
+        those, ties included, are exact)."""
         if isinstance(q, MatchQuery):
             return self._match(q)
         if isinstance(q, PhraseQuery):
-            return self._phrase(q)
+            return self._phrase(q, k)
         if isinstance(q, MultiMatchQuery):
             boosts = q.boosts or [1.0] * len(q.columns)
             parts = [self._match(MatchQuery(q.query, c, boost=b, operator=q.operator))
@@ -355,7 +361,10 @@ class Searcher:
                         df_of=per_term[token])
         return indexed, flat
 
-    def _phrase(self, q: PhraseQuery) -> Hits:
+    def _phrase(self, q: PhraseQuery, k: int | None = None) -> Hits:
+        """Rows holding the phrase, scored by the sum of its distinct terms' BM25. With ``k`` (the
+        phrase is the whole query), candidates are checked best score first, in growing chunks,
+        until ``k`` matches are found and no unchecked candidate can tie the k-th."""
         col = self.column(q.column)
         if not col.with_position:
             raise InvalidArgumentError(f"PhraseQuery on column {q.column!r}: its INVERTED index was built "
@@ -365,34 +374,55 @@ class Searcher:
             return Hits.empty()
         n_docs, avgdl = col.stats()
         terms = {t.text: col.term(t.text, positions=True) for t in toks}
-        scores = [col.bm25(t, per, n_docs, avgdl) for t, per in terms.items()]
-        total = _union(scores)
-        matched = []
+        c_unit, c_doc, c_addr, c_score = [], [], [], []
         for ui, u in enumerate(col.units):
-            docs = [terms[t.text][ui][1] for t in toks]
-            common = docs[0]
-            for d in docs[1:]:
-                common = np.intersect1d(common, d, assume_unique=True)
+            common = terms[toks[0].text][ui][1]
+            for t in toks[1:]:
+                common = common[_members(common, terms[t.text][ui][1])]
             if not len(common):
                 continue
-            keys = []
-            for t in toks:
-                _, d, f, pos = terms[t.text][ui]
-                keys.append((np.repeat(d.astype(np.uint64), f) << np.uint64(32)) | pos.astype(np.uint64))
-            first = keys[0][np.isin(keys[0] >> np.uint64(32), common.astype(np.uint64))]
-            if q.slop == 0:
-                ok = np.ones(len(first), dtype=bool)
-                for i in range(1, len(toks)):
-                    off = np.uint64(toks[i].position - toks[0].position)
-                    ok &= np.isin(first + off, keys[i])
-                hit = np.unique((first[ok] >> np.uint64(32)).astype(np.int64))
+            score = np.zeros(len(common))
+            for per in terms.values():
+                d, f = per[ui][1], per[ui][2]
+                score += self_scores(col, u, common, f[np.searchsorted(d, common)], per, n_docs, avgdl)
+            addr = u.addresses(common)
+            live = addr != DEAD
+            c_unit.append(np.full(int(live.sum()), ui))
+            c_doc.append(common[live])
+            c_addr.append(addr[live])
+            c_score.append(score[live])
+        if not c_unit:
+            return Hits.empty()
+        unit, doc = np.concatenate(c_unit), np.concatenate(c_doc)
+        addr, score = np.concatenate(c_addr), np.concatenate(c_score)
+        key = -score.astype(np.float32)
+        offsets = {t: [np.concatenate(([0], np.cumsum(p[2]))) for p in per] for t, per in terms.items()}
+        found: list[np.ndarray] = []
+        rest = np.arange(len(addr))             # candidates not checked yet
+        n_found, chunk = 0, len(addr) if k is None else max(256, 4 * k)
+        while len(rest):
+            if chunk < len(rest):              # the best `chunk` of the rest, best first
+                part = np.argpartition(key[rest], chunk - 1)
+                sel, rest = rest[part[:chunk]], rest[part[chunk:]]
             else:
-                hit = np.array([d for d in common.tolist() if _phrase_at(toks, [
-                    (k[(k >> np.uint64(32)) == d] & np.uint64(0xFFFFFFFF)).tolist() for k in keys], q.slop)],
-                    dtype=np.int64)
-            a = u.addresses(hit)
-            matched.append(a[a != DEAD])
-        return _restrict(total, np.concatenate(matched) if matched else np.empty(0, np.uint64))
+                sel, rest = rest, rest[:0]
+            sel = sel[np.lexsort((addr[sel], key[sel]))]
+            ok = np.zeros(len(sel), dtype=bool)
+            for ui in np.unique(unit[sel]):
+                m = np.flatnonzero(unit[sel] == ui)
+                docs = doc[sel][m]
+                srt = np.argsort(docs)
+                ok[m[srt]] = _phrase_docs(toks, q.slop, docs[srt], {
+                    t: (per[ui][1], per[ui][2], per[ui][3], offsets[t][ui]) for t, per in terms.items()})
+            found.append(sel[ok])
+            n_found += int(ok.sum())
+            if k is not None and n_found >= k:
+                kth = np.sort(key[np.concatenate(found)])[k - 1]
+                if not len(rest) or key[rest].min() > kth:
+                    break
+            chunk *= 4
+        hit = np.concatenate(found) if found else np.empty(0, np.int64)
+        return Hits.of(addr[hit], score[hit])
 
     def _boolean(self, q: BooleanQuery) -> Hits:
         must = [self.evaluate(c) for o, c in q.queries if o == Occur.MUST]
@@ -438,6 +468,43 @@ def _union(parts: list[Hits]) -> Hits:
     if not parts:
         return Hits.empty()
     return Hits.of(np.concatenate([p.addrs for p in parts]), np.concatenate([p.scores for p in parts]))
+
+
+def self_scores(col: ColumnIndex, u: _Docs, docs: np.ndarray, tfs: np.ndarray, stats: list, n_docs: int,
+                avgdl: float) -> np.ndarray:
+    return col.unit_scores(u, docs, tfs, stats, n_docs, avgdl)
+
+
+def _phrase_docs(toks, slop: int, docs: np.ndarray, postings: dict) -> np.ndarray:
+    """Mask of sorted ``docs`` (all holding every term) where the phrase occurs; ``postings``: per
+    term (doc ids, tfs, positions concatenated, offsets into them)."""
+    keys = []
+    for t in toks:
+        d, f, pos, off = postings[t.text]
+        idx = np.searchsorted(d, docs)
+        lens = f[idx].astype(np.int64)
+        starts = off[idx].astype(np.int64)
+        take = np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(int(lens.sum()))
+        keys.append((np.repeat(docs.astype(np.uint64), lens) << np.uint64(32)) | pos[take].astype(np.uint64))
+    if slop == 0:
+        first = keys[0]
+        ok = np.ones(len(first), dtype=bool)
+        for i in range(1, len(toks)):
+            ok &= _members(first + np.uint64(toks[i].position - toks[0].position), keys[i])
+        hit = np.unique((first[ok] >> np.uint64(32)).astype(np.int64))
+    else:
+        hit = np.array([d for d in docs.tolist() if _phrase_at(toks, [
+            (kk[(kk >> np.uint64(32)) == d] & np.uint64(0xFFFFFFFF)).tolist() for kk in keys], slop)],
+            dtype=np.int64)
+    return _members(docs.astype(np.int64), hit)
+
+
+def _members(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """Mask of ``values`` found in the sorted array ``sorted_set`` (binary search, no sort)."""
+    if not len(sorted_set) or not len(values):
+        return np.zeros(len(values), dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
+    return sorted_set[at] == values
 
 
 def _intersect(sets: list[np.ndarray]) -> np.ndarray:

@@ -262,3 +262,60 @@ def test_stop_words_of_other_languages_are_refused(tmp_path):
     ds.create_scalar_index("text", "INVERTED", language="French")
     with pytest.raises(UnsupportedFeatureError, match="French"):
         lance_duck.dataset(uri).to_table(full_text_query="chansons")
+
+
+@pytest.mark.parametrize("text,slop", [("w0 w1", 0), ("w1 w0", 0), ("w2 w0 w1", 0), ("w0 w3", 1), ("lazy dog", 0)])
+@pytest.mark.parametrize("limit", [1, 4, 25])
+def test_phrase_with_limit_checks_the_best_candidates_first(main_table, two_segments, text, slop, limit):
+    for uri in (main_table, two_segments):
+        theirs = lance.dataset(uri).to_table(columns=["id"], full_text_query=lq.PhraseQuery(text, "text", slop=slop),
+                                             limit=limit)
+        ours = lance_duck.dataset(uri).to_table(columns=["id"], full_text_query=q.PhraseQuery(text, "text", slop=slop),
+                                                limit=limit)
+        assert_same_ranking(ours, theirs, limited=True)
+
+
+def test_a_filtered_datasets_own_filter_selects_the_rows_searched(main_table):
+    ds = lance_duck.dataset(main_table)
+    want = ds.to_table(columns=["id"], full_text_query={"query": "w1 w2", "columns": ["text"]},
+                       filter="id > 700", prefilter=True, limit=15)
+    got = ds.filter("id > 700").to_table(columns=["id"], full_text_query={"query": "w1 w2", "columns": ["text"]},
+                                         limit=15)
+    assert got.equals(want)
+    post = ds.filter("id > 700").to_table(columns=["id"], full_text_query={"query": "w1 w2", "columns": ["text"]},
+                                          filter="id % 2 = 0", limit=15)
+    assert post["id"].to_pylist() == [i for i in want["id"].to_pylist() if i % 2 == 0]
+
+
+@pytest.fixture(scope="session")
+def partitioned(tmp_path_factory):
+    """An index pylance writes as several partitions (a 1 MiB build memory limit)."""
+    import random as _random
+    rnd = _random.Random(12)
+    words = [f"w{i}" for i in range(3000)]
+    texts = [" ".join(rnd.choice(words) for _ in range(rnd.randint(10, 40))) for _ in range(20000)]
+    uri = str(tmp_path_factory.mktemp("fts_parts") / "p.lance")
+    ds = lance.write_dataset(pa_table(texts), uri, max_rows_per_file=7000)
+    ds.create_scalar_index("text", "INVERTED", memory_limit=1, num_workers=1)
+    return uri
+
+
+def test_several_partitions_share_statistics(partitioned):
+    import glob
+    parts = glob.glob(f"{partitioned}/_indices/*/part_*_docs.lance")
+    assert len(parts) > 1
+    for text in ["w1", "w7 w250 w2999", "w42 w42"]:
+        ours, theirs = both(partitioned, full_text_query=text)
+        assert_same_ranking(ours, theirs)
+    ours, theirs = both(partitioned, full_text_query="w3 w9", limit=7)
+    assert_same_ranking(ours, theirs, limited=True)
+
+
+@pytest.mark.parametrize("kw", [dict(with_row_address=True), dict(with_row_id=True, with_row_address=True),
+                                dict(columns=["_score", "id"]), dict(columns=["id"], disable_scoring_autoprojection=True),
+                                dict(columns=["id"], offset=3)])
+def test_columns_score_and_row_columns_placed_as_pylance(main_table, kw):
+    ours, theirs = both(main_table, full_text_query={"query": "w4", "columns": ["text"]}, limit=6, **kw)
+    assert ours.schema.names == theirs.schema.names
+    if "_score" in theirs.schema.names and "id" in theirs.schema.names:
+        assert_same_ranking(ours, theirs, limited=True)

@@ -81,3 +81,9 @@ def test_lance_fts_bad_arguments(sql_table):
     with pytest.raises(UnsupportedFeatureError, match="only table"):
         lance_duck.sql(f"select * from lance_fts('{sql_table}', 'text', 'w1', prefilter => true) a "
                        "join range(3) r on true where a.id > 1")
+
+
+def test_lance_fts_takes_storage_options(sql_table):
+    got = lance_duck.sql(f"select id from lance_fts('{sql_table}', 'text', 'w2', k => 4, "
+                         "storage_options => {'timeout': '30s'})").fetchall()
+    assert [r[0] for r in got] == py(sql_table, "w2", 4)["id"].to_pylist()
