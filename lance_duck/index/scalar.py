@@ -286,13 +286,13 @@ def _check_page(vals: pa.Array, ints: np.ndarray | None, lookup: Bounds, p: int,
     n = len(vals)
     if not n:
         raise damaged(path, f"page {p} is empty")
+    if ints is None and pa.types.is_integer(vals.type) and not vals.null_count:
+        raise damaged(path, f"values of page {p} not in ascending order")   # (sorted_integers checked)
     if ints is not None and lookup.np is not None:         # integers without nulls: sorted already
         mn, mx = lookup.np
         if lookup.nulls[p] or ints[0] != mn[p] or ints[-1] != mx[p]:
             raise damaged(path, f"page {p} values span other bounds than page_lookup.lance records")
         return
-    if pa.types.is_integer(vals.type) and not vals.null_count:
-        raise damaged(path, f"values of page {p} not in ascending order")
     nulls = check_sorted(vals, path, f"values of page {p}")
     if nulls != int(lookup.nulls[p]):
         raise damaged(path, f"page {p} holds {nulls} nulls, page_lookup.lance says {int(lookup.nulls[p])}")

@@ -360,3 +360,37 @@ def test_roaring_refuses_unsorted_arrays_wrong_counts_and_bad_offsets():
                      (runs_over, "run container")]:
         with pytest.raises(CorruptFileError, match=why):
             decode_roaring(raw)
+
+
+# -- no false alarms ----------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def sound(tmp_path_factory, lance_mod) -> str:
+    """9,000 rows in three fragments: BTREEs of three pages on nullable int8 / float (NaN) / string
+    columns, a BITMAP on a nullable string, a ZONEMAP on the float."""
+    path = str(tmp_path_factory.mktemp("idx_sound") / "t.lance")
+    i = np.arange(9000)
+    t = pa.table({
+        "small": pa.array([None if x % 9 == 0 else int(x % 200) - 100 for x in i], pa.int8()),
+        "f": pa.array(np.where(i % 50 == 0, np.nan, (i % 3000) * 0.5), mask=i % 77 == 0),
+        "s": pa.array([None if x % 13 == 0 else f"s{x % 5000:05d}" for x in i]),
+        "cat": pa.array([None if x % 11 == 0 else f"c{x % 7}" for x in i]),
+    })
+    ds = lance_mod.write_dataset(t, path, max_rows_per_file=4000)
+    for col in ("small", "f", "s"):
+        ds.create_scalar_index(col, "BTREE")
+    ds.create_scalar_index("cat", "BITMAP")
+    ds.create_scalar_index("f", "ZONEMAP", name="f_zones")
+    return path
+
+
+@pytest.mark.parametrize("flt", ["small = -7", "small IS NULL", "small IN (-100, 0, 99)", "small < -95",
+                                 "f = 1000.5", "f < 3", "f IS NULL", "s = 's04321'", "s IN ('s00001', 's04999')",
+                                 "s IS NULL", "cat = 'c3'", "cat IN ('c1', 'c6')", "cat IS NULL"])
+def test_sound_multi_page_indices_are_used_and_exact(sound, lance_mod, flt):
+    want = lance_mod.dataset(sound).to_table(filter=flt, use_scalar_index=False)
+    with decode_trace() as trace:
+        got = lance_duck.dataset(sound).to_table(filter=flt)
+        n = lance_duck.dataset(sound).count_rows(filter=flt)
+    assert got.drop_columns(["f"]).equals(want.drop_columns(["f"])) and n == want.num_rows
+    np.testing.assert_array_equal(got["f"].to_numpy(), want["f"].to_numpy())   # (NaN equal to NaN)
+    assert not trace.values("index:unused"), trace.values("index:unused")
