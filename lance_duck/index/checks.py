@@ -51,8 +51,11 @@ def _ordered(a: pa.Array, strict: bool) -> bool:
             if not nan[first:].all() or (strict and len(v) - first > 1):
                 return False                   # NaN sorts above everything, once at most when strict
             v = v[:first]
-        d = v[1:] >= v[:-1] if not strict else v[1:] > v[:-1]
-        return bool(d.all())
+        if not strict:
+            return bool((v[1:] >= v[:-1]).all())
+        # Lance's total order puts -0.0 before 0.0: distinct keys that compare equal
+        zeros = (v[1:] == 0) & (v[:-1] == 0) & np.signbit(v[:-1]) & ~np.signbit(v[1:])
+        return bool(((v[1:] > v[:-1]) | zeros).all())
     if pa.types.is_integer(t) or pa.types.is_temporal(t) or pa.types.is_boolean(t):
         v = a.to_numpy(zero_copy_only=False)
         if v.dtype == object:

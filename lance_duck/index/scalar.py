@@ -167,7 +167,7 @@ class BTreeIndex:
                 out.append(ids[pos])
         if not out:
             return np.empty(0, dtype=np.uint64)
-        return sorted_unique(np.concatenate(out))
+        return _distinct(np.concatenate(out), self.data_path)
 
     def _point(self, terms) -> np.ndarray | None:
         """:meth:`search` of ``=``, a short ``IN`` or an AND of comparisons against integer
@@ -213,7 +213,7 @@ class BTreeIndex:
                     out.append(ids[a:b])
         if not out:
             return np.empty(0, dtype=np.uint64)
-        return sorted_unique(out[0] if len(out) == 1 else np.concatenate(out))
+        return _distinct(out[0] if len(out) == 1 else np.concatenate(out), self.data_path)
 
     def _read_pages(self, data: IndexFile, pages: list[int], batch: int) -> list:
         n = data.num_rows
@@ -227,13 +227,21 @@ class BTreeIndex:
         out, start = [], 0
         for p, (lo, hi) in zip(pages, bounds):
             vals = values.slice(start, hi - lo)
-            page_ids = ids[start:start + hi - lo]
-            _check_page(vals, page_ids, lookup, p, self.data_path)
-            part = (vals, page_ids, sorted_integers(vals))
+            ints = sorted_integers(vals)
+            _check_page(vals, ints, lookup, p, self.data_path)
+            part = (vals, ids[start:start + hi - lo], ints)
             start += hi - lo
             CACHE.put(("btree-page", self.data_path, p), part, nbytes_of(part))
             out.append(part)
         return out
+
+
+def _distinct(ids: np.ndarray, path: str) -> np.ndarray:
+    """A BTREE's matched ids sorted: the index lists each row once, so a repeat is damage."""
+    out = sorted_unique(ids)
+    if len(out) != len(ids):
+        raise damaged(path, f"{len(ids) - len(out)} matched row(s) listed twice")
+    return out
 
 
 def _batch_size(text: str, path: str) -> int:
@@ -260,23 +268,36 @@ def _check_lookup(mn: pa.Array, mx: pa.Array, nulls: pa.Array, page_idx: np.ndar
     if not np.array_equal(mn.is_null().to_numpy(zero_copy_only=False), nc > 0) \
             or np.any(mx.is_null().to_numpy(zero_copy_only=False) & (nc == 0)):
         raise damaged(path, "page bounds disagree with the pages' null counts")
+    if pa.types.is_integer(mn.type) and mn.type == mx.type and not mn.null_count and not mx.null_count:
+        lo, hi = mn.to_numpy(), mx.to_numpy()             # (one vectorised pass, no interleaving)
+        if not bool((lo <= hi).all()) or (n > 1 and not bool((lo[1:] >= hi[:-1]).all())):
+            raise damaged(path, "page bounds not in ascending order")
+        return
     check_bounds_order(mn, mx, path, "page bounds")
     if n > 1:
         both = pa.concat_arrays([mn, mx]).take(pa.array(np.stack([np.arange(n), np.arange(n) + n], 1).ravel()))
         check_sorted(both, path, "page bounds")
 
 
-def _check_page(vals: pa.Array, ids: np.ndarray, lookup: Bounds, p: int, path: str) -> None:
+def _check_page(vals: pa.Array, ints: np.ndarray | None, lookup: Bounds, p: int, path: str) -> None:
     """One BTREE page read from page_data.lance against its page_lookup.lance row: its null count,
-    values sorted (nulls first), first and last value its min and max, ids without repeats."""
+    values sorted (nulls first), first and last value its min and max. (A damaged id is either
+    not selected -- harmless -- or selects a row that fails the filter, which the scan reports.)"""
     n = len(vals)
+    if not n:
+        raise damaged(path, f"page {p} is empty")
+    if ints is None and pa.types.is_integer(vals.type) and not vals.null_count:
+        raise damaged(path, f"values of page {p} not in ascending order")   # (sorted_integers checked)
+    if ints is not None and lookup.np is not None:         # integers without nulls: sorted already
+        mn, mx = lookup.np
+        if lookup.nulls[p] or ints[0] != mn[p] or ints[-1] != mx[p]:
+            raise damaged(path, f"page {p} values span other bounds than page_lookup.lance records")
+        return
     nulls = check_sorted(vals, path, f"values of page {p}")
-    if nulls != int(lookup.nulls[p]) or not n:
+    if nulls != int(lookup.nulls[p]):
         raise damaged(path, f"page {p} holds {nulls} nulls, page_lookup.lance says {int(lookup.nulls[p])}")
     if not same_value(vals[0], lookup.mn[p]) or not same_value(vals[n - 1], lookup.mx[p]):
         raise damaged(path, f"page {p} values span other bounds than page_lookup.lance records")
-    if n > 1 and len(np.unique(ids)) != n:
-        raise damaged(path, f"page {p} lists a row twice")
 
 
 #: an ``IN`` of at most this many values is searched value by value (:meth:`BTreeIndex._point`)
