@@ -139,11 +139,13 @@ class ByteLRU(Generic[K, V]):
             self._bytes -= n
 
     # -- single flight ---------------------------------------------------------------------
-    def claim(self, key: K) -> Future[Any] | None:
+    def claim(self, key: K, cached: Callable[[V], bool] | None = None) -> Future[Any] | None:
         """A Future the caller must :meth:`settle` when it is to fetch ``key``; None when a fetch
-        of ``key`` is under way already."""
+        of ``key`` is under way already, or its value is kept and ``cached(value)`` says it will do
+        (checked together, under the lock)."""
         with self._lock:
-            if key in self._flights:
+            hit = self._items.get(key)
+            if key in self._flights or (hit is not None and cached is not None and cached(hit[0])):
                 return None
             flight: Future[Any] = Future()
             self._flights[key] = flight
