@@ -144,11 +144,13 @@ class ByteLRU(Generic[K, V]):
             self._bytes -= n
 
     # -- single flight ---------------------------------------------------------------------
-    def claim(self, key: K) -> Future[Any] | None:
+    def claim(self, key: K, cached: Callable[[V], bool] | None = None) -> Future[Any] | None:
         """A Future the caller must :meth:`settle` when it is to fetch ``key``; None when a fetch
-        of ``key`` is under way already."""
+        of ``key`` is under way already, or its value is kept and ``cached(value)`` says it will do
+        (checked together, under the lock)."""
         with self._lock:
-            if key in self._flights:
+            hit = self._items.get(key)
+            if key in self._flights or (hit is not None and cached is not None and cached(hit[0])):
                 return None
             flight: Future[Any] = Future()
             self._flights[key] = flight
@@ -283,8 +285,8 @@ def configure(**settings: int) -> dict[str, int]:
             ``expression_cache_entries``, ``expression_object_cache_entries``,
             ``spark_dataset_cache_entries``, ``sql_table_cache_entries``, ``sql_store_cache_entries``,
             ``sql_statement_cache_entries``, ``sql_view_cache_entries``). Threads at least 1, bounds
-            at least 0 (``0``: keep nothing). A cache shrinks at once; a pool of a new size replaces
-            the old one for work submitted from now on.
+            at least 0 (``0``: keep nothing). A cache shrinks at once; a pool of a new size serves
+            work started from now on (a scan under way finishes on the pool it began with).
 
     Returns:
         Every setting with its value after the change (``configure()`` only reads them).
@@ -309,10 +311,12 @@ def configure(**settings: int) -> dict[str, int]:
             raise InvalidArgumentError(f"setting {key} must be an integer of at least {_LEAST[key]}, got {value!r}")
     with _lock:
         _settings.update(settings)
-        old = [_pools.pop(n) for n, (s, _, _) in POOLS.items() if s in settings and n in _pools]
+        for n, (s, _, _) in POOLS.items():
+            # dropped, not shut down: a scan holding it keeps submitting to it; its threads end
+            # once nobody refers to it any more (concurrent.futures' own clean-up)
+            if s in settings:
+                _pools.pop(n, None)
         resized = [(c, _settings[CACHES[n][0]]) for n, c in _caches.items() if CACHES[n][0] in settings]
-    for p in old:
-        p.shutdown(wait=False)       # work already submitted still runs
     for c, limit in resized:
         c.resize(limit)
     return dict(_settings)

@@ -587,10 +587,7 @@ class _TailCache:
     def claim(self, key: tuple, size: int | None) -> Future | None:
         """A Future the caller must :meth:`settle` when it is to fetch ``key`` (neither cached with
         this size nor being fetched); None otherwise."""
-        hit = self._lru.get(key)
-        if hit is not None and size in (None, hit[0]):
-            return None
-        return self._lru.claim(key)
+        return self._lru.claim(key, lambda hit: size in (None, hit[0]))
 
     def settle(self, key: tuple, flight: Future, got: tuple[int, bytes] | None,
                error: BaseException | None = None) -> None:

@@ -113,6 +113,16 @@ def test_configure_sizes_the_pools(table, restored):
     _assert_equal(_reads(table), want)
 
 
+def test_a_scan_under_way_finishes_when_configure_replaces_its_pool(table, restored):
+    want = lance.dataset(table).to_table(columns=["id", "name"])
+    lance_duck.configure(scan_threads=2)
+    reader = lance_duck.dataset(table).scanner(columns=["id", "name"], batch_size=256).to_reader()
+    batches = [reader.read_next_batch()]
+    lance_duck.configure(scan_threads=1)             # the pool the scan submits to is replaced
+    batches += list(reader)
+    assert pa.Table.from_batches(batches).to_pydict() == want.to_pydict()
+
+
 @pytest.mark.parametrize("settings, message", [
     ({"scan_thread": 2}, "unknown lance_duck setting 'scan_thread'"),
     ({"metadata_cache_bytes": 10}, "unknown lance_duck setting 'metadata_cache_bytes'"),
