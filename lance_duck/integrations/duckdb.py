@@ -60,6 +60,7 @@ from .duckdb_errors import fresh, last_seq, recorded_since, watched
 from . import sql_cache
 from .sql_fts import expand_searches
 from .sql_count import count_filter
+from .sql_catalog import catalog_name, catalog_table, is_catalog_call
 from .sql_changes import changes_table, is_changes_call, rename_reserved
 from .sql_search import VectorSearchCall, Values, is_search, parse_search
 from .duckdb_pushdown import Term, arrow_filter, comparison_filter, substring_terms, view_name
@@ -400,6 +401,13 @@ class _Rewriter:
         self.objects[generated] = obj
         return generated
 
+    def catalog(self, fn: exp.Anonymous) -> str:
+        """Generated name of the rows of a ``lance_versions`` / ``lance_tags`` / ``lance_indices`` call."""
+        table = catalog_table(fn, _literal_value, _options)
+        generated = f"__lance_catalog_{id(table):x}"
+        self.objects[generated] = table
+        return generated
+
     def changes(self, fn: exp.Anonymous) -> str:
         """Generated name of the rows of a ``lance_changes(...)`` call (read now, registered as an Arrow table)."""
         table = changes_table(fn, _literal_value, _options)
@@ -416,6 +424,9 @@ class _Rewriter:
         for table in list(tree.find_all(exp.Table)):
             if is_changes_call(table):
                 found.append((table, None, self.changes(table.this)))
+                continue
+            if is_catalog_call(table):
+                found.append((table, None, self.catalog(table.this)))
                 continue
             if is_search(table):      # lance_vector_search(...): its rows are registered under a new name
                 search_name = f"__lance_search_{next(_SEARCHES)}_{_TOKEN}"
@@ -436,6 +447,8 @@ class _Rewriter:
             alias = table.args.get("alias")
             if alias is not None:
                 new.set("alias", alias)
+            elif in_from and ref is None and is_catalog_call(table):
+                new.set("alias", exp.TableAlias(this=exp.to_identifier(catalog_name(table), quoted=True)))
             elif in_from and ref is None and (_plain_name(table) is not None or is_search(table)):
                 new.set("alias", exp.TableAlias(this=exp.to_identifier(
                     _plain_name(table) or "lance_vector_search", quoted=True)))
