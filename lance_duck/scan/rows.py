@@ -12,9 +12,6 @@ import pyarrow as pa
 from .execution import ScanContext
 from .projection import resolve_projection
 
-ROW_CREATED = "_row_created_at_version"
-ROW_UPDATED = "_row_last_updated_at_version"
-
 
 def live_offsets(fragment) -> np.ndarray:
     """Sorted int64 physical offsets of a fragment's rows that are not deleted."""
