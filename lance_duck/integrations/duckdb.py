@@ -61,6 +61,7 @@ from .duckdb_errors import fresh, last_seq, recorded_since, watched
 from . import sql_cache
 from .sql_fts import expand_searches
 from .sql_count import count_filter
+from . import sql_namespaces
 from .sql_catalog import catalog_name, catalog_table, is_catalog_call
 from .sql_changes import changes_table, is_changes_call, rename_reserved
 from .sql_search import VectorSearchCall, Values, is_search, parse_search
@@ -892,7 +893,10 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None, *,
         [(2000,)]
     """
     con = connection if connection is not None else _default_connection()
-    query = expand_searches(query, con)
+    resolved = sql_namespaces.resolve(query, con)      # ATTACH ... (TYPE LANCE), ns.main.t
+    if isinstance(resolved, sql_namespaces.Handled):
+        return None if resolved.relation is None else LanceRelation(resolved.relation)
+    query = expand_searches(resolved, con)
     frame = sys._getframe(1)
     try:
         template = _template(query, _frame_lookup(frame, con), _frame_values(frame))
