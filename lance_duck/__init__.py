@@ -53,6 +53,7 @@ if TYPE_CHECKING:  # the lazy entry points below, as type checkers see them
     from .integrations.duckdb import register, sql
     from .scan.dataset import LanceDataset, dataset
     from .scan.hybrid import hybrid_search
+    from .scan.namespace import connect
 
 # Entry points are imported lazily so that `import lance_duck` stays cheap.
 _LAZY = {
@@ -62,6 +63,7 @@ _LAZY = {
     "register": ("lance_duck.integrations.duckdb", "register"),
     "changes": ("lance_duck.changefeed", "changes"),
     "hybrid_search": ("lance_duck.scan.hybrid", "hybrid_search"),
+    "connect": ("lance_duck.scan.namespace", "connect"),
 }
 
 
@@ -83,6 +85,7 @@ __all__ = [
     "register",
     "changes",
     "hybrid_search",
+    "connect",
     "configure",
     "clear_caches",
     "LanceDuckError",

@@ -56,10 +56,13 @@ from ..errors import InvalidArgumentError, LanceDuckError
 from ..predicate._deep import call_deep
 from ..scan.dataset import LanceDataset
 from ..scan.params import AsOf, StorageOptions, Version
+from ..scan.views import HIDDEN_COLUMNS, with_hidden_columns
 from .duckdb_errors import fresh, last_seq, recorded_since, watched
 from . import sql_cache
 from .sql_fts import expand_searches
 from .sql_count import count_filter
+from . import sql_namespaces
+from .sql_catalog import catalog_name, catalog_table, is_catalog_call
 from .sql_changes import changes_table, is_changes_call, rename_reserved
 from .sql_search import VectorSearchCall, Values, is_search, parse_search
 from .duckdb_pushdown import Term, arrow_filter, comparison_filter, substring_terms, view_name
@@ -78,6 +81,10 @@ class LanceRef:
     asof: str | None = None
     branch: str | None = None
     storage_options: tuple[tuple[str, str], ...] | None = None
+    hidden: tuple[str, ...] = ()           # hidden columns shown (_rowid, _rowaddr, row versions)
+    columns: tuple[str, ...] | None = None  # lance_scan(columns => [...]): the columns shown
+    filter: str | None = None              # lance_scan(filter => '...'), pylance's dialect
+    batch_size: int | None = None          # lance_scan(batch_size => n)
 
     @property
     def name(self) -> str:
@@ -111,9 +118,21 @@ class LanceRef:
     def cached(self) -> LanceDataset:
         """:meth:`open`, through the per-process table cache (:mod:`.sql_cache`); the dataset
         :func:`sql` registers."""
-        return sql_cache.table(self.uri, self.version, self.asof, self.branch, self.storage_options,
-                               lambda v: (self if v is None else dataclasses.replace(self, version=v)).open(),
-                               watched)
+        ds = sql_cache.table(self.uri, self.version, self.asof, self.branch, self.storage_options,
+                             lambda v: (self if v is None else dataclasses.replace(self, version=v)).open(),
+                             watched)
+        return self.shaped(ds)
+
+    def shaped(self, ds: LanceDataset) -> LanceDataset:
+        """``ds`` as this reference shows it: its filter, its columns and the hidden columns it names."""
+        if self.filter is not None:
+            ds = ds.filter(self.filter)
+        hidden = [h for h in self.hidden if h not in ds.schema.names]   # a real column of that name wins
+        columns = self.columns
+        if columns is not None:
+            hidden += [c for c in columns if c in HIDDEN_COLUMNS and c not in hidden and c not in ds.schema.names]
+            columns = tuple(c for c in columns if c not in hidden)
+        return with_hidden_columns(ds, hidden, batch_size=self.batch_size, columns=columns)
 
 
 @dataclass(frozen=True)
@@ -201,10 +220,10 @@ def _lance_scan_ref(fn: exp.Anonymous) -> LanceRef:
         if key in kw:
             raise InvalidArgumentError(f"lance_scan('{uri}'): {key} given twice")
         kw[key] = a.expression
-    unknown = set(kw) - {"version", "asof", "timestamp", "branch", "storage_options"}
+    unknown = set(kw) - set(_SCAN_ARGS)
     if unknown:
         raise InvalidArgumentError(f"lance_scan('{uri}'): unknown argument(s) {sorted(unknown)}; "
-                                   "expected version, asof, branch, storage_options")
+                                   f"expected {', '.join(a for a in _SCAN_ARGS if a != 'timestamp')}")
     version, branch = (None, None)
     if "version" in kw:
         version, branch = _version_value(_literal_value(kw["version"], "version"))
@@ -213,7 +232,42 @@ def _lance_scan_ref(fn: exp.Anonymous) -> LanceRef:
     asof_node = kw.get("asof", kw.get("timestamp"))
     asof = None if asof_node is None else str(_literal_value(asof_node, "asof"))
     opts = _options(kw["storage_options"]) if "storage_options" in kw else None
-    return LanceRef(str(uri), version, asof, branch, opts)
+    hidden = tuple(name for flag, name in (("with_row_id", "_rowid"), ("with_row_address", "_rowaddr"))
+                   if flag in kw and _flag(kw[flag], flag, uri))
+    columns = None
+    if "columns" in kw:
+        got = _literal_value(kw["columns"], "columns") if not isinstance(kw["columns"], exp.Array) else \
+            [_literal_value(e, "columns") for e in kw["columns"].expressions]
+        if isinstance(got, str):
+            got = [c.strip() for c in got.split(",") if c.strip()]
+        if not isinstance(got, list) or not got or not all(isinstance(c, str) for c in got):
+            raise InvalidArgumentError(f"lance_scan('{uri}'): columns => ['a', 'b'] (a list of names), got "
+                                       f"{kw['columns'].sql('duckdb')}")
+        columns = tuple(got)
+    flt = None if "filter" not in kw else _literal_value(kw["filter"], "filter")
+    if flt is not None and not isinstance(flt, str):
+        raise InvalidArgumentError(f"lance_scan('{uri}'): filter => 'sql text', got {kw['filter'].sql('duckdb')}")
+    batch = None
+    if "batch_size" in kw:
+        batch = _literal_value(kw["batch_size"], "batch_size")
+        if isinstance(batch, bool) or not isinstance(batch, int) or batch <= 0:
+            raise InvalidArgumentError(f"lance_scan('{uri}'): batch_size => a positive integer, got {batch!r}")
+    return LanceRef(str(uri), version, asof, branch, opts, hidden, columns, flt, batch)
+
+
+_SCAN_ARGS = ("version", "asof", "timestamp", "branch", "storage_options", "columns", "filter", "with_row_id",
+              "with_row_address", "batch_size")
+
+
+def _flag(node: exp.Expression, name: str, uri: Any) -> bool:
+    if isinstance(node, exp.Boolean):
+        return bool(node.this)
+    value = _literal_value(node, name)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise InvalidArgumentError(f"lance_scan('{uri}'): {name} => true or false, got {node.sql('duckdb')}")
 
 
 #: How a quoted name is recognised as a Lance table (said in errors and in the README).
@@ -400,6 +454,13 @@ class _Rewriter:
         self.objects[generated] = obj
         return generated
 
+    def catalog(self, fn: exp.Anonymous) -> str:
+        """Generated name of the rows of a ``lance_versions`` / ``lance_tags`` / ``lance_indices`` call."""
+        table = catalog_table(fn, _literal_value, _options)
+        generated = f"__lance_catalog_{id(table):x}"
+        self.objects[generated] = table
+        return generated
+
     def changes(self, fn: exp.Anonymous) -> str:
         """Generated name of the rows of a ``lance_changes(...)`` call (read now, registered as an Arrow table)."""
         table = changes_table(fn, _literal_value, _options)
@@ -413,9 +474,14 @@ class _Rewriter:
             tree.set("this", exp.Table(this=exp.to_identifier(tree.this.this, quoted=True)))
         ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
         found: list[tuple[exp.Table, LanceRef | None, str]] = []
+        names = {c.name for c in tree.find_all(exp.Column)}
+        mentioned = tuple(h for h in HIDDEN_COLUMNS if h in names)
         for table in list(tree.find_all(exp.Table)):
             if is_changes_call(table):
                 found.append((table, None, self.changes(table.this)))
+                continue
+            if is_catalog_call(table):
+                found.append((table, None, self.catalog(table.this)))
                 continue
             if is_search(table):      # lance_vector_search(...): its rows are registered under a new name
                 search_name = f"__lance_search_{next(_SEARCHES)}_{_TOKEN}"
@@ -424,6 +490,8 @@ class _Rewriter:
                 continue
             ref = _table_ref(table, self.probes)
             if ref is not None:
+                if mentioned:      # the statement names hidden columns: the reference shows them
+                    ref = dataclasses.replace(ref, hidden=tuple(dict.fromkeys(ref.hidden + mentioned)))
                 found.append((table, ref, ""))
             elif isinstance(table.parent, (exp.From, exp.Join, exp.Describe, exp.Summarize)):
                 generated = self.variable(table, ctes)
@@ -436,6 +504,8 @@ class _Rewriter:
             alias = table.args.get("alias")
             if alias is not None:
                 new.set("alias", alias)
+            elif in_from and ref is None and is_catalog_call(table):
+                new.set("alias", exp.TableAlias(this=exp.to_identifier(catalog_name(table), quoted=True)))
             elif in_from and ref is None and (_plain_name(table) is not None or is_search(table)):
                 new.set("alias", exp.TableAlias(this=exp.to_identifier(
                     _plain_name(table) or "lance_vector_search", quoted=True)))
@@ -623,7 +693,7 @@ def _close_default_connection() -> None:
 
 def _pinned_name(ref: LanceRef, ds: LanceDataset) -> str:
     """A registration name that changes whenever what the reference reads changes."""
-    key = (ref.uri, ds.version, ds.branch, ref.storage_options)
+    key = (ref.uri, ds.version, ds.branch, ref.storage_options, ref.hidden, ref.columns, ref.filter, ref.batch_size)
     digest = hashlib.sha1(repr(key).encode()).hexdigest()[:12]
     stem = re.sub(r"\W", "_", _stem(ref.uri))[:40]
     return f"__lance_{stem}_v{ds.version}_{digest}"
@@ -823,7 +893,10 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None, *,
         [(2000,)]
     """
     con = connection if connection is not None else _default_connection()
-    query = expand_searches(query, con)
+    resolved = sql_namespaces.resolve(query, con)      # ATTACH ... (TYPE LANCE), ns.main.t
+    if isinstance(resolved, sql_namespaces.Handled):
+        return None if resolved.relation is None else LanceRelation(resolved.relation)
+    query = expand_searches(resolved, con)
     frame = sys._getframe(1)
     try:
         template = _template(query, _frame_lookup(frame, con), _frame_values(frame))

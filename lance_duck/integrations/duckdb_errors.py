@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from ..scan.dataset import LanceDataset
 from ..scan.scanner import LanceScanner
+from ..scan.views import HiddenColumnsDataset
 
 # Errors raised by Lance scans under DuckDB, newest last, numbered so a call finds its own.
 _errors: collections.deque = collections.deque(maxlen=64)
@@ -98,10 +99,20 @@ class _WatchedDataset(LanceDataset):
             raise
 
 
+class _WatchedView(_WatchedDataset, HiddenColumnsDataset):
+    """A watched dataset that shows hidden columns or some columns only (:mod:`lance_duck.scan.views`)."""
+
+    def scanner(self, *args: Any, **kwargs: Any) -> LanceScanner:
+        columns = kwargs.pop("columns", args[0] if args else None)
+        columns, kwargs = self.scan_arguments(columns, kwargs)
+        return _WatchedDataset.scanner(self, columns, *args[1:], **kwargs)
+
+
 def watched(ds: LanceDataset) -> _WatchedDataset:
     if isinstance(ds, _WatchedDataset):
         return ds
-    w = _WatchedDataset.__new__(_WatchedDataset)
+    cls = _WatchedView if isinstance(ds, HiddenColumnsDataset) else _WatchedDataset
+    w = cls.__new__(cls)
     w.__dict__.update(ds.__dict__)
     return w
 

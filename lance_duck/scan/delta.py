@@ -15,7 +15,8 @@ import pyarrow as pa
 
 from ..errors import InvalidArgumentError, VersionNotFoundError
 from ..table.transactions import Transaction, read_transaction, to_transaction
-from .rows import ROW_CREATED, ROW_UPDATED, RowReader, live_offsets, row_ids, row_versions
+from .filters import ROW_CREATED, ROW_UPDATED
+from .rows import RowReader, live_offsets, row_ids, row_versions
 
 ROW_ID_FIELD = pa.field("_rowid", pa.uint64())
 

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from .. import trace
 from ..encodings.bitmap import bool_array
 from ..errors import CorruptFileError
-from .filters import ROW_ADDR, ROW_ID, BoundFilter, evaluate
+from .filters import ROW_ADDR, ROW_CREATED, ROW_ID, ROW_UPDATED, BoundFilter, evaluate
 from .planning import ScanTask
 from .projection import Projection, extract
 from .readahead import ReadaheadStats, ordered_map
@@ -199,6 +199,11 @@ class ScanContext:
                     out[name] = pa.array(np.asarray(fragment.row_ids(), dtype=np.uint64)[offsets])
                 else:
                     out[name] = pa.array(offsets.astype(np.uint64) | np.uint64(fragment.id << 32))
+                continue
+            if name in (ROW_CREATED, ROW_UPDATED):
+                if offsets is None:
+                    offsets = _offsets(rows) if mask is None else np.flatnonzero(mask) + rows.start
+                out[name] = pa.array(row_versions(fragment, name)[offsets])
                 continue
             field = self._fields[name]
             ref = _file_for(fragment, field)
@@ -545,3 +550,10 @@ def _split(stream, batch_rows: int | None) -> Iterator[pa.RecordBatch]:
             continue
         for start in range(0, b.num_rows, batch_rows):
             yield b.slice(start, batch_rows)
+
+
+def row_versions(fragment: Any, name: str) -> np.ndarray:
+    """uint64 ``_row_created_at_version`` or ``_row_last_updated_at_version`` per physical row; 1 where
+    the fragment records none (pylance's value for rows without row-version metadata)."""
+    got = fragment.created_at_versions() if name == ROW_CREATED else fragment.last_updated_at_versions()
+    return np.ones(fragment.physical_rows, dtype=np.uint64) if got is None else np.asarray(got, dtype=np.uint64)

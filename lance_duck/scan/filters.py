@@ -21,7 +21,10 @@ from ..predicate.long_filters import cached_plan, on_big_stack
 
 ROW_ID = "_rowid"
 ROW_ADDR = "_rowaddr"
-VIRTUAL_COLUMNS = (ROW_ID, ROW_ADDR)
+ROW_CREATED = "_row_created_at_version"
+ROW_UPDATED = "_row_last_updated_at_version"
+#: columns every scan can return and filter on (uint64), as pylance's scanner offers them
+VIRTUAL_COLUMNS = (ROW_ID, ROW_ADDR, ROW_CREATED, ROW_UPDATED)
 
 
 @dataclass(frozen=True)

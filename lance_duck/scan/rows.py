@@ -13,9 +13,6 @@ from ..table.rowids import versions_at
 from .execution import ScanContext
 from .projection import resolve_projection
 
-ROW_CREATED = "_row_created_at_version"
-ROW_UPDATED = "_row_last_updated_at_version"
-
 
 def live_offsets(fragment) -> np.ndarray:
     """Sorted int64 physical offsets of a fragment's rows that are not deleted."""

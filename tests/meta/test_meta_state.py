@@ -23,6 +23,7 @@ NOT_CACHES = {
     ("integrations/duckdb.py", "_variables"),
     ("integrations/sql_cache.py", "_registered"),
     ("integrations/duckdb_errors.py", "_errors"),
+    ("integrations/sql_namespaces.py", "_attached"),    # what each connection ATTACHed: state, not a cache
 }
 
 
