@@ -56,6 +56,7 @@ CACHES: dict[str, tuple[str, int, str]] = {
     "expression_objects": ("expression_object_cache_entries", 64, "trees of the Expression objects seen last"),
     "spark_datasets": ("spark_dataset_cache_entries", 4, "datasets opened by Spark readers"),
     "spark_change_feeds": ("spark_change_feed_cache_entries", 4, "change feeds planned by Spark readers"),
+    "long_filter_plans": ("long_filter_plan_cache_entries", 64, "how long filters are evaluated in pieces"),
     "decoded_deletions": ("deletion_cache_bytes", 32 * MIB, "decoded offsets of local deletion files"),
     "manifest_summaries": ("manifest_summary_cache_entries", 256,
                            "per version: its largest fragment id and index uuids (index lineage checks)"),

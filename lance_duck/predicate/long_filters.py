@@ -12,7 +12,6 @@ same kernel (both are associative; Kleene logic gives the same answer whatever t
 """
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -20,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
+from .. import _state
 from ..errors import UnsupportedFeatureError
 from . import arrow_introspect as ai
 from ._deep import on_big_stack
@@ -173,9 +173,7 @@ class _Splitter:
         return self.deserialize(sink.getvalue())
 
 
-_PLANS: dict[int, tuple[pc.Expression, Pieces | None]] = {}
-_PLANS_LOCK = threading.Lock()
-_PLANS_SIZE = 64
+_PLANS = _state.cache("long_filter_plans")
 
 
 def cached_plan(expr: pc.Expression) -> Pieces | None:
@@ -185,10 +183,7 @@ def cached_plan(expr: pc.Expression) -> Pieces | None:
     if hit is not None and hit[0] is expr:
         return hit[1]
     got = on_big_stack(lambda: plan(expr))     # serializing a deep Expression recurses in C++
-    with _PLANS_LOCK:
-        _PLANS[id(expr)] = (expr, got)          # the entry keeps expr alive: its id stays its own
-        while len(_PLANS) > _PLANS_SIZE:
-            _PLANS.pop(next(iter(_PLANS)))
+    _PLANS.put(id(expr), (expr, got), 1)       # the entry keeps expr alive: its id stays its own
     return got
 
 
