@@ -140,7 +140,7 @@ def search(query: NearestQuery, source: VectorSource, *,
             qf = np.asarray(q, dtype=np.float32)
             got = [seg.search(qf, k * rf, minimum_nprobes=query.minimum_nprobes,
                               maximum_nprobes=query.maximum_nprobes, ef=query.ef, keep=keep,
-                              refine_factor=query.refine_factor)
+                              refine_factor=query.refine_factor, distance_range=query.distance_range)
                    for seg, keep in zip(opened, keeps)]
             ids = np.concatenate([g[0] for g in got]).astype(np.uint64, copy=False)
             dist = np.concatenate([g[1] for g in got]).astype(np.float32, copy=False)

@@ -84,3 +84,21 @@ def test_distance_range_applies_inside_the_search_as_pylance(vector_table, index
             extra = {"distance_range": (lo, hi)} | ({} if ef is None else {"ef": ef})
             ours = seg.search(q, 10, minimum_nprobes=3, maximum_nprobes=3, ef=ef, keep=None, distance_range=(lo, hi))
             assert_same_ann(pylance_ann(ds, q, 10, nprobes=3, **extra), ours, ties_at_k="SQ" in index_type)
+
+
+@pytest.mark.parametrize("index_type", ["IVF_FLAT", "IVF_PQ", "IVF_HNSW_SQ"])
+def test_distance_range_through_to_table_equals_pylance(vector_table, index_type):
+    """The query side hands distance_range to the index search: k rows in range come back, as pylance's."""
+    import lance_duck
+
+    path = vector_table(index_type, "l2")
+    ds = lance.dataset(path)
+    for q in queries(3):
+        base = pylance_ann(ds, q, 40, nprobes=3)[1]
+        lo, hi = float(base[4] + base[5]) / 2, float(base[30] + base[31]) / 2
+        spec = {"column": "vec", "q": q, "k": 10, "nprobes": 3, "distance_range": (lo, hi)}
+        want = ds.to_table(columns=["id"], nearest=spec, with_row_id=True)
+        got = lance_duck.dataset(path).to_table(columns=["id"], nearest=spec, with_row_id=True)
+        assert want.num_rows == 10
+        assert_same_ann((want["_rowid"].to_numpy(), want["_distance"].to_numpy()),
+                        (got["_rowid"].to_numpy(), got["_distance"].to_numpy()))
