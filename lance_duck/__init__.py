@@ -12,7 +12,7 @@ Entry points:
 
 Errors derive from :class:`LanceDuckError`; a missing table or file is a ``FileNotFoundError``.
 
-Example:
+Examples:
     >>> import duckdb, lance_duck
     >>> ds = lance_duck.dataset("sql_examples/data/sample.lance", version=2)
     >>> duckdb.sql("select count(*) from ds").fetchall()

@@ -772,7 +772,7 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None) -> Lanc
             (not wrapped in a DuckDB exception).
         duckdb.Error: anything DuckDB itself refuses, with DuckDB's message.
 
-    Example:
+    Examples:
         >>> import lance_duck
         >>> lance_duck.sql("select count(*) from 'sql_examples/data/sample.lance' AT (VERSION => 1)").fetchall()
         [(2000,)]
@@ -862,7 +862,7 @@ def register(connection: duckdb.DuckDBPyConnection, name: str, uri_or_dataset: s
         VersionNotFoundError, TagNotFoundError, BranchNotFoundError: no such version, tag or branch.
         InvalidArgumentError: ``asof`` given with an open dataset.
 
-    Example:
+    Examples:
         >>> import duckdb
         >>> from lance_duck.integrations.duckdb import register
         >>> con = duckdb.connect()
