@@ -1,9 +1,12 @@
-"""The CLI zygote of ``tests/cli_runner.py``: import what ``python -m lance_duck`` imports, then fork one
-child per request (a JSON line on stdin: args, cwd, env, stdout / stderr files) and answer its exit code.
+"""The zygote of ``tests/cli_runner.py``: import the modules named on the command line (``pkg.*``: the
+package and every module under it), then fork one
+child per request (a JSON line on stdin: module or code, args, cwd, env, stdout / stderr files) and answer
+its exit code.
 
-The child runs ``lance_duck.__main__`` as ``python -m lance_duck`` would (``runpy``, ``sys.argv``,
-``sys.path[0]`` the working directory), with fresh ``sys.stdin`` / ``sys.stdout`` / ``sys.stderr`` on its
-own file descriptors, and exits as the interpreter would: ``SystemExit``'s code, or 1 with the traceback.
+The child runs ``python -m MODULE ARGS`` (``runpy``, ``sys.argv``, ``sys.path[0]`` the working directory) or
+``python -c CODE ARGS`` as the interpreter would, with fresh ``sys.stdin`` / ``sys.stdout`` /
+``sys.stderr`` on its own file descriptors, and exits as the interpreter would: ``SystemExit``'s code, or
+1 with the traceback (a signal ends it as it would end any process).
 """
 import io
 import json
@@ -16,9 +19,16 @@ import traceback
 _imports_err = tempfile.TemporaryFile()
 _saved = os.dup(2)
 os.dup2(_imports_err.fileno(), 2)
-import lance_duck.integrations.cli  # noqa: E402,F401  (what `python -m lance_duck` imports first)
-import lance_duck.integrations.duckdb  # noqa: E402,F401  (and, for every command reading a table, next)
-import lance_duck.scan.dataset  # noqa: E402,F401
+for _name in sys.argv[1:]:
+    if _name.endswith(".*"):   # a package and every module under it (never a __main__: that would run it)
+        import importlib
+        import pkgutil
+        _package = importlib.import_module(_name[:-2])
+        for _info in pkgutil.walk_packages(_package.__path__, _package.__name__ + "."):
+            if not _info.name.endswith("__main__"):
+                importlib.import_module(_info.name)
+    else:
+        __import__(_name)
 
 sys.stderr.flush()
 os.dup2(_saved, 2)
@@ -57,10 +67,16 @@ def child(request: dict) -> None:
                                       encoding=STDOUT_ENCODING, errors=STDOUT_ERRORS)
         sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "w", closefd=False)),
                                       encoding=STDERR_ENCODING, errors="backslashreplace", line_buffering=True)
-        sys.argv = ["-m", *request["args"]]
-        sys.path[0] = os.getcwd()
         try:
-            runpy.run_module("lance_duck", run_name="__main__", alter_sys=True)
+            if "module" in request:
+                sys.argv = ["-m", *request["args"]]
+                sys.path[0] = os.getcwd()
+                runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+            else:
+                sys.argv = ["-c", *request["args"]]
+                sys.path[0] = ""
+                import builtins
+                exec(compile(request["code"], "<string>", "exec"), {"__name__": "__main__", "__builtins__": builtins})
             code = 0
         except SystemExit as e:
             code = _exit_code(e.code)
