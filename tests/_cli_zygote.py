@@ -67,6 +67,10 @@ def child(request: dict) -> None:
                                       encoding=STDOUT_ENCODING, errors=STDOUT_ERRORS)
         sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "w", closefd=False)),
                                       encoding=STDERR_ENCODING, errors="backslashreplace", line_buffering=True)
+        for option in request.get("warnoptions", []):   # python -W OPTION
+            import warnings
+            sys.warnoptions.append(option)
+            warnings._setoption(option)
         try:
             if "module" in request:
                 sys.argv = ["-m", *request["args"]]

@@ -71,11 +71,13 @@ def run_cli(*args: str, cwd: str | Path = ROOT, text: bool = True, timeout: floa
 
 
 def run_python_code(code: str, *args: str, preload: tuple[str, ...], cwd: str | Path = ROOT, text: bool = True,
-                    timeout: float = 120, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """``subprocess.run([python, "-c", code, *args], capture_output=True, ...)``, forked from a zygote that
-    imported ``preload``."""
-    return _run({"code": code}, [sys.executable, "-c", code], args, preload, cwd=cwd, text=text,
-                timeout=timeout, env=env)
+                    timeout: float = 120, env: dict[str, str] | None = None,
+                    warnoptions: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """``subprocess.run([python, *("-W", o for o in warnoptions), "-c", code, *args], capture_output=True,
+    ...)``, forked from a zygote that imported ``preload``."""
+    flags = [f for o in warnoptions for f in ("-W", o)]
+    return _run({"code": code, "warnoptions": list(warnoptions)}, [sys.executable, *flags, "-c", code], args,
+                preload, cwd=cwd, text=text, timeout=timeout, env=env)
 
 
 def _run(what: dict, argv: list[str], args, modules: tuple[str, ...], *, cwd, text, timeout,
