@@ -99,11 +99,18 @@ def child(request: dict) -> None:
 
 
 def main() -> None:
+    import warnings
+    filters = warnings.filters[:]
+    # Python 3.12+ warns here that this process has (native: Arrow's, jemalloc's) threads; they hold no
+    # lock a child needs, as for any fork of a process that imported pyarrow. The child gets the filters
+    # as they were.
+    warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
     print("ready", flush=True)
     for line in sys.stdin:
         request = json.loads(line)
         pid = os.fork()
         if pid == 0:
+            warnings.filters[:] = filters
             child(request)
         _, status = os.waitpid(pid, 0)
         print(json.dumps({"rc": os.waitstatus_to_exitcode(status)}), flush=True)
