@@ -19,7 +19,7 @@ object-store request that still fails after its retries an :class:`ObjectStoreEr
 The process's thread pools and caches (shared by every table) are sized by :func:`configure` and
 emptied by :func:`clear_caches`.
 
-Example:
+Examples:
     >>> import duckdb, lance_duck
     >>> ds = lance_duck.dataset("sql_examples/data/sample.lance", version=2)
     >>> duckdb.sql("select count(*) from ds").fetchall()

@@ -884,7 +884,7 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None, *,
             (not wrapped in a DuckDB exception).
         duckdb.Error: anything DuckDB itself refuses, with DuckDB's message.
 
-    Example:
+    Examples:
         >>> import lance_duck
         >>> lance_duck.sql("select count(*) from 'sql_examples/data/sample.lance' AT (VERSION => 1)").fetchall()
         [(2000,)]
@@ -1013,7 +1013,7 @@ def register(connection: duckdb.DuckDBPyConnection, name: str, uri_or_dataset: s
         VersionNotFoundError, TagNotFoundError, BranchNotFoundError: no such version, tag or branch.
         InvalidArgumentError: ``asof`` given with an open dataset.
 
-    Example:
+    Examples:
         >>> import duckdb
         >>> from lance_duck.integrations.duckdb import register
         >>> con = duckdb.connect()

@@ -71,7 +71,7 @@ def dataset(uri: str, version: Version = None, asof: AsOf = None, *, branch: str
         UnsupportedFeatureError: the table needs a feature lance_duck does not read (named).
         InvalidArgumentError: a bad argument or storage option (named).
 
-    Example:
+    Examples:
         >>> import duckdb, lance_duck
         >>> ds = lance_duck.dataset("sql_examples/data/sample.lance", version="before_deletes")
         >>> ds.version, ds.count_rows()
@@ -130,7 +130,7 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
     ``filter`` (a SQL string in pylance's dialect, or a ``pyarrow.compute.Expression``). Rows come in
     pylance's order: fragment by fragment, deleted rows left out.
 
-    Example:
+    Examples:
         >>> import lance_duck
         >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
         >>> ds.latest_version, [v["version"] for v in ds.versions()]
@@ -209,7 +209,7 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
             ``lance.dataset.Version``): ``{'version': int, 'timestamp': datetime, 'metadata':
             dict[str, str]}``; ``timestamp`` is pylance's naive local time.
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> v = lance_duck.dataset("sql_examples/data/sample.lance").versions()[0]
             >>> v["version"], v["metadata"]["total_rows"]
@@ -231,7 +231,7 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
             VersionNotFoundError, TagNotFoundError, BranchNotFoundError: no such version, tag or branch.
             InvalidArgumentError: a tuple that is not ``(branch, version)``.
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
             >>> ds.checkout_version("initial_load").version, ds.version
@@ -309,17 +309,21 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
         Args:
             columns: column names (nested ``"s.a"``), or ``{alias: SQL expression}``; default all.
             filter: a SQL string (pylance's dialect) or a ``pyarrow.compute.Expression``.
-            limit, offset: rows to return / to skip, after the filter.
+            limit: rows to return, after the filter.
+            offset: rows to skip, after the filter.
             batch_size: rows per output batch (and per read task).
-            with_row_id, with_row_address: add ``_rowid`` / ``_rowaddr`` columns.
+            with_row_id: add a ``_rowid`` column.
+            with_row_address: add a ``_rowaddr`` column.
             fragments: scan only these fragments (:class:`LanceFragment` objects or ids).
-            batch_readahead, readahead_bytes: read-ahead depth and memory budget (64 MiB default).
-                Without ``batch_readahead``, a scan whose every column (projected or filtered) is
-                fixed-width (numbers, booleans, temporal, decimals) decodes one task at a time, any
-                other scan up to four (``scan/readahead.py``).
-            use_scalar_index: use the table's exact scalar indices for the filter (default True).
-            Other pylance / pyarrow options that do not change results (``use_threads``,
-            ``scan_in_order``, ...) are accepted and ignored.
+            **kwargs: the keyword arguments below; other pylance / pyarrow options that do not
+                change results (``use_threads``, ``scan_in_order``, ...) are accepted and ignored.
+
+        Keyword Args:
+            batch_readahead (int): read tasks decoded at once. Without it, a scan whose every column
+                (projected or filtered) is fixed-width (numbers, booleans, temporal, decimals)
+                decodes one task at a time, any other scan up to four (``scan/readahead.py``).
+            readahead_bytes (int): the read-ahead memory budget (64 MiB default).
+            use_scalar_index (bool): use the table's exact scalar indices for the filter (default True).
 
         Returns:
             A :class:`LanceScanner`.
@@ -329,7 +333,7 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
                 a negative ``limit`` / ``offset`` / ``batch_size``, a fragment not in this version.
             UnsupportedFeatureError: an option that would change results and is not supported.
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
             >>> ds.scanner(columns=["order_id"], filter="amount > 490", limit=3).to_table().column(0).to_pylist()
@@ -342,7 +346,7 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
     def to_table(self, columns: Columns = None, filter: Filter = None, **kwargs: Any) -> pa.Table:
         """Read the rows into one ``pa.Table`` (arguments and errors as :meth:`scanner`).
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
             >>> ds.to_table(columns=["order_id", "amount"], filter="order_id < 2").to_pylist()
@@ -353,7 +357,7 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
     def to_batches(self, columns: Columns = None, filter: Filter = None, **kwargs: Any) -> Iterator[pa.RecordBatch]:
         """Stream the rows as ``pa.RecordBatch``es, read lazily (arguments and errors as :meth:`scanner`).
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
             >>> [b.num_rows for b in ds.to_batches(columns=["order_id"], batch_size=1000)]
@@ -382,7 +386,7 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
         Raises:
             InvalidArgumentError: a filter that does not parse or bind.
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
             >>> ds.count_rows(), ds.count_rows("amount > 490")
@@ -408,7 +412,7 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
         Raises:
             InvalidArgumentError: an index out of range or not an integer; take on a filtered dataset.
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
             >>> ds.take([0, 5, 1], columns=["order_id"]).to_pylist()
@@ -437,7 +441,7 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
     def get_fragment(self, fragment_id: int) -> LanceFragment | None:
         """The fragment with id ``fragment_id``, or ``None`` when this version has none (as in pylance).
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> lance_duck.dataset("sql_examples/data/sample.lance").get_fragment(3)
             LanceFragment(id=3, physical_rows=103)
@@ -460,7 +464,7 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
         Raises:
             InvalidArgumentError: a filter that does not parse or bind.
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> lance_duck.dataset("sql_examples/data/sample.lance").filter("amount > 490").count_rows()
             51

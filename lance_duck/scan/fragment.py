@@ -31,7 +31,7 @@ class LanceFragment:
     ``count_rows(filter=None)`` and the reads ``to_table`` / ``to_batches`` / ``scanner`` / ``head``
     (same arguments as :class:`LanceDataset`'s, limited to this fragment, deleted rows left out).
 
-    Example:
+    Examples:
         >>> import lance_duck
         >>> frags = lance_duck.dataset("sql_examples/data/sample.lance").get_fragments()
         >>> [(f.fragment_id, f.physical_rows, f.num_deletions) for f in frags]
@@ -77,7 +77,7 @@ class LanceFragment:
         """The fragment's live rows (after deletions and the filter); exact, from metadata alone
         without a filter. Arguments and errors as :meth:`LanceDataset.count_rows`.
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> frag = lance_duck.dataset("sql_examples/data/sample.lance").get_fragments()[1]
             >>> frag.count_rows(), frag.count_rows("amount > 400")
@@ -113,7 +113,7 @@ class LanceFragment:
     def head(self, num_rows: int, **kwargs: Any) -> pa.Table:
         """The fragment's first ``num_rows`` rows (arguments as :meth:`LanceDataset.scanner`).
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> frag = lance_duck.dataset("sql_examples/data/sample.lance").get_fragments()[1]
             >>> frag.head(2, columns=["order_id"]).to_pylist()
@@ -126,7 +126,7 @@ class LanceFragment:
 
         Arguments and errors as :meth:`LanceDataset.take`; nested columns keep the order named.
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> frag = lance_duck.dataset("sql_examples/data/sample.lance").get_fragments()[1]
             >>> frag.take([1, 0], columns=["order_id"]).to_pylist()

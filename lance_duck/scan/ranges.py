@@ -39,7 +39,7 @@ def scan_row_ranges(dataset: "LanceDataset", ranges: Sequence[RowRange], *, colu
     Raises:
         InvalidArgumentError: a fragment that is not in this version, or a range outside it.
 
-    Example:
+    Examples:
         >>> import lance_duck
         >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
         >>> sum(b.num_rows for b in scan_row_ranges(ds, [(0, 0, 100), (3, 50, 103)], columns=["order_id"]))

@@ -56,7 +56,7 @@ class LanceScanner(pads.Scanner):
     so ``to_reader()`` streams ``pa.RecordBatch``es lazily (a ``LIMIT`` in DuckDB stops reading) and
     ``to_table()``, ``to_batches()``, ``head(n)``, ``count_rows()`` behave as in pyarrow and pylance.
 
-    Example:
+    Examples:
         >>> import lance_duck
         >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
         ...     columns=["order_id", "shipping.city"], filter="order_id < 2")
@@ -221,7 +221,7 @@ class LanceScanner(pads.Scanner):
             CorruptFileError, UnsupportedFeatureError: a data file that cannot be read (named), while
                 iterating. The same holds for every reading method below.
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
             >>> sizes = [b.num_rows for b in ds.scanner(columns=["order_id"], batch_size=500).to_batches()]
@@ -235,7 +235,7 @@ class LanceScanner(pads.Scanner):
         few rows chosen by the table's indices (at most ``INLINE_SELECTED_ROWS`` in all), which
         are read by this call (the consumer's thread then pulls finished batches).
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
             ...     columns=["order_id"], filter="amount > 490", limit=5)
@@ -250,7 +250,7 @@ class LanceScanner(pads.Scanner):
     def to_table(self) -> pa.Table:
         """All the rows as one ``pa.Table``.
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
             ...     columns=["order_id"], filter="amount > 490", limit=5)
@@ -262,7 +262,7 @@ class LanceScanner(pads.Scanner):
     def head(self, num_rows: int) -> pa.Table:
         """The first ``num_rows`` rows of this scan, reading no further than needed.
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
             ...     columns=["order_id"], filter="amount > 490", limit=5)
@@ -274,7 +274,7 @@ class LanceScanner(pads.Scanner):
     def take(self, indices: Any) -> pa.Table:
         """Rows at positions of this scan's result (as ``pa.Table.take`` on :meth:`to_table`).
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
             ...     columns=["order_id"], filter="amount > 490", limit=5)
@@ -286,7 +286,7 @@ class LanceScanner(pads.Scanner):
     def scan_batches(self) -> Iterator[TaggedRecordBatch]:
         """The rows as :class:`TaggedRecordBatch` (``record_batch``, ``fragment``), fragment by fragment.
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
             ...     columns=["order_id"], filter="amount > 490")
@@ -335,7 +335,7 @@ class LanceScanner(pads.Scanner):
         From metadata alone when there is no filter, from exact scalar indices when they answer
         the filter, else by reading only the filter's columns.
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
             ...     columns=["order_id"], filter="amount > 490", limit=5)

@@ -153,19 +153,21 @@ def test_readme_python_blocks_run_as_written_and_equal_pylance(events_table, mon
     assert blocks, "README.md has no Python block outside the Spark section"
     monkeypatch.chdir(Path(events_table).parent)
     lance = _lance()
+    ns: dict = {}   # one namespace: a later block uses what an earlier one opened, as a reader would
     for block in blocks:
         code = block.replace("s3://bucket/events.lance", "events.lance")   # a local copy stands in
-        ns: dict = {}
         exec(compile(code, "README.md", "exec"), ns)
-        if "by_kind" in ns:
-            ref = lance.dataset("events.lance", version="release-1").to_table()  # noqa: F841
-            assert sorted(ns["by_kind"]) == sorted(duckdb.connect().sql(
-                "select kind, count(*) from ref where ts >= TIMESTAMP '2026-01-01' group by kind").fetchall())
-            assert ns["table"].equals(lance.dataset("events.lance", version="release-1").to_table(
-                columns=["id", "s.a"], filter="s.a > 5 and name like 'x%'"))
-            assert ns["counts"] == [(lance.dataset("events.lance", version=3).count_rows(),),
-                                    (lance.dataset("events.lance", version="release-1").count_rows(),)]
-            assert ns["table"].num_rows > 0 and ns["counts"][0] != ns["counts"][1]
+    ref = lance.dataset("events.lance", version="release-1").to_table()  # noqa: F841
+    assert sorted(ns["by_kind"]) == sorted(duckdb.connect().sql(
+        "select kind, count(*) from ref where ts >= TIMESTAMP '2026-01-01' group by kind").fetchall())
+    assert ns["table"].equals(lance.dataset("events.lance", version="release-1").to_table(
+        columns=["id", "s.a"], filter="s.a > 5 and name like 'x%'"))
+    assert ns["counts"] == [(lance.dataset("events.lance", version=3).count_rows(),),
+                            (lance.dataset("events.lance", version="release-1").count_rows(),)]
+    assert ns["table"].num_rows > 0 and ns["counts"][0] != ns["counts"][1]
+    ref_ds = lance.dataset("events.lance", version="release-1")
+    assert ns["first"].equals(ref_ds.take([0, 5, 1], columns=["id"]))
+    assert ns["n"] == ref_ds.count_rows("s.a > 5")
 
 
 # -- 2 and 11. scripts/test.sh: Java and the oldest / newest Python, checked before installing ------------
@@ -341,7 +343,7 @@ def test_help_of_dataset_documents_parameters_storage_options_and_an_example():
     import pydoc
     text = pydoc.render_doc(lance_duck.dataset, renderer=pydoc.plaintext)
     for needed in ("version:", "asof:", "branch:", "storage_options:", "aws_region", "google_service_account",
-                   "azure_storage_account_name", "Returns:", "Raises:", "Example:"):
+                   "azure_storage_account_name", "Returns:", "Raises:", "Examples:"):
         assert needed in text, needed
     for obj in (lance_duck.LanceDataset, lance_duck.LanceDataset.scanner,
                 importlib.import_module("lance_duck.scan.scanner").LanceScanner,

@@ -148,18 +148,13 @@ def test_count_rows_is_answered_from_label_list_and_btree_indices(history_plain,
 
 def test_cli_describe_lists_the_indices_like_pylance(history_plain):
     import json
-    import os
-    import subprocess
-    import sys
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [os.path.dirname(os.path.dirname(lance_duck.__file__))] + sys.path))
-    r = subprocess.run([sys.executable, "-m", "lance_duck", "describe", history_plain, "--format", "json"],
-                       capture_output=True, text=True, env=env)
+
+    from ..cli_runner import run_cli
+    r = run_cli("describe", history_plain, "--format", "json")
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout)["indices"]
     want = lance.dataset(history_plain).describe_indices()
     assert [(d["name"], d["type"], d["segments"], d["rows_indexed"]) for d in got] == \
         [(d.name, d.index_type, len(d.segments), d.num_rows_indexed) for d in want]
-    text = subprocess.run([sys.executable, "-m", "lance_duck", "describe", history_plain],
-                          capture_output=True, text=True, env=env)
+    text = run_cli("describe", history_plain)
     assert text.returncode == 0 and "indices:" in text.stdout and "tags_idx" in text.stdout

@@ -2,7 +2,7 @@
 
 The library's thread pools are created lazily; ``fork()`` copies a pool object but none of its
 threads, so a child that reuses the parent's pool queues work that nothing ever runs. Each test
-runs its parent in a fresh interpreter (so the pools really exist before the fork, whatever ran
+runs its parent in a process of its own (so the pools really exist before the fork, whatever ran
 earlier in pytest) and bounds the child with a timeout: a hang fails the test.
 """
 from __future__ import annotations
@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import textwrap
 
 import lance
 import pytest
 
 import lance_duck
+
+from ..cli_runner import run_python_code
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(lance_duck.__file__)))
 CHILD_TIMEOUT = 60
@@ -25,10 +26,11 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is POSIX
 
 
 def run_parent(code: str, timeout: float = 4 * CHILD_TIMEOUT) -> subprocess.CompletedProcess:
-    """Run ``code`` in a fresh interpreter that imports this checkout's lance_duck."""
+    """Run ``code`` in a process of its own that imports this checkout's lance_duck (forked from a Python
+    that has only imported it, with no thread or pool started: tests/cli_runner.py)."""
     env = dict(os.environ, PYTHONPATH=REPO_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-W", "ignore::DeprecationWarning", "-c", textwrap.dedent(code)],
-                          capture_output=True, text=True, timeout=timeout, env=env, check=False)
+    return run_python_code(textwrap.dedent(code), preload=("multiprocessing", "lance_duck.*"), timeout=timeout,
+                           env=env, warnoptions=("ignore::DeprecationWarning",))
 
 
 FORK_HELPERS = f"""

@@ -1,6 +1,6 @@
-"""Issue 17 item 6: pyarrow functions handed a lance_duck dataset, fragment or scanner.
+"""pyarrow functions handed a lance_duck dataset, fragment or scanner.
 
-Each call runs in a fresh interpreter (a segfault there fails the test instead of killing
+Each call runs in a process of its own (a segfault there fails the test instead of killing
 pytest). It either returns data -- written to an Arrow IPC file and compared here with
 pylance's read of the same table -- or raises a clear error, whose type and message are
 checked. The DuckDB tests run in-process: DuckDB must keep using ``scanner()`` (projection
@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 
 import lance
@@ -24,6 +22,7 @@ import pytest
 import lance_duck
 from lance_duck.scan import LanceDataset
 
+from ..cli_runner import run_python_code
 from .conftest import assert_tables_equal, write_history
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(lance_duck.__file__)))
@@ -54,12 +53,18 @@ else:
 """
 
 
+# What RUNNER imports (and lance_duck's modules): each case's process is forked from a Python that
+# imported only these.
+RUNNER_MODULES = ("pyarrow", "pyarrow.acero", "pyarrow.compute", "pyarrow.dataset", "pyarrow.parquet",
+                  "lance_duck.*")
+
+
 def run_case(code: str, path: str, simple_path: str, out_dir) -> dict:
-    """Run ``code`` (which sets ``result`` to a Table, or raises) in a fresh interpreter."""
+    """Run ``code`` (which sets ``result`` to a Table, or raises) in a process of its own (forked from a
+    warm one: tests/cli_runner.py)."""
     env = dict(os.environ, PYTHONPATH=REPO_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     script = RUNNER % (ASOF_OTHER, textwrap.indent(textwrap.dedent(code).strip(), "    "))
-    r = subprocess.run([sys.executable, "-c", script, path, simple_path, str(out_dir)],
-                       capture_output=True, text=True, timeout=300, env=env, check=False)
+    r = run_python_code(script, path, simple_path, str(out_dir), preload=RUNNER_MODULES, timeout=300, env=env)
     assert r.returncode == 0, f"the interpreter died (exit {r.returncode}):\n{r.stderr[-3000:]}"
     outcome = json.loads(r.stdout.strip().splitlines()[-1])
     if "rows" in outcome:

@@ -1,23 +1,21 @@
-"""The lance-duck CLI, run as a subprocess: outputs equal pylance's answers; exit codes."""
+"""The lance-duck CLI, run as a process of its own: outputs equal pylance's answers; exit codes."""
 from __future__ import annotations
 
 import csv
 import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
+
+from ..cli_runner import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(*args, cwd=ROOT):
-    import os
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "lance_duck", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=120, env=env)
+    """``python -m lance_duck ARGS`` in a process of its own (forked from a warm one: tests/cli_runner.py)."""
+    return run_cli(*args, cwd=cwd)
 
 
 def _pl(uri, **kw):

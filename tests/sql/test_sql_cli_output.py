@@ -9,9 +9,6 @@ import datetime as dt
 import decimal
 import io
 import json
-import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -23,13 +20,14 @@ import pytest
 
 import lance_duck
 
+from ..cli_runner import run_cli
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(*args, cwd=ROOT, text=True):
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "lance_duck", *args], cwd=cwd, capture_output=True,
-                          text=text, timeout=120, env=env)
+    """``python -m lance_duck ARGS`` in a process of its own (forked from a warm one: tests/cli_runner.py)."""
+    return run_cli(*args, cwd=cwd, text=text)
 
 
 def _pl(uri, **kw):

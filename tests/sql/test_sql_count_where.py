@@ -61,12 +61,18 @@ WHERES = [
 ]
 
 
+@pytest.fixture(scope="module")
+def oracle_tables(history) -> dict[int, pa.Table]:
+    """pylance's reading of each version from 4 on, read once for every WHERE of the matrix."""
+    return {v: lance.dataset(history, version=v).to_table() for v in range(4, lance.dataset(history).version + 1)}
+
+
 @pytest.mark.parametrize("where", WHERES)
-def test_count_with_where_equals_duckdb_over_the_arrow_table_at_every_version(history, where):
+def test_count_with_where_equals_duckdb_over_the_arrow_table_at_every_version(history, oracle_tables, where):
     con = duckdb.connect()
-    for v in range(4, lance.dataset(history).version + 1):
+    for v, table in oracle_tables.items():
         oracle = duckdb.connect()
-        oracle.register("t", lance.dataset(history, version=v).to_table())
+        oracle.register("t", table)
         want = oracle.execute(f"SELECT count(*) FROM t WHERE {where}").fetchall()
         got = lance_duck.sql(f"SELECT count(*) FROM '{history}' AT (VERSION => {v}) t WHERE {where}", con).fetchall()
         assert got == want, (v, where)
