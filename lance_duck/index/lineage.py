@@ -26,6 +26,7 @@ from .metadata import IndexSegment, read_index_segments
 #: manifests summarised (path -> (max fragment id, index uuids)); manifests are immutable
 SUMMARIES = 256
 _SUMMARY: OrderedDict[tuple, tuple[int, frozenset[str]]] = OrderedDict()
+_VERDICT: OrderedDict[tuple, str | None] = OrderedDict()
 _LOCK = threading.Lock()
 
 
@@ -60,9 +61,23 @@ def _summary(snapshot, version: int) -> tuple[int, frozenset[str]] | None:
 
 
 def later_fragments(snapshot, seg: IndexSegment) -> str | None:
-    """Why ``seg``'s fragment bitmap is provably a lie (a fragment created after its files), or None."""
+    """Why ``seg``'s fragment bitmap is provably a lie (a fragment created after its files), or None
+    (the verdict kept per table, segment and claimed fragment: versions are listed at most once)."""
     if not seg.fragment_ids or seg.dataset_version >= snapshot.version:
         return None
+    key = (getattr(snapshot.io, "key", None), snapshot.dataset_dir, seg.uuid, max(seg.fragment_ids))
+    with _LOCK:
+        if key in _VERDICT:
+            return _VERDICT[key]
+    got = _later_fragments(snapshot, seg)
+    with _LOCK:
+        _VERDICT[key] = got
+        while len(_VERDICT) > SUMMARIES:
+            _VERDICT.popitem(last=False)
+    return got
+
+
+def _later_fragments(snapshot, seg: IndexSegment) -> str | None:
     first = _summary(snapshot, seg.dataset_version)
     claimed = max(seg.fragment_ids)
     if first is None or claimed <= first[0]:
