@@ -60,6 +60,8 @@ CACHES: dict[str, tuple[str, int, str]] = {
     "decoded_deletions": ("deletion_cache_bytes", 32 * MIB, "decoded offsets of local deletion files"),
     "manifest_summaries": ("manifest_summary_cache_entries", 256,
                            "per version: its largest fragment id and index uuids (index lineage checks)"),
+    "index_lineage_verdicts": ("index_lineage_cache_entries", 256,
+                               "per index segment: whether its fragment bitmap names fragments newer than its files"),
     "stemmers": ("stemmer_cache_entries", 32, "Snowball stemmers per language (full-text queries)"),
     "sql_tables": ("sql_table_cache_entries", 16, "table versions opened by lance_duck.sql"),
     "sql_stores": ("sql_store_cache_entries", 16, "filesystems opened by lance_duck.sql"),

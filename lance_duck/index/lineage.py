@@ -15,7 +15,6 @@ it.
 """
 from __future__ import annotations
 
-
 from .. import _state
 from ..errors import LanceDuckError
 from ..table.manifest import read_manifest
@@ -24,6 +23,8 @@ from .metadata import IndexSegment, read_index_segments
 
 #: manifests summarised ((store, dataset dir, version) -> (max fragment id, index uuids)); manifests are immutable
 _SUMMARY = _state.cache("manifest_summaries")
+#: verdicts per (store, dataset dir, segment uuid, claimed fragment) -> (reason or None,)
+_VERDICT = _state.cache("index_lineage_verdicts")
 
 
 def _summary(snapshot, version: int) -> tuple[int, frozenset[str]] | None:
@@ -53,9 +54,20 @@ def _summary(snapshot, version: int) -> tuple[int, frozenset[str]] | None:
 
 
 def later_fragments(snapshot, seg: IndexSegment) -> str | None:
-    """Why ``seg``'s fragment bitmap is provably a lie (a fragment created after its files), or None."""
+    """Why ``seg``'s fragment bitmap is provably a lie (a fragment created after its files), or None
+    (the verdict kept per table, segment and claimed fragment: versions are listed at most once)."""
     if not seg.fragment_ids or seg.dataset_version >= snapshot.version:
         return None
+    key = (getattr(snapshot.io, "key", None), snapshot.dataset_dir, seg.uuid, max(seg.fragment_ids))
+    kept = _VERDICT.get(key)
+    if kept is not None:
+        return kept[0]
+    got = _later_fragments(snapshot, seg)
+    _VERDICT.put(key, (got,), 1)
+    return got
+
+
+def _later_fragments(snapshot, seg: IndexSegment) -> str | None:
     first = _summary(snapshot, seg.dataset_version)
     claimed = max(seg.fragment_ids)
     if first is None or claimed <= first[0]:
