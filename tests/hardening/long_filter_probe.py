@@ -1,8 +1,8 @@
 """Run one long filter in this process and print its answers as JSON (for test_long_filters.py).
 
 ``python long_filter_probe.py <table> <engine> <kind> <n>``: engine ``lance_duck``, ``pylance``,
-``duckdb`` (``lance_duck.sql``) or ``expression`` (a left-deep pyarrow Expression given to
-lance_duck); kind ``and`` (``i != k``), ``ranges`` (``i != k`` and ``i > -k``), ``or`` (``i = k``), ``mixed`` (an AND of ORs). A crash
+``duckdb`` (``lance_duck.sql``), ``expression`` (a left-deep pyarrow Expression given to
+lance_duck) or ``spark`` (the Spark source's pushdown reader, one pushed filter per term); kind ``and`` (``i != k``), ``ranges`` (``i != k`` and ``i > -k``), ``or`` (``i = k``), ``mixed`` (an AND of ORs). A crash
 (SIGSEGV) shows as the process's return code; the test compares the printed answers.
 """
 from __future__ import annotations
@@ -47,6 +47,18 @@ def main(path: str, engine: str, kind: str, n: int) -> None:
         table = lance_duck.sql(f"SELECT i, s FROM '{path}' WHERE {f}").arrow()
         table = table.read_all() if hasattr(table, "read_all") else table
         table = table.sort_by("i")
+    elif engine == "spark":   # the Spark source's pushdown reader, given one pushed filter per term
+        from pyspark.sql import datasource as sds
+        from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+        from lance_duck.integrations.spark import PushdownLanceReader, parse_options
+        assert kind == "and"
+        reader = PushdownLanceReader(parse_options({"path": path}),
+                                     StructType([StructField("i", LongType()), StructField("s", StringType())]))
+        assert list(reader.pushFilters([sds.Not(sds.EqualTo(("i",), 3 * k)) for k in range(n)])) == []
+        import pyarrow as pa
+        table = pa.Table.from_batches([b for part in reader.partitions() for b in reader.read(part)])
+        count = table.num_rows
     else:
         import lance_duck
         ds = lance_duck.dataset(path)

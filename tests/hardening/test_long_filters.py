@@ -77,3 +77,8 @@ def test_long_left_deep_expression_is_evaluated_in_pieces(table):
 def test_long_where_through_duckdb_pushdown(table):
     """DuckDB pushes the 10,000 comparisons as one left-deep Expression."""
     assert probe(table, "duckdb", "and", 10_000) == expected("and", 10_000)
+
+
+def test_twelve_thousand_filters_pushed_by_spark(table):
+    """Spark pushes one filter per conjunct: the reader ANDs them (balanced) and scans."""
+    assert probe(table, "spark", "and", 12_000) == expected("and", 12_000)

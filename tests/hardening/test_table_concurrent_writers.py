@@ -143,6 +143,8 @@ def test_reads_while_pylance_appends_deletes_and_cleans_up_in_other_processes(tm
                 ds = lance_duck.dataset(path)
                 t = ds.to_table(columns=["i"])
                 n = ds.count_rows()
+                listed = [v["version"] for v in ds.versions()]   # manifests cleaned up meanwhile: listed again
+                assert listed == sorted(listed) and listed[-1] >= ds.version
                 sql_counts.append(lance_duck.sql(f"SELECT count(*) FROM '{path}' WHERE s <> 'zz'").fetchall()[0][0])
                 seen.append((ds.version, n, t.num_rows, pa.compute.sum(t["i"]).as_py()))
             except Exception as exc:  # noqa: BLE001 - every failure is counted and shown
