@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ..table.history import VersionInfo
+    from ..table.transactions import Transaction
 
     from ..table.snapshot import Snapshot
     from .params import Columns, Filter, Indices, StorageOptions
@@ -185,7 +186,7 @@ class PylanceReadMixin:
         The one method that changes a dataset object (pylance's ``checkout_latest`` mutates too, and
         code written for pylance relies on it); ``checkout_version`` returns a new dataset.
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> ds = lance_duck.dataset("sql_examples/data/sample.lance", version=2)
             >>> ds.checkout_latest(); ds.version
@@ -198,7 +199,7 @@ class PylanceReadMixin:
     def get_version(self) -> VersionInfo:
         """This version as one entry of :meth:`versions` (``version``, ``timestamp``, ``metadata``).
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> lance_duck.dataset("sql_examples/data/sample.lance", version=1).get_version()["version"]
             1
@@ -216,6 +217,38 @@ class PylanceReadMixin:
         """``[{"version": n}, ...]`` for every version of this branch, oldest first."""
         from ..table.versions import list_versions
         return [{"version": e.version} for e in list_versions(self._snapshot.io, self._snapshot.dataset_dir)]
+
+    def read_transaction(self, version: int) -> Transaction | None:
+        """The transaction that made ``version`` (pylance's ``read_transaction``), or ``None`` when that
+        version records none.
+
+        Args:
+            version: a version number of this dataset's branch.
+
+        Raises:
+            VersionNotFoundError: no such version (or it was cleaned up).
+        """
+        from ..table.transactions import read_transaction, to_transaction
+        txn = read_transaction(self._snapshot.checkout(int(version)))
+        return None if txn is None else to_transaction(txn)
+
+    def get_transactions(self, recent_transactions: int = 10) -> list[Transaction | None]:
+        """The transactions of this version and the ones before it, newest first, at most
+        ``recent_transactions`` (pylance's ``get_transactions``; ``None`` for a version recording none).
+
+        Args:
+            recent_transactions: how many versions, counting back from this one.
+
+        Examples:
+            >>> import lance_duck
+            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> [type(t.operation).__name__ for t in ds.get_transactions(2)]
+            ['Merge', 'Update']
+        """
+        if recent_transactions < 0:
+            raise InvalidArgumentError(f"get_transactions: recent_transactions must be >= 0, got {recent_transactions}")
+        first = max(1, self._snapshot.version - recent_transactions + 1)
+        return [self.read_transaction(v) for v in range(self._snapshot.version, first - 1, -1)]
 
     # -- manifest facts ---------------------------------------------------------------------------
     @property
@@ -293,7 +326,7 @@ class PylanceReadMixin:
         Raises:
             InvalidArgumentError: ``start`` negative or ``end`` before ``start``.
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> lance_duck.dataset("sql_examples/data/sample.lance").slice(0, 2, columns=["order_id"]).num_rows
             2

@@ -145,7 +145,7 @@ class LanceFragment:
     def deletion_file(self) -> str | None:
         """The deletion file's path relative to its base (``_deletions/...``), or ``None``.
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> frag = lance_duck.dataset("sql_examples/data/sample.lance").get_fragments()[3]
             >>> frag.deletion_file() is None

@@ -24,7 +24,7 @@ class TableNotFoundError(NotFoundError):
 class LanceNamespace:
     """The Lance tables of one directory (local path or object-store URL), read only.
 
-    Example:
+    Examples:
         >>> import lance_duck
         >>> db = lance_duck.connect("sql_examples/data")
         >>> db.table_names()
@@ -93,7 +93,7 @@ def connect(uri: str | os.PathLike[str], storage_options: StorageOptions = None)
     Returns:
         A :class:`LanceNamespace` (reading only).
 
-    Example:
+    Examples:
         >>> import lance_duck
         >>> lance_duck.connect("sql_examples/data").table_names()
         ['sample']

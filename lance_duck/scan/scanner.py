@@ -411,7 +411,7 @@ class LanceScanner(pads.Scanner):
         scalar indices that select rows for the filter (``ScalarIndexQuery`` lines); with
         ``verbose`` also the fragment ids.
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
             >>> print(ds.scanner(columns=["order_id"], limit=3).explain_plan().splitlines()[0])

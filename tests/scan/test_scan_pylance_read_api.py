@@ -21,7 +21,7 @@ PYLANCE_SCANNER = sys.modules["lance.dataset"].LanceScanner
 
 #: pylance read methods lance_duck does not offer yet (named in docs/pylance-api.md as such).
 NOT_YET = {
-    "all_files", "tracked_files", "get_transactions", "read_transaction", "index_statistics", "centroids",
+    "all_files", "tracked_files", "index_statistics", "centroids",
     "get_ivf_model", "read_blobs", "read_blob_ranges", "take_blobs", "prewarm_index", "mem_wal_index_details",
     "delta", "from_pydantic_model",
 }
@@ -165,6 +165,23 @@ def test_explain_plan_names_projection_filter_and_index(described):
     analyzed = sc.analyze_plan()
     assert "output_rows=4" in analyzed
     assert "ScalarIndexQuery" not in lance_duck.dataset(described).scanner(filter="b = 'x'").explain_plan()
+
+
+def _txn(t):
+    return None if t is None else (t.read_version, type(t.operation).__name__, t.uuid, dict(t.transaction_properties))
+
+
+def test_transactions_equal_pylance(table_path, described):
+    for path in (table_path, described):
+        mine, theirs = lance_duck.dataset(path), lance.dataset(path)
+        for n in (1, 3, 10):
+            assert [_txn(t) for t in mine.get_transactions(n)] == [_txn(t) for t in theirs.get_transactions(n)]
+        for v in range(1, theirs.version + 1):
+            assert _txn(mine.read_transaction(v)) == _txn(theirs.read_transaction(v))
+    old = lance_duck.dataset(table_path, version=2)
+    assert [_txn(t) for t in old.get_transactions()] == [_txn(t) for t in lance.dataset(table_path, version=2).get_transactions()]
+    with pytest.raises(lance_duck.VersionNotFoundError):
+        lance_duck.dataset(table_path).read_transaction(99)
 
 
 def test_take_out_of_range_is_an_invalid_argument_and_an_index_error(pair):

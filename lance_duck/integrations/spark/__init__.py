@@ -107,7 +107,7 @@ def register(spark) -> list[str]:
     that name (lance-spark's JVM connector, when installed, keeps it). Remembers the session's default
     parallelism and its pushdown settings (call again after changing them). Returns the names registered.
 
-    Example:
+    Examples:
         >>> from lance_duck.integrations.spark import register
         >>> register(spark)                                                  # doctest: +SKIP
         ['lance_duck', 'lance']
