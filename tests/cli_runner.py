@@ -94,7 +94,9 @@ def _run(what: dict, argv: list[str], args, modules: tuple[str, ...], *, cwd, te
         request = {**what, "args": list(map(str, args)), "cwd": str(cwd), "env": env, "stdout": out, "stderr": err}
         zygote.stdin.write(json.dumps(request) + "\n")
         zygote.stdin.flush()
-        if not select.select([zygote.stdout], [], [], timeout)[0]:
+        poller = select.poll()          # not select(): a test process may hold more than 1024 descriptors
+        poller.register(zygote.stdout, select.POLLIN)
+        if not poller.poll(None if timeout is None else timeout * 1000):
             _stop(zygote)
             raise subprocess.TimeoutExpired([*argv, *args], timeout)
         reply = json.loads(zygote.stdout.readline())
