@@ -32,13 +32,13 @@ from typing import Any, Callable
 
 import duckdb
 
-from ..errors import NotFoundError
-from .. import _state
-from .._state import ByteLRU
-from ..io.fs import FileIO, open_io
-from ..scan.dataset import LanceDataset
-from ..table.refs import read_tag
-from ..table.versions import VERSIONS_DIR, list_versions, manifest_name
+from ...errors import NotFoundError
+from ... import _state
+from ..._state import ByteLRU
+from ...io.fs import FileIO, open_io
+from ...scan.dataset import LanceDataset
+from ...table.refs import read_tag
+from ...table.versions import VERSIONS_DIR, list_versions, manifest_name
 
 #: Opened table versions kept by default (each holds up to 32 open data files and its index caches);
 #: ``lance_duck.configure(sql_table_cache_entries=...)``.
