@@ -177,12 +177,9 @@ def cmd_tags(args) -> int:
 
 def describe_dataset(ds) -> dict:
     """The facts ``describe`` prints: version, format, schema, fragments, deletions, sizes, indices."""
+    from ...scan.dataset import LanceDataset, data_file_bytes   # (lazy, as _open: `--version` stays light)
     frags = ds.get_fragments()
-    snap = getattr(ds, "_snapshot", None)
-    size = None
-    if snap is not None:
-        sizes = [f.size for fi in snap.fragments for f in fi.files]
-        size = sum(s for s in sizes if s) if all(sizes) else None
+    size = data_file_bytes(ds) if isinstance(ds, LanceDataset) else None
     physical = sum(f.physical_rows for f in frags)
     deleted = sum(f.num_deletions for f in frags)
     return {
