@@ -25,6 +25,7 @@ import sqlglot
 from sqlglot import exp
 
 from ...errors import InvalidArgumentError, UnsupportedFeatureError
+from ...scan.dataset import dataset
 from . import cache
 from .count import count_filter
 from .search import _vector
@@ -87,7 +88,6 @@ def _where_of(table: exp.Table) -> exp.Expression | None:
 
 def run_fts_call(fn: exp.Anonymous, where: exp.Expression | None, qualifiers: set[str]):
     """The Arrow result of one ``lance_fts(...)`` call and the version it read."""
-    from ...scan.dataset import dataset
     pos, kw = _call_args(fn)
     if len(pos) != 3:
         raise InvalidArgumentError(f"{FTS}(uri, column, query, k => ..., prefilter => ...): "
@@ -122,7 +122,6 @@ def run_fts_call(fn: exp.Anonymous, where: exp.Expression | None, qualifiers: se
 
 def run_hybrid_call(fn: exp.Anonymous, where: exp.Expression | None, qualifiers: set[str]):
     """The Arrow result of one ``lance_hybrid_search(...)`` call and the version it read."""
-    from ...scan.dataset import dataset
     from ...scan.hybrid import hybrid_search
     pos, kw = _call_args(fn, vector_at=2)
     if len(pos) != 5:

@@ -21,7 +21,7 @@ from sqlglot.errors import ParseError, TokenError
 
 from ...errors import InvalidArgumentError, LanceDuckError
 from ...predicate._deep import call_deep
-from ...scan.dataset import LanceDataset
+from ...scan.dataset import LanceDataset, dataset
 from ...scan.views import HIDDEN_COLUMNS, with_hidden_columns
 from .scan_errors import watched
 from . import cache
@@ -67,7 +67,6 @@ class LanceRef:
 
     def open(self) -> LanceDataset:
         """The dataset this reference names; errors name the table and the reference."""
-        from ...scan.dataset import dataset
         opts = dict(self.storage_options) if self.storage_options is not None else None
         try:
             return dataset(self.uri, self.version, self.asof, branch=self.branch, storage_options=opts)
