@@ -98,7 +98,9 @@ def stages(path: str, runs: int) -> None:
     import sqlglot
 
     from lance_duck.integrations import duckdb as ddb
-    from lance_duck.integrations.duckdb_errors import watched
+    from lance_duck.integrations.duckdb.scan_errors import watched
+    from lance_duck.integrations.duckdb.rewrite import _template
+    from lance_duck.integrations.duckdb.api import _pinned_name
     from lance_duck.io.fs import open_io
     from lance_duck.scan.dataset import LanceDataset
     from lance_duck.table.manifest import read_manifest
@@ -116,17 +118,17 @@ def stages(path: str, runs: int) -> None:
 
     mf = resolution()
     ds = LanceDataset(Snapshot(path, io, root, None, root, mf))
-    rw = ddb.rewrite(query, lambda ref: ddb._pinned_name(ref, ds))
+    rw = ddb.rewrite(query, lambda ref: _pinned_name(ref, ds))
     name = next(iter(rw.refs))
     con.register(name, watched(ds))
     parts = {
         "sqlglot parse": lambda: sqlglot.parse(query, read="duckdb"),
-        "rewrite (incl. parse)": lambda: ddb.rewrite(query, lambda ref: ddb._pinned_name(ref, ds)),
+        "rewrite (incl. parse)": lambda: ddb.rewrite(query, lambda ref: _pinned_name(ref, ds)),
         "manifest resolution": resolution,
         "open (snapshot+dataset)": lambda: LanceDataset(Snapshot(path, io, root, None, root, mf)),
         "ref.open() (all of it)": lambda: ddb.LanceRef(path).open(),
         "ref.cached() (kept table)": lambda: ddb.LanceRef(path).cached(),
-        "statement cache hit": lambda: ddb._template(query, lambda name: None),
+        "statement cache hit": lambda: _template(query, lambda name: None),
         "DuckDB register": lambda: con.register(name, watched(ds)),
         "query on DuckDB": lambda: con.sql(rw.sql).fetchall(),
         "lance_duck.sql total": lambda: ddb.sql(query, con).fetchall(),

@@ -1,4 +1,4 @@
-"""``python -m lance_duck ...`` runs the CLI (see ``lance_duck.integrations.cli``)."""
+"""``python -m lance_duck ...`` runs the CLI (see ``lance_duck.integrations.cli.main``)."""
 import sys
 
 from .integrations.cli import main

@@ -30,6 +30,7 @@ from .scanner import LanceScanner
 if TYPE_CHECKING:
     from ..index import IndexDescription
     from ..schema import LanceSchema
+    from ..table.fragment import FragmentInfo
     from ..table.snapshot import Snapshot
 
 
@@ -565,3 +566,20 @@ def _flatten(src: Any) -> list[Any]:
     if isinstance(src, tuple):
         return _flatten(src[0]) + [src[1]]
     return [src]
+
+
+# -- what the integrations need of a dataset's pinned version (nothing outside scan/ reads ``_snapshot``) --
+def same_manifest(a: LanceDataset, b: LanceDataset) -> bool:
+    """Whether ``a`` and ``b`` were opened from the same manifest bytes (the same version, unchanged)."""
+    return bool(a._snapshot.manifest_file.raw == b._snapshot.manifest_file.raw)
+
+
+def fragment_infos(ds: LanceDataset) -> list[FragmentInfo]:
+    """The fragments of ``ds``'s version as the manifest lists them (ids, data files, row counts)."""
+    return ds._snapshot.fragments
+
+
+def data_file_bytes(ds: LanceDataset) -> int | None:
+    """The bytes of ``ds``'s data files as the manifest records them; None when a file's size is not recorded."""
+    sizes = [f.size for fi in ds._snapshot.fragments for f in fi.files]
+    return sum(s for s in sizes if s) if all(sizes) else None

@@ -32,7 +32,7 @@ def vector_index_statistics(snapshot: Any, name: str) -> dict[str, Any]:
 
     Example::
 
-        vector_index_statistics(lance_duck.dataset("t.lance")._snapshot, "vec_idx")["num_indexed_rows"]
+        vector_index_statistics(open_snapshot("t.lance"), "vec_idx")["num_indexed_rows"]
     """
     from ..index import index_segments
     from ..index.vector import open_vector_segment

@@ -12,7 +12,7 @@ import pytest
 
 import lance_duck
 from lance_duck.errors import InvalidArgumentError, TagNotFoundError
-from lance_duck.integrations.sql_changes import rename_reserved
+from lance_duck.integrations.duckdb.changes import rename_reserved
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -331,7 +331,7 @@ def test_sql_examples_link_to_the_packaged_sample():
 
 # -- 9. docstrings: complete, and their examples run -------------------------------------------------------
 @pytest.mark.parametrize("module", ["lance_duck", "lance_duck.scan.dataset", "lance_duck.scan.scanner",
-                                    "lance_duck.scan.fragment", "lance_duck.integrations.duckdb",
+                                    "lance_duck.scan.fragment", "lance_duck.integrations.duckdb.api",
                                     "lance_duck._state"])
 def test_docstring_examples_run(module, monkeypatch):
     monkeypatch.chdir(ROOT)   # the examples open sql_examples/data/sample.lance

@@ -18,7 +18,7 @@ import pytest
 import sqlglot
 
 import lance_duck
-from lance_duck.integrations.duckdb_pushdown import comparison_filter, substring_terms
+from lance_duck.integrations.duckdb.pushdown import comparison_filter, substring_terms
 
 from .conftest import arrow_oracle
 from .test_index_scan import data_bytes  # noqa: F401  (fixture)

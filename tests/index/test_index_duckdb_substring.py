@@ -11,7 +11,7 @@ import pytest
 import sqlglot
 
 import lance_duck
-from lance_duck.integrations.duckdb_pushdown import substring_terms
+from lance_duck.integrations.duckdb.pushdown import substring_terms
 
 from .test_index_scan import data_bytes  # noqa: F401  (fixture)
 

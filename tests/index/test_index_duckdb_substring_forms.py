@@ -13,9 +13,9 @@ import pytest
 import sqlglot
 
 import lance_duck
-from lance_duck.integrations import duckdb as ddb
-from lance_duck.integrations import sql_cache
-from lance_duck.integrations.duckdb_pushdown import substring_terms
+from lance_duck.integrations.duckdb import api as ddb
+from lance_duck.integrations.duckdb import cache as sql_cache
+from lance_duck.integrations.duckdb.pushdown import substring_terms
 
 from .test_index_scan import data_bytes  # noqa: F401  (fixture)
 

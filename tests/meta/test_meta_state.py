@@ -20,10 +20,10 @@ CONTAINERS = {"dict", "list", "set", "OrderedDict", "defaultdict", "deque", "Wea
 #: module globals that are not caches, by (module, name): what DuckDB has registered per connection
 #: (forgetting it would leak registrations), and the ring of scan errors a relation re-raises
 NOT_CACHES = {
-    ("integrations/duckdb.py", "_variables"),
-    ("integrations/sql_cache.py", "_registered"),
-    ("integrations/duckdb_errors.py", "_errors"),
-    ("integrations/sql_namespaces.py", "_attached"),    # what each connection ATTACHed: state, not a cache
+    ("integrations/duckdb/api.py", "_variables"),
+    ("integrations/duckdb/cache.py", "_registered"),
+    ("integrations/duckdb/scan_errors.py", "_errors"),
+    ("integrations/duckdb/namespaces.py", "_attached"),    # what each connection ATTACHed: state, not a cache
 }
 
 

@@ -1,4 +1,4 @@
-"""``lance_duck.sql``'s per-process caches (``integrations/sql_cache.py``) never serve stale data.
+"""``lance_duck.sql``'s per-process caches (``integrations/duckdb/cache.py``) never serve stale data.
 
 Every test runs the same SQL text twice or more on one connection (so the second call takes the
 kept rewrite, the kept table and the kept registration) with a change to the table in between,
@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 import lance_duck
-from lance_duck.integrations import sql_cache
+from lance_duck.integrations.duckdb import cache as sql_cache
 from lance_duck.table import snapshot as snapshot_module
 
 lance = pytest.importorskip("lance")

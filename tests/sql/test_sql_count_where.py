@@ -1,6 +1,6 @@
 """``lance_duck.sql("SELECT count(*) FROM <ref> WHERE ...")`` is counted by lance_duck -- from exact
 BTREE / BITMAP indices alone when they answer the whole filter -- when the WHERE translates with
-DuckDB's meaning (``integrations/sql_count.py``); other WHEREs run on DuckDB as before.
+DuckDB's meaning (``integrations/duckdb/count.py``); other WHEREs run on DuckDB as before.
 
 Oracle: DuckDB's count over the Arrow table pylance reads at the same version. Histories make index
 coverage partial (an append after the indices, deletes, an update), with and without stable row ids.
@@ -15,7 +15,7 @@ import pytest
 import sqlglot
 
 import lance_duck
-from lance_duck.integrations.sql_count import count_filter
+from lance_duck.integrations.duckdb.count import count_filter
 
 from ..index.test_index_scan import data_bytes  # noqa: F401  (fixture)
 

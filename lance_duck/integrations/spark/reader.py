@@ -17,6 +17,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from ...errors import InvalidArgumentError, LanceDuckError
 from ... import _state
 from ...predicate.long_filters import balanced
+from ...scan.dataset import fragment_infos
 from ...scan.ranges import count_row_ranges, scan_row_ranges
 from .filters import NotPushable, spark_filter_to_expression
 from .options import MAX_BATCH_BYTES, ReadOptions
@@ -127,7 +128,7 @@ class LanceReader(DataSourceReader):
             with pa.ipc.new_stream(sink, table.schema) as w:
                 w.write_table(table)
             return [SearchPartition(sink.getvalue().to_pybytes())]
-        return plan_partitions(ds._snapshot.fragments, target_rows=self.opts.partition_rows,
+        return plan_partitions(fragment_infos(ds), target_rows=self.opts.partition_rows,
                                target_bytes=self.opts.partition_bytes, cores=self.cores)
 
     def _pushed(self) -> pc.Expression | None:

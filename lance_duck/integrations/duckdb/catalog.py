@@ -20,7 +20,8 @@ from typing import Any, Callable
 import pyarrow as pa
 from sqlglot import exp
 
-from ..errors import InvalidArgumentError
+from ...errors import InvalidArgumentError
+from ...scan.dataset import dataset
 
 NAMES = ("lance_versions", "lance_tags", "lance_indices")
 
@@ -65,7 +66,6 @@ def catalog_table(fn: exp.Anonymous, literal: Callable[[exp.Expression, str], An
         if key not in allowed:
             raise InvalidArgumentError(f"{name}('{uri}'): unknown argument {key!r}; expected {', '.join(allowed)}")
         kw[key] = dict(options(a.expression)) if key == "storage_options" else literal(a.expression, key)
-    from ..scan.dataset import dataset
     version = kw.get("version")
     if isinstance(version, str) and version.isdigit():
         version = int(version)

@@ -17,8 +17,8 @@ from typing import Any
 import pyarrow as pa
 from sqlglot import exp
 
-from ..changefeed import changes
-from ..errors import InvalidArgumentError
+from ...changefeed import changes
+from ...errors import InvalidArgumentError
 
 NAME = "lance_changes"
 _CALL = re.compile(r"\blance_changes\s*\(", re.IGNORECASE)

@@ -25,20 +25,18 @@ registers it on the connection. Repeated calls skip most of that:
 """
 from __future__ import annotations
 
-import os
 import threading
 import weakref
 from typing import Any, Callable
 
 import duckdb
 
-from ..errors import NotFoundError
-from .. import _state
-from .._state import ByteLRU
-from ..io.fs import FileIO, open_io
-from ..scan.dataset import LanceDataset
-from ..table.refs import read_tag
-from ..table.versions import VERSIONS_DIR, list_versions, manifest_name
+from ...errors import NotFoundError
+from ... import _state
+from ..._state import ByteLRU
+from ...io.fs import FileIO, open_io
+from ...scan.dataset import LanceDataset, same_manifest
+from ...table.pinned import pinned_manifest
 
 #: Opened table versions kept by default (each holds up to 32 open data files and its index caches);
 #: ``lance_duck.configure(sql_table_cache_entries=...)``.
@@ -72,41 +70,6 @@ def _io(uri: str, options: Options) -> tuple[FileIO, str]:
     return got if got is not None else _ios.put(key, open_io(uri, opts))
 
 
-def _identity(io: FileIO, path: str, size: int | None = None) -> tuple | None:
-    """What tells one manifest file from another written later at the same path; None: not there.
-    On an object store: the path and the size listed (what the io layer's manifest cache keys on)."""
-    if not io.is_local:
-        return (path, size)
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (path, st.st_size, st.st_mtime_ns, st.st_ino)
-
-
-def _pinned(io: FileIO, root: str, version: Any, asof: Any, branch: str | None) -> tuple[int, tuple] | None:
-    """(version, manifest identity) found cheaply for a main-branch reference, or None (open in full)."""
-    if branch is not None or asof is not None:
-        return None
-    vdir = io.join(root, VERSIONS_DIR)
-    if version is None:
-        entries = list_versions(io, root)
-        if not entries:
-            return None
-        e = entries[-1]
-        ident = _identity(io, io.join(vdir, e.name), e.size)
-        return None if ident is None else (e.version, ident)
-    if isinstance(version, str):
-        tag = read_tag(io, root, version)
-        if tag["branch"] not in (None, "main"):
-            return None
-        version = tag["version"]
-    if not isinstance(version, int) or isinstance(version, bool):
-        return None
-    ident = _identity(io, io.join(vdir, manifest_name(version, "v2")))
-    return None if ident is None else (version, ident)
-
-
 def table(uri: str, version: Any, asof: Any, branch: str | None, options: Options,
           open_version: Callable[[Any], LanceDataset], wrap: Callable[[LanceDataset], LanceDataset]) -> LanceDataset:
     """The dataset a reference names, from the cache when its manifest is the one kept.
@@ -116,7 +79,7 @@ def table(uri: str, version: Any, asof: Any, branch: str | None, options: Option
     """
     try:
         io, root = _io(uri, options)
-        found = _pinned(io, root, version, asof, branch)
+        found = pinned_manifest(io, root, version, asof, branch)
     except Exception:  # noqa: BLE001 - a missing table, tag or bad option: the full open says it
         found = None
     if found is not None:
@@ -138,7 +101,7 @@ def table(uri: str, version: Any, asof: Any, branch: str | None, options: Option
     ds = open_version(None)                      # opened in full: kept while its manifest is the same
     full_key = (uri, options, ds.branch, ds.version, "full")
     got = _tables.get(full_key)
-    if got is not None and got._snapshot.manifest_file.raw == ds._snapshot.manifest_file.raw:
+    if got is not None and same_manifest(got, ds):
         return got
     return _tables.put(full_key, wrap(ds))
 

@@ -18,7 +18,7 @@ from typing import Any, Iterable, TextIO
 
 import pyarrow as pa
 
-from ..errors import InvalidArgumentError
+from ...errors import InvalidArgumentError
 from .render import render_table
 
 FORMATS = ("table", "csv", "json", "parquet", "arrow")

@@ -1,5 +1,5 @@
 """Search table functions in :func:`lance_duck.sql`, named as DuckDB's Lance extension names them
-(``lance_vector_search`` is :mod:`.sql_search`'s):
+(``lance_vector_search`` is :mod:`.search`'s):
 
 ``lance_fts(uri, column, query, k => 10, prefilter => false, version => ..., asof => ..., branch => ...,
 storage_options => {...})``
@@ -24,10 +24,11 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from ..errors import InvalidArgumentError, UnsupportedFeatureError
-from . import sql_cache
-from .sql_count import count_filter
-from .sql_search import _vector
+from ...errors import InvalidArgumentError, UnsupportedFeatureError
+from ...scan.dataset import dataset
+from . import cache
+from .count import count_filter
+from .search import _vector
 
 FTS = "lance_fts"
 HYBRID = "lance_hybrid_search"
@@ -87,7 +88,6 @@ def _where_of(table: exp.Table) -> exp.Expression | None:
 
 def run_fts_call(fn: exp.Anonymous, where: exp.Expression | None, qualifiers: set[str]):
     """The Arrow result of one ``lance_fts(...)`` call and the version it read."""
-    from ..scan.dataset import dataset
     pos, kw = _call_args(fn)
     if len(pos) != 3:
         raise InvalidArgumentError(f"{FTS}(uri, column, query, k => ..., prefilter => ...): "
@@ -122,8 +122,7 @@ def run_fts_call(fn: exp.Anonymous, where: exp.Expression | None, qualifiers: se
 
 def run_hybrid_call(fn: exp.Anonymous, where: exp.Expression | None, qualifiers: set[str]):
     """The Arrow result of one ``lance_hybrid_search(...)`` call and the version it read."""
-    from ..scan.dataset import dataset
-    from ..scan.hybrid import hybrid_search
+    from ...scan.hybrid import hybrid_search
     pos, kw = _call_args(fn, vector_at=2)
     if len(pos) != 5:
         raise InvalidArgumentError(f"{HYBRID}(uri, vector_column, vector, text_column, query, ...): "
@@ -175,7 +174,7 @@ def expand_searches(query: str, connection) -> str:
             result, version = run(fn, where, {alias, kind} if alias else {kind})
             digest = hashlib.sha1(f"{fn.sql('duckdb')}|{version}|{where}".encode()).hexdigest()[:16]
             name = f"__{kind}_{digest}"
-            sql_cache.register(connection, name, result)
+            cache.register(connection, name, result)
             new = exp.Table(this=exp.to_identifier(name, quoted=True))
             new.set("alias", table.args.get("alias") or exp.TableAlias(this=exp.to_identifier(kind)))
             table.replace(new)

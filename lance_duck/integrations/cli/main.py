@@ -14,9 +14,9 @@ from typing import Iterable, Sequence
 
 import pyarrow as pa
 
-from .._version import __version__
-from .._sample import QUERY_TABLE_PATH, TABLE as SAMPLE_TABLE, queries as _sample_queries
-from ..errors import InvalidArgumentError, LanceDuckError
+from ..._version import __version__
+from ..._sample import QUERY_TABLE_PATH, TABLE as SAMPLE_TABLE, queries as _sample_queries
+from ...errors import InvalidArgumentError, LanceDuckError
 from .output import FORMATS, format_for, json_value, write
 from .render import render_table
 
@@ -44,7 +44,7 @@ def storage_options(pairs: Sequence[str] | None) -> dict[str, str] | None:
 
 
 def _open(args):
-    from ..scan.dataset import dataset
+    from ...scan.dataset import dataset
     return dataset(args.uri, _version(getattr(args, "version", None)), getattr(args, "asof", None),
                    branch=getattr(args, "branch", None),
                    storage_options=storage_options(getattr(args, "storage_option", None)))
@@ -107,7 +107,7 @@ def _batches_of(rel_or_reader) -> tuple[pa.Schema, Iterable[pa.RecordBatch]]:
 
 # -- commands -----------------------------------------------------------------------------------
 def cmd_sql(args) -> int:
-    from .duckdb import sql
+    from ..duckdb import sql
     query = args.query
     if args.file:
         query = Path(args.file).read_text()
@@ -177,12 +177,9 @@ def cmd_tags(args) -> int:
 
 def describe_dataset(ds) -> dict:
     """The facts ``describe`` prints: version, format, schema, fragments, deletions, sizes, indices."""
+    from ...scan.dataset import LanceDataset, data_file_bytes   # (lazy, as _open: `--version` stays light)
     frags = ds.get_fragments()
-    snap = getattr(ds, "_snapshot", None)
-    size = None
-    if snap is not None:
-        sizes = [f.size for fi in snap.fragments for f in fi.files]
-        size = sum(s for s in sizes if s) if all(sizes) else None
+    size = data_file_bytes(ds) if isinstance(ds, LanceDataset) else None
     physical = sum(f.physical_rows for f in frags)
     deleted = sum(f.num_deletions for f in frags)
     return {
@@ -242,7 +239,7 @@ def generic_demo_queries(uri: str, versions: list[int]) -> list[tuple[str, str]]
 
 
 def _print_query(name: str, query: str, max_rows: int) -> None:
-    from .duckdb import sql
+    from ..duckdb import sql
     comment = "\n".join(l[2:].strip() for l in query.splitlines() if l.startswith("--"))
     print(f"=== {name}")
     if comment:
@@ -258,7 +255,7 @@ def _print_query(name: str, query: str, max_rows: int) -> None:
 
 def cmd_demo(args) -> int:
     """Describe the table, list its versions and tags, then run SQL with time travel over it."""
-    from ..scan.dataset import dataset
+    from ...scan.dataset import dataset
     uri = args.table or str(SAMPLE_TABLE)
     ds = dataset(uri)
     print(f"=== table {uri}")

@@ -40,8 +40,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from ..predicate.long_filters import balanced
-from ..predicate.regex_runs import duckdb_ilike_regex
+from ...predicate.long_filters import balanced
+from ...predicate.regex_runs import duckdb_ilike_regex
 
 #: (column as written, kind, literal); kind: like, ilike, contains, starts_with, ends_with, regexp;
 #: or ("", "any", (term, ...)): one of those terms holds (an OR in the WHERE clause).

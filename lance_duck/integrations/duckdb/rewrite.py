@@ -1,75 +1,38 @@
-"""DuckDB front-end: Lance table references and time travel inside SQL text.
-
-Python cannot define DuckDB table functions, so :func:`sql` rewrites the query with sqlglot
-(duckdb dialect) before DuckDB sees it.  These references are recognised:
-
-* ``FROM 'path.lance'`` (any table name ending in ``.lance``, quoted either way), and a quoted
-  path to a local directory that holds ``_versions/`` (a Lance table not named ``*.lance``)
-* ``... AT (VERSION => 3)``, ``AT (VERSION => 'tag')``, ``AT (VERSION => 'branch:3')``,
-  ``AT (TIMESTAMP => '2024-01-01 00:00:00')``
-* ``... VERSION AS OF 3``, ``... TIMESTAMP AS OF '...'``
-* ``FROM lance_scan('uri', version => ..., asof => ..., branch => ..., storage_options => {...})``
-* ``FROM lance_changes('uri', from => 3, to => 'tag', columns => [...], filter => '...')``: the change
-  feed of :func:`lance_duck.changes` (``sql_changes.py``)
-* ``DESCRIBE``, ``SHOW``, ``SUMMARIZE`` of a reference, ``EXPLAIN [ANALYZE]`` of a query
-* a table name that is a Python variable in the caller's scope (a lance_duck dataset, a
-  DataFrame, an Arrow table...), as ``duckdb.sql`` finds them
-
-Each reference is opened once as a :class:`~lance_duck.scan.dataset.LanceDataset` and registered
-on the connection under a name derived from the version it resolved to (plus branch and storage
-options), so a relation keeps reading that version after later calls, and one query can read
-the same table at two versions.  ``SELECT count(*) FROM <lance ref>`` (nothing else) is answered
-from metadata.  SQL that sqlglot cannot parse, or that holds nothing to rewrite, goes to DuckDB
-unchanged, so DuckDB's own error is what the user sees.
-
-:func:`sql` returns a :class:`LanceRelation`: a DuckDB relation whose methods raise
-lance_duck's own error (type and message) when a Lance scan fails while DuckDB pulls batches,
-instead of DuckDB's ``InvalidInputException`` wrapping a Python traceback.
-"""
+"""Lance references in SQL text rewritten with sqlglot (duckdb dialect): :func:`rewrite` turns a
+statement into a :class:`Rewritten` one whose references are registration names; the statement cache
+keeps the rewrite with placeholders (:func:`_template`)."""
 from __future__ import annotations
 
-import atexit
-import collections
 import contextlib
 import dataclasses
-import functools
 import hashlib
 import itertools
 import logging
 import os
 import re
 import secrets
-import sys
 import threading
-import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, cast
 
-import duckdb
-import pyarrow as pa
-import pyarrow.dataset as pads
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from ..errors import InvalidArgumentError, LanceDuckError
-from ..predicate._deep import call_deep
-from ..scan.dataset import LanceDataset
-from ..scan.params import AsOf, StorageOptions, Version
-from ..scan.views import HIDDEN_COLUMNS, with_hidden_columns
-from .duckdb_errors import fresh, last_seq, recorded_since, watched
-from . import sql_cache
-from .sql_fts import expand_searches
-from .sql_count import count_filter
-from . import sql_namespaces
-from .sql_catalog import catalog_name, catalog_table, is_catalog_call
-from .sql_changes import changes_table, is_changes_call, rename_reserved
-from .sql_search import VectorSearchCall, Values, is_search, parse_search
-from .duckdb_pushdown import Term, arrow_filter, comparison_filter, substring_terms, view_name
+from ...errors import InvalidArgumentError, LanceDuckError
+from ...predicate._deep import call_deep
+from ...scan.dataset import LanceDataset, dataset
+from ...scan.views import HIDDEN_COLUMNS, with_hidden_columns
+from .scan_errors import watched
+from . import cache
+from .catalog import catalog_name, catalog_table, is_catalog_call
+from .changes import changes_table, is_changes_call, rename_reserved
+from .search import Values, is_search, parse_search
+from .pushdown import Term, substring_terms, view_name
+
 
 _LANCE_SCAN = "lance_scan"
-_default_lock = threading.Lock()
-_default_con: duckdb.DuckDBPyConnection | None = None
+
 
 
 @dataclass(frozen=True)
@@ -104,7 +67,6 @@ class LanceRef:
 
     def open(self) -> LanceDataset:
         """The dataset this reference names; errors name the table and the reference."""
-        from ..scan.dataset import dataset
         opts = dict(self.storage_options) if self.storage_options is not None else None
         try:
             return dataset(self.uri, self.version, self.asof, branch=self.branch, storage_options=opts)
@@ -116,9 +78,9 @@ class LanceRef:
             raise err from None
 
     def cached(self) -> LanceDataset:
-        """:meth:`open`, through the per-process table cache (:mod:`.sql_cache`); the dataset
+        """:meth:`open`, through the per-process table cache (:mod:`.cache`); the dataset
         :func:`sql` registers."""
-        ds = sql_cache.table(self.uri, self.version, self.asof, self.branch, self.storage_options,
+        ds = cache.table(self.uri, self.version, self.asof, self.branch, self.storage_options,
                              lambda v: (self if v is None else dataclasses.replace(self, version=v)).open(),
                              watched)
         return self.shaped(ds)
@@ -635,7 +597,7 @@ class _Template:
 def _template(query: str, lookup: Lookup, values: Values | None = None) -> _Template:
     """The (cached) placeholder rewrite of ``query``; kept unless it registers caller's variables."""
     if isinstance(query, str):
-        hit = sql_cache.statements.get(query)
+        hit = cache.statements.get(query)
         if hit is not None and hit.still_holds(lookup):
             return cast(_Template, hit)
     order: list[LanceRef] = []
@@ -648,14 +610,14 @@ def _template(query: str, lookup: Lookup, values: Values | None = None) -> _Temp
     out = _rewrite_with(rw, query)
     t = _Template(out, tuple(order), tuple(rw.asked), tuple(rw.probes.items()))
     if not out.objects:
-        sql_cache.statements.put(query, t)
+        cache.statements.put(query, t)
     return t
 
 
 def _substring_view(tree: exp.Expression, refs: dict[str, LanceRef],
                     views: dict[str, tuple[str, list[Term]]]) -> str | None:
     """Point the query's one table at a view filtered by its substring and float comparison conjuncts (see
-    :mod:`.duckdb_pushdown`); the new SQL, or None."""
+    :mod:`.pushdown`); the new SQL, or None."""
     found = substring_terms(tree)
     if found is None:
         return None
@@ -671,370 +633,3 @@ def _substring_view(tree: exp.Expression, refs: dict[str, LanceRef],
     views[new] = (old, terms)
     with _quiet_sqlglot():
         return call_deep(lambda: tree.sql(dialect="duckdb"), "SQL query")
-
-
-# -- execution ------------------------------------------------------------------------------------
-def _default_connection() -> duckdb.DuckDBPyConnection:
-    global _default_con
-    with _default_lock:
-        if _default_con is None:
-            _default_con = duckdb.connect()
-            atexit.register(_close_default_connection)
-        return _default_con
-
-
-def _close_default_connection() -> None:
-    global _default_con
-    with _default_lock:
-        con, _default_con = _default_con, None
-    if con is not None:
-        con.close()
-
-
-def _pinned_name(ref: LanceRef, ds: LanceDataset) -> str:
-    """A registration name that changes whenever what the reference reads changes."""
-    key = (ref.uri, ds.version, ds.branch, ref.storage_options, ref.hidden, ref.columns, ref.filter, ref.batch_size)
-    digest = hashlib.sha1(repr(key).encode()).hexdigest()[:12]
-    stem = re.sub(r"\W", "_", _stem(ref.uri))[:40]
-    return f"__lance_{stem}_v{ds.version}_{digest}"
-
-
-@contextlib.contextmanager
-def _lance_errors(seq: int | None = None) -> Iterator[None]:
-    """Turn DuckDB's wrapping of a Lance scan error (recorded after ``seq``) back into ours."""
-    seq = last_seq() if seq is None else seq
-    try:
-        yield
-    except (duckdb.Error, pa.ArrowException, OSError) as e:
-        err = recorded_since(seq, str(e))
-        if err is None:
-            raise
-        raise fresh(err) from None
-
-
-def _map_reader(reader: pa.RecordBatchReader, seq: int | None = None) -> pa.RecordBatchReader:
-    seq = last_seq() if seq is None else seq
-
-    def batches() -> Iterator[pa.RecordBatch]:
-        it = iter(reader)
-        while True:
-            with _lance_errors(seq):
-                try:
-                    b = next(it)
-                except StopIteration:
-                    return
-            yield b
-    return pa.RecordBatchReader.from_batches(reader.schema, batches())
-
-
-def _wrap(value: Any, seq: int | None = None) -> Any:
-    if isinstance(value, duckdb.DuckDBPyRelation):
-        return LanceRelation(value)
-    if isinstance(value, pa.RecordBatchReader):
-        return _map_reader(value, seq)
-    return value
-
-
-class LanceRelation:
-    """What :func:`sql` returns: a DuckDB relation (every method and attribute of
-    ``duckdb.DuckDBPyRelation``) whose results raise lance_duck's errors.
-
-    The relation is lazy, like DuckDB's: the query runs when a result is asked for
-    (``fetchall()``, ``df()``, ``arrow()``, ``fetch_record_batch()``, ``show()``...).  If a
-    Lance scan fails then, the error raised is lance_duck's (e.g. ``CorruptFileError`` naming
-    the file), not ``duckdb.InvalidInputException``.  Relations derived from it
-    (``.filter()``, ``.project()``...) and readers it returns behave the same.  ``.relation``
-    is the plain DuckDB relation.
-    """
-
-    __slots__ = ("relation",)
-
-    def __init__(self, relation: duckdb.DuckDBPyRelation):
-        self.relation = relation
-
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self.relation, name)
-        if not callable(attr) or isinstance(attr, duckdb.DuckDBPyRelation):
-            return _wrap(attr)
-
-        @functools.wraps(attr)
-        def call(*args: Any, **kwargs: Any) -> Any:
-            args = tuple(a.relation if isinstance(a, LanceRelation) else a for a in args)
-            seq = last_seq()
-            with _lance_errors(seq):
-                return _wrap(attr(*args, **kwargs), seq)
-        return call
-
-    def __dir__(self) -> list[str]:
-        return sorted(set(dir(self.relation)) | {"relation"})
-
-    def __getitem__(self, key: Any) -> Any:
-        return _wrap(self.relation[key])
-
-    def __contains__(self, key: Any) -> bool:
-        return key in self.relation
-
-    def __len__(self) -> int:
-        with _lance_errors():
-            return len(self.relation)
-
-    def __repr__(self) -> str:
-        with _lance_errors():
-            return repr(self.relation)
-
-    def __str__(self) -> str:
-        with _lance_errors():
-            return str(self.relation)
-
-    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
-        seq = last_seq()
-        with _lance_errors(seq):
-            reader = self.relation.to_arrow_reader() if hasattr(self.relation, "to_arrow_reader") \
-                else self.relation.arrow()
-        return _map_reader(reader, seq).__arrow_c_stream__(requested_schema)
-
-
-def _registrable(obj: Any) -> bool:
-    """Objects DuckDB reads as tables (what ``duckdb.sql`` finds in the caller's scope)."""
-    if isinstance(obj, (LanceRelation, duckdb.DuckDBPyRelation, pa.Table, pa.RecordBatch,
-                        pa.RecordBatchReader, pads.Dataset, pads.Scanner)):
-        return True
-    module = type(obj).__module__.split(".")[0]
-    return module in ("pandas", "polars") and type(obj).__name__ in ("DataFrame", "LazyFrame")
-
-
-def _catalog_names(con: duckdb.DuckDBPyConnection) -> set[str]:
-    rows = con.sql("SELECT lower(table_name) FROM duckdb_tables() UNION ALL "
-                   "SELECT lower(view_name) FROM duckdb_views()").fetchall()
-    return {r[0] for r in rows}
-
-
-def _frame_values(frame: Any) -> Values:
-    """A variable of the caller's scope by name (a search's vector), or None."""
-    def value(name: str) -> Any:
-        return frame.f_locals.get(name, frame.f_globals.get(name)) if frame is not None else None
-    return value
-
-
-def _frame_lookup(frame: Any, con: duckdb.DuckDBPyConnection) -> Lookup:
-    """Finds a table name among the caller's variables, as DuckDB's replacement scans do:
-    a table or view of that name on the connection wins."""
-    catalog: list[set[str]] = []
-
-    def lookup(name: str) -> Any:
-        if frame is None:
-            return None
-        obj = frame.f_locals.get(name, frame.f_globals.get(name))
-        if obj is None or not _registrable(obj):
-            return None
-        if not catalog:
-            catalog.append(_catalog_names(con))
-        return None if name.lower() in catalog[0] else obj
-    return lookup
-
-
-#: Caller's variables stay registered (and alive) for this many later registrations per connection;
-#: a relation over an older one then reports DuckDB's "table does not exist".
-KEPT_VARIABLES = 64
-_variables: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, collections.OrderedDict[str, None]]" = \
-    weakref.WeakKeyDictionary()
-
-
-def _forget_old_variables(con: duckdb.DuckDBPyConnection, name: str) -> None:
-    with _default_lock:
-        names = _variables.setdefault(con, collections.OrderedDict())
-        names[name] = None
-        names.move_to_end(name)
-        old = [names.popitem(last=False)[0] for _ in range(max(0, len(names) - KEPT_VARIABLES))]
-    for n in old:
-        with contextlib.suppress(duckdb.Error):
-            con.unregister(n)
-
-
-def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None, *,
-        storage_options: StorageOptions = None) -> LanceRelation | None:
-    """Run ``query`` on DuckDB with Lance references (and time travel) resolved.
-
-    A Lance reference is a quoted table path (``'t.lance'``, or a local directory holding
-    ``_versions/``), optionally with ``AT (VERSION => 3)``, ``AT (VERSION => 'tag')``,
-    ``AT (TIMESTAMP => ...)`` or ``VERSION AS OF 3``, or a ``lance_scan('uri', version => ...,
-    branch => ..., asof => ...)`` call. Each is opened once, pinned to the version it resolves to,
-    and registered on the connection; DuckDB then pushes projections and filters into the scan.
-    ``EXPLAIN``, ``DESCRIBE`` / ``SHOW``, ``SUMMARIZE``, ``COPY`` and ``CREATE TABLE ... AS`` work
-    over references too; SQL the rewriter cannot parse goes to DuckDB unchanged.
-
-    Args:
-        query: DuckDB SQL.
-        connection: the DuckDB connection to run on (default: one process-wide connection).
-        storage_options: object-store options for every reference that gives none of its own
-            (``lance_scan(..., storage_options => {...})`` does), as for :func:`lance_duck.dataset`.
-
-    Returns:
-        A lazy :class:`LanceRelation` (``fetchall()``, ``arrow()``, ``df()``, ``.relation`` for
-        DuckDB's own relation), or ``None`` for a statement without a result (``CREATE TABLE ...
-        AS``, which runs at once). Table names that are variables in the caller's scope
-        (lance_duck datasets, DataFrames, Arrow tables) are read like ``duckdb.sql`` reads them; a
-        lance_duck dataset goes through lance_duck's scan, with filter pushdown.
-
-    Raises:
-        VersionNotFoundError, TagNotFoundError, BranchNotFoundError: the reference names no such
-            version, tag or branch (also ``ValueError``s).
-        FileNotFoundError: the table does not exist.
-        CorruptFileError, UnsupportedFeatureError: raised while DuckDB pulls rows, as themselves
-            (not wrapped in a DuckDB exception).
-        duckdb.Error: anything DuckDB itself refuses, with DuckDB's message.
-
-    Examples:
-        >>> import lance_duck
-        >>> lance_duck.sql("select count(*) from 'sql_examples/data/sample.lance' AT (VERSION => 1)").fetchall()
-        [(2000,)]
-        >>> lance_duck.sql("select count(*) from lance_scan('sql_examples/data/sample.lance', "
-        ...                "version => 'initial_load')").fetchall()
-        [(2000,)]
-    """
-    con = connection if connection is not None else _default_connection()
-    resolved = sql_namespaces.resolve(query, con)      # ATTACH ... (TYPE LANCE), ns.main.t
-    if isinstance(resolved, sql_namespaces.Handled):
-        return None if resolved.relation is None else LanceRelation(resolved.relation)
-    query = expand_searches(resolved, con)
-    frame = sys._getframe(1)
-    try:
-        template = _template(query, _frame_lookup(frame, con), _frame_values(frame))
-    finally:
-        del frame
-    opened: dict[str, LanceDataset] = {}
-    names = []
-    default_opts = tuple(sorted((str(k), str(v)) for k, v in storage_options.items())) if storage_options else None
-    for ref in template.refs:
-        if default_opts is not None and ref.storage_options is None:
-            ref = dataclasses.replace(ref, storage_options=default_opts)
-        ds = ref.cached()
-        names.append(_pinned_name(ref, ds))
-        opened[names[-1]] = ds
-    rw = template.named(names)
-    if rw.count_ref is not None:
-        n = _count(next(iter(opened.values())), rw)
-        if n is not None:
-            alias = (rw.count_alias or "").replace('"', '""')
-            return LanceRelation(con.sql(f'SELECT CAST({int(n)} AS BIGINT) AS "{alias}"'))
-    for name, (old, terms) in rw.views.items():
-        opened[name] = _view(name, opened.pop(old), terms)
-    for name, ds in opened.items():
-        sql_cache.register(con, name, watched(ds))
-    for name, obj in rw.objects.items():
-        if isinstance(obj, VectorSearchCall):
-            with _lance_errors():
-                obj = obj.run()
-        if isinstance(obj, LanceDataset):
-            obj = watched(obj)
-        elif isinstance(obj, LanceRelation):
-            obj = obj.relation
-        con.register(name, obj)
-        _forget_old_variables(con, name)
-    with _lance_errors(), _not_lance_directories():
-        rel = con.sql(rw.sql)
-    searches = [o for o in template.rewritten.objects.values() if isinstance(o, VectorSearchCall)]
-    if rel is not None and searches and _is_explain(query):
-        # DuckDB sees the search's rows as an Arrow scan: say how lance_duck found them
-        lines = [con.sql("SELECT ?::VARCHAR AS explain_key, ?::VARCHAR AS explain_value",
-                         params=["lance_vector_search", s.explain()]) for s in searches]
-        for extra in reversed(lines):
-            rel = extra.union(rel)
-    return None if rel is None else LanceRelation(rel)
-
-
-_MISSING_TABLE = re.compile(r"Table with name (.+?) does not exist")
-
-
-@contextlib.contextmanager
-def _not_lance_directories() -> Iterator[None]:
-    """DuckDB's "Table with name X does not exist" for a quoted X that is a local directory without
-    manifests: say it is not a Lance table, as ``lance_scan`` does, instead of suggesting catalog names."""
-    try:
-        yield
-    except duckdb.CatalogException as e:
-        m = _MISSING_TABLE.search(str(e))
-        if m is None or not os.path.isdir(m.group(1)):
-            raise
-        path = os.path.abspath(m.group(1))
-        raise FileNotFoundError(
-            f"'{m.group(1)}': Not a Lance table: no manifests in {os.path.join(path, '_versions')} (a quoted "
-            "name is read as a Lance table when it ends in .lance or is a directory holding _versions/)") from None
-def _is_explain(query: str) -> bool:
-    m = _PREFIX.match(query)
-    return m is not None and m.group(1).lower().startswith("explain")
-
-
-def _count(ds: LanceDataset, rw: Rewritten) -> int | None:
-    """``SELECT count(*) FROM <ref> [WHERE ...]`` counted by lance_duck (metadata, exact indices, or
-    the filter's columns: :mod:`.sql_count`), or None: DuckDB runs the query."""
-    if rw.count_where is None:
-        return ds.count_rows()
-    flt = count_filter(rw.count_where, ds.schema, set(rw.count_qualifiers))
-    if flt is None:
-        return None
-    with _lance_errors():
-        return ds.count_rows(filter=flt)
-
-
-def _view(name: str, base: LanceDataset, terms: list[Term]) -> LanceDataset:
-    """The filtered view ``name`` of ``base`` (see :mod:`.duckdb_pushdown`), kept while ``base`` is."""
-    kept = sql_cache.views.get(name)
-    if kept is not None and kept[0] is base:
-        return kept[1]
-    flt = arrow_filter(base.schema, terms)
-    ds = base if flt is None else base.filter(flt)
-    cmp = comparison_filter(ds.schema, terms)
-    ds = watched(ds if cmp is None else ds.filter(cmp))
-    sql_cache.views.put(name, (base, ds))
-    return ds
-
-
-def register(connection: duckdb.DuckDBPyConnection, name: str, uri_or_dataset: str | os.PathLike[str] | LanceDataset,
-             version: Version = None, asof: AsOf = None, *, branch: str | None = None,
-             storage_options: StorageOptions = None) -> LanceDataset:
-    """Register a Lance table (a uri or an open dataset) on ``connection`` as view ``name``.
-
-    Args:
-        connection: a DuckDB connection.
-        name: the view name; ``register(con, 'path/t.lance', 'path/t.lance')`` makes
-            ``FROM 'path/t.lance'`` work as-is.
-        uri_or_dataset: a table uri (local path or fsspec URL) or a dataset from
-            :func:`lance_duck.dataset`.
-        version: a version number or tag name (default: the latest).
-        asof: a datetime or ISO string: the latest version committed before it (uri only).
-        branch: a branch name (default: main).
-        storage_options: object-store options, as for :func:`lance_duck.dataset` (uri only).
-
-    Returns:
-        The registered :class:`LanceDataset`, pinned to the version it resolved to.
-
-    Raises:
-        VersionNotFoundError, TagNotFoundError, BranchNotFoundError: no such version, tag or branch.
-        InvalidArgumentError: ``asof`` given with an open dataset.
-
-    Examples:
-        >>> import duckdb
-        >>> from lance_duck.integrations.duckdb import register
-        >>> con = duckdb.connect()
-        >>> register(con, "orders", "sql_examples/data/sample.lance", version=1).version
-        1
-        >>> con.sql("select count(*) from orders").fetchall()
-        [(2000,)]
-    """
-    if isinstance(uri_or_dataset, (str, os.PathLike)):   # (any object with __fspath__)
-        opts = tuple(sorted((str(k), str(v)) for k, v in storage_options.items())) if storage_options else None
-        ref_version, ref_branch = _version_value(version) if version is not None else (None, None)
-        ds = LanceRef(str(uri_or_dataset), ref_version, None if asof is None else str(asof),
-                      branch or ref_branch, opts).open()
-    else:
-        ds = uri_or_dataset
-        if version is not None or branch is not None:
-            ds = ds.checkout_version((branch, version) if branch is not None else version)
-        if asof is not None:
-            raise InvalidArgumentError("asof applies to a uri; open the dataset with dataset(uri, asof=...)")
-    connection.register(name, ds)
-    return ds
-
-
-__all__ = ["LanceRef", "LanceRelation", "Rewritten", "register", "rewrite", "sql", "LANCE_NAME_RULE"]

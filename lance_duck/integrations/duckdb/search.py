@@ -21,8 +21,8 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from ..errors import InvalidArgumentError
-from .sql_count import count_filter
+from ...errors import InvalidArgumentError
+from .count import count_filter
 
 SEARCH_FUNCTION = "lance_vector_search"
 REF_ARGUMENTS = ("version", "asof", "timestamp", "branch", "storage_options")

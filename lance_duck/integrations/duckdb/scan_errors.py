@@ -15,9 +15,9 @@ from typing import Any, Iterable, Iterator
 
 import pyarrow as pa
 
-from ..scan.dataset import LanceDataset
-from ..scan.scanner import LanceScanner
-from ..scan.views import HiddenColumnsDataset
+from ...scan.dataset import LanceDataset
+from ...scan.scanner import LanceScanner
+from ...scan.views import HiddenColumnsDataset
 
 # Errors raised by Lance scans under DuckDB, newest last, numbered so a call finds its own.
 _errors: collections.deque = collections.deque(maxlen=64)

@@ -20,8 +20,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from ..errors import InvalidArgumentError, UnsupportedFeatureError
-from ..scan.namespace import LanceNamespace
+from ...errors import InvalidArgumentError, UnsupportedFeatureError
+from ...scan.namespace import LanceNamespace
 
 _MENTION = re.compile(r"\b(attach|detach)\b", re.IGNORECASE)
 _WRITES = (exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Merge, exp.Alter, exp.TruncateTable)

@@ -1,0 +1,331 @@
+"""DuckDB front-end: Lance table references and time travel inside SQL text.
+
+Python cannot define DuckDB table functions, so :func:`sql` rewrites the query with sqlglot
+(duckdb dialect) before DuckDB sees it.  These references are recognised:
+
+* ``FROM 'path.lance'`` (any table name ending in ``.lance``, quoted either way), and a quoted
+  path to a local directory that holds ``_versions/`` (a Lance table not named ``*.lance``)
+* ``... AT (VERSION => 3)``, ``AT (VERSION => 'tag')``, ``AT (VERSION => 'branch:3')``,
+  ``AT (TIMESTAMP => '2024-01-01 00:00:00')``
+* ``... VERSION AS OF 3``, ``... TIMESTAMP AS OF '...'``
+* ``FROM lance_scan('uri', version => ..., asof => ..., branch => ..., storage_options => {...})``
+* ``FROM lance_changes('uri', from => 3, to => 'tag', columns => [...], filter => '...')``: the change
+  feed of :func:`lance_duck.changes` (``changes.py``)
+* ``DESCRIBE``, ``SHOW``, ``SUMMARIZE`` of a reference, ``EXPLAIN [ANALYZE]`` of a query
+* a table name that is a Python variable in the caller's scope (a lance_duck dataset, a
+  DataFrame, an Arrow table...), as ``duckdb.sql`` finds them
+
+Each reference is opened once as a :class:`~lance_duck.scan.dataset.LanceDataset` and registered
+on the connection under a name derived from the version it resolved to (plus branch and storage
+options), so a relation keeps reading that version after later calls, and one query can read
+the same table at two versions.  ``SELECT count(*) FROM <lance ref>`` (nothing else) is answered
+from metadata.  SQL that sqlglot cannot parse, or that holds nothing to rewrite, goes to DuckDB
+unchanged, so DuckDB's own error is what the user sees.
+
+:func:`sql` returns a :class:`LanceRelation`: a DuckDB relation whose methods raise
+lance_duck's own error (type and message) when a Lance scan fails while DuckDB pulls batches,
+instead of DuckDB's ``InvalidInputException`` wrapping a Python traceback.
+"""
+from __future__ import annotations
+
+import atexit
+import collections
+import contextlib
+import dataclasses
+import hashlib
+import os
+import re
+import sys
+import threading
+import weakref
+from typing import Any, Iterator
+
+import duckdb
+import pyarrow as pa
+import pyarrow.dataset as pads
+
+from ...errors import InvalidArgumentError
+from ...scan.dataset import LanceDataset
+from ...scan.params import AsOf, StorageOptions, Version
+from .scan_errors import watched
+from . import cache
+from .fts import expand_searches
+from .count import count_filter
+from . import namespaces
+from .search import VectorSearchCall, Values
+from .pushdown import Term, arrow_filter, comparison_filter
+from .relation import LanceRelation, _lance_errors
+from .rewrite import _PREFIX, LanceRef, Lookup, Rewritten, _stem, _template, _version_value
+
+
+_default_lock = threading.Lock()
+_default_con: duckdb.DuckDBPyConnection | None = None
+
+# -- execution ------------------------------------------------------------------------------------
+def _default_connection() -> duckdb.DuckDBPyConnection:
+    global _default_con
+    with _default_lock:
+        if _default_con is None:
+            _default_con = duckdb.connect()
+            atexit.register(_close_default_connection)
+        return _default_con
+
+
+def _close_default_connection() -> None:
+    global _default_con
+    with _default_lock:
+        con, _default_con = _default_con, None
+    if con is not None:
+        con.close()
+
+
+def _pinned_name(ref: LanceRef, ds: LanceDataset) -> str:
+    """A registration name that changes whenever what the reference reads changes."""
+    key = (ref.uri, ds.version, ds.branch, ref.storage_options, ref.hidden, ref.columns, ref.filter, ref.batch_size)
+    digest = hashlib.sha1(repr(key).encode()).hexdigest()[:12]
+    stem = re.sub(r"\W", "_", _stem(ref.uri))[:40]
+    return f"__lance_{stem}_v{ds.version}_{digest}"
+
+
+def _registrable(obj: Any) -> bool:
+    """Objects DuckDB reads as tables (what ``duckdb.sql`` finds in the caller's scope)."""
+    if isinstance(obj, (LanceRelation, duckdb.DuckDBPyRelation, pa.Table, pa.RecordBatch,
+                        pa.RecordBatchReader, pads.Dataset, pads.Scanner)):
+        return True
+    module = type(obj).__module__.split(".")[0]
+    return module in ("pandas", "polars") and type(obj).__name__ in ("DataFrame", "LazyFrame")
+
+
+def _catalog_names(con: duckdb.DuckDBPyConnection) -> set[str]:
+    rows = con.sql("SELECT lower(table_name) FROM duckdb_tables() UNION ALL "
+                   "SELECT lower(view_name) FROM duckdb_views()").fetchall()
+    return {r[0] for r in rows}
+
+
+def _frame_values(frame: Any) -> Values:
+    """A variable of the caller's scope by name (a search's vector), or None."""
+    def value(name: str) -> Any:
+        return frame.f_locals.get(name, frame.f_globals.get(name)) if frame is not None else None
+    return value
+
+
+def _frame_lookup(frame: Any, con: duckdb.DuckDBPyConnection) -> Lookup:
+    """Finds a table name among the caller's variables, as DuckDB's replacement scans do:
+    a table or view of that name on the connection wins."""
+    catalog: list[set[str]] = []
+
+    def lookup(name: str) -> Any:
+        if frame is None:
+            return None
+        obj = frame.f_locals.get(name, frame.f_globals.get(name))
+        if obj is None or not _registrable(obj):
+            return None
+        if not catalog:
+            catalog.append(_catalog_names(con))
+        return None if name.lower() in catalog[0] else obj
+    return lookup
+
+
+#: Caller's variables stay registered (and alive) for this many later registrations per connection;
+#: a relation over an older one then reports DuckDB's "table does not exist".
+KEPT_VARIABLES = 64
+_variables: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, collections.OrderedDict[str, None]]" = \
+    weakref.WeakKeyDictionary()
+
+
+def _forget_old_variables(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    with _default_lock:
+        names = _variables.setdefault(con, collections.OrderedDict())
+        names[name] = None
+        names.move_to_end(name)
+        old = [names.popitem(last=False)[0] for _ in range(max(0, len(names) - KEPT_VARIABLES))]
+    for n in old:
+        with contextlib.suppress(duckdb.Error):
+            con.unregister(n)
+
+
+def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None, *,
+        storage_options: StorageOptions = None) -> LanceRelation | None:
+    """Run ``query`` on DuckDB with Lance references (and time travel) resolved.
+
+    A Lance reference is a quoted table path (``'t.lance'``, or a local directory holding
+    ``_versions/``), optionally with ``AT (VERSION => 3)``, ``AT (VERSION => 'tag')``,
+    ``AT (TIMESTAMP => ...)`` or ``VERSION AS OF 3``, or a ``lance_scan('uri', version => ...,
+    branch => ..., asof => ...)`` call. Each is opened once, pinned to the version it resolves to,
+    and registered on the connection; DuckDB then pushes projections and filters into the scan.
+    ``EXPLAIN``, ``DESCRIBE`` / ``SHOW``, ``SUMMARIZE``, ``COPY`` and ``CREATE TABLE ... AS`` work
+    over references too; SQL the rewriter cannot parse goes to DuckDB unchanged.
+
+    Args:
+        query: DuckDB SQL.
+        connection: the DuckDB connection to run on (default: one process-wide connection).
+        storage_options: object-store options for every reference that gives none of its own
+            (``lance_scan(..., storage_options => {...})`` does), as for :func:`lance_duck.dataset`.
+
+    Returns:
+        A lazy :class:`LanceRelation` (``fetchall()``, ``arrow()``, ``df()``, ``.relation`` for
+        DuckDB's own relation), or ``None`` for a statement without a result (``CREATE TABLE ...
+        AS``, which runs at once). Table names that are variables in the caller's scope
+        (lance_duck datasets, DataFrames, Arrow tables) are read like ``duckdb.sql`` reads them; a
+        lance_duck dataset goes through lance_duck's scan, with filter pushdown.
+
+    Raises:
+        VersionNotFoundError, TagNotFoundError, BranchNotFoundError: the reference names no such
+            version, tag or branch (also ``ValueError``s).
+        FileNotFoundError: the table does not exist.
+        CorruptFileError, UnsupportedFeatureError: raised while DuckDB pulls rows, as themselves
+            (not wrapped in a DuckDB exception).
+        duckdb.Error: anything DuckDB itself refuses, with DuckDB's message.
+
+    Examples:
+        >>> import lance_duck
+        >>> lance_duck.sql("select count(*) from 'sql_examples/data/sample.lance' AT (VERSION => 1)").fetchall()
+        [(2000,)]
+        >>> lance_duck.sql("select count(*) from lance_scan('sql_examples/data/sample.lance', "
+        ...                "version => 'initial_load')").fetchall()
+        [(2000,)]
+    """
+    con = connection if connection is not None else _default_connection()
+    resolved = namespaces.resolve(query, con)      # ATTACH ... (TYPE LANCE), ns.main.t
+    if isinstance(resolved, namespaces.Handled):
+        return None if resolved.relation is None else LanceRelation(resolved.relation)
+    query = expand_searches(resolved, con)
+    frame = sys._getframe(1)
+    try:
+        template = _template(query, _frame_lookup(frame, con), _frame_values(frame))
+    finally:
+        del frame
+    opened: dict[str, LanceDataset] = {}
+    names = []
+    default_opts = tuple(sorted((str(k), str(v)) for k, v in storage_options.items())) if storage_options else None
+    for ref in template.refs:
+        if default_opts is not None and ref.storage_options is None:
+            ref = dataclasses.replace(ref, storage_options=default_opts)
+        ds = ref.cached()
+        names.append(_pinned_name(ref, ds))
+        opened[names[-1]] = ds
+    rw = template.named(names)
+    if rw.count_ref is not None:
+        n = _count(next(iter(opened.values())), rw)
+        if n is not None:
+            alias = (rw.count_alias or "").replace('"', '""')
+            return LanceRelation(con.sql(f'SELECT CAST({int(n)} AS BIGINT) AS "{alias}"'))
+    for name, (old, terms) in rw.views.items():
+        opened[name] = _view(name, opened.pop(old), terms)
+    for name, ds in opened.items():
+        cache.register(con, name, watched(ds))
+    for name, obj in rw.objects.items():
+        if isinstance(obj, VectorSearchCall):
+            with _lance_errors():
+                obj = obj.run()
+        if isinstance(obj, LanceDataset):
+            obj = watched(obj)
+        elif isinstance(obj, LanceRelation):
+            obj = obj.relation
+        con.register(name, obj)
+        _forget_old_variables(con, name)
+    with _lance_errors(), _not_lance_directories():
+        rel = con.sql(rw.sql)
+    searches = [o for o in template.rewritten.objects.values() if isinstance(o, VectorSearchCall)]
+    if rel is not None and searches and _is_explain(query):
+        # DuckDB sees the search's rows as an Arrow scan: say how lance_duck found them
+        lines = [con.sql("SELECT ?::VARCHAR AS explain_key, ?::VARCHAR AS explain_value",
+                         params=["lance_vector_search", s.explain()]) for s in searches]
+        for extra in reversed(lines):
+            rel = extra.union(rel)
+    return None if rel is None else LanceRelation(rel)
+
+
+_MISSING_TABLE = re.compile(r"Table with name (.+?) does not exist")
+
+
+@contextlib.contextmanager
+def _not_lance_directories() -> Iterator[None]:
+    """DuckDB's "Table with name X does not exist" for a quoted X that is a local directory without
+    manifests: say it is not a Lance table, as ``lance_scan`` does, instead of suggesting catalog names."""
+    try:
+        yield
+    except duckdb.CatalogException as e:
+        m = _MISSING_TABLE.search(str(e))
+        if m is None or not os.path.isdir(m.group(1)):
+            raise
+        path = os.path.abspath(m.group(1))
+        raise FileNotFoundError(
+            f"'{m.group(1)}': Not a Lance table: no manifests in {os.path.join(path, '_versions')} (a quoted "
+            "name is read as a Lance table when it ends in .lance or is a directory holding _versions/)") from None
+def _is_explain(query: str) -> bool:
+    m = _PREFIX.match(query)
+    return m is not None and m.group(1).lower().startswith("explain")
+
+
+def _count(ds: LanceDataset, rw: Rewritten) -> int | None:
+    """``SELECT count(*) FROM <ref> [WHERE ...]`` counted by lance_duck (metadata, exact indices, or
+    the filter's columns: :mod:`.count`), or None: DuckDB runs the query."""
+    if rw.count_where is None:
+        return ds.count_rows()
+    flt = count_filter(rw.count_where, ds.schema, set(rw.count_qualifiers))
+    if flt is None:
+        return None
+    with _lance_errors():
+        return ds.count_rows(filter=flt)
+
+
+def _view(name: str, base: LanceDataset, terms: list[Term]) -> LanceDataset:
+    """The filtered view ``name`` of ``base`` (see :mod:`.pushdown`), kept while ``base`` is."""
+    kept = cache.views.get(name)
+    if kept is not None and kept[0] is base:
+        return kept[1]
+    flt = arrow_filter(base.schema, terms)
+    ds = base if flt is None else base.filter(flt)
+    cmp = comparison_filter(ds.schema, terms)
+    ds = watched(ds if cmp is None else ds.filter(cmp))
+    cache.views.put(name, (base, ds))
+    return ds
+
+
+def register(connection: duckdb.DuckDBPyConnection, name: str, uri_or_dataset: str | os.PathLike[str] | LanceDataset,
+             version: Version = None, asof: AsOf = None, *, branch: str | None = None,
+             storage_options: StorageOptions = None) -> LanceDataset:
+    """Register a Lance table (a uri or an open dataset) on ``connection`` as view ``name``.
+
+    Args:
+        connection: a DuckDB connection.
+        name: the view name; ``register(con, 'path/t.lance', 'path/t.lance')`` makes
+            ``FROM 'path/t.lance'`` work as-is.
+        uri_or_dataset: a table uri (local path or fsspec URL) or a dataset from
+            :func:`lance_duck.dataset`.
+        version: a version number or tag name (default: the latest).
+        asof: a datetime or ISO string: the latest version committed before it (uri only).
+        branch: a branch name (default: main).
+        storage_options: object-store options, as for :func:`lance_duck.dataset` (uri only).
+
+    Returns:
+        The registered :class:`LanceDataset`, pinned to the version it resolved to.
+
+    Raises:
+        VersionNotFoundError, TagNotFoundError, BranchNotFoundError: no such version, tag or branch.
+        InvalidArgumentError: ``asof`` given with an open dataset.
+
+    Examples:
+        >>> import duckdb
+        >>> from lance_duck.integrations.duckdb import register
+        >>> con = duckdb.connect()
+        >>> register(con, "orders", "sql_examples/data/sample.lance", version=1).version
+        1
+        >>> con.sql("select count(*) from orders").fetchall()
+        [(2000,)]
+    """
+    if isinstance(uri_or_dataset, (str, os.PathLike)):   # (any object with __fspath__)
+        opts = tuple(sorted((str(k), str(v)) for k, v in storage_options.items())) if storage_options else None
+        ref_version, ref_branch = _version_value(version) if version is not None else (None, None)
+        ds = LanceRef(str(uri_or_dataset), ref_version, None if asof is None else str(asof),
+                      branch or ref_branch, opts).open()
+    else:
+        ds = uri_or_dataset
+        if version is not None or branch is not None:
+            ds = ds.checkout_version((branch, version) if branch is not None else version)
+        if asof is not None:
+            raise InvalidArgumentError("asof applies to a uri; open the dataset with dataset(uri, asof=...)")
+    connection.register(name, ds)
+    return ds
+

@@ -1,0 +1,107 @@
+"""What :func:`lance_duck.sql` returns: :class:`LanceRelation`, a DuckDB relation whose results raise
+lance_duck's own error (recorded by :mod:`.scan_errors`) in place of DuckDB's wrapping of it."""
+from __future__ import annotations
+
+import contextlib
+import functools
+from typing import Any, Iterator
+
+import duckdb
+import pyarrow as pa
+
+from .scan_errors import fresh, last_seq, recorded_since
+
+
+@contextlib.contextmanager
+def _lance_errors(seq: int | None = None) -> Iterator[None]:
+    """Turn DuckDB's wrapping of a Lance scan error (recorded after ``seq``) back into ours."""
+    seq = last_seq() if seq is None else seq
+    try:
+        yield
+    except (duckdb.Error, pa.ArrowException, OSError) as e:
+        err = recorded_since(seq, str(e))
+        if err is None:
+            raise
+        raise fresh(err) from None
+
+
+def _map_reader(reader: pa.RecordBatchReader, seq: int | None = None) -> pa.RecordBatchReader:
+    seq = last_seq() if seq is None else seq
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        it = iter(reader)
+        while True:
+            with _lance_errors(seq):
+                try:
+                    b = next(it)
+                except StopIteration:
+                    return
+            yield b
+    return pa.RecordBatchReader.from_batches(reader.schema, batches())
+
+
+def _wrap(value: Any, seq: int | None = None) -> Any:
+    if isinstance(value, duckdb.DuckDBPyRelation):
+        return LanceRelation(value)
+    if isinstance(value, pa.RecordBatchReader):
+        return _map_reader(value, seq)
+    return value
+
+
+class LanceRelation:
+    """What :func:`sql` returns: a DuckDB relation (every method and attribute of
+    ``duckdb.DuckDBPyRelation``) whose results raise lance_duck's errors.
+
+    The relation is lazy, like DuckDB's: the query runs when a result is asked for
+    (``fetchall()``, ``df()``, ``arrow()``, ``fetch_record_batch()``, ``show()``...).  If a
+    Lance scan fails then, the error raised is lance_duck's (e.g. ``CorruptFileError`` naming
+    the file), not ``duckdb.InvalidInputException``.  Relations derived from it
+    (``.filter()``, ``.project()``...) and readers it returns behave the same.  ``.relation``
+    is the plain DuckDB relation.
+    """
+
+    __slots__ = ("relation",)
+
+    def __init__(self, relation: duckdb.DuckDBPyRelation):
+        self.relation = relation
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.relation, name)
+        if not callable(attr) or isinstance(attr, duckdb.DuckDBPyRelation):
+            return _wrap(attr)
+
+        @functools.wraps(attr)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            args = tuple(a.relation if isinstance(a, LanceRelation) else a for a in args)
+            seq = last_seq()
+            with _lance_errors(seq):
+                return _wrap(attr(*args, **kwargs), seq)
+        return call
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(dir(self.relation)) | {"relation"})
+
+    def __getitem__(self, key: Any) -> Any:
+        return _wrap(self.relation[key])
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self.relation
+
+    def __len__(self) -> int:
+        with _lance_errors():
+            return len(self.relation)
+
+    def __repr__(self) -> str:
+        with _lance_errors():
+            return repr(self.relation)
+
+    def __str__(self) -> str:
+        with _lance_errors():
+            return str(self.relation)
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        seq = last_seq()
+        with _lance_errors(seq):
+            reader = self.relation.to_arrow_reader() if hasattr(self.relation, "to_arrow_reader") \
+                else self.relation.arrow()
+        return _map_reader(reader, seq).__arrow_c_stream__(requested_schema)
