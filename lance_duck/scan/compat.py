@@ -33,7 +33,7 @@ DATASET_WRITERS: tuple[str, ...] = (
     "add_bases", "add_columns", "alter_columns", "cleanup_old_versions", "commit", "commit_batch",
     "commit_existing_index_segments", "create_branch", "create_index", "create_index_uncommitted",
     "create_scalar_index", "deep_clone", "delete", "delete_config_keys", "drop", "drop_columns",
-    "drop_index", "explain_cleanup_old_versions", "initialize_mem_wal", "insert", "mem_wal_writer",
+    "drop_index", "explain_cleanup_old_versions", "from_pydantic_model", "initialize_mem_wal", "insert", "mem_wal_writer",
     "merge", "merge_existing_index_segments", "merge_index_metadata", "merge_insert",
     "migrate_manifest_paths_v2", "optimize", "remap_row_addrs", "replace_field_metadata",
     "replace_schema_metadata", "restore", "shallow_clone", "truncate_table", "update", "update_config",
@@ -318,6 +318,70 @@ class PylanceReadMixin:
             for ref in frag.files:
                 self._snapshot.open_data_file(ref)
             frag.deleted_offsets()
+
+    # -- files ------------------------------------------------------------------------------------
+    def all_files(self) -> pa.RecordBatchReader:
+        """Every file stored under the table root, recursively, as pylance's ``all_files()``.
+
+        Files of other base paths are not listed (as pylance).
+
+        Returns:
+            A reader of ``base_uri`` (dictionary of strings: :attr:`uri`), ``path`` (relative to the
+            root), ``size_bytes`` and ``last_modified`` (``timestamp[us, UTC]``) rows, in listing order.
+
+        Examples:
+            >>> import lance_duck
+            >>> files = lance_duck.dataset("sql_examples/data/sample.lance").all_files().read_all()
+            >>> files.column_names
+            ['base_uri', 'path', 'size_bytes', 'last_modified']
+        """
+        from .table_files import all_files
+        return all_files(self._snapshot, self._snapshot.uri)
+
+    def tracked_files(self, *, min_version: int | None = None,
+                      progress: Callable[[int, int | None], Any] | None = None) -> pa.RecordBatchReader:
+        """The files every version's manifest refers to, as pylance's ``tracked_files()``.
+
+        Args:
+            min_version: only versions at least this one (``None``: every version of the branch).
+            progress: called after each manifest with ``(manifests_processed, manifests_total)``.
+
+        Returns:
+            A reader of ``version`` (int64), ``base_uri`` (dictionary of strings), ``path`` (relative
+            to ``base_uri``) and ``type`` (dictionary of strings: ``manifest``, ``transaction file``,
+            ``data file``, ``deletion file``, ``index file``) rows; newest version first (pylance
+            documents its order as non-deterministic).
+
+        Raises:
+            InvalidArgumentError: ``min_version`` is not an integer.
+
+        Examples:
+            >>> import lance_duck
+            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds.tracked_files(min_version=6).read_all().column("type").to_pylist()[0]
+            'manifest'
+        """
+        from .table_files import tracked_files
+        return tracked_files(self._snapshot, self._snapshot.uri, min_version, progress)
+
+    def mem_wal_index_details(self) -> dict[str, Any] | None:
+        """``None`` when the table has no MemWAL index, as pylance's ``mem_wal_index_details()``.
+
+        Raises:
+            UnsupportedFeatureError: the table has a MemWAL index (lance_duck does not read its details).
+
+        Examples:
+            >>> import lance_duck
+            >>> lance_duck.dataset("sql_examples/data/sample.lance").mem_wal_index_details() is None
+            True
+        """
+        from ..index import index_segments
+        for seg in index_segments(self._snapshot):
+            if seg.index_type == "MemWal" or seg.name == "__lance_mem_wal":
+                raise UnsupportedFeatureError(
+                    f"mem_wal_index_details: {self._snapshot.uri} has a MemWAL index ({seg.name!r}); "
+                    "lance_duck does not read MemWAL index details (use pylance)")
+        return None
 
     # -- reads ------------------------------------------------------------------------------------
     def slice(self, start: int, end: int, columns: Columns = None) -> pa.Table:

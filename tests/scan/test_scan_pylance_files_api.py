@@ -1,0 +1,81 @@
+"""pylance 14.0.2's file inventories, IVF models, index statistics, prewarming and MemWAL details,
+against pylance on pylance-written tables."""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import lance
+import lance_duck
+from lance_duck.errors import UnsupportedFeatureError
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory):
+    """Several versions: data, a deletion, BTREE / BITMAP / LABEL_LIST / ZONEMAP / BLOOMFILTER /
+    NGRAM / INVERTED scalar indices, an IVF_PQ vector index, then an append (unindexed rows)."""
+    root = tmp_path_factory.mktemp("files")
+    n = 600
+    rng = np.random.default_rng(7)
+    t = pa.table({"id": pa.array(range(n), pa.int64()), "s": [f"w{i % 7} x{i % 3}" for i in range(n)],
+                  "cat": [f"c{i % 5}" for i in range(n)], "tags": [[f"t{i % 4}", f"u{i % 2}"] for i in range(n)],
+                  "v": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(n * 8, dtype=np.float32)), 8)})
+    path = str(root / "t.lance")
+    ds = lance.write_dataset(t, path, max_rows_per_file=200)
+    ds.delete("id < 5")
+    ds.create_scalar_index("id", "BTREE")
+    ds.create_scalar_index("cat", "BITMAP")
+    ds.create_scalar_index("tags", "LABEL_LIST")
+    ds.create_index("v", "IVF_PQ", num_partitions=2, num_sub_vectors=2)
+    ds.create_index("v", "IVF_FLAT", num_partitions=2, name="v_flat")
+    lance.write_dataset(t.slice(0, 50), path, mode="append")
+    return path
+
+
+@pytest.fixture(scope="module")
+def pair(indexed):
+    return lance_duck.dataset(indexed), lance.dataset(indexed)
+
+
+def _rows(table: pa.Table) -> list[tuple]:
+    return sorted(tuple(str(v) for v in r.values()) for r in table.to_pylist())
+
+
+def test_all_files_equal_pylance_as_sorted_sets(pair):
+    mine, theirs = (d.all_files() for d in pair)
+    assert mine.schema == theirs.schema
+    a, b = mine.read_all(), theirs.read_all()
+    assert a.num_rows == b.num_rows > 10
+    assert _rows(a) == _rows(b)
+
+
+def test_tracked_files_equal_pylance_as_sets(pair):
+    for kwargs in ({}, {"min_version": 3}, {"min_version": 99}):
+        mine, theirs = (d.tracked_files(**kwargs) for d in pair)
+        assert mine.schema == theirs.schema
+        a, b = mine.read_all(), theirs.read_all()
+        assert _rows(a) == _rows(b), kwargs
+    kinds = set(pair[0].tracked_files().read_all().column("type").to_pylist())
+    assert kinds == {"manifest", "transaction file", "data file", "deletion file", "index file"}
+
+
+def test_tracked_files_reports_progress_per_manifest(pair):
+    seen = []
+    pair[0].tracked_files(progress=lambda done, total: seen.append((done, total))).read_all()
+    total = len(pair[1].versions())
+    assert seen == [(i, total) for i in range(1, total + 1)]
+
+
+def test_mem_wal_index_details_none_without_one_and_refused_with_one(pair, tmp_path):
+    assert pair[0].mem_wal_index_details() is None and pair[1].mem_wal_index_details() is None
+    path = str(tmp_path / "w.lance")
+    lance.write_dataset(pa.table({"id": [1, 2, 3]}), path).initialize_mem_wal()
+    assert lance.dataset(path).mem_wal_index_details() is not None
+    with pytest.raises(UnsupportedFeatureError, match="MemWAL"):
+        lance_duck.dataset(path).mem_wal_index_details()
+
+
+def test_from_pydantic_model_is_refused_as_a_writer(pair):
+    with pytest.raises(UnsupportedFeatureError, match=r"from_pydantic_model\(\).*reader"):
+        pair[0].from_pydantic_model(object())
