@@ -21,6 +21,7 @@ from ..errors import InvalidArgumentError, UnsupportedFeatureError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ..search.ivf_model import IvfModel
     from ..table.history import VersionInfo
     from ..table.transactions import Transaction
 
@@ -363,6 +364,55 @@ class PylanceReadMixin:
         """
         from .table_files import tracked_files
         return tracked_files(self._snapshot, self._snapshot.uri, min_version, progress)
+
+    def get_ivf_model(self, index_name: str) -> IvfModel:
+        """The IVF model of a vector index, as pylance's ``get_ivf_model``: ``centroids``
+        (``pa.FixedSizeListArray``), ``distance_type`` and ``num_partitions``.
+
+        Args:
+            index_name: the vector index's name (``describe_indices()``).
+
+        Raises:
+            InvalidArgumentError: no index of that name, or not a vector index (a ``ValueError``, as pylance's).
+            UnsupportedFeatureError: a vector index lance_duck cannot read (named).
+
+        Examples:
+            >>> import lance_duck
+            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> try:
+            ...     ds.get_ivf_model("no_such_index")
+            ... except ValueError as e:
+            ...     print(type(e).__name__)
+            InvalidArgumentError
+        """
+        from ..search.ivf_model import get_ivf_model
+        return get_ivf_model(self._snapshot, index_name)
+
+    def centroids(self, *, index_name: str | None = None, column: str | None = None) -> pa.FixedSizeListArray:
+        """The IVF centroids of a vector index, as pylance's ``centroids``: one row per partition.
+
+        Args:
+            index_name: the vector index's name.
+            column: without ``index_name``, the first IVF index on this column.
+
+        Raises:
+            InvalidArgumentError: neither argument, no such index, no IVF index on ``column``, or not a
+                vector index (``ValueError``s; pylance raises ``KeyError`` for the column case).
+
+        Examples:
+            >>> import lance_duck
+            >>> try:
+            ...     lance_duck.dataset("sql_examples/data/sample.lance").centroids()
+            ... except ValueError as e:
+            ...     print(e)
+            Must provide 'index_name' or 'column'.
+        """
+        from ..search.ivf_model import default_ivf_index, get_ivf_model
+        if index_name is None:
+            if column is None:
+                raise InvalidArgumentError("Must provide 'index_name' or 'column'.")
+            index_name = default_ivf_index(self._snapshot, column)
+        return get_ivf_model(self._snapshot, index_name).centroids
 
     def mem_wal_index_details(self) -> dict[str, Any] | None:
         """``None`` when the table has no MemWAL index, as pylance's ``mem_wal_index_details()``.

@@ -79,3 +79,33 @@ def test_mem_wal_index_details_none_without_one_and_refused_with_one(pair, tmp_p
 def test_from_pydantic_model_is_refused_as_a_writer(pair):
     with pytest.raises(UnsupportedFeatureError, match=r"from_pydantic_model\(\).*reader"):
         pair[0].from_pydantic_model(object())
+
+
+@pytest.mark.parametrize("name", ["v_idx", "v_flat"])
+def test_get_ivf_model_equals_pylance(pair, name):
+    mine, theirs = (d.get_ivf_model(name) for d in pair)
+    assert type(mine.centroids) is type(theirs.centroids)
+    assert mine.centroids.type == theirs.centroids.type
+    assert mine.centroids.equals(theirs.centroids)
+    # pylance's get_ivf_model object has only ``centroids``; its Python ``IvfModel`` adds these two
+    assert mine.distance_type == pair[1].stats.index_stats(name)["indices"][0]["metric_type"]
+    assert mine.num_partitions == len(theirs.centroids) == 2
+
+
+def test_centroids_by_name_and_by_column_equal_pylance(pair):
+    mine, theirs = pair
+    assert mine.centroids(index_name="v_flat").equals(theirs.centroids(index_name="v_flat"))
+    assert mine.centroids(column="v").equals(theirs.centroids(column="v"))
+
+
+def test_centroids_and_ivf_model_errors_are_value_errors_like_pylance(pair):
+    mine, theirs = pair
+    for call in (lambda d: d.centroids(), lambda d: d.get_ivf_model("nope"), lambda d: d.get_ivf_model("id_idx")):
+        with pytest.raises(ValueError):
+            call(theirs)
+        with pytest.raises(ValueError):
+            call(mine)
+    with pytest.raises(KeyError):
+        theirs.centroids(column="id")
+    with pytest.raises(ValueError, match="No IVF index for column 'id'"):
+        mine.centroids(column="id")
