@@ -9,7 +9,8 @@ writes (``insert``, ``delete``, ``create_index``, ...) exists too, and raises
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -413,6 +414,34 @@ class PylanceReadMixin:
                 raise InvalidArgumentError("Must provide 'index_name' or 'column'.")
             index_name = default_ivf_index(self._snapshot, column)
         return get_ivf_model(self._snapshot, index_name).centroids
+
+    def prewarm_index(self, name: str, *, with_position: bool = False,
+                      index_segments: Iterable[str | uuid.UUID] | None = None) -> None:
+        """Read an index's files into lance_duck's process-wide index cache, as pylance's
+        ``prewarm_index``: later searches with it read no index bytes while it stays cached
+        (``lance_duck.configure(index_cache_bytes=...)`` bounds the cache).
+
+        Args:
+            name: the index name (``describe_indices()``); BTREE, BITMAP, LABEL_LIST, ZONEMAP,
+                BLOOMFILTER, NGRAM and IVF vector indices.
+            with_position: pylance's option for INVERTED indices (positions); accepted, nothing more to load.
+            index_segments: only these segment UUIDs of the index (``None``: every segment).
+
+        Raises:
+            InvalidArgumentError: no index of that name (a ``ValueError``; pylance raises ``RuntimeError``
+                "Lance index not found"), or a UUID that is not one of its segments.
+            UnsupportedFeatureError: an index type lance_duck does not prewarm (INVERTED), named.
+
+        Examples:
+            >>> import lance_duck
+            >>> try:
+            ...     lance_duck.dataset("sql_examples/data/sample.lance").prewarm_index("no_such_index")
+            ... except ValueError as e:
+            ...     print(type(e).__name__)
+            InvalidArgumentError
+        """
+        from ..index.prewarm import prewarm_index
+        prewarm_index(self._snapshot, name, index_segments)
 
     def mem_wal_index_details(self) -> dict[str, Any] | None:
         """``None`` when the table has no MemWAL index, as pylance's ``mem_wal_index_details()``.

@@ -109,3 +109,60 @@ def test_centroids_and_ivf_model_errors_are_value_errors_like_pylance(pair):
         theirs.centroids(column="id")
     with pytest.raises(ValueError, match="No IVF index for column 'id'"):
         mine.centroids(column="id")
+
+
+@pytest.fixture
+def index_reads(monkeypatch):
+    """Counts the index files opened and read (lance_duck's IndexFile) during a test."""
+    from lance_duck.index import files
+    counts = {"open": 0, "read": 0}
+    real_open, real_read = files.IndexFile._open, files.IndexFile.read
+
+    def counting_open(self, *a, **k):
+        counts["open"] += 1
+        return real_open(self, *a, **k)
+
+    def counting_read(self, *a, **k):
+        counts["read"] += 1
+        return real_read(self, *a, **k)
+
+    monkeypatch.setattr(files.IndexFile, "_open", counting_open)
+    monkeypatch.setattr(files.IndexFile, "read", counting_read)
+    return counts
+
+
+def _searches(ds):
+    q = np.full(8, 0.5, dtype=np.float32)
+    return (ds.to_table(filter="id = 321", columns=["id"]),
+            ds.to_table(filter="cat = 'c3'", columns=["id"]),
+            ds.to_table(nearest={"column": "v", "q": q, "k": 5}, columns=["id"]))
+
+
+def test_prewarm_index_makes_later_searches_read_no_index_bytes(pair, index_reads):
+    mine, theirs = pair
+    lance_duck.clear_caches()
+    cold = _searches(lance_duck.dataset(mine.uri))
+    assert index_reads["read"] > 0          # the searches do use the indices
+    lance_duck.clear_caches()
+    ds = lance_duck.dataset(mine.uri)
+    for name in ("id_idx", "cat_idx", "tags_idx", "v_idx", "v_flat"):
+        assert ds.prewarm_index(name) is theirs.prewarm_index(name) is None
+    index_reads.update(open=0, read=0)
+    warm = _searches(lance_duck.dataset(mine.uri))
+    assert index_reads == {"open": 0, "read": 0}
+    for a, b in zip(cold, warm):
+        assert a.equals(b)
+    assert warm[0].equals(theirs.to_table(filter="id = 321", columns=["id"]))
+
+
+def test_prewarm_index_of_some_segments_and_unknown_names(pair):
+    mine, theirs = pair
+    uuid = mine.describe_indices()[0].segments[0].uuid
+    name = mine.describe_indices()[0].name
+    assert mine.prewarm_index(name, index_segments=[uuid]) is None
+    with pytest.raises(RuntimeError, match="index not found"):
+        theirs.prewarm_index("nope")
+    with pytest.raises(ValueError, match="index not found: name=nope"):
+        mine.prewarm_index("nope")
+    with pytest.raises(ValueError, match="not segments"):
+        mine.prewarm_index(name, index_segments=["00000000-0000-0000-0000-000000000000"])
