@@ -168,6 +168,15 @@ class LanceStats:
             "num_small_files": sum(1 for f in frags if f.physical_rows < max_rows_per_group),
         }
 
+    def index_stats(self, index_name: str) -> dict[str, Any]:
+        """The statistics of index ``index_name``: :meth:`LanceDataset.index_statistics`.
+
+        Args:
+            index_name: the index name (``describe_indices()``).
+        """
+        from ..search.vector_stats import vector_index_statistics
+        return vector_index_statistics(self._ds._snapshot, index_name)
+
 
 class PylanceReadMixin:
     """pylance's read-only dataset methods beyond scans (mixed into ``LanceDataset``)."""

@@ -18,15 +18,24 @@ def indexed(tmp_path_factory):
     root = tmp_path_factory.mktemp("files")
     n = 600
     rng = np.random.default_rng(7)
-    t = pa.table({"id": pa.array(range(n), pa.int64()), "s": [f"w{i % 7} x{i % 3}" for i in range(n)],
+    t = pa.table({"id": pa.array(range(n), pa.int64()), "s": [f"word{i % 7} xyz{i % 3}" for i in range(n)],
                   "cat": [f"c{i % 5}" for i in range(n)], "tags": [[f"t{i % 4}", f"u{i % 2}"] for i in range(n)],
-                  "v": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(n * 8, dtype=np.float32)), 8)})
+                  "v": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(n * 8, dtype=np.float32)), 8),
+                  "f": [None if i % 9 == 0 else i * 0.25 for i in range(n)], "z": pa.array(range(n), pa.int32()),
+                  "b": pa.array(range(n), pa.int32()), "txt": [f"hello world{i % 11} again" for i in range(n)],
+                  "d": pa.array([None] * n, pa.int32())})
     path = str(root / "t.lance")
     ds = lance.write_dataset(t, path, max_rows_per_file=200)
     ds.delete("id < 5")
     ds.create_scalar_index("id", "BTREE")
     ds.create_scalar_index("cat", "BITMAP")
     ds.create_scalar_index("tags", "LABEL_LIST")
+    ds.create_scalar_index("f", "BTREE")
+    ds.create_scalar_index("d", "BTREE")
+    ds.create_scalar_index("z", "ZONEMAP")
+    ds.create_scalar_index("b", "BLOOMFILTER")
+    ds.create_scalar_index("s", "NGRAM")
+    ds.create_scalar_index("txt", "INVERTED")
     ds.create_index("v", "IVF_PQ", num_partitions=2, num_sub_vectors=2)
     ds.create_index("v", "IVF_FLAT", num_partitions=2, name="v_flat")
     lance.write_dataset(t.slice(0, 50), path, mode="append")
@@ -145,7 +154,7 @@ def test_prewarm_index_makes_later_searches_read_no_index_bytes(pair, index_read
     assert index_reads["read"] > 0          # the searches do use the indices
     lance_duck.clear_caches()
     ds = lance_duck.dataset(mine.uri)
-    for name in ("id_idx", "cat_idx", "tags_idx", "v_idx", "v_flat"):
+    for name in ("id_idx", "f_idx", "cat_idx", "tags_idx", "z_idx", "b_idx", "s_idx", "v_idx", "v_flat"):
         assert ds.prewarm_index(name) is theirs.prewarm_index(name) is None
     index_reads.update(open=0, read=0)
     warm = _searches(lance_duck.dataset(mine.uri))
@@ -164,5 +173,24 @@ def test_prewarm_index_of_some_segments_and_unknown_names(pair):
         theirs.prewarm_index("nope")
     with pytest.raises(ValueError, match="index not found: name=nope"):
         mine.prewarm_index("nope")
+    with pytest.raises(UnsupportedFeatureError, match="txt_idx.*Inverted"):
+        mine.prewarm_index("txt_idx")
     with pytest.raises(ValueError, match="not segments"):
         mine.prewarm_index(name, index_segments=["00000000-0000-0000-0000-000000000000"])
+
+
+SCALAR_INDICES = ["id_idx", "f_idx", "d_idx", "cat_idx", "tags_idx", "z_idx", "b_idx", "s_idx", "txt_idx"]
+
+
+@pytest.mark.parametrize("name", SCALAR_INDICES)
+def test_scalar_and_inverted_index_statistics_equal_pylance(pair, name):
+    mine, theirs = pair
+    got = mine.index_statistics(name)
+    assert got == theirs.index_statistics(name) == mine.stats.index_stats(name)
+    assert got["num_unindexed_rows"] == 50
+
+
+def test_btree_statistics_print_values_as_pylance(pair):
+    stats = {n: pair[0].index_statistics(n)["indices"][0] for n in ("id_idx", "f_idx", "d_idx")}
+    assert pair[0].index_statistics("s_idx")["indices"][0]["num_ngrams"] > 0
+    assert stats["id_idx"]["min"] == "5" and stats["f_idx"]["min"] == "NULL" and stats["d_idx"]["min"] == "N/A"
