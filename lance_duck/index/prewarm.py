@@ -11,17 +11,19 @@ from ..errors import InvalidArgumentError, UnsupportedFeatureError
 SCALAR_TYPES = ("BTree", "Bitmap", "LabelList", "ZoneMap", "BloomFilter", "NGram")
 
 
-def prewarm_index(snapshot: Any, name: str, index_segments: Iterable[Any] | None = None) -> None:
+def prewarm_index(snapshot: Any, name: str, index_segments: Iterable[Any] | None = None,
+                  with_position: bool = False) -> None:
     """Load every segment of the index ``name`` (or those of ``index_segments``) into the index cache.
 
     Args:
         snapshot: the pinned version.
         name: the index name (``describe_indices()``).
         index_segments: segment UUIDs (strings or ``uuid.UUID``) of that index; ``None``: all.
+        with_position: an INVERTED index's positions too (phrase queries), when it keeps them.
 
     Raises:
         InvalidArgumentError: no index of that name, or a UUID that is not one of its segments.
-        UnsupportedFeatureError: an index type lance_duck does not prewarm (INVERTED, ...), named.
+        UnsupportedFeatureError: an index type lance_duck does not prewarm, named.
 
     Example::
 
@@ -46,6 +48,13 @@ def prewarm_index(snapshot: Any, name: str, index_segments: Iterable[Any] | None
                 raise UnsupportedFeatureError(f"prewarm_index: segment {seg.uuid} of {name!r} lists no files "
                                               "lance_duck reads")
             reader.prewarm()
+        elif kind == "Inverted":
+            from .files import segment_file_path
+            from .inverted.reader import InvertedSegment
+            paths = {n: segment_file_path(snapshot, seg, n) for n, _ in seg.files}
+            inverted = InvertedSegment(snapshot.io, paths, {n: (z or None) for n, z in seg.files})
+            for part in inverted.partitions:
+                part.prewarm(with_position)
         elif kind == "Vector":
             from .vector import open_vector_segment
             vseg: Any = open_vector_segment(snapshot, seg)
@@ -54,4 +63,4 @@ def prewarm_index(snapshot: Any, name: str, index_segments: Iterable[Any] | None
             vseg.prewarm()
         else:
             raise UnsupportedFeatureError(f"prewarm_index: {name!r} is a {kind} index; lance_duck prewarms "
-                                          f"{', '.join(SCALAR_TYPES)} and vector indices")
+                                          f"{', '.join(SCALAR_TYPES)}, INVERTED and vector indices")

@@ -432,14 +432,14 @@ class PylanceReadMixin:
 
         Args:
             name: the index name (``describe_indices()``); BTREE, BITMAP, LABEL_LIST, ZONEMAP,
-                BLOOMFILTER, NGRAM and IVF vector indices.
-            with_position: pylance's option for INVERTED indices (positions); accepted, nothing more to load.
+                BLOOMFILTER, NGRAM, INVERTED and IVF vector indices.
+            with_position: an INVERTED index's positions too (phrase queries), when it keeps them.
             index_segments: only these segment UUIDs of the index (``None``: every segment).
 
         Raises:
             InvalidArgumentError: no index of that name (a ``ValueError``; pylance raises ``RuntimeError``
                 "Lance index not found"), or a UUID that is not one of its segments.
-            UnsupportedFeatureError: an index type lance_duck does not prewarm (INVERTED), named.
+            UnsupportedFeatureError: an index type lance_duck does not prewarm (MemWAL, ...), named.
 
         Examples:
             >>> import lance_duck
@@ -450,7 +450,7 @@ class PylanceReadMixin:
             InvalidArgumentError
         """
         from ..index.prewarm import prewarm_index
-        prewarm_index(self._snapshot, name, index_segments)
+        prewarm_index(self._snapshot, name, index_segments, with_position)
 
     def mem_wal_index_details(self) -> dict[str, Any] | None:
         """``None`` when the table has no MemWAL index, as pylance's ``mem_wal_index_details()``.
