@@ -167,6 +167,10 @@ class BloomFilterIndex:
                     has_null.to_numpy(zero_copy_only=False).astype(bool), words)
         return cached(("bloomfilter", self.path), load)
 
+    def prewarm(self) -> None:
+        """Read the zones' filters into the index cache (``prewarm_index``)."""
+        self._zones()
+
     def zone_keep(self, terms, has_null: np.ndarray, words: np.ndarray) -> np.ndarray:
         """(zones,) bool: the zones where every term may hold."""
         keep = np.ones(len(has_null), dtype=bool)

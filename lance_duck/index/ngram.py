@@ -134,6 +134,10 @@ class NGramIndex:
                 out[r] = ids
         return out
 
+    def prewarm(self) -> None:
+        """Read the tokens and every posting list into the index cache (``prewarm_index``)."""
+        self._postings(list(range(len(self._tokens()[0]))))
+
     def _rows_for(self, needles) -> list[int] | None:
         """Token rows of every trigram of ``needles``; None when one is not in the index."""
         tokens = set()

@@ -132,6 +132,13 @@ class BTreeIndex:
             return data
         return cached(("btree-data-file", self.data_path), load)
 
+    def prewarm(self) -> None:
+        """Read the page bounds and every page into the index cache (``prewarm_index``)."""
+        _, page_idx, batch = self._lookup()
+        missing = [int(p) for p in np.unique(page_idx).tolist() if CACHE.get(("btree-page", self.data_path, int(p))) is None]
+        if missing:
+            self._read_pages(self._data_file(), missing, batch)
+
     def search(self, terms) -> np.ndarray:
         """Sorted unique uint64 ids (row addresses or stable row ids) of the matching rows."""
         got = self._point(terms)
@@ -524,6 +531,10 @@ class BitmapIndex:
             return keys
         return cached(("bitmap-keys", self.path), load)
 
+    def prewarm(self) -> None:
+        """Read the keys and every key's row map into the index cache (``prewarm_index``)."""
+        self._maps(range(len(self._keys())))
+
     def search(self, terms, fragment_rows: dict[int, int]) -> np.ndarray | None:
         """Sorted unique uint64 ids; None when a map says "whole key" and the key is not a
         fragment of ``fragment_rows`` (fragment id -> physical rows)."""
@@ -668,6 +679,10 @@ class ZoneMapIndex:
             bounds = Bounds(mn, mx, nulls, nans[0] if nans else None)
             return bounds, as_np(frag), as_np(start), as_np(length)
         return cached(("zonemap", self.path), load)
+
+    def prewarm(self) -> None:
+        """Read the zones into the index cache (``prewarm_index``)."""
+        self._zones()
 
     def search(self, terms, fragment_rows: dict[int, int]) -> dict[int, np.ndarray]:
         """{fragment id: sorted offsets to read} for the fragments the file has zones of: the

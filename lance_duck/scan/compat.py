@@ -9,7 +9,8 @@ writes (``insert``, ``delete``, ``create_index``, ...) exists too, and raises
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -21,6 +22,7 @@ from ..errors import InvalidArgumentError, UnsupportedFeatureError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ..search.ivf_model import IvfModel
     from ..table.history import VersionInfo
     from ..table.transactions import Transaction
 
@@ -33,7 +35,7 @@ DATASET_WRITERS: tuple[str, ...] = (
     "add_bases", "add_columns", "alter_columns", "cleanup_old_versions", "commit", "commit_batch",
     "commit_existing_index_segments", "create_branch", "create_index", "create_index_uncommitted",
     "create_scalar_index", "deep_clone", "delete", "delete_config_keys", "drop", "drop_columns",
-    "drop_index", "explain_cleanup_old_versions", "initialize_mem_wal", "insert", "mem_wal_writer",
+    "drop_index", "explain_cleanup_old_versions", "from_pydantic_model", "initialize_mem_wal", "insert", "mem_wal_writer",
     "merge", "merge_existing_index_segments", "merge_index_metadata", "merge_insert",
     "migrate_manifest_paths_v2", "optimize", "remap_row_addrs", "replace_field_metadata",
     "replace_schema_metadata", "restore", "shallow_clone", "truncate_table", "update", "update_config",
@@ -165,6 +167,15 @@ class LanceStats:
             "num_fragments": len(frags),
             "num_small_files": sum(1 for f in frags if f.physical_rows < max_rows_per_group),
         }
+
+    def index_stats(self, index_name: str) -> dict[str, Any]:
+        """The statistics of index ``index_name``: :meth:`LanceDataset.index_statistics`.
+
+        Args:
+            index_name: the index name (``describe_indices()``).
+        """
+        from ..search.vector_stats import vector_index_statistics
+        return vector_index_statistics(self._ds._snapshot, index_name)
 
 
 class PylanceReadMixin:
@@ -318,6 +329,147 @@ class PylanceReadMixin:
             for ref in frag.files:
                 self._snapshot.open_data_file(ref)
             frag.deleted_offsets()
+
+    # -- files ------------------------------------------------------------------------------------
+    def all_files(self) -> pa.RecordBatchReader:
+        """Every file stored under the table root, recursively, as pylance's ``all_files()``.
+
+        Files of other base paths are not listed (as pylance).
+
+        Returns:
+            A reader of ``base_uri`` (dictionary of strings: :attr:`uri`), ``path`` (relative to the
+            root), ``size_bytes`` and ``last_modified`` (``timestamp[us, UTC]``) rows, in listing order.
+
+        Examples:
+            >>> import lance_duck
+            >>> files = lance_duck.dataset("sql_examples/data/sample.lance").all_files().read_all()
+            >>> files.column_names
+            ['base_uri', 'path', 'size_bytes', 'last_modified']
+        """
+        from .table_files import all_files
+        return all_files(self._snapshot, self._snapshot.uri)
+
+    def tracked_files(self, *, min_version: int | None = None,
+                      progress: Callable[[int, int | None], Any] | None = None) -> pa.RecordBatchReader:
+        """The files every version's manifest refers to, as pylance's ``tracked_files()``.
+
+        Args:
+            min_version: only versions at least this one (``None``: every version of the branch).
+            progress: called after each manifest with ``(manifests_processed, manifests_total)``.
+
+        Returns:
+            A reader of ``version`` (int64), ``base_uri`` (dictionary of strings), ``path`` (relative
+            to ``base_uri``) and ``type`` (dictionary of strings: ``manifest``, ``transaction file``,
+            ``data file``, ``deletion file``, ``index file``) rows; newest version first (pylance
+            documents its order as non-deterministic).
+
+        Raises:
+            InvalidArgumentError: ``min_version`` is not an integer.
+
+        Examples:
+            >>> import lance_duck
+            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds.tracked_files(min_version=6).read_all().column("type").to_pylist()[0]
+            'manifest'
+        """
+        from .table_files import tracked_files
+        return tracked_files(self._snapshot, self._snapshot.uri, min_version, progress)
+
+    def get_ivf_model(self, index_name: str) -> IvfModel:
+        """The IVF model of a vector index, as pylance's ``get_ivf_model``: ``centroids``
+        (``pa.FixedSizeListArray``), ``distance_type`` and ``num_partitions``.
+
+        Args:
+            index_name: the vector index's name (``describe_indices()``).
+
+        Raises:
+            InvalidArgumentError: no index of that name, or not a vector index (a ``ValueError``, as pylance's).
+            UnsupportedFeatureError: a vector index lance_duck cannot read (named).
+
+        Examples:
+            >>> import lance_duck
+            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> try:
+            ...     ds.get_ivf_model("no_such_index")
+            ... except ValueError as e:
+            ...     print(type(e).__name__)
+            InvalidArgumentError
+        """
+        from ..search.ivf_model import get_ivf_model
+        return get_ivf_model(self._snapshot, index_name)
+
+    def centroids(self, *, index_name: str | None = None, column: str | None = None) -> pa.FixedSizeListArray:
+        """The IVF centroids of a vector index, as pylance's ``centroids``: one row per partition.
+
+        Args:
+            index_name: the vector index's name.
+            column: without ``index_name``, the first IVF index on this column.
+
+        Raises:
+            InvalidArgumentError: neither argument, no such index, no IVF index on ``column``, or not a
+                vector index (``ValueError``s; pylance raises ``KeyError`` for the column case).
+
+        Examples:
+            >>> import lance_duck
+            >>> try:
+            ...     lance_duck.dataset("sql_examples/data/sample.lance").centroids()
+            ... except ValueError as e:
+            ...     print(e)
+            Must provide 'index_name' or 'column'.
+        """
+        from ..search.ivf_model import default_ivf_index, get_ivf_model
+        if index_name is None:
+            if column is None:
+                raise InvalidArgumentError("Must provide 'index_name' or 'column'.")
+            index_name = default_ivf_index(self._snapshot, column)
+        return get_ivf_model(self._snapshot, index_name).centroids
+
+    def prewarm_index(self, name: str, *, with_position: bool = False,
+                      index_segments: Iterable[str | uuid.UUID] | None = None) -> None:
+        """Read an index's files into lance_duck's process-wide index cache, as pylance's
+        ``prewarm_index``: later searches with it read no index bytes while it stays cached
+        (``lance_duck.configure(index_cache_bytes=...)`` bounds the cache).
+
+        Args:
+            name: the index name (``describe_indices()``); BTREE, BITMAP, LABEL_LIST, ZONEMAP,
+                BLOOMFILTER, NGRAM, INVERTED and IVF vector indices.
+            with_position: an INVERTED index's positions too (phrase queries), when it keeps them.
+            index_segments: only these segment UUIDs of the index (``None``: every segment).
+
+        Raises:
+            InvalidArgumentError: no index of that name (a ``ValueError``; pylance raises ``RuntimeError``
+                "Lance index not found"), or a UUID that is not one of its segments.
+            UnsupportedFeatureError: an index type lance_duck does not prewarm (MemWAL, ...), named.
+
+        Examples:
+            >>> import lance_duck
+            >>> try:
+            ...     lance_duck.dataset("sql_examples/data/sample.lance").prewarm_index("no_such_index")
+            ... except ValueError as e:
+            ...     print(type(e).__name__)
+            InvalidArgumentError
+        """
+        from ..index.prewarm import prewarm_index
+        prewarm_index(self._snapshot, name, index_segments, with_position)
+
+    def mem_wal_index_details(self) -> dict[str, Any] | None:
+        """``None`` when the table has no MemWAL index, as pylance's ``mem_wal_index_details()``.
+
+        Raises:
+            UnsupportedFeatureError: the table has a MemWAL index (lance_duck does not read its details).
+
+        Examples:
+            >>> import lance_duck
+            >>> lance_duck.dataset("sql_examples/data/sample.lance").mem_wal_index_details() is None
+            True
+        """
+        from ..index import index_segments
+        for seg in index_segments(self._snapshot):
+            if seg.index_type == "MemWal" or seg.name == "__lance_mem_wal":
+                raise UnsupportedFeatureError(
+                    f"mem_wal_index_details: {self._snapshot.uri} has a MemWAL index ({seg.name!r}); "
+                    "lance_duck does not read MemWAL index details (use pylance)")
+        return None
 
     # -- reads ------------------------------------------------------------------------------------
     def slice(self, start: int, end: int, columns: Columns = None) -> pa.Table:

@@ -280,13 +280,19 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
         return describe_indices(self._snapshot)
 
     def index_statistics(self, index_name: str) -> dict[str, Any]:
-        """pylance's ``index_statistics(name)`` (``stats.index_stats``) for a vector index: coverage
-        of this version (indexed / unindexed fragments and live rows, per segment) and each segment's
-        partitions, centroids, loss and sub-index parameters.
+        """pylance's ``index_statistics(name)`` (``stats.index_stats``): coverage of this version
+        (indexed / unindexed fragments and live rows, per segment) and each segment's statistics --
+        a vector index's partitions, centroids, loss and sub-index parameters; BTREE ``min`` /
+        ``max`` / ``num_pages``; BITMAP / LABEL_LIST ``num_bitmaps``; ZONEMAP ``num_zones`` /
+        ``rows_per_zone``; BLOOMFILTER ``num_blocks`` / ``number_of_items`` / ``probability``; NGRAM
+        ``num_ngrams``; INVERTED ``params`` / ``num_tokens`` / ``num_docs``.
+
+        Args:
+            index_name: the index name (``describe_indices()``).
 
         Raises:
-            InvalidArgumentError: no such index. UnsupportedFeatureError: not a vector index, or one
-                lance_duck cannot read (named).
+            InvalidArgumentError: no such index. UnsupportedFeatureError: an index type lance_duck
+                gives no statistics of, or a vector index it cannot read (named).
 
         Example::
 

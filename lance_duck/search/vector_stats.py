@@ -40,16 +40,28 @@ def vector_index_statistics(snapshot: Any, name: str) -> dict[str, Any]:
     if not segs:
         raise InvalidArgumentError(f"index {name!r} not found in version {snapshot.version}")
     if not segs[0].type_url.endswith(VECTOR_DETAILS):
-        raise UnsupportedFeatureError(f"index_statistics: {name!r} is a {segs[0].index_type} index; "
-                                      "lance_duck gives statistics of vector indices")
-    live = {f.id: f.count_rows() for f in snapshot.fragments}
+        from .scalar_stats import SCALAR_STATS, scalar_segment_stats
+        if segs[0].index_type not in SCALAR_STATS:
+            raise UnsupportedFeatureError(f"index_statistics: {name!r} is a {segs[0].index_type} index; "
+                                          "lance_duck gives statistics of vector indices and of "
+                                          f"{', '.join(SCALAR_STATS)} ones")
+        per_segment = [scalar_segment_stats(snapshot, s) for s in segs]
+        return coverage_statistics(snapshot, segs, segs[0].index_type, name, per_segment)
     opened = [open_vector_segment(snapshot, s) for s in segs]
     per_segment = [_segment_stats(snapshot, s, seg) for s, seg in zip(segs, opened)]
+    return coverage_statistics(snapshot, segs, opened[0].index_type, name, per_segment)
+
+
+def coverage_statistics(snapshot: Any, segs: list[Any], index_type: str, name: str,
+                        per_segment: list[dict[str, Any]]) -> dict[str, Any]:
+    """pylance's statistics dict of an index: its type, name and segments' dicts, with the
+    manifest's coverage of the pinned version (indexed / unindexed fragments and live rows)."""
+    live = {f.id: f.count_rows() for f in snapshot.fragments}
     covered = set().union(*(s.fragment_ids for s in segs)) & set(live)
     per_delta = [sum(live[f] for f in s.fragment_ids if f in live) for s in segs]
     stamps = [s.created_at for s in segs if s.created_at is not None]
     return {
-        "index_type": opened[0].index_type,
+        "index_type": index_type,
         "name": name,
         "num_indices": len(segs),
         "num_segments": len(segs),

@@ -109,6 +109,16 @@ class Partition:
             out.append(hit)
         return out
 
+    def prewarm(self, positions: bool) -> None:
+        """Read the token set, documents and every posting list (with positions when asked and
+        kept) into the index cache (``prewarm_index``)."""
+        self.all_tokens()
+        _ = self.docs, self.total_tokens
+        every = list(range(len(self.lengths)))
+        self.postings(every)
+        if positions and self.with_position:
+            self.postings(every, positions=True)
+
     def _posting(self, f: IndexFile, tid: int, length: int, positions: bool) -> tuple:
         rows = np.array([tid], dtype=np.int64)
         what = f"{f.path} (token id {tid})"

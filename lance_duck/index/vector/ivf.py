@@ -144,6 +144,13 @@ class IvfSegment:
             return ids, self.storage.decode(list(arrays[1:]), n)
         return cached(("vector-partition", self.aux_file.path, p), load)
 
+    def prewarm(self) -> None:
+        """Read every partition (and HNSW graph) into the index cache (``prewarm_index``)."""
+        for p in range(self.num_partitions):
+            self.partition(p)
+            if self.graph is not None:
+                self.graph.graph(p)
+
     # -- search ----------------------------------------------------------------------------
     def partition_order(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Partitions nearest first (ties by partition number) and their float32 centroid distances:
