@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
+from .blobs import BlobReadMixin
 from .delta import DatasetDelta, build_delta
 from .filters import BoundFilter, and_filters, bind_filter
 from .compat import (DATASET_ENGINE_ONLY, DATASET_WRITERS, FRAGMENT_ENGINE_ONLY, FRAGMENT_WRITERS,
@@ -116,7 +117,7 @@ class Branches:
         return self._snapshot.list_branches()
 
 
-class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
+class LanceDataset(PylanceReadMixin, BlobReadMixin, pads.FileSystemDataset):
     """One pinned version of a Lance table; open it with :func:`lance_duck.dataset`.
 
     A ``pyarrow.dataset.Dataset`` subclass, so DuckDB (``duckdb.sql("select ... from ds")``) and

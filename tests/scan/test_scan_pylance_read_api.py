@@ -22,7 +22,7 @@ PYLANCE_SCANNER = sys.modules["lance.dataset"].LanceScanner
 #: pylance read methods lance_duck does not offer yet (named in docs/pylance-api.md as such).
 NOT_YET = {
     "all_files", "tracked_files", "index_statistics", "centroids",
-    "get_ivf_model", "read_blobs", "read_blob_ranges", "take_blobs", "prewarm_index", "mem_wal_index_details",
+    "get_ivf_model", "prewarm_index", "mem_wal_index_details",
     "delta", "from_pydantic_model",
 }
 
