@@ -21,10 +21,10 @@ emptied by :func:`clear_caches`.
 
 Examples:
     >>> import duckdb, lance_duck
-    >>> ds = lance_duck.dataset("sql_examples/data/sample.lance", version=2)
+    >>> ds = lance_duck.dataset(lance_duck.sample_path(), version=2)
     >>> duckdb.sql("select count(*) from ds").fetchall()
     [(2500,)]
-    >>> lance_duck.sql("select count(*) from 'sql_examples/data/sample.lance' AT (VERSION => 1)").fetchall()
+    >>> lance_duck.sql(f"select count(*) from '{lance_duck.sample_path()}' AT (VERSION => 1)").fetchall()
     [(2000,)]
 """
 from __future__ import annotations

@@ -886,10 +886,10 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None, *,
 
     Examples:
         >>> import lance_duck
-        >>> lance_duck.sql("select count(*) from 'sql_examples/data/sample.lance' AT (VERSION => 1)").fetchall()
+        >>> sample = lance_duck.sample_path()    # the packaged sample table; any path or URI works
+        >>> lance_duck.sql(f"select count(*) from '{sample}' AT (VERSION => 1)").fetchall()
         [(2000,)]
-        >>> lance_duck.sql("select count(*) from lance_scan('sql_examples/data/sample.lance', "
-        ...                "version => 'initial_load')").fetchall()
+        >>> lance_duck.sql(f"select count(*) from lance_scan('{sample}', version => 'initial_load')").fetchall()
         [(2000,)]
     """
     con = connection if connection is not None else _default_connection()
@@ -1014,10 +1014,10 @@ def register(connection: duckdb.DuckDBPyConnection, name: str, uri_or_dataset: s
         InvalidArgumentError: ``asof`` given with an open dataset.
 
     Examples:
-        >>> import duckdb
+        >>> import duckdb, lance_duck
         >>> from lance_duck.integrations.duckdb import register
         >>> con = duckdb.connect()
-        >>> register(con, "orders", "sql_examples/data/sample.lance", version=1).version
+        >>> register(con, "orders", lance_duck.sample_path(), version=1).version
         1
         >>> con.sql("select count(*) from orders").fetchall()
         [(2000,)]

@@ -188,7 +188,7 @@ class PylanceReadMixin:
 
         Examples:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance", version=2)
+            >>> ds = lance_duck.dataset(lance_duck.sample_path(), version=2)
             >>> ds.checkout_latest(); ds.version
             6
         """
@@ -201,7 +201,7 @@ class PylanceReadMixin:
 
         Examples:
             >>> import lance_duck
-            >>> lance_duck.dataset("sql_examples/data/sample.lance", version=1).get_version()["version"]
+            >>> lance_duck.dataset(lance_duck.sample_path(), version=1).get_version()["version"]
             1
         """
         for info in self._snapshot.versions():
@@ -241,7 +241,7 @@ class PylanceReadMixin:
 
         Examples:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds = lance_duck.dataset(lance_duck.sample_path())
             >>> [type(t.operation).__name__ for t in ds.get_transactions(2)]
             ['Merge', 'Update']
         """
@@ -328,7 +328,7 @@ class PylanceReadMixin:
 
         Examples:
             >>> import lance_duck
-            >>> lance_duck.dataset("sql_examples/data/sample.lance").slice(0, 2, columns=["order_id"]).num_rows
+            >>> lance_duck.dataset(lance_duck.sample_path()).slice(0, 2, columns=["order_id"]).num_rows
             2
         """
         if start < 0:

@@ -74,7 +74,7 @@ def dataset(uri: str, version: Version = None, asof: AsOf = None, *, branch: str
 
     Examples:
         >>> import duckdb, lance_duck
-        >>> ds = lance_duck.dataset("sql_examples/data/sample.lance", version="before_deletes")
+        >>> ds = lance_duck.dataset(lance_duck.sample_path(), version="before_deletes")
         >>> ds.version, ds.count_rows()
         (2, 2500)
         >>> duckdb.sql("select status, count(*) from ds group by status order by 1").fetchall()[0]
@@ -133,7 +133,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, pads.FileSystemDataset):
 
     Examples:
         >>> import lance_duck
-        >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+        >>> ds = lance_duck.dataset(lance_duck.sample_path())
         >>> ds.latest_version, [v["version"] for v in ds.versions()]
         (6, [1, 2, 3, 4, 5, 6])
         >>> ds.checkout_version("initial_load").count_rows()
@@ -212,7 +212,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, pads.FileSystemDataset):
 
         Examples:
             >>> import lance_duck
-            >>> v = lance_duck.dataset("sql_examples/data/sample.lance").versions()[0]
+            >>> v = lance_duck.dataset(lance_duck.sample_path()).versions()[0]
             >>> v["version"], v["metadata"]["total_rows"]
             (1, '2000')
         """
@@ -234,7 +234,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, pads.FileSystemDataset):
 
         Examples:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds = lance_duck.dataset(lance_duck.sample_path())
             >>> ds.checkout_version("initial_load").version, ds.version
             (1, 6)
         """
@@ -266,7 +266,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, pads.FileSystemDataset):
 
         Example:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds = lance_duck.dataset(lance_duck.sample_path())
             >>> [type(t.operation).__name__ for t in ds.delta(compared_against=4).list_transactions()]
             ['Update', 'Merge']
         """
@@ -336,7 +336,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, pads.FileSystemDataset):
 
         Examples:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds = lance_duck.dataset(lance_duck.sample_path())
             >>> ds.scanner(columns=["order_id"], filter="amount > 490", limit=3).to_table().column(0).to_pylist()
             [50, 74, 100]
         """
@@ -349,7 +349,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, pads.FileSystemDataset):
 
         Examples:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds = lance_duck.dataset(lance_duck.sample_path())
             >>> ds.to_table(columns=["order_id", "amount"], filter="order_id < 2").to_pylist()
             [{'order_id': 0, 'amount': Decimal('316.08')}, {'order_id': 1, 'amount': Decimal('59.39')}]
         """
@@ -360,7 +360,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, pads.FileSystemDataset):
 
         Examples:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds = lance_duck.dataset(lance_duck.sample_path())
             >>> [b.num_rows for b in ds.to_batches(columns=["order_id"], batch_size=1000)]
             [438, 909, 452, 103]
         """
@@ -389,7 +389,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, pads.FileSystemDataset):
 
         Examples:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds = lance_duck.dataset(lance_duck.sample_path())
             >>> ds.count_rows(), ds.count_rows("amount > 490")
             (1902, 51)
         """
@@ -415,7 +415,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, pads.FileSystemDataset):
 
         Examples:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds = lance_duck.dataset(lance_duck.sample_path())
             >>> ds.take([0, 5, 1], columns=["order_id"]).to_pylist()
             [{'order_id': 0}, {'order_id': 7}, {'order_id': 1}]
         """
@@ -444,7 +444,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, pads.FileSystemDataset):
 
         Examples:
             >>> import lance_duck
-            >>> lance_duck.dataset("sql_examples/data/sample.lance").get_fragment(3)
+            >>> lance_duck.dataset(lance_duck.sample_path()).get_fragment(3)
             LanceFragment(id=3, physical_rows=103)
         """
         for f in self._snapshot.fragments:
@@ -467,7 +467,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, pads.FileSystemDataset):
 
         Examples:
             >>> import lance_duck
-            >>> lance_duck.dataset("sql_examples/data/sample.lance").filter("amount > 490").count_rows()
+            >>> lance_duck.dataset(lance_duck.sample_path()).filter("amount > 490").count_rows()
             51
         """
         bound = and_filters(self._base_filter, bind_filter(expression, self.schema))

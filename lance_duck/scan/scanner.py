@@ -58,7 +58,7 @@ class LanceScanner(pads.Scanner):
 
     Examples:
         >>> import lance_duck
-        >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
+        >>> sc = lance_duck.dataset(lance_duck.sample_path()).scanner(
         ...     columns=["order_id", "shipping.city"], filter="order_id < 2")
         >>> sc.to_table().to_pylist()
         [{'order_id': 0, 'shipping.city': 'Berlin'}, {'order_id': 1, 'shipping.city': 'Berlin'}]
@@ -223,7 +223,7 @@ class LanceScanner(pads.Scanner):
 
         Examples:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds = lance_duck.dataset(lance_duck.sample_path())
             >>> sizes = [b.num_rows for b in ds.scanner(columns=["order_id"], batch_size=500).to_batches()]
             >>> sum(sizes), max(sizes) <= 500
             (1902, True)
@@ -237,7 +237,7 @@ class LanceScanner(pads.Scanner):
 
         Examples:
             >>> import lance_duck
-            >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
+            >>> sc = lance_duck.dataset(lance_duck.sample_path()).scanner(
             ...     columns=["order_id"], filter="amount > 490", limit=5)
             >>> sc.to_reader().read_all().num_rows
             5
@@ -252,7 +252,7 @@ class LanceScanner(pads.Scanner):
 
         Examples:
             >>> import lance_duck
-            >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
+            >>> sc = lance_duck.dataset(lance_duck.sample_path()).scanner(
             ...     columns=["order_id"], filter="amount > 490", limit=5)
             >>> sc.to_table().column("order_id").to_pylist()
             [50, 74, 100, 120, 131]
@@ -264,7 +264,7 @@ class LanceScanner(pads.Scanner):
 
         Examples:
             >>> import lance_duck
-            >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
+            >>> sc = lance_duck.dataset(lance_duck.sample_path()).scanner(
             ...     columns=["order_id"], filter="amount > 490", limit=5)
             >>> sc.head(2).column("order_id").to_pylist()
             [50, 74]
@@ -276,7 +276,7 @@ class LanceScanner(pads.Scanner):
 
         Examples:
             >>> import lance_duck
-            >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
+            >>> sc = lance_duck.dataset(lance_duck.sample_path()).scanner(
             ...     columns=["order_id"], filter="amount > 490", limit=5)
             >>> sc.take([0, 2]).to_pylist()
             [{'order_id': 50}, {'order_id': 100}]
@@ -288,7 +288,7 @@ class LanceScanner(pads.Scanner):
 
         Examples:
             >>> import lance_duck
-            >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
+            >>> sc = lance_duck.dataset(lance_duck.sample_path()).scanner(
             ...     columns=["order_id"], filter="amount > 490")
             >>> [(t.fragment.fragment_id, t.record_batch.num_rows) for t in sc.scan_batches()]
             [(0, 10), (1, 23), (2, 16), (3, 2)]
@@ -337,7 +337,7 @@ class LanceScanner(pads.Scanner):
 
         Examples:
             >>> import lance_duck
-            >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
+            >>> sc = lance_duck.dataset(lance_duck.sample_path()).scanner(
             ...     columns=["order_id"], filter="amount > 490", limit=5)
             >>> sc.count_rows()
             5
@@ -413,9 +413,9 @@ class LanceScanner(pads.Scanner):
 
         Examples:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds = lance_duck.dataset(lance_duck.sample_path())
             >>> print(ds.scanner(columns=["order_id"], limit=3).explain_plan().splitlines()[0])
-            LanceScan: uri=sql_examples/data/sample.lance, version=6, projection=[order_id], num_fragments=4, limit=3, offset=0, filter=--
+            LanceScan: uri=...sample.lance, version=6, projection=[order_id], num_fragments=4, limit=3, offset=0, filter=--
         """
         return "\n".join(self._plan_lines(verbose))
 
