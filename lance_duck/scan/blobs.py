@@ -220,6 +220,8 @@ class BlobReadMixin:
             raise InvalidArgumentError(
                 f"{what}: selector must be one of 'ids', 'addresses', 'indices', not {selector!r}")
         _buffer(io_buffer_size, "io_buffer_size", what)
+        if isinstance(requests, (str, bytes)) or not hasattr(requests, "__iter__"):
+            raise InvalidArgumentError(f"{what}: requests must be a list of (row, offset, length), not {requests!r}")
         rows: list[int] = []
         spans: list[tuple[int, int]] = []
         for i, r in enumerate(requests):

@@ -17,6 +17,7 @@ import pyarrow as pa
 from pyroaring import BitMap
 
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
+from .params import int_arg
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -229,7 +230,7 @@ class PylanceReadMixin:
             VersionNotFoundError: no such version (or it was cleaned up).
         """
         from ..table.transactions import read_transaction, to_transaction
-        txn = read_transaction(self._snapshot.checkout(int(version)))
+        txn = read_transaction(self._snapshot.checkout(int_arg(version, "version", "read_transaction")))
         return None if txn is None else to_transaction(txn)
 
     def get_transactions(self, recent_transactions: int = 10) -> list[Transaction | None]:
@@ -245,6 +246,7 @@ class PylanceReadMixin:
             >>> [type(t.operation).__name__ for t in ds.get_transactions(2)]
             ['Merge', 'Update']
         """
+        recent_transactions = int_arg(recent_transactions, "recent_transactions", "get_transactions")
         if recent_transactions < 0:
             raise InvalidArgumentError(f"get_transactions: recent_transactions must be >= 0, got {recent_transactions}")
         first = max(1, self._snapshot.version - recent_transactions + 1)
@@ -331,6 +333,7 @@ class PylanceReadMixin:
             >>> lance_duck.dataset(lance_duck.sample_path()).slice(0, 2, columns=["order_id"]).num_rows
             2
         """
+        start, end = int_arg(start, "start", "slice"), int_arg(end, "end", "slice")
         if start < 0:
             raise InvalidArgumentError(f"slice: start must be non-negative, got {start}")
         if end < start:
@@ -351,6 +354,7 @@ class PylanceReadMixin:
         """
         if kwargs:
             raise InvalidArgumentError(f"sample: unknown argument(s) {', '.join(sorted(kwargs))}")
+        num_rows = int_arg(num_rows, "num_rows", "sample")
         total = self.count_rows()
         if num_rows < 0 or num_rows > total:
             raise InvalidArgumentError(f"sample: num_rows {num_rows} is not within 0..{total} (the row count)")

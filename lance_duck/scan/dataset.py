@@ -480,21 +480,24 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, pads.FileSystemDataset):
 
     def sort_by(self, sorting: str | list[tuple[str, str]], **kwargs: Any) -> pads.Dataset:
         """Sorted copy (materialises the scan, like any full sort)."""
-        return self._materialized().sort_by(sorting, **kwargs)
+        table = self._materialized()
+        return _pyarrow_call("sort_by", lambda: table.sort_by(sorting, **kwargs))
 
     def join(self, right_dataset: Any, keys: str | list[str], right_keys: str | list[str] | None = None,
              join_type: str = "left outer", left_suffix: str | None = None, right_suffix: str | None = None,
              coalesce_keys: bool = True, use_threads: bool = True) -> pads.Dataset:
         """pyarrow's ``Dataset.join``, over the materialised scan (and ``right_dataset``'s)."""
         right = right_dataset._materialized() if isinstance(right_dataset, LanceDataset) else right_dataset
-        return self._materialized().join(right, keys, right_keys, join_type, left_suffix, right_suffix,
-                                         coalesce_keys, use_threads)
+        left = self._materialized()
+        return _pyarrow_call("join", lambda: left.join(right, keys, right_keys, join_type, left_suffix, right_suffix,
+                                                       coalesce_keys, use_threads))
 
     def join_asof(self, right_dataset: Any, on: str, by: str | list[str], tolerance: int,
                   right_on: str | None = None, right_by: str | list[str] | None = None) -> pads.Dataset:
         """pyarrow's ``Dataset.join_asof``, over the materialised scan (and ``right_dataset``'s)."""
         right = right_dataset._materialized() if isinstance(right_dataset, LanceDataset) else right_dataset
-        return self._materialized().join_asof(right, on, by, tolerance, right_on, right_by)
+        left = self._materialized()
+        return _pyarrow_call("join_asof", lambda: left.join_asof(right, on, by, tolerance, right_on, right_by))
 
     def replace_schema(self, schema: pa.Schema) -> None:
         """Refused (``UnsupportedFeatureError``): the schema is the table's; cast the scan instead."""
@@ -550,6 +553,15 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, pads.FileSystemDataset):
 
 install_refusals(LanceDataset, "LanceDataset", DATASET_WRITERS, DATASET_ENGINE_ONLY)
 install_refusals(LanceFragment, "LanceFragment", FRAGMENT_WRITERS, FRAGMENT_ENGINE_ONLY)
+
+
+def _pyarrow_call(what: str, call: Any) -> Any:
+    """Run a pyarrow Dataset method on the materialised scan; its refusals of the caller's arguments
+    (TypeError, KeyError, ArrowInvalid, ...) become InvalidArgumentError naming the method."""
+    try:
+        return call()
+    except (TypeError, ValueError, KeyError, IndexError, OverflowError, pa.ArrowException) as e:
+        raise InvalidArgumentError(f"{what}: {e}") from e
 
 
 def _restore(uri: str, version: int, branch: str | None, storage_options: StorageOptions,

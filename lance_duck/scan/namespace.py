@@ -34,10 +34,10 @@ class LanceNamespace:
     """
 
     def __init__(self, root: str | os.PathLike[str], storage_options: StorageOptions = None) -> None:
+        self._io, self._path = open_io(root, storage_options)      # checks both arguments' types
         uri = os.fspath(root)
         self.uri = uri if "://" in uri else os.path.abspath(os.path.expanduser(uri))
         self.storage_options = dict(storage_options) if storage_options else None
-        self._io, self._path = open_io(self.uri, self.storage_options)
 
     def table_names(self) -> list[str]:
         """The names of the tables (``<name>.lance`` directories holding ``_versions/``), sorted."""

@@ -19,7 +19,7 @@ from ..search.nearest import NearestQuery, parse_nearest
 from .execution import ScanContext, execute
 from .filters import and_filters, bind_filter
 from .interop import export_stream
-from .params import Columns, Filter
+from .params import Columns, Filter, int_arg
 from .planning import (DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS, FIXED_WIDTH_RAMP_GROWTH,
                        RAMP_GROWTH, plan_tasks)
 from .fts import SCORE, fts_schema
@@ -126,6 +126,8 @@ class LanceScanner(pads.Scanner):
         if fragments is None:
             self._fragments = list(snap.fragments)
         else:
+            if isinstance(fragments, (str, bytes)) or not hasattr(fragments, "__iter__"):
+                raise InvalidArgumentError(f"fragments must be a list of fragments or fragment ids, not {fragments!r}")
             self._fragments = [_fragment_info(f, snap) for f in fragments]
         self._use_scalar_index = use_scalar_index is None or bool(use_scalar_index)
         self.stats = ReadaheadStats()
@@ -269,6 +271,9 @@ class LanceScanner(pads.Scanner):
             >>> sc.head(2).column("order_id").to_pylist()
             [50, 74]
         """
+        num_rows = int_arg(num_rows, "num_rows", "head")
+        if num_rows < 0:
+            raise InvalidArgumentError(f"head: num_rows must be >= 0, got {num_rows}")
         return pa.Table.from_batches(list(self._batches(limit=num_rows)), schema=self.projected_schema)
 
     def take(self, indices: Any) -> pa.Table:
@@ -281,7 +286,12 @@ class LanceScanner(pads.Scanner):
             >>> sc.take([0, 2]).to_pylist()
             [{'order_id': 50}, {'order_id': 100}]
         """
-        return self.to_table().take(indices)
+        table = self.to_table()
+        try:
+            return table.take(indices)
+        except (TypeError, ValueError, IndexError, pa.ArrowException) as e:
+            raise InvalidArgumentError(f"take: indices must be integer positions among the scan's "
+                                       f"{table.num_rows} rows ({e})") from e
 
     def scan_batches(self) -> Iterator[TaggedRecordBatch]:
         """The rows as :class:`TaggedRecordBatch` (``record_batch``, ``fragment``), fragment by fragment.
