@@ -140,3 +140,34 @@ def test_blob_file_bad_seek_refused(blob_table):
         f.seek(-1)
     with pytest.raises(InvalidArgumentError, match="outside"):
         f.read_range(0, f.size() + 1)
+
+
+@pytest.fixture(scope="module")
+def sidecar_table(tmp_path_factory):
+    """A 2.2 table whose blob values pylance stores inline, in a dedicated and a packed sidecar file, and
+    as an external URI."""
+    root = tmp_path_factory.mktemp("sidecars")
+    (root / "ext.bin").write_bytes(b"0123456789" * 10)
+    field = lance.blob_field("b", dedicated_size_threshold=1000, inline_size_threshold=64)
+    values = lance.blob_array([b"a" * 10, b"b" * 5000, (root / "ext.bin").as_uri(), None, b"c" * 100])
+    t = pa.table({"id": pa.array(range(5), pa.int64()), "b": values},
+                 schema=pa.schema([pa.field("id", pa.int64()), field]))
+    path = str(root / "t.lance")
+    lance.write_dataset(t, path, data_storage_version="2.2", allow_external_blob_outside_bases=True)
+    return lance_duck.dataset(path), lance.dataset(path)
+
+
+def test_inline_and_null_blob_v2_values_read_beside_sidecar_ones(sidecar_table):
+    mine, theirs = sidecar_table
+    assert mine.read_blobs("b", indices=[0, 3]) == theirs.read_blobs("b", indices=[0, 3])
+
+
+@pytest.mark.parametrize("index, where", [(1, "dedicated sidecar"), (2, "external URI"), (4, "packed sidecar")])
+def test_blob_v2_values_outside_the_data_file_are_refused_by_name(sidecar_table, index, where):
+    from lance_duck.errors import UnsupportedFeatureError
+    mine, theirs = sidecar_table
+    assert theirs.read_blobs("b", indices=[index])[0][1]        # pylance reads them
+    for call in (lambda: mine.read_blobs("b", indices=[index]), lambda: mine.take_blobs("b", indices=[index]),
+                 lambda: mine.read_blob_ranges("b", [(index, 0, 1)], selector="indices")):
+        with pytest.raises(UnsupportedFeatureError, match=f"'b'.*{where}"):
+            call()
