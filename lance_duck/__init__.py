@@ -21,10 +21,10 @@ emptied by :func:`clear_caches`.
 
 Examples:
     >>> import duckdb, lance_duck
-    >>> ds = lance_duck.dataset("sql_examples/data/sample.lance", version=2)
+    >>> ds = lance_duck.dataset(lance_duck.sample_path(), version=2)
     >>> duckdb.sql("select count(*) from ds").fetchall()
     [(2500,)]
-    >>> lance_duck.sql("select count(*) from 'sql_examples/data/sample.lance' AT (VERSION => 1)").fetchall()
+    >>> lance_duck.sql(f"select count(*) from '{lance_duck.sample_path()}' AT (VERSION => 1)").fetchall()
     [(2000,)]
 """
 from __future__ import annotations
@@ -77,6 +77,25 @@ def __getattr__(name: str) -> Any:
         return value
     raise AttributeError(f"module 'lance_duck' has no attribute {name!r}")
 
+
+def sample_path() -> str:
+    """The path of the sample table shipped inside the package (an order table with 6 versions and tags).
+
+    It is where the docstring examples and ``lance-duck demo`` read from, so they run from any directory
+    after ``pip install lance-duck``.
+
+    Returns:
+        The absolute path of ``lance_duck/_sample/sample.lance``, as a string.
+
+    Examples:
+        >>> import lance_duck
+        >>> lance_duck.dataset(lance_duck.sample_path()).count_rows()
+        1902
+    """
+    from ._sample import TABLE
+
+    return str(TABLE)
+
 __all__ = [
     "__version__",
     "dataset",
@@ -88,6 +107,7 @@ __all__ = [
     "connect",
     "configure",
     "clear_caches",
+    "sample_path",
     "LanceDuckError",
     "NotFoundError",
     "VersionNotFoundError",

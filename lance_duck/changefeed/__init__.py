@@ -58,7 +58,7 @@ def changes(uri: str, from_version, to_version=None, columns: Sequence[str] | No
 
     Example:
         >>> import lance_duck
-        >>> r = lance_duck.changes("sql_examples/data/sample.lance", 1, 2, columns=["order_id"])
+        >>> r = lance_duck.changes(lance_duck.sample_path(), 1, 2, columns=["order_id"])
         >>> t = r.read_all()
         >>> t.column_names, set(t.column("_change_type").to_pylist())
         (['order_id', '_change_type', '_commit_version', '_commit_timestamp', '_rowid'], {'insert'})

@@ -23,6 +23,7 @@ import threading
 import weakref
 from collections import OrderedDict, deque
 from concurrent.futures import Future, wait
+from collections.abc import Mapping
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import fsspec
@@ -88,6 +89,10 @@ def open_io(uri: str | os.PathLike, storage_options: dict[str, Any] | None = Non
 
     ``storage_options`` may use pylance's keys (``aws_endpoint``, ...) or fsspec's arguments.
     """
+    if not isinstance(uri, (str, os.PathLike)) or isinstance(os.fspath(uri), bytes):
+        raise InvalidArgumentError(f"a table URI must be a str or os.PathLike path, not {uri!r}")
+    if storage_options is not None and not isinstance(storage_options, Mapping):
+        raise InvalidArgumentError(f"storage_options must be a dict of str -> str, not {storage_options!r}")
     uri = os.fspath(uri)
     if "://" not in uri:
         uri = os.path.abspath(os.path.expanduser(uri))

@@ -18,6 +18,7 @@ import pyarrow as pa
 from pyroaring import BitMap
 
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
+from .params import int_arg
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -199,7 +200,7 @@ class PylanceReadMixin:
 
         Examples:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance", version=2)
+            >>> ds = lance_duck.dataset(lance_duck.sample_path(), version=2)
             >>> ds.checkout_latest(); ds.version
             6
         """
@@ -212,7 +213,7 @@ class PylanceReadMixin:
 
         Examples:
             >>> import lance_duck
-            >>> lance_duck.dataset("sql_examples/data/sample.lance", version=1).get_version()["version"]
+            >>> lance_duck.dataset(lance_duck.sample_path(), version=1).get_version()["version"]
             1
         """
         for info in self._snapshot.versions():
@@ -240,7 +241,7 @@ class PylanceReadMixin:
             VersionNotFoundError: no such version (or it was cleaned up).
         """
         from ..table.transactions import read_transaction, to_transaction
-        txn = read_transaction(self._snapshot.checkout(int(version)))
+        txn = read_transaction(self._snapshot.checkout(int_arg(version, "version", "read_transaction")))
         return None if txn is None else to_transaction(txn)
 
     def get_transactions(self, recent_transactions: int = 10) -> list[Transaction | None]:
@@ -252,10 +253,11 @@ class PylanceReadMixin:
 
         Examples:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds = lance_duck.dataset(lance_duck.sample_path())
             >>> [type(t.operation).__name__ for t in ds.get_transactions(2)]
             ['Merge', 'Update']
         """
+        recent_transactions = int_arg(recent_transactions, "recent_transactions", "get_transactions")
         if recent_transactions < 0:
             raise InvalidArgumentError(f"get_transactions: recent_transactions must be >= 0, got {recent_transactions}")
         first = max(1, self._snapshot.version - recent_transactions + 1)
@@ -342,7 +344,7 @@ class PylanceReadMixin:
 
         Examples:
             >>> import lance_duck
-            >>> files = lance_duck.dataset("sql_examples/data/sample.lance").all_files().read_all()
+            >>> files = lance_duck.dataset(lance_duck.sample_path()).all_files().read_all()
             >>> files.column_names
             ['base_uri', 'path', 'size_bytes', 'last_modified']
         """
@@ -368,7 +370,7 @@ class PylanceReadMixin:
 
         Examples:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds = lance_duck.dataset(lance_duck.sample_path())
             >>> ds.tracked_files(min_version=6).read_all().column("type").to_pylist()[0]
             'manifest'
         """
@@ -388,7 +390,7 @@ class PylanceReadMixin:
 
         Examples:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds = lance_duck.dataset(lance_duck.sample_path())
             >>> try:
             ...     ds.get_ivf_model("no_such_index")
             ... except ValueError as e:
@@ -412,7 +414,7 @@ class PylanceReadMixin:
         Examples:
             >>> import lance_duck
             >>> try:
-            ...     lance_duck.dataset("sql_examples/data/sample.lance").centroids()
+            ...     lance_duck.dataset(lance_duck.sample_path()).centroids()
             ... except ValueError as e:
             ...     print(e)
             Must provide 'index_name' or 'column'.
@@ -444,7 +446,7 @@ class PylanceReadMixin:
         Examples:
             >>> import lance_duck
             >>> try:
-            ...     lance_duck.dataset("sql_examples/data/sample.lance").prewarm_index("no_such_index")
+            ...     lance_duck.dataset(lance_duck.sample_path()).prewarm_index("no_such_index")
             ... except ValueError as e:
             ...     print(type(e).__name__)
             InvalidArgumentError
@@ -460,7 +462,7 @@ class PylanceReadMixin:
 
         Examples:
             >>> import lance_duck
-            >>> lance_duck.dataset("sql_examples/data/sample.lance").mem_wal_index_details() is None
+            >>> lance_duck.dataset(lance_duck.sample_path()).mem_wal_index_details() is None
             True
         """
         from ..index import index_segments
@@ -480,9 +482,10 @@ class PylanceReadMixin:
 
         Examples:
             >>> import lance_duck
-            >>> lance_duck.dataset("sql_examples/data/sample.lance").slice(0, 2, columns=["order_id"]).num_rows
+            >>> lance_duck.dataset(lance_duck.sample_path()).slice(0, 2, columns=["order_id"]).num_rows
             2
         """
+        start, end = int_arg(start, "start", "slice"), int_arg(end, "end", "slice")
         if start < 0:
             raise InvalidArgumentError(f"slice: start must be non-negative, got {start}")
         if end < start:
@@ -503,6 +506,7 @@ class PylanceReadMixin:
         """
         if kwargs:
             raise InvalidArgumentError(f"sample: unknown argument(s) {', '.join(sorted(kwargs))}")
+        num_rows = int_arg(num_rows, "num_rows", "sample")
         total = self.count_rows()
         if num_rows < 0 or num_rows > total:
             raise InvalidArgumentError(f"sample: num_rows {num_rows} is not within 0..{total} (the row count)")

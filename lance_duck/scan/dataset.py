@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
+from .blobs import BlobReadMixin
 from .delta import DatasetDelta, build_delta
 from .filters import BoundFilter, and_filters, bind_filter
 from .compat import (DATASET_ENGINE_ONLY, DATASET_WRITERS, FRAGMENT_ENGINE_ONLY, FRAGMENT_WRITERS,
@@ -74,7 +75,7 @@ def dataset(uri: str, version: Version = None, asof: AsOf = None, *, branch: str
 
     Examples:
         >>> import duckdb, lance_duck
-        >>> ds = lance_duck.dataset("sql_examples/data/sample.lance", version="before_deletes")
+        >>> ds = lance_duck.dataset(lance_duck.sample_path(), version="before_deletes")
         >>> ds.version, ds.count_rows()
         (2, 2500)
         >>> duckdb.sql("select status, count(*) from ds group by status order by 1").fetchall()[0]
@@ -117,7 +118,7 @@ class Branches:
         return self._snapshot.list_branches()
 
 
-class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
+class LanceDataset(PylanceReadMixin, BlobReadMixin, pads.FileSystemDataset):
     """One pinned version of a Lance table; open it with :func:`lance_duck.dataset`.
 
     A ``pyarrow.dataset.Dataset`` subclass, so DuckDB (``duckdb.sql("select ... from ds")``) and
@@ -133,7 +134,7 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
 
     Examples:
         >>> import lance_duck
-        >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+        >>> ds = lance_duck.dataset(lance_duck.sample_path())
         >>> ds.latest_version, [v["version"] for v in ds.versions()]
         (6, [1, 2, 3, 4, 5, 6])
         >>> ds.checkout_version("initial_load").count_rows()
@@ -212,7 +213,7 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
 
         Examples:
             >>> import lance_duck
-            >>> v = lance_duck.dataset("sql_examples/data/sample.lance").versions()[0]
+            >>> v = lance_duck.dataset(lance_duck.sample_path()).versions()[0]
             >>> v["version"], v["metadata"]["total_rows"]
             (1, '2000')
         """
@@ -234,7 +235,7 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
 
         Examples:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds = lance_duck.dataset(lance_duck.sample_path())
             >>> ds.checkout_version("initial_load").version, ds.version
             (1, 6)
         """
@@ -266,7 +267,7 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
 
         Example:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds = lance_duck.dataset(lance_duck.sample_path())
             >>> [type(t.operation).__name__ for t in ds.delta(compared_against=4).list_transactions()]
             ['Update', 'Merge']
         """
@@ -342,7 +343,7 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
 
         Examples:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds = lance_duck.dataset(lance_duck.sample_path())
             >>> ds.scanner(columns=["order_id"], filter="amount > 490", limit=3).to_table().column(0).to_pylist()
             [50, 74, 100]
         """
@@ -355,7 +356,7 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
 
         Examples:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds = lance_duck.dataset(lance_duck.sample_path())
             >>> ds.to_table(columns=["order_id", "amount"], filter="order_id < 2").to_pylist()
             [{'order_id': 0, 'amount': Decimal('316.08')}, {'order_id': 1, 'amount': Decimal('59.39')}]
         """
@@ -366,7 +367,7 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
 
         Examples:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds = lance_duck.dataset(lance_duck.sample_path())
             >>> [b.num_rows for b in ds.to_batches(columns=["order_id"], batch_size=1000)]
             [438, 909, 452, 103]
         """
@@ -395,7 +396,7 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
 
         Examples:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds = lance_duck.dataset(lance_duck.sample_path())
             >>> ds.count_rows(), ds.count_rows("amount > 490")
             (1902, 51)
         """
@@ -421,7 +422,7 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
 
         Examples:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds = lance_duck.dataset(lance_duck.sample_path())
             >>> ds.take([0, 5, 1], columns=["order_id"]).to_pylist()
             [{'order_id': 0}, {'order_id': 7}, {'order_id': 1}]
         """
@@ -450,7 +451,7 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
 
         Examples:
             >>> import lance_duck
-            >>> lance_duck.dataset("sql_examples/data/sample.lance").get_fragment(3)
+            >>> lance_duck.dataset(lance_duck.sample_path()).get_fragment(3)
             LanceFragment(id=3, physical_rows=103)
         """
         for f in self._snapshot.fragments:
@@ -473,7 +474,7 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
 
         Examples:
             >>> import lance_duck
-            >>> lance_duck.dataset("sql_examples/data/sample.lance").filter("amount > 490").count_rows()
+            >>> lance_duck.dataset(lance_duck.sample_path()).filter("amount > 490").count_rows()
             51
         """
         bound = and_filters(self._base_filter, bind_filter(expression, self.schema))
@@ -486,21 +487,24 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
 
     def sort_by(self, sorting: str | list[tuple[str, str]], **kwargs: Any) -> pads.Dataset:
         """Sorted copy (materialises the scan, like any full sort)."""
-        return self._materialized().sort_by(sorting, **kwargs)
+        table = self._materialized()
+        return _pyarrow_call("sort_by", lambda: table.sort_by(sorting, **kwargs))
 
     def join(self, right_dataset: Any, keys: str | list[str], right_keys: str | list[str] | None = None,
              join_type: str = "left outer", left_suffix: str | None = None, right_suffix: str | None = None,
              coalesce_keys: bool = True, use_threads: bool = True) -> pads.Dataset:
         """pyarrow's ``Dataset.join``, over the materialised scan (and ``right_dataset``'s)."""
         right = right_dataset._materialized() if isinstance(right_dataset, LanceDataset) else right_dataset
-        return self._materialized().join(right, keys, right_keys, join_type, left_suffix, right_suffix,
-                                         coalesce_keys, use_threads)
+        left = self._materialized()
+        return _pyarrow_call("join", lambda: left.join(right, keys, right_keys, join_type, left_suffix, right_suffix,
+                                                       coalesce_keys, use_threads))
 
     def join_asof(self, right_dataset: Any, on: str, by: str | list[str], tolerance: int,
                   right_on: str | None = None, right_by: str | list[str] | None = None) -> pads.Dataset:
         """pyarrow's ``Dataset.join_asof``, over the materialised scan (and ``right_dataset``'s)."""
         right = right_dataset._materialized() if isinstance(right_dataset, LanceDataset) else right_dataset
-        return self._materialized().join_asof(right, on, by, tolerance, right_on, right_by)
+        left = self._materialized()
+        return _pyarrow_call("join_asof", lambda: left.join_asof(right, on, by, tolerance, right_on, right_by))
 
     def replace_schema(self, schema: pa.Schema) -> None:
         """Refused (``UnsupportedFeatureError``): the schema is the table's; cast the scan instead."""
@@ -556,6 +560,15 @@ class LanceDataset(PylanceReadMixin, pads.FileSystemDataset):
 
 install_refusals(LanceDataset, "LanceDataset", DATASET_WRITERS, DATASET_ENGINE_ONLY)
 install_refusals(LanceFragment, "LanceFragment", FRAGMENT_WRITERS, FRAGMENT_ENGINE_ONLY)
+
+
+def _pyarrow_call(what: str, call: Any) -> Any:
+    """Run a pyarrow Dataset method on the materialised scan; its refusals of the caller's arguments
+    (TypeError, KeyError, ArrowInvalid, ...) become InvalidArgumentError naming the method."""
+    try:
+        return call()
+    except (TypeError, ValueError, KeyError, IndexError, OverflowError, pa.ArrowException) as e:
+        raise InvalidArgumentError(f"{what}: {e}") from e
 
 
 def _restore(uri: str, version: int, branch: str | None, storage_options: StorageOptions,

@@ -50,7 +50,7 @@ class DatasetDelta:
 
     Example:
         >>> import lance_duck
-        >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+        >>> ds = lance_duck.dataset(lance_duck.sample_path())
         >>> d = ds.delta(compared_against=5)
         >>> (d.begin_version, d.end_version)
         (5, 6)

@@ -33,7 +33,7 @@ class LanceFragment:
 
     Examples:
         >>> import lance_duck
-        >>> frags = lance_duck.dataset("sql_examples/data/sample.lance").get_fragments()
+        >>> frags = lance_duck.dataset(lance_duck.sample_path()).get_fragments()
         >>> [(f.fragment_id, f.physical_rows, f.num_deletions) for f in frags]
         [(0, 1000, 562), (1, 1000, 91), (2, 500, 48), (3, 103, 0)]
     """
@@ -79,7 +79,7 @@ class LanceFragment:
 
         Examples:
             >>> import lance_duck
-            >>> frag = lance_duck.dataset("sql_examples/data/sample.lance").get_fragments()[1]
+            >>> frag = lance_duck.dataset(lance_duck.sample_path()).get_fragments()[1]
             >>> frag.count_rows(), frag.count_rows("amount > 400")
             (909, 176)
         """
@@ -115,7 +115,7 @@ class LanceFragment:
 
         Examples:
             >>> import lance_duck
-            >>> frag = lance_duck.dataset("sql_examples/data/sample.lance").get_fragments()[1]
+            >>> frag = lance_duck.dataset(lance_duck.sample_path()).get_fragments()[1]
             >>> frag.head(2, columns=["order_id"]).to_pylist()
             [{'order_id': 1000}, {'order_id': 1001}]
         """
@@ -128,7 +128,7 @@ class LanceFragment:
 
         Examples:
             >>> import lance_duck
-            >>> frag = lance_duck.dataset("sql_examples/data/sample.lance").get_fragments()[1]
+            >>> frag = lance_duck.dataset(lance_duck.sample_path()).get_fragments()[1]
             >>> frag.take([1, 0], columns=["order_id"]).to_pylist()
             [{'order_id': 1001}, {'order_id': 1000}]
         """
@@ -147,7 +147,7 @@ class LanceFragment:
 
         Examples:
             >>> import lance_duck
-            >>> frag = lance_duck.dataset("sql_examples/data/sample.lance").get_fragments()[3]
+            >>> frag = lance_duck.dataset(lance_duck.sample_path()).get_fragments()[3]
             >>> frag.deletion_file() is None
             True
         """

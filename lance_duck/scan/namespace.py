@@ -25,8 +25,8 @@ class LanceNamespace:
     """The Lance tables of one directory (local path or object-store URL), read only.
 
     Examples:
-        >>> import lance_duck
-        >>> db = lance_duck.connect("sql_examples/data")
+        >>> import os, lance_duck
+        >>> db = lance_duck.connect(os.path.dirname(lance_duck.sample_path()))   # the sample's directory
         >>> db.table_names()
         ['sample']
         >>> db.open_table("sample", version=1).count_rows()
@@ -34,10 +34,10 @@ class LanceNamespace:
     """
 
     def __init__(self, root: str | os.PathLike[str], storage_options: StorageOptions = None) -> None:
+        self._io, self._path = open_io(root, storage_options)      # checks both arguments' types
         uri = os.fspath(root)
         self.uri = uri if "://" in uri else os.path.abspath(os.path.expanduser(uri))
         self.storage_options = dict(storage_options) if storage_options else None
-        self._io, self._path = open_io(self.uri, self.storage_options)
 
     def table_names(self) -> list[str]:
         """The names of the tables (``<name>.lance`` directories holding ``_versions/``), sorted."""
@@ -94,8 +94,8 @@ def connect(uri: str | os.PathLike[str], storage_options: StorageOptions = None)
         A :class:`LanceNamespace` (reading only).
 
     Examples:
-        >>> import lance_duck
-        >>> lance_duck.connect("sql_examples/data").table_names()
+        >>> import os, lance_duck
+        >>> lance_duck.connect(os.path.dirname(lance_duck.sample_path())).table_names()
         ['sample']
     """
     return LanceNamespace(uri, storage_options)

@@ -9,9 +9,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import InvalidArgumentError
 from ..table.history import VersionInfo
 
-__all__ = ["AsOf", "Columns", "Filter", "Indices", "StorageOptions", "Version", "VersionInfo"]
+__all__ = ["int_arg", "AsOf", "Columns", "Filter", "Indices", "StorageOptions", "Version", "VersionInfo"]
 
 Columns = Union[Sequence[str], Mapping[str, str], None]
 """Column names (nested ``"s.a"`` allowed), or ``{alias: SQL expression}``; ``None`` = all columns."""
@@ -30,3 +31,10 @@ Indices = Union[Sequence[int], np.ndarray, pa.Array, range]
 
 StorageOptions = Union[dict[str, Any], None]
 """Object-store settings with pylance's keys, or fsspec arguments (see :func:`lance_duck.dataset`)."""
+
+
+def int_arg(value: Any, name: str, what: str) -> int:
+    """``value`` as an int, or InvalidArgumentError naming ``what``'s argument ``name`` (bools refused)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InvalidArgumentError(f"{what}: {name} must be an integer, not {value!r}")
+    return int(value)

@@ -41,7 +41,7 @@ def scan_row_ranges(dataset: "LanceDataset", ranges: Sequence[RowRange], *, colu
 
     Examples:
         >>> import lance_duck
-        >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+        >>> ds = lance_duck.dataset(lance_duck.sample_path())
         >>> sum(b.num_rows for b in scan_row_ranges(ds, [(0, 0, 100), (3, 50, 103)], columns=["order_id"]))
         125
     """

@@ -19,7 +19,7 @@ from ..search.nearest import NearestQuery, parse_nearest
 from .execution import ScanContext, execute
 from .filters import and_filters, bind_filter
 from .interop import export_stream
-from .params import Columns, Filter
+from .params import Columns, Filter, int_arg
 from .planning import (DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS, FIXED_WIDTH_RAMP_GROWTH,
                        RAMP_GROWTH, plan_tasks)
 from .fts import SCORE, fts_schema
@@ -58,7 +58,7 @@ class LanceScanner(pads.Scanner):
 
     Examples:
         >>> import lance_duck
-        >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
+        >>> sc = lance_duck.dataset(lance_duck.sample_path()).scanner(
         ...     columns=["order_id", "shipping.city"], filter="order_id < 2")
         >>> sc.to_table().to_pylist()
         [{'order_id': 0, 'shipping.city': 'Berlin'}, {'order_id': 1, 'shipping.city': 'Berlin'}]
@@ -126,6 +126,8 @@ class LanceScanner(pads.Scanner):
         if fragments is None:
             self._fragments = list(snap.fragments)
         else:
+            if isinstance(fragments, (str, bytes)) or not hasattr(fragments, "__iter__"):
+                raise InvalidArgumentError(f"fragments must be a list of fragments or fragment ids, not {fragments!r}")
             self._fragments = [_fragment_info(f, snap) for f in fragments]
         self._use_scalar_index = use_scalar_index is None or bool(use_scalar_index)
         self.stats = ReadaheadStats()
@@ -223,7 +225,7 @@ class LanceScanner(pads.Scanner):
 
         Examples:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds = lance_duck.dataset(lance_duck.sample_path())
             >>> sizes = [b.num_rows for b in ds.scanner(columns=["order_id"], batch_size=500).to_batches()]
             >>> sum(sizes), max(sizes) <= 500
             (1902, True)
@@ -237,7 +239,7 @@ class LanceScanner(pads.Scanner):
 
         Examples:
             >>> import lance_duck
-            >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
+            >>> sc = lance_duck.dataset(lance_duck.sample_path()).scanner(
             ...     columns=["order_id"], filter="amount > 490", limit=5)
             >>> sc.to_reader().read_all().num_rows
             5
@@ -252,7 +254,7 @@ class LanceScanner(pads.Scanner):
 
         Examples:
             >>> import lance_duck
-            >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
+            >>> sc = lance_duck.dataset(lance_duck.sample_path()).scanner(
             ...     columns=["order_id"], filter="amount > 490", limit=5)
             >>> sc.to_table().column("order_id").to_pylist()
             [50, 74, 100, 120, 131]
@@ -264,11 +266,14 @@ class LanceScanner(pads.Scanner):
 
         Examples:
             >>> import lance_duck
-            >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
+            >>> sc = lance_duck.dataset(lance_duck.sample_path()).scanner(
             ...     columns=["order_id"], filter="amount > 490", limit=5)
             >>> sc.head(2).column("order_id").to_pylist()
             [50, 74]
         """
+        num_rows = int_arg(num_rows, "num_rows", "head")
+        if num_rows < 0:
+            raise InvalidArgumentError(f"head: num_rows must be >= 0, got {num_rows}")
         return pa.Table.from_batches(list(self._batches(limit=num_rows)), schema=self.projected_schema)
 
     def take(self, indices: Any) -> pa.Table:
@@ -276,19 +281,24 @@ class LanceScanner(pads.Scanner):
 
         Examples:
             >>> import lance_duck
-            >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
+            >>> sc = lance_duck.dataset(lance_duck.sample_path()).scanner(
             ...     columns=["order_id"], filter="amount > 490", limit=5)
             >>> sc.take([0, 2]).to_pylist()
             [{'order_id': 50}, {'order_id': 100}]
         """
-        return self.to_table().take(indices)
+        table = self.to_table()
+        try:
+            return table.take(indices)
+        except (TypeError, ValueError, IndexError, pa.ArrowException) as e:
+            raise InvalidArgumentError(f"take: indices must be integer positions among the scan's "
+                                       f"{table.num_rows} rows ({e})") from e
 
     def scan_batches(self) -> Iterator[TaggedRecordBatch]:
         """The rows as :class:`TaggedRecordBatch` (``record_batch``, ``fragment``), fragment by fragment.
 
         Examples:
             >>> import lance_duck
-            >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
+            >>> sc = lance_duck.dataset(lance_duck.sample_path()).scanner(
             ...     columns=["order_id"], filter="amount > 490")
             >>> [(t.fragment.fragment_id, t.record_batch.num_rows) for t in sc.scan_batches()]
             [(0, 10), (1, 23), (2, 16), (3, 2)]
@@ -337,7 +347,7 @@ class LanceScanner(pads.Scanner):
 
         Examples:
             >>> import lance_duck
-            >>> sc = lance_duck.dataset("sql_examples/data/sample.lance").scanner(
+            >>> sc = lance_duck.dataset(lance_duck.sample_path()).scanner(
             ...     columns=["order_id"], filter="amount > 490", limit=5)
             >>> sc.count_rows()
             5
@@ -413,9 +423,9 @@ class LanceScanner(pads.Scanner):
 
         Examples:
             >>> import lance_duck
-            >>> ds = lance_duck.dataset("sql_examples/data/sample.lance")
+            >>> ds = lance_duck.dataset(lance_duck.sample_path())
             >>> print(ds.scanner(columns=["order_id"], limit=3).explain_plan().splitlines()[0])
-            LanceScan: uri=sql_examples/data/sample.lance, version=6, projection=[order_id], num_fragments=4, limit=3, offset=0, filter=--
+            LanceScan: uri=...sample.lance, version=6, projection=[order_id], num_fragments=4, limit=3, offset=0, filter=--
         """
         return "\n".join(self._plan_lines(verbose))
 

@@ -76,7 +76,14 @@ def _prune(arr, node: _Node, order: str, whole: bool = False):
 
 
 def _take(snapshot, fragments: Sequence, indices, proj) -> pa.Table:
-    idx = np.asarray(indices, dtype=np.int64).reshape(-1)
+    try:
+        raw = indices.to_numpy(zero_copy_only=False) if isinstance(indices, (pa.Array, pa.ChunkedArray)) \
+            else np.asarray(indices)
+    except (TypeError, ValueError, pa.ArrowException) as e:
+        raise InvalidArgumentError(f"take: indices must be a list of integers ({e})") from None
+    if raw.size and raw.dtype.kind not in "iu":
+        raise InvalidArgumentError(f"take: indices must be integers, not {raw.dtype} ({indices!r:.80})")
+    idx = raw.astype(np.int64).reshape(-1)
     counts = np.array([f.count_rows() for f in fragments], dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum(counts)])
     total = int(starts[-1])

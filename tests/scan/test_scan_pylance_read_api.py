@@ -20,7 +20,7 @@ PYLANCE_FRAGMENT = sys.modules["lance.fragment"].LanceFragment
 PYLANCE_SCANNER = sys.modules["lance.dataset"].LanceScanner
 
 #: pylance read methods lance_duck does not offer yet (named in docs/pylance-api.md as such).
-NOT_YET = {"read_blobs", "read_blob_ranges", "take_blobs"}
+NOT_YET: set[str] = set()
 
 
 @pytest.fixture(scope="module")

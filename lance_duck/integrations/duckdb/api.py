@@ -38,6 +38,7 @@ import re
 import sys
 import threading
 import weakref
+from collections.abc import Mapping
 from typing import Any, Iterator
 
 import duckdb
@@ -179,12 +180,15 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None, *,
 
     Examples:
         >>> import lance_duck
-        >>> lance_duck.sql("select count(*) from 'sql_examples/data/sample.lance' AT (VERSION => 1)").fetchall()
+        >>> sample = lance_duck.sample_path()    # the packaged sample table; any path or URI works
+        >>> lance_duck.sql(f"select count(*) from '{sample}' AT (VERSION => 1)").fetchall()
         [(2000,)]
-        >>> lance_duck.sql("select count(*) from lance_scan('sql_examples/data/sample.lance', "
-        ...                "version => 'initial_load')").fetchall()
+        >>> lance_duck.sql(f"select count(*) from lance_scan('{sample}', version => 'initial_load')").fetchall()
         [(2000,)]
     """
+    _check_call_args("sql", connection, storage_options)
+    if not isinstance(query, str):
+        raise InvalidArgumentError(f"sql: query must be a str of SQL, not {query!r}")
     con = connection if connection is not None else _default_connection()
     resolved = namespaces.resolve(query, con)      # ATTACH ... (TYPE LANCE), ns.main.t
     if isinstance(resolved, namespaces.Handled):
@@ -307,19 +311,24 @@ def register(connection: duckdb.DuckDBPyConnection, name: str, uri_or_dataset: s
         InvalidArgumentError: ``asof`` given with an open dataset.
 
     Examples:
-        >>> import duckdb
+        >>> import duckdb, lance_duck
         >>> from lance_duck.integrations.duckdb import register
         >>> con = duckdb.connect()
-        >>> register(con, "orders", "sql_examples/data/sample.lance", version=1).version
+        >>> register(con, "orders", lance_duck.sample_path(), version=1).version
         1
         >>> con.sql("select count(*) from orders").fetchall()
         [(2000,)]
     """
+    _check_call_args("register", connection, storage_options, required=True)
+    if not isinstance(name, str) or not name:
+        raise InvalidArgumentError(f"register: name must be a non-empty str, not {name!r}")
     if isinstance(uri_or_dataset, (str, os.PathLike)):   # (any object with __fspath__)
         opts = tuple(sorted((str(k), str(v)) for k, v in storage_options.items())) if storage_options else None
         ref_version, ref_branch = _version_value(version) if version is not None else (None, None)
         ds = LanceRef(str(uri_or_dataset), ref_version, None if asof is None else str(asof),
                       branch or ref_branch, opts).open()
+    elif not isinstance(uri_or_dataset, LanceDataset):
+        raise InvalidArgumentError(f"register: uri_or_dataset must be a path, URI or LanceDataset, not {uri_or_dataset!r}")
     else:
         ds = uri_or_dataset
         if version is not None or branch is not None:
@@ -328,4 +337,12 @@ def register(connection: duckdb.DuckDBPyConnection, name: str, uri_or_dataset: s
             raise InvalidArgumentError("asof applies to a uri; open the dataset with dataset(uri, asof=...)")
     connection.register(name, ds)
     return ds
+
+
+def _check_call_args(what: str, connection: Any, storage_options: Any, required: bool = False) -> None:
+    """Refuse a connection that is not DuckDB's or storage options that are not a mapping, by name."""
+    if (connection is not None or required) and not isinstance(connection, duckdb.DuckDBPyConnection):
+        raise InvalidArgumentError(f"{what}: connection must be a duckdb.DuckDBPyConnection, not {connection!r}")
+    if storage_options is not None and not isinstance(storage_options, Mapping):
+        raise InvalidArgumentError(f"{what}: storage_options must be a dict of str -> str, not {storage_options!r}")
 
