@@ -366,7 +366,7 @@ class PylanceReadMixin:
             documents its order as non-deterministic).
 
         Raises:
-            InvalidArgumentError: ``min_version`` is not an integer.
+            InvalidArgumentError: ``min_version`` is not an integer, or ``progress`` is not callable.
 
         Examples:
             >>> import lance_duck
@@ -375,6 +375,8 @@ class PylanceReadMixin:
             'manifest'
         """
         from .table_files import tracked_files
+        if progress is not None and not callable(progress):
+            raise InvalidArgumentError(f"tracked_files: progress must be callable, not {progress!r}")
         return tracked_files(self._snapshot, self._snapshot.uri, min_version, progress)
 
     def get_ivf_model(self, index_name: str) -> IvfModel:
@@ -423,6 +425,8 @@ class PylanceReadMixin:
         if index_name is None:
             if column is None:
                 raise InvalidArgumentError("Must provide 'index_name' or 'column'.")
+            if not isinstance(column, str):
+                raise InvalidArgumentError(f"centroids: column must be a column name (str), not {column!r}")
             index_name = default_ivf_index(self._snapshot, column)
         return get_ivf_model(self._snapshot, index_name).centroids
 
