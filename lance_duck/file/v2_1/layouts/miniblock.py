@@ -204,9 +204,12 @@ class MiniBlockPage(PageBase):
         if len(data) == 1:
             buf = u8(data[0])
             return buf, (self.starts[sel] - self.starts[sel[0]] if sel.size else self.starts[:0])
-        parts = [u8(d) for d in data]
-        buf = np.concatenate(parts)
-        lens = np.fromiter((p.size for p in parts), np.int64, len(parts))
+        if any(isinstance(d, np.ndarray) for d in data):
+            buf = np.concatenate([u8(d) for d in data])
+        else:   # bytes / memoryviews: one join (numpy's concatenate converts each view slowly)
+            buf = np.frombuffer(b"".join(data), np.uint8)
+        lens = np.fromiter((u8(d).size if isinstance(d, np.ndarray) else memoryview(d).nbytes for d in data),
+                           np.int64, len(data))
         run_base = np.cumsum(lens) - lens
         run_first = self.starts[np.fromiter((a for a, _ in runs), np.int64, len(runs))]
         ridx = np.searchsorted(run_first, self.starts[sel], side="right") - 1
