@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import fsspec
+import numpy as np
 from fsspec.asyn import AsyncFileSystem
 from fsspec.core import url_to_fs
 
@@ -41,6 +42,8 @@ from .storage_options import fsspec_options
 COALESCE_GAP = 64 * 1024
 # Bytes served from memory-mapped files that stay mapped (resident) before the oldest are released.
 MAPPED_RESIDENT_BYTES = 64 * 1024 * 1024
+# Memory-map spans served closer than this are noted (and released) as one span.
+RESIDENT_GAP = 64 * 1024
 # Most requests a table keeps in flight at once (async filesystems).
 MAX_IN_FLIGHT = 64
 # Coalesced spans longer than this are fetched as several requests (in parallel).
@@ -472,10 +475,11 @@ class InputFile:
         if self.io.is_local:
             view = self._local_map()
             self.requests += 1
-            for off, ln in ranges:
-                if off < 0 or ln < 0 or off + ln > len(view):
-                    raise CorruptFileError(
-                        f"{self.path}: byte range [{off}, {off + ln}) is outside the file ({len(view)} bytes)")
+            bad = _outside(ranges, len(view))
+            if bad is not None:
+                off, ln = bad
+                raise CorruptFileError(
+                    f"{self.path}: byte range [{off}, {off + ln}) is outside the file ({len(view)} bytes)")
             _state.slot("mapped_pages", _ResidentPages).served(self._mmap, ranges)
             return [view[off:off + ln] for off, ln in ranges]
         out: list = [self._from_held(off, ln) if self._held else None for off, ln in ranges]
@@ -543,8 +547,7 @@ class _ResidentPages:
     def served(self, mm: mmap.mmap | None, ranges: Sequence[tuple[int, int]]) -> None:
         if mm is None or not hasattr(mm, "madvise"):
             return
-        page = mmap.PAGESIZE
-        new = [(s - s % page, e - s + s % page) for s, e in coalesce(ranges, 0)]
+        new = _page_spans(ranges, mmap.PAGESIZE)
         with self._lock:
             released = self._note(mm, new)
         for ref, s, n in released:
@@ -692,6 +695,38 @@ def coalesce(ranges: Iterable[tuple[int, int]], gap: int = COALESCE_GAP) -> list
         else:
             merged.append([s, e])
     return [(s, e) for s, e in merged]
+
+
+def _outside(ranges: Sequence[tuple[int, int]], size: int) -> tuple[int, int] | None:
+    """The first (offset, length) of ``ranges`` not inside ``[0, size)``, or None."""
+    if len(ranges) <= 8:
+        return next(((o, n) for o, n in ranges if o < 0 or n < 0 or o + n > size), None)
+    a = np.asarray(ranges, dtype=np.int64).reshape(-1, 2)
+    bad = np.flatnonzero((a[:, 0] < 0) | (a[:, 1] < 0) | (a[:, 0] + a[:, 1] > size))
+    return (int(a[bad[0], 0]), int(a[bad[0], 1])) if bad.size else None
+
+
+def _page_spans(ranges: Sequence[tuple[int, int]], page: int) -> list[tuple[int, int]]:
+    """(start, length) spans of memory-map pages that serve ``ranges``: starts aligned down to
+    ``page``, spans joined across gaps of at most ``RESIDENT_GAP`` (a scattered read of thousands
+    of chunks is a few spans, each noted and released at once)."""
+    if len(ranges) <= 8:
+        out: list[list[int]] = []
+        for s, e in coalesce(ranges, 0):
+            s -= s % page
+            if out and s <= out[-1][1] + RESIDENT_GAP:
+                out[-1][1] = max(out[-1][1], e)
+            else:
+                out.append([s, e])
+        return [(s, e - s) for s, e in out]
+    a = np.asarray(ranges, dtype=np.int64).reshape(-1, 2)
+    a = a[np.argsort(a[:, 0], kind="stable")]
+    lo = a[:, 0] - a[:, 0] % page
+    hi = np.maximum.accumulate(a[:, 0] + a[:, 1])
+    brk = np.flatnonzero(lo[1:] > hi[:-1] + RESIDENT_GAP) + 1
+    starts = lo[np.concatenate(([0], brk))]
+    ends = hi[np.concatenate((brk - 1, [len(lo) - 1]))]
+    return list(zip(starts.tolist(), (ends - starts).tolist()))
 
 
 def _find(merged: list[tuple[int, int]], off: int) -> int:

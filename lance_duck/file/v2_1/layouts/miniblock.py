@@ -190,26 +190,30 @@ class MiniBlockPage(PageBase):
                     runs.append((c, c + 1))
             starts, sizes = self.starts, self.sizes
             return runs, [(base + int(starts[a]), int(starts[b - 1] + sizes[b - 1] - starts[a])) for a, b in runs]
-        # contiguous runs of selected chunks
+        # contiguous runs of selected chunks (vectorised: a scattered selection has thousands)
         brk = np.flatnonzero(np.diff(sel) != 1) + 1
-        firsts = np.concatenate(([0], brk))
-        lasts = np.concatenate((brk, [sel.size]))
-        runs = [(int(sel[a]), int(sel[b - 1]) + 1) for a, b in zip(firsts.tolist(), lasts.tolist())]
-        return runs, [(base + int(self.starts[a]), int(self.starts[b - 1] + self.sizes[b - 1] - self.starts[a]))
-                      for a, b in runs]
+        ra = sel[np.concatenate(([0], brk))]
+        rb = sel[np.concatenate((brk - 1, [sel.size - 1]))] + 1
+        off = self.starts[ra]
+        length = self.starts[rb - 1] + self.sizes[rb - 1] - off
+        runs = list(zip(ra.tolist(), rb.tolist()))
+        return runs, list(zip((off + base).tolist(), length.tolist()))
 
     def _chunk_buffer(self, data: list, sel: np.ndarray, runs: list) -> tuple[np.ndarray, np.ndarray]:
         """The fetched bytes of the chunks ``sel`` (one buffer) and where each chunk starts in it."""
         if len(data) == 1:
             buf = u8(data[0])
             return buf, (self.starts[sel] - self.starts[sel[0]] if sel.size else self.starts[:0])
-        buf = np.concatenate([u8(d) for d in data])
-        run_len = np.array([b - a for a, b in runs])
-        run_bytes = np.array([int(self.starts[b - 1] + self.sizes[b - 1] - self.starts[a]) for a, b in runs])
-        run_base = np.cumsum(run_bytes) - run_bytes
-        run_first = np.array([a for a, _ in runs])
-        ridx = np.repeat(np.arange(len(runs)), run_len)
-        return buf, self.starts[sel] - self.starts[run_first[ridx]] + run_base[ridx]
+        if any(isinstance(d, np.ndarray) for d in data):
+            buf = np.concatenate([u8(d) for d in data])
+        else:   # bytes / memoryviews: one join (numpy's concatenate converts each view slowly)
+            buf = np.frombuffer(b"".join(data), np.uint8)
+        lens = np.fromiter((u8(d).size if isinstance(d, np.ndarray) else memoryview(d).nbytes for d in data),
+                           np.int64, len(data))
+        run_base = np.cumsum(lens) - lens
+        run_first = self.starts[np.fromiter((a for a, _ in runs), np.int64, len(runs))]
+        ridx = np.searchsorted(run_first, self.starts[sel], side="right") - 1
+        return buf, self.starts[sel] - run_first[ridx] + run_base[ridx]
 
     # -- decoding ----------------------------------------------------------------------------
     def decode(self, data: list, local: np.ndarray | None) -> PageData:
