@@ -23,7 +23,18 @@ Verified on pylance 14.0.2 files (``num_bits`` 5, fast rotation, ``query_estimat
   ``ip = scale_ex * (16 * bin + <ex, qr> - 15.5 * sum(qr))`` and
   ``_distance`` = ``|q - c_p|^2 + add_ex + ip`` for l2 and cosine, and
   ``alpha * (add_ex - 1) + 1 - q.c_p + ip`` with ``alpha = q.c_p / |c_p|^2`` for dot.
-  The top-k rows' distances reproduced pylance's to ~1e-6 relative (float32 summation order differs).
+  Rows outside the partition's full 32-row batches (its last ``n % 32``) use the exact float table instead
+  of the u8 one.
+- **Gated scan** (which rows pylance keeps): rows are visited in partition order, partitions nearest first,
+  with one top-k heap for the query. A row is skipped when its 1-bit lower bound
+  ``(bin - sum(qr)/2) * scale + add_scale * (add - offset) + qf - error * qerr`` is not below the heap's k-th
+  distance (once k rows are held) or the range's upper bound (``qf``, ``add_scale``, ``offset`` as above:
+  ``|q - c_p|^2, 1, 0`` for l2 / cosine, ``1 - q.c_p, alpha, 1`` for dot; ``qerr`` = ``sqrt(|q - c_p|^2)``,
+  for dot ``|qr - alpha * rotate(c_p)|`` rounded up). Skipped rows can hold a smaller estimate than the
+  k-th, so the gate changes results and is reproduced.
+- Verified: same row ids in the same order and distances within ~1e-6 relative (float32 summation order
+  differs) on l2 / cosine / dot, dims 16, 24, 32, 64, nprobes 1-8, k 1-50
+  (tests/vector_index/test_vector_rq_search.py).
 
 Other widths (``num_bits`` != 5), dense-matrix rotations and the residual-query estimator are refused by name.
 """
