@@ -220,16 +220,21 @@ class RQStorage(Storage):
         threshold = -heap[0][0] if len(heap) >= k else np.inf
         cand = np.flatnonzero(live & (lower < threshold))
         acc: list[int] = []
-        for i in cand.tolist():
-            if len(heap) >= k and lower[i] >= -heap[0][0]:
-                continue
-            d = float(est[i])
-            if d < lo_b or d >= hi_b:
-                continue
-            acc.append(i)
-            if len(heap) < k:
-                heapq.heappush(heap, (-d, -int(ids[i])))
-            elif -heap[0][0] > d:
-                heapq.heapreplace(heap, (-d, -int(ids[i])))
+        chunk = 64
+        while len(cand):
+            if len(heap) >= k:     # the threshold only falls: re-filter the rest at once, then row by row
+                cand = cand[lower[cand] < -heap[0][0]]
+            for i in cand[:chunk].tolist():
+                if len(heap) >= k and lower[i] >= -heap[0][0]:
+                    continue
+                d = float(est[i])
+                if d < lo_b or d >= hi_b:
+                    continue
+                acc.append(i)
+                if len(heap) < k:
+                    heapq.heappush(heap, (-d, -int(ids[i])))
+                elif -heap[0][0] > d:
+                    heapq.heapreplace(heap, (-d, -int(ids[i])))
+            cand = cand[chunk:]
         sel = np.asarray(acc, dtype=np.intp)
         return ids[sel], est[sel]
