@@ -97,3 +97,27 @@ def test_other_dimensions_match_pylance(tmp_path, dim):
         q = np.random.default_rng(seed).normal(size=dim).astype(np.float32)
         spec = {"column": "vec", "q": q, "k": 10, "nprobes": 2}
         assert_same(ds.to_table(nearest=spec, columns=["id"]), ours.to_table(nearest=spec, columns=["id"]), key="id")
+
+
+def test_two_segments_with_deletions_match_pylance(segmented_table):
+    path = segmented_table("IVF_RQ")
+    ds, ours = lance.dataset(path), lance_duck.dataset(path)
+    assert len(index_segments(open_snapshot(path))) == 2
+    for q in queries(4, seed=53):
+        for nprobes in (1, 4):
+            spec = {"column": "vec", "q": q, "k": 10, "nprobes": nprobes}
+            assert_same(ds.to_table(nearest=spec, columns=["id"], with_row_id=True),
+                        ours.to_table(nearest=spec, columns=["id"], with_row_id=True))
+
+
+def test_appended_unindexed_rows_are_searched_flat_and_merged(tmp_path):
+    from .conftest import table, vectors
+    x = vectors(2800)
+    path = str(tmp_path / "rq_append.lance")
+    ds = lance.write_dataset(table(x[:2400]), path)
+    ds.create_index("vec", index_type="IVF_RQ", num_partitions=4)
+    ds = lance.write_dataset(table(x[2400:], 2400), path, mode="append")
+    ours = lance_duck.dataset(path)
+    for q in queries(4, seed=59):
+        spec = {"column": "vec", "q": q, "k": 10, "nprobes": 2}
+        assert_same(ds.to_table(nearest=spec, columns=["id"]), ours.to_table(nearest=spec, columns=["id"]), key="id")

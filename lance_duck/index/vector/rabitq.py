@@ -160,14 +160,17 @@ class RQStorage(Storage):
         if self.metric == "cosine":
             q = normalized(q).astype(self.vector_type).astype(F32)
         qr = fast_rotation(q, self.signs, self.code_dim)
-        bits = ((np.arange(16)[:, None] >> np.arange(4)) & 1).astype(F32)          # (16, 4)
-        table = (qr.reshape(self.groups, 4) @ bits.T).astype(F32)                   # (groups, 16)
+        sub = qr.reshape(self.groups, 4)
+        table = np.zeros((self.groups, 16), dtype=F32)     # entry j = sum of the dims of j's bits,
+        for j in range(1, 16):                             # built as pylance adds them (lowest bit last)
+            low = j & -j
+            table[:, j] = table[:, j - low] + sub[:, low.bit_length() - 1]
         lo, hi = table.min(), table.max()
         span = F32(hi - lo)
         factor = F32(255) / span if span > 0 else F32(0)
         lut = np.rint((table - lo) * factor) if np.isfinite(factor) and factor > 0 else np.zeros_like(table)
         step = F32(span / F32(255))
-        return q, qr, table, lut.astype(F32), factor > 0, step, F32(lo), F32(qr.sum(dtype=F32))
+        return q, qr, table, lut.astype(F32), factor > 0, step, F32(lo), F32(np.cumsum(qr, dtype=F32)[-1])
 
     def _estimates(self, qs, centroid, payload, rows=None):
         """(ex estimates, 1-bit lower bounds) of the partition's rows (all, or those at ``rows``)."""
