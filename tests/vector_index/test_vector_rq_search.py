@@ -9,8 +9,10 @@ import pyarrow as pa
 import pytest
 
 import lance_duck
+from lance_duck.errors import CorruptFileError, UnsupportedFeatureError
 from lance_duck.index import index_segments
 from lance_duck.index.vector import open_vector_segment
+from lance_duck.index.vector.rabitq import RQStorage
 from lance_duck.table.snapshot import open_snapshot
 from lance_duck.trace import decode_trace
 
@@ -99,8 +101,9 @@ def test_other_dimensions_match_pylance(tmp_path, dim):
         assert_same(ds.to_table(nearest=spec, columns=["id"]), ours.to_table(nearest=spec, columns=["id"]), key="id")
 
 
-def test_two_segments_with_deletions_match_pylance(segmented_table):
-    path = segmented_table("IVF_RQ")
+@pytest.mark.parametrize("stable", [False, True])
+def test_two_segments_with_deletions_match_pylance(segmented_table, stable):
+    path = segmented_table("IVF_RQ", stable)
     ds, ours = lance.dataset(path), lance_duck.dataset(path)
     assert len(index_segments(open_snapshot(path))) == 2
     for q in queries(4, seed=53):
@@ -121,3 +124,15 @@ def test_appended_unindexed_rows_are_searched_flat_and_merged(tmp_path):
     for q in queries(4, seed=59):
         spec = {"column": "vec", "q": q, "k": 10, "nprobes": 2}
         assert_same(ds.to_table(nearest=spec, columns=["id"]), ours.to_table(nearest=spec, columns=["id"]), key="id")
+
+
+@pytest.mark.parametrize("change, error", [
+    ({"fast_rotation_signs": [1, 2, 3]}, CorruptFileError), ({"code_dim": 12}, CorruptFileError),
+    ({"num_bits": 3}, UnsupportedFeatureError), ({"query_estimator": "residual_query"}, UnsupportedFeatureError),
+    ({"rotation_type": "matrix"}, UnsupportedFeatureError)])
+def test_bad_or_other_storage_metadata_is_refused_naming_the_file(change, error):
+    meta = {"rotate_mat_position": None, "fast_rotation_signs": list(range(8)), "rotation_type": "fast",
+            "code_dim": 16, "num_bits": 5, "packed": True, "query_estimator": "raw_query"}
+    RQStorage("l2", 16, "t.lance/_indices/u/auxiliary.idx", meta)       # as pylance writes it
+    with pytest.raises(error, match="auxiliary.idx"):
+        RQStorage("l2", 16, "t.lance/_indices/u/auxiliary.idx", {**meta, **change})
