@@ -96,7 +96,7 @@ def unpack_packed_codes(codes: np.ndarray, n: int, code_dim: int) -> np.ndarray:
     groups = code_dim // 4
     flat = codes.reshape(-1)
     nb = n // 32
-    out = np.empty((n, groups), dtype=np.intp)
+    out = np.empty((n, groups), dtype=np.uint8)
     if nb:
         blocks = flat[:nb * groups * 16].reshape(nb, groups, 16)
         full = out[:nb * 32].reshape(nb, 32, groups)
@@ -153,7 +153,7 @@ class RQStorage(Storage):
             raise CorruptFileError(f"{self.path}: IVF_RQ factors are missing or NaN")
         groups = unpack_packed_codes(codes, n, self.code_dim)
         tail = np.arange(n) >= n - n % 32      # rows outside full 32-row batches: exact binary sums
-        return groups, unpack_blocked_ex(ex, self.code_dim).astype(F32), add, scale, tail, add1, scale1, err1
+        return groups, unpack_blocked_ex(ex, self.code_dim), add, scale, tail, add1, scale1, err1
 
     def query(self, q):
         q = q.astype(F32)
@@ -202,7 +202,7 @@ class RQStorage(Storage):
             diff = q - c
             factor, add_scale, offset = F32(diff @ diff), F32(1), F32(0)
             err_q = F32(np.sqrt(max(float(factor) + 0.0, 0.0)))
-        full = F32(16) * binary + (ex @ qr) - F32(15.5) * sum_q
+        full = F32(16) * binary + (ex.astype(F32) @ qr) - F32(15.5) * sum_q
         est = (full * scale + add_scale * (add - offset) + factor).astype(F32)
         lower = ((binary - F32(0.5) * sum_q) * scale1 + add_scale * (add1 - offset) + factor - err1 * err_q)
         return est, lower.astype(F32)
