@@ -136,3 +136,15 @@ def test_bad_or_other_storage_metadata_is_refused_naming_the_file(change, error)
     RQStorage("l2", 16, "t.lance/_indices/u/auxiliary.idx", meta)       # as pylance writes it
     with pytest.raises(error, match="auxiliary.idx"):
         RQStorage("l2", 16, "t.lance/_indices/u/auxiliary.idx", {**meta, **change})
+
+
+def test_sql_lance_vector_search_uses_the_rq_index_as_pylance(vector_table):
+    path = vector_table("IVF_RQ", "l2")
+    q = queries(1, seed=61)[0]
+    vec = "[" + ", ".join(repr(float(v)) for v in q) + "]::FLOAT[16]"
+    rel = lance_duck.sql(f"SELECT id, _distance FROM lance_vector_search('{path}', 'vec', {vec}, k => 8, "
+                         "nprobs => 2) ORDER BY _distance, id")
+    got = rel.arrow()
+    got = got.read_all() if hasattr(got, "read_all") else got
+    want = lance.dataset(path).to_table(columns=["id"], nearest={"column": "vec", "q": q, "k": 8, "nprobes": 2})
+    assert_same(want, got, key="id")
