@@ -1,4 +1,4 @@
-"""Vector segment files: only the probed partitions are read; IVF_RQ is refused by name; damage is a
+"""Vector segment files: only the probed partitions are read; an IVF_RQ width lance_duck does not read is refused by name; damage is a
 CorruptFileError naming the file."""
 from __future__ import annotations
 
@@ -34,13 +34,13 @@ def test_only_probed_partitions_are_read(vector_table):
     assert sum(n for _, _, n in read) <= sum(int(seg.lengths[p]) for p in probed) < 3000
 
 
-def test_ivf_rq_is_refused_by_name_with_the_way_round(tmp_path):
+def test_ivf_rq_of_another_width_is_refused_by_name_with_the_way_round(tmp_path):
     from .conftest import table, vectors
     path = str(tmp_path / "rq.lance")
     ds = lance.write_dataset(table(vectors()), path)
-    ds.create_index("vec", index_type="IVF_RQ", num_partitions=4)
+    ds.create_index("vec", index_type="IVF_RQ", num_partitions=4, num_bits=1)
     snap = open_snapshot(path)
-    with pytest.raises(UnsupportedFeatureError, match="IVF_RQ"):
+    with pytest.raises(UnsupportedFeatureError, match="IVF_RQ.*num_bits"):
         open_vector_segment(snap, index_segments(snap)[0])
     spec = {"column": "vec", "q": queries(1)[0], "k": 5}
     with pytest.raises(UnsupportedFeatureError, match="use_index"):

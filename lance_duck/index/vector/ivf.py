@@ -18,13 +18,14 @@ from ...errors import CorruptFileError, InvalidArgumentError, UnsupportedFeature
 from ..files import IndexFile, cached, segment_file_path
 from ..metadata import IndexSegment
 from .probes import initial_probes
+from .rabitq import RQStorage
 from .storage import (F32, FlatStorage, PQStorage, SQStorage, Storage, normalized, popcount_rows, storage_metadata,
                       tensor_array)
 
 VECTOR_DETAILS = "lance.index.pb.VectorIndexDetails"
 METRICS = {index_pb2.L2: "l2", index_pb2.Cosine: "cosine", index_pb2.Dot: "dot", index_pb2.Hamming: "hamming"}
-IMPLEMENTED = ("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ")
-KNOWN = IMPLEMENTED + ("IVF_RQ",)
+IMPLEMENTED = ("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_RQ", "IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ")
+KNOWN = IMPLEMENTED
 
 
 def _ivf(file: IndexFile, with_centroids: bool) -> index_pb2.IVF:
@@ -116,6 +117,8 @@ class IvfSegment:
             return flat
         if kind == "SQ":
             return SQStorage(self.metric, self.dim, aux.path, meta, self.work)
+        if kind == "RQ":
+            return RQStorage(self.metric, self.dim, aux.path, meta)
         pos = meta.get("codebook_position")
         c = getattr(aux.reader, "container")
         if not isinstance(pos, int) or not 0 < pos < len(c.global_buffers):
@@ -199,10 +202,11 @@ class IvfSegment:
         ids_parts: list[np.ndarray] = []
         dist_parts: list[np.ndarray] = []
         kept = 0
+        heap: list = []      # IVF_RQ: pylance's top-k heap, shared by the probed partitions
         for i, p in enumerate(order[:last]):
             if i >= first and kept >= k:
                 break
-            ids, dist = self._probe(int(p), qs, k, ef, keep, bounds)
+            ids, dist = self._probe(int(p), qs, k, ef, keep, bounds, heap)
             ids_parts.append(ids)
             dist_parts.append(dist)
             kept += len(ids)
@@ -210,12 +214,16 @@ class IvfSegment:
             return np.zeros(0, np.uint64), np.zeros(0, F32)
         return top_k(np.concatenate(ids_parts), np.concatenate(dist_parts), k)
 
-    def _probe(self, p: int, qs, k: int, ef: int | None, keep, bounds) -> tuple[np.ndarray, np.ndarray]:
+    def _probe(self, p: int, qs, k: int, ef: int | None, keep, bounds,
+               heap: list | None = None) -> tuple[np.ndarray, np.ndarray]:
         ids, payload = self.partition(p)
         trace.record("vector:probe", (self.uuid, p))
         if not len(ids):
             return ids, np.zeros(0, F32)
         mask = None if keep is None else np.asarray(keep(ids), dtype=bool)
+        if isinstance(self.storage, RQStorage):
+            return self.storage.gated(qs, self.centroids[p], payload, ids, mask, k, [] if heap is None else heap,
+                                      bounds)
         score = self.storage.scorer(qs, self.centroids[p], payload)
         if self.graph is not None:
             sel, dist = self.graph.search(p, score, len(ids), k, ef, mask, bounds)
