@@ -94,6 +94,7 @@ class Extension:
         self._p = subprocess.Popen([python, runner], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         hello = json.loads(self._p.stdout.readline())
         self.version = hello["ready"]
+        self.last_rows: list = []
 
     def run(self, sql: str, warm: bool = True) -> tuple[float, list]:
         self._p.stdin.write(self._json.dumps({"sql": sql, "warm": warm}) + "\n")
@@ -101,6 +102,7 @@ class Extension:
         out = self._json.loads(self._p.stdout.readline())
         if "error" in out:
             raise RuntimeError(out["error"])
+        self.last_rows = out["rows"]
         return out["times"][0], out["ids"]
 
     def close(self) -> None:

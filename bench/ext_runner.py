@@ -5,7 +5,7 @@ Started by them with another venv's Python (``duckdb==1.5.5 duckdb-extension-lan
 then reads one JSON request per line on stdin and answers one JSON line on stdout::
 
     {"sql": "SELECT id FROM lance_vector_search(...)", "runs": 1}
-    -> {"times": [seconds, ...], "ids": [first column of the last run]}
+    -> {"times": [seconds, ...], "ids": [first column of the last run], "rows": [its rows]}
 
 The first run of every request is a warm-up (not timed) when ``warm`` is true. Uses only duckdb
 (never lance_duck), so the two never share a process.
@@ -46,7 +46,7 @@ def main() -> None:
                 t0 = time.perf_counter()
                 rows = con.execute(req["sql"]).fetchall()
                 times.append(time.perf_counter() - t0)
-            out = {"times": times, "ids": [r[0] for r in rows]}
+            out = {"times": times, "ids": [r[0] for r in rows], "rows": [list(r) for r in rows]}
         except Exception as e:  # reported to the parent, which prints it
             out = {"error": f"{type(e).__name__}: {e}"}
         print(json.dumps(out), flush=True)
