@@ -9,7 +9,9 @@ import pyarrow as pa
 
 from ..errors import InvalidArgumentError
 from ..search.hybrid import combine
-from .filters import ROW_ID
+from .filters import ROW_ADDR, ROW_ID
+from .nearest import fetch_rows
+from .projection import resolve_projection
 
 HYBRID = "_hybrid_score"
 
@@ -54,18 +56,19 @@ def hybrid_search(uri_or_dataset: Any, vector_column: str, vector: Any, text_col
         nearest["nprobes"] = nprobs
     if refine_factor is not None:
         nearest["refine_factor"] = refine_factor
-    vec = ds.to_table(nearest=nearest, with_row_id=True, filter=filter, prefilter=prefilter)
-    txt = ds.to_table(full_text_query={"query": query, "columns": [text_column]}, limit=n, with_row_id=True,
-                      filter=filter, prefilter=prefilter)
+    # both searches return only row ids, addresses and scores; the table's columns are then read
+    # for the k rows kept (not for the 2 * k * oversample_factor candidates)
+    vec = ds.to_table(columns=[], nearest=nearest, with_row_id=True, with_row_address=True, filter=filter,
+                      prefilter=prefilter)
+    txt = ds.to_table(columns=[], full_text_query={"query": query, "columns": [text_column]}, limit=n,
+                      with_row_id=True, with_row_address=True, filter=filter, prefilter=prefilter)
     vid = vec.column(ROW_ID).to_numpy()
     tid = txt.column(ROW_ID).to_numpy()
     ids, hybrid = combine(vid, vec.column("_distance").to_numpy(zero_copy_only=False), tid,
                           txt.column("_score").to_numpy(zero_copy_only=False), alpha, k)
     names = [f.name for f in ds.schema]
-    both = pa.concat_tables([vec.select(names + [ROW_ID]), txt.select(names + [ROW_ID])])
-    bid = both.column(ROW_ID).to_numpy()
-    first = {int(r): i for i, r in reversed(list(enumerate(bid)))}
-    rows = both.take(pa.array([first[int(r)] for r in ids], pa.int64())).select(names)
+    rows = _rows_of(ds, names, np.concatenate([vid, tid]),
+                    np.concatenate([vec.column(ROW_ADDR).to_numpy(), txt.column(ROW_ADDR).to_numpy()]), ids)
 
     def side(t: pa.Table, side_ids: np.ndarray, col: str) -> pa.Array:
         pos = {int(r): i for i, r in enumerate(side_ids)}
@@ -75,3 +78,16 @@ def hybrid_search(uri_or_dataset: Any, vector_column: str, vector: Any, text_col
     out = rows.append_column(pa.field(HYBRID, pa.float32()), pa.array(hybrid, pa.float32()))
     out = out.append_column(pa.field("_distance", pa.float32()), side(vec, vid, "_distance"))
     return out.append_column(pa.field("_score", pa.float32()), side(txt, tid, "_score"))
+
+
+def _rows_of(ds: Any, names: list[str], cand_ids: np.ndarray, cand_addrs: np.ndarray, ids: np.ndarray) -> pa.Table:
+    """Columns ``names`` of the rows ``ids`` (row ids among ``cand_ids``, whose addresses are
+    ``cand_addrs``), in the order of ``ids``."""
+    snap = ds._snapshot
+    order = np.argsort(cand_ids, kind="stable")
+    addrs = cand_addrs[order[np.searchsorted(cand_ids, ids, sorter=order)]].astype(np.uint64)
+    projection = resolve_projection(names + [ROW_ADDR], snap.read_schema, snap.schema)
+    table = fetch_rows(snap, {f.id: f for f in snap.fragments}, addrs, projection, None)
+    got = table.column(ROW_ADDR).to_numpy()
+    pos = np.searchsorted(got, addrs)        # fetch_rows returns address order
+    return table.take(pa.array(pos, pa.int64())).select(names)
