@@ -10,7 +10,7 @@ each, then DuckDB's Lance extension's ``lance_fts`` (subprocess under ``--ext-py
 ``bench/ext_runner.py``; it has no phrase query, so phrases compare lance_duck and pylance only);
 prints median and p90 wall time per query of each and the ratios; ids and scores checked against
 pylance's (WRONG printed; "tie order" when only equal-score rows swap). ``--hybrid-rows N``: also
-``lance_duck.hybrid_search`` vs the extension's ``lance_hybrid_search`` (k 10, alpha 0.5,
+``lance_duck.hybrid_search(..., columns=["id"])`` vs the extension's ``SELECT id, _hybrid_score FROM lance_hybrid_search`` (k 10, alpha 0.5,
 oversample 4, nprobs 8) over N documents with a 128-d IVF_PQ(64/16) vector column.
 """
 from __future__ import annotations
@@ -154,7 +154,7 @@ def run_hybrid(path: str, count: int, ext: Extension | None, nprobs: int) -> Non
 
         def ours_run():
             return lance_duck.hybrid_search(ours, "vec", q, "text", terms, k=10, alpha=0.5,
-                                            oversample_factor=4, nprobs=nprobs)
+                                            oversample_factor=4, nprobs=nprobs, columns=["id"])
         ours_run()
         t0 = time.perf_counter()
         a = ours_run()

@@ -20,7 +20,7 @@ def hybrid_search(uri_or_dataset: Any, vector_column: str, vector: Any, text_col
                   k: int = 10, alpha: float = 0.5, oversample_factor: int = 4, nprobs: int | None = None,
                   refine_factor: int | None = None, prefilter: bool = False, use_index: bool = True,
                   filter: Any = None, version: int | str | None = None, asof: Any = None,
-                  branch: str | None = None) -> pa.Table:
+                  branch: str | None = None, columns: list[str] | None = None) -> pa.Table:
     """The ``k`` best rows of a vector search and a full-text search mixed: the table's columns,
     then ``_hybrid_score``, ``_distance`` and ``_score`` (null where a side did not find the row).
 
@@ -37,6 +37,8 @@ def hybrid_search(uri_or_dataset: Any, vector_column: str, vector: Any, text_col
         nprobs, refine_factor, use_index: the vector search's ``nprobes``, ``refine_factor``, ``use_index``.
         prefilter, filter: a filter both searches take, before (``prefilter``) or after them.
         version, asof, branch: the version searched (with a uri).
+        columns: the table's columns returned, in this order (default all); only the ``k`` rows
+            kept are read.
 
     Example:
         >>> import lance_duck
@@ -50,6 +52,14 @@ def hybrid_search(uri_or_dataset: Any, vector_column: str, vector: Any, text_col
                                    f"got {oversample_factor!r}")
     ds = uri_or_dataset if isinstance(uri_or_dataset, LanceDataset) else \
         dataset(uri_or_dataset, version=version, asof=asof, branch=branch)
+    names = [f.name for f in ds.schema]
+    if columns is not None:
+        if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
+            raise InvalidArgumentError(f"hybrid search: columns must be a list of column names, got {columns!r}")
+        unknown = [c for c in columns if c not in names]
+        if unknown:
+            raise InvalidArgumentError(f"hybrid search: unknown column(s) {unknown} (the table has {names})")
+        names = list(columns)
     n = k * oversample_factor
     nearest: dict[str, Any] = {"column": vector_column, "q": vector, "k": n, "use_index": bool(use_index)}
     if nprobs is not None:
@@ -66,7 +76,6 @@ def hybrid_search(uri_or_dataset: Any, vector_column: str, vector: Any, text_col
     tid = txt.column(ROW_ID).to_numpy()
     ids, hybrid = combine(vid, vec.column("_distance").to_numpy(zero_copy_only=False), tid,
                           txt.column("_score").to_numpy(zero_copy_only=False), alpha, k)
-    names = [f.name for f in ds.schema]
     rows = _rows_of(ds, names, np.concatenate([vid, tid]),
                     np.concatenate([vec.column(ROW_ADDR).to_numpy(), txt.column(ROW_ADDR).to_numpy()]), ids)
 
