@@ -75,3 +75,52 @@ def report_pair(name: str, ours: Callable[[], tuple], theirs: Callable[[], tuple
     (wo, co), (wt, ct) = res["ours"], res["theirs"]
     print(f"{name:<20} {wo * 1e3:20.2f} {wt * 1e3:8.2f} {wo / wt:5.2f}x   "
           f"{co * 1e3:19.2f} {ct * 1e3:8.2f} {co / max(ct, 1e-9):5.2f}x")
+
+
+DEFAULT_EXT_PYTHON = "/tmp/extvenv/bin/python"
+
+
+class Extension:
+    """DuckDB's Lance extension in a subprocess (``bench/ext_runner.py`` under another venv's Python,
+    e.g. ``python3 -m venv /tmp/extvenv && /tmp/extvenv/bin/pip install duckdb==1.5.5
+    duckdb-extension-lance==1.5.5 pyarrow numpy``). :meth:`run` sends one SQL query and returns
+    (seconds of one timed run after a warm-up, first column of its rows) or raises RuntimeError."""
+
+    def __init__(self, python: str) -> None:
+        import json
+        import subprocess
+        self._json = json
+        runner = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ext_runner.py")
+        self._p = subprocess.Popen([python, runner], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        hello = json.loads(self._p.stdout.readline())
+        self.version = hello["ready"]
+        self.last_rows: list = []
+
+    def run(self, sql: str, warm: bool = True) -> tuple[float, list]:
+        self._p.stdin.write(self._json.dumps({"sql": sql, "warm": warm}) + "\n")
+        self._p.stdin.flush()
+        out = self._json.loads(self._p.stdout.readline())
+        if "error" in out:
+            raise RuntimeError(out["error"])
+        self.last_rows = out["rows"]
+        return out["times"][0], out["ids"]
+
+    def close(self) -> None:
+        self._p.stdin.close()
+        self._p.wait()
+
+
+def open_extension(python: str) -> Extension | None:
+    """The extension runner, or None (with a note) when ``python`` does not exist."""
+    if not python or not os.path.exists(python):
+        print(f"DuckDB Lance extension: {python!r} not found, not compared", flush=True)
+        return None
+    ext = Extension(python)
+    print(f"DuckDB {ext.version} + Lance extension (subprocess {python})", flush=True)
+    return ext
+
+
+def quantiles_ms(ts: list[float]) -> tuple[float, float]:
+    """(median, p90) in milliseconds."""
+    import numpy as np
+    return statistics.median(ts) * 1e3, float(np.percentile(ts, 90)) * 1e3

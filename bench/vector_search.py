@@ -1,12 +1,16 @@
-"""Vector search: lance_duck's ``to_table(nearest=...)`` vs pylance's, per query.
+"""Vector search: lance_duck's ``to_table(nearest=...)`` vs pylance's and DuckDB's Lance extension's
+``lance_vector_search``, per query.
 
-    python bench/vector_search.py [--rows 200000] [--dim 128] [--queries 30] [--dir /tmp/ld_vec_bench]
+    python bench/vector_search.py [--rows 200000] [--dim 128] [--queries 50] [--dir /tmp/ld_vec_bench]
+                                  [--ext-python /tmp/extvenv/bin/python] [--no-rss]
 
 Writes (once, cached in --dir) float32 tables with pylance (four fragments, ``id % 1000 = 3``
 deleted) and builds IVF_PQ (--partitions 64, 16 sub-vectors) on one and IVF_HNSW_SQ on another.
-Each query (k = 10, random vectors, seeded) runs through both readers in turn (lance_duck,
-pylance, lance_duck, ...) after a warm-up; prints the median and p90 wall time per query and
-the share of queries whose ids are identical. ``flat`` is ``use_index=False`` (exact, the whole
+Each query (k = 10, random vectors, seeded) runs through every reader in turn (lance_duck,
+pylance, extension, lance_duck, ...) after a warm-up of each; prints the median and p90 wall time per
+query and how many queries' ids differ from pylance's (each printed as WRONG). The extension runs in
+a subprocess under ``--ext-python`` (``bench/ext_runner.py``; its time is measured inside it, SQL
+execute + fetch); it has no ``ef``, so the ``ef`` row compares lance_duck and pylance only. ``flat`` is ``use_index=False`` (exact, the whole
 table read). Then the peak RSS (VmHWM) of a fresh process doing one flat search, and of one that only opened
 the table (read-ahead budget: 64 MiB by default); ``--rss-only PATH`` measures just that.
 Say the machine load (``uptime``) with the numbers.
@@ -15,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -24,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import ROOT, write_table  # noqa: E402
+from _common import DEFAULT_EXT_PYTHON, ROOT, Extension, open_extension, quantiles_ms, write_table  # noqa: E402
 
 
 def prepare(d: str, n: int, dim: int, kind: str, partitions: int) -> str:
@@ -45,30 +48,64 @@ def prepare(d: str, n: int, dim: int, kind: str, partitions: int) -> str:
     return path
 
 
-def time_queries(path: str, qs: np.ndarray, nearest: dict) -> None:
+def ext_sql(path: str, q: np.ndarray, nearest: dict) -> str | None:
+    """The extension's query for the same search, or None when it has no such parameter (``ef``)."""
+    if "ef" in nearest:
+        return None
+    args = ["k => 10"]
+    if "nprobes" in nearest:
+        args.append(f"nprobs => {nearest['nprobes']}")
+    if "refine_factor" in nearest:
+        args.append(f"refine_factor => {nearest['refine_factor']}")
+    if nearest.get("use_index") is False:
+        args.append("use_index => false")
+    vec = ", ".join(repr(float(x)) for x in q)
+    return (f"SELECT id FROM lance_vector_search('{path}', 'vec', [{vec}]::FLOAT[{len(q)}], {', '.join(args)}) "
+            f"ORDER BY _distance, id")
+
+
+def time_queries(path: str, qs: np.ndarray, nearest: dict, ext: Extension | None) -> None:
+    """Per query: a warm-up of each reader, then one timed run of each in turn (lance_duck, pylance,
+    extension); ids compared with pylance's (WRONG printed for each query that differs)."""
     import lance
 
     import lance_duck
     ours, theirs = lance_duck.dataset(path), lance.dataset(path)
-    t_ours: list[float] = []
-    t_theirs: list[float] = []
-    same = 0
-    for q in qs:
+    times: dict[str, list[float]] = {"lance_duck": [], "pylance": [], "extension": []}
+    wrong = {"lance_duck": 0, "extension": 0}
+    use_ext = ext is not None and ext_sql(path, qs[0], nearest) is not None
+    for i, q in enumerate(qs):
         spec = {"column": "vec", "q": q, "k": 10, **nearest}
-        a = ours.to_table(columns=["id"], nearest=spec)            # warm-up of this query
-        b = theirs.to_table(columns=["id"], nearest=spec)
-        same += a["id"].to_pylist() == b["id"].to_pylist()
-        for reader, acc in ((ours, t_ours), (theirs, t_theirs)):
-            t0 = time.perf_counter()
-            reader.to_table(columns=["id"], nearest=spec)
-            acc.append(time.perf_counter() - t0)
-
-    def p90(x: list[float]) -> float:
-        return float(np.percentile(x, 90))
-    mo, mt = statistics.median(t_ours), statistics.median(t_theirs)
-    print(f"  {str(nearest):<34} lance_duck {mo * 1e3:8.2f} ms (p90 {p90(t_ours) * 1e3:8.2f})   "
-          f"pylance {mt * 1e3:8.2f} ms (p90 {p90(t_theirs) * 1e3:8.2f})   ratio {mo / mt:5.2f}x   "
-          f"same ids {same}/{len(qs)}", flush=True)
+        for reader in (ours, theirs):
+            reader.to_table(columns=["id"], nearest=spec)             # warm-up of this query
+        t0 = time.perf_counter()
+        a = ours.to_table(columns=["id"], nearest=spec)["id"].to_pylist()
+        t1 = time.perf_counter()
+        b = theirs.to_table(columns=["id"], nearest=spec)["id"].to_pylist()
+        t2 = time.perf_counter()
+        times["lance_duck"].append(t1 - t0)
+        times["pylance"].append(t2 - t1)
+        answers = {"lance_duck": a}
+        if use_ext:
+            assert ext is not None
+            t, c = ext.run(ext_sql(path, q, nearest) or "")
+            times["extension"].append(t)
+            answers["extension"] = c
+        for name, ids in answers.items():
+            if ids != b:
+                wrong[name] += 1
+                print(f"    WRONG {name} query {i}: {ids} vs pylance {b}", flush=True)
+    mo, po = quantiles_ms(times["lance_duck"])
+    mt, pt = quantiles_ms(times["pylance"])
+    line = (f"  {str(nearest):<34} lance_duck {mo:7.2f} ms (p90 {po:7.2f})  pylance {mt:7.2f} (p90 {pt:7.2f})  "
+            f"ld/py {mo / mt:5.2f}x")
+    if use_ext:
+        me, pe = quantiles_ms(times["extension"])
+        line += f"  extension {me:7.2f} (p90 {pe:7.2f})  ld/ext {mo / me:5.2f}x"
+    else:
+        line += "  extension n/a"
+    print(line + f"  wrong ids: lance_duck {wrong['lance_duck']}"
+          + (f", extension {wrong['extension']}" if use_ext else "") + f" of {len(qs)}", flush=True)
 
 
 _CHILD = """
@@ -94,9 +131,12 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rows", type=int, default=200_000)
     p.add_argument("--dim", type=int, default=128)
-    p.add_argument("--queries", type=int, default=30)
+    p.add_argument("--queries", type=int, default=50)
     p.add_argument("--partitions", type=int, default=64)
     p.add_argument("--dir", default="/tmp/ld_vec_bench")
+    p.add_argument("--ext-python", default=DEFAULT_EXT_PYTHON,
+                   help="a Python with duckdb==1.5.5 and duckdb-extension-lance==1.5.5 ('' to skip)")
+    p.add_argument("--no-rss", action="store_true", help="skip the peak-RSS measurement")
     p.add_argument("--rss-only", metavar="PATH", help="only the flat search's peak RSS over this table")
     args = p.parse_args()
     print(f"load: {os.getloadavg()}", flush=True)
@@ -104,15 +144,21 @@ def main() -> None:
         base, flat = peak_rss_kib(args.rss_only, args.dim, False), peak_rss_kib(args.rss_only, args.dim, True)
         print(f"peak RSS: opening {base / 1024:.0f} MiB, opening + one flat search {flat / 1024:.0f} MiB")
         return
+    ext = open_extension(args.ext_python)
     qs = np.random.default_rng(5).standard_normal((args.queries, args.dim)).astype(np.float32)
     pq = prepare(args.dir, args.rows, args.dim, "ivf_pq", args.partitions)
     print(f"IVF_PQ({args.partitions}/16), {args.rows} x {args.dim}, k=10, {args.queries} queries")
     for nearest in ({"nprobes": 8}, {"nprobes": 8, "refine_factor": 5}, {"use_index": False}):
-        time_queries(pq, qs, nearest)
+        time_queries(pq, qs, nearest, ext)
     hnsw = prepare(args.dir, args.rows, args.dim, "hnsw_sq", args.partitions)
     print(f"IVF_HNSW_SQ({max(1, args.partitions // 8)}), {args.rows} x {args.dim}")
-    for nearest in ({"nprobes": 1}, {"nprobes": 2, "ef": 100}):
-        time_queries(hnsw, qs, nearest)
+    for nearest in ({"nprobes": 1}, {"nprobes": 2}, {"nprobes": 2, "ef": 100}):
+        time_queries(hnsw, qs, nearest, ext)
+    if ext is not None:
+        ext.close()
+    if args.no_rss:
+        print(f"load: {os.getloadavg()}")
+        return
     base, flat = peak_rss_kib(pq, args.dim, False), peak_rss_kib(pq, args.dim, True)
     table_mib = args.rows * args.dim * 4 / 2**20
     print(f"peak RSS: opening {base / 1024:.0f} MiB, opening + one flat search {flat / 1024:.0f} MiB "

@@ -9,7 +9,9 @@ import pyarrow as pa
 
 from ..errors import InvalidArgumentError
 from ..search.hybrid import combine
-from .filters import ROW_ID
+from .filters import ROW_ADDR, ROW_ID
+from .nearest import fetch_rows
+from .projection import resolve_projection
 
 HYBRID = "_hybrid_score"
 
@@ -18,7 +20,7 @@ def hybrid_search(uri_or_dataset: Any, vector_column: str, vector: Any, text_col
                   k: int = 10, alpha: float = 0.5, oversample_factor: int = 4, nprobs: int | None = None,
                   refine_factor: int | None = None, prefilter: bool = False, use_index: bool = True,
                   filter: Any = None, version: int | str | None = None, asof: Any = None,
-                  branch: str | None = None) -> pa.Table:
+                  branch: str | None = None, columns: list[str] | None = None) -> pa.Table:
     """The ``k`` best rows of a vector search and a full-text search mixed: the table's columns,
     then ``_hybrid_score``, ``_distance`` and ``_score`` (null where a side did not find the row).
 
@@ -35,6 +37,8 @@ def hybrid_search(uri_or_dataset: Any, vector_column: str, vector: Any, text_col
         nprobs, refine_factor, use_index: the vector search's ``nprobes``, ``refine_factor``, ``use_index``.
         prefilter, filter: a filter both searches take, before (``prefilter``) or after them.
         version, asof, branch: the version searched (with a uri).
+        columns: the table's columns returned, in this order (default all); only the ``k`` rows
+            kept are read.
 
     Example:
         >>> import lance_duck
@@ -48,24 +52,32 @@ def hybrid_search(uri_or_dataset: Any, vector_column: str, vector: Any, text_col
                                    f"got {oversample_factor!r}")
     ds = uri_or_dataset if isinstance(uri_or_dataset, LanceDataset) else \
         dataset(uri_or_dataset, version=version, asof=asof, branch=branch)
+    names = [f.name for f in ds.schema]
+    if columns is not None:
+        if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
+            raise InvalidArgumentError(f"hybrid search: columns must be a list of column names, got {columns!r}")
+        unknown = [c for c in columns if c not in names]
+        if unknown:
+            raise InvalidArgumentError(f"hybrid search: unknown column(s) {unknown} (the table has {names})")
+        names = list(columns)
     n = k * oversample_factor
     nearest: dict[str, Any] = {"column": vector_column, "q": vector, "k": n, "use_index": bool(use_index)}
     if nprobs is not None:
         nearest["nprobes"] = nprobs
     if refine_factor is not None:
         nearest["refine_factor"] = refine_factor
-    vec = ds.to_table(nearest=nearest, with_row_id=True, filter=filter, prefilter=prefilter)
-    txt = ds.to_table(full_text_query={"query": query, "columns": [text_column]}, limit=n, with_row_id=True,
-                      filter=filter, prefilter=prefilter)
+    # both searches return only row ids, addresses and scores; the table's columns are then read
+    # for the k rows kept (not for the 2 * k * oversample_factor candidates)
+    vec = ds.to_table(columns=[], nearest=nearest, with_row_id=True, with_row_address=True, filter=filter,
+                      prefilter=prefilter)
+    txt = ds.to_table(columns=[], full_text_query={"query": query, "columns": [text_column]}, limit=n,
+                      with_row_id=True, with_row_address=True, filter=filter, prefilter=prefilter)
     vid = vec.column(ROW_ID).to_numpy()
     tid = txt.column(ROW_ID).to_numpy()
     ids, hybrid = combine(vid, vec.column("_distance").to_numpy(zero_copy_only=False), tid,
                           txt.column("_score").to_numpy(zero_copy_only=False), alpha, k)
-    names = [f.name for f in ds.schema]
-    both = pa.concat_tables([vec.select(names + [ROW_ID]), txt.select(names + [ROW_ID])])
-    bid = both.column(ROW_ID).to_numpy()
-    first = {int(r): i for i, r in reversed(list(enumerate(bid)))}
-    rows = both.take(pa.array([first[int(r)] for r in ids], pa.int64())).select(names)
+    rows = _rows_of(ds, names, np.concatenate([vid, tid]),
+                    np.concatenate([vec.column(ROW_ADDR).to_numpy(), txt.column(ROW_ADDR).to_numpy()]), ids)
 
     def side(t: pa.Table, side_ids: np.ndarray, col: str) -> pa.Array:
         pos = {int(r): i for i, r in enumerate(side_ids)}
@@ -75,3 +87,16 @@ def hybrid_search(uri_or_dataset: Any, vector_column: str, vector: Any, text_col
     out = rows.append_column(pa.field(HYBRID, pa.float32()), pa.array(hybrid, pa.float32()))
     out = out.append_column(pa.field("_distance", pa.float32()), side(vec, vid, "_distance"))
     return out.append_column(pa.field("_score", pa.float32()), side(txt, tid, "_score"))
+
+
+def _rows_of(ds: Any, names: list[str], cand_ids: np.ndarray, cand_addrs: np.ndarray, ids: np.ndarray) -> pa.Table:
+    """Columns ``names`` of the rows ``ids`` (row ids among ``cand_ids``, whose addresses are
+    ``cand_addrs``), in the order of ``ids``."""
+    snap = ds._snapshot
+    order = np.argsort(cand_ids, kind="stable")
+    addrs = cand_addrs[order[np.searchsorted(cand_ids, ids, sorter=order)]].astype(np.uint64)
+    projection = resolve_projection(names + [ROW_ADDR], snap.read_schema, snap.schema)
+    table = fetch_rows(snap, {f.id: f for f in snap.fragments}, addrs, projection, None)
+    got = table.column(ROW_ADDR).to_numpy()
+    pos = np.searchsorted(got, addrs)        # fetch_rows returns address order
+    return table.take(pa.array(pos, pa.int64())).select(names)

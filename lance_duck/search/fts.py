@@ -51,8 +51,12 @@ class Hits:
             return Hits.empty()
         if len(addrs) == 1 or bool(np.all(addrs[1:] > addrs[:-1])):
             return Hits(addrs, scores)
-        u, inv = np.unique(addrs, return_inverse=True)
-        return Hits(u, np.bincount(inv, weights=scores, minlength=len(u)))
+        # a stable sort (timsort: the terms' hits arrive as a few sorted runs) and one reduceat; the
+        # scores of one address are added in their input order, as a bincount over np.unique would
+        order = np.argsort(addrs, kind="stable")
+        sorted_addrs = addrs[order]
+        starts = np.flatnonzero(np.concatenate(([True], sorted_addrs[1:] != sorted_addrs[:-1])))
+        return Hits(sorted_addrs[starts], np.add.reduceat(np.asarray(scores, dtype=np.float64)[order], starts))
 
 
 @dataclass

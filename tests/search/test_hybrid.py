@@ -72,6 +72,21 @@ def test_hybrid_search_equals_the_formula_over_pylance_results(hybrid_table, tex
     assert got.schema.names == ["id", "text", "emb", "_hybrid_score", "_distance", "_score"]
 
 
+def test_hybrid_columns_select_the_rows_values_in_order(hybrid_table):
+    uri, q = hybrid_table
+    full = lance_duck.hybrid_search(uri, "emb", q, "text", "w1 w2 w3", k=7, use_index=False)
+    got = lance_duck.hybrid_search(uri, "emb", q, "text", "w1 w2 w3", k=7, use_index=False, columns=["text", "id"])
+    assert got.equals(full.select(["text", "id", "_hybrid_score", "_distance", "_score"]))
+    text_of = dict(zip(*lance.dataset(uri).to_table(columns=["id", "text"]).to_pydict().values()))
+    assert got["text"].to_pylist() == [text_of[i] for i in got["id"].to_pylist()]
+
+
+def test_hybrid_unknown_column_is_refused(hybrid_table):
+    uri, q = hybrid_table
+    with pytest.raises(InvalidArgumentError, match="nope"):
+        lance_duck.hybrid_search(uri, "emb", q, "text", "w1", columns=["id", "nope"])
+
+
 def test_sql_lance_hybrid_search_equals_python(hybrid_table):
     uri, q = hybrid_table
     vec = "[" + ", ".join(repr(float(x)) for x in q) + "]"
@@ -138,3 +153,24 @@ def expected_indexed(uri, q, text, k, alpha, over):
     ts = dict(zip(txt["_rowid"].to_pylist(), norm(txt["_score"].to_pylist())))
     mixed = {r: np.float32(alpha * vs.get(r, 0.0) + (1 - alpha) * ts.get(r, 0.0)) for r in set(vs) | set(ts)}
     return [(r, float(mixed[r])) for r in sorted(mixed, key=lambda r: (-mixed[r], r))[:k]]
+
+
+def test_hybrid_rows_after_deletions_over_fragments(tmp_path):
+    rnd = random.Random(5)
+    n = 300
+    texts = [" ".join(f"w{rnd.randint(0, 40)}" for _ in range(rnd.randint(3, 9))) for _ in range(n)]
+    emb = np.random.default_rng(5).standard_normal((n, DIM)).astype(np.float32)
+    t = pa.table({"id": pa.array(range(n), pa.int64()), "text": texts,
+                  "emb": pa.FixedSizeListArray.from_arrays(pa.array(emb.reshape(-1)), DIM)})
+    uri = str(tmp_path / "d.lance")
+    ds = lance.write_dataset(t, uri, max_rows_per_file=100)
+    ds.create_scalar_index("text", "INVERTED")
+    ds.delete("id % 7 = 2")
+    q = emb[10]
+    got = lance_duck.hybrid_search(uri, "emb", q, "text", "w1 w2 w3", k=9, use_index=False)
+    want = expected(uri, q, "w1 w2 w3", 9, 0.5, 4)
+    rows = lance.dataset(uri).to_table(columns=["id", "text", "emb"], with_row_id=True).to_pylist()
+    by_rowid = {r["_rowid"]: r for r in rows}
+    assert got.select(["id", "text", "emb"]).to_pylist() == [
+        {c: by_rowid[r][c] for c in ("id", "text", "emb")} for r, _ in want]
+    assert all(i % 7 != 2 for i in got["id"].to_pylist())
