@@ -10,6 +10,11 @@ streaming scan's RSS does not grow with the table, the pages served from memory 
 released oldest first (``madvise(MADV_DONTNEED)``) once more than ``MAPPED_RESIDENT_BYTES``
 have been served since: the file stays mapped and in the page cache, and arrays that still view
 released pages read them again on access (a minor fault), so no array is ever invalidated.
+
+Maps are advised ``MADV_RANDOM``: a fault reads its own page, not the kernel's read-around window
+(a cold point lookup then reads the pages it touches, not megabytes around them). The byte ranges a
+reader asks for are advised ``MADV_WILLNEED`` instead, span by span (:func:`advise_served`), so a
+scan's pages are read ahead whole, in large requests, before the decoders touch them.
 """
 from __future__ import annotations
 
@@ -29,7 +34,7 @@ import fsspec
 from fsspec.asyn import AsyncFileSystem
 from fsspec.core import url_to_fs
 
-from .. import _state
+from .. import _state, trace
 from .._state import ByteLRU
 from ..errors import CorruptFileError, InvalidArgumentError, UnsupportedFeatureError
 from . import retry
@@ -403,6 +408,7 @@ class InputFile:
                         if os.fstat(f.fileno()).st_size == 0:
                             return b""
                         self._mmap = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                    advise_random(self._mmap, self.path)
                 except FileNotFoundError as exc:
                     raise FileNotFoundError(f"No such file: {self.path}") from exc
             return memoryview(self._mmap)
@@ -471,6 +477,7 @@ class InputFile:
                 if off < 0 or ln < 0 or off + ln > len(view):
                     raise CorruptFileError(
                         f"{self.path}: byte range [{off}, {off + ln}) is outside the file ({len(view)} bytes)")
+            advise_served(self._mmap, self.path, ranges)
             _state.slot("mapped_pages", _ResidentPages).served(self._mmap, ranges)
             return [view[off:off + ln] for off, ln in ranges]
         out: list = [self._from_held(off, ln) if self._held else None for off, ln in ranges]
@@ -522,6 +529,31 @@ class InputFile:
                 except BufferError:
                     pass  # arrays still view it; let GC close it
                 self._mmap = None
+
+
+def advise_random(mm: mmap.mmap, path: str) -> None:
+    """No read-around on ``mm``'s page faults (``MADV_RANDOM``; where the platform has it).
+    Traced as ``io:advise`` ``("random", path, 0)``."""
+    if hasattr(mm, "madvise") and hasattr(mmap, "MADV_RANDOM"):
+        mm.madvise(mmap.MADV_RANDOM)
+        trace.record("io:advise", ("random", path, 0))
+
+
+def advise_served(mm: mmap.mmap | None, path: str, ranges: Sequence[tuple[int, int]]) -> None:
+    """Read ahead the pages of ``ranges`` (offset, length) of ``mm``: one ``MADV_WILLNEED`` per span
+    of neighbouring ranges longer than a page (a one-page read is one fault anyway). Traced as
+    ``io:advise`` ``("willneed", path, bytes)``."""
+    if mm is None or not hasattr(mm, "madvise") or not hasattr(mmap, "MADV_WILLNEED"):
+        return
+    page = mmap.PAGESIZE
+    for s, e in coalesce([(o, n) for o, n in ranges if n > 0], 0):
+        s -= s % page
+        if e - s > page:
+            try:
+                mm.madvise(mmap.MADV_WILLNEED, s, min(e, len(mm)) - s)
+            except (ValueError, OSError):   # closed meanwhile
+                return
+            trace.record("io:advise", ("willneed", path, min(e, len(mm)) - s))
 
 
 class _ResidentPages:
