@@ -11,10 +11,12 @@ released oldest first (``madvise(MADV_DONTNEED)``) once more than ``MAPPED_RESID
 have been served since: the file stays mapped and in the page cache, and arrays that still view
 released pages read them again on access (a minor fault), so no array is ever invalidated.
 
-Maps are advised ``MADV_RANDOM``: a fault reads its own page, not the kernel's read-around window
-(a cold point lookup then reads the pages it touches, not megabytes around them). The byte ranges a
-reader asks for are advised ``MADV_WILLNEED`` instead, span by span (:func:`advise_served`), so a
-scan's pages are read ahead whole, in large requests, before the decoders touch them.
+The byte ranges a reader asks for of a map are advised ``MADV_WILLNEED`` the first time, span by span
+(:func:`advise_served`): the kernel reads exactly those pages, in large requests, before the decoders
+touch them, so no fault on a cold page triggers the kernel's read-around window (a cold point lookup
+reads the pages it asks for, not megabytes around them) and a scan's pages are read ahead whole.
+(``MADV_RANDOM`` would stop the read-around too, but also the fault-around of pages already cached,
+and a warm scan would fault page by page.)
 """
 from __future__ import annotations
 
@@ -45,6 +47,8 @@ from .storage_options import fsspec_options
 COALESCE_GAP = 64 * 1024
 # Bytes served from memory-mapped files that stay mapped (resident) before the oldest are released.
 MAPPED_RESIDENT_BYTES = 64 * 1024 * 1024
+# Spans of one memory map remembered as read ahead (MADV_WILLNEED) already; more start the set again.
+ADVISED_SPANS = 4096
 # Most requests a table keeps in flight at once (async filesystems).
 MAX_IN_FLIGHT = 64
 # Coalesced spans longer than this are fetched as several requests (in parallel).
@@ -386,6 +390,7 @@ class InputFile:
         self.path = path
         self._size = size if size else None
         self._mmap: mmap.mmap | None = None
+        self._advised: set[tuple[int, int]] = set()   # spans of the map read ahead already
         self._lock = threading.Lock()
         self._held: list[tuple[int, bytes | memoryview]] = []   # remote reads kept: (offset, bytes)
         self._held_bytes = 0
@@ -408,7 +413,6 @@ class InputFile:
                         if os.fstat(f.fileno()).st_size == 0:
                             return b""
                         self._mmap = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-                    advise_random(self._mmap, self.path)
                 except FileNotFoundError as exc:
                     raise FileNotFoundError(f"No such file: {self.path}") from exc
             return memoryview(self._mmap)
@@ -477,7 +481,7 @@ class InputFile:
                 if off < 0 or ln < 0 or off + ln > len(view):
                     raise CorruptFileError(
                         f"{self.path}: byte range [{off}, {off + ln}) is outside the file ({len(view)} bytes)")
-            advise_served(self._mmap, self.path, ranges)
+            advise_served(self._mmap, self.path, ranges, self._advised)
             _state.slot("mapped_pages", _ResidentPages).served(self._mmap, ranges)
             return [view[off:off + ln] for off, ln in ranges]
         out: list = [self._from_held(off, ln) if self._held else None for off, ln in ranges]
@@ -531,24 +535,20 @@ class InputFile:
                 self._mmap = None
 
 
-def advise_random(mm: mmap.mmap, path: str) -> None:
-    """No read-around on ``mm``'s page faults (``MADV_RANDOM``; where the platform has it).
-    Traced as ``io:advise`` ``("random", path, 0)``."""
-    if hasattr(mm, "madvise") and hasattr(mmap, "MADV_RANDOM"):
-        mm.madvise(mmap.MADV_RANDOM)
-        trace.record("io:advise", ("random", path, 0))
-
-
-def advise_served(mm: mmap.mmap | None, path: str, ranges: Sequence[tuple[int, int]]) -> None:
+def advise_served(mm: mmap.mmap | None, path: str, ranges: Sequence[tuple[int, int]],
+                  advised: set[tuple[int, int]]) -> None:
     """Read ahead the pages of ``ranges`` (offset, length) of ``mm``: one ``MADV_WILLNEED`` per span
-    of neighbouring ranges longer than a page (a one-page read is one fault anyway). Traced as
-    ``io:advise`` ``("willneed", path, bytes)``."""
+    of neighbouring ranges, except spans in ``advised`` (read ahead before: a repeated query makes no
+    call; the set is emptied past ``ADVISED_SPANS``). Traced as ``io:advise`` ``("willneed", path, bytes)``."""
     if mm is None or not hasattr(mm, "madvise") or not hasattr(mmap, "MADV_WILLNEED"):
         return
     page = mmap.PAGESIZE
     for s, e in coalesce([(o, n) for o, n in ranges if n > 0], 0):
         s -= s % page
-        if e - s > page:
+        if (s, e) not in advised:
+            if len(advised) >= ADVISED_SPANS:
+                advised.clear()
+            advised.add((s, e))
             try:
                 mm.madvise(mmap.MADV_WILLNEED, s, min(e, len(mm)) - s)
             except (ValueError, OSError):   # closed meanwhile
