@@ -25,6 +25,8 @@ Event names (a value is attached where it says more):
 * ``vector:probe`` -- a vector index partition searched ((segment uuid, partition));
   ``vector:read-partition`` -- its rows read from auxiliary.idx ((path, partition, rows); once, then cached);
 * ``file:open`` -- a data file opened (its path);
+* ``io:advise`` -- advice given to a local file's memory map: (``"willneed"``, path, bytes) for a
+  span of read ranges read ahead the first time it is read (``io/fs.py``);
 * ``index:unused`` -- an index segment left unused for a query because its files are missing,
   damaged or contradict the manifest (the reason, naming the file): its fragments are scanned;
 * ``scan:readahead`` -- a scan's (tasks decoded at once, ramp growth of its task sizes), chosen

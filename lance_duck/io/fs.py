@@ -10,6 +10,13 @@ streaming scan's RSS does not grow with the table, the pages served from memory 
 released oldest first (``madvise(MADV_DONTNEED)``) once more than ``MAPPED_RESIDENT_BYTES``
 have been served since: the file stays mapped and in the page cache, and arrays that still view
 released pages read them again on access (a minor fault), so no array is ever invalidated.
+
+The byte ranges a reader asks for of a map are advised ``MADV_WILLNEED`` the first time, span by span
+(:func:`advise_served`): the kernel reads exactly those pages, in large requests, before the decoders
+touch them, so no fault on a cold page triggers the kernel's read-around window (a cold point lookup
+reads the pages it asks for, not megabytes around them) and a scan's pages are read ahead whole.
+(``MADV_RANDOM`` would stop the read-around too, but also the fault-around of pages already cached,
+and a warm scan would fault page by page.)
 """
 from __future__ import annotations
 
@@ -31,7 +38,7 @@ import numpy as np
 from fsspec.asyn import AsyncFileSystem
 from fsspec.core import url_to_fs
 
-from .. import _state
+from .. import _state, trace
 from .._state import ByteLRU
 from ..errors import CorruptFileError, InvalidArgumentError, UnsupportedFeatureError
 from . import retry
@@ -44,6 +51,8 @@ COALESCE_GAP = 64 * 1024
 MAPPED_RESIDENT_BYTES = 64 * 1024 * 1024
 # Memory-map spans served closer than this are noted (and released) as one span.
 RESIDENT_GAP = 64 * 1024
+# Spans of one memory map remembered as read ahead (MADV_WILLNEED) already; more start the set again.
+ADVISED_SPANS = 4096
 # Most requests a table keeps in flight at once (async filesystems).
 MAX_IN_FLIGHT = 64
 # Coalesced spans longer than this are fetched as several requests (in parallel).
@@ -389,6 +398,7 @@ class InputFile:
         self.path = path
         self._size = size if size else None
         self._mmap: mmap.mmap | None = None
+        self._advised: set[tuple[int, int]] = set()   # spans of the map read ahead already
         self._lock = threading.Lock()
         self._held: list[tuple[int, bytes | memoryview]] = []   # remote reads kept: (offset, bytes)
         self._held_bytes = 0
@@ -480,6 +490,7 @@ class InputFile:
                 off, ln = bad
                 raise CorruptFileError(
                     f"{self.path}: byte range [{off}, {off + ln}) is outside the file ({len(view)} bytes)")
+            advise_served(self._mmap, self.path, ranges, self._advised)
             _state.slot("mapped_pages", _ResidentPages).served(self._mmap, ranges)
             return [view[off:off + ln] for off, ln in ranges]
         out: list = [self._from_held(off, ln) if self._held else None for off, ln in ranges]
@@ -531,6 +542,27 @@ class InputFile:
                 except BufferError:
                     pass  # arrays still view it; let GC close it
                 self._mmap = None
+
+
+def advise_served(mm: mmap.mmap | None, path: str, ranges: Sequence[tuple[int, int]],
+                  advised: set[tuple[int, int]]) -> None:
+    """Read ahead the pages of ``ranges`` (offset, length) of ``mm``: one ``MADV_WILLNEED`` per span
+    of neighbouring ranges, except spans in ``advised`` (read ahead before: a repeated query makes no
+    call; the set is emptied past ``ADVISED_SPANS``). Traced as ``io:advise`` ``("willneed", path, bytes)``."""
+    if mm is None or not hasattr(mm, "madvise") or not hasattr(mmap, "MADV_WILLNEED"):
+        return
+    page = mmap.PAGESIZE
+    for s, e in coalesce([(o, n) for o, n in ranges if n > 0], 0):
+        s -= s % page
+        if (s, e) not in advised:
+            if len(advised) >= ADVISED_SPANS:
+                advised.clear()
+            advised.add((s, e))
+            try:
+                mm.madvise(mmap.MADV_WILLNEED, s, min(e, len(mm)) - s)
+            except (ValueError, OSError):   # closed meanwhile
+                return
+            trace.record("io:advise", ("willneed", path, min(e, len(mm)) - s))
 
 
 class _ResidentPages:

@@ -9,13 +9,15 @@ from typing import TYPE_CHECKING, Any, Iterator
 import numpy as np
 import pyarrow as pa
 
-from ..search.fts import SCORE, Hits, Searcher, query_of, ranked
 from .filters import ROW_ADDR
 from .nearest import fetch_rows
 from .projection import Projection, resolve_projection
 
 if TYPE_CHECKING:
     from .scanner import LanceScanner
+
+# The score column's name (lance_duck.search.fts.SCORE; that module is imported only by a search)
+SCORE = "_score"
 
 
 def _texts(scanner: LanceScanner, fragments: list, column: str) -> Iterator[tuple[np.ndarray, list]]:
@@ -45,6 +47,8 @@ def _allowed(scanner: LanceScanner) -> np.ndarray:
 def run_fts(scanner: LanceScanner, full_text_query: Any, *, prefilter: bool, limit: int | None,
             offset: int) -> pa.Table:
     """The rows of a ``full_text_query`` scan, best first, after ``offset`` / ``limit``."""
+    from ..search.fts import Hits, Searcher, query_of, ranked
+
     snap = scanner._snapshot
     scanned = {f.id: f for f in scanner._fragments}
     pre = scanner._search_filter is not None

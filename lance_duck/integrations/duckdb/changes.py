@@ -17,7 +17,6 @@ from typing import Any
 import pyarrow as pa
 from sqlglot import exp
 
-from ...changefeed import changes
 from ...errors import InvalidArgumentError
 
 NAME = "lance_changes"
@@ -126,5 +125,7 @@ def changes_table(fn: exp.Anonymous, literal, options) -> pa.Table:
         kw[key] = dict(options(node)) if key == "storage_options" else _value(node, key, literal)
     if "from_version" not in kw:
         raise InvalidArgumentError(f"lance_changes('{uri}'): from => <version> is required (0: from the start)")
+    from ...changefeed import changes   # lazy: the change feed costs ~30 ms to import, most queries never use it
+
     return changes(str(uri), kw["from_version"], kw.get("to_version"), kw.get("columns"), kw.get("filter"),
                    branch=kw.get("branch"), storage_options=kw.get("storage_options")).read_all()

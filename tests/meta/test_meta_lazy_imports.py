@@ -1,0 +1,65 @@
+"""The first query of a fresh process imports only what it needs: modules of features it does not
+use (the change feed, full-text search, Spark, the CLI) stay out of ``sys.modules``. Not timed: the
+import cost is measured in bench/README.md ("First query of a fresh process")."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import lance_duck
+
+ROOT = os.path.dirname(os.path.dirname(lance_duck.__file__))
+SAMPLE = os.path.join(os.path.dirname(lance_duck.__file__), "_sample", "sample.lance")
+
+# Never imported by `lance_duck.sql("select count(*) from '<table>'")`.
+NOT_ON_COUNT_PATH = (
+    "pyspark",
+    "lance_duck.changefeed",
+    "lance_duck.changefeed.feed",
+    "lance_duck.search.fts",
+    "lance_duck.search.query",
+    "lance_duck.index.inverted.reader",
+    "lance_duck.integrations.spark",
+    "lance_duck.__main__",
+)
+
+
+def _modules_after(code: str) -> tuple[list, set[str]]:
+    prog = f"import json, sys\n{code}\nprint(json.dumps([result, sorted(sys.modules)]))"
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, env=env,
+                         check=True, timeout=120)
+    result, mods = json.loads(out.stdout.strip().splitlines()[-1])
+    return result, set(mods)
+
+
+def test_first_count_query_leaves_unused_features_unimported():
+    result, mods = _modules_after(
+        "import lance_duck\n"
+        f"result = lance_duck.sql(\"select count(*) from '{SAMPLE}'\").fetchall()")
+    assert result == [[lance_duck.dataset(SAMPLE).count_rows()]]
+    assert "lance_duck.integrations.duckdb" in mods     # the probe did run the SQL path
+    assert sorted(m for m in NOT_ON_COUNT_PATH if m in mods) == []
+
+
+def test_import_lance_duck_alone_imports_no_engine():
+    _, mods = _modules_after("import lance_duck\nresult = None")
+    assert sorted(m for m in ("duckdb", "sqlglot", "pyarrow.dataset", "pandas", "lance_duck.scan.dataset")
+                  if m in mods) == []
+
+
+def test_full_text_search_still_reaches_its_lazily_imported_module():
+    """The lazy import is still reached: a full-text scan loads the search module, which refuses a
+    table without an INVERTED index by name."""
+    result, mods = _modules_after(
+        "import lance_duck\n"
+        f"ds = lance_duck.dataset('{SAMPLE}')\n"
+        "result = None\n"
+        "try:\n"
+        "    ds.to_table(full_text_query='x')\n"
+        "except Exception as exc:\n"
+        "    result = type(exc).__name__")
+    assert result == "InvalidArgumentError"
+    assert "lance_duck.search.fts" in mods
