@@ -54,7 +54,7 @@ def hybrid_search(uri_or_dataset: Any, vector_column: str, vector: Any, text_col
         dataset(uri_or_dataset, version=version, asof=asof, branch=branch)
     names = [f.name for f in ds.schema]
     if columns is not None:
-        if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
+        if not isinstance(columns, (list, tuple)) or not all(isinstance(c, str) for c in columns):
             raise InvalidArgumentError(f"hybrid search: columns must be a list of column names, got {columns!r}")
         unknown = [c for c in columns if c not in names]
         if unknown:

@@ -207,7 +207,7 @@ def test_a_damaged_index_file_raises_corrupt_file_error_naming_it(tmp_path):
     ds.create_scalar_index("text", "INVERTED")
     ok = str(tmp_path / "ok.lance")
     shutil.copytree(uri, ok)
-    path = glob.glob(f"{uri}/_indices/*/part_0_tokens.lance")[0]
+    path = sorted(glob.glob(f"{uri}/_indices/*/part_*_tokens.lance"))[0]   # partition ids vary per build
     data = bytearray(open(path, "rb").read())
     fst_at = data.find(bytes([3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]))
     assert fst_at >= 0
