@@ -26,7 +26,10 @@ for _name in sys.argv[1:]:
         _package = importlib.import_module(_name[:-2])
         for _info in pkgutil.walk_packages(_package.__path__, _package.__name__ + "."):
             if not _info.name.endswith("__main__"):
-                importlib.import_module(_info.name)
+                try:
+                    importlib.import_module(_info.name)
+                except ImportError:     # an optional dependency this Python lacks (pyspark): not preloaded
+                    pass
     else:
         __import__(_name)
 
