@@ -84,8 +84,8 @@ class _Progress:
                   ncols=size.columns, nrows=size.lines, desc=os.path.basename(self.output or "")) as bar:
             for b in batches:
                 yield b          # written by the consumer before the next batch is asked for
+                bar.set_postfix_str(f"{_size(self.output)} written", refresh=False)   # drawn by the update
                 bar.update(b.num_rows)
-                bar.set_postfix_str(f"{_size(self.output)} written", refresh=False)
 
 
 def _size(path: str | None) -> str:
