@@ -49,7 +49,7 @@ def main() -> None:
             out = {"times": times, "ids": [r[0] for r in rows], "rows": [list(r) for r in rows]}
         except Exception as e:  # reported to the parent, which prints it
             out = {"error": f"{type(e).__name__}: {e}"}
-        print(json.dumps(out), flush=True)
+        print(json.dumps(out, default=str), flush=True)  # timestamps, decimals: as text
 
 
 if __name__ == "__main__":

@@ -1,0 +1,175 @@
+"""lance_duck against DuckDB's own Lance extension (the Rust reader) in the same DuckDB, one run.
+
+    python bench/peer_ext.py [--rows 4000000] [--runs 5] [--dir /work/benchdata/peer32]
+                             [--ext-python /tmp/extvenv/bin/python] [--only NAME ...]
+
+Five ways to answer the anchor queries of ``duckdb_queries.py`` (over its table) and the indexed
+queries of ``indexed_queries.py`` (over its table: BTREE ``id``, BITMAP ``category``, ZONEMAP
+``amount``), both tables built once by those scripts' ``prepare`` in ``--dir``:
+
+* ``ext``: DuckDB 1.5.5 + ``duckdb-extension-lance`` (``FROM 'path.lance'``), in a subprocess
+  (``ext_runner.py`` under ``--ext-python``; it times the query itself, so no pipe overhead)
+* ``sql``: ``lance_duck.sql("... FROM 'path.lance'")`` on a connection of its own
+* ``ds``: DuckDB over a registered ``lance_duck.dataset(path)``
+* ``pylance``: DuckDB over a registered ``lance.dataset(path)``
+* ``parquet``: DuckDB's ``read_parquet`` over the same live rows (anchor queries only)
+
+Each query: every target once as a warm-up (its answer kept), then ``--runs`` rounds of all targets
+in turn; median wall times. Every answer is compared with pylance's (floats to 1e-9 relative; a
+``LIMIT`` without ``ORDER BY`` may return any rows, so there each row must be a row of the table and
+the count must match) and a mismatch prints ``WRONG``. Ratios are target / extension, and
+``sql/pq`` is ``lance_duck.sql`` / Parquet. The load (``os.getloadavg``) is printed before and after.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+import warnings
+from typing import Callable
+
+import duckdb
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import duckdb_queries  # noqa: E402
+import indexed_queries  # noqa: E402
+from _common import DEFAULT_EXT_PYTHON, open_extension  # noqa: E402
+
+Runner = Callable[[], tuple[float, list]]
+TARGETS = ("ext", "sql", "ds", "pylance", "parquet")
+
+
+def normal(rows: list) -> list[tuple]:
+    """Rows as the extension's JSON gives them (timestamps as text), as tuples."""
+    return [tuple(r) for r in json.loads(json.dumps([list(r) for r in rows], default=str))]
+
+
+def same_value(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, (int, float)) or isinstance(b, float) and isinstance(a, int):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+    return a == b
+
+
+def same_rows(a: list[tuple], b: list[tuple], ordered: bool) -> bool:
+    if len(a) != len(b):
+        return False
+    if not ordered:
+        a, b = sorted(a, key=repr), sorted(b, key=repr)
+    return all(len(x) == len(y) and all(same_value(u, v) for u, v in zip(x, y)) for x, y in zip(a, b))
+
+
+def unordered_limit(sql: str) -> bool:
+    s = sql.lower()
+    return " limit " in s and " order by " not in s
+
+
+def check(name: str, sql: str, answers: dict[str, list[tuple]], reference_con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Targets whose answer differs from pylance's."""
+    ref = answers["pylance"]
+    wrong = []
+    if unordered_limit(sql):
+        # any rows may come back: each must be the table's row of its id (first column), same count
+        for target, rows in answers.items():
+            ids = [r[0] for r in rows]
+            if not ids:
+                ok = len(ref) == 0
+            else:
+                truth = normal(reference_con.sql(f"select * from T where id in ({', '.join(map(str, ids))})").fetchall())
+                ok = len(rows) == len(ref) and len(set(ids)) == len(ids) and same_rows(rows, truth, ordered=False)
+            if not ok:
+                wrong.append(target)
+        return wrong
+    ordered = " order by " in sql.lower()
+    return [t for t, rows in answers.items() if not same_rows(rows, ref, ordered)]
+
+
+def timed(con: duckdb.DuckDBPyConnection, q: str) -> Runner:
+    def run() -> tuple[float, list]:
+        t0 = time.perf_counter()
+        rows = con.sql(q).fetchall()
+        return time.perf_counter() - t0, rows
+    return run
+
+
+def timed_sql(con: duckdb.DuckDBPyConnection, q: str) -> Runner:
+    import lance_duck
+
+    def run() -> tuple[float, list]:
+        t0 = time.perf_counter()
+        rows = lance_duck.sql(q, connection=con).fetchall()
+        return time.perf_counter() - t0, rows
+    return run
+
+
+def fmt_ratio(x: float | None) -> str:
+    return "" if x is None else f"{x:.2f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=4_000_000)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--dir", default="/work/benchdata/peer32")
+    ap.add_argument("--ext-python", default=DEFAULT_EXT_PYTHON)
+    ap.add_argument("--only", nargs="*", help="query names (substrings) to run")
+    a = ap.parse_args()
+    warnings.simplefilter("ignore")
+    import lance
+
+    import lance_duck
+    os.makedirs(a.dir, exist_ok=True)
+    lp, pp = duckdb_queries.prepare(a.dir, a.rows, "2.2")
+    ip = indexed_queries.prepare(a.dir, a.rows)
+    ext = open_extension(a.ext_python)
+    if ext is None:
+        raise SystemExit("the extension is the baseline of every ratio")
+
+    def cons(path: str) -> dict[str, duckdb.DuckDBPyConnection]:
+        c = {t: duckdb.connect() for t in ("sql", "ds", "pylance", "parquet")}
+        c["ds"].register("T", lance_duck.dataset(path))
+        c["pylance"].register("T", lance.dataset(path))
+        return c
+
+    tables = [("anchor", lp, duckdb_queries.QUERIES, cons(lp)), ("indexed", ip, indexed_queries.QUERIES, cons(ip))]
+    load0 = os.getloadavg()
+    print(f"{a.rows} rows per table; median of {a.runs} interleaved rounds after a warm-up; "
+          f"load {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}\n")
+    print("| query | ext ms | sql ms | ds ms | pylance ms | parquet ms | sql/ext | ds/ext | pylance/ext | sql/pq | answers |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for kind, path, queries, c in tables:
+        for name, sql in queries.items():
+            if a.only and not any(o in name for o in a.only):
+                continue
+            runners: dict[str, Runner] = {
+                "ext": (lambda q: lambda: (ext.run(q, warm=False)[0], ext.last_rows))(sql.replace("from T", f"from '{path}'")),
+                "sql": timed_sql(c["sql"], sql.replace("from T", f"from '{path}'")),
+                "ds": timed(c["ds"], sql),
+                "pylance": timed(c["pylance"], sql),
+            }
+            if kind == "anchor":
+                runners["parquet"] = timed(c["parquet"], sql.replace("from T", f"from read_parquet('{pp}')"))
+            answers = {t: normal(run()[1]) for t, run in runners.items()}
+            wrong = check(name, sql, answers, c["pylance"])
+            times: dict[str, list[float]] = {t: [] for t in runners}
+            for _ in range(a.runs):
+                for t, run in runners.items():
+                    times[t].append(run()[0])
+            med = {t: statistics.median(ts) for t, ts in times.items()}
+            e = med["ext"]
+            pq_ms = f"{med['parquet'] * 1e3:.1f}" if "parquet" in med else ""
+            sql_pq = med["sql"] / med["parquet"] if "parquet" in med else None
+            verdict = "ok" if not wrong else "WRONG: " + ", ".join(wrong)
+            print(f"| {name} | {e * 1e3:.1f} | {med['sql'] * 1e3:.1f} | {med['ds'] * 1e3:.1f} | "
+                  f"{med['pylance'] * 1e3:.1f} | {pq_ms} | {fmt_ratio(med['sql'] / e)} | {fmt_ratio(med['ds'] / e)} | "
+                  f"{fmt_ratio(med['pylance'] / e)} | {fmt_ratio(sql_pq)} | {verdict} |", flush=True)
+    ext.close()
+    load1 = os.getloadavg()
+    print(f"\nload after: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
