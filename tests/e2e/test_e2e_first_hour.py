@@ -332,6 +332,7 @@ def test_sql_examples_link_to_the_packaged_sample():
 # -- 9. docstrings: complete, and their examples run -------------------------------------------------------
 @pytest.mark.parametrize("module", ["lance_duck", "lance_duck.scan.dataset", "lance_duck.scan.scanner",
                                     "lance_duck.scan.fragment", "lance_duck.integrations.duckdb.api",
+                                    "lance_duck.integrations.duckdb.entry",
                                     "lance_duck._state", "lance_duck.scan.compat", "lance_duck.scan.delta",
                                     "lance_duck.scan.ranges", "lance_duck.scan.blobs", "lance_duck.changefeed",
                                     "lance_duck.scan.namespace", "lance_duck.scan.hybrid", "lance_duck.query",

@@ -23,6 +23,13 @@ NOT_ON_COUNT_PATH = (
     "lance_duck.index.inverted.reader",
     "lance_duck.integrations.spark",
     "lance_duck.__main__",
+    # a plain count is answered from the manifest (integrations/duckdb/entry.py): no parser, no
+    # pyarrow.dataset (it imports pandas when installed), no scan layer
+    "sqlglot",
+    "pyarrow.dataset",
+    "pandas",
+    "lance_duck.scan.dataset",
+    "lance_duck.integrations.duckdb.api",
 )
 
 

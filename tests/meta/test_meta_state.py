@@ -22,7 +22,7 @@ CONTAINERS = {"dict", "list", "set", "OrderedDict", "defaultdict", "deque", "Wea
 NOT_CACHES = {
     ("integrations/duckdb/api.py", "_variables"),
     ("integrations/duckdb/cache.py", "_registered"),
-    ("integrations/duckdb/scan_errors.py", "_errors"),
+    ("integrations/duckdb/error_ring.py", "_errors"),
     ("integrations/duckdb/namespaces.py", "_attached"),    # what each connection ATTACHed: state, not a cache
 }
 

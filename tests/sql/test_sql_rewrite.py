@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from lance_duck.errors import InvalidArgumentError
-from lance_duck.integrations.duckdb import LanceRef, rewrite
+from lance_duck.integrations.duckdb.rewrite import LanceRef, rewrite
 
 
 def _refs(q):

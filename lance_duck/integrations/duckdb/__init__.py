@@ -1,17 +1,41 @@
 """DuckDB front-end: Lance table references and time travel inside SQL text (:func:`sql`), and
 :func:`register` for a table under a name of your choice.
 
-The package, top to bottom: ``api.py`` (:func:`sql`, :func:`register`: connections, registration,
-execution), ``relation.py`` (:class:`LanceRelation` and its error mapping; ``scan_errors.py`` records the
-errors scans raise), ``rewrite.py`` (pure sqlglot: a statement -> a :class:`Rewritten` one;
+The package, top to bottom: ``entry.py`` (:func:`sql` itself, the default connection, and the plain
+``count(*)`` answered from a manifest before anything heavy is imported), ``api.py`` (the rest of
+:func:`sql`, :func:`register`: registration, execution), ``relation.py`` (:class:`LanceRelation` and its error mapping; ``scan_errors.py`` records the
+errors scans raise in ``error_ring.py``), ``rewrite.py`` (pure sqlglot: a statement -> a :class:`Rewritten` one;
 :class:`LanceRef`), ``pushdown.py`` (a query's substring / comparison conjuncts -> a filtered view),
 ``count.py`` (a count's WHERE -> an Arrow filter), ``cache.py`` (kept tables, statements, views), and
 one module per table function: ``catalog.py`` (``lance_versions`` / ``lance_tags`` / ``lance_indices``),
 ``changes.py`` (``lance_changes``), ``search.py`` (``lance_vector_search``), ``fts.py`` (``lance_fts``,
 ``lance_hybrid_search``), ``namespaces.py`` (``ATTACH ... (TYPE LANCE)``).
 """
-from .api import register, sql
-from .relation import LanceRelation
-from .rewrite import LANCE_NAME_RULE, LanceRef, Rewritten, rewrite
+from __future__ import annotations
 
-__all__ = ["LanceRef", "LanceRelation", "Rewritten", "register", "rewrite", "sql", "LANCE_NAME_RULE"]
+from typing import TYPE_CHECKING, Any
+
+from .entry import sql
+from .relation import LanceRelation
+
+if TYPE_CHECKING:
+    from .api import register
+    from .rewrite import LANCE_NAME_RULE, LanceRef, Rewritten
+
+# imported on first use: sqlglot and the scan layer stay out of a process that only counts rows
+# (the function ``rewrite`` is ``lance_duck.integrations.duckdb.rewrite.rewrite``: a lazy name would be
+# shadowed by its module once imported)
+_LAZY = {"register": ".api", "LANCE_NAME_RULE": ".rewrite", "LanceRef": ".rewrite", "Rewritten": ".rewrite"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["LanceRef", "LanceRelation", "Rewritten", "register", "sql", "LANCE_NAME_RULE"]

@@ -28,17 +28,13 @@ instead of DuckDB's ``InvalidInputException`` wrapping a Python traceback.
 """
 from __future__ import annotations
 
-import atexit
 import collections
 import contextlib
 import dataclasses
 import hashlib
 import os
 import re
-import sys
-import threading
 import weakref
-from collections.abc import Mapping
 from typing import Any, Iterator
 
 import duckdb
@@ -55,29 +51,9 @@ from .count import count_filter
 from . import namespaces
 from .search import VectorSearchCall, Values
 from .pushdown import Term, arrow_filter, comparison_filter
+from .entry import _check_call_args, _default_connection, _default_lock
 from .relation import LanceRelation, _lance_errors
 from .rewrite import _PREFIX, LanceRef, Lookup, Rewritten, _stem, _template, _version_value
-
-
-_default_lock = threading.Lock()
-_default_con: duckdb.DuckDBPyConnection | None = None
-
-# -- execution ------------------------------------------------------------------------------------
-def _default_connection() -> duckdb.DuckDBPyConnection:
-    global _default_con
-    with _default_lock:
-        if _default_con is None:
-            _default_con = duckdb.connect()
-            atexit.register(_close_default_connection)
-        return _default_con
-
-
-def _close_default_connection() -> None:
-    global _default_con
-    with _default_lock:
-        con, _default_con = _default_con, None
-    if con is not None:
-        con.close()
 
 
 def _pinned_name(ref: LanceRef, ds: LanceDataset) -> str:
@@ -145,47 +121,10 @@ def _forget_old_variables(con: duckdb.DuckDBPyConnection, name: str) -> None:
             con.unregister(n)
 
 
-def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None, *,
-        storage_options: StorageOptions = None) -> LanceRelation | None:
-    """Run ``query`` on DuckDB with Lance references (and time travel) resolved.
-
-    A Lance reference is a quoted table path (``'t.lance'``, or a local directory holding
-    ``_versions/``), optionally with ``AT (VERSION => 3)``, ``AT (VERSION => 'tag')``,
-    ``AT (TIMESTAMP => ...)`` or ``VERSION AS OF 3``, or a ``lance_scan('uri', version => ...,
-    branch => ..., asof => ...)`` call. Each is opened once, pinned to the version it resolves to,
-    and registered on the connection; DuckDB then pushes projections and filters into the scan.
-    ``EXPLAIN``, ``DESCRIBE`` / ``SHOW``, ``SUMMARIZE``, ``COPY`` and ``CREATE TABLE ... AS`` work
-    over references too; SQL the rewriter cannot parse goes to DuckDB unchanged.
-
-    Args:
-        query: DuckDB SQL.
-        connection: the DuckDB connection to run on (default: one process-wide connection).
-        storage_options: object-store options for every reference that gives none of its own
-            (``lance_scan(..., storage_options => {...})`` does), as for :func:`lance_duck.dataset`.
-
-    Returns:
-        A lazy :class:`LanceRelation` (``fetchall()``, ``arrow()``, ``df()``, ``.relation`` for
-        DuckDB's own relation), or ``None`` for a statement without a result (``CREATE TABLE ...
-        AS``, which runs at once). Table names that are variables in the caller's scope
-        (lance_duck datasets, DataFrames, Arrow tables) are read like ``duckdb.sql`` reads them; a
-        lance_duck dataset goes through lance_duck's scan, with filter pushdown.
-
-    Raises:
-        VersionNotFoundError, TagNotFoundError, BranchNotFoundError: the reference names no such
-            version, tag or branch (also ``ValueError``s).
-        FileNotFoundError: the table does not exist.
-        CorruptFileError, UnsupportedFeatureError: raised while DuckDB pulls rows, as themselves
-            (not wrapped in a DuckDB exception).
-        duckdb.Error: anything DuckDB itself refuses, with DuckDB's message.
-
-    Examples:
-        >>> import lance_duck
-        >>> sample = lance_duck.sample_path()    # the packaged sample table; any path or URI works
-        >>> lance_duck.sql(f"select count(*) from '{sample}' AT (VERSION => 1)").fetchall()
-        [(2000,)]
-        >>> lance_duck.sql(f"select count(*) from lance_scan('{sample}', version => 'initial_load')").fetchall()
-        [(2000,)]
-    """
+def run_sql(query: str, connection: duckdb.DuckDBPyConnection | None, storage_options: StorageOptions,
+            frame: Any) -> LanceRelation | None:
+    """:func:`lance_duck.sql` (:mod:`.entry`) past its metadata-only count: ``frame`` is the caller's,
+    whose variables name tables."""
     _check_call_args("sql", connection, storage_options)
     if not isinstance(query, str):
         raise InvalidArgumentError(f"sql: query must be a str of SQL, not {query!r}")
@@ -194,7 +133,6 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None, *,
     if isinstance(resolved, namespaces.Handled):
         return None if resolved.relation is None else LanceRelation(resolved.relation)
     query = expand_searches(resolved, con)
-    frame = sys._getframe(1)
     try:
         template = _template(query, _frame_lookup(frame, con), _frame_values(frame))
     finally:
@@ -337,12 +275,3 @@ def register(connection: duckdb.DuckDBPyConnection, name: str, uri_or_dataset: s
             raise InvalidArgumentError("asof applies to a uri; open the dataset with dataset(uri, asof=...)")
     connection.register(name, ds)
     return ds
-
-
-def _check_call_args(what: str, connection: Any, storage_options: Any, required: bool = False) -> None:
-    """Refuse a connection that is not DuckDB's or storage options that are not a mapping, by name."""
-    if (connection is not None or required) and not isinstance(connection, duckdb.DuckDBPyConnection):
-        raise InvalidArgumentError(f"{what}: connection must be a duckdb.DuckDBPyConnection, not {connection!r}")
-    if storage_options is not None and not isinstance(storage_options, Mapping):
-        raise InvalidArgumentError(f"{what}: storage_options must be a dict of str -> str, not {storage_options!r}")
-

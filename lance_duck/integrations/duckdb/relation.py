@@ -9,7 +9,7 @@ from typing import Any, Iterator
 import duckdb
 import pyarrow as pa
 
-from .scan_errors import fresh, last_seq, recorded_since
+from .error_ring import fresh, last_seq, recorded_since
 
 
 @contextlib.contextmanager

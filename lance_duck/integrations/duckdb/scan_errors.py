@@ -3,14 +3,12 @@
 DuckDB turns an exception raised while it pulls batches into ``duckdb.InvalidInputException``
 carrying a Python traceback as text.  The datasets :func:`lance_duck.sql` registers record
 their errors here, so :class:`~lance_duck.integrations.duckdb.LanceRelation` can raise the
-original one.  (Kept apart from the module holding the default connection: a registered
+original one (the errors are kept in :mod:`.error_ring`, which the relation reads without
+importing the scan layer).  (Kept apart from the module holding the default connection: a registered
 object must not reach that connection through its class, or neither is ever freed.)
 """
 from __future__ import annotations
 
-import collections
-import itertools
-import threading
 from typing import Any, Iterable, Iterator
 
 import pyarrow as pa
@@ -18,43 +16,7 @@ import pyarrow as pa
 from ...scan.dataset import LanceDataset
 from ...scan.scanner import LanceScanner
 from ...scan.views import HiddenColumnsDataset
-
-# Errors raised by Lance scans under DuckDB, newest last, numbered so a call finds its own.
-_errors: collections.deque = collections.deque(maxlen=64)
-_error_seq = itertools.count(1)
-_errors_lock = threading.Lock()
-
-
-def fresh(err: BaseException) -> BaseException:
-    """A copy of ``err`` without its traceback (same type and message), or ``err`` itself."""
-    try:
-        new = type(err)(*err.args)
-    except Exception:  # noqa: BLE001 - an exception type with a custom constructor
-        return err
-    return new if str(new) == str(err) else err
-
-
-def record(err: BaseException) -> None:
-    """Remember ``err`` (a copy: its traceback would keep the scan's frames alive)."""
-    with _errors_lock:
-        _errors.append((next(_error_seq), fresh(err)))
-
-
-def last_seq() -> int:
-    with _errors_lock:
-        return _errors[-1][0] if _errors else 0
-
-
-def recorded_since(seq: int, message: str) -> BaseException | None:
-    """The newest error recorded after ``seq`` whose text DuckDB's message carries."""
-    with _errors_lock:
-        candidates = [e for n, e in _errors if n > seq]
-    for err in reversed(candidates):
-        text = str(err)
-        if (text and text in message) or (not text and type(err).__name__ in message):
-            return err
-    return None
-
+from .error_ring import fresh, last_seq, record, recorded_since
 
 def _recording(reader: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     try:

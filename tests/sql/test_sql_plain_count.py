@@ -1,0 +1,95 @@
+"""``lance_duck.sql("SELECT count(*) FROM 't.lance'")`` (that text alone) is answered from the latest
+manifest before sqlglot or ``pyarrow.dataset`` is imported (``integrations/duckdb/entry.py``): the same
+count, column name and type as the full path, and the full path's errors when the table cannot be read.
+
+Oracle: pylance's ``count_rows()`` of the latest version; the full path is ``api.run_sql``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import duckdb
+import pytest
+
+import lance_duck
+from lance_duck.integrations.duckdb import entry
+from lance_duck.integrations.duckdb.api import run_sql
+
+lance = pytest.importorskip("lance")
+
+ROOT = os.path.dirname(os.path.dirname(lance_duck.__file__))
+
+FORMS = ["select count(*) from '{t}'", "SELECT COUNT(*) FROM '{t}';", "  select count( * )\n  from '{t}'  ; ",
+         "Select Count(*) From '{t}/'"]
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_plain_count_forms_equal_pylance_and_the_full_path(history, form):
+    q = form.format(t=history)
+    con = duckdb.connect()
+    assert entry._manifest_count(q, con) is not None           # answered from the manifest
+    got = lance_duck.sql(q, con)
+    full = run_sql(q, con, None, sys._getframe())
+    assert got.fetchall() == full.fetchall() == [(lance.dataset(history).count_rows(),)]
+    assert got.columns == full.columns == ["count_star()"]
+    assert got.types == full.types
+
+
+@pytest.mark.parametrize("q,expected", [
+    ("select count(*) from '{t}' where id > 3", lambda t: [(lance.dataset(t).count_rows("id > 3"),)]),
+    ("select count(*) as n from '{t}'", lambda t: [(lance.dataset(t).count_rows(),)]),
+    ("select count(*) from '{t}' AT (VERSION => 1)", lambda t: [(100,)]),
+    ("select count(id) from '{t}'", lambda t: [(lance.dataset(t).count_rows(),)]),
+    ("select count(*) from '{t}' limit 0", lambda t: []),
+])
+def test_other_counts_take_the_full_path(history, q, expected):
+    q = q.format(t=history)
+    assert entry._manifest_count(q, duckdb.connect()) is None
+    assert lance_duck.sql(q).fetchall() == expected(history)
+
+
+def test_plain_count_in_a_fresh_process_imports_no_parser_and_no_dataset_layer(history):
+    code = (f"import json, sys, lance_duck\n"
+            f"r = lance_duck.sql(\"select count(*) from '{history}'\").fetchall()\n"
+            "print(json.dumps([r, [m for m in ('sqlglot', 'pyarrow.dataset', 'pandas', 'lance_duck.scan.dataset',"
+            " 'lance_duck.integrations.duckdb.api') if m in sys.modules]]))")
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True,
+                         timeout=120).stdout
+    rows, imported = json.loads(out.strip().splitlines()[-1])
+    assert rows == [[lance.dataset(history).count_rows()]]
+    assert imported == []
+
+
+def test_missing_table_raises_the_full_paths_error(tmp_path):
+    missing = str(tmp_path / "nope.lance")
+    with pytest.raises(FileNotFoundError, match="nope.lance"):
+        lance_duck.sql(f"select count(*) from '{missing}'")
+    empty = tmp_path / "empty.lance"
+    empty.mkdir()
+    with pytest.raises(FileNotFoundError) as plain:
+        lance_duck.sql(f"select count(*) from '{empty}'")
+    with pytest.raises(FileNotFoundError) as full:
+        run_sql(f"select count(*) from '{empty}'", None, None, sys._getframe())
+    assert str(plain.value) == str(full.value)
+
+
+def test_corrupt_latest_manifest_raises_the_full_paths_error(history, tmp_path):
+    copy = str(tmp_path / "copy.lance")
+    shutil.copytree(history, copy)
+    vdir = os.path.join(copy, "_versions")
+    latest = min(n for n in os.listdir(vdir) if n.endswith(".manifest"))     # V2 names: the smallest is newest
+    with open(os.path.join(vdir, latest), "r+b") as f:
+        f.seek(-4, os.SEEK_END)
+        f.write(b"XXXX")
+    q = f"select count(*) from '{copy}'"
+    assert entry._manifest_count(q, duckdb.connect()) is None
+    with pytest.raises(lance_duck.CorruptFileError) as plain:
+        lance_duck.sql(q)
+    with pytest.raises(lance_duck.CorruptFileError) as full:
+        run_sql(q, None, None, sys._getframe())
+    assert str(plain.value) == str(full.value) and copy in str(plain.value)
