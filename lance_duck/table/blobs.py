@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from ..file.v2_1.assemble import BLOB_METADATA, DESCRIPTION_V2, _is_blob_v2 as is_blob_v2
-from ..file.v2_1.layouts.blob import DESCRIPTION
+from ..file.blob_types import BLOB_METADATA, DESCRIPTION, DESCRIPTION_V2, is_blob_v2
 from ..schema import LanceField, LanceSchema
 
 

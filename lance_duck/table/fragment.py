@@ -26,7 +26,7 @@ import numpy as np
 from .. import _state
 from .._proto import table_pb2
 from ..errors import CorruptFileError, UnsupportedFeatureError
-from ..file import DataFileRef, open_data_file
+from ..file import DataFileRef
 from .deletions import DeletionFileInfo, deletion_file_name, read_deletions
 from .rowids import decode_row_ids, decode_version_runs, decode_version_sequence, row_ids_at
 
@@ -202,6 +202,7 @@ class FragmentInfo:
         with self._lock:
             for ref in self._unverified:
                 try:
+                    from ..file import open_data_file   # the decoders load on first use
                     reader = open_data_file(self._io, ref)
                 except FileNotFoundError as exc:
                     raise vanished(ref.path, "data file", self.version) from exc

@@ -15,7 +15,7 @@ import pyarrow as pa
 from .._proto import table_pb2
 from ..errors import BranchNotFoundError, CorruptFileError, InvalidArgumentError, VersionNotFoundError
 from ..io.fs import FileIO, open_io
-from ..file import DataFileReader, DataFileRef, load_dictionary_values, open_data_file
+from ..file import DataFileReader, DataFileRef
 from .blobs import read_schema
 from .fragment import FragmentInfo, PathResolver, vanished
 from .manifest import FRAGMENT_REUSE_TAGGED, ManifestFile, read_manifest
@@ -203,6 +203,7 @@ class Snapshot:
         a file whose rows, field ids or columns disagree with the manifest raises CorruptFileError.
         """
         try:
+            from ..file import open_data_file   # the decoders load on first use
             reader = open_data_file(self.io, ref, **options)
         except FileNotFoundError as exc:
             raise vanished(ref.path, "data file", self.version) from exc
@@ -267,4 +268,5 @@ def _load_legacy_dictionaries(manifest_bytes: bytes, schema: LanceSchema) -> Non
     """Legacy tables keep dictionary values inside the manifest file; attach them to the fields."""
     for field in schema.walk():
         if field.logical_type.startswith("dict:"):
+            from ..file import load_dictionary_values
             field.dictionary_values = load_dictionary_values(manifest_bytes, field)

@@ -15,20 +15,11 @@ import pyarrow as pa
 from ...encodings.bitmap import validity_buffer
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from ...schema import LanceField
+from ..blob_types import BLOB_METADATA, DESCRIPTION, DESCRIPTION_V2, is_blob_v2 as _is_blob_v2
 from .column import LeafData
 from .direct_lists import DirectUnraveler
 from .repdef import Unraveler
 from .values import with_validity
-from .layouts.blob import DESCRIPTION
-
-# blob v2 (2.2): one packed column of descriptors, returned by pylance as this struct
-DESCRIPTION_V2 = pa.struct([pa.field("kind", pa.uint8(), False), pa.field("position", pa.uint64(), False),
-                            pa.field("size", pa.uint64(), False), pa.field("blob_id", pa.uint32(), False),
-                            pa.field("blob_uri", pa.string(), False)])
-
-
-def _is_blob_v2(f: LanceField) -> bool:
-    return f.extension_name == "lance.blob.v2" or f.metadata.get("ARROW:extension:name") == "lance.blob.v2"
 
 
 @dataclass
@@ -74,11 +65,6 @@ def leaves(f: LanceField, minor: int, mult: int = 1, in_list: bool = False) -> I
                                       f"is not supported in file format 2.{minor} (it is in 2.3)")
     for c in f.children:
         yield from leaves(c, minor, mult * (dim or 1), in_list or f.is_list or f.logical_type == "map")
-
-
-# field metadata pylance puts on blob descriptions (top-level columns and struct children)
-BLOB_METADATA = {DESCRIPTION: {"lance-encoding:blob": "true"},
-                 DESCRIPTION_V2: {"lance-encoding:blob": "true", "lance-encoding:packed": "true"}}
 
 
 def output_type(f: LanceField, minor: int) -> pa.DataType:

@@ -12,13 +12,13 @@ import pyarrow as pa
 from .... import trace
 from ...._proto import encodings_v2_1_pb2 as pb
 from ....errors import CorruptFileError, UnsupportedFeatureError
+from ...blob_types import DESCRIPTION
 from .. import repdef
 from ..page import PageContext, PageData
 from .constant import ConstantPage
 from .fullzip import FullZipPage
 from .miniblock import MiniBlockPage
 
-DESCRIPTION = pa.struct([pa.field("position", pa.uint64()), pa.field("size", pa.uint64())])
 _INNER: dict[str, type[MiniBlockPage] | type[ConstantPage] | type[FullZipPage]] = {
     "mini_block_layout": MiniBlockPage, "constant_layout": ConstantPage, "full_zip_layout": FullZipPage}
 
