@@ -102,10 +102,10 @@ def test_an_explicit_batch_readahead_is_kept(table):
 def test_fixed_width_tasks_grow_from_the_first_straight_to_full_size(table):
     ds = lance_duck.dataset(table)
     first = [b.num_rows for b in ds.scanner(columns=["id", "amount"]).to_batches()][:3]
-    # fragment 0 (no deletions): 8K, then the rest of it (one task, cut into 128K-row batches)
+    # fragment 0 (no deletions): 2K, then the rest of it (one task, cut into 128K-row batches)
     assert first == [FIRST_BATCH_ROWS, 128 * 1024, FRAGMENT_ROWS - FIRST_BATCH_ROWS - 128 * 1024]
-    ramp = [b.num_rows for b in ds.scanner(columns=["id", "note"]).to_batches()][:3]
-    assert ramp == [FIRST_BATCH_ROWS, 4 * FIRST_BATCH_ROWS, FRAGMENT_ROWS - 5 * FIRST_BATCH_ROWS]
+    ramp = [b.num_rows for b in ds.scanner(columns=["id", "note"]).to_batches()][:4]
+    assert ramp == [FIRST_BATCH_ROWS, 4 * FIRST_BATCH_ROWS, 16 * FIRST_BATCH_ROWS, FRAGMENT_ROWS - 21 * FIRST_BATCH_ROWS]
 
 
 @pytest.mark.parametrize("readahead", [None, 0, 1, 2, 4])
