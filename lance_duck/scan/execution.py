@@ -351,8 +351,10 @@ class ScanContext:
             except Exception:  # noqa: BLE001 - the row-wise evaluation below raises what is real
                 per_value = None
             if per_value is not None:
-                idx = arr.indices.fill_null(len(dictionary)).to_numpy(zero_copy_only=False)
-                return per_value[idx]
+                indices = arr.indices
+                if indices.null_count:
+                    indices = indices.fill_null(len(dictionary))
+                return gather_mask(np.asarray(per_value, dtype=bool), indices.to_numpy(zero_copy_only=False))
         cols = {k: plain(v, self._types.get(k)) for k, v in fcols.items()}
         batch = pa.RecordBatch.from_arrays(list(cols.values()), names=list(cols)) if cols else _empty_batch(n)
         return flt.mask(batch)
@@ -390,7 +392,19 @@ def _per_value_mask(arr: pa.DictionaryArray, mask_of) -> np.ndarray:
     if indices.null_count:
         values = pa.concat_arrays([values, pa.nulls(1, values.type)])
         indices = indices.fill_null(len(values) - 1)
-    return mask_of(values)[indices.to_numpy(zero_copy_only=False)]
+    return gather_mask(np.asarray(mask_of(values), dtype=bool), indices.to_numpy(zero_copy_only=False))
+
+
+def gather_mask(per_value: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``per_value[idx]``: the mask of each row from the mask of each dictionary value. When one
+    value passes (``cat = 'x'``) or one fails, one comparison of the indices (a gather costs ~100x
+    more); an index out of range raises IndexError either way."""
+    passing = np.flatnonzero(per_value)
+    if idx.size and len(passing) in (1, per_value.size - 1) and idx.min() >= 0 and idx.max() < per_value.size:
+        if len(passing) == 1:
+            return idx == passing[0]
+        return idx != np.flatnonzero(~per_value)[0]
+    return np.take(per_value, idx)
 
 
 def _one_pass(task: ScanTask) -> bool:
