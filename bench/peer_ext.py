@@ -18,7 +18,9 @@ Each query: every target once as a warm-up (its answer kept), then ``--runs`` ro
 in turn; median wall times. Every answer is compared with pylance's (floats to 1e-9 relative; a
 ``LIMIT`` without ``ORDER BY`` may return any rows, so there each row must be a row of the table and
 the count must match) and a mismatch prints ``WRONG``. Ratios are target / extension, and
-``sql/pq`` is ``lance_duck.sql`` / Parquet. The load (``os.getloadavg``) is printed before and after.
+``sql/pq`` is ``lance_duck.sql`` / Parquet, of wall times and then of process CPU (every thread: the
+extension's measured in its subprocess), steadier than wall on a loaded machine. The load
+(``os.getloadavg``) is printed before and after.
 """
 from __future__ import annotations
 
@@ -37,9 +39,9 @@ import duckdb
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import duckdb_queries  # noqa: E402
 import indexed_queries  # noqa: E402
-from _common import DEFAULT_EXT_PYTHON, open_extension  # noqa: E402
+from _common import DEFAULT_EXT_PYTHON, cpu_seconds, open_extension  # noqa: E402
 
-Runner = Callable[[], tuple[float, list]]
+Runner = Callable[[], tuple[float, float, list]]
 TARGETS = ("ext", "sql", "ds", "pylance", "parquet")
 
 
@@ -88,20 +90,27 @@ def check(name: str, sql: str, answers: dict[str, list[tuple]], reference_con: d
 
 
 def timed(con: duckdb.DuckDBPyConnection, q: str) -> Runner:
-    def run() -> tuple[float, list]:
-        t0 = time.perf_counter()
+    def run() -> tuple[float, float, list]:
+        c0, t0 = cpu_seconds(), time.perf_counter()
         rows = con.sql(q).fetchall()
-        return time.perf_counter() - t0, rows
+        return time.perf_counter() - t0, cpu_seconds() - c0, rows
     return run
 
 
 def timed_sql(con: duckdb.DuckDBPyConnection, q: str) -> Runner:
     import lance_duck
 
-    def run() -> tuple[float, list]:
-        t0 = time.perf_counter()
+    def run() -> tuple[float, float, list]:
+        c0, t0 = cpu_seconds(), time.perf_counter()
         rows = lance_duck.sql(q, connection=con).fetchall()
-        return time.perf_counter() - t0, rows
+        return time.perf_counter() - t0, cpu_seconds() - c0, rows
+    return run
+
+
+def timed_ext(ext, q: str) -> Runner:
+    def run() -> tuple[float, float, list]:
+        wall, _ = ext.run(q, warm=False)
+        return wall, ext.last_cpu, ext.last_rows
     return run
 
 
@@ -138,34 +147,38 @@ def main() -> None:
     load0 = os.getloadavg()
     print(f"{a.rows} rows per table; median of {a.runs} interleaved rounds after a warm-up; "
           f"load {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}\n")
-    print("| query | ext ms | sql ms | ds ms | pylance ms | parquet ms | sql/ext | ds/ext | pylance/ext | sql/pq | answers |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| query | ext ms | sql ms | ds ms | pylance ms | parquet ms | sql/ext | ds/ext | pylance/ext | sql/pq "
+          "| CPU sql/ext | CPU ds/ext | CPU sql/pq | answers |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for kind, path, queries, c in tables:
         for name, sql in queries.items():
             if a.only and not any(o in name for o in a.only):
                 continue
             runners: dict[str, Runner] = {
-                "ext": (lambda q: lambda: (ext.run(q, warm=False)[0], ext.last_rows))(sql.replace("from T", f"from '{path}'")),
+                "ext": timed_ext(ext, sql.replace("from T", f"from '{path}'")),
                 "sql": timed_sql(c["sql"], sql.replace("from T", f"from '{path}'")),
                 "ds": timed(c["ds"], sql),
                 "pylance": timed(c["pylance"], sql),
             }
             if kind == "anchor":
                 runners["parquet"] = timed(c["parquet"], sql.replace("from T", f"from read_parquet('{pp}')"))
-            answers = {t: normal(run()[1]) for t, run in runners.items()}
+            answers = {t: normal(run()[2]) for t, run in runners.items()}
             wrong = check(name, sql, answers, c["pylance"])
-            times: dict[str, list[float]] = {t: [] for t in runners}
+            times: dict[str, list[tuple[float, float]]] = {t: [] for t in runners}
             for _ in range(a.runs):
                 for t, run in runners.items():
-                    times[t].append(run()[0])
-            med = {t: statistics.median(ts) for t, ts in times.items()}
-            e = med["ext"]
+                    times[t].append(run()[:2])
+            med = {t: statistics.median(x[0] for x in ts) for t, ts in times.items()}
+            cpu = {t: statistics.median(x[1] for x in ts) for t, ts in times.items()}
+            e, ce = med["ext"], max(cpu["ext"], 1e-4)
             pq_ms = f"{med['parquet'] * 1e3:.1f}" if "parquet" in med else ""
             sql_pq = med["sql"] / med["parquet"] if "parquet" in med else None
+            cpu_pq = cpu["sql"] / max(cpu["parquet"], 1e-4) if "parquet" in cpu else None
             verdict = "ok" if not wrong else "WRONG: " + ", ".join(wrong)
             print(f"| {name} | {e * 1e3:.1f} | {med['sql'] * 1e3:.1f} | {med['ds'] * 1e3:.1f} | "
                   f"{med['pylance'] * 1e3:.1f} | {pq_ms} | {fmt_ratio(med['sql'] / e)} | {fmt_ratio(med['ds'] / e)} | "
-                  f"{fmt_ratio(med['pylance'] / e)} | {fmt_ratio(sql_pq)} | {verdict} |", flush=True)
+                  f"{fmt_ratio(med['pylance'] / e)} | {fmt_ratio(sql_pq)} | {fmt_ratio(cpu['sql'] / ce)} | "
+                  f"{fmt_ratio(cpu['ds'] / ce)} | {fmt_ratio(cpu_pq)} | {verdict} |", flush=True)
     ext.close()
     load1 = os.getloadavg()
     print(f"\nload after: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
