@@ -31,12 +31,9 @@ FORMS = ["select count(*) from '{t}'", "SELECT COUNT(*) FROM '{t}';", "  select 
 def test_plain_count_forms_equal_pylance_and_the_full_path(history, form):
     q = form.format(t=history)
     con = duckdb.connect()
-    assert entry._manifest_count(q, con) is not None           # answered from the manifest
-    got = lance_duck.sql(q, con)
     full = run_sql(q, con, None, sys._getframe())
-    assert got.fetchall() == full.fetchall() == [(lance.dataset(history).count_rows(),)]
-    assert got.columns == full.columns == ["count_star()"]
-    assert got.types == full.types
+    assert entry._manifest_count(q, con) == lance.dataset(history).count_rows()
+    assert full.fetchall() == [(lance.dataset(history).count_rows(),)]
 
 
 @pytest.mark.parametrize("q,expected", [
@@ -54,15 +51,24 @@ def test_other_counts_take_the_full_path(history, q, expected):
 
 def test_plain_count_in_a_fresh_process_imports_no_parser_and_no_dataset_layer(history):
     code = (f"import json, sys, lance_duck\n"
-            f"r = lance_duck.sql(\"select count(*) from '{history}'\").fetchall()\n"
+            f"rel = lance_duck.sql(\"select count(*) from '{history}'\")\n"
+            "r = rel.fetchall()\n"
             "print(json.dumps([r, [m for m in ('sqlglot', 'pyarrow.dataset', 'pandas', 'lance_duck.scan.dataset',"
-            " 'lance_duck.integrations.duckdb.api') if m in sys.modules]]))")
+            " 'lance_duck.integrations.duckdb.api') if m in sys.modules]]))\n"
+            "from lance_duck.integrations.duckdb.api import run_sql\n"
+            f"full = run_sql(\"select count(*) from '{history}'\", None, None, sys._getframe())\n"
+            "print(json.dumps([rel.columns, full.columns, [str(t) for t in rel.types], [str(t) for t in full.types],"
+            " r == full.fetchall()]))")
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True,
                          timeout=120).stdout
-    rows, imported = json.loads(out.strip().splitlines()[-1])
+    first, second = out.strip().splitlines()[-2:]
+    rows, imported = json.loads(first)
     assert rows == [[lance.dataset(history).count_rows()]]
     assert imported == []
+    # the relation of the manifest count (made before the full path loaded) is the full path's
+    cols, full_cols, types, full_types, same = json.loads(second)
+    assert cols == full_cols == ["count_star()"] and types == full_types and same
 
 
 def test_missing_table_raises_the_full_paths_error(tmp_path):
