@@ -147,7 +147,9 @@ def _pulled_items(n: int, pulled: list[int]):
 
 
 @pytest.mark.parametrize("max_inflight", [1, 2, 4])
-def test_one_item_is_computed_ahead_while_the_consumer_holds_a_result(max_inflight):
+def test_one_item_is_computed_ahead_while_the_consumer_holds_a_result_but_the_first(max_inflight):
+    """From the second result on, the next item runs while the consumer holds one; nothing runs while
+    it holds the first (an engine that stops there, DuckDB's LIMIT, decodes nothing more)."""
     import threading
 
     from lance_duck.scan.readahead import ordered_map
@@ -161,7 +163,9 @@ def test_one_item_is_computed_ahead_while_the_consumer_holds_a_result(max_inflig
     stream = ordered_map(fn, _pulled_items(6, pulled), size_of=lambda _: 8, max_inflight=max_inflight)
     for k in range(6):
         assert next(stream) == k * 10
-        if k < 5:                       # the next item runs before the consumer asks for it
+        if k == 0:                      # nothing was submitted: the second item cannot have started
+            assert not started[1].wait(0.2) and pulled == [0]
+        elif k < 5:                     # the next item runs before the consumer asks for it
             assert started[k + 1].wait(30)
     assert list(stream) == [] and pulled == list(range(6))
 
