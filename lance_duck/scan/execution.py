@@ -266,6 +266,9 @@ class ScanContext:
         if self.filter is not None:
             fcols = self.read_columns(frag, self.filter_columns, rows, mask, keep_dictionary=True)
             keep = self.filter_mask(fcols, n)
+            if not self.projection.outputs:      # a count: how many rows pass is all it needs
+                passing = int(np.count_nonzero(keep))
+                return _empty_batch(passing) if passing else None
             if not keep.all():
                 if not keep.any():
                     return None
