@@ -95,6 +95,7 @@ class Extension:
         hello = json.loads(self._p.stdout.readline())
         self.version = hello["ready"]
         self.last_rows: list = []
+        self.last_cpu = float("nan")   # CPU seconds of the last timed run (the subprocess, every thread)
 
     def run(self, sql: str, warm: bool = True) -> tuple[float, list]:
         self._p.stdin.write(self._json.dumps({"sql": sql, "warm": warm}) + "\n")
@@ -103,6 +104,7 @@ class Extension:
         if "error" in out:
             raise RuntimeError(out["error"])
         self.last_rows = out["rows"]
+        self.last_cpu = out.get("cpus", [float("nan")])[0]
         return out["times"][0], out["ids"]
 
     def close(self) -> None:

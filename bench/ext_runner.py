@@ -5,7 +5,8 @@ Started by them with another venv's Python (``duckdb==1.5.5 duckdb-extension-lan
 then reads one JSON request per line on stdin and answers one JSON line on stdout::
 
     {"sql": "SELECT id FROM lance_vector_search(...)", "runs": 1}
-    -> {"times": [seconds, ...], "ids": [first column of the last run], "rows": [its rows]}
+    -> {"times": [seconds, ...], "cpus": [CPU seconds, ...], "ids": [first column of the last run],
+        "rows": [its rows]}
 
 The first run of every request is a warm-up (not timed) when ``warm`` is true. Uses only duckdb
 (never lance_duck), so the two never share a process.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import resource
 import sys
 import time
 
@@ -30,6 +32,17 @@ def extension_path() -> str:
     return found[-1]
 
 
+def _cpu() -> float:
+    """CPU seconds of this process, every thread."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _jsonable(v):
+    """Decimals as floats, dates and times as ISO text (TPC-H answers)."""
+    return float(v) if type(v).__name__ == "Decimal" else str(v)
+
+
 def main() -> None:
     con = duckdb.connect(config={"allow_unsigned_extensions": "true", "autoinstall_known_extensions": "false",
                                  "autoload_known_extensions": "false"})
@@ -41,15 +54,16 @@ def main() -> None:
         try:
             if req.get("warm", True):
                 con.execute(req["sql"]).fetchall()
-            times, rows = [], []
+            times, cpus, rows = [], [], []
             for _ in range(int(req.get("runs", 1))):
-                t0 = time.perf_counter()
+                c0, t0 = _cpu(), time.perf_counter()
                 rows = con.execute(req["sql"]).fetchall()
                 times.append(time.perf_counter() - t0)
-            out = {"times": times, "ids": [r[0] for r in rows], "rows": [list(r) for r in rows]}
+                cpus.append(_cpu() - c0)
+            out = {"times": times, "cpus": cpus, "ids": [r[0] for r in rows], "rows": [list(r) for r in rows]}
         except Exception as e:  # reported to the parent, which prints it
             out = {"error": f"{type(e).__name__}: {e}"}
-        print(json.dumps(out), flush=True)
+        print(json.dumps(out, default=_jsonable), flush=True)
 
 
 if __name__ == "__main__":
