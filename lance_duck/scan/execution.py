@@ -354,6 +354,8 @@ class ScanContext:
                 idx = arr.indices.fill_null(len(dictionary)).to_numpy(zero_copy_only=False)
                 return per_value[idx]
         per_column = self._per_column_mask(fcols, n)
+        if per_column is None:
+            per_column = self._dictionary_prefilter(fcols, n)
         if per_column is not None:
             return per_column
         cols = {k: plain(v, self._types.get(k)) for k, v in fcols.items()}
@@ -393,6 +395,44 @@ class ScanContext:
         except (Unsupported, pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
             return None
         trace.record("path:filter-per-column", tuple(sorted(dictionaries)))
+        return keep
+
+    def _dictionary_prefilter(self, fcols: dict[str, pa.Array], n: int) -> np.ndarray | None:
+        """A filter over several columns that is not exactly its per-column conjuncts but implies
+        some on columns back as dictionaries (``mode IN (...) AND (qty BETWEEN 1 AND 11 OR ...)``):
+        those conjuncts are evaluated once per distinct value, and the whole filter only on the
+        rows passing them (a row failing a conjunct the filter implies fails the filter). None
+        when that does not apply, a kernel refuses a value, or the conjuncts keep most rows."""
+        flt = self.filter
+        assert flt is not None
+        if len(fcols) < 2 or not flt.conjuncts:
+            return None
+        dictionaries = {k for k, v in fcols.items()
+                        if _kept_dictionary(v, self._types.get(k)) and len(v.dictionary) < len(v)}
+        by_column: dict[str, list] = {}
+        for c in flt.conjuncts:
+            path = tuple(c.path)
+            if len(path) == 1 and path[0] in dictionaries:
+                by_column.setdefault(path[0], []).append(c)
+        if not by_column:
+            return None
+        from ..index.scalar import Unsupported, conjuncts_mask
+        pre = np.ones(n, dtype=bool)
+        try:
+            for name, conjuncts in by_column.items():
+                pre &= _per_value_mask(
+                    fcols[name], lambda v, c=conjuncts, k=name: conjuncts_mask(c, {k: v}, len(v)))
+        except (Unsupported, pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            return None
+        idx = np.flatnonzero(pre)
+        if idx.size * 2 > n:
+            return None                  # most rows pass: the filter on every row is as cheap
+        keep = np.zeros(n, dtype=bool)
+        if idx.size:
+            kept = mask_array(pre)
+            cols = {k: plain(v.filter(kept), self._types.get(k)) for k, v in fcols.items()}
+            keep[idx] = flt.mask(pa.RecordBatch.from_arrays(list(cols.values()), names=list(cols)))
+        trace.record("path:filter-dictionary-prefilter", tuple(sorted(by_column)))
         return keep
 
     def assemble(self, cols: dict[str, pa.Array], n: int) -> pa.RecordBatch:

@@ -26,6 +26,7 @@ import lance  # a test dependency: missing, it must fail, not skip
 
 N = 40_000
 PER_COLUMN = "path:filter-per-column"
+PREFILTER = "path:filter-dictionary-prefilter"
 
 
 @pytest.fixture(scope="module", params=["2.1", "2.2", "2.0", "2.3"])
@@ -55,6 +56,11 @@ PER_COLUMN_FILTERS = [
     "mode = '' and instr in ('NONE', 'COLLECT COD')",
     "mode >= 'M' and qty is not null and price < 500",
 ]
+PREFILTERED = [
+    "mode in ('AIR', 'REG AIR') and (qty between 1 and 11 or qty between 30 and 40) and instr = 'NONE'",
+    "mode = 'SHIP' and (day < date '1994-03-01' or qty is null)",
+    "mode is null and (price < 100 or price > 900)",
+]
 OTHER_FILTERS = [
     "mode = instr or qty > 40",
     "(mode = 'MAIL' or qty < 3) and day < date '1995-03-01'",
@@ -63,7 +69,7 @@ OTHER_FILTERS = [
 ]
 
 
-@pytest.mark.parametrize("flt", PER_COLUMN_FILTERS + OTHER_FILTERS)
+@pytest.mark.parametrize("flt", PER_COLUMN_FILTERS + PREFILTERED + OTHER_FILTERS)
 def test_multi_column_filters_equal_pylance(table, flt):
     for cols in (["id"], ["mode", "id", "day"], None):
         ours = dataset(table).to_table(columns=cols, filter=flt)
@@ -76,6 +82,7 @@ def test_multi_column_filters_equal_pylance(table, flt):
     "mode in ('MAIL', 'SHIP') and day >= date '1994-06-01' and day < date '1995-01-01'",
     "mode = 'AIR' and instr = 'DELIVER IN PERSON' and qty >= 1 and qty <= 11",
     "mode < 'N' and price < 300",
+    "mode in ('AIR', 'REG AIR') and (qty between 1 and 11 or qty between 30 and 40) and instr = 'NONE'",
 ])
 def test_duckdb_pushed_multi_column_filters_equal_duckdb_over_pylance(table, where):
     ref = lance.dataset(table).to_table()
@@ -105,3 +112,20 @@ def test_per_column_path_is_not_taken_where_the_filter_is_not_per_column_exact(t
     with decode_trace() as trace:
         dataset(table).to_table(columns=["id"], filter=flt)
     assert PER_COLUMN not in trace.names()
+
+
+@pytest.mark.parametrize("flt, columns", list(zip(PREFILTERED, [("instr", "mode"), ("mode",), ("mode",)])))
+def test_dictionary_conjuncts_prefilter_a_filter_that_is_not_per_column(table, flt, columns):
+    with decode_trace() as trace:
+        dataset(table).to_table(columns=["id"], filter=flt)
+    if lance.dataset(table).data_storage_version == "2.0":
+        assert PREFILTER not in trace.names()           # 2.0 files keep no page dictionaries
+    else:
+        assert set(trace.values(PREFILTER)) == {columns}
+        assert PER_COLUMN not in trace.names()
+
+
+def test_no_prefilter_when_the_dictionary_conjuncts_keep_most_rows(table):
+    with decode_trace() as trace:
+        dataset(table).to_table(columns=["id"], filter="mode != 'AIR' and (qty < 3 or qty > 40)")
+    assert PREFILTER not in trace.names()
