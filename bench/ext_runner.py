@@ -38,6 +38,11 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def _jsonable(v):
+    """Decimals as floats, dates and times as ISO text (TPC-H answers)."""
+    return float(v) if type(v).__name__ == "Decimal" else str(v)
+
+
 def main() -> None:
     con = duckdb.connect(config={"allow_unsigned_extensions": "true", "autoinstall_known_extensions": "false",
                                  "autoload_known_extensions": "false"})
@@ -58,7 +63,7 @@ def main() -> None:
             out = {"times": times, "cpu": cpu, "ids": [r[0] for r in rows], "rows": [list(r) for r in rows]}
         except Exception as e:  # reported to the parent, which prints it
             out = {"error": f"{type(e).__name__}: {e}"}
-        print(json.dumps(out, default=str), flush=True)  # timestamps, decimals: as text
+        print(json.dumps(out, default=_jsonable), flush=True)
 
 
 if __name__ == "__main__":

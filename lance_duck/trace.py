@@ -20,6 +20,10 @@ Event names (a value is attached where it says more):
   ``path:lean-split`` ((lean fields, general fields): one read of a few rows split per field),
   ``path:btree-bisect`` (a BTREE page of integers searched by bisection),
   ``path:selected-offsets`` (rows: an index-selected task read at its offsets, no row mask),
+  ``path:filter-per-column`` (the dictionary columns: a filter over several columns evaluated
+  column by column, a dictionary column once per distinct value),
+  ``path:filter-dictionary-prefilter`` (those columns: the filter evaluated only on the rows passing
+  the conjuncts it implies on dictionary columns, those evaluated once per distinct value),
   ``path:selected:run`` (a contiguous run of bit-packed values read chunk by chunk with sliced
   position tables), ``path:selected:unpack-gather`` (a dense selection: chunks unpacked whole);
 * ``vector:probe`` -- a vector index partition searched ((segment uuid, partition));

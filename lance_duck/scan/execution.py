@@ -358,9 +358,87 @@ class ScanContext:
                 if indices.null_count:
                     indices = indices.fill_null(len(dictionary))
                 return gather_mask(np.asarray(per_value, dtype=bool), indices.to_numpy(zero_copy_only=False))
+        per_column = self._per_column_mask(fcols, n)
+        if per_column is None:
+            per_column = self._dictionary_prefilter(fcols, n)
+        if per_column is not None:
+            return per_column
         cols = {k: plain(v, self._types.get(k)) for k, v in fcols.items()}
         batch = pa.RecordBatch.from_arrays(list(cols.values()), names=list(cols)) if cols else _empty_batch(n)
         return flt.mask(batch)
+
+    def _per_column_mask(self, fcols: dict[str, pa.Array], n: int) -> np.ndarray | None:
+        """A filter over several columns, one or more of them back as dictionaries, that is exactly
+        the AND of its per-column conjuncts: each column's conjuncts with compute kernels (as for
+        an index's rows, :meth:`selected_mask`), a dictionary column's once per distinct value and
+        gathered by its indices (its strings are never materialised for the filter). None when
+        that does not apply or a kernel refuses a value: the expression then runs on the rows."""
+        flt = self.filter
+        assert flt is not None
+        if len(fcols) < 2 or not flt.conjuncts_complete or flt.residual is not None:
+            return None
+        dictionaries = {k for k, v in fcols.items()
+                        if _kept_dictionary(v, self._types.get(k)) and len(v.dictionary) < len(v)}
+        if not dictionaries:
+            return None
+        by_column: dict[str, list] = {}
+        for c in flt.conjuncts:
+            path = tuple(c.path)
+            if len(path) != 1 or path[0] not in fcols:
+                return None
+            by_column.setdefault(path[0], []).append(c)
+        from ..index.scalar import Unsupported, conjuncts_mask
+        keep = np.ones(n, dtype=bool)
+        try:
+            for name, conjuncts in by_column.items():
+                arr = fcols[name]
+                if name in dictionaries:
+                    keep &= _per_value_mask(
+                        arr, lambda v, c=conjuncts, k=name: conjuncts_mask(c, {k: v}, len(v)))
+                else:
+                    keep &= conjuncts_mask(conjuncts, {name: plain(arr, self._types.get(name))}, n)
+        except (Unsupported, pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            return None
+        trace.record("path:filter-per-column", tuple(sorted(dictionaries)))
+        return keep
+
+    def _dictionary_prefilter(self, fcols: dict[str, pa.Array], n: int) -> np.ndarray | None:
+        """A filter over several columns that is not exactly its per-column conjuncts but implies
+        some on columns back as dictionaries (``mode IN (...) AND (qty BETWEEN 1 AND 11 OR ...)``):
+        those conjuncts are evaluated once per distinct value, and the whole filter only on the
+        rows passing them (a row failing a conjunct the filter implies fails the filter). None
+        when that does not apply, a kernel refuses a value, or the conjuncts keep most rows."""
+        flt = self.filter
+        assert flt is not None
+        if len(fcols) < 2 or not flt.conjuncts:
+            return None
+        dictionaries = {k for k, v in fcols.items()
+                        if _kept_dictionary(v, self._types.get(k)) and len(v.dictionary) < len(v)}
+        by_column: dict[str, list] = {}
+        for c in flt.conjuncts:
+            path = tuple(c.path)
+            if len(path) == 1 and path[0] in dictionaries:
+                by_column.setdefault(path[0], []).append(c)
+        if not by_column:
+            return None
+        from ..index.scalar import Unsupported, conjuncts_mask
+        pre = np.ones(n, dtype=bool)
+        try:
+            for name, conjuncts in by_column.items():
+                pre &= _per_value_mask(
+                    fcols[name], lambda v, c=conjuncts, k=name: conjuncts_mask(c, {k: v}, len(v)))
+        except (Unsupported, pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            return None
+        idx = np.flatnonzero(pre)
+        if idx.size * 2 > n:
+            return None                  # most rows pass: the filter on every row is as cheap
+        keep = np.zeros(n, dtype=bool)
+        if idx.size:
+            kept = mask_array(pre)
+            cols = {k: plain(v.filter(kept), self._types.get(k)) for k, v in fcols.items()}
+            keep[idx] = flt.mask(pa.RecordBatch.from_arrays(list(cols.values()), names=list(cols)))
+        trace.record("path:filter-dictionary-prefilter", tuple(sorted(by_column)))
+        return keep
 
     def assemble(self, cols: dict[str, pa.Array], n: int) -> pa.RecordBatch:
         arrays = []

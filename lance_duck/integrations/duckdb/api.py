@@ -45,7 +45,7 @@ from ...errors import InvalidArgumentError
 from ...scan.dataset import LanceDataset
 from ...scan.params import AsOf, StorageOptions, Version
 from .scan_errors import watched
-from . import cache
+from . import cache, source
 from .fts import expand_searches
 from .count import count_filter
 from . import namespaces
@@ -161,8 +161,10 @@ def run_sql(query: str, connection: duckdb.DuckDBPyConnection | None, storage_op
             with _lance_errors():
                 obj = obj.run()
         if isinstance(obj, LanceDataset):
-            obj = watched(obj)
-        elif isinstance(obj, LanceRelation):
+            source.register(con, name, watched(obj))
+            _forget_old_variables(con, name)
+            continue
+        if isinstance(obj, LanceRelation):
             obj = obj.relation
         con.register(name, obj)
         _forget_old_variables(con, name)
@@ -273,5 +275,5 @@ def register(connection: duckdb.DuckDBPyConnection, name: str, uri_or_dataset: s
             ds = ds.checkout_version((branch, version) if branch is not None else version)
         if asof is not None:
             raise InvalidArgumentError("asof applies to a uri; open the dataset with dataset(uri, asof=...)")
-    connection.register(name, ds)
+    source.register(connection, name, ds)
     return ds

@@ -37,6 +37,7 @@ from ..._state import ByteLRU
 from ...io.fs import FileIO, open_io
 from ...scan.dataset import LanceDataset, same_manifest
 from ...table.pinned import pinned_manifest
+from . import source
 
 #: Opened table versions kept by default (each holds up to 32 open data files and its index caches);
 #: ``lance_duck.configure(sql_table_cache_entries=...)``.
@@ -112,7 +113,10 @@ def register(con: duckdb.DuckDBPyConnection, name: str, obj: Any) -> None:
         names = _registered.setdefault(con, {})
         if names.get(name) is obj:
             return
-    con.register(name, obj)
+    if isinstance(obj, LanceDataset):
+        source.register(con, name, obj)     # with its row count, for DuckDB's join order
+    else:
+        con.register(name, obj)
     with _registered_lock:
         names[name] = obj
 
