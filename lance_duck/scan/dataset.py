@@ -20,7 +20,7 @@ import pyarrow.dataset as pads
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
 from .blobs import BlobReadMixin
 from .delta import DatasetDelta, build_delta
-from .filters import BoundFilter, and_filters, bind_filter
+from .filters import CompiledFilter, and_filters, bind_filter
 from .compat import (DATASET_ENGINE_ONLY, DATASET_WRITERS, FRAGMENT_ENGINE_ONLY, FRAGMENT_WRITERS,
                      PylanceReadMixin, install_refusals)
 from .fragment import LanceFragment
@@ -144,7 +144,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, pads.FileSystemDataset):
     """
 
     def __init__(self, snapshot: Snapshot, *, storage_options: StorageOptions = None,
-                 base_filter: BoundFilter | None = None, _filter_source: Any = None) -> None:
+                 base_filter: CompiledFilter | None = None, _filter_source: Any = None) -> None:
         # The native FileSystemDataset is a placeholder that pyarrow cannot scan (see interop).
         pads.FileSystemDataset.__init__(self, *placeholder_native_state(snapshot.arrow_schema, snapshot.uri))
         self._snapshot = snapshot
