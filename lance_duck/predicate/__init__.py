@@ -3,7 +3,10 @@
 pyiceberg-style layering: :func:`parse_filter` (sqlglot, pylance's dialect) gives an
 unbound tree, :func:`bind` resolves it against an Arrow schema, and one visitor per target
 turns the bound tree into a ``pc.Expression`` (:func:`to_arrow`), a batch evaluator for the
-residual, or per-column conjuncts for pruning.  :func:`compile_filter` does all of it.
+residual, or per-column conjuncts for pruning.  :func:`compile_filter` does all of it, giving the
+one filter model (:class:`CompiledFilter`) the scan, the index searches and the counts use; a
+pyarrow Expression is read into the same bound model (:mod:`.from_arrow`), and engine translators
+build bound trees themselves (:func:`compile_bound`).
 """
 from __future__ import annotations
 

@@ -3,7 +3,9 @@
 Pruning only ever *skips* data that cannot match; the exact filter still runs on what is
 read.  So extraction is conservative: an AND conjunct we do not understand is dropped (the
 others still prune), an OR with any part we do not understand is dropped whole, and an
-Expression we cannot decode gives no conjuncts at all.
+Expression we cannot decode gives no conjuncts at all. Conjuncts are read from the bound model
+(:mod:`.bound`) by one extractor, :func:`atom`, whatever the filter's source (SQL, a pyarrow
+Expression read by :mod:`.from_arrow`, an engine's translator).
 """
 from __future__ import annotations
 
