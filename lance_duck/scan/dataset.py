@@ -26,7 +26,7 @@ from .compat import (DATASET_ENGINE_ONLY, DATASET_WRITERS, FRAGMENT_ENGINE_ONLY,
 from .fragment import LanceFragment
 from .interop import export_stream, placeholder_native_state, refuse_native_scan
 from .params import AsOf, Columns, Filter, Indices, StorageOptions, Version, VersionInfo
-from .scanner import LanceScanner
+from .scanner import LanceScanner, ScansItself
 
 if TYPE_CHECKING:
     from ..index import IndexDescription
@@ -118,7 +118,7 @@ class Branches:
         return self._snapshot.list_branches()
 
 
-class LanceDataset(PylanceReadMixin, BlobReadMixin, pads.FileSystemDataset):
+class LanceDataset(PylanceReadMixin, BlobReadMixin, ScansItself, pads.FileSystemDataset):
     """One pinned version of a Lance table; open it with :func:`lance_duck.dataset`.
 
     A ``pyarrow.dataset.Dataset`` subclass, so DuckDB (``duckdb.sql("select ... from ds")``) and

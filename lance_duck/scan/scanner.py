@@ -6,7 +6,7 @@ never initialised, so every inherited method is overridden here.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
@@ -48,6 +48,13 @@ class TaggedRecordBatch(NamedTuple):
 
     record_batch: pa.RecordBatch
     fragment: LanceFragment | None
+
+
+class ScansItself:
+    """Marks a dataset whose ``scanner()`` makes a :class:`LanceScanner` (LanceDataset): what
+    :meth:`LanceScanner.from_dataset` routes to it, pyarrow's constructors taking the others."""
+
+    scanner: Callable[..., LanceScanner]
 
 
 class LanceScanner(pads.Scanner):
@@ -385,8 +392,7 @@ class LanceScanner(pads.Scanner):
     @staticmethod
     def from_dataset(dataset: Any, **kwargs: Any) -> pads.Scanner:
         """``dataset.scanner(**kwargs)`` for a :class:`LanceDataset`, else pyarrow's own."""
-        from .dataset import LanceDataset
-        if isinstance(dataset, LanceDataset):
+        if isinstance(dataset, ScansItself):
             return dataset.scanner(**kwargs)
         return pads.Scanner.from_dataset(dataset, **kwargs)
 
