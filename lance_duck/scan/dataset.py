@@ -27,6 +27,7 @@ from .fragment import LanceFragment
 from .interop import export_stream, placeholder_native_state, refuse_native_scan
 from .params import AsOf, Columns, Filter, Indices, StorageOptions, Version, VersionInfo
 from .scanner import LanceScanner, ScansItself
+from .take import take_rows
 
 if TYPE_CHECKING:
     from ..index import IndexDescription
@@ -426,7 +427,6 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, ScansItself, pads.FileSystem
             >>> ds.take([0, 5, 1], columns=["order_id"]).to_pylist()
             [{'order_id': 0}, {'order_id': 7}, {'order_id': 1}]
         """
-        from .take import take_rows
         return take_rows(self._snapshot, self._snapshot.fragments, indices, columns, self._base_filter)
 
     # -- fragments --------------------------------------------------------------------------------
