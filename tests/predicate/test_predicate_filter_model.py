@@ -117,3 +117,15 @@ def test_expression_counts_and_rows_match_arrow_with_exact_indices(indexed, k):
     ds = lance_duck.dataset(indexed)
     assert ds.count_rows(filter=expr) == want.num_rows
     assert _nan_safe(ds.to_table(filter=expr)).equals(_nan_safe(want))
+
+
+@pytest.mark.parametrize("expr, op", [
+    (pc.if_else(pc.field("i").is_valid(), pc.field("i").isin([1, 2]), pa.scalar(None, pa.bool_())), "in"),
+    (pc.match_substring(pc.field("s"), "ab", ignore_case=True), "icontains"),
+    (pc.match_substring_regex(pc.field("s"), "ab.*cd", ignore_case=True), "icontains"),
+    (pc.starts_with(pc.field("s"), "a%b"), "contains"),
+    (~pc.field("s").is_null(), "is_valid"),
+])
+def test_expression_forms_engines_push_read_as_one_conjunct(expr, op):
+    got = compile_filter(expr, SCHEMA)
+    assert [c.op for c in got.conjuncts] == [op] and got.conjuncts_complete
