@@ -11,13 +11,12 @@ Every version of the range must still exist (``from`` included, unless 0): a cle
 """
 from __future__ import annotations
 
-import operator
 from datetime import datetime, timezone
 
 from ..errors import InvalidArgumentError, TagNotFoundError, VersionNotFoundError
 from ..table.history import version_timestamps
 from ..table.refs import list_tags
-from ..table.versions import list_versions
+from ..table.versions import list_versions, version_number
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -75,14 +74,8 @@ def resolve_range(snapshot, from_version, to_version=None) -> tuple[int, int]:
                 raise InvalidArgumentError(f"{what}: tag {spec!r} points into branch {tag_branch or 'main'!r}, "
                                            f"the change feed reads {snapshot.branch or 'main'!r}")
             return int(tag["version"])
-        try:
-            v = operator.index(spec)
-        except TypeError:
-            raise InvalidArgumentError(f"{what} must be a version number, a tag name or a datetime, "
-                                       f"not {type(spec).__name__}") from None
-        if isinstance(spec, bool) or v < 0:
-            raise InvalidArgumentError(f"{what} must be a version >= 0, got {spec!r}")
-        return v
+        return version_number(spec, what, "a version number, a tag name or a datetime",
+                              f"{what} must be a version >= 0, got {spec!r}")
 
     if from_version is None:
         raise InvalidArgumentError("from_version is required (0 = from the first commit)")

@@ -44,7 +44,7 @@ def prewarm_index(snapshot: Any, name: str, index_segments: Iterable[Any] | None
         kind = seg.index_type
         if kind in SCALAR_TYPES:
             reader = _open_reader(snapshot, seg, kind)
-            if reader is False:
+            if reader is None:
                 raise UnsupportedFeatureError(f"prewarm_index: segment {seg.uuid} of {name!r} lists no files "
                                               "lance_duck reads")
             reader.prewarm()

@@ -139,8 +139,9 @@ class BTreeIndex:
         if missing:
             self._read_pages(self._data_file(), missing, batch)
 
-    def search(self, terms) -> np.ndarray:
-        """Sorted unique uint64 ids (row addresses or stable row ids) of the matching rows."""
+    def search(self, terms, fragment_rows: dict[int, int] | None = None) -> np.ndarray:
+        """Sorted unique uint64 ids (row addresses or stable row ids) of the matching rows
+        (``fragment_rows``: unused, ids are checked by the caller)."""
         got = self._point(terms)
         if got is not None:
             return got

@@ -16,13 +16,16 @@ that conjunct, never "no rows".
 from __future__ import annotations
 
 import logging
-from typing import Any, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, Union
 
 import numpy as np
 import pyarrow as pa
 
 from .. import trace
 from ..errors import CorruptFileError, LanceDuckError
+from ..predicate.bool_tree import AllOf, EitherOf, FilterTree
+from ..predicate.pruning import AnyOf, ColumnPredicate, Conjunct
 from . import bloom, index_segments, ngram, reuse_history
 from .files import segment_file_path
 from .lineage import later_fragments
@@ -32,7 +35,33 @@ from .scalar import (
     EXACT_OPS, LABEL_OPS, BitmapIndex, BTreeIndex, LabelListIndex, Unsupported, ZoneMapIndex, sorted_unique,
 )
 
+if TYPE_CHECKING:
+    from ..table.fragment import FragmentInfo
+    from ..table.snapshot import Snapshot
+
 log = logging.getLogger(__name__)
+
+#: the predicates one search answers, each a tuple holding one predicate or the alternatives of an OR
+Terms = Sequence[tuple[ColumnPredicate, ...]]
+#: what a search gives: sorted unique uint64 ids, or {fragment id: int64 offsets} (zone maps, bloom
+#: filters), or None (the index does not answer)
+Hits = Union[np.ndarray, dict[int, np.ndarray], None]
+
+
+class IndexReader(Protocol):
+    """The reader of one index segment (BTREE, BITMAP, LABEL_LIST, ZONEMAP, BLOOMFILTER, NGRAM)."""
+
+    #: what the file's values must be (set before the first search; None: unchecked)
+    value_type: pa.DataType | None
+
+    def search(self, terms: Terms, fragment_rows: dict[int, int]) -> Hits:
+        """The rows that may pass ``terms``; ``fragment_rows`` gives the rows per fragment the
+        segment may name."""
+        ...
+
+    def prewarm(self) -> None:
+        """Read the whole segment into the index cache (``prewarm_index``)."""
+        ...
 
 EXACT_TYPES = ("BTree", "Bitmap")
 ZONE_TYPES = ("ZoneMap",)
@@ -50,18 +79,18 @@ _ADDRESS_IDS = frozenset({("BTree", 1)})
 _LOW = np.uint64(0xFFFFFFFF)
 
 
-def _field_ids(schema) -> dict[tuple[str, ...], int]:
+def _field_ids(schema: Any) -> dict[tuple[str, ...], int]:
     """{path: field id} of every field (kept on the schema object, which is immutable)."""
-    got = schema.__dict__.get("_index_field_ids")
+    got: dict[tuple[str, ...], int] | None = schema.__dict__.get("_index_field_ids")
     if got is None:
         got = schema.__dict__["_index_field_ids"] = _walk_field_ids(schema)
     return got
 
 
-def _walk_field_ids(schema) -> dict[tuple[str, ...], int]:
+def _walk_field_ids(schema: Any) -> dict[tuple[str, ...], int]:
     out: dict[tuple[str, ...], int] = {}
 
-    def visit(fields, prefix: tuple[str, ...]) -> None:
+    def visit(fields: Iterable[Any], prefix: tuple[str, ...]) -> None:
         for f in fields:
             out[prefix + (f.name,)] = f.id
             visit(f.children, prefix + (f.name,))
@@ -70,23 +99,23 @@ def _walk_field_ids(schema) -> dict[tuple[str, ...], int]:
     return out
 
 
-def _preds(conjunct) -> tuple:
-    return tuple(conjunct.preds) if hasattr(conjunct, "preds") else (conjunct,)
+def _preds(conjunct: Conjunct) -> tuple[ColumnPredicate, ...]:
+    return conjunct.preds if isinstance(conjunct, AnyOf) else (conjunct,)
 
 
-def _usable_segments(snapshot, field_id: int, types: tuple[str, ...] = EXACT_TYPES) -> list[IndexSegment]:
+def _usable_segments(snapshot: Snapshot, field_id: int, types: tuple[str, ...] = EXACT_TYPES) -> list[IndexSegment]:
     """The segments of one index of ``types`` on ``field_id`` (the first such index by name;
     worked out once per snapshot)."""
     return snapshot.derived(f"_usable_segments:{field_id}:{','.join(types)}",
                             lambda: _pick_segments(snapshot, field_id, types))
 
 
-def _fragment_rows(snapshot) -> dict[int, int]:
+def _fragment_rows(snapshot: Snapshot) -> dict[int, int]:
     """{fragment id: physical rows} of a snapshot (made once, kept on it; not to be modified)."""
     return snapshot.derived("_fragment_rows", lambda: {f.id: f.physical_rows for f in snapshot.fragments})
 
 
-def _pick_segments(snapshot, field_id: int, types: tuple[str, ...]) -> list[IndexSegment]:
+def _pick_segments(snapshot: Snapshot, field_id: int, types: tuple[str, ...]) -> list[IndexSegment]:
     by_name: dict[str, list[IndexSegment]] = {}
     for s in index_segments(snapshot):
         if s.fields == (field_id,) and s.index_type in types \
@@ -105,9 +134,10 @@ class _SegmentPlan:
     are stable row ids, its deferred-compaction remap, the rows per fragment it may name, and
     its reader (opened at the first search)."""
 
-    __slots__ = ("seg", "index_type", "remap", "row_ids", "covered", "covered_sorted", "rows", "reader", "broken")
+    __slots__ = ("seg", "index_type", "remap", "row_ids", "covered", "covered_sorted", "rows", "reader", "opened",
+                 "broken")
 
-    def __init__(self, snapshot, seg: IndexSegment, remap: Remap | None, row_ids: bool,
+    def __init__(self, seg: IndexSegment, remap: Remap | None, row_ids: bool,
                  version_fragments: frozenset[int], fragment_rows: dict[int, int]):
         self.seg = seg
         self.index_type = seg.index_type
@@ -116,7 +146,8 @@ class _SegmentPlan:
         self.covered = (seg.fragment_ids if remap is None else remap.fragment_ids) & version_fragments
         self.covered_sorted = sorted(self.covered)
         self.rows = fragment_rows if remap is None else {**remap.old_rows, **fragment_rows}
-        self.reader = None
+        self.reader: IndexReader | None = None
+        self.opened = False                 # the reader was looked for (None then: a file is not listed)
         self.broken: str | None = None      # why the segment is not used (damage found by a search)
 
     def covered_of(self, wanted: frozenset[int] | None) -> list[int]:
@@ -125,28 +156,24 @@ class _SegmentPlan:
             return self.covered_sorted
         return sorted(self.covered & wanted)
 
-    def search(self, snapshot, terms) -> np.ndarray | dict | None:
-        reader = self.reader
-        if reader is None:
-            reader = self.reader = _open_reader(snapshot, self.seg, self.index_type)
-        if reader is False:
-            return None
-        if self.index_type == "BTree":
-            return reader.search(terms)
-        return reader.search(terms, self.rows)
+    def search(self, snapshot: Snapshot, terms: Terms) -> Hits:
+        if not self.opened:
+            self.reader = _open_reader(snapshot, self.seg, self.index_type)
+            self.opened = True
+        return None if self.reader is None else self.reader.search(terms, self.rows)
 
 
-def _segment_plans(snapshot, field_id: int, types: tuple[str, ...]) -> list[_SegmentPlan]:
+def _segment_plans(snapshot: Snapshot, field_id: int, types: tuple[str, ...]) -> list[_SegmentPlan]:
     """The :class:`_SegmentPlan` of each usable segment of the index of ``types`` on ``field_id``
     (segments no remap makes exact are left out), made once per snapshot."""
-    memo = snapshot.derived("_segment_plans", dict)
+    memo: dict[tuple[int, tuple[str, ...]], list[_SegmentPlan]] = snapshot.derived("_segment_plans", dict)
     got = memo.get((field_id, types))
     if got is None:
         got = memo[(field_id, types)] = _make_plans(snapshot, field_id, types)
     return got
 
 
-def _make_plans(snapshot, field_id: int, types: tuple[str, ...]) -> list[_SegmentPlan]:
+def _make_plans(snapshot: Snapshot, field_id: int, types: tuple[str, ...]) -> list[_SegmentPlan]:
     fragment_rows = _fragment_rows(snapshot)
     version_fragments = frozenset(fragment_rows)
     out = []
@@ -155,7 +182,7 @@ def _make_plans(snapshot, field_id: int, types: tuple[str, ...]) -> list[_Segmen
         row_ids = snapshot.has_stable_row_ids and (seg.index_type, seg.index_version) not in _ADDRESS_IDS
         if remap is not None and snapshot.has_stable_row_ids and not row_ids:
             continue        # addresses through a deferred compaction of a stable table: none seen, scan
-        plan = _SegmentPlan(snapshot, seg, remap, row_ids, version_fragments, fragment_rows)
+        plan = _SegmentPlan(seg, remap, row_ids, version_fragments, fragment_rows)
         lie = later_fragments(snapshot, seg)
         if lie is not None:
             plan.broken = f"index {seg.name!r} segment {seg.uuid} not used: {lie}"
@@ -164,28 +191,37 @@ def _make_plans(snapshot, field_id: int, types: tuple[str, ...]) -> list[_Segmen
     return out
 
 
-#: index type -> (the file it needs, its reader class taking (io, path, size))
-_ONE_FILE_READERS: dict[str, tuple[str, Any]] = {"BloomFilter": (bloom.FILE_NAME, bloom.BloomFilterIndex),
-                     "NGram": (ngram.FILE_NAME, ngram.NGramIndex),
-                     "ZoneMap": ("zonemap.lance", ZoneMapIndex),
-                     "LabelList": ("bitmap_page_lookup.lance", LabelListIndex),
-                     "Bitmap": ("bitmap_page_lookup.lance", BitmapIndex)}
+def _btree(io: Any, snapshot: Snapshot, seg: IndexSegment, sizes: dict[str, int]) -> IndexReader | None:
+    if "page_lookup.lance" not in sizes or "page_data.lance" not in sizes:
+        return None
+    return BTreeIndex(io, segment_file_path(snapshot, seg, "page_lookup.lance"),
+                      segment_file_path(snapshot, seg, "page_data.lance"), sizes)
 
 
-def _open_reader(snapshot, seg: IndexSegment, index_type: str):
-    """The reader of one segment, False when a file it needs is not listed (no index)."""
-    sizes = {n: s for n, s in seg.files}
-    io = snapshot.io
-    if index_type == "BTree":
-        if "page_lookup.lance" not in sizes or "page_data.lance" not in sizes:
-            return False
-        out: Any = BTreeIndex(io, segment_file_path(snapshot, seg, "page_lookup.lance"),
-                         segment_file_path(snapshot, seg, "page_data.lance"), sizes)
-    else:
-        name, reader = _ONE_FILE_READERS[index_type]
-        if name not in sizes:
-            return False
-        out = reader(io, segment_file_path(snapshot, seg, name), sizes[name] or None)
+def _one_file(name: str, reader: Callable[[Any, str, int | None], IndexReader]) -> _Opener:
+    """The opener of a reader of one file ``name``, taking (io, path, size)."""
+    def open_one(io: Any, snapshot: Snapshot, seg: IndexSegment, sizes: dict[str, int]) -> IndexReader | None:
+        return reader(io, segment_file_path(snapshot, seg, name), sizes[name] or None) if name in sizes else None
+    return open_one
+
+
+_Opener = Callable[[Any, "Snapshot", IndexSegment, "dict[str, int]"], Union[IndexReader, None]]
+#: index type -> what opens its reader (None when a file it needs is not listed)
+_OPENERS: dict[str, _Opener] = {
+    "BTree": _btree,
+    "BloomFilter": _one_file(bloom.FILE_NAME, bloom.BloomFilterIndex),
+    "NGram": _one_file(ngram.FILE_NAME, ngram.NGramIndex),
+    "ZoneMap": _one_file("zonemap.lance", ZoneMapIndex),
+    "LabelList": _one_file("bitmap_page_lookup.lance", LabelListIndex),
+    "Bitmap": _one_file("bitmap_page_lookup.lance", BitmapIndex),
+}
+
+
+def _open_reader(snapshot: Snapshot, seg: IndexSegment, index_type: str) -> IndexReader | None:
+    """The reader of one segment, None when a file it needs is not listed (no index)."""
+    out = _OPENERS[index_type](snapshot.io, snapshot, seg, dict(seg.files))
+    if out is None:
+        return None
     field = snapshot.schema.by_id.get(seg.fields[0]) if seg.fields else None
     if field is not None:
         t = field.arrow_type
@@ -195,10 +231,11 @@ def _open_reader(snapshot, seg: IndexSegment, index_type: str):
     return out
 
 
-class _RowIdMap:
-    """Stable row id -> row address over the live rows of a version (built once per snapshot)."""
+class RowIdMap:
+    """Stable row id -> row address over the live rows of a version (built once per snapshot:
+    :func:`row_id_map`)."""
 
-    def __init__(self, fragments: Sequence):
+    def __init__(self, fragments: Sequence[FragmentInfo]):
         ids, addrs = [], []
         for f in fragments:
             rid = f.row_ids()
@@ -217,7 +254,16 @@ class _RowIdMap:
         self.ids = ids_all[order]
         self.addrs = addr_all[order]
 
+    def lookup(self, row_ids: np.ndarray, missing: int | np.uint64) -> np.ndarray:
+        """Per row id (aligned), its live row's address; ``missing`` where no live row has it."""
+        if not len(self.ids):
+            return np.full(len(row_ids), missing, dtype=np.uint64)
+        pos = np.minimum(np.searchsorted(self.ids, row_ids), len(self.ids) - 1)
+        out: np.ndarray = np.where(self.ids[pos] == row_ids, self.addrs[pos], missing)
+        return out
+
     def addresses(self, row_ids: np.ndarray) -> np.ndarray:
+        """The sorted unique addresses of the live rows among ``row_ids``."""
         if len(self.ids) == 0 or len(row_ids) == 0:
             return np.empty(0, dtype=np.uint64)
         pos = np.searchsorted(self.ids, row_ids)
@@ -226,8 +272,9 @@ class _RowIdMap:
         return sorted_unique(self.addrs[pos[found]])
 
 
-def _row_id_map(snapshot) -> _RowIdMap:
-    return snapshot.derived("_row_id_map", lambda: _RowIdMap(snapshot.fragments))
+def row_id_map(snapshot: Snapshot) -> RowIdMap:
+    """The :class:`RowIdMap` of a snapshot with stable row ids (made once, kept on it)."""
+    return snapshot.derived("_row_id_map", lambda: RowIdMap(snapshot.fragments))
 
 
 def _split_by_fragment(addrs: np.ndarray, covered: list[int]) -> dict[int, np.ndarray]:
@@ -257,7 +304,7 @@ _EMPTY_OFFSETS = np.empty(0, np.int64)
 _EMPTY_OFFSETS.flags.writeable = False
 
 
-def _remap(snapshot, seg: IndexSegment) -> Remap | None:
+def _remap(snapshot: Snapshot, seg: IndexSegment) -> Remap | None:
     """The segment through the deferred compactions (index.reuse), None when there were none."""
     hist = reuse_history(snapshot)
     remap = Remap(seg.fragment_ids, seg.dataset_version, hist) if hist else None
@@ -271,7 +318,7 @@ def _moved(remap: Remap, offsets: dict[int, np.ndarray], covered: list[int]) -> 
     return _split_by_fragment(remap.addresses(addrs), covered)
 
 
-def _column_selections(snapshot, plans: list[_SegmentPlan], terms, wanted: frozenset[int] | None,
+def _column_selections(snapshot: Snapshot, plans: list[_SegmentPlan], terms: Terms, wanted: frozenset[int] | None,
                        sources: dict[int, str] | None = None) -> dict[int, np.ndarray]:
     """{fragment id: sorted int64 offsets} of the rows the segments ``plans`` select for
     ``terms`` in the fragments they cover (of ``wanted``; None: all of this version). A segment
@@ -299,7 +346,7 @@ def _column_selections(snapshot, plans: list[_SegmentPlan], terms, wanted: froze
     return out
 
 
-def _plan_selections(snapshot, plan: _SegmentPlan, terms, covered: list[int],
+def _plan_selections(snapshot: Snapshot, plan: _SegmentPlan, terms: Terms, covered: list[int],
                      wanted: frozenset[int] | None) -> dict[int, np.ndarray]:
     """One segment's selections (see :func:`_column_selections`)."""
     ids = plan.search(snapshot, terms)
@@ -312,7 +359,7 @@ def _plan_selections(snapshot, plan: _SegmentPlan, terms, covered: list[int],
         return {fid: offs for fid, offs in ids.items()
                 if fid in plan.covered and (wanted is None or fid in wanted)}
     if plan.row_ids:
-        ids = _row_id_map(snapshot).addresses(ids)
+        ids = row_id_map(snapshot).addresses(ids)
     elif remap is not None:
         ids = remap.addresses(ids)
     fragment_rows = plan.rows
@@ -334,7 +381,7 @@ def _files_of(plan: _SegmentPlan) -> str:
     return " / ".join(paths) or plan.seg.uuid
 
 
-def _wanted(snapshot, fragments: Sequence) -> frozenset[int] | None:
+def _wanted(snapshot: Snapshot, fragments: Sequence[FragmentInfo]) -> frozenset[int] | None:
     """The ids of the scan's ``fragments``, None when they are all of this version's."""
     every = snapshot.fragments
     if len(fragments) == len(every) and all(a is b for a, b in zip(fragments, every)):
@@ -342,11 +389,11 @@ def _wanted(snapshot, fragments: Sequence) -> frozenset[int] | None:
     return frozenset(f.id for f in fragments)
 
 
-def _by_field(snapshot, conjuncts) -> tuple[dict[int, list[tuple]], int]:
+def _by_field(snapshot: Snapshot, conjuncts: Iterable[Conjunct]) -> tuple[dict[int, list[tuple[ColumnPredicate, ...]]], int]:
     """Conjuncts an index may answer, grouped by field id (``id >= a AND id <= b`` is one range
     search), and how many conjuncts that leaves out."""
     ids_by_path = _field_ids(snapshot.schema)
-    by_field: dict[int, list[tuple]] = {}
+    by_field: dict[int, list[tuple[ColumnPredicate, ...]]] = {}
     left = 0
     for c in conjuncts:
         fid = ids_by_path.get(tuple(c.path))
@@ -358,7 +405,7 @@ def _by_field(snapshot, conjuncts) -> tuple[dict[int, list[tuple]], int]:
     return by_field, left
 
 
-def _exact_types(terms) -> tuple[str, ...]:
+def _exact_types(terms: Terms) -> tuple[str, ...]:
     """Index types that answer ``terms`` exactly (list-membership terms: LABEL_LIST; substring
     terms: none)."""
     ops = {p.op for preds in terms for p in preds}
@@ -367,7 +414,7 @@ def _exact_types(terms) -> tuple[str, ...]:
     return LABEL_TYPES if ops & LABEL_OPS else EXACT_TYPES
 
 
-def _at_most_types(terms) -> list[tuple[str, ...]]:
+def _at_most_types(terms: Terms) -> list[tuple[str, ...]]:
     """Index types that answer ``terms`` with candidates, in the order to try them."""
     ops = {p.op for preds in terms for p in preds}
     if ops <= ngram.TEXT_OPS:
@@ -377,26 +424,17 @@ def _at_most_types(terms) -> list[tuple[str, ...]]:
     return []
 
 
-class _Conjunction(tuple):
-    """The AND of conjuncts (a filter tree node like ``predicate.bool_tree.AllOf``)."""
-
-    kind = "and"
-
-    @property
-    def parts(self) -> tuple:
-        return tuple(self)
-
-
-def count_from_indices(snapshot, conjuncts, fragments: Sequence) -> int | None:
+def count_from_indices(snapshot: Snapshot, conjuncts: Sequence[Conjunct], fragments: Sequence[FragmentInfo]) -> int | None:
     """Rows passing ``conjuncts`` (the *whole* filter) counted from exact indices alone, or None
     unless every conjunct is answered by a BTREE / BITMAP segment on every fragment."""
-    got = count_answered(snapshot, _Conjunction(conjuncts), fragments)
+    got = count_answered(snapshot, AllOf(tuple(conjuncts)), fragments)
     return None if got is None or got[1] else got[0]
 
 
-def count_answered(snapshot, tree, fragments: Sequence) -> tuple[int, list] | None:
+def count_answered(snapshot: Snapshot, tree: FilterTree,
+                   fragments: Sequence[FragmentInfo]) -> tuple[int, list[FragmentInfo]] | None:
     """(rows passing ``tree`` -- the *whole* filter: per-column conjuncts, ANDs and ORs of them
-    (nodes with ``kind`` "and" / "or" and ``parts``) -- in the fragments where exact indices
+    (``predicate.bool_tree``) -- in the fragments where exact indices
     (BTREE, BITMAP, LABEL_LIST) answer every leaf, deletions subtracted; the other fragments of
     ``fragments``, to count by scanning), or None when no fragment is answered so."""
     if not snapshot.scalar_indices_usable or not index_segments(snapshot) or reuse_history(snapshot) is None:
@@ -419,24 +457,22 @@ def count_answered(snapshot, tree, fragments: Sequence) -> tuple[int, list] | No
     return total, rest
 
 
-def _tree_sets(snapshot, node, wanted: frozenset[int] | None) -> dict[int, np.ndarray]:
+def _tree_sets(snapshot: Snapshot, node: FilterTree, wanted: frozenset[int] | None) -> dict[int, np.ndarray]:
     """{fragment id: sorted unique int64 offsets of the rows (deleted ones included) where ``node``
     holds} for the fragments where exact indices answer every leaf of it."""
-    kind = getattr(node, "kind", None)
-    parts = node.parts if kind is not None else (node,)
-    leaves = [p for p in parts if getattr(p, "kind", None) is None]
-    if kind == "or":                  # each leaf alone (one column's OR is already one leaf)
-        groups = [_tree_sets(snapshot, p, wanted) for p in parts]
-        return _combine(groups, _union_sorted)
+    if isinstance(node, EitherOf):    # each part alone (one column's OR is already one leaf)
+        return _combine([_tree_sets(snapshot, p, wanted) for p in node.parts], _union_sorted)
+    parts = node.parts if isinstance(node, AllOf) else (node,)
+    leaves = [p for p in parts if not isinstance(p, (AllOf, EitherOf))]
     by_field, left = _by_field(snapshot, leaves)
     if left or not parts:
         return {}
     groups = [_exact_sets(snapshot, fid, terms, wanted) for fid, terms in by_field.items()]
-    groups += [_tree_sets(snapshot, p, wanted) for p in parts if getattr(p, "kind", None) is not None]
+    groups += [_tree_sets(snapshot, p, wanted) for p in parts if isinstance(p, (AllOf, EitherOf))]
     return _combine(groups, lambda x, y: np.intersect1d(x, y, assume_unique=True))
 
 
-def _exact_sets(snapshot, field_id: int, terms, wanted: frozenset[int] | None,
+def _exact_sets(snapshot: Snapshot, field_id: int, terms: Terms, wanted: frozenset[int] | None,
                 sources: dict[int, str] | None = None) -> dict[int, np.ndarray]:
     """The rows an exact index on ``field_id`` selects for ``terms``, per fragment it covers."""
     types = _exact_types(terms)
@@ -453,7 +489,8 @@ def _union_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return c[np.concatenate(([True], c[1:] != c[:-1]))]
 
 
-def _combine(groups: list[dict[int, np.ndarray]], op) -> dict[int, np.ndarray]:
+def _combine(groups: list[dict[int, np.ndarray]],
+             op: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> dict[int, np.ndarray]:
     """``op`` folded over the offsets of the fragments every group answers."""
     if not groups or not all(groups):
         return {}
@@ -463,7 +500,7 @@ def _combine(groups: list[dict[int, np.ndarray]], op) -> dict[int, np.ndarray]:
     return out
 
 
-class IndexSelections(dict):
+class IndexSelections(dict[int, np.ndarray]):
     """{fragment id: sorted int64 offsets}; ``candidates``: the fragments whose selection came
     (partly) from an "at most" index (BLOOMFILTER, ZONEMAP, NGRAM), where most rows may fail;
     ``exact``: {fragment id: its index files} for the fragments where exact indices answered
@@ -476,7 +513,8 @@ class IndexSelections(dict):
         self.exact: dict[int, str] = {}
 
 
-def plan_index_selections(snapshot, conjuncts, fragments: Sequence) -> dict[int, np.ndarray]:
+def plan_index_selections(snapshot: Snapshot, conjuncts: Sequence[Conjunct],
+                          fragments: Sequence[FragmentInfo]) -> dict[int, np.ndarray]:
     """Per-fragment row selections from the indices that answer ``conjuncts`` (an
     :class:`IndexSelections`)."""
     if not conjuncts or not snapshot.scalar_indices_usable or not index_segments(snapshot):

@@ -101,7 +101,7 @@ _BY_OBJECT = _state.cache("expression_objects")
 def _payload(expr: pc.Expression) -> bytes:
     try:
         fn, args = expr.__reduce__()
-        payload = args[0].to_pybytes()
+        payload: bytes = args[0].to_pybytes()
     except Exception as e:  # private format: anything unexpected means "don't know"
         raise IntrospectionError(f"cannot read expression payload: {e}") from None
     return payload

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
-from typing import Any
+from typing import Any, Callable
 
 import pyarrow as pa
 
@@ -84,7 +84,8 @@ class _Binder:
 
     def bind(self, e: Expr) -> BoundExpr:
         method = getattr(self, "_" + type(e).__name__)
-        return method(e)
+        out: BoundExpr = method(e)
+        return out
 
     # -- leaves --------------------------------------------------------------------------
     def _Ref(self, e: Ref) -> BoundExpr:
@@ -302,7 +303,7 @@ class _Binder:
             raise InvalidArgumentError(
                 f"cannot compare {what} with {_sql_literal(lit)}: not a valid {_kind(target)}") from None
 
-    def _check(self, node: BoundExpr, fn) -> None:
+    def _check(self, node: BoundExpr, fn: Callable[[], Any]) -> None:
         try:
             fn()
         except (pa.ArrowException, TypeError, ValueError) as ex:
@@ -311,7 +312,7 @@ class _Binder:
 
 def _in_friendly(t: pa.DataType) -> bool:
     """Types whose ``=`` is exactly ``is_in`` membership (floats differ on NaN)."""
-    return (pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
+    return bool(pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
             or pa.types.is_date(t) or pa.types.is_timestamp(t) or pa.types.is_decimal(t)
             or pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_boolean(t))
 

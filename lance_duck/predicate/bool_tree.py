@@ -1,26 +1,26 @@
 """A filter as ANDs and ORs of per-column conjuncts (for answers from exact indices).
 
-:func:`tree_from_expression` reads a ``pyarrow.compute.Expression`` whole: every node must be an
-AND, a Kleene OR, or a per-column conjunct (:mod:`.pruning`); anything else gives None. Under
-SQL's three-valued logic a row passes an AND when every operand is true and a Kleene OR when one
-operand is true, so the rows passing the tree are the intersections and unions of the rows
-passing its leaves -- what exact indices answer.
+:func:`tree_from_bound` reads a bound filter (:mod:`.bound`, from SQL or from a pyarrow Expression)
+whole: every node must be an AND, an OR or a per-column conjunct (:func:`.pruning.atom`); anything
+else gives None. Under SQL's three-valued logic a row passes an AND when every operand is true and
+an OR when one operand is true, so the rows passing the tree are the intersections and unions of
+the rows passing its leaves -- what exact indices answer.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
+from typing import ClassVar, Union
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import arrow_introspect as ai
-from .pruning import Conjunct, _x_atom
+from ..errors import InvalidArgumentError
+from .bound import BAnd, BOr, BoundExpr
+from .from_arrow import Untranslatable, from_expression
+from .pruning import Conjunct, atom
 
 #: Deeper trees give None (the caller scans)
 MAX_DEPTH = 64
-_AND = frozenset({"and", "and_", "and_kleene"})
-_PLAIN_OR = frozenset({"or", "or_"})       # null when an operand is null, even with a true one
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class AllOf:
     """Every part holds."""
 
     parts: tuple[FilterTree, ...]
-    kind = "and"
+    kind: ClassVar[str] = "and"
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class EitherOf:
     """At least one part holds."""
 
     parts: tuple[FilterTree, ...]
-    kind = "or"
+    kind: ClassVar[str] = "or"
 
 
 FilterTree = Union[Conjunct, AllOf, EitherOf]
@@ -46,46 +46,35 @@ class _NotATree(Exception):
     pass
 
 
-def tree_from_expression(expr: pc.Expression, schema: pa.Schema) -> FilterTree | None:
-    """``expr`` as a :data:`FilterTree` of the columns of ``schema``, or None when some part of it
-    is not an AND, a Kleene OR or a per-column conjunct."""
+def tree_from_bound(bound: BoundExpr) -> FilterTree | None:
+    """``bound`` as a :data:`FilterTree`, or None when some part of it is not an AND, an OR or a
+    per-column conjunct."""
     try:
-        node = ai.decode(expr)
-    except ai.IntrospectionError:
-        return None
-    try:
-        return _tree(node, schema, 0)
+        return _tree(bound, 0)
     except _NotATree:
         return None
 
 
-def _tree(node: ai.XNode, schema: pa.Schema, depth: int) -> FilterTree:
-    if depth > MAX_DEPTH or not isinstance(node, ai.XCall) or node.name in _PLAIN_OR:
-        raise _NotATree
-    if node.name in _AND:
-        return AllOf(tuple(_tree(a, schema, depth + 1) for a in node.args))
-    if node.name == "or_kleene":
-        _check_no_plain_or(node, depth)
-        leaf = _x_atom(node, schema)            # an OR on one column: one conjunct
-        if leaf is not None:
-            return leaf
-        return EitherOf(tuple(_tree(a, schema, depth + 1) for a in node.args))
-    _check_no_plain_or(node, depth)
-    leaf = _x_atom(node, schema)
-    if leaf is None:
-        raise _NotATree
-    return leaf
+def tree_from_expression(expr: pc.Expression, schema: pa.Schema) -> FilterTree | None:
+    """A user's pyarrow Expression as a :data:`FilterTree` of the columns of ``schema`` (None as
+    :func:`tree_from_bound`, or when it cannot be read)."""
+    try:
+        return tree_from_bound(from_expression(expr, schema))
+    except (Untranslatable, InvalidArgumentError):
+        return None
 
 
-def _check_no_plain_or(node: ai.XNode, depth: int) -> None:
-    """A conjunct read from ``node`` treats a plain OR as Kleene's: refuse it."""
+def _tree(node: BoundExpr, depth: int) -> FilterTree:
     if depth > MAX_DEPTH:
         raise _NotATree
-    if isinstance(node, ai.XCall):
-        if node.name in _PLAIN_OR:
-            raise _NotATree
-        for a in node.args:
-            _check_no_plain_or(a, depth + 1)
+    if isinstance(node, BAnd):
+        return AllOf(tuple(_tree(a, depth + 1) for a in node.args))
+    leaf = atom(node)                       # an OR on one column: one conjunct
+    if leaf is not None:
+        return leaf
+    if isinstance(node, BOr):
+        return EitherOf(tuple(_tree(a, depth + 1) for a in node.args))
+    raise _NotATree
 
 
-__all__ = ["AllOf", "EitherOf", "FilterTree", "tree_from_expression"]
+__all__ = ["AllOf", "EitherOf", "FilterTree", "tree_from_bound", "tree_from_expression"]

@@ -5,7 +5,9 @@ Built by :func:`.binding.bind`; consumed by the visitors in :mod:`.to_arrow` and
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 
@@ -38,7 +40,7 @@ class BLit(BoundExpr):
 class BCall(BoundExpr):
     name: str
     args: tuple[BoundExpr, ...]
-    options: tuple
+    options: tuple[Any, ...]
     type: pa.DataType
 
 
@@ -105,15 +107,29 @@ class BLike(BoundExpr):
     type: pa.DataType = BOOL
 
 
-def walk(node: BoundExpr):
-    """All nodes of a bound tree, parents first."""
-    yield node
-    for child in children(node):
-        yield from walk(child)
+@dataclass(frozen=True, eq=False)
+class BOpaque(BoundExpr):
+    """A part of a user's pyarrow Expression this model does not read (:mod:`.from_arrow`): the
+    function's name and its arguments; nothing is inferred from it (no pruning, no index answer),
+    and the scan evaluates the user's Expression itself."""
+
+    name: str
+    args: tuple[BoundExpr, ...]
+    type: pa.DataType = BOOL
+
+
+def walk(node: BoundExpr) -> Iterator[BoundExpr]:
+    """All nodes of a bound tree, parents first (iterative: user Expressions may be deep)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(children(n)))
 
 
 def children(node: BoundExpr) -> tuple[BoundExpr, ...]:
-    if isinstance(node, (BAnd, BOr, BCall)):
+    """The direct operands of ``node``."""
+    if isinstance(node, (BAnd, BOr, BCall, BOpaque)):
         return node.args
     if isinstance(node, BCompare):
         return (node.left, node.right)

@@ -41,7 +41,7 @@ class Call(Expr):
 
     name: str
     args: tuple[Expr, ...]
-    options: tuple = ()
+    options: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,10 +100,10 @@ class Like(Expr):
     ignore_case: bool = False
 
 
-def conjuncts(expr: Any) -> list:
+def conjuncts(expr: Any) -> list[Any]:
     """Top-level AND operands of an (unbound or bound) expression."""
     if type(expr).__name__ in ("And", "BAnd"):
-        out: list = []
+        out: list[Any] = []
         for a in expr.args:
             out.extend(conjuncts(a))
         return out

@@ -24,23 +24,23 @@ def _is_expr(v: Any) -> bool:
     return isinstance(v, pc.Expression)
 
 
-def _mod(a, b):
+def _mod(a: Any, b: Any) -> Any:
     # No modulo kernel: a - trunc(a / b) * b  (SQL remainder takes the dividend's sign).
     q = pc.divide(a, b)
     return pc.subtract(a, pc.multiply(pc.trunc(q) if _float_like(q) else q, b))
 
 
-def _float_like(v) -> bool:
+def _float_like(v: Any) -> bool:
     t = getattr(v, "type", None)
     return t is not None and pa.types.is_floating(t)
 
 
-def _list_element(lst, index: int):
+def _list_element(lst: Any, index: int) -> Any:
     # pc.list_element raises out of range; SQL gives null. A one-wide fixed slice pads with null.
     return pc.list_element(pc.list_slice(lst, index, index + 1, return_fixed_size_list=True), 0)
 
 
-def _array_has(lst, value):
+def _array_has(lst: Any, value: Any) -> Any:
     if _is_expr(lst) or _is_expr(value):
         raise NotExpressible("array_has")
     if isinstance(lst, pa.ChunkedArray):
@@ -56,7 +56,7 @@ def _array_has(lst, value):
     return pa.array(counts > 0, mask=lst.is_null().to_numpy(zero_copy_only=False))
 
 
-def _list_parts(lst) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+def _list_parts(lst: Any) -> tuple[pa.Array, np.ndarray, np.ndarray]:
     """(flattened elements, their row numbers, per-row null mask) of a list array."""
     if isinstance(lst, pa.ChunkedArray):
         lst = lst.combine_chunks()
@@ -80,7 +80,7 @@ def _needle_index(flat: pa.Array, needles: pa.Array) -> tuple[np.ndarray, int]:
     return pos, k
 
 
-def _array_has_set(lst, needles: pa.Array, want_all: bool):
+def _array_has_set(lst: Any, needles: pa.Array, want_all: bool) -> Any:
     """``array_has_any(lst, needles)`` / ``array_has_all``: null for a null list, except that an
     empty needle list gives false (any) / true (all) on every row."""
     if _is_expr(lst):
@@ -99,7 +99,7 @@ def _array_has_set(lst, needles: pa.Array, want_all: bool):
     return pa.array(found, mask=null_rows)
 
 
-_DATE_PARTS: dict[str, Callable] = {
+_DATE_PARTS: dict[str, Callable[[Any], Any]] = {
     "year": pc.year, "month": pc.month, "day": pc.day, "hour": pc.hour, "minute": pc.minute,
     "second": pc.second, "quarter": pc.quarter, "week": pc.iso_week, "doy": pc.day_of_year,
     "millisecond": pc.millisecond, "microsecond": pc.microsecond, "nanosecond": pc.nanosecond,
@@ -107,7 +107,7 @@ _DATE_PARTS: dict[str, Callable] = {
 }
 
 
-def _lift(args: list) -> list:
+def _lift(args: list[Any]) -> list[Any]:
     """In expression mode, constants must be Expressions too (``pc.less(scalar, expr)`` fails)."""
     if any(_is_expr(v) for v in args):
         return [pc.scalar(v) if isinstance(v, pa.Scalar) else v for v in args]
@@ -117,7 +117,7 @@ def _lift(args: list) -> list:
 _PATTERN_FUNCS = {"regexp_like", "starts_with", "ends_with", "contains"}
 
 
-def call(name: str, args: list, options: tuple) -> Any:
+def call(name: str, args: list[Any], options: tuple[Any, ...]) -> Any:
     """Apply the kernel ``name`` to already-built arguments."""
     a = args if name in _PATTERN_FUNCS or name.startswith("array_has") else _lift(args)
     if name == "add":
@@ -173,16 +173,17 @@ def call(name: str, args: list, options: tuple) -> Any:
     raise UnsupportedFeatureError(f"unknown filter function {name!r}")
 
 
-def _const_str(v, name: str) -> str:
+def _const_str(v: Any, name: str) -> str:
     if isinstance(v, pa.Scalar) and isinstance(v.as_py(), str):
-        return v.as_py()
+        text: str = v.as_py()
+        return text
     raise UnsupportedFeatureError(f"{name}() needs a constant string pattern")
 
 
 _REGEX_FLAGS = frozenset("imsU")
 
 
-def _regex_with_flags(a: list, name: str) -> str:
+def _regex_with_flags(a: list[Any], name: str) -> str:
     """The pattern of ``regexp_like(s, pattern[, flags])``, its flags as an inline ``(?flags)`` group.
 
     The flags pylance's engine accepts and RE2 shares: ``i`` (case-insensitive), ``m`` (multi-line),
@@ -204,7 +205,7 @@ _CMP_FN = {"==": pc.equal, "!=": pc.not_equal, "<": pc.less, "<=": pc.less_equal
            ">": pc.greater, ">=": pc.greater_equal}
 
 
-def _nan_term(v, t: pa.DataType | None, const: Any = None):
+def _nan_term(v: Any, t: pa.DataType | None, const: Any = None) -> Any:
     """is_nan(v) as a kernel value, or a Python bool when it is known statically."""
     if const is not None:
         x = const.as_py()
@@ -214,13 +215,13 @@ def _nan_term(v, t: pa.DataType | None, const: Any = None):
     return False
 
 
-def _valid_term(v, const: Any = None):
+def _valid_term(v: Any, const: Any = None) -> Any:
     if const is not None:
         return const.is_valid
     return pc.is_valid(v)
 
 
-def _and(a, b):
+def _and(a: Any, b: Any) -> Any:
     if a is False or b is False:
         return False
     if a is True:
@@ -230,7 +231,7 @@ def _and(a, b):
     return pc.and_kleene(a, b)
 
 
-def _or(a, b):
+def _or(a: Any, b: Any) -> Any:
     if b is False:
         return a
     if b is True:
@@ -238,11 +239,11 @@ def _or(a, b):
     return pc.or_kleene(a, b)
 
 
-def _not(a):
+def _not(a: Any) -> Any:
     return (not a) if isinstance(a, bool) else pc.invert(a)
 
 
-def call_compare(op: str, a, b, ta: pa.DataType | None = None, tb: pa.DataType | None = None):
+def call_compare(op: str, a: Any, b: Any, ta: pa.DataType | None = None, tb: pa.DataType | None = None) -> Any:
     """SQL comparison; floats use the total order (NaN equals NaN and sorts above all numbers)."""
     ta = ta if ta is not None else getattr(a, "type", None)
     tb = tb if tb is not None else getattr(b, "type", None)

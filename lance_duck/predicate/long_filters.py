@@ -78,7 +78,7 @@ def plan(expr: pc.Expression) -> Pieces | None:
 
 
 class _Splitter:
-    def __init__(self, deserialize: Callable, items: list[tuple[str, str]], batch: pa.RecordBatch | None):
+    def __init__(self, deserialize: Callable[..., Any], items: list[tuple[str, str]], batch: pa.RecordBatch | None):
         self.deserialize, self.items, self.batch = deserialize, items, batch
         self.end: dict[int, int] = {}              # start of an element -> its last item
         self.children: dict[int, list[int]] = {}   # start of a call -> starts of its arguments
@@ -181,7 +181,8 @@ def cached_plan(expr: pc.Expression) -> Pieces | None:
     objects (a scan evaluates the same one on every batch)."""
     hit = _PLANS.get(id(expr))
     if hit is not None and hit[0] is expr:
-        return hit[1]
+        known: Pieces | None = hit[1]
+        return known
     got = on_big_stack(lambda: plan(expr))     # serializing a deep Expression recurses in C++
     _PLANS.put(id(expr), (expr, got), 1)       # the entry keeps expr alive: its id stays its own
     return got

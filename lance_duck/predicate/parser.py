@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import re
-from typing import cast
+from typing import Any, cast
 
 import pyarrow as pa
 import sqlglot
@@ -84,7 +84,7 @@ def _literal(node: exp.Literal) -> Lit:
     return Lit(int(text))
 
 
-def _typed_literal(value, to: pa.DataType) -> Lit:
+def _typed_literal(value: Any, to: pa.DataType) -> Lit:
     """Fold ``CAST(<literal> AS type)``, ``DATE '...'``, ``TIMESTAMP '...'`` into a typed literal."""
     try:
         if value is None:
@@ -243,7 +243,7 @@ class _Converter:
         out: Expr = Like(self.convert(n.this), pattern, isinstance(n, exp.ILike))
         return Not(out) if n.args.get("negate") else out
 
-    def _list_set(self, name: str, n: exp.Expression, args: list) -> Expr:
+    def _list_set(self, name: str, n: exp.Expression, args: list[Any]) -> Expr:
         """``array_has_any(col, [v, ...])``: Call(name, (col,), options=(constant Lits...))."""
         if len(args) != 2:
             self.fail(n, f"{name} takes two arguments")

@@ -3,19 +3,23 @@
 Pruning only ever *skips* data that cannot match; the exact filter still runs on what is
 read.  So extraction is conservative: an AND conjunct we do not understand is dropped (the
 others still prune), an OR with any part we do not understand is dropped whole, and an
-Expression we cannot decode gives no conjuncts at all.
+Expression we cannot decode gives no conjuncts at all. Conjuncts are read from the bound model
+(:mod:`.bound`) by one extractor, :func:`atom`, whatever the filter's source (SQL, a pyarrow
+Expression read by :mod:`.from_arrow`, an engine's translator).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import singledispatch
 from typing import Any, Iterable, Mapping, Union
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import arrow_introspect as ai
+from ..errors import InvalidArgumentError
+from .bound import BCall, BCompare, BIn, BIsBool, BIsNull, BLike, BLit, BNot, BOr, BRef, BoundExpr
+from .from_arrow import Untranslatable, from_expression
 from .regex_runs import required_runs
-from .bound import BCall, BCompare, BIn, BIsNull, BLike, BLit, BNot, BOr, BRef, BoundExpr
 from .expressions import FLIPPED, conjuncts as _split_and
 
 
@@ -52,7 +56,7 @@ Conjunct = Union[ColumnPredicate, AnyOf]
 
 
 def _is_float(t: pa.DataType) -> bool:
-    return pa.types.is_floating(t)
+    return bool(pa.types.is_floating(t))
 
 
 def _is_nan(v: Any) -> bool:
@@ -71,32 +75,76 @@ def _usable(op: str, t: pa.DataType, value: pa.Scalar) -> bool:
     return not (_is_float(t) and op == "!=")
 
 
-# -- from our bound model --------------------------------------------------------------------
-def _from_bound_atom(node: BoundExpr) -> ColumnPredicate | AnyOf | None:
-    if isinstance(node, BCompare):
-        left, right, op = node.left, node.right, node.op
-        if isinstance(left, BLit) and isinstance(right, BRef):
-            left, right, op = right, left, FLIPPED[op]
-        if isinstance(left, BRef) and isinstance(right, BLit) and left.type == right.type \
-                and _usable(op, left.type, right.scalar):
-            return ColumnPredicate(left.path, op, right.scalar)
-        return None
-    if isinstance(node, BIn) and isinstance(node.arg, BRef):
-        if _is_float(node.arg.type) and pc.any(pc.is_nan(node.values)).as_py():
-            return None
-        return ColumnPredicate(node.arg.path, "in", node.values)
-    if isinstance(node, BIsNull) and isinstance(node.arg, BRef):
-        return ColumnPredicate(node.arg.path, "is_null")
-    if isinstance(node, BNot) and isinstance(node.arg, BIsNull) and isinstance(node.arg.arg, BRef):
-        return ColumnPredicate(node.arg.arg.path, "is_valid")
-    if isinstance(node, BOr):
-        return _any_of([_from_bound_atom(a) for a in node.args])
-    if isinstance(node, BCall) and node.args and isinstance(node.args[0], BRef):
-        return _list_set_atom(node, node.args[0]) or _text_atom(node, node.args[0])
-    if isinstance(node, BLike) and isinstance(node.arg, BRef):
-        return _substrings(node.arg.path, node.arg.type, like_literals(node.pattern),
-                           _substring_op(node.ignore_case, node.pattern))
+# -- the atom extractor: one bound node -> a per-column conjunct, or None ------------------------
+@singledispatch
+def atom(node: BoundExpr) -> Conjunct | None:
+    """The per-column conjunct ``node`` is exactly (the rows where it is true), or None."""
     return None
+
+
+@atom.register
+def _compare_atom(node: BCompare) -> Conjunct | None:
+    left, right, op = node.left, node.right, node.op
+    if isinstance(left, BLit) and isinstance(right, BRef):
+        left, right, op = right, left, FLIPPED[op]
+    if isinstance(left, BRef) and isinstance(right, BLit) and left.type == right.type \
+            and _usable(op, left.type, right.scalar):
+        return ColumnPredicate(left.path, op, right.scalar)
+    return None
+
+
+@atom.register
+def _in_atom(node: BIn) -> Conjunct | None:
+    if not isinstance(node.arg, BRef):
+        return None
+    if _is_float(node.arg.type) and pc.any(pc.is_nan(node.values)).as_py():
+        return None
+    return ColumnPredicate(node.arg.path, "in", node.values)
+
+
+@atom.register
+def _is_null_atom(node: BIsNull) -> Conjunct | None:
+    return ColumnPredicate(node.arg.path, "is_null") if isinstance(node.arg, BRef) else None
+
+
+@atom.register
+def _not_atom(node: BNot) -> Conjunct | None:
+    if isinstance(node.arg, BIsNull) and isinstance(node.arg.arg, BRef):
+        return ColumnPredicate(node.arg.arg.path, "is_valid")
+    return None
+
+
+@atom.register
+def _is_true_atom(node: BIsBool) -> Conjunct | None:
+    return atom(node.arg) if node.value else None      # ``x IS TRUE`` keeps the rows ``x`` keeps
+
+
+@atom.register
+def _or_atom(node: BOr) -> Conjunct | None:
+    parts: list[BoundExpr] = []
+    stack: list[BoundExpr] = [node]
+    while stack:                        # nested ORs spliced in without recursion
+        n = stack.pop()
+        if isinstance(n, BOr):
+            stack.extend(reversed(n.args))
+        else:
+            parts.append(n)
+    return _any_of([atom(a) for a in parts])
+
+
+@atom.register
+def _call_atom(node: BCall) -> Conjunct | None:
+    if node.args and isinstance(node.args[0], BRef):
+        return _list_set_atom(node, node.args[0]) or _text_atom(node, node.args[0])
+    return None
+
+
+@atom.register
+def _like_atom(node: BLike) -> Conjunct | None:
+    if not isinstance(node.arg, BRef):
+        return None
+    return _substrings(node.arg.path, node.arg.type, like_literals(node.pattern),
+                       _substring_op(node.ignore_case, node.pattern))
 
 
 _SUBSTRING_FUNCS = frozenset({"contains", "starts_with", "ends_with", "regexp_like"})
@@ -138,15 +186,21 @@ def _substrings(path: tuple[str, ...], t: pa.DataType, needles: list[str],
     return ColumnPredicate(path, op, pa.array(needles, pa.string()))
 
 
-def _text_atom(node: BCall, ref: BRef) -> ColumnPredicate | AnyOf | None:
+def _text_atom(node: BCall, ref: BRef) -> Conjunct | None:
     """``contains`` / ``starts_with`` / ``ends_with`` / a metacharacter-free ``regexp_like``
-    with a constant string: the column holds that substring."""
-    if node.name not in _SUBSTRING_FUNCS or len(node.args) != 2 or node.options \
+    with a constant string: the column holds that substring (``regexp_like``'s flag ``i``: its
+    literal runs ignoring case)."""
+    if node.name not in _SUBSTRING_FUNCS or len(node.args) not in (2, 3) or node.options \
             or not isinstance(node.args[1], BLit) or not pa.types.is_string(node.args[1].scalar.type):
         return None
     needle = node.args[1].scalar.as_py()
     if needle is None:
         return None
+    if len(node.args) == 3:
+        flags = node.args[2]
+        if node.name != "regexp_like" or not isinstance(flags, BLit) or flags.scalar.as_py() != "i":
+            return None
+        return _regex_atom(ref.path, ref.type, needle, True)
     if node.name == "regexp_like" and _REGEX_META & set(needle):
         return _regex_atom(ref.path, ref.type, needle, False)
     return _substrings(ref.path, ref.type, [needle])
@@ -182,7 +236,7 @@ def _list_set_atom(node: BCall, ref: BRef) -> ColumnPredicate | None:
     return None
 
 
-def _any_of(parts: list) -> AnyOf | None:
+def _any_of(parts: list[Conjunct | None]) -> AnyOf | None:
     flat: list[ColumnPredicate] = []
     for p in parts:
         if p is None:
@@ -195,125 +249,24 @@ def _any_of(parts: list) -> AnyOf | None:
 
 
 def conjuncts_from_bound(bound: BoundExpr) -> list[Conjunct]:
+    """The per-column conjuncts of the top-level AND operands of ``bound`` (the others dropped)."""
     out = []
     for c in _split_and(bound):
-        p = _from_bound_atom(c)
+        p = atom(c)
         if p is not None:
             out.append(p)
     return out
-
-
-# -- from a pyarrow Expression (what DuckDB pushes) ------------------------------------------
-_X_CMP = {"equal": "==", "not_equal": "!=", "less": "<", "less_equal": "<=", "greater": ">",
-          "greater_equal": ">="}
-
-
-def _x_and(node: ai.XNode) -> list[ai.XNode]:
-    if isinstance(node, ai.XCall) and node.name in ("and_kleene", "and"):
-        return [c for a in node.args for c in _x_and(a)]
-    return [node]
-
-
-def _x_atom(node: ai.XNode, schema: pa.Schema | None) -> ColumnPredicate | AnyOf | None:
-    if not isinstance(node, ai.XCall):
-        return None
-    a = node.args
-    if node.name in _X_CMP and len(a) == 2:
-        op = _X_CMP[node.name]
-        left, right = a
-        if isinstance(left, ai.XLiteral) and isinstance(right, ai.XField):
-            left, right, op = right, left, FLIPPED[op]
-        if isinstance(left, ai.XField) and isinstance(right, ai.XLiteral):
-            t = _field_type(schema, left.path)
-            if t is None or t != right.scalar.type or not _usable(op, t, right.scalar):
-                return None
-            return ColumnPredicate(left.path, op, right.scalar)
-        return None
-    if node.name == "is_in" and len(a) == 1 and isinstance(a[0], ai.XField):
-        values = ai.option(node.options, "value_set")
-        if values is None or not values.is_valid:
-            return None
-        arr = values.values
-        t = _field_type(schema, a[0].path)
-        if t is None or arr.null_count or arr.type != t:
-            return None
-        if _is_float(t) and pc.any(pc.is_nan(arr)).as_py():
-            return None
-        return ColumnPredicate(a[0].path, "in", arr)
-    if node.name == "if_else" and len(a) == 3:
-        # DuckDB's null-preserving IN: if_else(is_valid(x), is_in(x, ...), null)
-        cond, then, other = a
-        if isinstance(cond, ai.XCall) and cond.name == "is_valid" and isinstance(other, ai.XLiteral) \
-                and not other.scalar.is_valid:
-            inner = _x_atom(then, schema)
-            if isinstance(inner, ColumnPredicate) and inner.op == "in" and (cond.args[0] == ai.XField(inner.path)):
-                return inner
-        return None
-    if node.name in ("is_null", "is_valid") and len(a) == 1 and isinstance(a[0], ai.XField):
-        if node.name == "is_null" and ai.flag(node.options, "nan_is_null"):
-            return None
-        if _field_type(schema, a[0].path) is None:
-            return None
-        return ColumnPredicate(a[0].path, node.name)
-    if node.name == "invert" and len(a) == 1 and isinstance(a[0], ai.XCall) and a[0].name == "is_null" \
-            and len(a[0].args) == 1 and isinstance(a[0].args[0], ai.XField) \
-            and not ai.flag(a[0].options, "nan_is_null"):
-        return ColumnPredicate(a[0].args[0].path, "is_valid")
-    if node.name in ("or_kleene", "or"):
-        return _any_of([_x_atom(x, schema) for x in a])
-    if node.name in _X_SUBSTRING and len(a) == 1 and isinstance(a[0], ai.XField):
-        pattern = ai.option(node.options, "pattern")
-        pattern = pattern.as_py() if isinstance(pattern, pa.Scalar) else pattern
-        t = _field_type(schema, a[0].path)
-        if not isinstance(pattern, str) or t is None:
-            return None
-        ignore_case = bool(ai.flag(node.options, "ignore_case"))
-        if node.name == "match_substring_regex":
-            return _regex_atom(a[0].path, t, pattern, ignore_case)
-        return _substrings(a[0].path, t, like_literals(pattern) if node.name == "match_like" else [pattern],
-                           _substring_op(ignore_case, pattern))
-    return None
-
-
-_X_SUBSTRING = frozenset({"match_substring", "match_like", "starts_with", "ends_with", "match_substring_regex"})
-
-
-def _field_type(schema: pa.Schema | None, path: tuple[str, ...]) -> pa.DataType | None:
-    if schema is None:
-        return None
-    try:
-        t = schema.field(path[0]).type
-        for p in path[1:]:
-            if not pa.types.is_struct(t):
-                return None
-            t = t.field(p).type
-        return t
-    except (KeyError, IndexError):
-        return None
 
 
 def conjuncts_from_expression(expr: pc.Expression, schema: pa.Schema | None) -> list[Conjunct]:
     """Per-column conjuncts of a pyarrow Expression; [] when it cannot be understood."""
-    try:
-        tree = ai.decode(expr)
-    except ai.IntrospectionError:
+    if schema is None:
         return []
-    out = []
-    for c in _x_and(tree):
-        p = _x_atom(c, schema)
-        if p is not None:
-            out.append(p)
-    return out
-
-
-def expression_is_conjuncts(expr: pc.Expression, num_conjuncts: int) -> bool:
-    """``expr`` is exactly the AND of its ``num_conjuncts`` conjuncts from
-    :func:`conjuncts_from_expression` (one per top-level AND operand: none was dropped)."""
     try:
-        tree = ai.decode(expr)
-    except ai.IntrospectionError:
-        return False
-    return len(_x_and(tree)) == num_conjuncts
+        bound = from_expression(expr, schema)
+    except (Untranslatable, InvalidArgumentError):
+        return []
+    return conjuncts_from_bound(bound)
 
 
 # -- decisions -------------------------------------------------------------------------------
@@ -357,10 +310,10 @@ def _pred_may_match(p: ColumnPredicate, s: ColumnStats) -> bool:
         if p.op == "in":
             return any(lo <= v <= hi for v in p.value.to_pylist())
         v = _py(p.value)
-        return {
+        return bool({
             "==": lo <= v <= hi, "!=": not (lo == hi == v), "<": lo < v, "<=": lo <= v,
             ">": hi > v, ">=": hi >= v,
-        }[p.op]
+        }[p.op])
     except TypeError:
         return True
 

@@ -173,5 +173,4 @@ def make_residual(parts: list[BoundExpr]) -> Callable[[pa.RecordBatch], pa.Boole
     def residual(batch: pa.RecordBatch) -> pa.BooleanArray:
         return pc.fill_null(evaluate(node, batch), False)
 
-    residual.bound = node  # type: ignore[attr-defined]
     return residual

@@ -20,13 +20,14 @@ import pyarrow.dataset as pads
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
 from .blobs import BlobReadMixin
 from .delta import DatasetDelta, build_delta
-from .filters import BoundFilter, and_filters, bind_filter
+from .filters import CompiledFilter, and_filters, bind_filter
 from .compat import (DATASET_ENGINE_ONLY, DATASET_WRITERS, FRAGMENT_ENGINE_ONLY, FRAGMENT_WRITERS,
                      PylanceReadMixin, install_refusals)
 from .fragment import LanceFragment
 from .interop import export_stream, placeholder_native_state, refuse_native_scan
 from .params import AsOf, Columns, Filter, Indices, StorageOptions, Version, VersionInfo
-from .scanner import LanceScanner
+from .scanner import LanceScanner, ScansItself
+from .take import take_rows
 
 if TYPE_CHECKING:
     from ..index import IndexDescription
@@ -118,7 +119,7 @@ class Branches:
         return self._snapshot.list_branches()
 
 
-class LanceDataset(PylanceReadMixin, BlobReadMixin, pads.FileSystemDataset):
+class LanceDataset(PylanceReadMixin, BlobReadMixin, ScansItself, pads.FileSystemDataset):
     """One pinned version of a Lance table; open it with :func:`lance_duck.dataset`.
 
     A ``pyarrow.dataset.Dataset`` subclass, so DuckDB (``duckdb.sql("select ... from ds")``) and
@@ -144,7 +145,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, pads.FileSystemDataset):
     """
 
     def __init__(self, snapshot: Snapshot, *, storage_options: StorageOptions = None,
-                 base_filter: BoundFilter | None = None, _filter_source: Any = None) -> None:
+                 base_filter: CompiledFilter | None = None, _filter_source: Any = None) -> None:
         # The native FileSystemDataset is a placeholder that pyarrow cannot scan (see interop).
         pads.FileSystemDataset.__init__(self, *placeholder_native_state(snapshot.arrow_schema, snapshot.uri))
         self._snapshot = snapshot
@@ -426,7 +427,6 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, pads.FileSystemDataset):
             >>> ds.take([0, 5, 1], columns=["order_id"]).to_pylist()
             [{'order_id': 0}, {'order_id': 7}, {'order_id': 1}]
         """
-        from .take import take_rows
         return take_rows(self._snapshot, self._snapshot.fragments, indices, columns, self._base_filter)
 
     # -- fragments --------------------------------------------------------------------------------

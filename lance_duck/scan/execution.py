@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from .. import trace
 from ..encodings.bitmap import bool_array
 from ..errors import CorruptFileError
-from .filters import ROW_ADDR, ROW_CREATED, ROW_ID, ROW_UPDATED, BoundFilter, evaluate
+from .filters import ROW_ADDR, ROW_CREATED, ROW_ID, ROW_UPDATED, CompiledFilter, evaluate
 from .planning import ScanTask
 from .projection import Projection, extract
 from .readahead import ReadaheadStats, ordered_map
@@ -39,7 +39,7 @@ LATE_BLOCK = 1024
 class ScanContext:
     """Everything a task needs besides its fragment: shared by the worker threads."""
 
-    def __init__(self, snapshot, projection: Projection, flt: BoundFilter | None):
+    def __init__(self, snapshot, projection: Projection, flt: CompiledFilter | None):
         self.snapshot = snapshot
         self.io = snapshot.io
         self.projection = projection

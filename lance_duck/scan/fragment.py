@@ -14,8 +14,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InvalidArgumentError
+from .compat import fragment_metadata, table_to_pandas
 from .interop import export_stream
 from .params import Columns, Filter, Indices
+from .take import take_rows
 
 if TYPE_CHECKING:
     from ..table.fragment import FragmentInfo
@@ -132,14 +134,12 @@ class LanceFragment:
             >>> frag.take([1, 0], columns=["order_id"]).to_pylist()
             [{'order_id': 1001}, {'order_id': 1000}]
         """
-        from .take import take_rows
         return take_rows(self._dataset._snapshot, [self._info], indices, columns, self._dataset._base_filter,
                           child_order="named")
 
     def to_pandas(self, **kwargs: Any) -> Any:
         """This fragment's rows as a pandas DataFrame (arguments as :meth:`LanceDataset.scanner`;
         needs ``pip install 'lance-duck[pandas]'``)."""
-        from .compat import table_to_pandas
         return table_to_pandas(self.to_table(**kwargs))
 
     def deletion_file(self) -> str | None:
@@ -161,7 +161,6 @@ class LanceFragment:
     @property
     def metadata(self) -> FragmentMetadata:
         """The fragment as the manifest describes it (pylance's ``FragmentMetadata`` fields)."""
-        from .compat import fragment_metadata
         return fragment_metadata(self._info.pb)
 
     def validate(self) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 from .filters import ROW_ADDR
-from .nearest import fetch_rows
+from .nearest import result_rows
 from .projection import Projection, resolve_projection
 
 if TYPE_CHECKING:
@@ -65,23 +65,12 @@ def run_fts(scanner: LanceScanner, full_text_query: Any, *, prefilter: bool, lim
         keep = np.isin(hits.addrs, _allowed(scanner))
         hits = Hits(hits.addrs[keep], hits.scores[keep])
     addrs, scores = ranked(hits, None if limit is None else limit + offset)
-    out_proj = scanner._projection
-    fetch_proj = out_proj if ROW_ADDR in out_proj.sources else scanner._fetch_projection()
-    flt = scanner._post_filter
-    rows = fetch_rows(snap, scanned, addrs, fetch_proj, flt) if len(addrs) else \
-        fetch_proj.schema.empty_table()
-    got = rows.column(ROW_ADDR).to_numpy() if rows.num_rows else np.empty(0, np.uint64)
-    pos = np.searchsorted(got, addrs)
-    present = (pos < len(got)) & (got[np.minimum(pos, max(len(got) - 1, 0))] == addrs) if len(got) else \
-        np.zeros(len(addrs), dtype=bool)
-    rows = rows.take(pa.array(pos[present].astype(np.int64)))
-    cols = [rows.column(o.name) for o in out_proj.outputs]
-    fields = [o.field for o in out_proj.outputs]
+    cols, fields, present = result_rows(scanner, scanned, addrs)
     at = scanner._score_at
     if at is not None:
         cols.insert(at, pa.chunked_array([pa.array(scores[present], pa.float32())]))
         fields.insert(at, pa.field(SCORE, pa.float32()))
-    table = pa.Table.from_arrays(cols, schema=pa.schema(fields, metadata=out_proj.schema.metadata))
+    table = pa.Table.from_arrays(cols, schema=pa.schema(fields, metadata=scanner._projection.schema.metadata))
     table = table.slice(offset)
     return table if limit is None else table.slice(0, limit)
 

@@ -198,6 +198,22 @@ def fetch_rows(snapshot: Any, fragments: dict[int, Any], addresses: np.ndarray, 
     return pa.Table.from_batches(batches, schema=projection.schema)
 
 
+def result_rows(scanner: LanceScanner, fragments: dict[int, Any],
+                addrs: np.ndarray) -> tuple[list[pa.ChunkedArray], list[pa.Field], np.ndarray]:
+    """A search's result rows: the scan's output columns and fields for the rows at ``addrs``, in
+    that order, that are live and pass its post-filter; and which of ``addrs`` they are (a mask)."""
+    out_proj = scanner._projection
+    fetch_proj = out_proj if ROW_ADDR in out_proj.sources else scanner._fetch_projection()
+    rows = fetch_rows(scanner._snapshot, fragments, addrs, fetch_proj, scanner._post_filter) if len(addrs) else \
+        fetch_proj.schema.empty_table()
+    got = rows.column(ROW_ADDR).to_numpy() if rows.num_rows else np.empty(0, np.uint64)
+    pos = np.searchsorted(got, addrs)
+    present = (pos < len(got)) & (got[np.minimum(pos, max(len(got) - 1, 0))] == addrs) if len(got) else \
+        np.zeros(len(addrs), dtype=bool)
+    rows = rows.take(pa.array(pos[present].astype(np.int64)))
+    return [rows.column(o.name) for o in out_proj.outputs], [o.field for o in out_proj.outputs], present
+
+
 def run_nearest(scanner: LanceScanner, query: NearestQuery, *, fast_search: bool) -> tuple[VectorPlan, pa.Table]:
     """The result table of a ``nearest`` scan (before offset / limit), and the search's plan."""
     source = ScanVectorSource(scanner, query)
@@ -206,17 +222,7 @@ def run_nearest(scanner: LanceScanner, query: NearestQuery, *, fast_search: bool
     dist = np.concatenate([r[1] for r in results]).astype(np.float32)
     qidx = np.repeat(np.arange(len(results), dtype=np.int32), [len(r[0]) for r in results])
     addrs, _ = source.addresses(ids)
-    out_proj = scanner._projection
-    fetch_proj = out_proj if ROW_ADDR in out_proj.sources else scanner._fetch_projection()
-    flt = scanner._post_filter
-    rows = fetch_rows(scanner._snapshot, source.fragments, addrs, fetch_proj, flt)
-    got = rows.column(ROW_ADDR).to_numpy() if rows.num_rows else np.empty(0, np.uint64)
-    pos = np.searchsorted(got, addrs)
-    present = (pos < len(got)) & (got[np.minimum(pos, max(len(got) - 1, 0))] == addrs) if len(got) else \
-        np.zeros(len(addrs), dtype=bool)
-    rows = rows.take(pa.array(pos[present].astype(np.int64)))
-    cols = [rows.column(o.name) for o in out_proj.outputs]
-    fields = [o.field for o in out_proj.outputs]
+    cols, fields, present = result_rows(scanner, source.fragments, addrs)
     at = scanner._distance_at
     if at is not None:
         cols.insert(at, pa.chunked_array([pa.array(dist[present], pa.float32())]))
@@ -224,7 +230,7 @@ def run_nearest(scanner: LanceScanner, query: NearestQuery, *, fast_search: bool
     if query.batch:
         cols.insert(0, pa.chunked_array([pa.array(qidx[present], pa.int32())]))
         fields.insert(0, pa.field(QUERY_INDEX, pa.int32(), nullable=False))
-    schema = pa.schema(fields, metadata=out_proj.schema.metadata)
+    schema = pa.schema(fields, metadata=scanner._projection.schema.metadata)
     return plan, pa.Table.from_arrays(cols, schema=schema)
 
 

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InvalidArgumentError
+from ..predicate.compiled import CompiledFilter
 from ..table.history import VersionInfo
 
 __all__ = ["int_arg", "AsOf", "Columns", "Filter", "Indices", "StorageOptions", "Version", "VersionInfo"]
@@ -17,8 +18,9 @@ __all__ = ["int_arg", "AsOf", "Columns", "Filter", "Indices", "StorageOptions", 
 Columns = Union[Sequence[str], Mapping[str, str], None]
 """Column names (nested ``"s.a"`` allowed), or ``{alias: SQL expression}``; ``None`` = all columns."""
 
-Filter = Union[str, pc.Expression, None]
-"""A SQL predicate in pylance's dialect, or a ``pyarrow.compute.Expression``; ``None`` = every row."""
+Filter = Union[str, pc.Expression, CompiledFilter, None]
+"""A SQL predicate in pylance's dialect, or a ``pyarrow.compute.Expression`` (or a filter compiled by
+``lance_duck.predicate``); ``None`` = every row."""
 
 Version = Union[int, str, None]
 """A version number or a tag name; ``None`` = the latest version."""

@@ -12,9 +12,10 @@ from typing import Any, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InvalidArgumentError, UnsupportedFeatureError
+from ..errors import InvalidArgumentError
 from ..schema import LanceSchema
-from .filters import ROW_ADDR, ROW_ID, VIRTUAL_COLUMNS, expression_columns
+from ..predicate.compiled import compile_expression
+from .filters import ROW_ADDR, ROW_ID, VIRTUAL_COLUMNS, evaluate, expression_columns
 
 
 @dataclass(frozen=True)
@@ -106,13 +107,12 @@ def _aliased(alias: str, spec, schema: pa.Schema) -> OutputColumn:
             return _renamed(_named(spec.strip(), schema), alias)
         except InvalidArgumentError:
             pass
-        expr = _compile_expression(spec, schema)
+        expr = compile_expression(spec, schema)
     elif isinstance(spec, pc.Expression):
         expr = spec
     else:
         raise InvalidArgumentError(f"column {alias!r}: expected a SQL expression or a pyarrow Expression")
     sources = expression_columns(expr, schema)
-    from .filters import evaluate
     empty = pa.RecordBatch.from_arrays([pa.nulls(0, schema.field(s).type) if s in schema.names
                                         else pa.array([], pa.uint64()) for s in sources],
                                        names=list(sources))
@@ -122,15 +122,6 @@ def _aliased(alias: str, spec, schema: pa.Schema) -> OutputColumn:
 
 def _renamed(o: OutputColumn, alias: str) -> OutputColumn:
     return OutputColumn(alias, o.field.with_name(alias), o.source, o.path, o.expression)
-
-
-def _compile_expression(sql: str, schema: pa.Schema) -> pc.Expression:
-    try:
-        from ..predicate import compile_expression  # type: ignore[attr-defined]
-    except ImportError:
-        raise UnsupportedFeatureError(
-            f"SQL column expression {sql!r} needs lance_duck.predicate.compile_expression") from None
-    return compile_expression(sql, schema)
 
 
 def extract(column: pa.Array, path: Sequence[int]) -> pa.Array:

@@ -6,7 +6,7 @@ never initialised, so every inherited method is overridden here.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
@@ -16,14 +16,16 @@ import pyarrow.dataset as pads
 from .. import trace
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
 from ..search.nearest import NearestQuery, parse_nearest
+from ..search.vector import plan_search
 from .execution import ScanContext, execute
 from .filters import and_filters, bind_filter
 from .interop import export_stream
 from .params import Columns, Filter, int_arg
 from .planning import (DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS, FIXED_WIDTH_RAMP_GROWTH,
                        RAMP_GROWTH, plan_tasks)
-from .fts import SCORE, fts_schema
-from .nearest import DISTANCE, nearest_schema
+from .fragment import LanceFragment
+from .fts import SCORE, fts_schema, run_fts
+from .nearest import DISTANCE, ScanVectorSource, nearest_schema, run_nearest
 from .projection import Projection, resolve_projection
 from .readahead import DEFAULT_BUDGET_BYTES, ReadaheadStats, max_inflight_for
 
@@ -31,7 +33,6 @@ if TYPE_CHECKING:
     from ..table.fragment import FragmentInfo
     from ..table.snapshot import Snapshot
     from .dataset import LanceDataset
-    from .fragment import LanceFragment
 
 # pylance / pyarrow scan options that do not change results here.
 _IGNORED_OPTIONS = frozenset({
@@ -47,6 +48,13 @@ class TaggedRecordBatch(NamedTuple):
 
     record_batch: pa.RecordBatch
     fragment: LanceFragment | None
+
+
+class ScansItself:
+    """Marks a dataset whose ``scanner()`` makes a :class:`LanceScanner` (LanceDataset): what
+    :meth:`LanceScanner.from_dataset` routes to it, pyarrow's constructors taking the others."""
+
+    scanner: Callable[..., LanceScanner]
 
 
 class LanceScanner(pads.Scanner):
@@ -192,14 +200,12 @@ class LanceScanner(pads.Scanner):
         """A ``nearest`` scan's rows before offset / limit (searched once per scanner)."""
         if self._nearest_result is None:
             assert self._nearest is not None
-            from .nearest import run_nearest
             self._nearest_result = run_nearest(self, self._nearest, fast_search=self._fast_search)
         return self._nearest_result[1]
 
     def _fts_table(self, limit: int | None) -> pa.Table:
         """A ``full_text_query`` scan's rows after offset / limit (searched once per scanner and limit)."""
         if self._fts_result is None or self._fts_result[0] != limit:
-            from .fts import run_fts
             self._fts_result = (limit, run_fts(self, self._fts, prefilter=self._prefilter, limit=limit,
                                                offset=self._offset))
         return self._fts_result[1]
@@ -369,15 +375,7 @@ class LanceScanner(pads.Scanner):
         """(rows of the fragments exact indices answer the whole filter for -- ANDs and ORs of
         indexed columns' predicates -- with no data read, the other fragments), or None."""
         from ..index.search import count_answered
-        from ..predicate.bool_tree import AllOf, tree_from_expression
-        flt = self._filter
-        tree: Any = None
-        if flt is None:
-            return None
-        if flt.conjuncts_complete:
-            tree = AllOf(tuple(flt.conjuncts))
-        elif flt.residual is None and flt.expression is not None:
-            tree = tree_from_expression(flt.expression, self._snapshot.arrow_schema)
+        tree = None if self._filter is None else self._filter.tree()
         return None if tree is None else count_answered(self._snapshot, tree, self._fragments)
 
     def _count_by_scanning(self, fragments: list[Any] | None) -> int:
@@ -394,15 +392,13 @@ class LanceScanner(pads.Scanner):
     @staticmethod
     def from_dataset(dataset: Any, **kwargs: Any) -> pads.Scanner:
         """``dataset.scanner(**kwargs)`` for a :class:`LanceDataset`, else pyarrow's own."""
-        from .dataset import LanceDataset
-        if isinstance(dataset, LanceDataset):
+        if isinstance(dataset, ScansItself):
             return dataset.scanner(**kwargs)
         return pads.Scanner.from_dataset(dataset, **kwargs)
 
     @staticmethod
     def from_fragment(fragment: Any, **kwargs: Any) -> pads.Scanner:
         """``fragment.scanner(**kwargs)`` for a :class:`LanceFragment`, else pyarrow's own."""
-        from .fragment import LanceFragment
         if isinstance(fragment, LanceFragment):
             return fragment.scanner(**kwargs)
         return pads.Scanner.from_fragment(fragment, **kwargs)
@@ -450,8 +446,6 @@ class LanceScanner(pads.Scanner):
         if verbose:
             lines.append(f"  fragments=[{', '.join(str(f.id) for f in self._fragments)}]")
         if self._nearest is not None:
-            from ..search.vector import plan_search
-            from .nearest import ScanVectorSource
             plan, _ = plan_search(self._nearest, ScanVectorSource(self, self._nearest), self._fast_search)
             where = "" if self._filter is None else f", {'prefilter' if self._prefilter else 'postfilter'}"
             lines.append(f"  VectorSearch: nearest k={self._nearest.k} on {self._nearest.column!r}: "
@@ -530,7 +524,6 @@ def _without_column(name: str, columns: Columns, schema: pa.Schema,
 
 
 def _fragment_info(f: Any, snap: Snapshot) -> FragmentInfo:
-    from .fragment import LanceFragment
     if isinstance(f, LanceFragment):
         return f._info
     if isinstance(f, int):

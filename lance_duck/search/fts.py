@@ -26,6 +26,7 @@ from ..index import index_segments
 from ..index.files import segment_file_path
 from ..index.inverted.reader import InvertedSegment, Partition
 from ..index.inverted.tokenizer import Tokenizer
+from ..index.search import row_id_map
 from .query import BooleanQuery, BoostQuery, MatchQuery, MultiMatchQuery, Occur, PhraseQuery, to_query
 
 K1 = 1.2
@@ -235,27 +236,8 @@ def _live_addresses(snapshot):
     """A function: index row ids -> row addresses of live rows (DEAD for deleted or gone rows)."""
     frags = {f.id: f for f in snapshot.fragments}
     if snapshot.has_stable_row_ids:
-        ids, addrs = [], []
-        for f in snapshot.fragments:
-            rid = f.row_ids()
-            offs = np.arange(f.physical_rows, dtype=np.uint64)
-            if f.num_deletions():
-                live = np.ones(f.physical_rows, dtype=bool)
-                live[f.deleted_offsets()] = False
-                rid, offs = rid[live], offs[live]
-            ids.append(rid)
-            addrs.append(offs | (np.uint64(f.id) << np.uint64(32)))
-        all_ids = np.concatenate(ids) if ids else np.empty(0, np.uint64)
-        all_addrs = np.concatenate(addrs) if addrs else np.empty(0, np.uint64)
-        order = np.argsort(all_ids, kind="stable")
-        all_ids, all_addrs = all_ids[order], all_addrs[order]
-
-        def by_id(row_ids: np.ndarray) -> np.ndarray:
-            if not len(all_ids):
-                return np.full(len(row_ids), DEAD, dtype=np.uint64)
-            pos = np.minimum(np.searchsorted(all_ids, row_ids), len(all_ids) - 1)
-            return np.where(all_ids[pos] == row_ids, all_addrs[pos], DEAD)
-        return by_id
+        id_map = row_id_map(snapshot)
+        return lambda row_ids: id_map.lookup(row_ids, DEAD)
 
     def by_address(addrs: np.ndarray) -> np.ndarray:
         out = addrs.astype(np.uint64).copy()

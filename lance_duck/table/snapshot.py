@@ -6,7 +6,6 @@ row ids on demand). Nothing here reads a data file.
 """
 from __future__ import annotations
 
-import operator
 from datetime import datetime
 from typing import Callable, TypeVar
 
@@ -21,7 +20,8 @@ from .fragment import FragmentInfo, PathResolver, vanished
 from .manifest import FRAGMENT_REUSE_TAGGED, ManifestFile, read_manifest
 from .refs import branch_dir, list_branches, list_tags, read_branch, read_tag
 from ..schema import LanceSchema, schema_from_protos
-from .versions import VERSIONS_DIR, list_versions, manifest_name, manifest_timestamp_ns, normalize_asof, utc_timestamp
+from .versions import (VERSIONS_DIR, list_versions, manifest_name, manifest_timestamp_ns, normalize_asof, utc_timestamp,
+                       version_number)
 from .history import VersionInfo, list_version_infos, resolve_asof
 
 _SAME = object()
@@ -56,13 +56,8 @@ def _open(uri: str, io: FileIO, root: str, version, asof, branch: str | None) ->
             raise InvalidArgumentError(f"tag {version!r} points into branch {tag_branch!r}, not {branch!r}")
         branch, version = tag_branch, tag["version"]
     elif version is not None:
-        try:
-            version = operator.index(version)
-        except TypeError:
-            raise InvalidArgumentError(f"version must be an int, a tag name or (branch, version), "
-                                       f"not {type(version).__name__}") from None
-        if isinstance(version, bool) or version < 0:
-            raise InvalidArgumentError(f"invalid version {version!r}")
+        version = version_number(version, "version", "an int, a tag name or (branch, version)",
+                                 f"invalid version {version!r}")
     ddir = branch_dir(io, root, branch)
     where = f" on branch {branch!r}" if branch else ""
     if branch is not None:

@@ -6,6 +6,7 @@ and V2 ``{2**64-1-v:020d}.manifest`` (pylance's default). Detached (``d…``), s
 """
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Union
@@ -25,6 +26,31 @@ class VersionEntry:
     name: str
     size: int | None
     scheme: str  # "v1" or "v2"
+
+
+def version_number(value: object, what: str, accepted: str, negative: str) -> int:
+    """``value`` as a version number (an ``int`` or anything with ``__index__``, not a bool, >= 0).
+
+    Args:
+        value: what the caller was given.
+        what: its name in errors (``version``, ``from_version``...).
+        accepted: what the caller also accepts, for the error on a wrong type.
+        negative: the error for a bool or a negative number.
+
+    Returns:
+        The version number.
+
+    Examples:
+        >>> version_number(3, "version", "an int", "invalid version")
+        3
+    """
+    try:
+        v = operator.index(value)     # type: ignore[arg-type]
+    except TypeError:
+        raise InvalidArgumentError(f"{what} must be {accepted}, not {type(value).__name__}") from None
+    if isinstance(value, bool) or v < 0:
+        raise InvalidArgumentError(negative)
+    return v
 
 
 def parse_manifest_name(name: str) -> tuple[int, str] | None:

@@ -1,7 +1,8 @@
 """``SELECT count(*) FROM <lance ref> WHERE ...`` counted by the Lance scan (exact indices first).
 
-:func:`count_filter` translates a ``WHERE`` into an Arrow expression only where DuckDB's meaning
-and Arrow's are the same: ANDs and ORs of ``col op literal`` (``=``, ``<>``, ``<``, ``<=``, ``>``,
+:func:`count_filter` translates a ``WHERE`` into lance_duck's filter model (the bound tree of
+:mod:`lance_duck.predicate.bound`, compiled by ``predicate.compile_bound``) only where DuckDB's
+meaning and the model's SQL meaning are the same: ANDs and ORs of ``col op literal`` (``=``, ``<>``, ``<``, ``<=``, ``>``,
 ``>=``, either way round), ``col BETWEEN a AND b``, ``col [NOT] IN (literals)`` (no NULL among them),
 ``col IS [NOT] NULL``, on a top-level column bound as DuckDB binds it (case-insensitively, one match)
 that is an integer column with an integer literal in its range, or a string column with a string
@@ -16,8 +17,10 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from sqlglot import exp
+
+from ...predicate import CompiledFilter, compile_bound
+from ...predicate.bound import BAnd, BCompare, BIn, BIsNull, BLit, BNot, BOr, BRef, BoundExpr
 
 _OPS: dict[type[exp.Expression], str] = {exp.EQ: "==", exp.NEQ: "!=", exp.GT: ">", exp.GTE: ">=",
                                         exp.LT: "<", exp.LTE: "<="}
@@ -73,58 +76,61 @@ class _Translator:
             raise _Untranslatable
         return pa.scalar(v, t)
 
-    def convert(self, node: exp.Expression, depth: int = 0) -> pc.Expression:  # noqa: C901 - one case per form
+    def ref(self, node: exp.Expression) -> tuple[BRef, pa.DataType]:
+        f = self.column(node)
+        return BRef((f.name,), f.type), f.type
+
+    def convert(self, node: exp.Expression, depth: int = 0) -> BoundExpr:  # noqa: C901 - one case per form
         if depth > MAX_DEPTH:
             raise _Untranslatable
         if isinstance(node, exp.Paren):
             return self.convert(node.this, depth + 1)
         if isinstance(node, exp.And):
-            return self.convert(node.this, depth + 1) & self.convert(node.expression, depth + 1)
+            return BAnd((self.convert(node.this, depth + 1), self.convert(node.expression, depth + 1)))
         if isinstance(node, exp.Or):
-            return self.convert(node.this, depth + 1) | self.convert(node.expression, depth + 1)
+            return BOr((self.convert(node.this, depth + 1), self.convert(node.expression, depth + 1)))
         op = _OPS.get(type(node))
         if op is not None:
             left, right = node.this, node.expression
             if not isinstance(left, exp.Column):
                 left, right, op = right, left, _MIRRORED[op]
-            f = self.column(left)
-            value = self.literal(right, f.type)
-            return {"==": pc.equal, "!=": pc.not_equal, ">": pc.greater, ">=": pc.greater_equal,
-                    "<": pc.less, "<=": pc.less_equal}[op](pc.field(f.name), value)
+            ref, t = self.ref(left)
+            return BCompare(op, ref, BLit(self.literal(right, t)))
         if isinstance(node, exp.Between):
-            f = self.column(node.this)
-            lo, hi = self.literal(node.args["low"], f.type), self.literal(node.args["high"], f.type)
-            return (pc.field(f.name) >= lo) & (pc.field(f.name) <= hi)
+            ref, t = self.ref(node.this)
+            lo, hi = self.literal(node.args["low"], t), self.literal(node.args["high"], t)
+            return BAnd((BCompare(">=", ref, BLit(lo)), BCompare("<=", ref, BLit(hi))))
         if isinstance(node, exp.In):
             if node.args.get("query") or node.args.get("unnest") or node.args.get("field"):
                 raise _Untranslatable
-            f = self.column(node.this)
-            values = [self.literal(v, f.type).as_py() for v in node.expressions]
+            ref, t = self.ref(node.this)
+            values = [self.literal(v, t).as_py() for v in node.expressions]
             if not values:
                 raise _Untranslatable
-            return pc.is_in(pc.field(f.name), value_set=pa.array(values, f.type))
+            return BIn(ref, pa.array(values, t), False)
         if isinstance(node, exp.Not):
             inner = node.this
             if isinstance(inner, exp.Paren):
                 inner = inner.this
             if isinstance(inner, exp.Is) and isinstance(inner.expression, exp.Null):
-                return pc.field(self.column(inner.this).name).is_valid()
-            if isinstance(inner, exp.In):          # Arrow's is_in is false (not null) on a null
-                return ~self.convert(inner) & pc.field(self.column(inner.this).name).is_valid()
+                return BNot(BIsNull(self.ref(inner.this)[0]))
+            if isinstance(inner, exp.In):          # SQL: NOT IN is null (dropped) on a null
+                return BNot(self.convert(inner, depth + 1))
             raise _Untranslatable
         if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
-            return pc.field(self.column(node.this).name).is_null()
+            return BIsNull(self.ref(node.this)[0])
         raise _Untranslatable
 
 
-def count_filter(where: exp.Expression, schema: pa.Schema, qualifiers: set[str]) -> pc.Expression | None:
-    """The ``WHERE`` condition ``where`` (its ``this``) as an Arrow expression with DuckDB's meaning, or
-    None (see the module notes). ``qualifiers``: the names a column may be qualified with."""
+def count_filter(where: exp.Expression, schema: pa.Schema, qualifiers: set[str]) -> CompiledFilter | None:
+    """The ``WHERE`` condition ``where`` (its ``this``) as lance_duck's filter model with DuckDB's
+    meaning, or None (see the module notes). ``qualifiers``: the names a column may be qualified with."""
     node: Any = where.this if isinstance(where, exp.Where) else where
     try:
-        return _Translator(schema, qualifiers).convert(node)
+        bound = _Translator(schema, qualifiers).convert(node)
     except _Untranslatable:
         return None
+    return compile_bound(bound, schema)
 
 
 __all__ = ["count_filter"]

@@ -40,7 +40,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from ...predicate.long_filters import balanced
+from ...predicate import CompiledFilter, compile_bound
+from ...predicate.bound import BAnd, BCall, BLike, BLit, BOr, BRef, BoundExpr
 from ...predicate.regex_runs import duckdb_ilike_regex
 
 #: (column as written, kind, literal); kind: like, ilike, contains, starts_with, ends_with, regexp;
@@ -164,40 +165,45 @@ def view_name(name: str, terms: list[Term]) -> str:
     return f"{name}_s{hashlib.sha1(repr(terms).encode()).hexdigest()[:10]}"
 
 
-def _expression(schema: pa.Schema, term: Term) -> pc.Expression | None:
-    """One term as an Arrow expression keeping (at least) the rows DuckDB keeps, or None."""
+def _bound(schema: pa.Schema, term: Term) -> BoundExpr | None:
+    """One term in lance_duck's filter model, keeping (at least) the rows DuckDB keeps, or None."""
     col, kind, lit = term
     if kind == "any":                          # every alternative, or the OR would lose rows
-        alternatives = [_expression(schema, t) for t in lit]
+        alternatives = [_bound(schema, t) for t in lit]
         if not alternatives or any(e is None for e in alternatives):
             return None
-        return balanced(pc.or_kleene, alternatives)
+        return BOr(tuple(e for e in alternatives if e is not None))
     fields = [f for f in schema if f.name.lower() == col.lower()]
     if kind == "compare" or len(fields) != 1 or not (pa.types.is_string(fields[0].type)
                                                      or pa.types.is_large_string(fields[0].type)):
         return None
-    field = pc.field(fields[0].name)
+    ref = BRef((fields[0].name,), fields[0].type)
     if kind == "ilike":
-        return _ilike(field, lit)
-    return {"like": lambda: pc.match_like(field, lit), "contains": lambda: pc.match_substring(field, lit),
-            "starts_with": lambda: pc.starts_with(field, lit), "ends_with": lambda: pc.ends_with(field, lit),
-            "regexp": lambda: pc.match_substring_regex(field, lit)}[kind]()
+        return _ilike(ref, lit)
+    if kind == "like":
+        return BLike(ref, lit, False)
+    name = {"contains": "contains", "starts_with": "starts_with", "ends_with": "ends_with",
+            "regexp": "regexp_like"}[kind]
+    return BCall(name, (ref, BLit(pa.scalar(lit))), (), pa.bool_())
 
 
-def _ilike(field: pc.Expression, pattern: str) -> pc.Expression:
-    """DuckDB's ``ILIKE`` (an ASCII pattern, no backslash), or a superset: Arrow's case-insensitive
-    ``match_like``, and for a pattern with ``i`` an RE2 pattern also matching U+0130 there (DuckDB
+def _ilike(ref: BRef, pattern: str) -> BoundExpr:
+    """DuckDB's ``ILIKE`` (an ASCII pattern, no backslash), or a superset: a case-insensitive
+    ``LIKE``, and for a pattern with ``i`` an RE2 pattern also matching U+0130 there (DuckDB
     lower-cases it to ``i``; see :mod:`lance_duck.predicate.regex_runs`)."""
     if "i" not in pattern.lower():
-        return pc.match_like(field, pattern, ignore_case=True)
-    return pc.match_substring_regex(field, duckdb_ilike_regex(pattern))
+        return BLike(ref, pattern, True)
+    return BCall("regexp_like", (ref, BLit(pa.scalar(duckdb_ilike_regex(pattern)))), (), pa.bool_())
 
 
-def arrow_filter(schema: pa.Schema, terms: list[Term]) -> pc.Expression | None:
+def arrow_filter(schema: pa.Schema, terms: list[Term]) -> CompiledFilter | None:
     """The conjunction of the terms on top-level string columns (DuckDB matches column names
-    case-insensitively: a name matching no column, or two, is left out), or None."""
-    exprs = [e for e in (_expression(schema, term) for term in terms) if e is not None]
-    return balanced(pc.and_kleene, exprs) if exprs else None
+    case-insensitively: a name matching no column, or two, is left out) as lance_duck's filter
+    model, or None."""
+    parts = tuple(e for e in (_bound(schema, term) for term in terms) if e is not None)
+    if not parts:
+        return None
+    return compile_bound(parts[0] if len(parts) == 1 else BAnd(parts), schema)
 
 
 #: Relative slack of a comparison's bound in the view (see the module notes).

@@ -10,16 +10,15 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from ...errors import InvalidArgumentError, LanceDuckError
 from ... import _state
-from ...predicate.long_filters import balanced
+from ...predicate import CompiledFilter
 from ...scan.dataset import fragment_infos
 from ...scan.ranges import count_row_ranges, scan_row_ranges
-from .filters import NotPushable, spark_filter_to_expression
+from .filters import NotPushable, spark_filters
 from .options import MAX_BATCH_BYTES, ReadOptions
 from .partitions import plan_partitions
 from .types import conform, spark_arrow_schema
@@ -131,9 +130,8 @@ class LanceReader(DataSourceReader):
         return plan_partitions(fragment_infos(ds), target_rows=self.opts.partition_rows,
                                target_bytes=self.opts.partition_bytes, cores=self.cores)
 
-    def _pushed(self) -> pc.Expression | None:
-        exprs = [spark_filter_to_expression(f, self.arrow_schema) for f in self.filters]
-        return balanced(pc.and_kleene, exprs) if exprs else None     # shallow however many
+    def _pushed(self) -> CompiledFilter | None:
+        return spark_filters(self.filters, self.arrow_schema)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if isinstance(partition, SearchPartition):
@@ -184,11 +182,13 @@ class PushdownLanceReader(LanceReader):
         if self.opts.nearest is not None:   # Spark's own filters apply to the k rows found (post-filter)
             yield from filters
             return
-        empty = self.arrow_schema.empty_table()
+        empty = pa.RecordBatch.from_pylist([], schema=self.arrow_schema)
         for f in filters:
             try:
-                empty.filter(spark_filter_to_expression(f, self.arrow_schema))  # type-checks it
-            except (NotPushable, pa.ArrowException, TypeError, ValueError):
+                compiled = spark_filters([f], self.arrow_schema)
+                if compiled is not None:
+                    compiled.mask(empty)                                  # type-checks it
+            except (NotPushable, LanceDuckError, pa.ArrowException, TypeError, ValueError):
                 yield f
                 continue
             self.filters.append(f)

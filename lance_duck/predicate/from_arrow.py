@@ -1,0 +1,176 @@
+"""A user's ``pyarrow.compute.Expression`` read into the bound model (:mod:`.bound`).
+
+The scan still evaluates the user's Expression itself; the bound tree made here is what the
+rest of lance_duck reads from it -- the columns it needs, per-column conjuncts for pruning and
+indices, the AND / OR tree exact indices count -- with the same code as a SQL filter's
+(:mod:`.pruning`, :mod:`.bool_tree`). The tree comes from :mod:`.arrow_introspect` (pyarrow has no
+public walker), the only reader of Arrow's serialized form.
+
+Every node keeps the Arrow meaning, or becomes :class:`~.bound.BOpaque` (read no further):
+
+* ``and`` / ``and_kleene`` -> :class:`BAnd`, ``or_kleene`` -> :class:`BOr`; a plain ``or`` (null when
+  an operand is null, even with a true one) is opaque. A plain ``and`` keeps exactly the rows
+  Kleene's does, and the model is only ever read for the rows a filter keeps.
+* ``is_in`` (false, not null, on a null) -> ``BIsBool(BIn(...), True)``; DuckDB's null-preserving
+  ``if_else(is_valid(x), is_in(x, ...), null)`` -> ``BIn``. A value set holding a null is opaque.
+* A float ``x > c`` / ``x >= c``: Arrow's NaN compares false, the bound model's total order puts it
+  above every number, so it becomes ``x > c AND NOT is_nan(x)``.
+* ``match_substring`` / ``starts_with`` / ``ends_with`` / ``match_like`` -> :class:`BLike` (the
+  pattern escaped), ``match_substring_regex`` -> ``regexp_like`` (flag ``i`` when ignoring case).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import InvalidArgumentError
+from . import arrow_introspect as ai
+from .bound import BAnd, BCall, BCompare, BIn, BIsBool, BIsNull, BLike, BLit, BNot, BOpaque, BOr, BRef, \
+    BoundExpr
+
+_COMPARE = {"equal": "==", "not_equal": "!=", "less": "<", "less_equal": "<=", "greater": ">",
+            "greater_equal": ">="}
+_AND = frozenset({"and", "and_", "and_kleene"})
+_OR = frozenset({"or_kleene"})
+_LIKE_SPECIAL = str.maketrans({"%": "\\%", "_": "\\_", "\\": "\\\\"})
+
+
+class Untranslatable(Exception):
+    """The Expression could not be read (its payload is private to Arrow): nothing is inferred."""
+
+
+def from_expression(expr: pc.Expression, schema: pa.Schema) -> BoundExpr:
+    """``expr`` as a bound tree over ``schema``.
+
+    Raises:
+        Untranslatable: the Expression's serialized form could not be read.
+        InvalidArgumentError: it names a top-level column ``schema`` lacks.
+    """
+    try:
+        tree = ai.decode(expr)
+    except ai.IntrospectionError as e:
+        raise Untranslatable(str(e)) from None
+    reader = _Reader(schema)
+    out = reader.node(tree)
+    if reader.missing:
+        raise InvalidArgumentError(f"filter refers to unknown column(s) {sorted(reader.missing)}: {expr}")
+    return out
+
+
+class _Reader:
+    def __init__(self, schema: pa.Schema):
+        self.schema = schema
+        self.missing: set[str] = set()
+        self.calls: dict[str, Callable[[ai.XCall, tuple[BoundExpr, ...]], BoundExpr]] = {
+            "is_in": self._is_in, "if_else": self._if_else, "is_null": self._is_null,
+            "is_valid": lambda n, a: BNot(BIsNull(a[0])) if len(a) == 1 else _opaque(n, a),
+            "invert": lambda n, a: BNot(a[0]) if len(a) == 1 else _opaque(n, a),
+            "match_like": self._like, "match_substring": self._like,
+            "starts_with": self._like, "ends_with": self._like, "match_substring_regex": self._regex,
+        }
+
+    def node(self, x: ai.XNode) -> BoundExpr:
+        if isinstance(x, ai.XLiteral):
+            return BLit(x.scalar)
+        if isinstance(x, ai.XField):
+            return self.field(x.path)
+        if x.name in _AND:
+            return BAnd(tuple(self.node(a) for a in _chain(x, _AND)))
+        if x.name == "or_kleene":
+            return BOr(tuple(self.node(a) for a in _chain(x, _OR)))
+        args = tuple(self.node(a) for a in x.args)
+        if x.name in _COMPARE and len(args) == 2:
+            return arrow_compare(_COMPARE[x.name], args[0], args[1])
+        handler = self.calls.get(x.name)
+        return handler(x, args) if handler is not None else _opaque(x, args)
+
+    def field(self, path: tuple[str, ...]) -> BoundExpr:
+        if path[0] not in self.schema.names:
+            self.missing.add(path[0])
+            return BRef(path, pa.null())
+        t = self.schema.field(path[0]).type
+        for name in path[1:]:
+            if not pa.types.is_struct(t) or t.get_field_index(name) < 0:
+                return BOpaque("field_ref", (BRef(path[:1], self.schema.field(path[0]).type),), pa.null())
+            t = t.field(name).type
+        return BRef(path, t)
+
+    def _is_in(self, x: ai.XCall, args: tuple[BoundExpr, ...]) -> BoundExpr:
+        values = ai.option(x.options, "value_set")
+        if len(args) != 1 or not isinstance(args[0], BRef) or values is None or not values.is_valid:
+            return _opaque(x, args)
+        arr = values.values
+        if arr.null_count or arr.type != args[0].type:
+            return _opaque(x, args)
+        return BIsBool(BIn(args[0], arr, False), True)
+
+    def _if_else(self, x: ai.XCall, args: tuple[BoundExpr, ...]) -> BoundExpr:
+        if len(args) == 3:
+            cond, then, other = args
+            if isinstance(cond, BNot) and isinstance(cond.arg, BIsNull) and isinstance(cond.arg.arg, BRef) \
+                    and isinstance(then, BIsBool) and isinstance(then.arg, BIn) and isinstance(then.arg.arg, BRef) \
+                    and then.arg.arg.path == cond.arg.arg.path and isinstance(other, BLit) \
+                    and not other.scalar.is_valid:
+                return then.arg
+        return _opaque(x, args)
+
+    def _is_null(self, x: ai.XCall, args: tuple[BoundExpr, ...]) -> BoundExpr:
+        if len(args) != 1 or ai.flag(x.options, "nan_is_null"):
+            return _opaque(x, args)
+        return BIsNull(args[0])
+
+    def _like(self, x: ai.XCall, args: tuple[BoundExpr, ...]) -> BoundExpr:
+        pattern = _pattern(x)
+        if len(args) != 1 or pattern is None:
+            return _opaque(x, args)
+        if x.name != "match_like":
+            escaped = pattern.translate(_LIKE_SPECIAL)
+            pattern = {"match_substring": f"%{escaped}%", "starts_with": f"{escaped}%",
+                       "ends_with": f"%{escaped}"}[x.name]
+        return BLike(args[0], pattern, ai.flag(x.options, "ignore_case"))
+
+    def _regex(self, x: ai.XCall, args: tuple[BoundExpr, ...]) -> BoundExpr:
+        pattern = _pattern(x)
+        if len(args) != 1 or pattern is None:
+            return _opaque(x, args)
+        flags = (BLit(pa.scalar("i")),) if ai.flag(x.options, "ignore_case") else ()
+        return BCall("regexp_like", (args[0], BLit(pa.scalar(pattern)), *flags), (), pa.bool_())
+
+
+def _chain(x: ai.XCall, names: frozenset[str]) -> list[ai.XNode]:
+    """The operands of a chain of ``names`` calls, nested ones spliced in, in order (without
+    recursion: DuckDB builds long chains left-deep)."""
+    out: list[ai.XNode] = []
+    stack: list[ai.XNode] = [x]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ai.XCall) and n.name in names:
+            stack.extend(reversed(n.args))
+        else:
+            out.append(n)
+    return out
+
+
+def _pattern(x: ai.XCall) -> str | None:
+    pattern = ai.option(x.options, "pattern")
+    pattern = pattern.as_py() if isinstance(pattern, pa.Scalar) else pattern
+    return pattern if isinstance(pattern, str) else None
+
+
+def _opaque(x: ai.XCall, args: tuple[BoundExpr, ...]) -> BoundExpr:
+    return BOpaque(x.name, args)
+
+
+def arrow_compare(op: str, left: BoundExpr, right: BoundExpr) -> BoundExpr:
+    """``left op right`` with Arrow's meaning (a NaN compares false) in the bound model."""
+    node = BCompare(op, left, right)
+    # Arrow: NaN compares false; the bound model's total order puts NaN above every number
+    above = left if op in (">", ">=") else right if op in ("<", "<=") else None
+    if isinstance(above, BRef) and pa.types.is_floating(above.type):
+        return BAnd((node, BNot(BCall("is_nan", (above,), (), pa.bool_()))))
+    return node
+
+
+__all__ = ["Untranslatable", "arrow_compare", "from_expression"]
