@@ -66,14 +66,15 @@ class _Docs:
     ids: np.ndarray                         # per doc: the index's row id (flat docs: the row address)
     lengths: np.ndarray                     # tokens per doc
     partition: Partition | None = None
-    live: Callable[[np.ndarray], np.ndarray] | None = None   # row ids -> addresses (DEAD: gone)
+    addrs: np.ndarray | None = None         # indexed docs: row address per doc (DEAD: gone)
+    all_live: bool = True                   # no doc of the unit is DEAD
+    norms: np.ndarray | None = None         # indexed docs: k1 * (1 - b + b * length / avgdl)
     flat: list[Counter] = field(default_factory=list)          # flat docs: token -> tf
     flat_pos: list[dict[str, list[int]]] = field(default_factory=list)
 
     def addresses(self, docs: np.ndarray) -> np.ndarray:
         """Row addresses of doc numbers ``docs`` (DEAD for deleted rows)."""
-        ids = self.ids[docs]
-        return ids if self.live is None else self.live(ids)
+        return self.ids[docs] if self.addrs is None else self.addrs[docs]
 
     def postings(self, token: str, positions: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """(doc numbers, tfs, every doc's positions concatenated or None) of one token."""
@@ -94,18 +95,17 @@ DEAD = np.uint64(0xFFFFFFFFFFFFFFFF)
 ReadTexts = Callable[[list, str], Iterable[tuple[np.ndarray, list]]]
 
 
-class ColumnIndex:
-    """A text column of one version: its INVERTED index's partitions plus the unindexed rows."""
+class _IndexedColumn:
+    """What a column's INVERTED index gives every query of one version, opened once per version
+    (kept on the snapshot): segments, analyzer, partitions with each doc's row address and BM25
+    length norm, the statistics, the fragments no segment covers."""
 
-    def __init__(self, snapshot, name: str, read_texts: ReadTexts):
-        self._read_texts = read_texts
+    def __init__(self, snapshot, name: str):
         field_ = _field(snapshot, name)
         segs = [s for s in index_segments(snapshot)
                 if s.index_type == "Inverted" and s.fields and s.fields[0] == field_.id]
         if not segs:
             raise InvalidArgumentError(f"full text search: column {name!r} has no INVERTED index")
-        self.name = name
-        self.snapshot = snapshot
         self.segments: list[InvertedSegment] = []
         covered: set[int] = set()
         for s in segs:
@@ -115,18 +115,48 @@ class ColumnIndex:
                 raise InvalidArgumentError(f"INVERTED index {s.name!r} lists no files")
             self.segments.append(InvertedSegment(snapshot.io, paths, sizes))
             covered |= set(s.fragment_ids)
-        params = self.segments[0].params
-        self.tokenizer = Tokenizer(params)
+        self.tokenizer = Tokenizer(self.segments[0].params)
         self.with_position = all(seg.with_position for seg in self.segments)
         live = snapshot.derived("_fts_live_addresses", lambda: _live_addresses(snapshot))
+        parts = [p for seg in self.segments for p in seg.partitions]
+        docs = [p.docs for p in parts]
+        self.n_docs = sum(len(ids) for ids, _ in docs)
+        total = sum(int(p.total_tokens) for p in parts)
+        self.avgdl = total / self.n_docs if self.n_docs else 0.0
         self.units: list[_Docs] = []
-        for seg in self.segments:
-            for p in seg.partitions:
-                ids, lengths = p.docs
-                self.units.append(_Docs(ids, lengths, partition=p, live=live))
-        unindexed = [f for f in snapshot.fragments if f.id not in covered]
-        if unindexed:
-            self.units.append(self._flat(unindexed))
+        for p, (ids, lengths) in zip(parts, docs):
+            addrs = live(ids)
+            norms = K1 * (1.0 - B + B * lengths.astype(np.float64) / self.avgdl) if self.n_docs else None
+            self.units.append(_Docs(ids, lengths, partition=p, addrs=addrs, all_live=not bool((addrs == DEAD).any()),
+                                    norms=norms))
+        self.unindexed = [f for f in snapshot.fragments if f.id not in covered]
+        self._vocabulary: list[str] | None = None
+
+    def vocabulary(self) -> list[str]:
+        """Every token of the column's index partitions, sorted by UTF-8 bytes."""
+        if self._vocabulary is None:
+            words: set[str] = set()
+            for u in self.units:
+                assert u.partition is not None
+                words.update(u.partition.all_tokens())
+            self._vocabulary = sorted(words, key=lambda w: w.encode("utf-8"))
+        return self._vocabulary
+
+
+class ColumnIndex:
+    """A text column of one version: its INVERTED index's partitions plus the unindexed rows."""
+
+    def __init__(self, snapshot, name: str, read_texts: ReadTexts):
+        self._read_texts = read_texts
+        self._indexed = snapshot.derived(f"_fts_column:{name}", lambda: _IndexedColumn(snapshot, name))
+        self.name = name
+        self.snapshot = snapshot
+        self.segments = self._indexed.segments
+        self.tokenizer = self._indexed.tokenizer
+        self.with_position = self._indexed.with_position
+        self.units: list[_Docs] = list(self._indexed.units)
+        if self._indexed.unindexed:
+            self.units.append(self._flat(self._indexed.unindexed))
 
     def _flat(self, fragments) -> _Docs:
         counters, positions, addrs, lengths = [], [], [], []
@@ -151,13 +181,7 @@ class ColumnIndex:
 
     def vocabulary(self) -> list[str]:
         """Every token of the column's index partitions, sorted by UTF-8 bytes."""
-        if not hasattr(self, "_vocabulary"):
-            words: set[str] = set()
-            for u in self.units:
-                if u.partition is not None:
-                    words.update(u.partition.all_tokens())
-            self._vocabulary = sorted(words, key=lambda w: w.encode("utf-8"))
-        return self._vocabulary
+        return self._indexed.vocabulary()
 
     def expansions(self, token: str, edits: int, prefix_length: int, max_expansions: int) -> list[str]:
         """The terms within ``edits`` edits (Levenshtein, characters) of ``token`` sharing its first
@@ -179,9 +203,7 @@ class ColumnIndex:
     def stats(self) -> tuple[int, float]:
         """(documents, average length) of the indexed partitions (unindexed rows add theirs for
         themselves, see :meth:`bm25`)."""
-        n = sum(len(u.lengths) for u in self.units if u.partition is not None)
-        total = sum(int(u.partition.total_tokens) for u in self.units if u.partition is not None)
-        return n, (total / n if n else 0.0)
+        return self._indexed.n_docs, self._indexed.avgdl
 
     def term(self, token: str, positions: bool = False) -> list[tuple[_Docs, np.ndarray, np.ndarray, Any]]:
         return [(u, *u.postings(token, positions)) for u in self.units]
@@ -192,17 +214,17 @@ class ColumnIndex:
         index's statistics; unindexed rows (pylance's flat search) with the index's plus their own
         (documents, tokens, document frequency). ``stats``: the term's postings in every unit."""
         df = sum(len(d) for x, d, _, _ in stats if x.partition is not None)
+        tf = tfs.astype(np.float64)
         if u.partition is None:
             flat_df = sum(len(d) for x, d, _, _ in stats if x.partition is None)
             n_all = n_docs + len(u.lengths)
             avg = (avgdl * n_docs + float(u.lengths.sum())) / n_all
             idf = np.log((n_all - df - flat_df + 0.5) / (df + flat_df + 0.5) + 1.0)
-        else:
-            idf = np.log((n_docs - df + 0.5) / (df + 0.5) + 1.0)
-            avg = avgdl
-        tf = tfs.astype(np.float64)
-        dl = u.lengths[docs].astype(np.float64)
-        return idf * (K1 + 1.0) * tf / (tf + K1 * (1.0 - B + B * dl / avg))
+            dl = u.lengths[docs].astype(np.float64)
+            return idf * (K1 + 1.0) * tf / (tf + K1 * (1.0 - B + B * dl / avg))
+        idf = np.log((n_docs - df + 0.5) / (df + 0.5) + 1.0)
+        assert u.norms is not None
+        return idf * (K1 + 1.0) * tf / (tf + u.norms[docs])
 
     def bm25(self, token: str, per_unit: list, n_docs: int, avgdl: float, df_of: list | None = None) -> Hits:
         """The term's BM25 hits (see :meth:`unit_scores`); ``df_of``: the postings the statistics
@@ -214,11 +236,15 @@ class ColumnIndex:
                 continue
             sc = self.unit_scores(u, docs, tfs, stats, n_docs, avgdl)
             a = u.addresses(docs)
-            keep = a != DEAD
-            addrs.append(a[keep])
-            scores.append(sc[keep])
+            if not u.all_live:
+                keep = a != DEAD
+                a, sc = a[keep], sc[keep]
+            addrs.append(a)
+            scores.append(sc)
         if not addrs:
             return Hits.empty()
+        if len(addrs) == 1:
+            return Hits.of(addrs[0], scores[0])
         return Hits.of(np.concatenate(addrs), np.concatenate(scores))
 
 
@@ -304,7 +330,7 @@ class Searcher:
         """The rows ``q`` matches with their scores; ``k``: only the best ``k`` are needed (at least
         those, ties included, are exact)."""
         if isinstance(q, MatchQuery):
-            return self._match(q)
+            return self._match(q, k)
         if isinstance(q, PhraseQuery):
             return self._phrase(q, k)
         if isinstance(q, MultiMatchQuery):
@@ -328,7 +354,7 @@ class Searcher:
         """The query's tokens, repeats kept (pylance scores a repeated term once per repeat)."""
         return [t.text for t in col.tokenizer.tokens(text)]
 
-    def _match(self, q: MatchQuery) -> Hits:
+    def _match(self, q: MatchQuery, k: int | None = None) -> Hits:
         if q.fuzziness and q.operator == "AND":
             raise UnsupportedFeatureError("MatchQuery with fuzziness and operator AND is not supported "
                                           "(pylance's matching rule for it is not reproduced)")
@@ -339,7 +365,10 @@ class Searcher:
         n_docs, avgdl = col.stats()
         # per query token: (indexed rows' hits per term it expands to, unindexed rows' hits)
         each = {t: self._expanded(col, t, q, n_docs, avgdl) for t in dict.fromkeys(tokens)}
-        out = _union([h for t in tokens for h in each[t][0] + [each[t][1]]])
+        parts = [h for t in tokens for h in each[t][0] + [each[t][1]]]
+        if k is not None and q.operator != "AND" and q.boost > 0:
+            return _scaled(_union_top(parts, k), q.boost)
+        out = _union(parts)
         if q.operator == "AND":
             # indexed rows hold every term the query expands to, unindexed rows every query token
             indexed = [h.addrs for terms, _ in each.values() for h in terms]
@@ -465,6 +494,47 @@ def _phrase_at(toks, positions: list, slop: int) -> bool:
             return False
         cands = nxt
     return True
+
+
+def _scaled(h: Hits, boost: float) -> Hits:
+    return Hits(h.addrs, h.scores * boost)
+
+
+#: below this many hits in all, :func:`_union_top` sums every row (the pruning costs more)
+UNION_TOP_MIN = 4096
+
+
+def _union_top(parts: list[Hits], k: int) -> Hits:
+    """The rows of ``parts`` (non-negative scores) summed as :func:`_union`, but only those that can
+    rank in the best ``k`` (every row scoring at least the k-th best, ties included, is kept).
+
+    MaxScore's bound: some part holds ``k`` rows scoring at least ``theta`` (its k-th best), so the
+    k-th best sum is at least ``theta``; the parts whose best scores add up to less than that
+    (the lowest first) cannot bring a row there alone, so only the rows of the other parts are
+    candidates (less a margin for float32 rounding), summed part by part in the parts' order."""
+    parts = [p for p in parts if len(p.addrs)]
+    if len(parts) <= 1:
+        return parts[0] if parts else Hits.empty()
+    if k <= 0 or sum(len(p.addrs) for p in parts) < UNION_TOP_MIN:
+        return _union(parts)
+    kths = [float(np.partition(p.scores, len(p.scores) - k)[len(p.scores) - k]) for p in parts if len(p.scores) >= k]
+    if not kths:
+        return _union(parts)
+    theta = max(kths) * (1.0 - 1e-6)
+    best = np.array([float(p.scores.max()) for p in parts])
+    low_first = np.argsort(best, kind="stable")
+    optional = int(np.searchsorted(np.cumsum(best[low_first]), theta, side="left"))
+    essential = sorted(int(i) for i in low_first[optional:])
+    if len(essential) == 1:
+        cand = parts[essential[0]].addrs
+    else:
+        cand = np.sort(np.concatenate([parts[i].addrs for i in essential]), kind="stable")
+        cand = cand[np.concatenate(([True], cand[1:] != cand[:-1]))]
+    total = np.zeros(len(cand))
+    for p in parts:
+        at = np.minimum(np.searchsorted(p.addrs, cand), len(p.addrs) - 1)
+        total += np.where(p.addrs[at] == cand, p.scores[at], 0.0)
+    return Hits(cand, total)
 
 
 def _union(parts: list[Hits]) -> Hits:

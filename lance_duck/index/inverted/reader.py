@@ -12,12 +12,15 @@ from typing import Iterator
 
 import numpy as np
 
+from ... import _state
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from ..files import CACHE, IndexFile, cached
 from .fst import FstMap
 from .postings import decode_positions, decode_posting
 
 _TAIL_CODECS = ("varint_delta_v1", "fixed32_v1")
+_WORDS = _state.cache("fts_words")
+_MISSING = object()
 
 
 @contextmanager
@@ -58,8 +61,14 @@ class Partition:
                           lambda: FstMap(f.read(["_token_fst_bytes"])[0][0].as_py(), f.path))
 
     def token_id(self, token: str) -> int | None:
-        with _damage(self._paths["tokens"]):
-            return self.fst.get(token.encode("utf-8"))
+        """The id of ``token`` in this partition (None: absent); looked up once per token (the
+        FST walk is a Python loop per byte)."""
+        key = ("tid", self.io.key, self._paths["tokens"], token)
+        hit = _WORDS.peek(key, _MISSING)
+        if hit is _MISSING:
+            with _damage(self._paths["tokens"]):
+                hit = _WORDS.put(key, self.fst.get(token.encode("utf-8")))
+        return hit  # type: ignore[return-value]
 
     def all_tokens(self) -> dict[str, int]:
         f = self._file("tokens")
