@@ -72,6 +72,14 @@ class _Docs:
     flat: list[Counter] = field(default_factory=list)          # flat docs: token -> tf
     flat_pos: list[dict[str, list[int]]] = field(default_factory=list)
 
+    @property
+    def min_norm(self) -> float:
+        """The smallest length norm (:meth:`ColumnIndex.norms` made them)."""
+        assert self.norms is not None
+        if not hasattr(self, "_min_norm"):
+            self._min_norm = float(self.norms.min()) if len(self.norms) else 0.0
+        return self._min_norm
+
     def addresses(self, docs: np.ndarray) -> np.ndarray:
         """Row addresses of doc numbers ``docs`` (DEAD for deleted rows)."""
         return self.ids[docs] if self.addrs is None else self.addrs[docs]
@@ -83,7 +91,7 @@ class _Docs:
             if tid is None:
                 return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.uint32) if positions else None
             got = self.partition.postings([tid], positions)[0]
-            return (got[0].astype(np.int64), got[1].astype(np.int64), got[2] if positions else None)
+            return got[0], got[1], (got[2] if positions else None)
         docs = [i for i, c in enumerate(self.flat) if token in c]
         tfs = [self.flat[i][token] for i in docs]
         pos = np.array([p for i in docs for p in self.flat_pos[i][token]], dtype=np.uint32) if positions else None
@@ -208,23 +216,31 @@ class ColumnIndex:
     def term(self, token: str, positions: bool = False) -> list[tuple[_Docs, np.ndarray, np.ndarray, Any]]:
         return [(u, *u.postings(token, positions)) for u in self.units]
 
-    def unit_scores(self, u: _Docs, docs: np.ndarray, tfs: np.ndarray, stats: list, n_docs: int,
-                    avgdl: float) -> np.ndarray:
-        """BM25 of one term for documents ``docs`` of unit ``u`` (float64): indexed rows with the
-        index's statistics; unindexed rows (pylance's flat search) with the index's plus their own
-        (documents, tokens, document frequency). ``stats``: the term's postings in every unit."""
+    def idf(self, u: _Docs, stats: list, n_docs: int) -> float:
+        """A term's idf in unit ``u``: indexed rows with the index's statistics; unindexed rows
+        (pylance's flat search) with the index's plus their own (documents, document frequency).
+        ``stats``: the term's postings in every unit."""
         df = sum(len(d) for x, d, _, _ in stats if x.partition is not None)
-        tf = tfs.astype(np.float64)
         if u.partition is None:
             flat_df = sum(len(d) for x, d, _, _ in stats if x.partition is None)
             n_all = n_docs + len(u.lengths)
+            return float(np.log((n_all - df - flat_df + 0.5) / (df + flat_df + 0.5) + 1.0))
+        return float(np.log((n_docs - df + 0.5) / (df + 0.5) + 1.0))
+
+    def norms(self, u: _Docs, n_docs: int, avgdl: float) -> np.ndarray:
+        """``k1 * (1 - b + b * length / avgdl)`` per doc of ``u`` (unindexed rows: the average
+        length over the index's documents and theirs)."""
+        if u.norms is None:
+            n_all = n_docs + len(u.lengths)
             avg = (avgdl * n_docs + float(u.lengths.sum())) / n_all
-            idf = np.log((n_all - df - flat_df + 0.5) / (df + flat_df + 0.5) + 1.0)
-            dl = u.lengths[docs].astype(np.float64)
-            return idf * (K1 + 1.0) * tf / (tf + K1 * (1.0 - B + B * dl / avg))
-        idf = np.log((n_docs - df + 0.5) / (df + 0.5) + 1.0)
-        assert u.norms is not None
-        return idf * (K1 + 1.0) * tf / (tf + u.norms[docs])
+            u.norms = K1 * (1.0 - B + B * u.lengths.astype(np.float64) / avg)
+        return u.norms
+
+    def unit_scores(self, u: _Docs, docs: np.ndarray, tfs: np.ndarray, stats: list, n_docs: int,
+                    avgdl: float) -> np.ndarray:
+        """BM25 of one term for documents ``docs`` of unit ``u`` (float64; see :meth:`idf`)."""
+        tf = tfs.astype(np.float64)
+        return self.idf(u, stats, n_docs) * (K1 + 1.0) * tf / (tf + self.norms(u, n_docs, avgdl)[docs])
 
     def bm25(self, token: str, per_unit: list, n_docs: int, avgdl: float, df_of: list | None = None) -> Hits:
         """The term's BM25 hits (see :meth:`unit_scores`); ``df_of``: the postings the statistics
@@ -364,11 +380,12 @@ class Searcher:
             return Hits.empty()
         n_docs, avgdl = col.stats()
         # per query token: (indexed rows' hits per term it expands to, unindexed rows' hits)
-        each = {t: self._expanded(col, t, q, n_docs, avgdl) for t in dict.fromkeys(tokens)}
-        parts = [h for t in tokens for h in each[t][0] + [each[t][1]]]
         if k is not None and q.operator != "AND" and q.boost > 0:
-            return _scaled(_union_top(parts, k), q.boost)
-        out = _union(parts)
+            top = self._match_top(col, q, tokens, k)
+            if top is not None:
+                return top
+        each = {t: self._expanded(col, t, q, n_docs, avgdl) for t in dict.fromkeys(tokens)}
+        out = _union([h for t in tokens for h in each[t][0] + [each[t][1]]])
         if q.operator == "AND":
             # indexed rows hold every term the query expands to, unindexed rows every query token
             indexed = [h.addrs for terms, _ in each.values() for h in terms]
@@ -379,6 +396,29 @@ class Searcher:
                 keep = np.union1d(keep, _intersect(flat))
             out = _restrict(out, keep)
         return Hits(out.addrs, out.scores * q.boost)
+
+    def _match_top(self, col: ColumnIndex, q: MatchQuery, tokens: list[str], k: int) -> Hits | None:
+        """The OR match's candidates for its best ``k`` rows (:mod:`.fts_topk`), scored as
+        :meth:`_match` scores them (the parts in the same order); None: score every posting."""
+        from .fts_topk import Part, top_k
+        n_docs, avgdl = col.stats()
+        flat = [i for i, u in enumerate(col.units) if u.partition is None]
+        norms = [col.norms(u, n_docs, avgdl) for u in col.units]
+
+        def part(stats: list, units: list[int]) -> Part:
+            return Part([(i, stats[i][1], stats[i][2], col.idf(stats[i][0], stats, n_docs), norms[i])
+                         for i in units if len(stats[i][1])], K1)
+        indexed = [i for i, u in enumerate(col.units) if u.partition is not None]
+        of: dict[str, list[Part]] = {}
+        for t in dict.fromkeys(tokens):
+            terms = col.expansions(t, q.fuzziness, q.prefix_length, q.max_expansions) if q.fuzziness else [t]
+            per_term = {e: col.term(e) for e in dict.fromkeys(terms + [t])}
+            of[t] = [part(per_term[e], indexed) for e in terms] + [part(per_term[t], flat)]
+        got = top_k([p for t in tokens for p in of[t]], col.units, k)
+        if got is None:
+            return None
+        h = Hits.of(*got)
+        return Hits(h.addrs, h.scores * q.boost)
 
     def _expanded(self, col: ColumnIndex, token: str, q: MatchQuery, n_docs: int,
                   avgdl: float) -> tuple[list[Hits], Hits]:
@@ -494,47 +534,6 @@ def _phrase_at(toks, positions: list, slop: int) -> bool:
             return False
         cands = nxt
     return True
-
-
-def _scaled(h: Hits, boost: float) -> Hits:
-    return Hits(h.addrs, h.scores * boost)
-
-
-#: below this many hits in all, :func:`_union_top` sums every row (the pruning costs more)
-UNION_TOP_MIN = 4096
-
-
-def _union_top(parts: list[Hits], k: int) -> Hits:
-    """The rows of ``parts`` (non-negative scores) summed as :func:`_union`, but only those that can
-    rank in the best ``k`` (every row scoring at least the k-th best, ties included, is kept).
-
-    MaxScore's bound: some part holds ``k`` rows scoring at least ``theta`` (its k-th best), so the
-    k-th best sum is at least ``theta``; the parts whose best scores add up to less than that
-    (the lowest first) cannot bring a row there alone, so only the rows of the other parts are
-    candidates (less a margin for float32 rounding), summed part by part in the parts' order."""
-    parts = [p for p in parts if len(p.addrs)]
-    if len(parts) <= 1:
-        return parts[0] if parts else Hits.empty()
-    if k <= 0 or sum(len(p.addrs) for p in parts) < UNION_TOP_MIN:
-        return _union(parts)
-    kths = [float(np.partition(p.scores, len(p.scores) - k)[len(p.scores) - k]) for p in parts if len(p.scores) >= k]
-    if not kths:
-        return _union(parts)
-    theta = max(kths) * (1.0 - 1e-6)
-    best = np.array([float(p.scores.max()) for p in parts])
-    low_first = np.argsort(best, kind="stable")
-    optional = int(np.searchsorted(np.cumsum(best[low_first]), theta, side="left"))
-    essential = sorted(int(i) for i in low_first[optional:])
-    if len(essential) == 1:
-        cand = parts[essential[0]].addrs
-    else:
-        cand = np.sort(np.concatenate([parts[i].addrs for i in essential]), kind="stable")
-        cand = cand[np.concatenate(([True], cand[1:] != cand[:-1]))]
-    total = np.zeros(len(cand))
-    for p in parts:
-        at = np.minimum(np.searchsorted(p.addrs, cand), len(p.addrs) - 1)
-        total += np.where(p.addrs[at] == cand, p.scores[at], 0.0)
-    return Hits(cand, total)
 
 
 def _union(parts: list[Hits]) -> Hits:
