@@ -84,6 +84,15 @@ class _Docs:
         """Row addresses of doc numbers ``docs`` (DEAD for deleted rows)."""
         return self.ids[docs] if self.addrs is None else self.addrs[docs]
 
+    def position_offsets(self, token: str, tfs: np.ndarray) -> np.ndarray:
+        """Where each posting's positions start in the token's concatenated positions (and the
+        end): kept with an index partition's decoded positions."""
+        if self.partition is not None:
+            tid = self.partition.token_id(token)
+            if tid is not None:
+                return self.partition.position_offsets(tid)
+        return np.concatenate(([0], np.cumsum(tfs, dtype=np.int64)))
+
     def postings(self, token: str, positions: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """(doc numbers, tfs, every doc's positions concatenated or None) of one token."""
         if self.partition is not None:
@@ -447,47 +456,67 @@ class Searcher:
             return Hits.empty()
         n_docs, avgdl = col.stats()
         terms = {t.text: col.term(t.text, positions=True) for t in toks}
-        c_unit, c_doc, c_addr, c_score = [], [], [], []
+        c_unit, c_doc, c_score = [], [], []
         for ui, u in enumerate(col.units):
             common = terms[toks[0].text][ui][1]
             for t in toks[1:]:
-                common = common[_members(common, terms[t.text][ui][1])]
+                common = _intersect_sorted(common, terms[t.text][ui][1], len(u.lengths))
             if not len(common):
                 continue
+            if not u.all_live:
+                common = common[u.addresses(common) != DEAD]
             score = np.zeros(len(common))
             for per in terms.values():
                 d, f = per[ui][1], per[ui][2]
                 score += self_scores(col, u, common, f[np.searchsorted(d, common)], per, n_docs, avgdl)
-            addr = u.addresses(common)
-            live = addr != DEAD
-            c_unit.append(np.full(int(live.sum()), ui))
-            c_doc.append(common[live])
-            c_addr.append(addr[live])
-            c_score.append(score[live])
+            c_unit.append(np.full(len(common), ui, dtype=np.int32))
+            c_doc.append(common)
+            c_score.append(score)
         if not c_unit:
             return Hits.empty()
-        unit, doc = np.concatenate(c_unit), np.concatenate(c_doc)
-        addr, score = np.concatenate(c_addr), np.concatenate(c_score)
+        unit, doc, score = np.concatenate(c_unit), np.concatenate(c_doc), np.concatenate(c_score)
         key = -score.astype(np.float32)
-        offsets = {t: [np.concatenate(([0], np.cumsum(p[2]))) for p in per] for t, per in terms.items()}
+        single = len(c_unit) == 1
+
+        def addr_of(idx: np.ndarray) -> np.ndarray:
+            """Row addresses of candidates ``idx`` (looked up for the candidates checked only)."""
+            if single:
+                return col.units[int(unit[0])].addresses(doc[idx])
+            out = np.empty(len(idx), dtype=np.uint64)
+            for ui in np.unique(unit[idx]):
+                m = unit[idx] == ui
+                out[m] = col.units[int(ui)].addresses(doc[idx][m])
+            return out
+        offsets: dict[tuple[str, int], np.ndarray] = {}
+
+        def postings_of(ui: int) -> dict:
+            for t, per in terms.items():
+                if (t, ui) not in offsets:
+                    offsets[t, ui] = col.units[ui].position_offsets(t, per[ui][2])
+            return {t: (per[ui][1], per[ui][2], per[ui][3], offsets[t, ui]) for t, per in terms.items()}
         found: list[np.ndarray] = []
-        rest = np.arange(len(addr))             # candidates not checked yet
-        n_found, chunk = 0, len(addr) if k is None else max(256, 4 * k)
+        found_addr: list[np.ndarray] = []
+        rest = np.arange(len(doc))              # candidates not checked yet
+        n_found, chunk = 0, len(doc) if k is None else max(256, 4 * k)
         while len(rest):
-            if chunk < len(rest):              # the best `chunk` of the rest, best first
-                part = np.argpartition(key[rest], chunk - 1)
-                sel, rest = rest[part[:chunk]], rest[part[chunk:]]
+            if chunk < len(rest):              # the best `chunk` of the rest (ties at the cut too)
+                kr = key[rest]
+                cut = np.partition(kr, chunk - 1)[chunk - 1]
+                take = kr <= cut
+                sel, rest = rest[take], rest[~take]
             else:
                 sel, rest = rest, rest[:0]
-            sel = sel[np.lexsort((addr[sel], key[sel]))]
+            sel_addr = addr_of(sel)
+            order = np.lexsort((sel_addr, key[sel]))
+            sel, sel_addr = sel[order], sel_addr[order]
             ok = np.zeros(len(sel), dtype=bool)
             for ui in np.unique(unit[sel]):
                 m = np.flatnonzero(unit[sel] == ui)
                 docs = doc[sel][m]
                 srt = np.argsort(docs)
-                ok[m[srt]] = _phrase_docs(toks, q.slop, docs[srt], {
-                    t: (per[ui][1], per[ui][2], per[ui][3], offsets[t][ui]) for t, per in terms.items()})
+                ok[m[srt]] = _phrase_docs(toks, q.slop, docs[srt], postings_of(int(ui)))
             found.append(sel[ok])
+            found_addr.append(sel_addr[ok])
             n_found += int(ok.sum())
             if k is not None and n_found >= k:
                 kth = np.sort(key[np.concatenate(found)])[k - 1]
@@ -495,7 +524,7 @@ class Searcher:
                     break
             chunk *= 4
         hit = np.concatenate(found) if found else np.empty(0, np.int64)
-        return Hits.of(addr[hit], score[hit])
+        return Hits.of(np.concatenate(found_addr) if found_addr else np.empty(0, np.uint64), score[hit])
 
     def _boolean(self, q: BooleanQuery) -> Hits:
         must = [self.evaluate(c) for o, c in q.queries if o == Occur.MUST]
@@ -570,6 +599,20 @@ def _phrase_docs(toks, slop: int, docs: np.ndarray, postings: dict) -> np.ndarra
             (kk[(kk >> np.uint64(32)) == d] & np.uint64(0xFFFFFFFF)).tolist() for kk in keys], slop)],
             dtype=np.int64)
     return _members(docs.astype(np.int64), hit)
+
+
+def _intersect_sorted(a: np.ndarray, b: np.ndarray, universe: int) -> np.ndarray:
+    """The values in both sorted unique arrays of doc numbers below ``universe``: the shorter
+    searched in the longer, or (both long) one marked in a bitmap the other is read through."""
+    if len(a) > len(b):
+        a, b = b, a
+    if not len(a):
+        return a
+    if len(a) * 16 < len(a) + len(b) or universe > 64 * (len(a) + len(b)):
+        return a[_members(a, b)]
+    mark = np.zeros(universe, dtype=bool)
+    mark[b] = True
+    return a[mark[a]]
 
 
 def _members(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:

@@ -118,6 +118,18 @@ class Partition:
             out.append(hit)
         return out
 
+    def position_offsets(self, token_id: int) -> np.ndarray:
+        """Where each posting of ``token_id`` starts in its concatenated positions, and the end
+        (int64, one more than the postings; kept in the index cache)."""
+        f = self._file("invert")
+        key = ("inverted:position_offsets", self.io.key, f.path, token_id)
+        hit = CACHE.get(key)
+        if hit is None:
+            freqs = self.postings([token_id])[0][1]
+            hit = np.concatenate(([0], np.cumsum(freqs, dtype=np.int64)))
+            CACHE.put(key, hit, hit.nbytes + 64)
+        return hit
+
     def prewarm(self, positions: bool) -> None:
         """Read the token set, documents and every posting list (with positions when asked and
         kept) into the index cache (``prewarm_index``)."""
