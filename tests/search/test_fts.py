@@ -256,12 +256,19 @@ def test_snowball_stemming_per_language_matches_pylance(language_tables, lang):
         assert_same_ranking(ours, theirs)
 
 
-def test_stop_words_of_other_languages_are_refused(tmp_path):
+def test_french_index_with_stop_words_matches_pylance(tmp_path):
     uri = str(tmp_path / "fr.lance")
-    ds = lance.write_dataset(pa_table(["les chansons", "des pommes"]), uri)
+    ds = lance.write_dataset(pa_table(["les chansons", "des pommes", "le chant des oiseaux"]), uri)
     ds.create_scalar_index("text", "INVERTED", language="French")
-    with pytest.raises(UnsupportedFeatureError, match="French"):
-        lance_duck.dataset(uri).to_table(full_text_query="chansons")
+    for text in ["chansons", "les des", "le chant", "oiseaux des pommes"]:
+        ours, theirs = both(uri, full_text_query=text)
+        assert_same_ranking(ours, theirs)
+
+
+def test_stop_words_of_a_language_without_a_list_are_refused_by_name():
+    from lance_duck.index.inverted.tokenizer import Tokenizer
+    with pytest.raises(UnsupportedFeatureError, match="Klingon"):
+        Tokenizer({"language": "Klingon", "remove_stop_words": True})
 
 
 @pytest.mark.parametrize("text,slop", [("w0 w1", 0), ("w1 w0", 0), ("w2 w0 w1", 0), ("w0 w3", 1), ("lazy dog", 0)])

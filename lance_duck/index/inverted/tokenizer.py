@@ -17,17 +17,10 @@ from typing import NamedTuple
 
 from ... import _state
 from ...errors import UnsupportedFeatureError
+from .stopwords import STOP_WORDS
 
-#: English stop words as pylance 14.0.2 removes them (derived from its indexes: each of ~190
-#: candidate words indexed alone with stem=False; these produced no token)
-ENGLISH_STOP_WORDS = frozenset("""
-a about above after again against all am an and any are as at be because been before being below between
-both but by can did do does doing down during each few for from further had has have having he her here
-hers herself him himself his how i if in into is it its itself just me more most my myself now of off on
-once only or other our ours ourselves out over own re same she should so some such than that the their
-theirs them themselves then there these they this those through to too under until up very was we were
-what when where which while who whom why will with you your yours yourself yourselves
-""".split())
+#: English stop words as pylance 14.0.2 removes them (see :mod:`.stopwords`)
+ENGLISH_STOP_WORDS = STOP_WORDS["english"]
 
 _STEM_LANGUAGES = ("arabic", "danish", "dutch", "english", "finnish", "french", "german", "greek",
                    "hungarian", "italian", "norwegian", "portuguese", "romanian", "russian", "spanish",
@@ -94,11 +87,11 @@ class Tokenizer:
             custom = params.get("custom_stop_words")
             if custom is not None:
                 self.stop = frozenset(str(w) for w in custom)
-            elif language == "english":
-                self.stop = ENGLISH_STOP_WORDS
+            elif language in STOP_WORDS:
+                self.stop = STOP_WORDS[language]
             else:
                 raise UnsupportedFeatureError(f"stop words for language {params.get('language')!r} are not "
-                                              "supported (English and custom_stop_words are)")
+                                              f"supported ({', '.join(sorted(STOP_WORDS))} and custom_stop_words are)")
         self.ngram = (int(params.get("min_ngram_length", 3)), int(params.get("max_ngram_length", 3)),
                       bool(params.get("prefix_only", False)))
 
