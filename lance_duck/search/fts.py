@@ -375,73 +375,67 @@ class Searcher:
             return self._boolean(q)
         raise UnsupportedFeatureError(f"full text query {type(q).__name__} is not supported")
 
-    def _tokens(self, col: ColumnIndex, text: str) -> list[str]:
-        """The query's tokens, repeats kept (pylance scores a repeated term once per repeat)."""
-        return [t.text for t in col.tokenizer.tokens(text)]
-
     def _match(self, q: MatchQuery, k: int | None = None) -> Hits:
-        if q.fuzziness and q.operator == "AND":
-            raise UnsupportedFeatureError("MatchQuery with fuzziness and operator AND is not supported "
-                                          "(pylance's matching rule for it is not reproduced)")
         col = self.column(q.column)
-        tokens = self._tokens(col, q.query)
-        if not tokens:
+        occurrences = _occurrences(col, q)
+        if not occurrences:
             return Hits.empty()
         n_docs, avgdl = col.stats()
-        # per query token: (indexed rows' hits per term it expands to, unindexed rows' hits)
         if k is not None and q.operator != "AND" and q.boost > 0:
-            top = self._match_top(col, q, tokens, k)
+            top = self._match_top(col, q, occurrences, k)
             if top is not None:
                 return top
-        each = {t: self._expanded(col, t, q, n_docs, avgdl) for t in dict.fromkeys(tokens)}
-        out = _union([h for t in tokens for h in each[t][0] + [each[t][1]]])
+        indexed: dict[str, Hits] = {}        # per term: the indexed rows' hits
+        flat: dict[str, Hits] = {}           # per query token: the unindexed rows' hits
+        for t, terms in occurrences:
+            per_term = {e: col.term(e) for e in dict.fromkeys(terms + ([t] if t is not None else []))}
+            for e in terms:
+                if e not in indexed:
+                    indexed[e] = col.bm25(e, [x for x in per_term[e] if x[0].partition is not None], n_docs,
+                                          avgdl, df_of=per_term[e])
+            if t is not None and t not in flat:
+                flat[t] = col.bm25(t, [x for x in per_term[t] if x[0].partition is None], n_docs, avgdl,
+                                   df_of=per_term[t])
+        out = _union([h for t, terms in occurrences
+                      for h in [indexed[e] for e in terms] + ([flat[t]] if t is not None else [])])
         if q.operator == "AND":
-            # indexed rows hold every term the query expands to, unindexed rows every query token
-            indexed = [h.addrs for terms, _ in each.values() for h in terms]
-            flat = [f.addrs for _, f in each.values()]
-            keep = _intersect(indexed) if indexed else np.empty(0, np.uint64)
-            has_flat = any(u.partition is None for u in col.units)
-            if has_flat:
-                keep = np.union1d(keep, _intersect(flat))
+            # indexed rows hold, for every query token, one of the terms it expands to (none left:
+            # no indexed row matches); unindexed rows hold every (analyzed) query token
+            each = [_union([indexed[e] for e in terms]).addrs for _, terms in occurrences]
+            keep = _intersect(each)
+            if any(u.partition is None for u in col.units):
+                keep = np.union1d(keep, _intersect([flat[t].addrs for t in flat]))
             out = _restrict(out, keep)
         return Hits(out.addrs, out.scores * q.boost)
 
-    def _match_top(self, col: ColumnIndex, q: MatchQuery, tokens: list[str], k: int) -> Hits | None:
+    def _match_top(self, col: ColumnIndex, q: MatchQuery, occurrences: list[tuple[str | None, list[str]]],
+                   k: int) -> Hits | None:
         """The OR match's candidates for its best ``k`` rows (:mod:`.fts_topk`), scored as
         :meth:`_match` scores them (the parts in the same order); None: score every posting."""
         from .fts_topk import Part, top_k
         n_docs, avgdl = col.stats()
         flat = [i for i, u in enumerate(col.units) if u.partition is None]
+        indexed = [i for i, u in enumerate(col.units) if u.partition is not None]
         norms = [col.norms(u, n_docs, avgdl) for u in col.units]
 
         def part(stats: list, units: list[int]) -> Part:
             return Part([(i, stats[i][1], stats[i][2], col.idf(stats[i][0], stats, n_docs), norms[i])
                          for i in units if len(stats[i][1])], K1)
-        indexed = [i for i, u in enumerate(col.units) if u.partition is not None]
-        of: dict[str, list[Part]] = {}
-        for t in dict.fromkeys(tokens):
-            terms = col.expansions(t, q.fuzziness, q.prefix_length, q.max_expansions) if q.fuzziness else [t]
-            per_term = {e: col.term(e) for e in dict.fromkeys(terms + [t])}
-            of[t] = [part(per_term[e], indexed) for e in terms] + [part(per_term[t], flat)]
-        got = top_k([p for t in tokens for p in of[t]], col.units, k)
+        of_term: dict[str, Part] = {}
+        of_token: dict[str, Part] = {}
+        parts: list[Part] = []
+        for t, terms in occurrences:
+            for e in terms:
+                if e not in of_term:
+                    of_term[e] = part(col.term(e), indexed)
+            if t is not None and t not in of_token:
+                of_token[t] = part(col.term(t), flat)
+            parts += [of_term[e] for e in terms] + ([of_token[t]] if t is not None else [])
+        got = top_k(parts, col.units, k)
         if got is None:
             return None
         h = Hits.of(*got)
         return Hits(h.addrs, h.scores * q.boost)
-
-    def _expanded(self, col: ColumnIndex, token: str, q: MatchQuery, n_docs: int,
-                  avgdl: float) -> tuple[list[Hits], Hits]:
-        """Indexed rows: the hits of each term ``token`` expands to (fuzzy: the index's terms within
-        ``fuzziness`` edits; else ``token``); unindexed rows: ``token`` itself (pylance's flat
-        search does not expand)."""
-        terms = col.expansions(token, q.fuzziness, q.prefix_length, q.max_expansions) if q.fuzziness \
-            else [token]                  # fuzziness None matches exactly, as pylance 14.0.2 does
-        per_term = {e: col.term(e) for e in dict.fromkeys(terms + [token])}
-        indexed = [col.bm25(e, [x for x in per_term[e] if x[0].partition is not None], n_docs, avgdl,
-                            df_of=per_term[e]) for e in terms]
-        flat = col.bm25(token, [x for x in per_term[token] if x[0].partition is None], n_docs, avgdl,
-                        df_of=per_term[token])
-        return indexed, flat
 
     def _phrase(self, q: PhraseQuery, k: int | None = None) -> Hits:
         """Rows holding the phrase, scored by the sum of its distinct terms' BM25. With ``k`` (the
@@ -539,6 +533,24 @@ class Searcher:
         return out
 
 
+def _occurrences(col: ColumnIndex, q: MatchQuery) -> list[tuple[str | None, list[str]]]:
+    """Per query token (repeats kept, in query order): (the token as the index holds it, None when
+    the analysis drops it; the index terms its indexed rows match). Exact (``fuzziness`` 0 or None):
+    the analyzed token itself. Fuzzy, as pylance 14.0.2: the token as the base tokenizer gave it
+    (not lower-cased, not stemmed) against the index's terms within ``fuzziness`` edits, in byte
+    order, taken from one budget of ``max_expansions`` terms for the whole query (a token after it
+    is spent matches no indexed row); unindexed rows match the analyzed token exactly."""
+    if not q.fuzziness:
+        return [(t.text, [t.text]) for t in col.tokenizer.tokens(q.query)]
+    out: list[tuple[str | None, list[str]]] = []
+    budget = q.max_expansions
+    for raw, analyzed in col.tokenizer.raw_tokens(q.query):
+        terms = col.expansions(raw, q.fuzziness, q.prefix_length, budget) if budget > 0 else []
+        budget -= len(terms)
+        out.append((analyzed, terms))
+    return out
+
+
 def _levenshtein(a: str, b: str, bound: int) -> int:
     """Edit distance of ``a`` and ``b`` (characters), or ``bound + 1`` once it must exceed ``bound``."""
     prev = list(range(len(b) + 1))
@@ -624,6 +636,8 @@ def _members(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
 
 
 def _intersect(sets: list[np.ndarray]) -> np.ndarray:
+    if not sets:
+        return np.empty(0, np.uint64)
     out = sets[0]
     for a in sets[1:]:
         out = np.intersect1d(out, a, assume_unique=True)

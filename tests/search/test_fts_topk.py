@@ -69,3 +69,15 @@ def test_limited_boosted_match_equals_pylance(zipf_tables, boost):
     ours = lance_duck.dataset(uri).to_table(columns=["id"], full_text_query=q.MatchQuery("z0 z3 z200", "text",
                                                                                          boost=boost), limit=10)
     assert_same_ranking(ours, theirs, limited=True)
+
+
+@pytest.mark.parametrize("kw", [dict(fuzziness=1), dict(fuzziness=1, max_expansions=4), dict(fuzziness=2, prefix_length=1)])
+def test_limited_fuzzy_match_equals_pylance_and_the_full_ranking(zipf_tables, kw):
+    from lance.query import MatchQuery
+    uri = zipf_tables["plain"]
+    theirs = lance.dataset(uri).to_table(columns=["id"], full_text_query=MatchQuery("z1 z29", "text", **kw), limit=10)
+    ds = lance_duck.dataset(uri)
+    ours = ds.to_table(columns=["id"], full_text_query=q.MatchQuery("z1 z29", "text", **kw), limit=10)
+    assert_same_ranking(ours, theirs, limited=True)
+    full = ds.to_table(columns=["id"], full_text_query=q.MatchQuery("z1 z29", "text", **kw))
+    assert ours.equals(full.slice(0, 10))

@@ -114,16 +114,24 @@ class Tokenizer:
     def tokens(self, text: str) -> list[Token]:
         """The tokens of ``text`` with their positions, as the index holds them."""
         out = []
-        for pos, tok in enumerate(self._base(text)):
-            if self.max_len is not None and len(tok.encode("utf-8")) >= self.max_len:
-                continue
-            if self.lower:
-                tok = tok.lower()
-            if self.stem is not None:
-                tok = _stem(self.stem, tok)
-            if tok in self.stop:
-                continue
-            if self.fold:
-                tok = _fold(tok)
-            out.append(Token(tok, pos))
+        for pos, raw in enumerate(self._base(text)):
+            tok = self._analyzed(raw)
+            if tok is not None:
+                out.append(Token(tok, pos))
         return out
+
+    def raw_tokens(self, text: str) -> list[tuple[str, str | None]]:
+        """Every token of the base tokenizer as it came out of it, with what the index holds for it
+        (None: dropped; pylance's fuzzy match expands the former, see ``search.fts``)."""
+        return [(raw, self._analyzed(raw)) for raw in self._base(text)]
+
+    def _analyzed(self, tok: str) -> str | None:
+        if self.max_len is not None and len(tok.encode("utf-8")) >= self.max_len:
+            return None
+        if self.lower:
+            tok = tok.lower()
+        if self.stem is not None:
+            tok = _stem(self.stem, tok)
+        if tok in self.stop:
+            return None
+        return _fold(tok) if self.fold else tok
