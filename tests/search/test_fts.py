@@ -337,3 +337,13 @@ def test_columns_score_and_row_columns_placed_as_pylance(main_table, kw):
     assert ours.schema.names == theirs.schema.names
     if "_score" in theirs.schema.names and "id" in theirs.schema.names:
         assert_same_ranking(ours, theirs, limited=True)
+
+
+@pytest.mark.parametrize("kind", ["stable", "v23"])
+def test_row_ids_and_addresses_only_match_pylance(special_tables, kind):
+    ours, theirs = both(special_tables[kind], columns=[], with_row_id=True, with_row_address=True,
+                        full_text_query="w1 w4")
+    assert ours.schema.names == theirs.schema.names
+    assert sorted(ours["_rowid"].to_pylist()) == sorted(theirs["_rowid"].to_pylist())
+    pairs = dict(zip(theirs["_rowid"].to_pylist(), theirs["_rowaddr"].to_pylist()))
+    assert all(pairs.get(i) == a for i, a in zip(ours["_rowid"].to_pylist(), ours["_rowaddr"].to_pylist()))
