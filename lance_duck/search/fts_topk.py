@@ -8,9 +8,11 @@ Each part has an upper bound, ``idf * (k1 + 1) * max_tf / (max_tf + min_norm)`` 
 with tf and falls with the norm). Parts are scored in full, highest bound first, while the bounds
 of the parts not yet scored add up to at least ``theta``, the largest k-th best live score of a
 part scored so far (some ``k`` rows score at least that, so the k-th best sum does too). A row
-found only in the parts left over sums below ``theta``: the candidates are the rows of the parts
-scored in full, and the others are looked up at the candidates only (a binary search in their
-sorted doc numbers). Every row scoring at least the k-th best, ties included, is kept.
+found only in the parts left over sums below ``theta``. The rows of the parts scored in full are
+merged (their sums there; the k-th best of those raises ``theta``); a row whose sum there plus the
+bounds of the other parts stays below ``theta`` cannot rank. The others are summed exactly, every
+part in list order (those not scored in full looked up at these rows only). Every row scoring at
+least the k-th best, ties included, is kept.
 """
 from __future__ import annotations
 
@@ -111,44 +113,37 @@ def top_k(parts: list[Part], units: list[Any], k: int) -> tuple[np.ndarray, np.n
                     total += sc
         return total
 
-    def pick(floors: dict[int, float], top: int | None) -> dict[int, np.ndarray]:
-        """Per unit, sorted docs of the parts scored in full scoring at least ``floors[part]``
-        there (live ones; with ``top``, only each entry's ``top`` best)."""
-        out: dict[int, list[np.ndarray]] = {}
-        for p in distinct:
-            if id(p) not in full:
-                continue
+    # per unit: each live doc of the parts scored in full, with their sum (merged in doc order)
+    merged: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    by_unit: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {}
+    for p in parts:
+        if id(p) in full:
             for e, (sc, live) in zip(p.entries, full[id(p)]):
-                keep = counts[id(p)] * sc >= floors[id(p)]
-                if live is not None:
-                    keep &= live
-                idx = np.flatnonzero(keep)
-                if top is not None and len(idx) > top:
-                    idx = idx[np.argpartition(-sc[idx], top - 1)[:top]]
-                    idx.sort()
-                out.setdefault(e[0], []).append(e[1][idx])
-        return {ui: (v[0] if len(v) == 1 else _sorted_unique(np.concatenate(v))) for ui, v in out.items()}
-
-    # a better theta: the k-th best sum of a few real rows (each full part's best k)
-    seeds = pick({id(p): -np.inf for p in distinct}, k)
-    sums = np.concatenate([totals(ui, d) for ui, d in seeds.items()]) if seeds else np.empty(0)
+                docs_l, sc_l = by_unit.setdefault(e[0], ([], []))
+                docs_l.append(e[1] if live is None else e[1][live])
+                sc_l.append(sc if live is None else sc[live])
+    for ui, (docs_l, sc_l) in by_unit.items():
+        if len(docs_l) == 1:                                  # one part: its docs are sorted, unique
+            merged[ui] = (docs_l[0], sc_l[0])
+            continue
+        docs = np.concatenate(docs_l).astype(np.int64, copy=False)
+        sc = np.concatenate(sc_l)
+        order_ = np.argsort(docs, kind="stable")              # the parts' sorted runs merged
+        docs, sc = docs[order_], sc[order_]
+        starts = np.flatnonzero(np.concatenate(([True], docs[1:] != docs[:-1]))) if len(docs) else docs
+        merged[ui] = (docs[starts], np.add.reduceat(sc, starts) if len(docs) else sc)
+    # the k-th best of those sums bounds the k-th best total from below; a row whose sum there plus
+    # the best of every part not scored in full stays below it cannot rank
+    sums = np.concatenate([m[1] for m in merged.values()]) if merged else np.empty(0)
     if len(sums) >= k:
         theta = max(theta, float(np.partition(sums, len(sums) - k)[len(sums) - k]) * (1.0 - _MARGIN))
-    # candidates: rows of a part scored in full whose score there plus every other part's best
-    # reaches theta (a row of the other parts only cannot: their bests sum below theta)
-    total_best = float(sum(best))
-    cands = pick({id(p): theta - (total_best - best[i]) for i, p in enumerate(distinct)}, None)
+    rest_best = sum(best[i] for i, p in enumerate(distinct) if id(p) not in full)
     addrs, sums_out = [], []
-    for ui, docs in cands.items():
+    for ui, (docs, sc) in merged.items():
+        docs = docs[sc >= theta - rest_best]
         if len(docs):
             addrs.append(units[ui].addresses(docs))
             sums_out.append(totals(ui, docs))
     if not addrs:
         return np.empty(0, np.uint64), np.empty(0)
     return np.concatenate(addrs), np.concatenate(sums_out)
-
-
-def _sorted_unique(values: np.ndarray) -> np.ndarray:
-    """``np.unique`` of a few concatenated sorted runs (a sort that finds the runs, no hashing)."""
-    values = np.sort(values, kind="stable")
-    return values[np.concatenate(([True], values[1:] != values[:-1]))] if len(values) else values
