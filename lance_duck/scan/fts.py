@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 import numpy as np
 import pyarrow as pa
 
-from .filters import ROW_ADDR, ROW_ID
+from .filters import ROW_ADDR
 from .nearest import fetch_rows
 from .projection import Projection, resolve_projection
 
@@ -68,11 +68,8 @@ def run_fts(scanner: LanceScanner, full_text_query: Any, *, prefilter: bool, lim
     out_proj = scanner._projection
     fetch_proj = out_proj if ROW_ADDR in out_proj.sources else scanner._fetch_projection()
     flt = scanner._post_filter
-    if flt is None and fetch_proj.is_plain and set(fetch_proj.sources) <= {ROW_ADDR, ROW_ID}:
-        rows = _row_columns(snap, scanned, addrs, fetch_proj)     # no data column to read
-    else:
-        rows = fetch_rows(snap, scanned, addrs, fetch_proj, flt) if len(addrs) else \
-            fetch_proj.schema.empty_table()
+    rows = fetch_rows(snap, scanned, addrs, fetch_proj, flt) if len(addrs) else \
+        fetch_proj.schema.empty_table()
     got = rows.column(ROW_ADDR).to_numpy() if rows.num_rows else np.empty(0, np.uint64)
     pos = np.searchsorted(got, addrs)
     present = (pos < len(got)) & (got[np.minimum(pos, max(len(got) - 1, 0))] == addrs) if len(got) else \
@@ -87,25 +84,6 @@ def run_fts(scanner: LanceScanner, full_text_query: Any, *, prefilter: bool, lim
     table = pa.Table.from_arrays(cols, schema=pa.schema(fields, metadata=out_proj.schema.metadata))
     table = table.slice(offset)
     return table if limit is None else table.slice(0, limit)
-
-
-def _row_columns(snapshot: Any, fragments: dict[int, Any], addrs: np.ndarray, projection: Projection) -> pa.Table:
-    """``_rowaddr`` / ``_rowid`` of the live rows at ``addrs``, in address order (as ``fetch_rows``
-    gives them), without reading the data files."""
-    addrs = np.unique(np.asarray(addrs, dtype=np.uint64))
-    cols = {ROW_ADDR: addrs}
-    if ROW_ID in projection.sources:
-        ids = addrs.copy()
-        if snapshot.has_stable_row_ids:
-            frag = (addrs >> np.uint64(32)).astype(np.int64)
-            for fid in np.unique(frag):
-                row_ids = fragments[int(fid)].row_ids()
-                if row_ids is not None:
-                    m = frag == fid
-                    ids[m] = np.asarray(row_ids, dtype=np.uint64)[(addrs[m] & np.uint64(0xFFFFFFFF)).astype(np.int64)]
-        cols[ROW_ID] = ids
-    return pa.table({o.name: pa.array(cols[o.source], pa.uint64()) for o in projection.outputs},
-                    schema=projection.schema)
 
 
 def fts_schema(projection: Projection, score_at: int | None) -> pa.Schema:

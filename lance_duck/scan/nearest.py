@@ -186,6 +186,8 @@ def fetch_rows(snapshot: Any, fragments: dict[int, Any], addresses: np.ndarray, 
                flt: Any) -> pa.Table:
     """The rows at ``addresses`` (any order; live rows) that pass ``flt``, in address order;
     ``projection`` must hold ``_rowaddr`` to place them."""
+    if flt is None and projection.is_plain and set(projection.sources) <= {ROW_ADDR, ROW_ID}:
+        return _row_columns(snapshot, fragments, addresses, projection)    # no data file to read
     addrs = np.unique(np.asarray(addresses, dtype=np.uint64))
     frag = (addrs >> np.uint64(32)).astype(np.int64)
     tasks = []
@@ -196,6 +198,25 @@ def fetch_rows(snapshot: Any, fragments: dict[int, Any], addresses: np.ndarray, 
     ctx = ScanContext(snapshot, projection, flt)
     batches = list(execute(ctx, iter(tasks), readahead=0))
     return pa.Table.from_batches(batches, schema=projection.schema)
+
+
+def _row_columns(snapshot: Any, fragments: dict[int, Any], addrs: np.ndarray, projection: Projection) -> pa.Table:
+    """``_rowaddr`` / ``_rowid`` of the live rows at ``addrs``, in address order (as ``fetch_rows``
+    gives them), without reading the data files."""
+    addrs = np.unique(np.asarray(addrs, dtype=np.uint64))
+    cols = {ROW_ADDR: addrs}
+    if ROW_ID in projection.sources:
+        ids = addrs.copy()
+        if snapshot.has_stable_row_ids:
+            frag = (addrs >> np.uint64(32)).astype(np.int64)
+            for fid in np.unique(frag):
+                row_ids = fragments[int(fid)].row_ids()
+                if row_ids is not None:
+                    m = frag == fid
+                    ids[m] = np.asarray(row_ids, dtype=np.uint64)[(addrs[m] & np.uint64(0xFFFFFFFF)).astype(np.int64)]
+        cols[ROW_ID] = ids
+    return pa.table({o.name: pa.array(cols[o.source], pa.uint64()) for o in projection.outputs},
+                    schema=projection.schema)
 
 
 def run_nearest(scanner: LanceScanner, query: NearestQuery, *, fast_search: bool) -> tuple[VectorPlan, pa.Table]:
