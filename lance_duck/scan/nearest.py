@@ -204,17 +204,20 @@ def _row_columns(snapshot: Any, fragments: dict[int, Any], addrs: np.ndarray, pr
     """``_rowaddr`` / ``_rowid`` of the live rows at ``addrs``, in address order (as ``fetch_rows``
     gives them), without reading the data files."""
     addrs = np.unique(np.asarray(addrs, dtype=np.uint64))
-    cols = {ROW_ADDR: addrs}
-    if ROW_ID in projection.sources:
-        ids = addrs.copy()
-        if snapshot.has_stable_row_ids:
-            frag = (addrs >> np.uint64(32)).astype(np.int64)
-            for fid in np.unique(frag):
-                row_ids = fragments[int(fid)].row_ids()
-                if row_ids is not None:
-                    m = frag == fid
-                    ids[m] = np.asarray(row_ids, dtype=np.uint64)[(addrs[m] & np.uint64(0xFFFFFFFF)).astype(np.int64)]
-        cols[ROW_ID] = ids
+    frag = (addrs >> np.uint64(32)).astype(np.int64)
+    offs = (addrs & _LOW32).astype(np.int64)
+    keep = np.ones(len(addrs), dtype=bool)
+    ids = addrs.copy()
+    for fid in np.unique(frag):
+        info = fragments[int(fid)]
+        m = frag == fid
+        keep[m] = offs[m] < info.physical_rows          # the rows a scan of the fragment gives
+        if info.num_deletions():
+            keep[m] &= ~np.isin(offs[m], info.deleted_offsets())
+        row_ids = info.row_ids() if snapshot.has_stable_row_ids else None
+        if row_ids is not None and ROW_ID in projection.sources:
+            ids[m & keep] = np.asarray(row_ids, dtype=np.uint64)[offs[m & keep]]
+    cols = {ROW_ADDR: addrs[keep], ROW_ID: ids[keep]}
     return pa.table({o.name: pa.array(cols[o.source], pa.uint64()) for o in projection.outputs},
                     schema=projection.schema)
 
