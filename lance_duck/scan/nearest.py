@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from ..search.nearest import NearestQuery
 from ..search.vector import Keep, VectorPlan, search
-from .execution import ScanContext, execute
+from .execution import ScanContext, execute, selected_offsets
 from .filters import ROW_ADDR, ROW_ID
 from .planning import ScanTask
 from .projection import Projection, resolve_projection
@@ -196,7 +196,19 @@ def fetch_rows(snapshot: Any, fragments: dict[int, Any], addresses: np.ndarray, 
         offs = (addrs[frag == fid] & _LOW32).astype(np.int64)
         tasks.append(ScanTask(seq, info, range(0, info.physical_rows), selection=offs))
     ctx = ScanContext(snapshot, projection, flt)
-    batches = list(execute(ctx, iter(tasks), readahead=0))
+    if flt is not None:
+        batches = list(execute(ctx, iter(tasks), readahead=0))
+        return pa.Table.from_batches(batches, schema=projection.schema)
+    # no filter: each fragment's live offsets read as they are (a task over the fragment's whole
+    # range would build and scan masks of all its rows to pick a few)
+    batches = []
+    try:
+        for t in tasks:
+            offs = selected_offsets(t.fragment, t)
+            if len(offs):
+                batches.append(ctx.assemble(ctx.read_columns(t.fragment, ctx.late_columns, offs), len(offs)))
+    finally:
+        ctx.close()
     return pa.Table.from_batches(batches, schema=projection.schema)
 
 
