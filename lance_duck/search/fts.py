@@ -14,7 +14,6 @@ Results are ordered by score (descending), then row address; ``limit`` keeps the
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -69,8 +68,8 @@ class _Docs:
     addrs: np.ndarray | None = None         # indexed docs: row address per doc (DEAD: gone)
     all_live: bool = True                   # no doc of the unit is DEAD
     norms: np.ndarray | None = None         # indexed docs: k1 * (1 - b + b * length / avgdl)
-    flat: list[Counter] = field(default_factory=list)          # flat docs: token -> tf
-    flat_pos: list[dict[str, list[int]]] = field(default_factory=list)
+    # flat docs: token -> (doc numbers ascending, tf per doc, every doc's positions concatenated)
+    flat: dict[str, tuple[list[int], list[int], list[int]]] = field(default_factory=dict)
 
     @property
     def min_norm(self) -> float:
@@ -101,10 +100,9 @@ class _Docs:
                 return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.uint32) if positions else None
             got = self.partition.postings([tid], positions)[0]
             return got[0], got[1], (got[2] if positions else None)
-        docs = [i for i, c in enumerate(self.flat) if token in c]
-        tfs = [self.flat[i][token] for i in docs]
-        pos = np.array([p for i in docs for p in self.flat_pos[i][token]], dtype=np.uint32) if positions else None
-        return np.array(docs, dtype=np.int64), np.array(tfs, dtype=np.int64), pos
+        docs, tfs, pos = self.flat.get(token, ([], [], []))
+        return (np.array(docs, dtype=np.int64), np.array(tfs, dtype=np.int64),
+                np.array(pos, dtype=np.uint32) if positions else None)
 
 
 DEAD = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -176,7 +174,9 @@ class ColumnIndex:
             self.units.append(self._flat(self._indexed.unindexed))
 
     def _flat(self, fragments) -> _Docs:
-        counters, positions, addrs, lengths = [], [], [], []
+        """The unindexed rows tokenized into a small inverted map (token -> their postings)."""
+        index: dict[str, tuple[list[int], list[int], list[int]]] = {}
+        addrs, lengths = [], []
         for row_addrs, texts in self._read_texts(fragments, self.name):
             for a, t in zip(row_addrs, texts):
                 if t is None:
@@ -184,17 +184,18 @@ class ColumnIndex:
                 toks = self.tokenizer.tokens(t)
                 if not toks:
                     continue
-                c: Counter = Counter()
-                pos: dict[str, list[int]] = {}
+                doc = len(addrs)
+                mine: dict[str, list[int]] = {}
                 for tok in toks:
-                    c[tok.text] += 1
-                    pos.setdefault(tok.text, []).append(tok.position)
-                counters.append(c)
-                positions.append(pos)
+                    mine.setdefault(tok.text, []).append(tok.position)
+                for text, pos in mine.items():
+                    entry = index.setdefault(text, ([], [], []))
+                    entry[0].append(doc)
+                    entry[1].append(len(pos))
+                    entry[2].extend(pos)
                 addrs.append(int(a))
                 lengths.append(len(toks))
-        return _Docs(np.array(addrs, dtype=np.uint64), np.array(lengths, dtype=np.int64),
-                     flat=counters, flat_pos=positions)
+        return _Docs(np.array(addrs, dtype=np.uint64), np.array(lengths, dtype=np.int64), flat=index)
 
     def vocabulary(self) -> list[str]:
         """Every token of the column's index partitions, sorted by UTF-8 bytes."""
