@@ -176,7 +176,8 @@ class ColumnIndex:
     def _flat(self, fragments) -> _Docs:
         """The unindexed rows tokenized into a small inverted map (token -> their postings)."""
         index: dict[str, tuple[list[int], list[int], list[int]]] = {}
-        addrs, lengths = [], []
+        addrs: list[int] = []
+        lengths: list[int] = []
         for row_addrs, texts in self._read_texts(fragments, self.name):
             for a, t in zip(row_addrs, texts):
                 if t is None:
