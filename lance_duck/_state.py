@@ -63,6 +63,8 @@ CACHES: dict[str, tuple[str, int, str]] = {
     "index_lineage_verdicts": ("index_lineage_cache_entries", 256,
                                "per index segment: whether its fragment bitmap names fragments newer than its files"),
     "stemmers": ("stemmer_cache_entries", 32, "Snowball stemmers per language (full-text queries)"),
+    "fts_words": ("fts_word_cache_entries", 65536,
+                  "full-text query words: their stems and token ids per INVERTED partition"),
     "sql_tables": ("sql_table_cache_entries", 16, "table versions opened by lance_duck.sql"),
     "sql_stores": ("sql_store_cache_entries", 16, "filesystems opened by lance_duck.sql"),
     "sql_statements": ("sql_statement_cache_entries", 256, "SQL texts rewritten by lance_duck.sql"),

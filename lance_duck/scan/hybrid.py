@@ -31,14 +31,26 @@ def hybrid_search(uri_or_dataset: Any, vector_column: str, vector: Any, text_col
 
     Args:
         uri_or_dataset: a table uri or a :class:`LanceDataset`.
-        vector_column, vector: the vector search (``nearest`` column and query vector).
-        text_column, query: the full-text match query.
-        k, alpha, oversample_factor: see above (10, 0.5, 4).
-        nprobs, refine_factor, use_index: the vector search's ``nprobes``, ``refine_factor``, ``use_index``.
-        prefilter, filter: a filter both searches take, before (``prefilter``) or after them.
-        version, asof, branch: the version searched (with a uri).
+        vector_column: the vector search's column (``nearest`` column).
+        vector: the query vector.
+        text_column: the full-text search's column.
+        query: the full-text match query.
+        k: rows returned (10).
+        alpha: weight of the vector side (0.5; clamped to [0, 1]).
+        oversample_factor: each search takes ``k * oversample_factor`` rows (4).
+        nprobs: the vector search's ``nprobes``.
+        refine_factor: the vector search's ``refine_factor``.
+        prefilter: apply ``filter`` before both searches (else to their rows).
+        use_index: the vector search uses its index (else flat).
+        filter: a filter both searches take.
+        version: the version searched (with a uri).
+        asof: the version current at this time (with a uri).
+        branch: the branch searched (with a uri).
         columns: the table's columns returned, in this order (default all); only the ``k`` rows
             kept are read.
+
+    Returns:
+        A pyarrow Table: the columns, ``_hybrid_score``, ``_distance`` and ``_score``, best first.
 
     Example:
         >>> import lance_duck

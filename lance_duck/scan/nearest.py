@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from ..search.nearest import NearestQuery
 from ..search.vector import Keep, VectorPlan, search
-from .execution import ScanContext, execute
+from .execution import ScanContext, execute, selected_offsets
 from .filters import ROW_ADDR, ROW_ID
 from .planning import ScanTask
 from .projection import Projection, resolve_projection
@@ -186,6 +186,8 @@ def fetch_rows(snapshot: Any, fragments: dict[int, Any], addresses: np.ndarray, 
                flt: Any) -> pa.Table:
     """The rows at ``addresses`` (any order; live rows) that pass ``flt``, in address order;
     ``projection`` must hold ``_rowaddr`` to place them."""
+    if flt is None and projection.is_plain and set(projection.sources) <= {ROW_ADDR, ROW_ID}:
+        return _row_columns(snapshot, fragments, addresses, projection)    # no data file to read
     addrs = np.unique(np.asarray(addresses, dtype=np.uint64))
     frag = (addrs >> np.uint64(32)).astype(np.int64)
     tasks = []
@@ -194,7 +196,19 @@ def fetch_rows(snapshot: Any, fragments: dict[int, Any], addresses: np.ndarray, 
         offs = (addrs[frag == fid] & _LOW32).astype(np.int64)
         tasks.append(ScanTask(seq, info, range(0, info.physical_rows), selection=offs))
     ctx = ScanContext(snapshot, projection, flt)
-    batches = list(execute(ctx, iter(tasks), readahead=0))
+    if flt is not None:
+        batches = list(execute(ctx, iter(tasks), readahead=0))
+        return pa.Table.from_batches(batches, schema=projection.schema)
+    # no filter: each fragment's live offsets read as they are (a task over the fragment's whole
+    # range would build and scan masks of all its rows to pick a few)
+    batches = []
+    try:
+        for t in tasks:
+            offs = selected_offsets(t.fragment, t)
+            if len(offs):
+                batches.append(ctx.assemble(ctx.read_columns(t.fragment, ctx.late_columns, offs), len(offs)))
+    finally:
+        ctx.close()
     return pa.Table.from_batches(batches, schema=projection.schema)
 
 
@@ -212,6 +226,28 @@ def result_rows(scanner: LanceScanner, fragments: dict[int, Any],
         np.zeros(len(addrs), dtype=bool)
     rows = rows.take(pa.array(pos[present].astype(np.int64)))
     return [rows.column(o.name) for o in out_proj.outputs], [o.field for o in out_proj.outputs], present
+
+
+def _row_columns(snapshot: Any, fragments: dict[int, Any], addrs: np.ndarray, projection: Projection) -> pa.Table:
+    """``_rowaddr`` / ``_rowid`` of the live rows at ``addrs``, in address order (as ``fetch_rows``
+    gives them), without reading the data files."""
+    addrs = np.unique(np.asarray(addrs, dtype=np.uint64))
+    frag = (addrs >> np.uint64(32)).astype(np.int64)
+    offs = (addrs & _LOW32).astype(np.int64)
+    keep = np.ones(len(addrs), dtype=bool)
+    ids = addrs.copy()
+    for fid in np.unique(frag):
+        info = fragments[int(fid)]
+        m = frag == fid
+        keep[m] = offs[m] < info.physical_rows          # the rows a scan of the fragment gives
+        if info.num_deletions():
+            keep[m] &= ~np.isin(offs[m], info.deleted_offsets())
+        row_ids = info.row_ids() if snapshot.has_stable_row_ids else None
+        if row_ids is not None and ROW_ID in projection.sources:
+            ids[m & keep] = np.asarray(row_ids, dtype=np.uint64)[offs[m & keep]]
+    cols = {ROW_ADDR: addrs[keep], ROW_ID: ids[keep]}
+    return pa.table({o.name: pa.array(cols[o.source], pa.uint64()) for o in projection.outputs},
+                    schema=projection.schema)
 
 
 def run_nearest(scanner: LanceScanner, query: NearestQuery, *, fast_search: bool) -> tuple[VectorPlan, pa.Table]:

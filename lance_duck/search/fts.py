@@ -14,7 +14,6 @@ Results are ordered by score (descending), then row address; ``limit`` keeps the
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -67,14 +66,32 @@ class _Docs:
     ids: np.ndarray                         # per doc: the index's row id (flat docs: the row address)
     lengths: np.ndarray                     # tokens per doc
     partition: Partition | None = None
-    live: Callable[[np.ndarray], np.ndarray] | None = None   # row ids -> addresses (DEAD: gone)
-    flat: list[Counter] = field(default_factory=list)          # flat docs: token -> tf
-    flat_pos: list[dict[str, list[int]]] = field(default_factory=list)
+    addrs: np.ndarray | None = None         # indexed docs: row address per doc (DEAD: gone)
+    all_live: bool = True                   # no doc of the unit is DEAD
+    norms: np.ndarray | None = None         # indexed docs: k1 * (1 - b + b * length / avgdl)
+    # flat docs: token -> (doc numbers ascending, tf per doc, every doc's positions concatenated)
+    flat: dict[str, tuple[list[int], list[int], list[int]]] = field(default_factory=dict)
+
+    @property
+    def min_norm(self) -> float:
+        """The smallest length norm (:meth:`ColumnIndex.norms` made them)."""
+        assert self.norms is not None
+        if not hasattr(self, "_min_norm"):
+            self._min_norm = float(self.norms.min()) if len(self.norms) else 0.0
+        return self._min_norm
 
     def addresses(self, docs: np.ndarray) -> np.ndarray:
         """Row addresses of doc numbers ``docs`` (DEAD for deleted rows)."""
-        ids = self.ids[docs]
-        return ids if self.live is None else self.live(ids)
+        return self.ids[docs] if self.addrs is None else self.addrs[docs]
+
+    def position_offsets(self, token: str, tfs: np.ndarray) -> np.ndarray:
+        """Where each posting's positions start in the token's concatenated positions (and the
+        end): kept with an index partition's decoded positions."""
+        if self.partition is not None:
+            tid = self.partition.token_id(token)
+            if tid is not None:
+                return self.partition.position_offsets(tid)
+        return np.concatenate(([0], np.cumsum(tfs, dtype=np.int64)))
 
     def postings(self, token: str, positions: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """(doc numbers, tfs, every doc's positions concatenated or None) of one token."""
@@ -83,11 +100,10 @@ class _Docs:
             if tid is None:
                 return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.uint32) if positions else None
             got = self.partition.postings([tid], positions)[0]
-            return (got[0].astype(np.int64), got[1].astype(np.int64), got[2] if positions else None)
-        docs = [i for i, c in enumerate(self.flat) if token in c]
-        tfs = [self.flat[i][token] for i in docs]
-        pos = np.array([p for i in docs for p in self.flat_pos[i][token]], dtype=np.uint32) if positions else None
-        return np.array(docs, dtype=np.int64), np.array(tfs, dtype=np.int64), pos
+            return got[0], got[1], (got[2] if positions else None)
+        docs, tfs, pos = self.flat.get(token, ([], [], []))
+        return (np.array(docs, dtype=np.int64), np.array(tfs, dtype=np.int64),
+                np.array(pos, dtype=np.uint32) if positions else None)
 
 
 DEAD = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -95,18 +111,17 @@ DEAD = np.uint64(0xFFFFFFFFFFFFFFFF)
 ReadTexts = Callable[[list, str], Iterable[tuple[np.ndarray, list]]]
 
 
-class ColumnIndex:
-    """A text column of one version: its INVERTED index's partitions plus the unindexed rows."""
+class _IndexedColumn:
+    """What a column's INVERTED index gives every query of one version, opened once per version
+    (kept on the snapshot): segments, analyzer, partitions with each doc's row address and BM25
+    length norm, the statistics, the fragments no segment covers."""
 
-    def __init__(self, snapshot, name: str, read_texts: ReadTexts):
-        self._read_texts = read_texts
+    def __init__(self, snapshot, name: str):
         field_ = _field(snapshot, name)
         segs = [s for s in index_segments(snapshot)
                 if s.index_type == "Inverted" and s.fields and s.fields[0] == field_.id]
         if not segs:
             raise InvalidArgumentError(f"full text search: column {name!r} has no INVERTED index")
-        self.name = name
-        self.snapshot = snapshot
         self.segments: list[InvertedSegment] = []
         covered: set[int] = set()
         for s in segs:
@@ -116,21 +131,54 @@ class ColumnIndex:
                 raise InvalidArgumentError(f"INVERTED index {s.name!r} lists no files")
             self.segments.append(InvertedSegment(snapshot.io, paths, sizes))
             covered |= set(s.fragment_ids)
-        params = self.segments[0].params
-        self.tokenizer = Tokenizer(params)
+        self.tokenizer = Tokenizer(self.segments[0].params)
         self.with_position = all(seg.with_position for seg in self.segments)
         live = snapshot.derived("_fts_live_addresses", lambda: _live_addresses(snapshot))
+        parts = [p for seg in self.segments for p in seg.partitions]
+        docs = [p.docs for p in parts]
+        self.n_docs = sum(len(ids) for ids, _ in docs)
+        total = sum(int(p.total_tokens) for p in parts)
+        self.avgdl = total / self.n_docs if self.n_docs else 0.0
         self.units: list[_Docs] = []
-        for seg in self.segments:
-            for p in seg.partitions:
-                ids, lengths = p.docs
-                self.units.append(_Docs(ids, lengths, partition=p, live=live))
-        unindexed = [f for f in snapshot.fragments if f.id not in covered]
-        if unindexed:
-            self.units.append(self._flat(unindexed))
+        for p, (ids, lengths) in zip(parts, docs):
+            addrs = live(ids)
+            norms = K1 * (1.0 - B + B * lengths.astype(np.float64) / self.avgdl) if self.n_docs else None
+            self.units.append(_Docs(ids, lengths, partition=p, addrs=addrs, all_live=not bool((addrs == DEAD).any()),
+                                    norms=norms))
+        self.unindexed = [f for f in snapshot.fragments if f.id not in covered]
+        self._vocabulary: list[str] | None = None
+
+    def vocabulary(self) -> list[str]:
+        """Every token of the column's index partitions, sorted by UTF-8 bytes."""
+        if self._vocabulary is None:
+            words: set[str] = set()
+            for u in self.units:
+                assert u.partition is not None
+                words.update(u.partition.all_tokens())
+            self._vocabulary = sorted(words, key=lambda w: w.encode("utf-8"))
+        return self._vocabulary
+
+
+class ColumnIndex:
+    """A text column of one version: its INVERTED index's partitions plus the unindexed rows."""
+
+    def __init__(self, snapshot, name: str, read_texts: ReadTexts):
+        self._read_texts = read_texts
+        self._indexed = snapshot.derived(f"_fts_column:{name}", lambda: _IndexedColumn(snapshot, name))
+        self.name = name
+        self.snapshot = snapshot
+        self.segments = self._indexed.segments
+        self.tokenizer = self._indexed.tokenizer
+        self.with_position = self._indexed.with_position
+        self.units: list[_Docs] = list(self._indexed.units)
+        if self._indexed.unindexed:
+            self.units.append(self._flat(self._indexed.unindexed))
 
     def _flat(self, fragments) -> _Docs:
-        counters, positions, addrs, lengths = [], [], [], []
+        """The unindexed rows tokenized into a small inverted map (token -> their postings)."""
+        index: dict[str, tuple[list[int], list[int], list[int]]] = {}
+        addrs: list[int] = []
+        lengths: list[int] = []
         for row_addrs, texts in self._read_texts(fragments, self.name):
             for a, t in zip(row_addrs, texts):
                 if t is None:
@@ -138,27 +186,22 @@ class ColumnIndex:
                 toks = self.tokenizer.tokens(t)
                 if not toks:
                     continue
-                c: Counter = Counter()
-                pos: dict[str, list[int]] = {}
+                doc = len(addrs)
+                mine: dict[str, list[int]] = {}
                 for tok in toks:
-                    c[tok.text] += 1
-                    pos.setdefault(tok.text, []).append(tok.position)
-                counters.append(c)
-                positions.append(pos)
+                    mine.setdefault(tok.text, []).append(tok.position)
+                for text, pos in mine.items():
+                    entry = index.setdefault(text, ([], [], []))
+                    entry[0].append(doc)
+                    entry[1].append(len(pos))
+                    entry[2].extend(pos)
                 addrs.append(int(a))
                 lengths.append(len(toks))
-        return _Docs(np.array(addrs, dtype=np.uint64), np.array(lengths, dtype=np.int64),
-                     flat=counters, flat_pos=positions)
+        return _Docs(np.array(addrs, dtype=np.uint64), np.array(lengths, dtype=np.int64), flat=index)
 
     def vocabulary(self) -> list[str]:
         """Every token of the column's index partitions, sorted by UTF-8 bytes."""
-        if not hasattr(self, "_vocabulary"):
-            words: set[str] = set()
-            for u in self.units:
-                if u.partition is not None:
-                    words.update(u.partition.all_tokens())
-            self._vocabulary = sorted(words, key=lambda w: w.encode("utf-8"))
-        return self._vocabulary
+        return self._indexed.vocabulary()
 
     def expansions(self, token: str, edits: int, prefix_length: int, max_expansions: int) -> list[str]:
         """The terms within ``edits`` edits (Levenshtein, characters) of ``token`` sharing its first
@@ -180,30 +223,36 @@ class ColumnIndex:
     def stats(self) -> tuple[int, float]:
         """(documents, average length) of the indexed partitions (unindexed rows add theirs for
         themselves, see :meth:`bm25`)."""
-        n = sum(len(u.lengths) for u in self.units if u.partition is not None)
-        total = sum(int(u.partition.total_tokens) for u in self.units if u.partition is not None)
-        return n, (total / n if n else 0.0)
+        return self._indexed.n_docs, self._indexed.avgdl
 
     def term(self, token: str, positions: bool = False) -> list[tuple[_Docs, np.ndarray, np.ndarray, Any]]:
         return [(u, *u.postings(token, positions)) for u in self.units]
 
-    def unit_scores(self, u: _Docs, docs: np.ndarray, tfs: np.ndarray, stats: list, n_docs: int,
-                    avgdl: float) -> np.ndarray:
-        """BM25 of one term for documents ``docs`` of unit ``u`` (float64): indexed rows with the
-        index's statistics; unindexed rows (pylance's flat search) with the index's plus their own
-        (documents, tokens, document frequency). ``stats``: the term's postings in every unit."""
+    def idf(self, u: _Docs, stats: list, n_docs: int) -> float:
+        """A term's idf in unit ``u``: indexed rows with the index's statistics; unindexed rows
+        (pylance's flat search) with the index's plus their own (documents, document frequency).
+        ``stats``: the term's postings in every unit."""
         df = sum(len(d) for x, d, _, _ in stats if x.partition is not None)
         if u.partition is None:
             flat_df = sum(len(d) for x, d, _, _ in stats if x.partition is None)
             n_all = n_docs + len(u.lengths)
+            return float(np.log((n_all - df - flat_df + 0.5) / (df + flat_df + 0.5) + 1.0))
+        return float(np.log((n_docs - df + 0.5) / (df + 0.5) + 1.0))
+
+    def norms(self, u: _Docs, n_docs: int, avgdl: float) -> np.ndarray:
+        """``k1 * (1 - b + b * length / avgdl)`` per doc of ``u`` (unindexed rows: the average
+        length over the index's documents and theirs)."""
+        if u.norms is None:
+            n_all = n_docs + len(u.lengths)
             avg = (avgdl * n_docs + float(u.lengths.sum())) / n_all
-            idf = np.log((n_all - df - flat_df + 0.5) / (df + flat_df + 0.5) + 1.0)
-        else:
-            idf = np.log((n_docs - df + 0.5) / (df + 0.5) + 1.0)
-            avg = avgdl
+            u.norms = K1 * (1.0 - B + B * u.lengths.astype(np.float64) / avg)
+        return u.norms
+
+    def unit_scores(self, u: _Docs, docs: np.ndarray, tfs: np.ndarray, stats: list, n_docs: int,
+                    avgdl: float) -> np.ndarray:
+        """BM25 of one term for documents ``docs`` of unit ``u`` (float64; see :meth:`idf`)."""
         tf = tfs.astype(np.float64)
-        dl = u.lengths[docs].astype(np.float64)
-        return idf * (K1 + 1.0) * tf / (tf + K1 * (1.0 - B + B * dl / avg))
+        return self.idf(u, stats, n_docs) * (K1 + 1.0) * tf / (tf + self.norms(u, n_docs, avgdl)[docs])
 
     def bm25(self, token: str, per_unit: list, n_docs: int, avgdl: float, df_of: list | None = None) -> Hits:
         """The term's BM25 hits (see :meth:`unit_scores`); ``df_of``: the postings the statistics
@@ -215,11 +264,15 @@ class ColumnIndex:
                 continue
             sc = self.unit_scores(u, docs, tfs, stats, n_docs, avgdl)
             a = u.addresses(docs)
-            keep = a != DEAD
-            addrs.append(a[keep])
-            scores.append(sc[keep])
+            if not u.all_live:
+                keep = a != DEAD
+                a, sc = a[keep], sc[keep]
+            addrs.append(a)
+            scores.append(sc)
         if not addrs:
             return Hits.empty()
+        if len(addrs) == 1:
+            return Hits.of(addrs[0], scores[0])
         return Hits.of(np.concatenate(addrs), np.concatenate(scores))
 
 
@@ -286,7 +339,7 @@ class Searcher:
         """The rows ``q`` matches with their scores; ``k``: only the best ``k`` are needed (at least
         those, ties included, are exact)."""
         if isinstance(q, MatchQuery):
-            return self._match(q)
+            return self._match(q, k)
         if isinstance(q, PhraseQuery):
             return self._phrase(q, k)
         if isinstance(q, MultiMatchQuery):
@@ -306,46 +359,67 @@ class Searcher:
             return self._boolean(q)
         raise UnsupportedFeatureError(f"full text query {type(q).__name__} is not supported")
 
-    def _tokens(self, col: ColumnIndex, text: str) -> list[str]:
-        """The query's tokens, repeats kept (pylance scores a repeated term once per repeat)."""
-        return [t.text for t in col.tokenizer.tokens(text)]
-
-    def _match(self, q: MatchQuery) -> Hits:
-        if q.fuzziness and q.operator == "AND":
-            raise UnsupportedFeatureError("MatchQuery with fuzziness and operator AND is not supported "
-                                          "(pylance's matching rule for it is not reproduced)")
+    def _match(self, q: MatchQuery, k: int | None = None) -> Hits:
         col = self.column(q.column)
-        tokens = self._tokens(col, q.query)
-        if not tokens:
+        occurrences = _occurrences(col, q)
+        if not occurrences:
             return Hits.empty()
         n_docs, avgdl = col.stats()
-        # per query token: (indexed rows' hits per term it expands to, unindexed rows' hits)
-        each = {t: self._expanded(col, t, q, n_docs, avgdl) for t in dict.fromkeys(tokens)}
-        out = _union([h for t in tokens for h in each[t][0] + [each[t][1]]])
+        if k is not None and q.operator != "AND" and q.boost > 0:
+            top = self._match_top(col, q, occurrences, k)
+            if top is not None:
+                return top
+        indexed: dict[str, Hits] = {}        # per term: the indexed rows' hits
+        flat: dict[str, Hits] = {}           # per query token: the unindexed rows' hits
+        for t, terms in occurrences:
+            per_term = {e: col.term(e) for e in dict.fromkeys(terms + ([t] if t is not None else []))}
+            for e in terms:
+                if e not in indexed:
+                    indexed[e] = col.bm25(e, [x for x in per_term[e] if x[0].partition is not None], n_docs,
+                                          avgdl, df_of=per_term[e])
+            if t is not None and t not in flat:
+                flat[t] = col.bm25(t, [x for x in per_term[t] if x[0].partition is None], n_docs, avgdl,
+                                   df_of=per_term[t])
+        out = _union([h for t, terms in occurrences
+                      for h in [indexed[e] for e in terms] + ([flat[t]] if t is not None else [])])
         if q.operator == "AND":
-            # indexed rows hold every term the query expands to, unindexed rows every query token
-            indexed = [h.addrs for terms, _ in each.values() for h in terms]
-            flat = [f.addrs for _, f in each.values()]
-            keep = _intersect(indexed) if indexed else np.empty(0, np.uint64)
-            has_flat = any(u.partition is None for u in col.units)
-            if has_flat:
-                keep = np.union1d(keep, _intersect(flat))
+            # indexed rows hold, for every query token, one of the terms it expands to (none left:
+            # no indexed row matches); unindexed rows hold every (analyzed) query token
+            each = [_union([indexed[e] for e in terms]).addrs for _, terms in occurrences]
+            keep = _intersect(each)
+            if any(u.partition is None for u in col.units):
+                keep = np.union1d(keep, _intersect([flat[t].addrs for t in flat]))
             out = _restrict(out, keep)
         return Hits(out.addrs, out.scores * q.boost)
 
-    def _expanded(self, col: ColumnIndex, token: str, q: MatchQuery, n_docs: int,
-                  avgdl: float) -> tuple[list[Hits], Hits]:
-        """Indexed rows: the hits of each term ``token`` expands to (fuzzy: the index's terms within
-        ``fuzziness`` edits; else ``token``); unindexed rows: ``token`` itself (pylance's flat
-        search does not expand)."""
-        terms = col.expansions(token, q.fuzziness, q.prefix_length, q.max_expansions) if q.fuzziness \
-            else [token]                  # fuzziness None matches exactly, as pylance 14.0.2 does
-        per_term = {e: col.term(e) for e in dict.fromkeys(terms + [token])}
-        indexed = [col.bm25(e, [x for x in per_term[e] if x[0].partition is not None], n_docs, avgdl,
-                            df_of=per_term[e]) for e in terms]
-        flat = col.bm25(token, [x for x in per_term[token] if x[0].partition is None], n_docs, avgdl,
-                        df_of=per_term[token])
-        return indexed, flat
+    def _match_top(self, col: ColumnIndex, q: MatchQuery, occurrences: list[tuple[str | None, list[str]]],
+                   k: int) -> Hits | None:
+        """The OR match's candidates for its best ``k`` rows (:mod:`.fts_topk`), scored as
+        :meth:`_match` scores them (the parts in the same order); None: score every posting."""
+        from .fts_topk import Part, top_k
+        n_docs, avgdl = col.stats()
+        flat = [i for i, u in enumerate(col.units) if u.partition is None]
+        indexed = [i for i, u in enumerate(col.units) if u.partition is not None]
+        norms = [col.norms(u, n_docs, avgdl) for u in col.units]
+
+        def part(stats: list, units: list[int]) -> Part:
+            return Part([(i, stats[i][1], stats[i][2], col.idf(stats[i][0], stats, n_docs), norms[i])
+                         for i in units if len(stats[i][1])], K1)
+        of_term: dict[str, Part] = {}
+        of_token: dict[str, Part] = {}
+        parts: list[Part] = []
+        for t, terms in occurrences:
+            for e in terms:
+                if e not in of_term:
+                    of_term[e] = part(col.term(e), indexed)
+            if t is not None and t not in of_token:
+                of_token[t] = part(col.term(t), flat)
+            parts += [of_term[e] for e in terms] + ([of_token[t]] if t is not None else [])
+        got = top_k(parts, col.units, k)
+        if got is None:
+            return None
+        h = Hits.of(*got)
+        return Hits(h.addrs, h.scores * q.boost)
 
     def _phrase(self, q: PhraseQuery, k: int | None = None) -> Hits:
         """Rows holding the phrase, scored by the sum of its distinct terms' BM25. With ``k`` (the
@@ -360,47 +434,67 @@ class Searcher:
             return Hits.empty()
         n_docs, avgdl = col.stats()
         terms = {t.text: col.term(t.text, positions=True) for t in toks}
-        c_unit, c_doc, c_addr, c_score = [], [], [], []
+        c_unit, c_doc, c_score = [], [], []
         for ui, u in enumerate(col.units):
             common = terms[toks[0].text][ui][1]
             for t in toks[1:]:
-                common = common[_members(common, terms[t.text][ui][1])]
+                common = _intersect_sorted(common, terms[t.text][ui][1], len(u.lengths))
             if not len(common):
                 continue
+            if not u.all_live:
+                common = common[u.addresses(common) != DEAD]
             score = np.zeros(len(common))
             for per in terms.values():
                 d, f = per[ui][1], per[ui][2]
                 score += self_scores(col, u, common, f[np.searchsorted(d, common)], per, n_docs, avgdl)
-            addr = u.addresses(common)
-            live = addr != DEAD
-            c_unit.append(np.full(int(live.sum()), ui))
-            c_doc.append(common[live])
-            c_addr.append(addr[live])
-            c_score.append(score[live])
+            c_unit.append(np.full(len(common), ui, dtype=np.int32))
+            c_doc.append(common)
+            c_score.append(score)
         if not c_unit:
             return Hits.empty()
-        unit, doc = np.concatenate(c_unit), np.concatenate(c_doc)
-        addr, score = np.concatenate(c_addr), np.concatenate(c_score)
+        unit, doc, score = np.concatenate(c_unit), np.concatenate(c_doc), np.concatenate(c_score)
         key = -score.astype(np.float32)
-        offsets = {t: [np.concatenate(([0], np.cumsum(p[2]))) for p in per] for t, per in terms.items()}
+        single = len(c_unit) == 1
+
+        def addr_of(idx: np.ndarray) -> np.ndarray:
+            """Row addresses of candidates ``idx`` (looked up for the candidates checked only)."""
+            if single:
+                return col.units[int(unit[0])].addresses(doc[idx])
+            out = np.empty(len(idx), dtype=np.uint64)
+            for ui in np.unique(unit[idx]):
+                m = unit[idx] == ui
+                out[m] = col.units[int(ui)].addresses(doc[idx][m])
+            return out
+        offsets: dict[tuple[str, int], np.ndarray] = {}
+
+        def postings_of(ui: int) -> dict:
+            for t, per in terms.items():
+                if (t, ui) not in offsets:
+                    offsets[t, ui] = col.units[ui].position_offsets(t, per[ui][2])
+            return {t: (per[ui][1], per[ui][2], per[ui][3], offsets[t, ui]) for t, per in terms.items()}
         found: list[np.ndarray] = []
-        rest = np.arange(len(addr))             # candidates not checked yet
-        n_found, chunk = 0, len(addr) if k is None else max(256, 4 * k)
+        found_addr: list[np.ndarray] = []
+        rest = np.arange(len(doc))              # candidates not checked yet
+        n_found, chunk = 0, len(doc) if k is None else max(256, 4 * k)
         while len(rest):
-            if chunk < len(rest):              # the best `chunk` of the rest, best first
-                part = np.argpartition(key[rest], chunk - 1)
-                sel, rest = rest[part[:chunk]], rest[part[chunk:]]
+            if chunk < len(rest):              # the best `chunk` of the rest (ties at the cut too)
+                kr = key[rest]
+                cut = np.partition(kr, chunk - 1)[chunk - 1]
+                take = kr <= cut
+                sel, rest = rest[take], rest[~take]
             else:
                 sel, rest = rest, rest[:0]
-            sel = sel[np.lexsort((addr[sel], key[sel]))]
+            sel_addr = addr_of(sel)
+            order = np.lexsort((sel_addr, key[sel]))
+            sel, sel_addr = sel[order], sel_addr[order]
             ok = np.zeros(len(sel), dtype=bool)
             for ui in np.unique(unit[sel]):
                 m = np.flatnonzero(unit[sel] == ui)
                 docs = doc[sel][m]
                 srt = np.argsort(docs)
-                ok[m[srt]] = _phrase_docs(toks, q.slop, docs[srt], {
-                    t: (per[ui][1], per[ui][2], per[ui][3], offsets[t][ui]) for t, per in terms.items()})
+                ok[m[srt]] = _phrase_docs(toks, q.slop, docs[srt], postings_of(int(ui)))
             found.append(sel[ok])
+            found_addr.append(sel_addr[ok])
             n_found += int(ok.sum())
             if k is not None and n_found >= k:
                 kth = np.sort(key[np.concatenate(found)])[k - 1]
@@ -408,7 +502,7 @@ class Searcher:
                     break
             chunk *= 4
         hit = np.concatenate(found) if found else np.empty(0, np.int64)
-        return Hits.of(addr[hit], score[hit])
+        return Hits.of(np.concatenate(found_addr) if found_addr else np.empty(0, np.uint64), score[hit])
 
     def _boolean(self, q: BooleanQuery) -> Hits:
         must = [self.evaluate(c) for o, c in q.queries if o == Occur.MUST]
@@ -421,6 +515,24 @@ class Searcher:
             keep = ~np.isin(out.addrs, m.addrs)
             out = Hits(out.addrs[keep], out.scores[keep])
         return out
+
+
+def _occurrences(col: ColumnIndex, q: MatchQuery) -> list[tuple[str | None, list[str]]]:
+    """Per query token (repeats kept, in query order): (the token as the index holds it, None when
+    the analysis drops it; the index terms its indexed rows match). Exact (``fuzziness`` 0 or None):
+    the analyzed token itself. Fuzzy, as pylance 14.0.2: the token as the base tokenizer gave it
+    (not lower-cased, not stemmed) against the index's terms within ``fuzziness`` edits, in byte
+    order, taken from one budget of ``max_expansions`` terms for the whole query (a token after it
+    is spent matches no indexed row); unindexed rows match the analyzed token exactly."""
+    if not q.fuzziness:
+        return [(t.text, [t.text]) for t in col.tokenizer.tokens(q.query)]
+    out: list[tuple[str | None, list[str]]] = []
+    budget = q.max_expansions
+    for raw, analyzed in col.tokenizer.raw_tokens(q.query):
+        terms = col.expansions(raw, q.fuzziness, q.prefix_length, budget) if budget > 0 else []
+        budget -= len(terms)
+        out.append((analyzed, terms))
+    return out
 
 
 def _levenshtein(a: str, b: str, bound: int) -> int:
@@ -485,6 +597,20 @@ def _phrase_docs(toks, slop: int, docs: np.ndarray, postings: dict) -> np.ndarra
     return _members(docs.astype(np.int64), hit)
 
 
+def _intersect_sorted(a: np.ndarray, b: np.ndarray, universe: int) -> np.ndarray:
+    """The values in both sorted unique arrays of doc numbers below ``universe``: the shorter
+    searched in the longer, or (both long) one marked in a bitmap the other is read through."""
+    if len(a) > len(b):
+        a, b = b, a
+    if not len(a):
+        return a
+    if len(a) * 16 < len(a) + len(b) or universe > 64 * (len(a) + len(b)):
+        return a[_members(a, b)]
+    mark = np.zeros(universe, dtype=bool)
+    mark[b] = True
+    return a[mark[a]]
+
+
 def _members(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     """Mask of ``values`` found in the sorted array ``sorted_set`` (binary search, no sort)."""
     if not len(sorted_set) or not len(values):
@@ -494,6 +620,8 @@ def _members(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
 
 
 def _intersect(sets: list[np.ndarray]) -> np.ndarray:
+    if not sets:
+        return np.empty(0, np.uint64)
     out = sets[0]
     for a in sets[1:]:
         out = np.intersect1d(out, a, assume_unique=True)

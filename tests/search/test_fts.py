@@ -124,6 +124,17 @@ def test_row_id_and_score_placement_as_pylance(main_table):
     lambda m: m.MatchQuery("w12 dogz", "text", fuzziness=1),
     lambda m: m.MatchQuery("organizaton happyest", "text", fuzziness=2, prefix_length=2, max_expansions=3),
     lambda m: m.MatchQuery("w1 foxes", "text", fuzziness=None),
+    lambda m: m.MatchQuery("w12 dogz", "text", fuzziness=1, operator=m.FullTextOperator.AND),
+    lambda m: m.MatchQuery("lazy dgo", "text", fuzziness=2, operator=m.FullTextOperator.AND),
+    lambda m: m.MatchQuery("w1 w2", "text", fuzziness=1, max_expansions=5),
+    lambda m: m.MatchQuery("w1 w2", "text", fuzziness=1, max_expansions=12, operator=m.FullTextOperator.AND),
+    lambda m: m.MatchQuery("w2 w1", "text", fuzziness=1, max_expansions=11, operator=m.FullTextOperator.AND),
+    lambda m: m.MatchQuery("w3 w3", "text", fuzziness=1, max_expansions=14),
+    lambda m: m.MatchQuery("w3 dog", "text", fuzziness=1, max_expansions=3, operator=m.FullTextOperator.AND),
+    lambda m: m.MatchQuery("Lazy Running organizational", "text", fuzziness=1),
+    lambda m: m.MatchQuery("the w1", "text", fuzziness=1, operator=m.FullTextOperator.AND),
+    lambda m: m.MatchQuery("the w1 w1", "text", fuzziness=1, max_expansions=4),
+    lambda m: m.MatchQuery("wx1 lazy", "text", fuzziness=1, operator=m.FullTextOperator.AND),
     lambda m: m.PhraseQuery("lazy dog", "text"),
     lambda m: m.PhraseQuery("quick fox", "text", slop=1),
     lambda m: m.PhraseQuery("running quickly", "text"),
@@ -135,7 +146,9 @@ def test_row_id_and_score_placement_as_pylance(main_table):
                               (m.Occur.MUST_NOT, m.MatchQuery("w3", "text"))]),
     lambda m: m.BooleanQuery([(m.Occur.SHOULD, m.MatchQuery("dog", "text")),
                               (m.Occur.SHOULD, m.MatchQuery("w8", "title"))]),
-], ids=["match", "match_and", "match_boost", "fuzzy", "fuzzy_prefix", "fuzzy_none", "phrase", "phrase_slop", "phrase_stop_gap", "multi",
+], ids=["match", "match_and", "match_boost", "fuzzy", "fuzzy_prefix", "fuzzy_none", "fuzzy_and", "fuzzy2_and",
+     "fuzzy_budget", "fuzzy_budget_and", "fuzzy_budget_and_spent", "fuzzy_repeat_budget", "fuzzy_and_none_left",
+     "fuzzy_raw_tokens", "fuzzy_and_stop_word", "fuzzy_stop_word_budget", "fuzzy_and_edit", "phrase", "phrase_slop", "phrase_stop_gap", "multi",
         "multi_boosts", "boost", "boolean_must", "boolean_should"])
 def test_query_objects_match_pylance(main_table, make):
     theirs = lance.dataset(main_table).to_table(columns=["id"], full_text_query=make(lq))
@@ -183,8 +196,6 @@ def test_bad_input_is_refused_by_name(main_table):
         ds.to_table(full_text_query="w1", nearest={"column": "text", "q": [1.0]})
     with pytest.raises(InvalidArgumentError, match="fuzziness"):
         ds.to_table(full_text_query=q.MatchQuery("w1", "text", fuzziness=-1))
-    with pytest.raises(UnsupportedFeatureError, match="fuzziness and operator AND"):
-        ds.to_table(full_text_query=q.MatchQuery("w1 w3", "text", fuzziness=1, operator="AND"))
 
 
 def test_to_batches_and_scanner_give_the_same_rows(main_table):
@@ -256,12 +267,19 @@ def test_snowball_stemming_per_language_matches_pylance(language_tables, lang):
         assert_same_ranking(ours, theirs)
 
 
-def test_stop_words_of_other_languages_are_refused(tmp_path):
+def test_french_index_with_stop_words_matches_pylance(tmp_path):
     uri = str(tmp_path / "fr.lance")
-    ds = lance.write_dataset(pa_table(["les chansons", "des pommes"]), uri)
+    ds = lance.write_dataset(pa_table(["les chansons", "des pommes", "le chant des oiseaux"]), uri)
     ds.create_scalar_index("text", "INVERTED", language="French")
-    with pytest.raises(UnsupportedFeatureError, match="French"):
-        lance_duck.dataset(uri).to_table(full_text_query="chansons")
+    for text in ["chansons", "les des", "le chant", "oiseaux des pommes"]:
+        ours, theirs = both(uri, full_text_query=text)
+        assert_same_ranking(ours, theirs)
+
+
+def test_stop_words_of_a_language_without_a_list_are_refused_by_name():
+    from lance_duck.index.inverted.tokenizer import Tokenizer
+    with pytest.raises(UnsupportedFeatureError, match="Klingon"):
+        Tokenizer({"language": "Klingon", "remove_stop_words": True})
 
 
 @pytest.mark.parametrize("text,slop", [("w0 w1", 0), ("w1 w0", 0), ("w2 w0 w1", 0), ("w0 w3", 1), ("lazy dog", 0)])
@@ -319,3 +337,13 @@ def test_columns_score_and_row_columns_placed_as_pylance(main_table, kw):
     assert ours.schema.names == theirs.schema.names
     if "_score" in theirs.schema.names and "id" in theirs.schema.names:
         assert_same_ranking(ours, theirs, limited=True)
+
+
+@pytest.mark.parametrize("kind", ["stable", "v23"])
+def test_row_ids_and_addresses_only_match_pylance(special_tables, kind):
+    ours, theirs = both(special_tables[kind], columns=[], with_row_id=True, with_row_address=True,
+                        full_text_query="w1 w4")
+    assert ours.schema.names == theirs.schema.names
+    assert sorted(ours["_rowid"].to_pylist()) == sorted(theirs["_rowid"].to_pylist())
+    pairs = dict(zip(theirs["_rowid"].to_pylist(), theirs["_rowaddr"].to_pylist()))
+    assert all(pairs.get(i) == a for i, a in zip(ours["_rowid"].to_pylist(), ours["_rowaddr"].to_pylist()))

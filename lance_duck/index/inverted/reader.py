@@ -12,12 +12,15 @@ from typing import Iterator
 
 import numpy as np
 
+from ... import _state
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from ..files import CACHE, IndexFile, cached
 from .fst import FstMap
 from .postings import decode_positions, decode_posting
 
 _TAIL_CODECS = ("varint_delta_v1", "fixed32_v1")
+_WORDS = _state.cache("fts_words")
+_MISSING = object()
 
 
 @contextmanager
@@ -58,8 +61,14 @@ class Partition:
                           lambda: FstMap(f.read(["_token_fst_bytes"])[0][0].as_py(), f.path))
 
     def token_id(self, token: str) -> int | None:
-        with _damage(self._paths["tokens"]):
-            return self.fst.get(token.encode("utf-8"))
+        """The id of ``token`` in this partition (None: absent); looked up once per token (the
+        FST walk is a Python loop per byte)."""
+        key = ("tid", self.io.key, self._paths["tokens"], token)
+        hit = _WORDS.peek(key, _MISSING)
+        if hit is _MISSING:
+            with _damage(self._paths["tokens"]):
+                hit = _WORDS.put(key, self.fst.get(token.encode("utf-8")))
+        return hit  # type: ignore[return-value]
 
     def all_tokens(self) -> dict[str, int]:
         f = self._file("tokens")
@@ -108,6 +117,18 @@ class Partition:
                 CACHE.put(key, hit, sum(getattr(a, "nbytes", 64) for a in hit) + 64)
             out.append(hit)
         return out
+
+    def position_offsets(self, token_id: int) -> np.ndarray:
+        """Where each posting of ``token_id`` starts in its concatenated positions, and the end
+        (int64, one more than the postings; kept in the index cache)."""
+        f = self._file("invert")
+        key = ("inverted:position_offsets", self.io.key, f.path, token_id)
+        hit = CACHE.get(key)
+        if hit is None:
+            freqs = self.postings([token_id])[0][1]
+            hit = np.concatenate(([0], np.cumsum(freqs, dtype=np.int64)))
+            CACHE.put(key, hit, hit.nbytes + 64)
+        return hit
 
     def prewarm(self, positions: bool) -> None:
         """Read the token set, documents and every posting list (with positions when asked and

@@ -17,17 +17,10 @@ from typing import NamedTuple
 
 from ... import _state
 from ...errors import UnsupportedFeatureError
+from .stopwords import STOP_WORDS
 
-#: English stop words as pylance 14.0.2 removes them (derived from its indexes: each of ~190
-#: candidate words indexed alone with stem=False; these produced no token)
-ENGLISH_STOP_WORDS = frozenset("""
-a about above after again against all am an and any are as at be because been before being below between
-both but by can did do does doing down during each few for from further had has have having he her here
-hers herself him himself his how i if in into is it its itself just me more most my myself now of off on
-once only or other our ours ourselves out over own re same she should so some such than that the their
-theirs them themselves then there these they this those through to too under until up very was we were
-what when where which while who whom why will with you your yours yourself yourselves
-""".split())
+#: English stop words as pylance 14.0.2 removes them (see :mod:`.stopwords`)
+ENGLISH_STOP_WORDS = STOP_WORDS["english"]
 
 _STEM_LANGUAGES = ("arabic", "danish", "dutch", "english", "finnish", "french", "german", "greek",
                    "hungarian", "italian", "norwegian", "portuguese", "romanian", "russian", "spanish",
@@ -59,6 +52,12 @@ def _stemmer(language: str):
     return snowballstemmer.stemmer(language)
 
 
+@_state.memo("fts_words")
+def _stem(language: str, word: str) -> str:
+    """``word``'s Snowball stem in ``language`` (kept: the pure-Python stemmer costs ~0.1 ms a word)."""
+    return str(_stemmer(language).stemWord(word))
+
+
 class Tokenizer:
     """The analyzer described by an index's ``params`` JSON (see the module docstring)."""
 
@@ -77,21 +76,22 @@ class Tokenizer:
         self.lower = bool(params.get("lower_case", True))
         self.fold = bool(params.get("ascii_folding", False))
         language = str(params.get("language", "English")).lower()
-        self.stem = None
+        self.stem: str | None = None
         if params.get("stem", False):
             if language not in _STEM_LANGUAGES:
                 raise UnsupportedFeatureError(f"stemming for language {params.get('language')!r} is not supported")
-            self.stem = _stemmer(language)
+            _stemmer(language)             # fails here for a language snowballstemmer lacks
+            self.stem = language
         self.stop: frozenset[str] = frozenset()
         if params.get("remove_stop_words", False):
             custom = params.get("custom_stop_words")
             if custom is not None:
                 self.stop = frozenset(str(w) for w in custom)
-            elif language == "english":
-                self.stop = ENGLISH_STOP_WORDS
+            elif language in STOP_WORDS:
+                self.stop = STOP_WORDS[language]
             else:
                 raise UnsupportedFeatureError(f"stop words for language {params.get('language')!r} are not "
-                                              "supported (English and custom_stop_words are)")
+                                              f"supported ({', '.join(sorted(STOP_WORDS))} and custom_stop_words are)")
         self.ngram = (int(params.get("min_ngram_length", 3)), int(params.get("max_ngram_length", 3)),
                       bool(params.get("prefix_only", False)))
 
@@ -114,16 +114,24 @@ class Tokenizer:
     def tokens(self, text: str) -> list[Token]:
         """The tokens of ``text`` with their positions, as the index holds them."""
         out = []
-        for pos, tok in enumerate(self._base(text)):
-            if self.max_len is not None and len(tok.encode("utf-8")) >= self.max_len:
-                continue
-            if self.lower:
-                tok = tok.lower()
-            if self.stem is not None:
-                tok = self.stem.stemWord(tok)
-            if tok in self.stop:
-                continue
-            if self.fold:
-                tok = _fold(tok)
-            out.append(Token(tok, pos))
+        for pos, raw in enumerate(self._base(text)):
+            tok = self._analyzed(raw)
+            if tok is not None:
+                out.append(Token(tok, pos))
         return out
+
+    def raw_tokens(self, text: str) -> list[tuple[str, str | None]]:
+        """Every token of the base tokenizer as it came out of it, with what the index holds for it
+        (None: dropped; pylance's fuzzy match expands the former, see ``search.fts``)."""
+        return [(raw, self._analyzed(raw)) for raw in self._base(text)]
+
+    def _analyzed(self, tok: str) -> str | None:
+        if self.max_len is not None and len(tok.encode("utf-8")) >= self.max_len:
+            return None
+        if self.lower:
+            tok = tok.lower()
+        if self.stem is not None:
+            tok = _stem(self.stem, tok)
+        if tok in self.stop:
+            return None
+        return _fold(tok) if self.fold else tok
