@@ -6,7 +6,7 @@ from typing import Sequence
 
 import pyarrow as pa
 
-from ..table.snapshot import open_snapshot
+from ..table.snapshot import kept, kept_checkout, open_snapshot
 from .bounds import resolve_range
 from .feed import CHANGE_TYPES, META_NAMES, ChangeFeed, plan_pieces
 
@@ -18,7 +18,7 @@ def open_feed(uri: str, from_version, to_version=None, columns: Sequence[str] | 
     """The plan of :func:`changes` (range resolved, schema and filter checked; nothing else read)."""
     latest = open_snapshot(uri, branch=branch, storage_options=storage_options)
     start, end = resolve_range(latest, from_version, to_version)
-    to = latest if end == latest.version else latest.checkout(end)
+    to = kept(latest) if end == latest.version else kept_checkout(latest, end)
     return ChangeFeed(to, start, end, columns, filter)
 
 

@@ -24,12 +24,13 @@ from typing import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .. import trace
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
-from ..predicate import compile_filter
+from ..predicate import compile_filter, evaluate
 from ..scan.rows import RowReader, last_updated_at, live_offsets, row_ids_at
-from ..table.snapshot import Snapshot
+from ..table.snapshot import Snapshot, kept_checkout
 from ..table.transactions import NO_ROW_CHANGES, operation_kind, read_transaction
 
 CHANGE_TYPES = ("delete", "update_preimage", "update_postimage", "insert")
@@ -38,6 +39,10 @@ META_FIELDS = (pa.field("_change_type", pa.string()), pa.field("_commit_version"
                pa.field("_commit_timestamp", pa.timestamp("us", tz="UTC")), pa.field("_rowid", pa.uint64()))
 META_NAMES = tuple(f.name for f in META_FIELDS)
 BATCH_ROWS = 65536
+# A commit's changes of at most this many rows are kept on its (kept) snapshot, so the next feed
+# over it diffs nothing (~26 bytes a row).
+KEEP_DIFF_ROWS = 1 << 17
+_TYPE_NAMES = pa.array(CHANGE_TYPES, pa.string())
 
 
 @dataclass
@@ -100,7 +105,6 @@ def diff_commit(prev: Snapshot | None, cur: Snapshot) -> CommitChanges:
     txn = read_transaction(cur)
     kind = operation_kind(txn)
     ts_us = cur.timestamp_ns // 1000
-    trace.record("changes:commit", (cur.version, kind))
     if kind in NO_ROW_CHANGES:
         return CommitChanges(cur.version, ts_us, kind, prev, cur, *_empty())
     old = {} if prev is None else {f.id: f for f in prev.fragments}
@@ -203,6 +207,10 @@ class ChangeFeed:
         self._ids = {f.name: f.id for f in to.schema.fields}
         self._snaps: dict[int, Snapshot] = {end: to}
         self._last: CommitChanges | None = None
+        # a filter over _change_type / _commit_version / _commit_timestamp alone is decided per
+        # commit for each change type (one 4-row evaluation), then applied by code
+        self._per_type = self._meta_filter and "_rowid" not in self.filter.columns  # type: ignore[union-attr]
+        self._verdict: tuple[int, np.ndarray] | None = None
 
     @property
     def versions(self) -> range:
@@ -214,7 +222,7 @@ class ChangeFeed:
             return None
         s = self._snaps.get(version)
         if s is None:
-            s = self._snaps[version] = self.to.checkout(version)
+            s = self._snaps[version] = kept_checkout(self.to, version)
         return s
 
     def commit(self, version: int) -> CommitChanges:
@@ -222,7 +230,11 @@ class ChangeFeed:
         last = self._last
         if last is not None and last.version == version:
             return last
-        c = diff_commit(self.snapshot(version - 1), self.snapshot(version))  # type: ignore[arg-type]
+        prev, cur = self.snapshot(version - 1), self.snapshot(version)
+        assert cur is not None
+        c = cur.derived(f"changes:diff:{version - 1}", lambda: diff_commit(prev, cur),
+                        keep=lambda c: len(c) <= KEEP_DIFF_ROWS)
+        trace.record("changes:commit", (c.version, c.kind))
         self._last = c
         return c
 
@@ -244,12 +256,15 @@ class ChangeFeed:
         sel = np.arange(lo, hi, dtype=np.int64)
         if not len(sel):
             return
-        if self._meta_filter:
+        if self._per_type:
+            # a filter over the commit and the change type alone: applied before any value is read
+            sel = sel[self._type_verdict(c)[c.code[sel]]]
+            if not len(sel):
+                return
+        elif self._meta_filter:
             # a filter over the _-columns alone: applied before any value is read
-            meta = self._meta(c, sel)
-            kept = self.filter.apply(pa.RecordBatch.from_arrays(   # type: ignore[union-attr]
-                [*meta, pa.array(sel)], names=[*META_NAMES, "__pos"]))
-            sel = kept.column(len(META_NAMES)).to_numpy()
+            meta = pa.RecordBatch.from_arrays(self._meta(c, sel), schema=pa.schema(META_FIELDS))
+            sel = sel[self._mask(meta)]
             if not len(sel):
                 return
         cols: list[pa.Array] = []
@@ -273,19 +288,46 @@ class ChangeFeed:
             cols = [data.column(i).combine_chunks() for i in range(data.num_columns)]
         batch = pa.RecordBatch.from_arrays([*cols, *self._meta(c, sel)], schema=self.read_schema)
         if self.filter is not None and not self._meta_filter:
-            batch = self.filter.apply(batch)
+            batch = batch.filter(pa.array(self._mask(batch)))
             if not batch.num_rows:
                 return
         if self.read_schema != self.schema:
             batch = pa.RecordBatch.from_arrays([batch.column(f.name) for f in self.schema], schema=self.schema)
         yield batch
 
+    def _mask(self, batch: pa.RecordBatch) -> np.ndarray:
+        """Which rows of ``batch`` the filter keeps (bool; null = dropped). A SQL filter is evaluated
+        with compute kernels on the batch (no Acero plan: the batches of a feed are small); an
+        Expression through Arrow's filter on row positions."""
+        f = self.filter
+        assert f is not None
+        if f.bound is not None:
+            got = evaluate(f.bound, batch)
+            if got.type == pa.null():                       # a filter that is NULL: keeps nothing
+                return np.zeros(batch.num_rows, bool)
+            return pc.fill_null(got, False).to_numpy(zero_copy_only=False)
+        pos = pa.array(np.arange(batch.num_rows, dtype=np.int64))
+        kept = f.apply(pa.RecordBatch.from_arrays([*batch.columns, pos], names=[*batch.schema.names, "__pos"]))
+        mask = np.zeros(batch.num_rows, bool)
+        mask[kept.column(batch.num_columns).to_numpy()] = True
+        return mask
+
+    def _type_verdict(self, c: CommitChanges) -> np.ndarray:
+        """Per change code, whether the filter keeps a row of commit ``c`` of that type."""
+        if self._verdict is None or self._verdict[0] != c.version:
+            codes = np.arange(len(CHANGE_TYPES), dtype=np.int8)
+            probe = CommitChanges(c.version, c.timestamp_us, c.kind, c.prev, c.cur, codes,
+                                  np.zeros(len(codes), np.uint64), *(np.zeros(len(codes), t) for t in (np.int8, np.int64, np.int64)))
+            meta = pa.RecordBatch.from_arrays(self._meta(probe, np.arange(len(codes))), schema=pa.schema(META_FIELDS))
+            self._verdict = (c.version, self._mask(meta))
+        return self._verdict[1]
+
     @staticmethod
     def _meta(c: CommitChanges, sel: np.ndarray) -> list[pa.Array]:
         n = len(sel)
-        return [pa.array(np.asarray(CHANGE_TYPES, dtype=object)[c.code[sel]], pa.string()),
+        return [_TYPE_NAMES.take(pa.array(c.code[sel])),
                 pa.array(np.full(n, c.version, np.int64)),
-                pa.array(np.full(n, c.timestamp_us, np.int64)).cast(META_FIELDS[2].type),
+                pa.array(np.full(n, c.timestamp_us, np.int64).view("datetime64[us]"), META_FIELDS[2].type),
                 pa.array(c.rowid[sel], pa.uint64())]
 
     def _read(self, snap: Snapshot, fragment, offsets: np.ndarray) -> pa.Table:

@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InvalidArgumentError, VersionNotFoundError
+from ..table.snapshot import kept, kept_checkout
 from ..table.transactions import Transaction, read_transaction, to_transaction
 from .filters import ROW_CREATED, ROW_UPDATED
 from .rows import RowReader, live_offsets, row_ids, row_versions
@@ -35,7 +36,7 @@ def build_delta(snapshot, compared_against: int | None = None, begin_version: in
         raise InvalidArgumentError("Must specify both begin_version and end_version")
     else:
         raise InvalidArgumentError("Must specify either compared_against or both begin_version and end_version")
-    return DatasetDelta(snapshot, begin, end)
+    return DatasetDelta(kept(snapshot), begin, end)
 
 
 def _version(v, what: str) -> int:
@@ -66,7 +67,7 @@ class DatasetDelta:
 
     def _checkout(self, version: int):
         try:
-            return self._snapshot.checkout(version)
+            return kept_checkout(self._snapshot, version)
         except VersionNotFoundError:
             raise VersionNotFoundError(f"Can not find version {version} of {self._snapshot.uri}, "
                                        "please check if it has been cleaned up") from None
