@@ -30,6 +30,7 @@ from .. import trace
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
 from ..predicate import compile_filter, evaluate
 from ..scan.rows import RowReader, last_updated_at, live_offsets, row_ids_at
+from ..table.rowids import sorted_unique
 from ..table.snapshot import Snapshot, kept_checkout
 from ..table.transactions import NO_ROW_CHANGES, operation_kind, read_transaction
 
@@ -61,6 +62,16 @@ class CommitChanges:
 
     def __len__(self) -> int:
         return len(self.code)
+
+
+def _unique_inverse(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(a, return_inverse=True)`` by a sort (numpy 2's hashing unique costs more here)."""
+    order = np.argsort(a, kind="stable")
+    s = a[order]
+    first = np.concatenate(([True], s[1:] != s[:-1])) if len(s) else np.empty(0, bool)
+    inv = np.empty(len(a), np.int64)
+    inv[order] = np.cumsum(first) - 1
+    return s[first], inv
 
 
 def _empty() -> tuple[np.ndarray, ...]:
@@ -125,7 +136,8 @@ def diff_commit(prev: Snapshot | None, cur: Snapshot) -> CommitChanges:
         lost.add(f, np.setdiff1d(dc, dp, assume_unique=True))
         gained.add(g, np.setdiff1d(dp, dc, assume_unique=True))
         if _without_deletions(f.pb) != _without_deletions(g.pb):
-            live = np.setdiff1d(np.arange(f.physical_rows, dtype=np.int64), np.union1d(dp, dc), assume_unique=True)
+            live = np.setdiff1d(np.arange(f.physical_rows, dtype=np.int64), sorted_unique(np.concatenate((dp, dc))),
+                                assume_unique=True)
             both_p.add(f, live)
             both_c.add(g, live)
     for h in new.values():
@@ -274,12 +286,16 @@ class ChangeFeed:
             tables: list[pa.Table] = []
             done = 0
             key = side.astype(np.int64) << 40 | frag
-            for k in np.unique(key):
-                idx = np.flatnonzero(key == k)
-                snap = c.prev if int(k >> 40) == 0 else c.cur
+            order = np.argsort(key, kind="stable")          # rows grouped by (side, fragment)
+            ks = key[order]
+            cuts = np.flatnonzero(np.concatenate(([True], ks[1:] != ks[:-1], [True]))).tolist()
+            for a, b in zip(cuts[:-1], cuts[1:]):
+                idx = order[a:b]
+                k = int(ks[a])
+                snap = c.prev if k >> 40 == 0 else c.cur
                 assert snap is not None
-                fragment = snap.fragment(int(k & ((1 << 40) - 1)))
-                uniq, inv = np.unique(off[idx], return_inverse=True)
+                fragment = snap.fragment(k & ((1 << 40) - 1))
+                uniq, inv = _unique_inverse(off[idx])
                 trace.record("changes:read", (c.version, snap.version, fragment.id, len(uniq)))
                 tables.append(self._read(snap, fragment, uniq))
                 pos[idx] = done + inv
