@@ -94,3 +94,16 @@ def test_a_table_written_anew_at_the_same_path_is_read_anew(tmp_path):
     assert old.num_rows == new.num_rows == 4
     first = lance_duck.changes(uri, 0, 1, columns=["id"]).read_all()
     assert sorted(first.column("id").to_pylist()) == list(range(100, 120))
+
+
+def test_fragments_read_side_by_side_give_the_serial_result(history, monkeypatch):
+    from lance_duck.changefeed import feed
+    monkeypatch.setattr(feed, "PARALLEL_ROWS", 10**12)
+    serial = lance_duck.changes(history, 0).read_all()
+    monkeypatch.setattr(feed, "PARALLEL_ROWS", 1)
+    lance_duck.clear_caches()
+    with lance_duck.trace.decode_trace() as t:
+        parallel = lance_duck.changes(history, 0).read_all()
+    assert parallel.equals(serial)
+    assert rows_of(parallel) == expected(history, 0, lance.dataset(history).version)
+    assert len({(v, f) for (_, v, f, _) in t.values("changes:read")}) > 2
