@@ -233,7 +233,8 @@ def main() -> None:
         # a fresh pylance dataset, which keeps nothing of an earlier one; the process's decoder
         # tables (bit-unpacking plans, FSST tables, bound filters) stay, like pylance's compiled code
         for name in ("snapshots", "small_files", "footers", "file_metadata", "decoded_deletions"):
-            _state.cache(name).clear()
+            if name in _state.CACHES:       # (an older lance_duck has no kept versions)
+                _state.cache(name).clear()
 
     cold = lance_duck.clear_caches
     runners = {}
