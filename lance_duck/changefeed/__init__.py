@@ -8,7 +8,7 @@ from typing import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..table.snapshot import kept, kept_checkout, open_snapshot
+from ..table.snapshot import kept, kept_checkout, open_kept
 from .bounds import resolve_range
 from .feed import CHANGE_TYPES, META_NAMES, ChangeFeed, plan_pieces
 
@@ -18,7 +18,7 @@ __all__ = ["changes", "open_feed", "ChangeFeed", "plan_pieces", "CHANGE_TYPES", 
 def open_feed(uri: str, from_version, to_version=None, columns: Sequence[str] | None = None, filter=None, *,
               branch: str | None = None, storage_options: dict | None = None) -> ChangeFeed:
     """The plan of :func:`changes` (range resolved, schema and filter checked; nothing else read)."""
-    latest = open_snapshot(uri, branch=branch, storage_options=storage_options)
+    latest = open_kept(uri, branch=branch, storage_options=storage_options)
     start, end = resolve_range(latest, from_version, to_version)
     to = kept(latest) if end == latest.version else kept_checkout(latest, end)
     return ChangeFeed(to, start, end, columns, filter)

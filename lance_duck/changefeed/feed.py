@@ -67,6 +67,21 @@ class CommitChanges:
         return len(self.code)
 
 
+_COMPILED = _state.cache("filter_bindings")
+
+
+def _compiled(filter, schema: pa.Schema):
+    """``compile_filter(filter, schema)``; a SQL text compiled once per output schema (a feed polled
+    with the same filter parses it once)."""
+    if not isinstance(filter, str):
+        return compile_filter(filter, schema)
+    key = ("changes", filter, schema)
+    got = _COMPILED.get(key)
+    if got is None:
+        got = _COMPILED.put(key, compile_filter(filter, schema))
+    return got
+
+
 def _unique_inverse(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(a, return_inverse=True)`` by a sort (numpy 2's hashing unique costs more here)."""
     order = np.argsort(a, kind="stable")
@@ -213,7 +228,7 @@ class ChangeFeed:
         if clash:
             raise UnsupportedFeatureError(f"the table has columns named {clash}, which the change feed adds itself")
         full = pa.schema([*data_schema, *META_FIELDS])
-        self.filter = compile_filter(filter, full) if filter is not None else None
+        self.filter = _compiled(filter, full) if filter is not None else None
         need = set(data_names) | (set(self.filter.columns) if self.filter is not None else set())
         self.read_names = [n for n in data_schema.names if n in need]
         self._meta_filter = self.filter is not None and set(self.filter.columns) <= set(META_NAMES)

@@ -280,6 +280,29 @@ def kept(snapshot: Snapshot) -> Snapshot:
     return hit if hit is not None else _keep(key, snapshot)
 
 
+def open_kept(uri, *, branch: str | None = None, storage_options: dict | None = None) -> Snapshot:
+    """The latest version of ``uri`` (as :func:`open_snapshot`) as :func:`kept` gives it: when a
+    kept snapshot has the bytes of the newest manifest listed, no manifest is parsed and no
+    snapshot built; anything unusual (a branch, no listing) goes the way of :func:`open_snapshot`."""
+    io, root = open_io(uri, storage_options)
+    if getattr(io, "share_key", None) is not None and branch in (None, "main"):
+        try:
+            entries = list_versions(io, root)
+        except (FileNotFoundError, NotADirectoryError):
+            entries = []
+        if entries:
+            path = io.join(io.join(root, VERSIONS_DIR), entries[-1].name)
+            try:
+                raw: bytes | None = bytes(io.read_immutable(path, entries[-1].size))
+            except FileNotFoundError:
+                raw = None          # removed since the listing: open_snapshot lists again
+            if raw is not None:
+                hit = _KEPT.get((io.share_key, str(uri), root, None, root, path, raw))
+                if hit is not None:
+                    return hit
+    return kept(_open(str(uri), io, root, None, None, branch))
+
+
 def kept_checkout(snapshot: Snapshot, version: int) -> Snapshot:
     """Version ``version`` of ``snapshot``'s branch as :func:`kept` gives it: its manifest is read
     (by name, no listing), parsed and validated only when no kept snapshot has those bytes."""

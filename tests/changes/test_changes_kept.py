@@ -107,3 +107,15 @@ def test_fragments_read_side_by_side_give_the_serial_result(history, monkeypatch
     assert parallel.equals(serial)
     assert rows_of(parallel) == expected(history, 0, lance.dataset(history).version)
     assert len({(v, f) for (_, v, f, _) in t.values("changes:read")}) > 2
+
+
+def test_a_commit_after_a_read_is_in_the_next_read(tmp_path):
+    uri = str(tmp_path / "grows.lance")
+    lance.write_dataset(pa.table({"id": pa.array(np.arange(10), pa.int64())}), uri, enable_stable_row_ids=True)
+    assert lance_duck.changes(uri, 0).read_all().num_rows == 10
+    lance.write_dataset(pa.table({"id": pa.array(np.arange(10, 13), pa.int64())}), uri, mode="append")
+    got = lance_duck.changes(uri, 0).read_all()
+    assert got.num_rows == 13 and set(got.column("_commit_version").to_pylist()) == {1, 2}
+    assert lance_duck.changes(uri, 1, columns=["id"]).read_all().column("id").to_pylist() == [10, 11, 12]
+    d = lance_duck.dataset(uri).delta(compared_against=1)
+    assert d.get_inserted_rows().read_all().column("id").to_pylist() == [10, 11, 12]
