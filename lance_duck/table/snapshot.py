@@ -297,9 +297,13 @@ def open_kept(uri, *, branch: str | None = None, storage_options: dict | None = 
             except FileNotFoundError:
                 raw = None          # removed since the listing: open_snapshot lists again
             if raw is not None:
-                hit = _KEPT.get((io.share_key, str(uri), root, None, root, path, raw))
+                key = (io.share_key, str(uri), root, None, root, path, raw)
+                hit = _KEPT.get(key)
                 if hit is not None:
                     return hit
+                mf = parse_manifest(raw, path)
+                if mf.manifest.version == entries[-1].version:     # (else open_snapshot refuses it)
+                    return _keep(key, Snapshot(str(uri), io, root, None, root, mf))
     return kept(_open(str(uri), io, root, None, None, branch))
 
 
