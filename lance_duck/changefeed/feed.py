@@ -82,6 +82,14 @@ def _compiled(filter, schema: pa.Schema):
     return got
 
 
+def _arrays(c: CommitChanges) -> tuple:
+    """A commit's changes without its snapshots: (version, timestamp, kind, code, rowid, side,
+    fragment, offset)."""
+    for a in (c.code, c.rowid, c.side, c.fragment, c.offset):
+        a.flags.writeable = False            # shared by every later feed over the commit
+    return (c.version, c.timestamp_us, c.kind, c.code, c.rowid, c.side, c.fragment, c.offset)
+
+
 def _unique_inverse(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(a, return_inverse=True)`` by a sort (numpy 2's hashing unique costs more here)."""
     order = np.argsort(a, kind="stable")
@@ -262,8 +270,10 @@ class ChangeFeed:
             return last
         prev, cur = self.snapshot(version - 1), self.snapshot(version)
         assert cur is not None
-        c = cur.derived(f"changes:diff:{version - 1}", lambda: diff_commit(prev, cur),
-                        keep=lambda c: len(c) <= KEEP_DIFF_ROWS)
+        # kept on the version without its snapshots (a chain of diffs would keep every version alive)
+        kept = cur.derived(f"changes:diff:{version - 1}", lambda: _arrays(diff_commit(prev, cur)),
+                           keep=lambda a: len(a[3]) <= KEEP_DIFF_ROWS)
+        c = CommitChanges(kept[0], kept[1], kept[2], prev, cur, *kept[3:])
         trace.record("changes:commit", (c.version, c.kind))
         self._last = c
         return c

@@ -119,3 +119,19 @@ def test_a_commit_after_a_read_is_in_the_next_read(tmp_path):
     assert lance_duck.changes(uri, 1, columns=["id"]).read_all().column("id").to_pylist() == [10, 11, 12]
     d = lance_duck.dataset(uri).delta(compared_against=1)
     assert d.get_inserted_rows().read_all().column("id").to_pylist() == [10, 11, 12]
+
+
+def test_a_kept_version_does_not_keep_the_version_before_it_alive(stable_table):
+    import gc
+    import weakref
+
+    from lance_duck.table.snapshot import kept_checkout, open_kept
+    lance_duck.clear_caches()
+    latest = open_kept(stable_table)
+    v = latest.version
+    assert lance_duck.changes(stable_table, v - 2, v).read_all().num_rows > 0    # diffs kept on both
+    before = weakref.ref(kept_checkout(latest, v - 1))
+    _state.cache("snapshots").clear()
+    gc.collect()
+    assert before() is None and latest.version == v   # the diff kept on `latest` holds no snapshot
+    assert rows_of(lance_duck.changes(stable_table, v - 2, v).read_all()) == expected(stable_table, v - 2, v)
