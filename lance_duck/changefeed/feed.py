@@ -19,7 +19,6 @@ Rows of a commit are ordered by ``_rowid``, then delete, pre-image, post-image, 
 """
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
@@ -44,8 +43,6 @@ BATCH_ROWS = 65536
 # A commit's changes of at most this many rows are kept on its (kept) snapshot, so the next feed
 # over it diffs nothing (~26 bytes a row).
 KEEP_DIFF_ROWS = 1 << 17
-# Rows of a batch above which its fragments are read in parallel
-PARALLEL_ROWS = 1024
 _TYPE_NAMES = pa.array(CHANGE_TYPES, pa.string())
 
 
@@ -328,7 +325,7 @@ class ChangeFeed:
                 reads.append((snap, fragment, uniq))
                 pos[idx] = done + inv
                 done += len(uniq)
-            data = pa.concat_tables(self._read_all(reads)).take(pa.array(pos))
+            data = pa.concat_tables([self._read(*r) for r in reads]).take(pa.array(pos))
             cols = [data.column(i).combine_chunks() for i in range(data.num_columns)]
         batch = pa.RecordBatch.from_arrays([*cols, *self._meta(c, sel)], schema=self.read_schema)
         if self.filter is not None and not self._meta_filter:
@@ -373,15 +370,6 @@ class ChangeFeed:
                 pa.array(np.full(n, c.version, np.int64)),
                 pa.array(np.full(n, c.timestamp_us, np.int64).view("datetime64[us]"), META_FIELDS[2].type),
                 pa.array(c.rowid[sel], pa.uint64())]
-
-    def _read_all(self, reads: list[tuple[Snapshot, object, np.ndarray]]) -> list[pa.Table]:
-        """The rows of each (version, fragment, offsets): fragments read side by side on the scan
-        pool when there are several and enough rows (a commit's pre-images touch most chunks of
-        the fragments it changed); in this thread when it is a pool thread itself."""
-        rows = sum(len(r[2]) for r in reads)
-        if len(reads) < 2 or rows < PARALLEL_ROWS or threading.current_thread().name.startswith("lance_duck_"):
-            return [self._read(*r) for r in reads]
-        return list(_state.pool("scan").map(lambda r: self._read(*r), reads))
 
     def _read(self, snap: Snapshot, fragment, offsets: np.ndarray) -> pa.Table:
         """The output data columns of rows of one version's fragment (columns that version lacks: null)."""

@@ -96,19 +96,6 @@ def test_a_table_written_anew_at_the_same_path_is_read_anew(tmp_path):
     assert sorted(first.column("id").to_pylist()) == list(range(100, 120))
 
 
-def test_fragments_read_side_by_side_give_the_serial_result(history, monkeypatch):
-    from lance_duck.changefeed import feed
-    monkeypatch.setattr(feed, "PARALLEL_ROWS", 10**12)
-    serial = lance_duck.changes(history, 0).read_all()
-    monkeypatch.setattr(feed, "PARALLEL_ROWS", 1)
-    lance_duck.clear_caches()
-    with lance_duck.trace.decode_trace() as t:
-        parallel = lance_duck.changes(history, 0).read_all()
-    assert parallel.equals(serial)
-    assert rows_of(parallel) == expected(history, 0, lance.dataset(history).version)
-    assert len({(v, f) for (_, v, f, _) in t.values("changes:read")}) > 2
-
-
 def test_a_commit_after_a_read_is_in_the_next_read(tmp_path):
     uri = str(tmp_path / "grows.lance")
     lance.write_dataset(pa.table({"id": pa.array(np.arange(10), pa.int64())}), uri, enable_stable_row_ids=True)
