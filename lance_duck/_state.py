@@ -65,6 +65,8 @@ CACHES: dict[str, tuple[str, int, str]] = {
     "stemmers": ("stemmer_cache_entries", 32, "Snowball stemmers per language (full-text queries)"),
     "fts_words": ("fts_word_cache_entries", 65536,
                   "full-text query words: their stems and token ids per INVERTED partition"),
+    "snapshots": ("snapshot_cache_bytes", 64 * MIB,
+                  "table versions opened by change feeds and delta() (manifest, fragments, row ids, diffs)"),
     "sql_tables": ("sql_table_cache_entries", 16, "table versions opened by lance_duck.sql"),
     "sql_stores": ("sql_store_cache_entries", 16, "filesystems opened by lance_duck.sql"),
     "sql_statements": ("sql_statement_cache_entries", 256, "SQL texts rewritten by lance_duck.sql"),
@@ -284,7 +286,8 @@ def configure(**settings: int) -> dict[str, int]:
             scan's read-ahead decodes; 2 to 4), and a bound for each cache: ``footer_cache_bytes``
             (footers of remote data files; 64 MiB), ``small_file_cache_bytes`` (remote manifests and
             deletion files; 64 MiB), ``file_metadata_cache_bytes`` (parsed metadata of data files;
-            64 MiB), ``index_cache_bytes`` (index files; 256 MiB), and ``<cache>_entries`` bounds of
+            64 MiB), ``index_cache_bytes`` (index files; 256 MiB), ``snapshot_cache_bytes`` (table
+            versions opened by change feeds and ``delta()``; 64 MiB), and ``<cache>_entries`` bounds of
             the smaller caches (``index_section_cache_entries``, ``filter_cache_entries``,
             ``fsst_table_cache_entries``, ``bitpack_plan_cache_entries``, ``empty_array_cache_entries``,
             ``expression_cache_entries``, ``expression_object_cache_entries``,

@@ -2,11 +2,13 @@
 (from, to] as ``bounds.py`` resolves it. ``lance_duck.changes`` is the entry point."""
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from ..table.snapshot import open_snapshot
+from ..table.snapshot import kept, kept_checkout, open_kept
 from .bounds import resolve_range
 from .feed import CHANGE_TYPES, META_NAMES, ChangeFeed, plan_pieces
 
@@ -16,13 +18,14 @@ __all__ = ["changes", "open_feed", "ChangeFeed", "plan_pieces", "CHANGE_TYPES", 
 def open_feed(uri: str, from_version, to_version=None, columns: Sequence[str] | None = None, filter=None, *,
               branch: str | None = None, storage_options: dict | None = None) -> ChangeFeed:
     """The plan of :func:`changes` (range resolved, schema and filter checked; nothing else read)."""
-    latest = open_snapshot(uri, branch=branch, storage_options=storage_options)
+    latest = open_kept(uri, branch=branch, storage_options=storage_options)
     start, end = resolve_range(latest, from_version, to_version)
-    to = latest if end == latest.version else latest.checkout(end)
+    to = kept(latest) if end == latest.version else kept_checkout(latest, end)
     return ChangeFeed(to, start, end, columns, filter)
 
 
-def changes(uri: str, from_version, to_version=None, columns: Sequence[str] | None = None, filter=None, *,
+def changes(uri: str, from_version: int | str | datetime, to_version: int | str | datetime | None = None,
+            columns: Sequence[str] | None = None, filter: str | pc.Expression | None = None, *,
             branch: str | None = None, storage_options: dict | None = None) -> pa.RecordBatchReader:
     """Every row change of every commit in (``from_version``, ``to_version``], Delta-CDF style.
 
@@ -46,7 +49,8 @@ def changes(uri: str, from_version, to_version=None, columns: Sequence[str] | No
         columns: data columns to return (default all of ``to_version``'s).
         filter: SQL (pylance's dialect) or a ``pyarrow.compute.Expression`` over the output columns,
             the ``_``-columns included; applied to each output row on its own.
-        branch, storage_options: as for :func:`lance_duck.dataset`.
+        branch: as for :func:`lance_duck.dataset`.
+        storage_options: as for :func:`lance_duck.dataset`.
 
     Returns:
         A ``pa.RecordBatchReader`` (commits are diffed as it is read).

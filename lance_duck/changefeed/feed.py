@@ -24,12 +24,14 @@ from typing import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from .. import trace
+from .. import _state, trace
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
-from ..predicate import compile_filter
+from ..predicate import compile_filter, evaluate
 from ..scan.rows import RowReader, last_updated_at, live_offsets, row_ids_at
-from ..table.snapshot import Snapshot
+from ..table.rowids import sorted_unique
+from ..table.snapshot import Snapshot, kept_checkout
 from ..table.transactions import NO_ROW_CHANGES, operation_kind, read_transaction
 
 CHANGE_TYPES = ("delete", "update_preimage", "update_postimage", "insert")
@@ -38,6 +40,10 @@ META_FIELDS = (pa.field("_change_type", pa.string()), pa.field("_commit_version"
                pa.field("_commit_timestamp", pa.timestamp("us", tz="UTC")), pa.field("_rowid", pa.uint64()))
 META_NAMES = tuple(f.name for f in META_FIELDS)
 BATCH_ROWS = 65536
+# A commit's changes of at most this many rows are kept on its (kept) snapshot, so the next feed
+# over it diffs nothing (~26 bytes a row).
+KEEP_DIFF_ROWS = 1 << 17
+_TYPE_NAMES = pa.array(CHANGE_TYPES, pa.string())
 
 
 @dataclass
@@ -56,6 +62,39 @@ class CommitChanges:
 
     def __len__(self) -> int:
         return len(self.code)
+
+
+_COMPILED = _state.cache("filter_bindings")
+
+
+def _compiled(filter, schema: pa.Schema):
+    """``compile_filter(filter, schema)``; a SQL text compiled once per output schema (a feed polled
+    with the same filter parses it once)."""
+    if not isinstance(filter, str):
+        return compile_filter(filter, schema)
+    key = ("changes", filter, schema)
+    got = _COMPILED.get(key)
+    if got is None:
+        got = _COMPILED.put(key, compile_filter(filter, schema))
+    return got
+
+
+def _arrays(c: CommitChanges) -> tuple:
+    """A commit's changes without its snapshots: (version, timestamp, kind, code, rowid, side,
+    fragment, offset)."""
+    for a in (c.code, c.rowid, c.side, c.fragment, c.offset):
+        a.flags.writeable = False            # shared by every later feed over the commit
+    return (c.version, c.timestamp_us, c.kind, c.code, c.rowid, c.side, c.fragment, c.offset)
+
+
+def _unique_inverse(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(a, return_inverse=True)`` by a sort (numpy 2's hashing unique costs more here)."""
+    order = np.argsort(a, kind="stable")
+    s = a[order]
+    first = np.concatenate(([True], s[1:] != s[:-1])) if len(s) else np.empty(0, bool)
+    inv = np.empty(len(a), np.int64)
+    inv[order] = np.cumsum(first) - 1
+    return s[first], inv
 
 
 def _empty() -> tuple[np.ndarray, ...]:
@@ -100,7 +139,6 @@ def diff_commit(prev: Snapshot | None, cur: Snapshot) -> CommitChanges:
     txn = read_transaction(cur)
     kind = operation_kind(txn)
     ts_us = cur.timestamp_ns // 1000
-    trace.record("changes:commit", (cur.version, kind))
     if kind in NO_ROW_CHANGES:
         return CommitChanges(cur.version, ts_us, kind, prev, cur, *_empty())
     old = {} if prev is None else {f.id: f for f in prev.fragments}
@@ -121,7 +159,8 @@ def diff_commit(prev: Snapshot | None, cur: Snapshot) -> CommitChanges:
         lost.add(f, np.setdiff1d(dc, dp, assume_unique=True))
         gained.add(g, np.setdiff1d(dp, dc, assume_unique=True))
         if _without_deletions(f.pb) != _without_deletions(g.pb):
-            live = np.setdiff1d(np.arange(f.physical_rows, dtype=np.int64), np.union1d(dp, dc), assume_unique=True)
+            live = np.setdiff1d(np.arange(f.physical_rows, dtype=np.int64), sorted_unique(np.concatenate((dp, dc))),
+                                assume_unique=True)
             both_p.add(f, live)
             both_c.add(g, live)
     for h in new.values():
@@ -194,7 +233,7 @@ class ChangeFeed:
         if clash:
             raise UnsupportedFeatureError(f"the table has columns named {clash}, which the change feed adds itself")
         full = pa.schema([*data_schema, *META_FIELDS])
-        self.filter = compile_filter(filter, full) if filter is not None else None
+        self.filter = _compiled(filter, full) if filter is not None else None
         need = set(data_names) | (set(self.filter.columns) if self.filter is not None else set())
         self.read_names = [n for n in data_schema.names if n in need]
         self._meta_filter = self.filter is not None and set(self.filter.columns) <= set(META_NAMES)
@@ -203,6 +242,10 @@ class ChangeFeed:
         self._ids = {f.name: f.id for f in to.schema.fields}
         self._snaps: dict[int, Snapshot] = {end: to}
         self._last: CommitChanges | None = None
+        # a filter over _change_type / _commit_version / _commit_timestamp alone is decided per
+        # commit for each change type (one 4-row evaluation), then applied by code
+        self._per_type = self._meta_filter and "_rowid" not in self.filter.columns  # type: ignore[union-attr]
+        self._verdict: tuple[int, np.ndarray] | None = None
 
     @property
     def versions(self) -> range:
@@ -214,7 +257,7 @@ class ChangeFeed:
             return None
         s = self._snaps.get(version)
         if s is None:
-            s = self._snaps[version] = self.to.checkout(version)
+            s = self._snaps[version] = kept_checkout(self.to, version)
         return s
 
     def commit(self, version: int) -> CommitChanges:
@@ -222,7 +265,13 @@ class ChangeFeed:
         last = self._last
         if last is not None and last.version == version:
             return last
-        c = diff_commit(self.snapshot(version - 1), self.snapshot(version))  # type: ignore[arg-type]
+        prev, cur = self.snapshot(version - 1), self.snapshot(version)
+        assert cur is not None
+        # kept on the version without its snapshots (a chain of diffs would keep every version alive)
+        kept = cur.derived(f"changes:diff:{version - 1}", lambda: _arrays(diff_commit(prev, cur)),
+                           keep=lambda a: len(a[3]) <= KEEP_DIFF_ROWS)
+        c = CommitChanges(kept[0], kept[1], kept[2], prev, cur, *kept[3:])
+        trace.record("changes:commit", (c.version, c.kind))
         self._last = c
         return c
 
@@ -244,48 +293,82 @@ class ChangeFeed:
         sel = np.arange(lo, hi, dtype=np.int64)
         if not len(sel):
             return
-        if self._meta_filter:
+        if self._per_type:
+            # a filter over the commit and the change type alone: applied before any value is read
+            sel = sel[self._type_verdict(c)[c.code[sel]]]
+            if not len(sel):
+                return
+        elif self._meta_filter:
             # a filter over the _-columns alone: applied before any value is read
-            meta = self._meta(c, sel)
-            kept = self.filter.apply(pa.RecordBatch.from_arrays(   # type: ignore[union-attr]
-                [*meta, pa.array(sel)], names=[*META_NAMES, "__pos"]))
-            sel = kept.column(len(META_NAMES)).to_numpy()
+            meta = pa.RecordBatch.from_arrays(self._meta(c, sel), schema=pa.schema(META_FIELDS))
+            sel = sel[self._mask(meta)]
             if not len(sel):
                 return
         cols: list[pa.Array] = []
         if self.read_names:
             side, frag, off = c.side[sel], c.fragment[sel], c.offset[sel]
             pos = np.empty(len(sel), np.int64)
-            tables: list[pa.Table] = []
+            reads: list[tuple[Snapshot, object, np.ndarray]] = []
             done = 0
             key = side.astype(np.int64) << 40 | frag
-            for k in np.unique(key):
-                idx = np.flatnonzero(key == k)
-                snap = c.prev if int(k >> 40) == 0 else c.cur
+            order = np.argsort(key, kind="stable")          # rows grouped by (side, fragment)
+            ks = key[order]
+            cuts = np.flatnonzero(np.concatenate(([True], ks[1:] != ks[:-1], [True]))).tolist()
+            for a, b in zip(cuts[:-1], cuts[1:]):
+                idx = order[a:b]
+                k = int(ks[a])
+                snap = c.prev if k >> 40 == 0 else c.cur
                 assert snap is not None
-                fragment = snap.fragment(int(k & ((1 << 40) - 1)))
-                uniq, inv = np.unique(off[idx], return_inverse=True)
+                fragment = snap.fragment(k & ((1 << 40) - 1))
+                uniq, inv = _unique_inverse(off[idx])
                 trace.record("changes:read", (c.version, snap.version, fragment.id, len(uniq)))
-                tables.append(self._read(snap, fragment, uniq))
+                reads.append((snap, fragment, uniq))
                 pos[idx] = done + inv
                 done += len(uniq)
-            data = pa.concat_tables(tables).take(pa.array(pos))
+            data = pa.concat_tables([self._read(*r) for r in reads]).take(pa.array(pos))
             cols = [data.column(i).combine_chunks() for i in range(data.num_columns)]
         batch = pa.RecordBatch.from_arrays([*cols, *self._meta(c, sel)], schema=self.read_schema)
         if self.filter is not None and not self._meta_filter:
-            batch = self.filter.apply(batch)
+            batch = batch.filter(pa.array(self._mask(batch)))
             if not batch.num_rows:
                 return
         if self.read_schema != self.schema:
             batch = pa.RecordBatch.from_arrays([batch.column(f.name) for f in self.schema], schema=self.schema)
         yield batch
 
+    def _mask(self, batch: pa.RecordBatch) -> np.ndarray:
+        """Which rows of ``batch`` the filter keeps (bool; null = dropped). A SQL filter is evaluated
+        with compute kernels on the batch (no Acero plan: the batches of a feed are small); an
+        Expression through Arrow's filter on row positions."""
+        f = self.filter
+        assert f is not None
+        if f.bound is not None:
+            got = evaluate(f.bound, batch)
+            if got.type == pa.null():                       # a filter that is NULL: keeps nothing
+                return np.zeros(batch.num_rows, bool)
+            return pc.fill_null(got, False).to_numpy(zero_copy_only=False)
+        pos = pa.array(np.arange(batch.num_rows, dtype=np.int64))
+        kept = f.apply(pa.RecordBatch.from_arrays([*batch.columns, pos], names=[*batch.schema.names, "__pos"]))
+        mask = np.zeros(batch.num_rows, bool)
+        mask[kept.column(batch.num_columns).to_numpy()] = True
+        return mask
+
+    def _type_verdict(self, c: CommitChanges) -> np.ndarray:
+        """Per change code, whether the filter keeps a row of commit ``c`` of that type."""
+        if self._verdict is None or self._verdict[0] != c.version:
+            codes = np.arange(len(CHANGE_TYPES), dtype=np.int8)
+            probe = CommitChanges(c.version, c.timestamp_us, c.kind, c.prev, c.cur, codes,
+                                  np.zeros(len(codes), np.uint64), *(np.zeros(len(codes), t) for t in (np.int8, np.int64, np.int64)))
+            meta = pa.RecordBatch.from_arrays(self._meta(probe, np.arange(len(codes))), schema=pa.schema(META_FIELDS))
+            self._verdict = (c.version, self._mask(meta))
+        return self._verdict[1]
+
     @staticmethod
     def _meta(c: CommitChanges, sel: np.ndarray) -> list[pa.Array]:
         n = len(sel)
-        return [pa.array(np.asarray(CHANGE_TYPES, dtype=object)[c.code[sel]], pa.string()),
+        return [_TYPE_NAMES.take(pa.array(c.code[sel])),
                 pa.array(np.full(n, c.version, np.int64)),
-                pa.array(np.full(n, c.timestamp_us, np.int64)).cast(META_FIELDS[2].type),
+                pa.array(np.full(n, c.timestamp_us, np.int64).view("datetime64[us]"), META_FIELDS[2].type),
                 pa.array(c.rowid[sel], pa.uint64())]
 
     def _read(self, snap: Snapshot, fragment, offsets: np.ndarray) -> pa.Table:

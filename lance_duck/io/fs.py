@@ -198,6 +198,12 @@ class FileIO:
         self._gate: Any = None                  # asyncio.Semaphore on the filesystem's loop
         # identifies the store in process-wide caches (fsspec instances are cached by their arguments)
         self.key = (_protocols(fs)[0], getattr(fs, "_fs_token_", None) or id(fs))
+        # what makes two FileIOs interchangeable (same store, same tuning, the process's caches):
+        # objects made over one may serve the other (table/snapshot.py's kept snapshots); None
+        # for a FileIO with its own caches
+        self.share_key: tuple | None = None if metadata_cache_bytes is not None else (
+            self.key, coalesce_gap, max_in_flight, max_request_bytes, prefetch_bytes, self.retry.max_retries,
+            self.retry.base_delay, self.retry.max_delay, self.retry.timeout)
         from .prefetch import Prefetcher
         self.prefetcher = Prefetcher(self, prefetch_bytes)
 

@@ -256,7 +256,8 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, ScansItself, pads.FileSystem
         Args:
             compared_against: compare this dataset's version with that one (the older of the two
                 is the exclusive start); it wins over a range given with it, as in pylance.
-            begin_version, end_version: an explicit range (begin exclusive, end inclusive); both.
+            begin_version: start of an explicit range (exclusive); with ``end_version``.
+            end_version: end of an explicit range (inclusive); with ``begin_version``.
 
         Returns:
             A :class:`DatasetDelta`: ``list_transactions()``, ``get_inserted_rows()``,
@@ -266,7 +267,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, ScansItself, pads.FileSystem
         Raises:
             InvalidArgumentError: neither form given, only one end of a range, a negative version.
 
-        Example:
+        Examples:
             >>> import lance_duck
             >>> ds = lance_duck.dataset(lance_duck.sample_path())
             >>> [type(t.operation).__name__ for t in ds.delta(compared_against=4).list_transactions()]

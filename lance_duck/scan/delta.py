@@ -14,6 +14,8 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InvalidArgumentError, VersionNotFoundError
+from ..table.rowids import in_sorted, sorted_unique
+from ..table.snapshot import kept, kept_checkout
 from ..table.transactions import Transaction, read_transaction, to_transaction
 from .filters import ROW_CREATED, ROW_UPDATED
 from .rows import RowReader, live_offsets, row_ids, row_versions
@@ -35,7 +37,7 @@ def build_delta(snapshot, compared_against: int | None = None, begin_version: in
         raise InvalidArgumentError("Must specify both begin_version and end_version")
     else:
         raise InvalidArgumentError("Must specify either compared_against or both begin_version and end_version")
-    return DatasetDelta(snapshot, begin, end)
+    return DatasetDelta(kept(snapshot), begin, end)
 
 
 def _version(v, what: str) -> int:
@@ -66,7 +68,7 @@ class DatasetDelta:
 
     def _checkout(self, version: int):
         try:
-            return self._snapshot.checkout(version)
+            return kept_checkout(self._snapshot, version)
         except VersionNotFoundError:
             raise VersionNotFoundError(f"Can not find version {version} of {self._snapshot.uri}, "
                                        "please check if it has been cleaned up") from None
@@ -105,25 +107,22 @@ class DatasetDelta:
 
     def _rows(self, choose, kind: str) -> pa.RecordBatchReader:
         snap = self._snapshot
-        reader = RowReader(snap)
+        reader = snap.derived("delta:reader", lambda: RowReader(snap))   # kept with the (kept) version
         schema = pa.schema([*reader.schema, ROW_ID_FIELD, pa.field(ROW_CREATED, pa.uint64()),
                             pa.field(ROW_UPDATED, pa.uint64())], metadata=reader.schema.metadata)
 
         def batches() -> Iterator[pa.RecordBatch]:
-            try:
-                for frag in snap.fragments:
-                    if not self._may_hold(frag, kind):
-                        continue                 # decided from the version runs: no row decoded
-                    created, updated = row_versions(frag)
-                    offs = live_offsets(frag)
-                    offs = offs[choose(created[offs], updated[offs])]
-                    if not len(offs):
-                        continue
-                    data = reader.read(frag, offs)
-                    extra = [pa.array(row_ids(frag)[offs]), pa.array(created[offs]), pa.array(updated[offs])]
-                    yield pa.RecordBatch.from_arrays([*data.columns, *extra], schema=schema)
-            finally:
-                reader.close()
+            for frag in snap.fragments:
+                if not self._may_hold(frag, kind):
+                    continue                     # decided from the version runs: no row decoded
+                created, updated = row_versions(frag)
+                offs = live_offsets(frag)
+                offs = offs[choose(created[offs], updated[offs])]
+                if not len(offs):
+                    continue
+                data = reader.read(frag, offs)
+                extra = [pa.array(row_ids(frag)[offs]), pa.array(created[offs]), pa.array(updated[offs])]
+                yield pa.RecordBatch.from_arrays([*data.columns, *extra], schema=schema)
         return pa.RecordBatchReader.from_batches(schema, batches())
 
     def get_deleted_row_ids(self) -> pa.RecordBatchReader:
@@ -168,7 +167,7 @@ def deleted_row_ids(begin, end) -> np.ndarray:
         f = old.get(fid)
         if f is None or g.physical_rows != f.physical_rows:
             revived.append(g.row_ids_at(live_offsets(g)))
-    gone = np.unique(np.concatenate(lost)) if lost else np.empty(0, np.uint64)
+    gone = sorted_unique(np.concatenate(lost)) if lost else np.empty(0, np.uint64)
     if revived and len(gone):
-        gone = gone[~np.isin(gone, np.concatenate(revived))]
+        gone = gone[~in_sorted(gone, np.sort(np.concatenate(revived)))]
     return gone.astype(np.uint64)

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import CorruptFileError, UnsupportedFeatureError
+from .rowids import sorted_unique
 
 ARROW_ARRAY = 0
 BITMAP = 1
@@ -79,7 +80,7 @@ def _decode_arrow(raw: bytes, path: str) -> np.ndarray:
                                f"({type(exc).__name__}: {exc})") from exc
     if values.size and values.min() < 0:
         raise CorruptFileError(f"{path}: deletion file holds negative row offsets")
-    return np.unique(values)
+    return sorted_unique(values)
 
 
 def _check_ipc_buffer_lengths(raw: bytes, path: str) -> None:

@@ -28,7 +28,7 @@ from .._proto import table_pb2
 from ..errors import CorruptFileError, UnsupportedFeatureError
 from ..file import DataFileRef
 from .deletions import DeletionFileInfo, deletion_file_name, read_deletions
-from .rowids import decode_row_ids, decode_version_runs, decode_version_sequence, row_ids_at
+from .rowids import decode_row_ids, decode_version_runs, row_ids_at
 
 TOMBSTONE = -2
 # A URL's scheme (RFC 3986), two letters at least (``C:`` is a Windows drive)
@@ -114,6 +114,14 @@ class PathResolver:
         return confine(self.io, base, f"_indices/{uuid}", "index")
 
 
+_UNREAD = object()
+
+
+def _per_row(runs: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray | None:
+    """Version runs expanded to one version per row (as ``rowids.decode_version_sequence``)."""
+    return None if runs is None else np.repeat(runs[1], np.diff(runs[0], prepend=0))
+
+
 def _opt(msg, name: str):
     return getattr(msg, name) if msg.HasField(name) else None
 
@@ -181,6 +189,7 @@ class FragmentInfo:
         self._lock = threading.Lock()
         self._deleted: np.ndarray | None = None
         self._row_ids: np.ndarray | None = None
+        self._version_runs: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
 
     def __repr__(self) -> str:
         return (f"FragmentInfo(id={self.id}, physical_rows={self.physical_rows}, files={len(self.files)}, "
@@ -335,27 +344,33 @@ class FragmentInfo:
 
     def created_at_versions(self) -> np.ndarray | None:
         """uint64 ``_row_created_at_version`` per physical row, or None if not recorded."""
-        raw = self._sequence_bytes("inline_created_at_versions", "external_created_at_versions")
-        return None if raw is None else decode_version_sequence(
-            raw, self.physical_rows, f"created-at versions of fragment {self.id}")
+        return _per_row(self.created_at_runs())
 
     def last_updated_at_versions(self) -> np.ndarray | None:
         """uint64 ``_row_last_updated_at_version`` per physical row, or None if not recorded."""
-        raw = self._sequence_bytes("inline_last_updated_at_versions", "external_last_updated_at_versions")
-        return None if raw is None else decode_version_sequence(
-            raw, self.physical_rows, f"last-updated versions of fragment {self.id}")
+        return _per_row(self.last_updated_at_runs())
 
     def created_at_runs(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """``_row_created_at_version`` as runs (``rowids.decode_version_runs``), or None."""
-        raw = self._sequence_bytes("inline_created_at_versions", "external_created_at_versions")
-        return None if raw is None else decode_version_runs(
-            raw, self.physical_rows, f"created-at versions of fragment {self.id}")
+        """``_row_created_at_version`` as runs (``rowids.decode_version_runs``), or None (decoded
+        once, then kept: read-only arrays)."""
+        return self._runs("created_at_versions", "created-at")
 
     def last_updated_at_runs(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """``_row_last_updated_at_version`` as runs (``rowids.decode_version_runs``), or None."""
-        raw = self._sequence_bytes("inline_last_updated_at_versions", "external_last_updated_at_versions")
-        return None if raw is None else decode_version_runs(
-            raw, self.physical_rows, f"last-updated versions of fragment {self.id}")
+        """``_row_last_updated_at_version`` as runs (``rowids.decode_version_runs``), or None
+        (decoded once, then kept: read-only arrays)."""
+        return self._runs("last_updated_at_versions", "last-updated")
+
+    def _runs(self, name: str, what: str) -> tuple[np.ndarray, np.ndarray] | None:
+        got = self._version_runs.get(name, _UNREAD)
+        if got is _UNREAD:
+            raw = self._sequence_bytes(f"inline_{name}", f"external_{name}")
+            got = None if raw is None else decode_version_runs(
+                raw, self.physical_rows, f"{what} versions of fragment {self.id}")
+            if got is not None:
+                for a in got:
+                    a.flags.writeable = False
+            self._version_runs[name] = got
+        return got  # type: ignore[return-value]
 
     def row_addresses(self) -> np.ndarray:
         """uint64 ``fragment_id << 32 | offset`` for every physical row."""

@@ -11,13 +11,14 @@ from typing import Callable, TypeVar
 
 import pyarrow as pa
 
+from .. import _state
 from .._proto import table_pb2
 from ..errors import BranchNotFoundError, CorruptFileError, InvalidArgumentError, VersionNotFoundError
 from ..io.fs import FileIO, open_io
 from ..file import DataFileReader, DataFileRef
 from .blobs import read_schema
 from .fragment import FragmentInfo, PathResolver, vanished
-from .manifest import FRAGMENT_REUSE_TAGGED, ManifestFile, read_manifest
+from .manifest import FRAGMENT_REUSE_TAGGED, ManifestFile, parse_manifest, read_manifest
 from .refs import branch_dir, list_branches, list_tags, read_branch, read_tag
 from ..schema import LanceSchema, schema_from_protos
 from .versions import (VERSIONS_DIR, list_versions, manifest_name, manifest_timestamp_ns, normalize_asof, utc_timestamp,
@@ -171,14 +172,18 @@ class Snapshot:
         b = f", branch={self.branch!r}" if self.branch else ""
         return f"Snapshot({self.uri!r}, version={self.version}{b}, fragments={len(self.fragments)})"
 
-    def derived(self, key: str, make: Callable[[], T]) -> T:
+    def derived(self, key: str, make: Callable[[], T], keep: Callable[[T], bool] | None = None) -> T:
         """A value derived from this (immutable) snapshot under ``key``, made once by ``make``
         and kept on it: the upper layers' per-version caches (index segments, name maps, open
-        readers). Threads racing on a first call all get the value stored first."""
+        readers). Threads racing on a first call all get the value stored first. With ``keep``,
+        a value it refuses (too large to hold) is returned without being kept."""
         d = self.__dict__
         if key in d:
             return d[key]
-        return d.setdefault(key, make())
+        value = make()
+        if keep is not None and not keep(value):
+            return value
+        return d.setdefault(key, value)
 
     @property
     def is_legacy(self) -> bool:
@@ -234,6 +239,91 @@ class Snapshot:
     def count_rows(self) -> int:
         """Exact live rows; reads only manifests and (when needed) deletion files."""
         return sum(f.count_rows() for f in self.fragments)
+
+
+# -- kept snapshots ------------------------------------------------------------------------
+# Versions the change readers (change feeds, delta()) open are kept per process (the "snapshots"
+# cache, lance_duck.configure's snapshot_cache_bytes): a Snapshot holds what was worked out from it
+# (decoded deletions and row ids, open readers, derived values), so the next feed or delta() over
+# the same versions finds it done. The key is the table as opened (store and its settings, uri,
+# branch) and the manifest file's path and bytes: a version is immutable, and a table written anew
+# at the same path has other manifest bytes.
+_KEPT = _state.cache("snapshots")
+# estimated bytes of a kept snapshot: per byte of its manifest file, and per fragment
+KEPT_BYTES_PER_MANIFEST_BYTE = 8
+KEPT_BYTES_PER_FRAGMENT = 2048
+
+
+def _kept_key(uri: str, io: FileIO, root: str, branch: str | None, ddir: str, mf: ManifestFile) -> tuple | None:
+    share = getattr(io, "share_key", None)
+    return None if share is None else (share, uri, root, branch, ddir, mf.path, mf.raw)
+
+
+def _keep(key: tuple, snapshot: Snapshot) -> Snapshot:
+    charge = (KEPT_BYTES_PER_MANIFEST_BYTE * len(snapshot.manifest_file.raw)
+              + KEPT_BYTES_PER_FRAGMENT * len(snapshot.fragments))
+    return _KEPT.put(key, snapshot, charge)
+
+
+def kept(snapshot: Snapshot) -> Snapshot:
+    """The process's kept snapshot of the same version as ``snapshot`` (same table as opened, same
+    manifest bytes), or ``snapshot`` itself, kept from now on."""
+    key = _kept_key(snapshot.uri, snapshot.io, snapshot.root, snapshot.branch, snapshot.dataset_dir,
+                    snapshot.manifest_file)
+    if key is None:
+        return snapshot
+    hit = _KEPT.get(key)
+    return hit if hit is not None else _keep(key, snapshot)
+
+
+def open_kept(uri, *, branch: str | None = None, storage_options: dict | None = None) -> Snapshot:
+    """The latest version of ``uri`` (as :func:`open_snapshot`) as :func:`kept` gives it: when a
+    kept snapshot has the bytes of the newest manifest listed, no manifest is parsed and no
+    snapshot built; anything unusual (a branch, no listing) goes the way of :func:`open_snapshot`."""
+    io, root = open_io(uri, storage_options)
+    if getattr(io, "share_key", None) is not None and branch in (None, "main"):
+        try:
+            entries = list_versions(io, root)
+        except (FileNotFoundError, NotADirectoryError):
+            entries = []
+        if entries:
+            path = io.join(io.join(root, VERSIONS_DIR), entries[-1].name)
+            try:
+                raw: bytes | None = bytes(io.read_immutable(path, entries[-1].size))
+            except FileNotFoundError:
+                raw = None          # removed since the listing: open_snapshot lists again
+            if raw is not None:
+                key = (io.share_key, str(uri), root, None, root, path, raw)
+                hit = _KEPT.get(key)
+                if hit is not None:
+                    return hit
+                mf = parse_manifest(raw, path)
+                if mf.manifest.version == entries[-1].version:     # (else open_snapshot refuses it)
+                    return _keep(key, Snapshot(str(uri), io, root, None, root, mf))
+    return kept(_open(str(uri), io, root, None, None, branch))
+
+
+def kept_checkout(snapshot: Snapshot, version: int) -> Snapshot:
+    """Version ``version`` of ``snapshot``'s branch as :func:`kept` gives it: its manifest is read
+    (by name, no listing), parsed and validated only when no kept snapshot has those bytes."""
+    if version == snapshot.version:
+        return kept(snapshot)
+    io = snapshot.io
+    if getattr(io, "share_key", None) is not None:
+        path = io.join(io.join(snapshot.dataset_dir, VERSIONS_DIR), manifest_name(version, "v2"))
+        try:
+            raw: bytes | None = bytes(io.read_immutable(path))
+        except FileNotFoundError:
+            raw = None              # not there under that name: found by listing below
+        if raw is not None:
+            key = (io.share_key, snapshot.uri, snapshot.root, snapshot.branch, snapshot.dataset_dir, path, raw)
+            hit = _KEPT.get(key)
+            if hit is not None:
+                return hit
+            mf = parse_manifest(raw, path)
+            if mf.manifest.version == version:
+                return _keep(key, Snapshot(snapshot.uri, io, snapshot.root, snapshot.branch, snapshot.dataset_dir, mf))
+    return kept(snapshot.checkout(version))
 
 
 def _storage_version(m: table_pb2.Manifest) -> str:

@@ -7,8 +7,8 @@ import pytest
 
 from lance_duck._proto import rowids_pb2
 from lance_duck.errors import CorruptFileError
-from lance_duck.table.rowids import (decode_row_ids, decode_version_runs, decode_version_sequence, row_ids_at,
-                                     versions_at)
+from lance_duck.table.rowids import (decode_row_ids, decode_version_runs, decode_version_sequence, in_sorted,
+                                     row_ids_at, sorted_unique, versions_at)
 from lance_duck.table.snapshot import open_snapshot
 
 from .histories import LAST_VERSION
@@ -39,6 +39,25 @@ def test_ids_at_offsets_equal_the_decoded_sequence_on_every_segment_kind():
         assert row_ids_at(raw, len(full), offs).tolist() == full[offs].tolist()
     with pytest.raises(CorruptFileError, match="ids for 99 rows"):
         row_ids_at(raw, 99, np.array([0]))
+
+
+def test_row_ids_at_unsorted_and_repeated_offsets_keep_their_order():
+    raw = _sequence()
+    full = decode_row_ids(raw)
+    offs = np.random.default_rng(2).integers(0, len(full), 200)
+    assert row_ids_at(raw, len(full), offs).tolist() == full[offs].tolist()
+    with pytest.raises(IndexError, match="outside"):
+        row_ids_at(raw, len(full), np.array([0, len(full)]))
+
+
+def test_sorted_unique_and_in_sorted_equal_numpys_set_functions():
+    rng = np.random.default_rng(3)
+    for n in (0, 1, 2, 50, 3000):
+        a = rng.integers(0, 500, n).astype(np.uint64)
+        b = np.unique(rng.integers(0, 500, n // 2 + 1)).astype(np.uint64)
+        assert sorted_unique(a).tolist() == np.unique(a).tolist()
+        assert in_sorted(a, b).tolist() == np.isin(a, b).tolist()
+        assert in_sorted(a, b[:0]).tolist() == [False] * n
 
 
 def test_versions_at_offsets_equal_the_expanded_runs():

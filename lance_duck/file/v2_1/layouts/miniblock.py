@@ -7,6 +7,8 @@ decoded together (no per-chunk Python loop).
 """
 from __future__ import annotations
 
+import mmap
+
 import numpy as np
 import pyarrow as pa
 
@@ -199,11 +201,35 @@ class MiniBlockPage(PageBase):
         runs = list(zip(ra.tolist(), rb.tolist()))
         return runs, list(zip((off + base).tolist(), length.tolist()))
 
+    def _one_span(self, data: list, sel: np.ndarray, runs: list) -> tuple[np.ndarray, np.ndarray] | None:
+        """The runs as one view of the local file's memory map they were sliced from, the unread
+        gaps between them included, and each selected chunk's start in it: the scattered chunks of
+        a selective read are then not copied (pages of the gaps are never touched). None unless
+        every piece is a view of one memory map at its file position."""
+        first, last = data[0], data[-1]
+        if not isinstance(first, memoryview) or not isinstance(first.obj, mmap.mmap):
+            return None
+        obj = first.obj
+        if not all(isinstance(d, memoryview) and d.obj is obj for d in data):
+            return None
+        whole = np.frombuffer(obj, np.uint8)
+        at = whole.__array_interface__["data"][0]
+        lo = self.bufs[1][0] + int(self.starts[runs[0][0]])
+        b = runs[-1][1] - 1
+        end = self.bufs[1][0] + int(self.starts[b] + self.sizes[b])
+        if (np.frombuffer(first, np.uint8).__array_interface__["data"][0] - at != lo
+                or np.frombuffer(last, np.uint8).__array_interface__["data"][0] - at + last.nbytes != end):
+            return None
+        return whole[lo:end], self.starts[sel] - (lo - self.bufs[1][0])
+
     def _chunk_buffer(self, data: list, sel: np.ndarray, runs: list) -> tuple[np.ndarray, np.ndarray]:
         """The fetched bytes of the chunks ``sel`` (one buffer) and where each chunk starts in it."""
         if len(data) == 1:
             buf = u8(data[0])
             return buf, (self.starts[sel] - self.starts[sel[0]] if sel.size else self.starts[:0])
+        span = self._one_span(data, sel, runs)
+        if span is not None:
+            return span
         if any(isinstance(d, np.ndarray) for d in data):
             buf = np.concatenate([u8(d) for d in data])
         else:   # bytes / memoryviews: one join (numpy's concatenate converts each view slowly)
