@@ -25,6 +25,9 @@ DISTANCE = "_distance"
 QUERY_INDEX = "query_index"
 #: rows per flat-search task never fall below this (tiny vectors)
 MIN_FLAT_ROWS = 4096
+#: flat-search tasks decoded ahead of the one being searched (one per core of a small machine: more
+#: decoders only hold more memory, as the copies they make run at memory speed)
+FLAT_READAHEAD = 2
 _LOW32 = np.uint64(0xFFFFFFFF)
 
 
@@ -55,11 +58,17 @@ class ScanVectorSource:
         sub._nearest = None
         sub._projection = resolve_projection(columns, self.snapshot.read_schema, self.snapshot.schema)
         sub._filter = sc._search_filter
-        # a task's vectors stay within an eighth of the read-ahead budget
-        row_bytes = max(1, self.query.dim * self.query.value_type.itemsize)
-        rows = max(MIN_FLAT_ROWS, sc._budget // (8 * row_bytes))
-        sub._task_rows = sub._batch_rows = min(rows, sc._task_rows)
+        # a task's vectors stay within a sixteenth of the read-ahead budget, and FLAT_READAHEAD tasks
+        # are decoded ahead: a decoded task briefly exists twice (the page's values, then without the
+        # deleted rows), so what is in flight stays well within the budget
         sub._first_rows = None
+        sub.stats = sc.stats              # what the search's reads held is the nearest scan's
+        if self.query.column in columns:
+            row_bytes = max(1, self.query.dim * self.query.value_type.itemsize)
+            rows = max(MIN_FLAT_ROWS, sc._budget // (16 * row_bytes))
+            sub._task_rows = sub._batch_rows = min(rows, sc._task_rows)
+            if sub._readahead is None:
+                sub._readahead = FLAT_READAHEAD
         return sub._batches()
 
     def flat(self, fragment_ids: Sequence[int]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
