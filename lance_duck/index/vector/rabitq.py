@@ -50,17 +50,23 @@ from ...errors import CorruptFileError, UnsupportedFeatureError
 from .storage import F32, Storage, fsl_matrix, normalized
 
 ROUNDS = 4
+#: rows of a partition's gated scan examined per step (between two changes of the k-th distance)
+_GATE_WINDOW = 256
 NUM_BITS_MAX = 9        # pylance 14.0.2 writes num_bits 1..9 (a sign bit and 0..8 extra bits per dim)
 PERM = np.array([0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15], dtype=np.intp)
 
 
 def _fwht(v: np.ndarray) -> np.ndarray:
-    """Unnormalized Walsh-Hadamard transform of a power-of-two length vector (float32)."""
+    """Unnormalized Walsh-Hadamard transform of a power-of-two length vector (float32), butterflies
+    in place on a copy (each level: the pairs' sums, then their differences)."""
     n = len(v)
+    v = v.copy()
     h = 1
     while h < n:
         w = v.reshape(-1, 2, h)
-        v = np.stack([w[:, 0] + w[:, 1], w[:, 0] - w[:, 1]], axis=1).reshape(n)
+        a = w[:, 0].copy()
+        w[:, 0] += w[:, 1]
+        np.subtract(a, w[:, 1], out=w[:, 1])
         h *= 2
     return v
 
@@ -279,22 +285,32 @@ class RQStorage(Storage):
             live &= mask
         threshold = -heap[0][0] if len(heap) >= k else np.inf
         cand = np.flatnonzero(live & (lower < threshold))
-        acc: list[int] = []
-        chunk = 64
-        while len(cand):
-            if len(heap) >= k:     # the threshold only falls: re-filter the rest at once, then row by row
-                cand = cand[lower[cand] < -heap[0][0]]
-            for i in cand[:chunk].tolist():
-                if len(heap) >= k and lower[i] >= -heap[0][0]:
-                    continue
-                d = float(est[i])
-                if d < lo_b or d >= hi_b:
-                    continue
-                acc.append(i)
-                if len(heap) < k:
-                    heapq.heappush(heap, (-d, -int(ids[i])))
-                elif -heap[0][0] > d:
-                    heapq.heapreplace(heap, (-d, -int(ids[i])))
-            cand = cand[chunk:]
-        sel = np.asarray(acc, dtype=np.intp)
+        inside = ~((est < lo_b) | (est >= hi_b))
+        acc: list[np.ndarray] = []
+        pos = 0
+        while pos < len(cand) and len(heap) < k:     # filling the heap: every row in range enters it
+            i = int(cand[pos])
+            pos += 1
+            if inside[i]:
+                acc.append(cand[pos - 1:pos])
+                heapq.heappush(heap, (-float(est[i]), -int(ids[i])))
+        while pos < len(cand):
+            # the k-th distance only falls, and only when a row's estimate is below it: the rows before
+            # the first such one are accepted as they stand (the sequential scan's steps, a run at a time)
+            top = -heap[0][0]
+            window = cand[pos:pos + _GATE_WINDOW]
+            kept = np.flatnonzero(lower[window] < top)
+            rows = window[kept]
+            ok = inside[rows]
+            change = np.flatnonzero(ok & (est[rows] < top))
+            if not len(change):
+                acc.append(rows[ok])
+                pos += len(window)
+                continue
+            j = int(change[0])
+            acc.append(rows[:j + 1][ok[:j + 1]])
+            i = int(rows[j])
+            heapq.heapreplace(heap, (-float(est[i]), -int(ids[i])))
+            pos += int(kept[j]) + 1
+        sel = np.concatenate(acc) if acc else np.zeros(0, dtype=np.intp)
         return ids[sel], est[sel]
