@@ -135,8 +135,10 @@ def test_bad_or_other_storage_metadata_is_refused_naming_the_file(change, error)
     meta = {"rotate_mat_position": None, "fast_rotation_signs": list(range(8)), "rotation_type": "fast",
             "code_dim": 16, "num_bits": 5, "packed": True, "query_estimator": "raw_query"}
     RQStorage("l2", 16, "t.lance/_indices/u/auxiliary.idx", meta)       # as pylance writes it
-    with pytest.raises(error, match="auxiliary.idx"):
+    with pytest.raises(error, match="auxiliary.idx") as raised:
         RQStorage("l2", 16, "t.lance/_indices/u/auxiliary.idx", {**meta, **change})
+    if error is UnsupportedFeatureError:     # the way round is named
+        assert "use_index=False" in str(raised.value)
 
 
 WIDTHS = [(bits, "l2", 24) for bits in (1, 2, 3, 4, 6, 7, 8, 9)] + [(bits, "l2", 128) for bits in (2, 3, 6, 7)] + [
