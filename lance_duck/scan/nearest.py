@@ -79,15 +79,24 @@ class ScanVectorSource:
             yield _valid(ids, b.column(0), self.query)
 
     def vectors(self, row_ids: np.ndarray) -> np.ndarray:
-        """Stored vectors of live ``row_ids`` (in that order)."""
+        """Stored vectors of live ``row_ids`` (in that order): each fragment's rows read at their
+        offsets (no work over the fragment's other rows; live rows need no deletion mask)."""
         addrs, _ = self.addresses(row_ids)
-        table = fetch_rows(self.snapshot, self.fragments, addrs, _plain([self.query.column, ROW_ADDR], self.snapshot),
-                           None)
-        got = table.column(ROW_ADDR).to_numpy()
-        order = np.argsort(got, kind="stable")
-        pos = order[np.searchsorted(got, addrs, sorter=order)]
-        vec = table.column(0).combine_chunks().take(pa.array(pos))
-        return _to_numpy(vec, self.query)
+        uniq, back = np.unique(addrs, return_inverse=True)
+        frag = (uniq >> np.uint64(32)).astype(np.int64)
+        offs = (uniq & _LOW32).astype(np.int64)
+        col = self.query.column
+        ctx = ScanContext(self.snapshot, _plain([col], self.snapshot), None)
+        parts = []
+        try:
+            for fid in np.unique(frag).tolist():
+                got = ctx.read_columns(self.fragments[fid], [col], offs[frag == fid])[col]
+                parts.append(_to_numpy(got, self.query))
+        finally:
+            ctx.close()
+        if not parts:
+            return np.empty((0, self.query.dim), dtype=self.query.value_type)
+        return np.concatenate(parts)[back.ravel()]
 
     # -- masks -----------------------------------------------------------------------------
     def addresses(self, row_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
