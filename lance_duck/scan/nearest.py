@@ -206,12 +206,22 @@ def fetch_rows(snapshot: Any, fragments: dict[int, Any], addresses: np.ndarray, 
     ``projection`` must hold ``_rowaddr`` to place them."""
     addrs = np.unique(np.asarray(addresses, dtype=np.uint64))
     frag = (addrs >> np.uint64(32)).astype(np.int64)
+    ctx = ScanContext(snapshot, projection, flt)
+    if flt is None:     # live rows, no filter: each fragment's columns read at the offsets alone
+        batches = []
+        try:
+            for fid in np.unique(frag).tolist():
+                offs = (addrs[frag == fid] & _LOW32).astype(np.int64)
+                cols = ctx.read_columns(fragments[fid], list(ctx.late_columns), offs)
+                batches.append(ctx.assemble(cols, len(offs)))
+        finally:
+            ctx.close()
+        return pa.Table.from_batches(batches, schema=projection.schema)
     tasks = []
     for seq, fid in enumerate(np.unique(frag)):
         info = fragments[int(fid)]
         offs = (addrs[frag == fid] & _LOW32).astype(np.int64)
         tasks.append(ScanTask(seq, info, range(0, info.physical_rows), selection=offs))
-    ctx = ScanContext(snapshot, projection, flt)
     batches = list(execute(ctx, iter(tasks), readahead=0))
     return pa.Table.from_batches(batches, schema=projection.schema)
 
