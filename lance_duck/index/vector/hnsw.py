@@ -26,8 +26,7 @@ from ..files import IndexFile, cached
 
 class PartitionGraph:
     """One partition's levels: per level, each node id's slice of that level's neighbor values
-    (``start[node]:end[node]``, empty where the node is not on the level); level 0's lists are
-    deduplicated (first occurrence kept), as the walk visits each neighbour once."""
+    (``start[node]:end[node]``, empty where the node is not on the level), as intp (no casts when indexing)."""
 
     def __init__(self, entry: int, levels: list[tuple[np.ndarray, np.ndarray, np.ndarray]]):
         self.entry = entry
@@ -40,17 +39,6 @@ class PartitionGraph:
     def neighbors(self, level: int, node: int) -> np.ndarray:
         start, end, vals = self.levels[level]
         return vals[start[node]:end[node]]
-
-
-def _first_occurrences(offs: np.ndarray, vals: np.ndarray, n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets, values) of the lists with each list's repeated values dropped (first kept, order kept)."""
-    rows = np.repeat(np.arange(len(offs) - 1, dtype=np.int64), np.diff(offs))
-    _, first = np.unique(rows * max(n_nodes, 1) + vals, return_index=True)
-    if len(first) == len(vals):
-        return offs, vals
-    first.sort()
-    counts = np.bincount(rows[first], minlength=len(offs) - 1)
-    return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), vals[first]
 
 
 class HnswGraphs:
@@ -92,18 +80,17 @@ class HnswGraphs:
             raise CorruptFileError(f"{path}: partition {p}'s graph rows are incomplete")
         node = ids.to_numpy(zero_copy_only=False).astype(np.int64)
         offs = nbrs.offsets.to_numpy().astype(np.int64)
-        vals = nbrs.values.to_numpy(zero_copy_only=False).astype(np.int64)
+        vals = nbrs.values.to_numpy(zero_copy_only=False)
         if (node >= max(n_nodes, 1)).any() or (len(vals) and (vals >= n_nodes).any()):
             raise CorruptFileError(f"{path}: partition {p}'s graph names nodes beyond its {n_nodes} vectors")
         levels: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         for a, b in zip(lo[:-1], lo[1:]):
             if a == b:
                 break
-            lv_offs, lv_vals = offs[a:b + 1] - offs[a], vals[offs[a]:offs[b]]
-            if not levels:
-                lv_offs, lv_vals = _first_occurrences(lv_offs, lv_vals, n_nodes)
-            first = np.zeros(n_nodes, dtype=np.int64)
-            last = np.zeros(n_nodes, dtype=np.int64)
+            lv_offs = offs[a:b + 1] - offs[a]
+            lv_vals = vals[offs[a]:offs[b]].astype(np.intp)
+            first = np.zeros(n_nodes, dtype=np.intp)
+            last = np.zeros(n_nodes, dtype=np.intp)
             first[node[a:b]] = lv_offs[:-1]
             last[node[a:b]] = lv_offs[1:]
             levels.append((first, last, lv_vals))
@@ -173,6 +160,9 @@ def walk(g: PartitionGraph, score, k: int, ef: int, mask: np.ndarray | None,
         fresh = nbs[~visited[nbs]]
         if not len(fresh):
             continue
+        listed = fresh.tolist()
+        if len(set(listed)) < len(listed):      # a neighbour listed twice is visited once
+            fresh = np.asarray(list(dict.fromkeys(listed)), dtype=fresh.dtype)
         visited[fresh] = True
         d = score(fresh)
         if full:          # the sequential walk skips every neighbour farther than the worst result
@@ -180,10 +170,14 @@ def walk(g: PartitionGraph, score, k: int, ef: int, mask: np.ndarray | None,
             if not near.any():
                 continue
             fresh, d = fresh[near], d[near]
-        ok = np.ones(len(fresh), dtype=bool) if mask is None else mask[fresh]
-        if bounds is not None:
-            ok &= (d >= lo) & (d < hi)
-        for nb, dn, keep in zip(fresh.tolist(), d.tolist(), ok.tolist()):
+        if mask is None and bounds is None:
+            ok: list[bool] = [True] * len(fresh)
+        else:
+            okv = np.ones(len(fresh), dtype=bool) if mask is None else mask[fresh]
+            if bounds is not None:
+                okv &= (d >= lo) & (d < hi)
+            ok = okv.tolist()
+        for nb, dn, keep in zip(fresh.tolist(), d.tolist(), ok):
             if len(results) < ef or dn <= -results[0][0]:
                 if keep:
                     if len(results) < ef:
