@@ -233,15 +233,18 @@ class SQStorage(Storage):
             return super().scorer(qs, centroid, payload)
         codes, norms = payload
         wide, work = self._wide(), self.work
-        twice_q, qq, scale = (2 * qs).astype(wide), wide(int(qs @ qs)), self.step * self.step
+        twice_q, scale = (2 * qs).astype(wide), self.step * self.step
+        # |c|^2 + |q|^2 per row, then - 2 q.c: every step exact (integers below 2^24, or 2^53 in float64)
+        base = norms + wide(int(qs @ qs))
+        plain = wide is work and work is F32
 
         def score(rows: np.ndarray | None) -> np.ndarray:
-            c, total = (codes, norms.copy()) if rows is None else (codes[rows], norms[rows])
+            c, total = (codes, base.copy()) if rows is None else (codes[rows], base[rows])
             total -= c.astype(wide) @ twice_q
-            total += qq                                 # every step exact: integers below 2^24 (2^53)
-            total = total.astype(work, copy=False)
+            if not plain:
+                total = total.astype(work)
             total *= scale
-            return total.astype(F32, copy=False)
+            return total if plain else total.astype(F32)
         return score
 
     def distances(self, qs, centroid, payload, rows=None):
