@@ -229,8 +229,10 @@ class RQStorage(Storage):
         step = F32(span / F32(255))
         return q, qr, table, lut.astype(F32), factor > 0, step, F32(lo), F32(np.cumsum(qr, dtype=F32)[-1])
 
-    def _estimates(self, qs, centroid, payload, rows=None):
-        """(ex estimates, 1-bit lower bounds) of the partition's rows (all, or those at ``rows``)."""
+    def _estimates(self, qs, centroid, payload, rows=None, gate=None):
+        """(ex estimates, 1-bit lower bounds) of the partition's rows (all, or those at ``rows``); with
+        ``gate`` (lower bounds -> positions) the ex estimates of only the rows it picks are computed (the
+        others are left at +inf: the gated scan never reads them)."""
         q, qr, table, lut, quantized, step, lo, sum_q = qs
         groups, ex, add, scale, tail, add1, scale1, err1 = payload
         if rows is not None:
@@ -261,14 +263,24 @@ class RQStorage(Storage):
             factor, add_scale, offset = F32(diff @ diff), F32(1), F32(0)
             err_q = F32(np.sqrt(max(float(factor) + 0.0, 0.0)))
         lower = ((binary - F32(0.5) * sum_q) * scale1 + add_scale * (add1 - offset) + factor - err1 * err_q)
+        lower = lower.astype(F32, copy=False)
+        est = exact_rows = None
+        if gate is not None:
+            exact_rows = gate(lower)
+            est = np.full(len(binary), np.inf, dtype=F32)
+            binary, add, scale = binary[exact_rows], add[exact_rows], scale[exact_rows]
+            ex = None if ex is None else ex[exact_rows]
         if ex is None:
-            est = ((binary - F32(0.5) * sum_q) * scale + add_scale * (add - offset) + factor).astype(F32)
-            return est, lower.astype(F32)
-        # the code of a dim: its sign bit above its ex_bits extra bits, centred on (2^num_bits - 1) / 2
-        top = F32(1 << self.ex_bits)
-        full = top * binary + (ex.astype(F32) @ qr) - (top - F32(0.5)) * sum_q
-        est = (full * scale + add_scale * (add - offset) + factor).astype(F32)
-        return est, lower.astype(F32)
+            part = ((binary - F32(0.5) * sum_q) * scale + add_scale * (add - offset) + factor).astype(F32)
+        else:
+            # the code of a dim: its sign bit above its ex_bits extra bits, centred on (2^num_bits - 1) / 2
+            top = F32(1 << self.ex_bits)
+            full = top * binary + (ex.astype(F32) @ qr) - (top - F32(0.5)) * sum_q
+            part = (full * scale + add_scale * (add - offset) + factor).astype(F32)
+        if est is None:
+            return part, lower
+        est[exact_rows] = part
+        return est, lower
 
     def distances(self, qs, centroid, payload, rows=None):
         return self._estimates(qs, centroid, payload, rows)[0]
@@ -278,13 +290,20 @@ class RQStorage(Storage):
         """pylance's gated scan of one partition: rows in order, a row skipped when its 1-bit lower bound
         is not below the current k-th distance of ``heap`` (shared by the query's probed partitions, a
         max-heap of ``(-distance, -row id)``) or the range's upper bound; returns the rows it accepted."""
-        est, lower = self._estimates(qs, centroid, payload)
         lo_b, hi_b = (-np.inf, np.inf) if bounds is None else bounds
-        live = lower < hi_b
-        if mask is not None:
-            live &= mask
         threshold = -heap[0][0] if len(heap) >= k else np.inf
-        cand = np.flatnonzero(live & (lower < threshold))
+        picked: list[np.ndarray] = []
+
+        def gate(lower: np.ndarray) -> np.ndarray:
+            """Rows whose 1-bit bound lets them through now (the threshold only falls later)."""
+            live = lower < min(hi_b, threshold)
+            if mask is not None:
+                live &= mask
+            picked.append(np.flatnonzero(live))
+            return picked[0]
+
+        est, lower = self._estimates(qs, centroid, payload, gate=gate)
+        cand = picked[0]
         inside = ~((est < lo_b) | (est >= hi_b))
         acc: list[np.ndarray] = []
         pos = 0
