@@ -2,7 +2,8 @@
 ``lance_vector_search``, per query.
 
     python bench/vector_search.py [--rows 200000] [--dim 128] [--queries 50] [--dir /tmp/ld_vec_bench]
-                                  [--ext-python /tmp/extvenv/bin/python] [--no-rss]
+                                  [--ext-python /tmp/extvenv/bin/python] [--no-rss] [--flat-queries N]
+                                  [--hnsw-rows N] [--partitions 64]
 
 Writes (once, cached in --dir) float32 tables with pylance (four fragments, ``id % 1000 = 3``
 deleted) and builds IVF_PQ (--partitions 64, 16 sub-vectors) on one and IVF_HNSW_SQ on another.
@@ -12,7 +13,9 @@ query and how many queries' ids differ from pylance's (each printed as WRONG). T
 a subprocess under ``--ext-python`` (``bench/ext_runner.py``; its time is measured inside it, SQL
 execute + fetch); it has no ``ef``, so the ``ef`` row compares lance_duck and pylance only. ``flat`` is ``use_index=False`` (exact, the whole
 table read). Then the peak RSS (VmHWM) of a fresh process doing one flat search, and of one that only opened
-the table (read-ahead budget: 64 MiB by default); ``--rss-only PATH`` measures just that.
+the table (read-ahead budget: 64 MiB by default); ``--rss-only PATH`` measures just that. ``--flat-queries``
+runs the flat row on the first N queries only (a flat search reads the whole table); ``--hnsw-rows``
+builds the IVF_HNSW_SQ table at another size (default ``--rows``; its build is the slow one).
 Say the machine load (``uptime``) with the numbers.
 """
 from __future__ import annotations
@@ -137,6 +140,8 @@ def main() -> None:
     p.add_argument("--ext-python", default=DEFAULT_EXT_PYTHON,
                    help="a Python with duckdb==1.5.5 and duckdb-extension-lance==1.5.5 ('' to skip)")
     p.add_argument("--no-rss", action="store_true", help="skip the peak-RSS measurement")
+    p.add_argument("--flat-queries", type=int, default=0, help="queries of the flat row (default: --queries)")
+    p.add_argument("--hnsw-rows", type=int, default=0, help="rows of the IVF_HNSW_SQ table (default: --rows)")
     p.add_argument("--rss-only", metavar="PATH", help="only the flat search's peak RSS over this table")
     args = p.parse_args()
     print(f"load: {os.getloadavg()}", flush=True)
@@ -149,9 +154,11 @@ def main() -> None:
     pq = prepare(args.dir, args.rows, args.dim, "ivf_pq", args.partitions)
     print(f"IVF_PQ({args.partitions}/16), {args.rows} x {args.dim}, k=10, {args.queries} queries")
     for nearest in ({"nprobes": 8}, {"nprobes": 8, "refine_factor": 5}, {"use_index": False}):
-        time_queries(pq, qs, nearest, ext)
-    hnsw = prepare(args.dir, args.rows, args.dim, "hnsw_sq", args.partitions)
-    print(f"IVF_HNSW_SQ({max(1, args.partitions // 8)}), {args.rows} x {args.dim}")
+        flat = nearest.get("use_index") is False
+        time_queries(pq, qs[:args.flat_queries] if flat and args.flat_queries else qs, nearest, ext)
+    hnsw_rows = args.hnsw_rows or args.rows
+    hnsw = prepare(args.dir, hnsw_rows, args.dim, "hnsw_sq", args.partitions)
+    print(f"IVF_HNSW_SQ({max(1, args.partitions // 8)}), {hnsw_rows} x {args.dim}")
     for nearest in ({"nprobes": 1}, {"nprobes": 2}, {"nprobes": 2, "ef": 100}):
         time_queries(hnsw, qs, nearest, ext)
     if ext is not None:

@@ -25,6 +25,9 @@ DISTANCE = "_distance"
 QUERY_INDEX = "query_index"
 #: rows per flat-search task never fall below this (tiny vectors)
 MIN_FLAT_ROWS = 4096
+#: flat-search tasks decoded ahead of the one being searched (one per core of a small machine: more
+#: decoders only hold more memory, as the copies they make run at memory speed)
+FLAT_READAHEAD = 2
 _LOW32 = np.uint64(0xFFFFFFFF)
 
 
@@ -55,11 +58,17 @@ class ScanVectorSource:
         sub._nearest = None
         sub._projection = resolve_projection(columns, self.snapshot.read_schema, self.snapshot.schema)
         sub._filter = sc._search_filter
-        # a task's vectors stay within an eighth of the read-ahead budget
-        row_bytes = max(1, self.query.dim * self.query.value_type.itemsize)
-        rows = max(MIN_FLAT_ROWS, sc._budget // (8 * row_bytes))
-        sub._task_rows = sub._batch_rows = min(rows, sc._task_rows)
+        # a task's vectors stay within a sixteenth of the read-ahead budget, and FLAT_READAHEAD tasks
+        # are decoded ahead: a decoded task briefly exists twice (the page's values, then without the
+        # deleted rows), so what is in flight stays well within the budget
         sub._first_rows = None
+        sub.stats = sc.stats              # what the search's reads held is the nearest scan's
+        if self.query.column in columns:
+            row_bytes = max(1, self.query.dim * self.query.value_type.itemsize)
+            rows = max(MIN_FLAT_ROWS, sc._budget // (16 * row_bytes))
+            sub._task_rows = sub._batch_rows = min(rows, sc._task_rows)
+            if sub._readahead is None:
+                sub._readahead = FLAT_READAHEAD
         return sub._batches()
 
     def flat(self, fragment_ids: Sequence[int]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -70,15 +79,24 @@ class ScanVectorSource:
             yield _valid(ids, b.column(0), self.query)
 
     def vectors(self, row_ids: np.ndarray) -> np.ndarray:
-        """Stored vectors of live ``row_ids`` (in that order)."""
+        """Stored vectors of live ``row_ids`` (in that order): each fragment's rows read at their
+        offsets (no work over the fragment's other rows; live rows need no deletion mask)."""
         addrs, _ = self.addresses(row_ids)
-        table = fetch_rows(self.snapshot, self.fragments, addrs, _plain([self.query.column, ROW_ADDR], self.snapshot),
-                           None)
-        got = table.column(ROW_ADDR).to_numpy()
-        order = np.argsort(got, kind="stable")
-        pos = order[np.searchsorted(got, addrs, sorter=order)]
-        vec = table.column(0).combine_chunks().take(pa.array(pos))
-        return _to_numpy(vec, self.query)
+        uniq, back = np.unique(addrs, return_inverse=True)
+        frag = (uniq >> np.uint64(32)).astype(np.int64)
+        offs = (uniq & _LOW32).astype(np.int64)
+        col = self.query.column
+        ctx = ScanContext(self.snapshot, _plain([col], self.snapshot), None)
+        parts = []
+        try:
+            for fid in np.unique(frag).tolist():
+                got = ctx.read_columns(self.fragments[fid], [col], offs[frag == fid])[col]
+                parts.append(_to_numpy(got, self.query))
+        finally:
+            ctx.close()
+        if not parts:
+            return np.empty((0, self.query.dim), dtype=self.query.value_type)
+        return np.concatenate(parts)[back.ravel()]
 
     # -- masks -----------------------------------------------------------------------------
     def addresses(self, row_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -142,6 +142,20 @@ def test_flat_search_streams_within_a_small_read_ahead_budget(vector_table):
     assert_same(sc.to_table(), want)
 
 
+def test_flat_search_decodes_at_most_two_tasks_ahead(vector_table):
+    """A vector task is decoded twice over (the page's values, then without deleted rows): more
+    than two in flight would only hold more memory."""
+    from lance_duck.scan.nearest import FLAT_READAHEAD
+
+    ds = lance_duck.dataset(vector_table)
+    sc = ds.scanner(columns=["id"], nearest={"column": "vec", "q": Q[1], "k": 5, "use_index": False})
+    want = lance.dataset(vector_table).to_table(columns=["id"], nearest={"column": "vec", "q": Q[1], "k": 5,
+                                                                         "use_index": False})
+    assert_same(sc.to_table(), want)
+    assert FLAT_READAHEAD == 2 and 1 <= sc.stats.max_inflight <= FLAT_READAHEAD
+    assert sc.stats.results >= len(ds.get_fragments())
+
+
 def test_a_filtered_dataset_searches_only_its_rows(vector_table):
     ds = lance_duck.dataset(vector_table).filter("cat = 2")
     got = ds.to_table(columns=["id", "name"], nearest={"column": "vec", "q": Q[1], "k": 8})

@@ -1,4 +1,4 @@
-"""IVF_RQ (pylance 14.0.2: 5-bit RaBitQ, fast rotation, raw-query estimator) reproduces pylance's ANN row ids
+"""IVF_RQ (pylance 14.0.2: 1- to 9-bit RaBitQ, fast rotation, raw-query estimator) reproduces pylance's ANN row ids
 in order and its unrefined ``_distance`` (float32 summation order aside), per segment and through
 ``to_table(nearest=...)``, for l2, cosine and dot; refine and prefilter on top; only probed partitions read."""
 from __future__ import annotations
@@ -128,14 +128,42 @@ def test_appended_unindexed_rows_are_searched_flat_and_merged(tmp_path):
 
 @pytest.mark.parametrize("change, error", [
     ({"fast_rotation_signs": [1, 2, 3]}, CorruptFileError), ({"code_dim": 12}, CorruptFileError),
-    ({"num_bits": 3}, UnsupportedFeatureError), ({"query_estimator": "residual_query"}, UnsupportedFeatureError),
+    ({"num_bits": 10}, UnsupportedFeatureError), ({"num_bits": 0}, UnsupportedFeatureError),
+    ({"num_bits": True}, UnsupportedFeatureError), ({"query_estimator": "residual_query"}, UnsupportedFeatureError),
     ({"rotation_type": "matrix"}, UnsupportedFeatureError)])
 def test_bad_or_other_storage_metadata_is_refused_naming_the_file(change, error):
     meta = {"rotate_mat_position": None, "fast_rotation_signs": list(range(8)), "rotation_type": "fast",
             "code_dim": 16, "num_bits": 5, "packed": True, "query_estimator": "raw_query"}
     RQStorage("l2", 16, "t.lance/_indices/u/auxiliary.idx", meta)       # as pylance writes it
-    with pytest.raises(error, match="auxiliary.idx"):
+    with pytest.raises(error, match="auxiliary.idx") as raised:
         RQStorage("l2", 16, "t.lance/_indices/u/auxiliary.idx", {**meta, **change})
+    if error is UnsupportedFeatureError:     # the way round is named
+        assert "use_index=False" in str(raised.value)
+
+
+WIDTHS = [(bits, "l2", 24) for bits in (1, 2, 3, 4, 6, 7, 8, 9)] + [(bits, "l2", 128) for bits in (2, 3, 6, 7)] + [
+    (bits, metric, 32) for metric in ("cosine", "dot") for bits in (1, 3, 6, 9)]
+
+
+@pytest.mark.parametrize("num_bits, metric, dim", WIDTHS)
+def test_every_num_bits_pylance_writes_matches_pylance(tmp_path, num_bits, metric, dim):
+    """num_bits 1 (sign bits only) to 9 (8 extra bits per dim, each width its own blocked layout), within one
+    partial 64-dim block (24) and over two (128): pylance's ids in order and its distances."""
+    rng = np.random.default_rng(dim + num_bits)
+    x = rng.normal(size=(1200, dim)).astype(np.float32)
+    path = str(tmp_path / f"rq{num_bits}.lance")
+    t = pa.table({"id": np.arange(len(x)), "vec": pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), dim)})
+    ds = lance.write_dataset(t, path)
+    ds.create_index("vec", index_type="IVF_RQ", num_partitions=4, metric=metric, num_bits=num_bits)
+    seg = segment_of(path)
+    assert seg.storage.ex_bits == num_bits - 1
+    ours = lance_duck.dataset(path)
+    for seed in range(3):
+        q = np.random.default_rng(seed).normal(size=dim).astype(np.float32)
+        for nprobes, k in ((1, 5), (2, 10), (4, 30)):
+            spec = {"column": "vec", "q": q, "k": k, "nprobes": nprobes}
+            assert_same(ds.to_table(nearest=spec, columns=["id"]), ours.to_table(nearest=spec, columns=["id"]),
+                        key="id")
 
 
 def test_sql_lance_vector_search_uses_the_rq_index_as_pylance(vector_table):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import lance_duck
-from lance_duck.errors import CorruptFileError, InvalidArgumentError, UnsupportedFeatureError
+from lance_duck.errors import CorruptFileError, InvalidArgumentError
 from lance_duck.index import index_segments
 from lance_duck.index.files import IndexFile, segment_file_path
 from lance_duck.index.vector import open_vector_segment
@@ -34,20 +34,20 @@ def test_only_probed_partitions_are_read(vector_table):
     assert sum(n for _, _, n in read) <= sum(int(seg.lengths[p]) for p in probed) < 3000
 
 
-def test_ivf_rq_of_another_width_is_refused_by_name_with_the_way_round(tmp_path):
+def test_ivf_rq_of_one_bit_codes_is_read_as_pylance_reads_it(tmp_path):
+    """The narrowest width pylance writes (sign bits only, no extra codes and their columns)."""
     from .conftest import table, vectors
     path = str(tmp_path / "rq.lance")
     ds = lance.write_dataset(table(vectors()), path)
     ds.create_index("vec", index_type="IVF_RQ", num_partitions=4, num_bits=1)
     snap = open_snapshot(path)
-    with pytest.raises(UnsupportedFeatureError, match="IVF_RQ.*num_bits"):
-        open_vector_segment(snap, index_segments(snap)[0])
-    spec = {"column": "vec", "q": queries(1)[0], "k": 5}
-    with pytest.raises(UnsupportedFeatureError, match="use_index"):
-        lance_duck.dataset(path).to_table(nearest=spec)
-    exact = lance_duck.dataset(path).to_table(nearest={**spec, "use_index": False}, with_row_id=True)
-    theirs = ds.to_table(nearest={**spec, "use_index": False}, with_row_id=True)
-    assert exact["_rowid"].to_pylist() == theirs["_rowid"].to_pylist()
+    seg = open_vector_segment(snap, index_segments(snap)[0])
+    assert seg.storage.ex_bits == 0 and "__blocked_ex_codes" not in seg.storage.columns
+    for q in queries(3):
+        spec = {"column": "vec", "q": q, "k": 5, "nprobes": 2}
+        ours = lance_duck.dataset(path).to_table(nearest=spec, with_row_id=True)
+        theirs = ds.to_table(nearest=spec, with_row_id=True)
+        assert ours["_rowid"].to_pylist() == theirs["_rowid"].to_pylist()
 
 
 def _copy(vector_table, tmp_path, index_type="IVF_FLAT"):

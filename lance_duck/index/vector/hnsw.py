@@ -9,7 +9,9 @@ The walk is HNSW's: from the entry point, greedy descent through the upper level
 best-first search of level 0 keeping the ``ef`` nearest (``ef`` defaults to k + k/2, as pylance). With a
 keep mask: all rows kept -> the plain walk; fewer than 10% of the partition kept -> exact over the kept
 rows; otherwise the walk, where only kept nodes enter the results. Only the nodes the walk reaches are
-scored (the unseen neighbours of each expanded node in one vectorised call).
+scored (the unseen neighbours of each expanded node in one vectorised call); visited nodes are a numpy
+mask, and once ``ef`` results are held only the neighbours within the worst result's distance reach
+the heaps (the sequential walk's steps for the others change nothing), so the walk stays pylance's.
 """
 from __future__ import annotations
 
@@ -23,16 +25,20 @@ from ..files import IndexFile, cached
 
 
 class PartitionGraph:
-    """One partition's levels: per level, node id -> row, and the neighbor lists."""
+    """One partition's levels: per level, each node id's slice of that level's neighbor values
+    (``start[node]:end[node]``, empty where the node is not on the level), as intp (no casts when indexing)."""
 
     def __init__(self, entry: int, levels: list[tuple[np.ndarray, np.ndarray, np.ndarray]]):
         self.entry = entry
-        self.levels = levels      # per level: (row of node id or -1, list offsets, neighbor values)
+        self.levels = levels      # per level: (start of node id's list, its end, neighbor values)
 
-    def neighbors(self, level: int, node: int) -> list[int]:
-        pos, offs, vals = self.levels[level]
-        r = pos[node]
-        return [] if r < 0 else vals[offs[r]:offs[r + 1]].tolist()
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes + b.nbytes + c.nbytes for a, b, c in self.levels)
+
+    def neighbors(self, level: int, node: int) -> np.ndarray:
+        start, end, vals = self.levels[level]
+        return vals[start[node]:end[node]]
 
 
 class HnswGraphs:
@@ -74,16 +80,20 @@ class HnswGraphs:
             raise CorruptFileError(f"{path}: partition {p}'s graph rows are incomplete")
         node = ids.to_numpy(zero_copy_only=False).astype(np.int64)
         offs = nbrs.offsets.to_numpy().astype(np.int64)
-        vals = nbrs.values.to_numpy(zero_copy_only=False).astype(np.int64)
+        vals = nbrs.values.to_numpy(zero_copy_only=False)
         if (node >= max(n_nodes, 1)).any() or (len(vals) and (vals >= n_nodes).any()):
             raise CorruptFileError(f"{path}: partition {p}'s graph names nodes beyond its {n_nodes} vectors")
-        levels = []
+        levels: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         for a, b in zip(lo[:-1], lo[1:]):
             if a == b:
                 break
-            pos = np.full(n_nodes, -1, dtype=np.int64)
-            pos[node[a:b]] = np.arange(a, b)
-            levels.append((pos, offs, vals))
+            lv_offs = offs[a:b + 1] - offs[a]
+            lv_vals = vals[offs[a]:offs[b]].astype(np.intp)
+            first = np.zeros(n_nodes, dtype=np.intp)
+            last = np.zeros(n_nodes, dtype=np.intp)
+            first[node[a:b]] = lv_offs[:-1]
+            last[node[a:b]] = lv_offs[1:]
+            levels.append((first, last, lv_vals))
         return PartitionGraph(entry, levels)
 
     def search(self, p: int, score, n: int, k: int, ef: int | None, mask: np.ndarray | None,
@@ -112,53 +122,69 @@ class HnswGraphs:
 
 def walk(g: PartitionGraph, score, k: int, ef: int, mask: np.ndarray | None,
          bounds: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """HNSW search: greedy through levels > 0, best-first at level 0 keeping ``ef`` results; each
-    expanded node's unseen neighbours are scored in one call."""
-    known: dict[int, float] = {}
+    """HNSW search: greedy through levels > 0, best-first at level 0 keeping ``ef`` results.
 
-    def dists(nodes: list[int]) -> list[float]:
-        todo = [n for n in nodes if n not in known]
-        if todo:
-            known.update(zip(todo, score(np.asarray(todo, dtype=np.int64)).tolist()))
-        return [known[n] for n in nodes]
-
+    Each expanded node's unvisited neighbours are scored in one call; once ``ef`` results are held,
+    only the neighbours no farther than the worst of them (the only ones the sequential walk would
+    touch) go through the heap updates, in the sequential walk's order, so the walk is exactly
+    pylance's.
+    """
     cur = g.entry
-    best = dists([cur])[0]
+    best = float(score(np.array([cur], dtype=np.int64))[0])
     for level in range(len(g.levels) - 1, 0, -1):
-        while True:
-            nxt = None
+        while True:       # to the nearest neighbour (its first occurrence) while it is nearer
             nbs = g.neighbors(level, cur)
-            for nb, dn in zip(nbs, dists(nbs)):
-                if dn < best:
-                    best, nxt = dn, nb
-            if nxt is None:
+            if not len(nbs):
                 break
-            cur = nxt
-    keep = None if mask is None else mask.tolist()
+            d = score(nbs)
+            d = np.where(d < best, d, np.inf)
+            j = int(np.argmin(d))
+            if not d[j] < best:
+                break
+            best, cur = float(d[j]), int(nbs[j])
     lo, hi = (-np.inf, np.inf) if bounds is None else bounds
-    visited = {cur}
+    start, end, vals = g.levels[0]
+    visited = np.zeros(len(start), dtype=bool)
+    visited[cur] = True
     candidates = [(best, cur)]
     results: list[tuple[float, int]] = []          # max-heap as (-dist, -node)
-    if (keep is None or keep[cur]) and lo <= best < hi:
+    if (mask is None or mask[cur]) and lo <= best < hi:
         results.append((-best, -cur))
-    pos, offs, vals = g.levels[0]
+    pop, push, replace = heapq.heappop, heapq.heappush, heapq.heapreplace
     while candidates:
-        dc, c = heapq.heappop(candidates)
-        if len(results) == ef and dc > -results[0][0]:
+        dc, c = pop(candidates)
+        full = len(results) == ef
+        if full and dc > -results[0][0]:
             break
-        r = pos[c]
-        if r < 0:
+        nbs = vals[start[c]:end[c]]
+        fresh = nbs[~visited[nbs]]
+        if not len(fresh):
             continue
-        fresh = [nb for nb in dict.fromkeys(vals[offs[r]:offs[r + 1]].tolist()) if nb not in visited]
-        for nb, dn in zip(fresh, dists(fresh)):
-            visited.add(nb)
+        listed = fresh.tolist()
+        if len(set(listed)) < len(listed):      # a neighbour listed twice is visited once
+            fresh = np.asarray(list(dict.fromkeys(listed)), dtype=fresh.dtype)
+        visited[fresh] = True
+        d = score(fresh)
+        if full:          # the sequential walk skips every neighbour farther than the worst result
+            near = d <= -results[0][0]
+            if not near.any():
+                continue
+            fresh, d = fresh[near], d[near]
+        if mask is None and bounds is None:
+            ok: list[bool] = [True] * len(fresh)
+        else:
+            okv = np.ones(len(fresh), dtype=bool) if mask is None else mask[fresh]
+            if bounds is not None:
+                okv &= (d >= lo) & (d < hi)
+            ok = okv.tolist()
+        for nb, dn, keep in zip(fresh.tolist(), d.tolist(), ok):
             if len(results) < ef or dn <= -results[0][0]:
-                if (keep is None or keep[nb]) and lo <= dn < hi:
+                if keep:
                     if len(results) < ef:
-                        heapq.heappush(results, (-dn, -nb))
+                        push(results, (-dn, -nb))
                     elif dn < -results[0][0]:
-                        heapq.heapreplace(results, (-dn, -nb))
-                heapq.heappush(candidates, (dn, nb))
+                        replace(results, (-dn, -nb))
+                push(candidates, (dn, nb))
     found = sorted((-negd, -negn) for negd, negn in results)[:k]
     return (np.asarray([node for _, node in found], dtype=np.int64),
             np.asarray([d for d, _ in found], dtype=np.float32))

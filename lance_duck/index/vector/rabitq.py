@@ -1,7 +1,7 @@
 """IVF_RQ storage (RaBitQ, pylance 14.0.2 ``index_version`` 2): the ``auxiliary.idx`` code layouts and the
 ``_distance`` pylance reports for them before any refine.
 
-Verified on pylance 14.0.2 files (``num_bits`` 5, fast rotation, ``query_estimator`` raw_query):
+Verified on pylance 14.0.2 files (``num_bits`` 1 to 9, fast rotation, ``query_estimator`` raw_query):
 
 - **Rotation** (``rotation_type`` fast): the vector (zero-padded to ``code_dim``) goes through 4 rounds of
   sign flips (``fast_rotation_signs``: ``code_dim/8`` bytes per round, bit ``i % 8`` of byte ``i // 8`` set
@@ -13,14 +13,16 @@ Verified on pylance 14.0.2 files (``num_bits`` 5, fast rotation, ``query_estimat
   group's 4-bit code of batch row ``PERM[j]`` (low nibble) and ``PERM[j] + 16`` (high nibble), bit ``b``
   of the nibble = dim ``4g + b``. The partition's last ``n % 32`` rows are stored transposed (all rows'
   byte 0, then byte 1, ...), bits LSB-first.
-- **Extra bits** ``__blocked_ex_codes`` (4 bits per dim): per block of 64 dims 32 bytes, byte ``8j + b`` =
-  dim ``16j + b`` (low nibble) | dim ``16j + 8 + b`` (high nibble). The full 5-bit code of a dim is
-  ``16 * sign_bit + ex``.
+- **Extra bits** ``__blocked_ex_codes`` (``ex_bits = num_bits - 1`` per dim; none for 1-bit codes): per block
+  of 64 dims ``8 * ex_bits`` bytes in a layout of its own per width (:func:`unpack_blocked_ex`; e.g. 4 bits:
+  byte ``8j + b`` = dim ``16j + b`` (low nibble) | dim ``16j + 8 + b`` (high nibble)). The full code of a
+  dim is ``2^ex_bits * sign_bit + ex``.
 - **Estimate** (raw query ``q``, cosine: ``q`` normalized; ``qr`` = rotate(q)):
   the binary part ``<bits, qr>`` goes through pylance's FastScan table: per 4-dim group 16 sums of the
   query's components, quantized to u8 over the whole table (``round_half_even((t - min) * 255/(max - min))``),
   summed per row and mapped back (``s * (max-min)/255 + groups * min``); then
-  ``ip = scale_ex * (16 * bin + <ex, qr> - 15.5 * sum(qr))`` and
+  ``ip = scale_ex * (2^ex_bits * bin + <ex, qr> - (2^ex_bits - 0.5) * sum(qr))`` (1-bit codes:
+  ``scale * (bin - sum(qr) / 2)`` with the 1-bit factors) and
   ``_distance`` = ``|q - c_p|^2 + add_ex + ip`` for l2 and cosine, and
   ``alpha * (add_ex - 1) + 1 - q.c_p + ip`` with ``alpha = q.c_p / |c_p|^2`` for dot.
   Rows outside the partition's full 32-row batches (its last ``n % 32``) use the exact float table instead
@@ -33,10 +35,10 @@ Verified on pylance 14.0.2 files (``num_bits`` 5, fast rotation, ``query_estimat
   for dot ``|qr - alpha * rotate(c_p)|`` rounded up). Skipped rows can hold a smaller estimate than the
   k-th, so the gate changes results and is reproduced.
 - Verified: same row ids in the same order and distances within ~1e-6 relative (float32 summation order
-  differs) on l2 / cosine / dot, dims 16, 24, 32, 64, nprobes 1-8, k 1-50
+  differs) on l2 / cosine / dot, dims 16, 24, 32, 64, 128, nprobes 1-8, k 1-50, every ``num_bits``
   (tests/vector_index/test_vector_rq_search.py).
 
-Other widths (``num_bits`` != 5), dense-matrix rotations and the residual-query estimator are refused by name.
+Other widths, dense-matrix rotations and the residual-query estimator are refused by name.
 """
 from __future__ import annotations
 
@@ -48,17 +50,23 @@ from ...errors import CorruptFileError, UnsupportedFeatureError
 from .storage import F32, Storage, fsl_matrix, normalized
 
 ROUNDS = 4
+#: rows of a partition's gated scan examined per step (between two changes of the k-th distance)
+_GATE_WINDOW = 256
+NUM_BITS_MAX = 9        # pylance 14.0.2 writes num_bits 1..9 (a sign bit and 0..8 extra bits per dim)
 PERM = np.array([0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15], dtype=np.intp)
-EX_BITS = 4
 
 
 def _fwht(v: np.ndarray) -> np.ndarray:
-    """Unnormalized Walsh-Hadamard transform of a power-of-two length vector (float32)."""
+    """Unnormalized Walsh-Hadamard transform of a power-of-two length vector (float32), butterflies
+    in place on a copy (each level: the pairs' sums, then their differences)."""
     n = len(v)
+    v = v.copy()
     h = 1
     while h < n:
         w = v.reshape(-1, 2, h)
-        v = np.stack([w[:, 0] + w[:, 1], w[:, 0] - w[:, 1]], axis=1).reshape(n)
+        a = w[:, 0].copy()
+        w[:, 0] += w[:, 1]
+        np.subtract(a, w[:, 1], out=w[:, 1])
         h *= 2
     return v
 
@@ -109,25 +117,68 @@ def unpack_packed_codes(codes: np.ndarray, n: int, code_dim: int) -> np.ndarray:
     return out.T.copy()
 
 
-def unpack_blocked_ex(ex: np.ndarray, code_dim: int) -> np.ndarray:
-    """(n, code_dim) 4-bit extra codes from the blocked layout (32 bytes per 64 dims)."""
+# the top-bit plane of 3/5/7-bit blocks (a little-endian u64): the bit of dim 16k + b sits at bit
+# 8 * (b % 8) + 2k + b // 8
+_TOP = np.array([8 * (b % 8) + 2 * k + b // 8 for k in range(4) for b in range(16)], dtype=np.intp)
+
+
+def _top_plane(plane: np.ndarray) -> np.ndarray:
+    """(n, blocks, 64) top bits from (n, blocks, 8) plane bytes."""
+    return np.unpackbits(plane, axis=2, bitorder="little")[:, :, _TOP]
+
+
+def _two_bit_runs(b: np.ndarray) -> np.ndarray:
+    """(n, blocks, 64) values of a 16-byte 2-bit plane: byte b holds dims b, b+16, b+32, b+48 at bits 0/2/4/6."""
+    return np.stack([(b >> s) & 3 for s in (0, 2, 4, 6)], axis=2).reshape(b.shape[0], b.shape[1], 64)
+
+
+def unpack_blocked_ex(ex: np.ndarray, code_dim: int, ex_bits: int = 4) -> np.ndarray:
+    """(n, code_dim) ``ex_bits``-wide extra codes from the blocked layout (``8 * ex_bits`` bytes per
+    64 dims; 1 bit: LSB-first; 2: four 2-bit runs of 16 dims per byte; 4: byte ``8j + b`` = dim
+    ``16j + b`` | dim ``16j + 8 + b`` << 4; 5: nibbles of dims b | b+16 then b+32 | b+48; 6: runs 0-2's
+    6 low bits in place, run 3's dims split into their top 2-bit pieces; 8: bytes; 3 / 5 / 7 add a
+    top-bit plane to the 2 / 4 / 6-bit layout)."""
     n = len(ex)
-    b = ex.reshape(n, -1, 4, 8)
-    return np.stack([b & 15, b >> 4], axis=3).reshape(n, -1)[:, :code_dim]
+    b = ex.reshape(n, -1, 8 * ex_bits)
+    if ex_bits == 1:
+        v = np.unpackbits(b, axis=2, bitorder="little")
+    elif ex_bits in (2, 3):
+        v = _two_bit_runs(b[:, :, :16])
+    elif ex_bits == 4:
+        v = np.stack([b.reshape(n, -1, 4, 8) & 15, b.reshape(n, -1, 4, 8) >> 4], axis=3).reshape(n, -1, 64)
+    elif ex_bits == 5:
+        lo, hi = b[:, :, :16], b[:, :, 16:32]
+        v = np.concatenate([lo & 15, lo >> 4, hi & 15, hi >> 4], axis=2)
+    elif ex_bits in (6, 7):
+        runs = b[:, :, :48]
+        top = runs >> 6
+        last = top[:, :, :16] | (top[:, :, 16:32] << 2) | (top[:, :, 32:48] << 4)
+        v = np.concatenate([runs & 0x3F, last], axis=2)
+    else:
+        v = b.copy()
+    if ex_bits in (3, 5, 7):
+        plane = b[:, :, 8 * ex_bits - 8:]
+        v = v | (_top_plane(plane) << np.uint8(ex_bits - 1))
+    return v.reshape(n, -1)[:, :code_dim]
 
 
 class RQStorage(Storage):
     """IVF_RQ codes and their estimated distances (see the module docstring)."""
 
-    columns = ("_rabit_codes", "__blocked_ex_codes", "__add_factors_ex", "__scale_factors_ex",
-               "__add_factors", "__scale_factors", "__error_factors")
+    BASE = ("_rabit_codes", "__add_factors", "__scale_factors", "__error_factors")
+    EXTRA = ("__blocked_ex_codes", "__add_factors_ex", "__scale_factors_ex")
 
     def __init__(self, metric, dim, path, meta: dict, work=F32):
         super().__init__(metric, dim, path, work)
         what = {k: meta.get(k) for k in ("rotation_type", "num_bits", "packed", "query_estimator")}
-        if what != {"rotation_type": "fast", "num_bits": 5, "packed": True, "query_estimator": "raw_query"}:
-            raise UnsupportedFeatureError(f"{path}: IVF_RQ storage {what} (lance_duck reads 5-bit packed "
-                                          "codes with fast rotation and the raw-query estimator); search with use_index=False")
+        bits = what["num_bits"]
+        if (what != {"rotation_type": "fast", "num_bits": bits, "packed": True, "query_estimator": "raw_query"}
+                or not isinstance(bits, int) or isinstance(bits, bool) or not 1 <= bits <= NUM_BITS_MAX):
+            raise UnsupportedFeatureError(f"{path}: IVF_RQ storage {what} (lance_duck reads 1- to {NUM_BITS_MAX}-bit "
+                                          "packed codes with fast rotation and the raw-query estimator); search "
+                                          "with use_index=False")
+        self.ex_bits = bits - 1
+        self.columns = self.BASE + (self.EXTRA if self.ex_bits else ())
         if metric not in ("l2", "cosine", "dot"):
             raise UnsupportedFeatureError(f"{path}: IVF_RQ with {metric} distance; search with use_index=False")
         code_dim = meta.get("code_dim")
@@ -142,18 +193,24 @@ class RQStorage(Storage):
         self.signs = np.asarray(signs, dtype=np.uint8)
         self.groups = code_dim // 4
         self.code_offsets = (np.arange(self.groups, dtype=np.intp) * 16)[:, None]
-        self.ex_width = -(-code_dim // 64) * 64 * EX_BITS // 8
+        self.ex_width = -(-code_dim // 64) * 64 * self.ex_bits // 8
 
     def decode(self, arrays, n):
         codes = fsl_matrix(arrays[0], self.code_dim // 8, np.uint8, self.path, "_rabit_codes")
-        ex = fsl_matrix(arrays[1], self.ex_width, np.uint8, self.path, "__blocked_ex_codes")
-        add, scale, add1, scale1, err1 = (np.asarray(a.to_numpy(zero_copy_only=False), dtype=F32)
-                                          for a in arrays[2:7])
+        factors = [np.asarray(a.to_numpy(zero_copy_only=False), dtype=F32) for a in arrays[1:4]]
+        ex = None
+        if self.ex_bits:
+            blocked = fsl_matrix(arrays[4], self.ex_width, np.uint8, self.path, "__blocked_ex_codes")
+            ex = unpack_blocked_ex(blocked, self.code_dim, self.ex_bits)
+            factors = [np.asarray(a.to_numpy(zero_copy_only=False), dtype=F32) for a in arrays[5:7]] + factors
+        else:      # 1-bit codes: the estimate is the 1-bit one
+            factors = factors[:2] + factors
+        add, scale, add1, scale1, err1 = factors
         if any(len(f) != n or np.isnan(f).any() for f in (add, scale, add1, scale1, err1)):
             raise CorruptFileError(f"{self.path}: IVF_RQ factors are missing or NaN")
         groups = unpack_packed_codes(codes, n, self.code_dim)
         tail = np.arange(n) >= n - n % 32      # rows outside full 32-row batches: exact binary sums
-        return groups, unpack_blocked_ex(ex, self.code_dim), add, scale, tail, add1, scale1, err1
+        return groups, ex, add, scale, tail, add1, scale1, err1
 
     def query(self, q):
         q = q.astype(F32)
@@ -172,12 +229,15 @@ class RQStorage(Storage):
         step = F32(span / F32(255))
         return q, qr, table, lut.astype(F32), factor > 0, step, F32(lo), F32(np.cumsum(qr, dtype=F32)[-1])
 
-    def _estimates(self, qs, centroid, payload, rows=None):
-        """(ex estimates, 1-bit lower bounds) of the partition's rows (all, or those at ``rows``)."""
+    def _estimates(self, qs, centroid, payload, rows=None, gate=None):
+        """(ex estimates, 1-bit lower bounds) of the partition's rows (all, or those at ``rows``); with
+        ``gate`` (lower bounds -> positions) the ex estimates of only the rows it picks are computed (the
+        others are left at +inf: the gated scan never reads them)."""
         q, qr, table, lut, quantized, step, lo, sum_q = qs
         groups, ex, add, scale, tail, add1, scale1, err1 = payload
         if rows is not None:
-            groups, ex, add, scale, tail = groups[:, rows], ex[rows], add[rows], scale[rows], tail[rows]
+            groups, add, scale, tail = groups[:, rows], add[rows], scale[rows], tail[rows]
+            ex = None if ex is None else ex[rows]
             add1, scale1, err1 = add1[rows], scale1[rows], err1[rows]
         idx = groups + self.code_offsets
         s = lut.ravel().take(idx).sum(axis=0, dtype=F32)
@@ -202,10 +262,25 @@ class RQStorage(Storage):
             diff = q - c
             factor, add_scale, offset = F32(diff @ diff), F32(1), F32(0)
             err_q = F32(np.sqrt(max(float(factor) + 0.0, 0.0)))
-        full = F32(16) * binary + (ex.astype(F32) @ qr) - F32(15.5) * sum_q
-        est = (full * scale + add_scale * (add - offset) + factor).astype(F32)
         lower = ((binary - F32(0.5) * sum_q) * scale1 + add_scale * (add1 - offset) + factor - err1 * err_q)
-        return est, lower.astype(F32)
+        lower = lower.astype(F32, copy=False)
+        est = exact_rows = None
+        if gate is not None:
+            exact_rows = gate(lower)
+            est = np.full(len(binary), np.inf, dtype=F32)
+            binary, add, scale = binary[exact_rows], add[exact_rows], scale[exact_rows]
+            ex = None if ex is None else ex[exact_rows]
+        if ex is None:
+            part = ((binary - F32(0.5) * sum_q) * scale + add_scale * (add - offset) + factor).astype(F32)
+        else:
+            # the code of a dim: its sign bit above its ex_bits extra bits, centred on (2^num_bits - 1) / 2
+            top = F32(1 << self.ex_bits)
+            full = top * binary + (ex.astype(F32) @ qr) - (top - F32(0.5)) * sum_q
+            part = (full * scale + add_scale * (add - offset) + factor).astype(F32)
+        if est is None:
+            return part, lower
+        est[exact_rows] = part
+        return est, lower
 
     def distances(self, qs, centroid, payload, rows=None):
         return self._estimates(qs, centroid, payload, rows)[0]
@@ -215,29 +290,46 @@ class RQStorage(Storage):
         """pylance's gated scan of one partition: rows in order, a row skipped when its 1-bit lower bound
         is not below the current k-th distance of ``heap`` (shared by the query's probed partitions, a
         max-heap of ``(-distance, -row id)``) or the range's upper bound; returns the rows it accepted."""
-        est, lower = self._estimates(qs, centroid, payload)
         lo_b, hi_b = (-np.inf, np.inf) if bounds is None else bounds
-        live = lower < hi_b
-        if mask is not None:
-            live &= mask
         threshold = -heap[0][0] if len(heap) >= k else np.inf
-        cand = np.flatnonzero(live & (lower < threshold))
-        acc: list[int] = []
-        chunk = 64
-        while len(cand):
-            if len(heap) >= k:     # the threshold only falls: re-filter the rest at once, then row by row
-                cand = cand[lower[cand] < -heap[0][0]]
-            for i in cand[:chunk].tolist():
-                if len(heap) >= k and lower[i] >= -heap[0][0]:
-                    continue
-                d = float(est[i])
-                if d < lo_b or d >= hi_b:
-                    continue
-                acc.append(i)
-                if len(heap) < k:
-                    heapq.heappush(heap, (-d, -int(ids[i])))
-                elif -heap[0][0] > d:
-                    heapq.heapreplace(heap, (-d, -int(ids[i])))
-            cand = cand[chunk:]
-        sel = np.asarray(acc, dtype=np.intp)
+        picked: list[np.ndarray] = []
+
+        def gate(lower: np.ndarray) -> np.ndarray:
+            """Rows whose 1-bit bound lets them through now (the threshold only falls later)."""
+            live = lower < min(hi_b, threshold)
+            if mask is not None:
+                live &= mask
+            picked.append(np.flatnonzero(live))
+            return picked[0]
+
+        est, lower = self._estimates(qs, centroid, payload, gate=gate)
+        cand = picked[0]
+        inside = ~((est < lo_b) | (est >= hi_b))
+        acc: list[np.ndarray] = []
+        pos = 0
+        while pos < len(cand) and len(heap) < k:     # filling the heap: every row in range enters it
+            i = int(cand[pos])
+            pos += 1
+            if inside[i]:
+                acc.append(cand[pos - 1:pos])
+                heapq.heappush(heap, (-float(est[i]), -int(ids[i])))
+        while pos < len(cand):
+            # the k-th distance only falls, and only when a row's estimate is below it: the rows before
+            # the first such one are accepted as they stand (the sequential scan's steps, a run at a time)
+            top = -heap[0][0]
+            window = cand[pos:pos + _GATE_WINDOW]
+            kept = np.flatnonzero(lower[window] < top)
+            rows = window[kept]
+            ok = inside[rows]
+            change = np.flatnonzero(ok & (est[rows] < top))
+            if not len(change):
+                acc.append(rows[ok])
+                pos += len(window)
+                continue
+            j = int(change[0])
+            acc.append(rows[:j + 1][ok[:j + 1]])
+            i = int(rows[j])
+            heapq.heapreplace(heap, (-float(est[i]), -int(ids[i])))
+            pos += int(kept[j]) + 1
+        sel = np.concatenate(acc) if acc else np.zeros(0, dtype=np.intp)
         return ids[sel], est[sel]

@@ -212,7 +212,13 @@ class SQStorage(Storage):
     def decode(self, arrays, n):
         codes = fsl_matrix(arrays[0], self.dim, np.uint8, self.path, "__sq_code")
         wide = codes.astype(np.int32)
-        return codes, np.einsum("ij,ij->i", wide, wide)      # codes, and their squared norms (exact)
+        # codes, and their squared norms (exact integers in the type the l2 sums are done in)
+        return codes, np.einsum("ij,ij->i", wide, wide).astype(self._wide())
+
+    def _wide(self) -> type:
+        # sum (q - c)^2 = |q|^2 - 2 q.c + |c|^2 over integers: exact in float32 while every partial value
+        # stays below 2^24 (dim <= 129), in float64 otherwise
+        return F32 if 2 * self.dim * 255 * 255 < (1 << 24) else np.float64
 
     def query(self, q):
         qs = super().query(q)
@@ -222,16 +228,30 @@ class SQStorage(Storage):
             return np.zeros(self.dim, dtype=np.int32)
         return np.clip(np.floor((qs - self.lo) / self.step), 0, 255).astype(np.int32)
 
-    def distances(self, qs, centroid, payload, rows=None):
-        codes, norms = payload
-        if rows is not None:
-            codes, norms = codes[rows], norms[rows]
+    def scorer(self, qs, centroid, payload):
         if self.metric == "dot":
-            x = self.lo + codes.astype(self.work) * self.step
-            return (self.work(1) - x @ qs).astype(F32)
-        # sum (q - c)^2 = |q|^2 - 2 q.c + |c|^2 over integers: exact in float32 while every partial value
-        # stays below 2^24 (dim <= 129), in float64 otherwise
-        wide = F32 if 2 * self.dim * 255 * 255 < (1 << 24) else np.float64
-        cross = codes.astype(wide) @ qs.astype(wide)
-        total = wide(int(qs @ qs)) - wide(2) * cross + norms.astype(wide)
-        return (total.astype(self.work) * (self.step * self.step)).astype(F32)
+            return super().scorer(qs, centroid, payload)
+        codes, norms = payload
+        wide, work = self._wide(), self.work
+        twice_q, scale = (2 * qs).astype(wide), self.step * self.step
+        # |c|^2 + |q|^2 per row, then - 2 q.c: every step exact (integers below 2^24, or 2^53 in float64)
+        base = norms + wide(int(qs @ qs))
+        plain = wide is work and work is F32
+
+        def score(rows: np.ndarray | None) -> np.ndarray:
+            c, total = (codes, base.copy()) if rows is None else (codes[rows], base[rows])
+            total -= c.astype(wide) @ twice_q
+            if not plain:
+                total = total.astype(work)
+            total *= scale
+            return total if plain else total.astype(F32)
+        return score
+
+    def distances(self, qs, centroid, payload, rows=None):
+        if self.metric != "dot":
+            return self.scorer(qs, centroid, payload)(rows)
+        codes, _ = payload
+        if rows is not None:
+            codes = codes[rows]
+        x = self.lo + codes.astype(self.work) * self.step
+        return (self.work(1) - x @ qs).astype(F32)
