@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from ..file.v2_1.assemble import BLOB_METADATA, DESCRIPTION_V2, _is_blob_v2 as is_blob_v2
+from ..file.v2_1.assemble import BLOB_METADATA, DESCRIPTION_V2
+from ..file.v2_1.assemble import is_blob_v2 as is_blob_v2  # re-exported: scan/ asks table/, not file/
 from ..file.v2_1.layouts.blob import DESCRIPTION
 from ..schema import LanceField, LanceSchema
 

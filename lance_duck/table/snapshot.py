@@ -6,9 +6,11 @@ row ids on demand). Nothing here reads a data file.
 """
 from __future__ import annotations
 
+import enum
 import operator
+import os
 from datetime import datetime
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar, Union, cast
 
 import pyarrow as pa
 
@@ -21,15 +23,24 @@ from .fragment import FragmentInfo, PathResolver, vanished
 from .manifest import FRAGMENT_REUSE_TAGGED, ManifestFile, read_manifest
 from .refs import branch_dir, list_branches, list_tags, read_branch, read_tag
 from ..schema import LanceSchema, schema_from_protos
-from .versions import VERSIONS_DIR, list_versions, manifest_name, manifest_timestamp_ns, normalize_asof, utc_timestamp
+from .versions import (VERSIONS_DIR, AsOf, list_versions, manifest_name, manifest_timestamp_ns, normalize_asof,
+                       utc_timestamp)
 from .history import VersionInfo, list_version_infos, resolve_asof
 
-_SAME = object()
+class _Same(enum.Enum):
+    """:meth:`Snapshot.checkout`'s default branch: the snapshot's own."""
+
+    BRANCH = "same"
+
+
+_SAME = _Same.BRANCH
+#: a version as :func:`open_snapshot` takes it: a number, a tag name, or (branch, number or tag)
+VersionRef = Union[int, str, "tuple[str | None, int | str | None]", None]
 LEGACY_VERSIONS = ("0.1", "0.2", "legacy")
 
 
-def open_snapshot(uri, version: int | str | tuple | None = None, asof=None, *, branch: str | None = None,
-                  storage_options: dict | None = None) -> "Snapshot":
+def open_snapshot(uri: str | os.PathLike[str], version: VersionRef = None, asof: AsOf | None = None, *,
+                  branch: str | None = None, storage_options: dict[str, Any] | None = None) -> "Snapshot":
     """Open one version of the table at ``uri`` (local path or fsspec URL).
 
     ``version``: a version number, a tag name, or a ``(branch, version)`` pair; ``asof``: the
@@ -40,7 +51,8 @@ def open_snapshot(uri, version: int | str | tuple | None = None, asof=None, *, b
     return _open(str(uri), io, root, version, asof, branch)
 
 
-def _open(uri: str, io: FileIO, root: str, version, asof, branch: str | None) -> "Snapshot":
+def _open(uri: str, io: FileIO, root: str, version: VersionRef, asof: AsOf | None,
+          branch: str | None) -> "Snapshot":
     if version is not None and asof is not None:
         raise InvalidArgumentError("give either version or asof, not both")
     if isinstance(version, tuple):
@@ -49,36 +61,37 @@ def _open(uri: str, io: FileIO, root: str, version, asof, branch: str | None) ->
         branch, version = version
     if branch == "main":
         branch = None
+    number: int | None = None
     if isinstance(version, str):
         tag = read_tag(io, root, version)
         tag_branch = tag["branch"] if tag["branch"] != "main" else None
         if branch is not None and tag_branch != branch:
             raise InvalidArgumentError(f"tag {version!r} points into branch {tag_branch!r}, not {branch!r}")
-        branch, version = tag_branch, tag["version"]
+        branch, number = tag_branch, tag["version"]
     elif version is not None:
         try:
-            version = operator.index(version)
+            number = operator.index(version)
         except TypeError:
             raise InvalidArgumentError(f"version must be an int, a tag name or (branch, version), "
                                        f"not {type(version).__name__}") from None
-        if isinstance(version, bool) or version < 0:
-            raise InvalidArgumentError(f"invalid version {version!r}")
+        if isinstance(number, bool) or number < 0:
+            raise InvalidArgumentError(f"invalid version {number!r}")
     ddir = branch_dir(io, root, branch)
     where = f" on branch {branch!r}" if branch else ""
     if branch is not None:
         read_branch(io, root, branch)  # BranchNotFoundError when the ref is missing
-    if version is not None and asof is None:
-        mf = _read_by_name(io, io.join(ddir, VERSIONS_DIR), version)
+    if number is not None and asof is None:
+        mf = _read_by_name(io, io.join(ddir, VERSIONS_DIR), number)
         if mf is not None:
             return Snapshot(uri, io, root, branch, ddir, mf)
     for attempt in range(LATEST_ATTEMPTS - 1):
         try:
-            return Snapshot(uri, io, root, branch, ddir, _resolve(uri, io, root, branch, ddir, version, asof, where))
+            return Snapshot(uri, io, root, branch, ddir, _resolve(uri, io, root, branch, ddir, number, asof, where))
         except _Vanished:
             # the manifest chosen was removed after the listing (a cleanup of old versions, which
             # never removes the latest): list again -- a newer version was committed meanwhile
             continue
-    return Snapshot(uri, io, root, branch, ddir, _resolve(uri, io, root, branch, ddir, version, asof, where))
+    return Snapshot(uri, io, root, branch, ddir, _resolve(uri, io, root, branch, ddir, number, asof, where))
 
 
 class _Vanished(FileNotFoundError):
@@ -89,8 +102,8 @@ class _Vanished(FileNotFoundError):
 LATEST_ATTEMPTS = 5
 
 
-def _resolve(uri: str, io: FileIO, root: str, branch: str | None, ddir: str, version, asof,
-             where: str) -> ManifestFile:
+def _resolve(uri: str, io: FileIO, root: str, branch: str | None, ddir: str, version: int | None,
+             asof: AsOf | None, where: str) -> ManifestFile:
     """The manifest a (branch, version | asof | latest) reference names, from a listing of ``_versions/``."""
     try:
         entries = list_versions(io, ddir)
@@ -182,8 +195,8 @@ class Snapshot:
         readers). Threads racing on a first call all get the value stored first."""
         d = self.__dict__
         if key in d:
-            return d[key]
-        return d.setdefault(key, make())
+            return cast(T, d[key])           # stored by a call with this key, so of its type
+        return cast(T, d.setdefault(key, make()))
 
     @property
     def is_legacy(self) -> bool:
@@ -196,14 +209,14 @@ class Snapshot:
                 return f
         raise KeyError(f"version {self.version} has no fragment {fragment_id}")
 
-    def open_data_file(self, ref: DataFileRef, **options) -> DataFileReader:
+    def open_data_file(self, ref: DataFileRef) -> DataFileReader:
         """Open one of this version's data files, checked against the manifest.
 
         A missing file raises FileNotFoundError saying the version was probably cleaned up;
         a file whose rows, field ids or columns disagree with the manifest raises CorruptFileError.
         """
         try:
-            reader = open_data_file(self.io, ref, **options)
+            reader = open_data_file(self.io, ref)
         except FileNotFoundError as exc:
             raise vanished(ref.path, "data file", self.version) from exc
         owner = self._file_owner.get(ref.path)
@@ -221,15 +234,16 @@ class Snapshot:
         """Every version of this branch, like pylance's ``ds.versions()``."""
         return list_version_infos(self.io, self.dataset_dir)
 
-    def list_tags(self) -> dict[str, dict]:
+    def list_tags(self) -> dict[str, dict[str, Any]]:
         """All tags of the table, like pylance's ``ds.tags.list()``."""
         return list_tags(self.io, self.root)
 
-    def list_branches(self) -> dict[str, dict]:
+    def list_branches(self) -> dict[str, dict[str, Any]]:
         """All branches of the table, like pylance's ``ds.branches.list()``."""
         return list_branches(self.io, self.root)
 
-    def checkout(self, version=None, asof=None, *, branch=_SAME) -> "Snapshot":
+    def checkout(self, version: VersionRef = None, asof: AsOf | None = None, *,
+                 branch: str | None | _Same = _SAME) -> "Snapshot":
         """Another version of the same table (a new object; default: latest of this branch)."""
         b = self.branch if branch is _SAME else branch
         return _open(self.uri, self.io, self.root, version, asof, b)

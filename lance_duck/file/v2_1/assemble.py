@@ -27,7 +27,7 @@ DESCRIPTION_V2 = pa.struct([pa.field("kind", pa.uint8(), False), pa.field("posit
                             pa.field("blob_uri", pa.string(), False)])
 
 
-def _is_blob_v2(f: LanceField) -> bool:
+def is_blob_v2(f: LanceField) -> bool:
     return f.extension_name == "lance.blob.v2" or f.metadata.get("ARROW:extension:name") == "lance.blob.v2"
 
 
@@ -40,7 +40,7 @@ class Leaf:
 
 
 def is_leaf(f: LanceField) -> bool:
-    return not f.children or f.is_packed_struct or f.is_blob or _is_blob_v2(f)
+    return not f.children or f.is_packed_struct or f.is_blob or is_blob_v2(f)
 
 
 def _fsl_struct_dim(f: LanceField) -> int | None:
@@ -53,7 +53,7 @@ def _fsl_struct_dim(f: LanceField) -> int | None:
 def leaf_type(f: LanceField, minor: int) -> tuple[pa.DataType, pa.DataType | None]:
     if f.is_blob and minor == 1:
         return DESCRIPTION, None
-    if _is_blob_v2(f):
+    if is_blob_v2(f):
         return DESCRIPTION_V2, None
     t = f.arrow_type
     if pa.types.is_dictionary(t):
@@ -93,7 +93,7 @@ def output_type(f: LanceField, minor: int) -> pa.DataType:
 def _struct_type(f: LanceField, minor: int) -> pa.DataType:
     """A struct's type, with blob children as the descriptions pylance returns for them."""
     t = f.arrow_type
-    if not any(c.is_blob or _is_blob_v2(c) for c in f.walk()):
+    if not any(c.is_blob or is_blob_v2(c) for c in f.walk()):
         return t
     kids = []
     for i, c in enumerate(f.children):
