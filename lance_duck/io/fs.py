@@ -42,6 +42,7 @@ from .. import _state, trace
 from .._state import ByteLRU
 from ..errors import CorruptFileError, InvalidArgumentError, UnsupportedFeatureError
 from . import retry
+from .prefetch import Prefetcher
 from .retry import RetryPolicy, TruncatedResponse
 from .storage_options import fsspec_options
 
@@ -206,7 +207,6 @@ class FileIO:
         self._gate: Any = None                  # asyncio.Semaphore on the filesystem's loop
         # identifies the store in process-wide caches (fsspec instances are cached by their arguments)
         self.key: StoreKey = (_protocols(fs)[0], getattr(fs, "_fs_token_", None) or id(fs))
-        from .prefetch import Prefetcher
         self.prefetcher = Prefetcher(self, prefetch_bytes)
 
     # -- requests (remote filesystems) -----------------------------------------------------

@@ -19,10 +19,8 @@ import bisect
 import threading
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
-
-if TYPE_CHECKING:
-    from .fs import FileIO
+from concurrent.futures import Future
+from typing import Any, Iterable, Protocol, Sequence
 
 # The first bytes a scan fetches ahead (the window then grows as reads consume them).
 FIRST_WINDOW = 8 * 1024 * 1024
@@ -60,10 +58,20 @@ class _Span:
         return new
 
 
+class Fetcher(Protocol):
+    """What a :class:`Prefetcher` needs of its :class:`~lance_duck.io.fs.FileIO`."""
+
+    is_local: bool
+    coalesce_gap: int
+    max_request_bytes: int
+
+    def submit(self, path: str, start: int | None, end: int | None, exact: bool = False) -> Future[bytes]: ...
+
+
 class Prefetcher:
     """The planned spans of one :class:`~lance_duck.io.fs.FileIO` (thread-safe)."""
 
-    def __init__(self, io: "FileIO", max_bytes: int):
+    def __init__(self, io: Fetcher, max_bytes: int):
         self.io = io
         self.max_bytes = max_bytes
         self._lock = threading.Lock()

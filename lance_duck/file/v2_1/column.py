@@ -14,27 +14,16 @@ from ...encodings._threads import map_parts
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from . import direct_lists, repdef
 from .direct_lists import DirectList
-from .layouts.blob import BlobPage
-from .layouts.constant import ConstantPage
-from .layouts.fullzip import FullZipPage
-from .layouts.indexed23 import IndexedPage
+from .layouts.kinds import layout_page
 from .layouts.miniblock import MiniBlockPage, batch_key, decode_batch
 from .layouts.sparse23 import SparsePage
 from .page import PageContext, PageData
 from .point import PointPage
-from .planar23 import PLANAR_LAYOUT_URL, IndexedLayout, SparseLayout, planar_to_page_layout
+from .planar23 import PLANAR_LAYOUT_URL, SparseLayout, planar_to_page_layout
 
 PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"
 MAX_BATCH_ITEMS = 1 << 22   # bounds the per-batch temporaries (index arrays are int64 per value)
 PARALLEL_PAGE_ROWS = 1 << 16  # selections at least this long decode their pages concurrently
-
-_LAYOUTS = {
-    "mini_block_layout": MiniBlockPage,
-    "constant_layout": ConstantPage,
-    "full_zip_layout": FullZipPage,
-    "blob_layout": BlobPage,
-}
-
 
 def page_layout(page, what: str):
     """The PageLayout message of a page (encodings21, used by 2.1 and 2.2; 2.3 pages translated)."""
@@ -64,13 +53,7 @@ def make_page(ctx: PageContext, page, layout=None):
     layout = layout if layout is not None else page_layout(page, ctx.what)
     if isinstance(layout, SparseLayout):  # file format 2.3
         return SparsePage(ctx, page, layout)
-    if isinstance(layout, IndexedLayout):
-        return IndexedPage(ctx, page, layout)
-    kind = layout.WhichOneof("layout")
-    cls = _LAYOUTS.get(kind)
-    if cls is None:
-        raise UnsupportedFeatureError(f"{ctx.what}: page layout {kind!r} is not supported")
-    return cls(ctx, page, getattr(layout, kind))
+    return layout_page(ctx, page, layout)
 
 
 @dataclass

@@ -21,7 +21,7 @@ delta, dictionary-of-range or a 2.1 compression); a fixed-size-list layer (of st
 dimension and validity, each of its slots has that many children. The values cover the valid
 leaf slots (every leaf slot under a list, or with dictionary indices). The value compressions (``CompressiveEncoding``)
 keep the 2.1 grammar; a compression using a field 2.1 does not know is refused by name, except
-range / delta / run-length-range string offsets (``offsets23.py``). No ``encodings23`` proto ships
+range / delta / run-length-range string offsets (``compression/offsets23.py``). No ``encodings23`` proto ships
 with lance_duck: the plane messages (field numbers observed in pylance 14.0.2 output) are read from
 the wire format.
 """

@@ -1,6 +1,7 @@
 """What the three decoding roles share: the flat inner encodings, FSL layers."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -42,3 +43,13 @@ def fsl_layers(m: pb.FixedSizeList) -> tuple[list[tuple[int, bool]], pb.FixedSiz
             return layers, cur
         cur = cur.values.fixed_size_list
 
+
+@dataclass
+class ChunkSet:
+    """Value buffers of k mini-block chunks: ``bufs[b] = (data, offsets, sizes)``."""
+    counts: np.ndarray                       # values per chunk
+    bufs: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+    @property
+    def total(self) -> int:
+        return int(self.counts.sum())

@@ -5,29 +5,18 @@ A sparse selection decodes only the selected values where the encoding allows it
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from .... import trace
 from ....encodings import _threads, bss, fastlanes, fsst, rle
 from ....encodings._buf import empty, uint_dtype
 from ....errors import CorruptFileError, UnsupportedFeatureError
-from .. import _kernels, offsets23
+from .. import _kernels
 from ..gather import gather_bytes, read_uint, segment_index
 from ..values import Fixed, FslValues, Packed, VarBin, uint_view
-from .common import UDT, flat_bits, fsl_layers, encoding_kind
+from . import offsets23
+from .common import UDT, ChunkSet, flat_bits, fsl_layers, encoding_kind
 
-
-@dataclass
-class ChunkSet:
-    """Value buffers of k mini-block chunks: ``bufs[b] = (data, offsets, sizes)``."""
-    counts: np.ndarray                       # values per chunk
-    bufs: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
-
-    @property
-    def total(self) -> int:
-        return int(self.counts.sum())
 
 
 

@@ -29,6 +29,7 @@ from ..page import PageContext, PageData, entry_rows, trim
 from ..planar23 import IntCodec, SparseFsl, SparseLayout, SparseList, SparseValidity, fsl_dims
 from ..values import uint_view, with_validity
 from .common import u8
+from .kinds import layout_page
 
 _DICT_HEADER = 16
 
@@ -37,7 +38,6 @@ class SparsePage:
     """One 2.3 page with a sparse structure (nullable leaves, lists, all-null structs)."""
 
     def __init__(self, ctx: PageContext, page, layout: SparseLayout):
-        from ..column import make_page
         self.ctx = ctx
         self.what = ctx.what
         self.lay = layout
@@ -60,8 +60,8 @@ class SparsePage:
         self.inner = None
         if not isinstance(layout.values, pb.PageLayout) or layout.values.WhichOneof("layout") is not None:
             inner = SimpleNamespace(buffer_offsets=offs, buffer_sizes=sizes, length=layout.num_values)
-            self.inner = make_page(PageContext(ctx.what + " (valid values)", ctx.arrow_type, ctx.dict_type,
-                                               ctx.minor, ctx.keep_dictionary), inner, layout.values)
+            self.inner = layout_page(PageContext(ctx.what + " (valid values)", ctx.arrow_type, ctx.dict_type,
+                                                 ctx.minor, ctx.keep_dictionary), inner, layout.values)
         elif offs:
             raise CorruptFileError(f"{self.what}: sparse page without values has {len(offs)} value buffers")
         trace.record("layout:sparse23" + ("" if len(layout.layers) == 1 else ":nested"))

@@ -19,11 +19,13 @@ import math
 import numpy as np
 from google.protobuf import unknown_fields
 
-from ...errors import CorruptFileError, UnsupportedFeatureError
-from .compression.common import UDT
-from .gather import gather_bytes
-from .planar23 import unknown_fields_of, wire_fields
-from .values import VarBin
+from ...._proto import encodings_v2_1_pb2 as pb
+from ....errors import CorruptFileError, UnsupportedFeatureError
+from ..gather import gather_bytes, read_uint, segment_index
+from ..planar23 import unknown_fields_of, wire_fields
+from ..values import VarBin, uint_view
+from .block import decode_block
+from .common import UDT
 
 RANGE, DELTA = 14, 15
 
@@ -105,7 +107,6 @@ def _int_spec(enc, what: str) -> tuple:
 def _rle(kind: tuple, cs, counts: np.ndarray, what: str) -> VarBin:
     """Run-length coded offsets: chunk buffer 0 = [u64 byte length of the run values][run values
     (none for a range)][run lengths], buffer 1 = the value bytes."""
-    from .gather import read_uint, segment_index
     _, vspec, lbits = kind
     if len(cs.bufs) != 2:
         raise CorruptFileError(f"{what}: run-length-offset chunks with {len(cs.bufs)} buffers")
@@ -184,9 +185,6 @@ def select(kind: tuple, cs, idx: np.ndarray, what: str) -> VarBin:
 
 def _delta(msg: bytes, cs, counts: np.ndarray, what: str) -> VarBin:
     """Delta offsets: buffer 0 of each chunk holds the value lengths (the deltas), buffer 1 the bytes."""
-    from ..._proto import encodings_v2_1_pb2 as pb
-    from .compression import decode_block
-    from .values import uint_view
     fields = wire_fields(msg, what)
     child = pb.CompressiveEncoding()
     raw = fields.get(3, b"")
