@@ -30,8 +30,9 @@ PARALLEL_PAGE_ROWS = 1 << 16  # selections at least this long decode their pages
 
 #: a page's layout: a 2.1 PageLayout message, or 2.3's sparse structure / indexed values
 PageLayout = Union[pb.PageLayout, SparseLayout, IndexedLayout]
-#: a lean read of one page: decode (its fetched bytes -> entries), and the byte ranges it needs
-LeanPart = tuple[Callable[[Sequence[Buf]], PageData], list[tuple[int, int]]]
+#: a lean read of one page: decode (its fetched bytes -> entries), the byte ranges it needs, and the
+#: page's rows it reads (positions or a run; one row for a point read)
+LeanPart = tuple[Callable[[Sequence[Buf]], PageData], list[tuple[int, int]], Union[np.ndarray, range, int]]
 #: what LeafPlan.decode runs: pages decoded as one batch [(page index, page, data)], or one page
 _Job = Union[list[tuple[int, MiniBlockPage, Sequence[Buf]]], tuple["SparsePage | LayoutPage", Sequence[Buf], Local]]
 
@@ -180,10 +181,10 @@ class LeanColumn:
             return None
         local = row - edges[i]
         chunk, runs, ranges = pp.lean_plan(local)
-        return [(functools.partial(pp.lean_decode, c=chunk, _runs=runs, row=local), ranges)]
+        return [(functools.partial(pp.lean_decode, c=chunk, _runs=runs, row=local), ranges, local)]
 
     def plan(self, rows: np.ndarray | range) -> list[LeanPart] | None:
-        """[(decode of a page's part, its byte ranges)] for sorted in-bounds ``rows`` (a
+        """[(decode of a page's part, its byte ranges, its local rows)] for sorted in-bounds ``rows`` (a
         contiguous run may be a ``range``: each page then gets a local range, located by its two
         ends), or None when a page they touch cannot be read lean. One row goes through the
         page's :class:`~.point.PointPage` when its encoding is read there."""
@@ -213,18 +214,18 @@ class LeanColumn:
             if page is None:
                 return None
             sel, runs, ranges = page.lean_plan(local)
-            out.append((functools.partial(page.lean_decode, sel=sel, runs=runs, local=local), ranges))
+            out.append((functools.partial(page.lean_decode, sel=sel, runs=runs, local=local), ranges, local))
         return out
 
     @staticmethod
     def ranges(parts: list[LeanPart]) -> list[tuple[int, int]]:
-        return [r for _, ranges in parts for r in ranges]
+        return [r for _, ranges, _ in parts for r in ranges]
 
     def decode(self, parts: list[LeanPart], bufs: Sequence[Buf]) -> LeafData:
         """The selected entries from the fetched bytes of :meth:`ranges` (in order)."""
         pages = []
         k = 0
-        for decode, ranges in parts:
+        for decode, ranges, _ in parts:
             pages.append(decode(bufs[k: k + len(ranges)]))
             k += len(ranges)
         if len(pages) == 1:
