@@ -20,7 +20,7 @@ from ...scan.scanner import LanceScanner
 from ...scan.views import HiddenColumnsDataset
 
 # Errors raised by Lance scans under DuckDB, newest last, numbered so a call finds its own.
-_errors: collections.deque = collections.deque(maxlen=64)
+_errors: collections.deque[tuple[int, BaseException]] = collections.deque(maxlen=64)
 _error_seq = itertools.count(1)
 _errors_lock = threading.Lock()
 
