@@ -2,21 +2,21 @@
 (from, to] as ``bounds.py`` resolves it. ``lance_duck.changes`` is the entry point."""
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Sequence
+from typing import Any, Sequence
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from ..scan.params import Filter
 from ..table.snapshot import kept, kept_checkout, open_kept
-from .bounds import resolve_range
+from .bounds import Bound, resolve_range
 from .feed import CHANGE_TYPES, META_NAMES, ChangeFeed, plan_pieces
 
 __all__ = ["changes", "open_feed", "ChangeFeed", "plan_pieces", "CHANGE_TYPES", "META_NAMES"]
 
 
-def open_feed(uri: str, from_version, to_version=None, columns: Sequence[str] | None = None, filter=None, *,
-              branch: str | None = None, storage_options: dict | None = None) -> ChangeFeed:
+def open_feed(uri: str, from_version: Bound, to_version: Bound | None = None, columns: Sequence[str] | None = None,
+              filter: Filter = None, *, branch: str | None = None,
+              storage_options: dict[str, Any] | None = None) -> ChangeFeed:
     """The plan of :func:`changes` (range resolved, schema and filter checked; nothing else read)."""
     latest = open_kept(uri, branch=branch, storage_options=storage_options)
     start, end = resolve_range(latest, from_version, to_version)
@@ -24,9 +24,9 @@ def open_feed(uri: str, from_version, to_version=None, columns: Sequence[str] | 
     return ChangeFeed(to, start, end, columns, filter)
 
 
-def changes(uri: str, from_version: int | str | datetime, to_version: int | str | datetime | None = None,
-            columns: Sequence[str] | None = None, filter: str | pc.Expression | None = None, *,
-            branch: str | None = None, storage_options: dict | None = None) -> pa.RecordBatchReader:
+def changes(uri: str, from_version: Bound, to_version: Bound | None = None, columns: Sequence[str] | None = None,
+            filter: Filter = None, *, branch: str | None = None,
+            storage_options: dict[str, Any] | None = None) -> pa.RecordBatchReader:
     """Every row change of every commit in (``from_version``, ``to_version``], Delta-CDF style.
 
     Columns: the table's columns as of ``to_version`` (null where a commit's row lacked one), then

@@ -20,7 +20,7 @@ Rows of a commit are ordered by ``_rowid``, then delete, pre-image, post-image, 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence, cast
 
 import numpy as np
 import pyarrow as pa
@@ -28,8 +28,11 @@ import pyarrow.compute as pc
 
 from .. import _state, trace
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
-from ..predicate import compile_filter, evaluate
+from ..predicate import CompiledFilter, compile_filter, evaluate
+from .._proto import table_pb2
+from ..scan.params import Filter
 from ..scan.rows import RowReader, last_updated_at, live_offsets, row_ids_at
+from ..table.fragment import FragmentInfo
 from ..table.rowids import sorted_unique
 from ..table.snapshot import Snapshot, kept_checkout
 from ..table.transactions import NO_ROW_CHANGES, operation_kind, read_transaction
@@ -67,7 +70,7 @@ class CommitChanges:
 _COMPILED = _state.cache("filter_bindings")
 
 
-def _compiled(filter, schema: pa.Schema):
+def _compiled(filter: Filter, schema: pa.Schema) -> CompiledFilter:
     """``compile_filter(filter, schema)``; a SQL text compiled once per output schema (a feed polled
     with the same filter parses it once)."""
     if not isinstance(filter, str):
@@ -76,10 +79,10 @@ def _compiled(filter, schema: pa.Schema):
     got = _COMPILED.get(key)
     if got is None:
         got = _COMPILED.put(key, compile_filter(filter, schema))
-    return got
+    return cast(CompiledFilter, got)
 
 
-def _arrays(c: CommitChanges) -> tuple:
+def _arrays(c: CommitChanges) -> tuple[Any, ...]:
     """A commit's changes without its snapshots: (version, timestamp, kind, code, rowid, side,
     fragment, offset)."""
     for a in (c.code, c.rowid, c.side, c.fragment, c.offset):
@@ -108,7 +111,7 @@ class _Rows:
     def __init__(self) -> None:
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
 
-    def add(self, frag, offsets: np.ndarray) -> None:
+    def add(self, frag: FragmentInfo, offsets: np.ndarray) -> None:
         if not len(offsets):
             return
         self.parts.append((row_ids_at(frag, offsets), last_updated_at(frag, offsets),
@@ -117,10 +120,11 @@ class _Rows:
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         if not self.parts:
             return np.empty(0, np.uint64), np.empty(0, np.uint64), np.empty(0, np.int64), np.empty(0, np.int64)
-        return tuple(np.concatenate([p[i] for p in self.parts]) for i in range(4))  # type: ignore[return-value]
+        ids, versions, fragments, offsets = (np.concatenate([p[i] for p in self.parts]) for i in range(4))
+        return ids, versions, fragments, offsets
 
 
-def _without_deletions(pb):
+def _without_deletions(pb: table_pb2.DataFragment) -> table_pb2.DataFragment:
     c = type(pb)()
     c.CopyFrom(pb)
     c.ClearField("deletion_file")
@@ -171,9 +175,10 @@ def diff_commit(prev: Snapshot | None, cur: Snapshot) -> CommitChanges:
         gained.add(h, live_offsets(h))
     ids_p, upd_p, fid_p, off_p = lost.arrays()
     ids_c, upd_c, fid_c, off_c = gained.arrays()
-    parts: list[tuple] = []        # (code, rowid, side, fragment, offset) arrays
+    parts: list[tuple[np.ndarray, ...]] = []        # (code, rowid, side, fragment, offset) arrays
 
-    def add(code: int, side: int, ids, fid, off, idx: np.ndarray | None = None) -> None:
+    def add(code: int, side: int, ids: np.ndarray, fid: np.ndarray, off: np.ndarray,
+            idx: np.ndarray | None = None) -> None:
         if idx is not None:
             ids, fid, off = ids[idx], fid[idx], off[idx]
         if len(ids):
@@ -215,7 +220,7 @@ class ChangeFeed:
     """
 
     def __init__(self, to: Snapshot, start: int, end: int, columns: Sequence[str] | None = None,
-                 filter=None):
+                 filter: Filter = None) -> None:
         self.to = to
         self.start, self.end = start, end
         data_schema = to.read_schema
@@ -308,7 +313,7 @@ class ChangeFeed:
         if self.read_names:
             side, frag, off = c.side[sel], c.fragment[sel], c.offset[sel]
             pos = np.empty(len(sel), np.int64)
-            reads: list[tuple[Snapshot, object, np.ndarray]] = []
+            reads: list[tuple[Snapshot, FragmentInfo, np.ndarray]] = []
             done = 0
             key = side.astype(np.int64) << 40 | frag
             order = np.argsort(key, kind="stable")          # rows grouped by (side, fragment)
@@ -346,7 +351,7 @@ class ChangeFeed:
             got = evaluate(f.bound, batch)
             if got.type == pa.null():                       # a filter that is NULL: keeps nothing
                 return np.zeros(batch.num_rows, bool)
-            return pc.fill_null(got, False).to_numpy(zero_copy_only=False)
+            return np.asarray(pc.fill_null(got, False).to_numpy(zero_copy_only=False), dtype=bool)
         pos = pa.array(np.arange(batch.num_rows, dtype=np.int64))
         kept = f.apply(pa.RecordBatch.from_arrays([*batch.columns, pos], names=[*batch.schema.names, "__pos"]))
         mask = np.zeros(batch.num_rows, bool)
@@ -371,7 +376,7 @@ class ChangeFeed:
                 pa.array(np.full(n, c.timestamp_us, np.int64).view("datetime64[us]"), META_FIELDS[2].type),
                 pa.array(c.rowid[sel], pa.uint64())]
 
-    def _read(self, snap: Snapshot, fragment, offsets: np.ndarray) -> pa.Table:
+    def _read(self, snap: Snapshot, fragment: FragmentInfo, offsets: np.ndarray) -> pa.Table:
         """The output data columns of rows of one version's fragment (columns that version lacks: null)."""
         own = {f.id: f.name for f in snap.schema.fields}
         names = {n: own.get(self._ids[n]) for n in self.read_names}

@@ -9,16 +9,17 @@ from __future__ import annotations
 from typing import Union
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from ..errors import CorruptFileError
 
 BufferLike = Union[bytes, bytearray, memoryview, np.ndarray, pa.Buffer]
 
-UINT_DTYPES: dict[int, np.dtype] = {8: np.dtype("<u1"), 16: np.dtype("<u2"), 32: np.dtype("<u4"), 64: np.dtype("<u8")}
+UINT_DTYPES: dict[int, np.dtype[np.unsignedinteger]] = {8: np.dtype("<u1"), 16: np.dtype("<u2"), 32: np.dtype("<u4"), 64: np.dtype("<u8")}
 
 
-def as_u8(data: BufferLike) -> np.ndarray:
+def as_u8(data: BufferLike) -> npt.NDArray[np.uint8]:
     """A 1-D uint8 view of ``data`` (no copy for contiguous inputs)."""
     if isinstance(data, np.ndarray):
         if data.dtype == np.uint8 and data.ndim == 1:
@@ -33,7 +34,7 @@ def as_u8(data: BufferLike) -> np.ndarray:
     return np.frombuffer(data, dtype=np.uint8)
 
 
-def need(buf: np.ndarray, nbytes: int, what: str) -> None:
+def need(buf: npt.NDArray[np.generic], nbytes: int, what: str) -> None:
     """Raise CorruptFileError unless ``buf`` holds at least ``nbytes`` bytes."""
     if nbytes < 0 or buf.size < nbytes:
         raise CorruptFileError(f"{what}: buffer too short ({buf.size} bytes, need {nbytes})")
@@ -59,7 +60,7 @@ def words(data: BufferLike, bits: int, count: int | None = None, offset: int = 0
     return raw.view(dt)
 
 
-def uint_dtype(bits: int) -> np.dtype:
+def uint_dtype(bits: int) -> np.dtype[np.unsignedinteger]:
     try:
         return UINT_DTYPES[int(bits)]
     except KeyError:
@@ -76,7 +77,7 @@ def check_count(n: int, what: str, limit: int = 1 << 40) -> int:
 _POOL_MIN_BYTES = 1 << 16
 
 
-def empty(shape, dtype) -> np.ndarray:
+def empty(shape: int | tuple[int, ...], dtype: npt.DTypeLike) -> np.ndarray:
     """``np.empty`` for a decoder's output, allocated from Arrow's memory pool when large.
 
     Decoded columns become Arrow arrays and are freed by whoever consumes the batches (often
@@ -88,5 +89,6 @@ def empty(shape, dtype) -> np.ndarray:
     nbytes = count * dt.itemsize
     if nbytes < _POOL_MIN_BYTES:
         return np.empty(shape, dt)
-    return np.frombuffer(pa.allocate_buffer(nbytes), dt, count).reshape(shape)
+    out: np.ndarray = np.frombuffer(pa.allocate_buffer(nbytes), dt, count).reshape(shape)
+    return out
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Iterable, TypeVar
+from typing import Callable, Generic, Iterable, TypeVar, cast
 
 from .. import _state, trace
 
@@ -76,19 +76,19 @@ def map_parts(fn: Callable[[T], R], parts: Iterable[T]) -> list[R]:
     return list(_get_pool().map(fn, parts))
 
 
-class _Shared:
+class _Shared(Generic[T, R]):
     """Parts taken one at a time by the calling thread and by helper tasks on the pool."""
 
     def __init__(self, fn: Callable[[T], R], parts: list[T]) -> None:
         self.fn = fn
         self.parts = parts
-        self.results: list = [None] * len(parts)
+        self.results: list[R | None] = [None] * len(parts)
         self.errors: list[BaseException | None] = [None] * len(parts)
         self.next = 0                  # the next part nobody has taken
         self.left = len(parts)         # parts not finished
         self.cond = threading.Condition()
 
-    def run(self, pool: ThreadPoolExecutor, helpers: int) -> list:
+    def run(self, pool: ThreadPoolExecutor, helpers: int) -> list[R]:
         for _ in range(min(helpers, len(self.parts) - 1)):
             pool.submit(self.work)     # a helper that starts late finds nothing left and returns
         self.work()
@@ -98,7 +98,7 @@ class _Shared:
         for e in self.errors:
             if e is not None:
                 raise e
-        return self.results
+        return cast("list[R]", self.results)   # every part ran without an error
 
     def work(self) -> None:
         while True:

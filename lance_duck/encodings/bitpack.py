@@ -17,7 +17,8 @@ __all__ = ["unpack_sequential", "pack_sequential"]
 
 def _windows(buf: np.ndarray, count: int) -> np.ndarray:
     """All unaligned little-endian u64 windows ``buf[i:i+8]`` for i < count (a strided view)."""
-    return np.ndarray(shape=(count,), dtype="<u8", buffer=buf, strides=(1,))
+    windows: np.ndarray = np.ndarray(shape=(count,), dtype="<u8", buffer=buf, strides=(1,))
+    return windows
 
 
 def unpack_sequential(data: BufferLike, bit_width: int, num_values: int, out_bits: int,

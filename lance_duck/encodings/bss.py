@@ -7,6 +7,7 @@ is at ``j*n + i``.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from ..errors import CorruptFileError
 from ._buf import BufferLike, as_u8, check_count, need, uint_dtype
@@ -26,7 +27,8 @@ def decode(data: BufferLike, num_values: int, value_bits: int) -> np.ndarray:
     return out
 
 
-def decode_chunks(data: BufferLike, byte_offsets, counts, value_bits: int) -> np.ndarray:
+def decode_chunks(data: BufferLike, byte_offsets: npt.ArrayLike, counts: npt.ArrayLike,
+                  value_bits: int) -> np.ndarray:
     """Decode many byte-stream-split chunks (chunk i: ``counts[i]`` values at ``byte_offsets[i]``)
     into one array. Chunks of equal size are transposed together in one pass."""
     dt = uint_dtype(value_bits)
@@ -55,4 +57,5 @@ def decode_chunks(data: BufferLike, byte_offsets, counts, value_bits: int) -> np
 def encode(values: np.ndarray) -> bytes:
     """Byte-stream-split encode (tests/benchmarks)."""
     v = np.ascontiguousarray(values)
-    return v.view(np.uint8).reshape(v.size, v.dtype.itemsize).T.tobytes()
+    planes: np.ndarray = v.view(np.uint8).reshape(v.size, v.dtype.itemsize).T
+    return planes.tobytes()

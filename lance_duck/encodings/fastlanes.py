@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import threading
 from math import prod
+from typing import Callable
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import _state
 from ..errors import CorruptFileError
@@ -51,7 +53,7 @@ def _check_width(bit_width: int, t: int) -> tuple[int, np.dtype]:
 
 
 @_state.memo("bitpack_plans")
-def _plan(w: int, t: int) -> tuple:
+def _plan(w: int, t: int) -> tuple[tuple[int, int, int, int, bool], ...]:
     """Per row r: (dst_a, dst_b, word k, shift s, straddles) (used by :func:`pack`)."""
     rows = []
     for r in range(t):
@@ -63,6 +65,11 @@ def _plan(w: int, t: int) -> tuple:
 #: a piece's kind: which of the value's terms it needs (see :func:`_pieces`)
 _AND, _SHIFT, _SHIFT_AND, _STRADDLE = range(4)
 _OPS = {_AND: 1, _SHIFT: 1, _SHIFT_AND: 2, _STRADDLE: 4}
+
+#: one piece of an unpacking plan (see :func:`_pieces`)
+_Piece = tuple[int, int, int, int, int, int, np.ndarray, np.ndarray, slice, slice, slice]
+#: copies the runs of blocks ``lo .. lo+n`` word-major into ``out`` (W, n)
+_Gather = Callable[[int, int, np.ndarray], None]
 
 
 def _chains(w: int, t: int, dr: int) -> list[list[int]]:
@@ -94,7 +101,7 @@ def _kind(w: int, t: int, rows: list[int]) -> int:
 
 
 @_state.memo("bitpack_plans")
-def _pieces(w: int, t: int) -> tuple:
+def _pieces(w: int, t: int) -> tuple[_Piece, ...]:
     """The unpacking plan of width W (0 < W < T): rows of a block split into few pieces, each
     an arithmetic progression of rows ``r0, r0+dr, ...`` (``cnt`` of them) whose first bits lie
     in words ``k0, k0+dk, ...`` (at per-row shifts): one strided view of rows and one of words,
@@ -104,7 +111,7 @@ def _pieces(w: int, t: int) -> tuple:
     their words, of the next words), the shifts as (cnt, 1, 1) arrays of the T-bit dtype."""
     best = min(range(1, t), key=lambda dr: (sum(_OPS[_kind(w, t, rows)] for rows in _chains(w, t, dr)), dr))
     dt = uint_dtype(t)
-    out = []
+    out: list[_Piece] = []
     for rows in _chains(w, t, best):
         r0, cnt = rows[0], len(rows)
         dr = rows[1] - rows[0] if cnt > 1 else 1
@@ -221,7 +228,7 @@ def _give_scratch(buf: np.ndarray) -> None:
             spare.buffers.append(buf)
 
 
-def _carve(flat: np.ndarray, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
+def _carve(flat: np.ndarray, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
     n = prod(shape)
     return flat[:n].reshape(shape), flat[n:]
 
@@ -232,7 +239,7 @@ def _widest(w: int, t: int) -> int:
     return max(p[2] for p in _pieces(w, t))
 
 
-def _unpack_runs(src, w: int, t: int, out: np.ndarray) -> None:
+def _unpack_runs(src: np.ndarray | _RunIndex, w: int, t: int, out: np.ndarray) -> None:
     """Unpack k blocks given as (k, W) lane-runs (``void`` elements of LANES words: an array
     view, or a :class:`_RunIndex` into a byte buffer) into ``out`` (k, 1024); 0 < W <= T.
 
@@ -247,8 +254,14 @@ def _unpack_runs(src, w: int, t: int, out: np.ndarray) -> None:
     lanes = BLOCK // t
     dt = out.dtype
     run = np.dtype((np.void, lanes * dt.itemsize))
-    gather_t = src.gather_t if isinstance(src, _RunIndex) else (
-        lambda lo, n, o: np.copyto(o, src[lo: lo + n].T))
+    gather_t: _Gather
+    if isinstance(src, _RunIndex):
+        gather_t = src.gather_t
+    else:
+        runs = src
+
+        def gather_t(lo: int, n: int, o: np.ndarray) -> None:
+            np.copyto(o, runs[lo: lo + n].T)
     # row r = 8j + a of block i goes to out[i, a, ORDER[j] * t // 64, :]; that b is j with its
     # log2(t/8) bits reversed, so splitting j into bits and reversing them is a plain transpose
     nb = (t // 8).bit_length() - 1
@@ -265,8 +278,8 @@ def _unpack_runs(src, w: int, t: int, out: np.ndarray) -> None:
         _give_scratch(buf)
 
 
-def _unpack_batches(gather_t, k: int, w: int, t: int, out_v: np.ndarray, to_out: tuple, step: int, m: int,
-                    scratch: np.ndarray, src) -> None:
+def _unpack_batches(gather_t: _Gather, k: int, w: int, t: int, out_v: np.ndarray, to_out: tuple[int, ...],
+                    step: int, m: int, scratch: np.ndarray, src: np.ndarray | _RunIndex) -> None:
     """The batches of :func:`_unpack_runs` (``scratch``: its bytes, of the T-bit dtype)."""
     dt = scratch.dtype
     lanes = BLOCK // t
@@ -473,7 +486,8 @@ def unpack_out_of_line(data: BufferLike, bit_width: int, uncompressed_bits: int,
                                     uncompressed_bits)
 
 
-def unpack_out_of_line_batch(data: BufferLike, byte_offsets, byte_sizes, counts, bit_width: int,
+def unpack_out_of_line_batch(data: BufferLike, byte_offsets: npt.ArrayLike, byte_sizes: npt.ArrayLike,
+                             counts: npt.ArrayLike, bit_width: int,
                              uncompressed_bits: int) -> np.ndarray:
     """Decode many ``OutOfLineBitpacking`` buffers (e.g. the def levels of every mini-block chunk)
     at once; buffer i is ``data[byte_offsets[i] : byte_offsets[i] + byte_sizes[i]]`` holding
@@ -586,7 +600,7 @@ def extract(data: BufferLike, block_offsets: np.ndarray, widths: np.ndarray, pos
             a, b = a.astype(np.uint64), b.astype(np.uint64)
     else:
         a, b = _read_words(buf, lo, t), _read_words(buf, hi, t)
-    out = (a >> sh) | (b << back[cell])
+    out: np.ndarray = (a >> sh) | (b << back[cell])
     out &= _MASKS[w]
     return out.astype(dt, copy=False)
 
@@ -724,7 +738,8 @@ def _extract_tables(t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 FEW_VALUES = 4
 
 
-def _extract_few(buf: np.ndarray, offsets: list, widths: list, positions: list, t: int) -> list:
+def _extract_few(buf: np.ndarray, offsets: list[int], widths: list[int], positions: list[int],
+                 t: int) -> list[int]:
     """:func:`extract` for a few values (same checks, same results)."""
     nb, lanes = t // 8, BLOCK // t
     out = []
@@ -753,7 +768,8 @@ def _read_words(buf: np.ndarray, at: np.ndarray, t: int) -> np.ndarray:
     typed = _typed_words(buf, at, nb) if at.size else None
     if typed is not None:
         # word-aligned (FastLanes blocks of 8-byte-padded chunks): one typed gather
-        return typed[at // nb].astype(np.uint64)
+        words: np.ndarray = typed[at // nb]
+        return words.astype(np.uint64)
     out = np.zeros(at.size, np.uint64)
     for b in range(nb):  # one pass per byte of the word (at most 8), not per value
         out |= buf[at + b].astype(np.uint64) << np.uint64(8 * b)

@@ -272,7 +272,8 @@ def _take_tiny(st: SymbolTable, tok: np.ndarray, ends: np.ndarray, out: np.ndarr
     np.cumsum(lens, out=pos[1:])
     trace.record("path:fsst:tiny", int(tok.size))
     _gather_into(pos, ends, out)
-    return st.rows[tok][np.arange(8) < lens[:, None]]
+    rows: np.ndarray = st.rows[tok][np.arange(8) < lens[:, None]]
+    return rows
 
 
 def _gather_into(pos: np.ndarray, idx: np.ndarray, out: np.ndarray) -> None:

@@ -48,7 +48,7 @@ def scheme_name(scheme: int | str | None) -> str:
                                   "(expected 1 = LZ4 or 2 = ZSTD)")
 
 
-def _codec(name: str):
+def _codec(name: str) -> pa.Codec | None:
     try:
         return pa.Codec(name)
     except pa.ArrowException:  # codec not built into this pyarrow (ArrowNotImplementedError)
@@ -134,10 +134,12 @@ def decompress_lz4(data: BufferLike, expected_size: int | None = None) -> np.nda
     n, block = _length_prefixed(buf, 4, "lz4", _LZ4_MAX_RATIO, expected_size)
     if n == 0:
         return np.empty(0, np.uint8)
+    if _LZ4_BLOCK is None and _PA_LZ4 is None:
+        raise UnsupportedFeatureError("lz4: needs the lz4 package or a pyarrow built with lz4_raw")
     try:
         if _LZ4_BLOCK is not None:  # reports the true decompressed size, unlike pyarrow's lz4_raw
             raw = _LZ4_BLOCK.decompress(block, uncompressed_size=n)
-        else:
+        elif _PA_LZ4 is not None:
             raw = _PA_LZ4.decompress(pa.py_buffer(block), decompressed_size=n)
     except Exception as exc:
         raise CorruptFileError(f"lz4: corrupt block ({exc})") from exc
@@ -184,6 +186,8 @@ def compress(data: bytes, scheme: int | str) -> bytes:
     raw = bytes(data)
     if name == ZSTD:
         import zstandard
-        return len(raw).to_bytes(8, "little") + zstandard.ZstdCompressor().compress(raw)
+        body: bytes = zstandard.ZstdCompressor().compress(raw)
+        return len(raw).to_bytes(8, "little") + body
     import lz4.block
-    return len(raw).to_bytes(4, "little") + lz4.block.compress(raw, store_size=False)
+    body = lz4.block.compress(raw, store_size=False)
+    return len(raw).to_bytes(4, "little") + body

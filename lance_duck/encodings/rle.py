@@ -43,7 +43,8 @@ def expand_range(values: np.ndarray, run_lengths: np.ndarray, start: int, stop: 
     if not 0 <= start <= stop <= total:
         raise CorruptFileError(f"RLE: range [{start}, {stop}) outside the {total} encoded values")
     if start == stop:
-        return values[:0].copy()
+        none: np.ndarray = values[:0].copy()
+        return none
     first = int(np.searchsorted(ends, start, side="right"))
     last = int(np.searchsorted(ends, stop - 1, side="right"))
     lens = lengths[first: last + 1].copy()
@@ -74,7 +75,8 @@ def expand_chunks(values: np.ndarray, run_lengths: np.ndarray, runs: np.ndarray,
     starts = np.cumsum(sums) - sums                       # where each chunk's expansion begins in out
     chunk = np.repeat(np.arange(sums.size), sums)
     pos = np.arange(out.size, dtype=np.int64) - starts[chunk]
-    return out[pos < counts[chunk]]
+    kept: np.ndarray = out[pos < counts[chunk]]
+    return kept
 
 
 def split_block(data: BufferLike, value_bits: int) -> tuple[np.ndarray, np.ndarray]:

@@ -20,7 +20,7 @@ import os
 import struct
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable
+from typing import Any, Callable, Hashable, TypeVar, cast
 
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -37,6 +37,8 @@ FOOTER = struct.Struct("<QQQIIHH4s")  # 40 bytes
 METADATA_CACHE = _state.cache("file_metadata")
 
 
+T = TypeVar("T")
+
 @dataclass
 class V2Container:
     """Footer, offset tables and (lazily parsed) column metadata of a 2.x file."""
@@ -51,8 +53,8 @@ class V2Container:
     _meta_start: int
     # parsed column metadata, the descriptor and readers' derived state (shared by the copies
     # of a cached container), and the METADATA_CACHE key that charges for it
-    shared: dict = field(default_factory=dict, repr=False, compare=False)
-    cache_key: tuple | None = field(default=None, repr=False, compare=False)
+    shared: dict[Hashable, Any] = field(default_factory=dict, repr=False, compare=False)
+    cache_key: tuple[Hashable, ...] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def cached(cls, file: InputFile, size: int | None) -> "V2Container | None":
@@ -70,13 +72,13 @@ class V2Container:
         self.shared, self.cache_key = core.shared, key
         METADATA_CACHE.put(key, core, 4 * len(core._meta) + 1024)
 
-    def derived(self, key: tuple, make: Callable[[], Any], nbytes: int = 0) -> Any:
+    def derived(self, key: tuple[Hashable, ...], make: Callable[[], T], nbytes: int = 0) -> T:
         """``make()`` once per key for this file (kept with the cached metadata, charged ``nbytes``)."""
         hit = self.shared.get(key)
         if hit is None:
             hit = self.shared[key] = make()
             self.charge(nbytes)
-        return hit
+        return cast(T, hit)           # made by a call with this key, so of its type
 
     def charge(self, nbytes: int) -> None:
         """Count ``nbytes`` more state kept with this file's cached metadata."""
@@ -173,7 +175,7 @@ class V2Container:
         return int(self.descriptor.length)
 
 
-def _identity(file: InputFile, size: int) -> tuple:
+def _identity(file: InputFile, size: int) -> tuple[Hashable, ...]:
     """(filesystem, path, size) of an immutable data file; local files add their mtime, so a file
     rewritten in place (tests that damage copies) is never served stale metadata."""
     if file.io.is_local:

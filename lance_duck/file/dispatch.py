@@ -5,7 +5,7 @@ import struct
 
 from .. import trace
 from ..errors import CorruptFileError, UnsupportedFeatureError
-from ..io.fs import FileIO
+from ..io.fs import FileIO, InputFile
 from .base import LOCAL_TAIL_BYTES, MAGIC, TAIL_BYTES, DataFileReader, DataFileRef, damage_guard
 from .legacy.reader import LegacyFileReader
 from .container import V2Container
@@ -21,29 +21,29 @@ def read_version(tail: bytes | memoryview, path: str) -> tuple[int, int]:
     return major, minor
 
 
-def open_data_file(io: FileIO, ref: DataFileRef, **options) -> DataFileReader:
+def open_data_file(io: FileIO, ref: DataFileRef) -> DataFileReader:
     """Open a data file with the reader for its version (read from the file's footer)."""
     trace.record("file:open", ref.path)
     f = io.open_input(ref.path, ref.size)
     container = V2Container.cached(f, ref.size or (f.size if io.is_local else None))
     if container is not None and (container.major, container.minor) in V2_1_VERSIONS:
         with damage_guard(ref.path, "footer / metadata"):
-            return V2FileReader(f, ref, None, container=container, **options)
+            return V2FileReader(f, ref, None, container=container)
     tail = f.read_tail(LOCAL_TAIL_BYTES if io.is_local else TAIL_BYTES)
     major, minor = read_version(tail, ref.path)
     if len(tail) < TAIL_BYTES and (major, minor) not in V2_1_VERSIONS and len(tail) < f.size:
         tail = f.read_tail(TAIL_BYTES)     # legacy / 2.0 readers parse their metadata from the tail
     with damage_guard(ref.path, "footer / metadata"):
-        return _open_version(f, ref, tail, major, minor, options)
+        return _open_version(f, ref, tail, major, minor)
 
 
-def _open_version(f, ref: DataFileRef, tail, major: int, minor: int, options: dict) -> DataFileReader:
+def _open_version(f: InputFile, ref: DataFileRef, tail: bytes | memoryview, major: int, minor: int) -> DataFileReader:
     if (major, minor) in ((0, 1), (0, 2)):
-        return LegacyFileReader(f, ref, tail, **options)
+        return LegacyFileReader(f, ref, tail)
     if (major, minor) in ((0, 3), (2, 0)):
-        return V20FileReader(f, ref, tail, **options)
+        return V20FileReader(f, ref, tail)
     if (major, minor) in V2_1_VERSIONS:
-        reader = V2FileReader(f, ref, tail, **options)
+        reader = V2FileReader(f, ref, tail)
         reader.container.remember()
         return reader
     raise UnsupportedFeatureError(

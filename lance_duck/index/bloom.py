@@ -16,6 +16,7 @@ the complete filter.
 from __future__ import annotations
 
 import struct
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -23,7 +24,14 @@ import pyarrow as pa
 from ..errors import CorruptFileError
 from .checks import check_zones, damaged, int_column
 from .files import IndexFile, cached
-from .scalar import MAX_ZONE_SHARE, Unsupported
+from .terms import MAX_ZONE_SHARE, Terms, Unsupported
+
+if TYPE_CHECKING:
+    from ..io.fs import FileIO
+
+#: a bloom filter file's zones: fragment id, first row, rows, has-null flag (one each per zone),
+#: and the filters as a (zones, blocks, 8) uint32 array
+_Zones = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 FILE_NAME = "bloomfilter.lance"
 BLOOM_OPS = frozenset({"==", "in", "is_null"})
@@ -97,7 +105,7 @@ def _value_bytes(values: pa.Array) -> list[bytes]:
 
 def _native_dtype(t: pa.DataType) -> str | None:
     if pa.types.is_integer(t) or pa.types.is_floating(t):
-        return np.dtype(t.to_pandas_dtype()).newbyteorder("<").str
+        return str(np.dtype(t.to_pandas_dtype()).newbyteorder("<").str)
     if pa.types.is_date32(t) or pa.types.is_time32(t):
         return "<i4"
     if pa.types.is_date64(t) or pa.types.is_time64(t) or pa.types.is_timestamp(t):
@@ -123,7 +131,8 @@ def _may_contain(words: np.ndarray, hashes: np.ndarray) -> np.ndarray:
     bits = ((low[:, None] * SALT[None, :]) & np.uint64(0xFFFFFFFF)) >> np.uint64(27)   # (needles, 8)
     masks = (np.uint32(1) << bits.astype(np.uint32))
     got = words[:, block.astype(np.int64), :]                                         # (zones, needles, 8)
-    return np.all((got & masks[None, :, :]) != 0, axis=2).any(axis=1)
+    hit: np.ndarray = np.all((got & masks[None, :, :]) != 0, axis=2).any(axis=1)
+    return hit
 
 
 def _filter_words(data: pa.Array, path: str) -> np.ndarray:
@@ -148,13 +157,13 @@ class BloomFilterIndex:
     #: the indexed column's type (set by the search; this file holds none to compare)
     value_type: pa.DataType | None = None
 
-    def __init__(self, io, path: str, size: int | None):
+    def __init__(self, io: FileIO, path: str, size: int | None) -> None:
         self.io = io
         self.path = path
         self.size = size
 
-    def _zones(self):
-        def load():
+    def _zones(self) -> _Zones:
+        def load() -> _Zones:
             f = IndexFile(self.io, self.path, self.size)
             frag, start, length, has_null, data = f.read(
                 ["fragment_id", "zone_start", "zone_length", "has_null", "bloom_filter_data"])
@@ -171,7 +180,7 @@ class BloomFilterIndex:
         """Read the zones' filters into the index cache (``prewarm_index``)."""
         self._zones()
 
-    def zone_keep(self, terms, has_null: np.ndarray, words: np.ndarray) -> np.ndarray:
+    def zone_keep(self, terms: Terms, has_null: np.ndarray, words: np.ndarray) -> np.ndarray:
         """(zones,) bool: the zones where every term may hold."""
         keep = np.ones(len(has_null), dtype=bool)
         for preds in terms:
@@ -187,7 +196,7 @@ class BloomFilterIndex:
             keep &= any_pred
         return keep
 
-    def search(self, terms, fragment_rows: dict[int, int]) -> dict[int, np.ndarray]:
+    def search(self, terms: Terms, fragment_rows: dict[int, int]) -> dict[int, np.ndarray]:
         """{fragment id: sorted int64 offsets to read} for the fragments the file has zones of:
         the kept zones' offsets plus the offsets no zone spans."""
         frag, start, length, has_null, words = self._zones()

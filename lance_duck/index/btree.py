@@ -8,8 +8,12 @@ that do not cast exactly) answers None and the caller compares the values as bef
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
+
+from .terms import ColumnPred, Term, Terms
 
 #: operators answered by bisection
 SORTED_OPS = frozenset({"==", "<", "<=", ">", ">=", "in", "is_null"})
@@ -20,13 +24,13 @@ def sorted_integers(values: pa.Array) -> np.ndarray | None:
     ascending (checked once, when the page is cached), else None."""
     if not pa.types.is_integer(values.type) or values.null_count:
         return None
-    v = values.to_numpy(zero_copy_only=False)
+    v: np.ndarray = values.to_numpy(zero_copy_only=False)
     if v.size > 1 and not bool((v[1:] >= v[:-1]).all()):
         return None
     return v
 
 
-def sorted_match(v: np.ndarray, terms) -> np.ndarray | None:
+def sorted_match(v: np.ndarray, terms: Terms) -> np.ndarray | None:
     """Positions (sorted) of the values of ``v`` (sorted integers) satisfying every term (a tuple
     of predicates of which one must hold), or None when a predicate is not answered here."""
     per_term: list[list[tuple[int, int]]] = []
@@ -55,7 +59,7 @@ def sorted_match(v: np.ndarray, terms) -> np.ndarray | None:
     return np.flatnonzero(keep)
 
 
-def _spans(v: np.ndarray, p) -> list[tuple[int, int]] | None:
+def _spans(v: np.ndarray, p: ColumnPred) -> list[tuple[int, int]] | None:
     """[lo, hi) runs of ``v`` where predicate ``p`` holds (None: not answered here)."""
     if p.op not in SORTED_OPS:
         return None
@@ -76,7 +80,7 @@ def _spans(v: np.ndarray, p) -> list[tuple[int, int]] | None:
             ">": [(right, v.size)], ">=": [(left, v.size)]}[p.op]
 
 
-def pred_ints(p, dtype: np.dtype) -> np.ndarray | None:
+def pred_ints(p: ColumnPred, dtype: np.dtype[Any]) -> np.ndarray | None:
     """The integer value(s) of predicate ``p`` (``in``: its non-null values; a comparison: one
     value, none for a null literal) as a ``dtype`` array, cast once: a scalar literal is read as
     a Python int and range-checked (no Arrow array is built). None when a value is not an
@@ -104,7 +108,7 @@ _LIMITS: dict[np.dtype, tuple[int, int]] = {
     for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")}
 
 
-def _exact_ints(values, dtype: np.dtype) -> np.ndarray | None:
+def _exact_ints(values: Any, dtype: np.dtype[Any]) -> np.ndarray | None:
     """Non-null integer ``values`` (a pyarrow Array) as ``dtype``, when each is exactly
     representable in it (else None: e.g. a fraction, or a value outside the column's range)."""
     if not isinstance(values, pa.Array) or not pa.types.is_integer(values.type):
@@ -113,10 +117,11 @@ def _exact_ints(values, dtype: np.dtype) -> np.ndarray | None:
     info = np.iinfo(dtype)
     if vals.size and (int(vals.min()) < info.min or int(vals.max()) > info.max):
         return None
-    return vals.astype(dtype)
+    exact: np.ndarray = vals.astype(dtype)
+    return exact
 
 
-def integer_mask(values: pa.Array, preds) -> np.ndarray | None:
+def integer_mask(values: pa.Array, preds: Term) -> np.ndarray | None:
     """Rows of ``values`` (integers without nulls: a few selected rows re-checked) where one of
     ``preds`` holds, compared in numpy; None when not answered here (other types, nulls,
     operators, or values that do not cast exactly)."""
@@ -151,7 +156,7 @@ _NP_TYPES = {t: np.dtype(t.to_pandas_dtype()) for t in (pa.int8(), pa.int16(), p
 _PY_COMPARE = {"==": int.__eq__, "<": int.__lt__, "<=": int.__le__, ">": int.__gt__, ">=": int.__ge__}
 
 
-def _few_mask(values: pa.Array, preds) -> np.ndarray | None:
+def _few_mask(values: pa.Array, preds: Term) -> np.ndarray | None:
     """:func:`integer_mask` of a few values (integers without nulls), compared as Python ints
     (each literal cast to the column's type exactly as for the numpy comparison)."""
     dtype = _NP_TYPES.get(values.type)

@@ -25,12 +25,13 @@ def int_column(a: pa.Array, path: str, what: str) -> np.ndarray:
     which the range checks reject)."""
     if a.null_count:
         raise damaged(path, f"{what} has nulls")
-    return a.to_numpy(zero_copy_only=False).astype(np.int64)
+    ints: np.ndarray = a.to_numpy(zero_copy_only=False).astype(np.int64)
+    return ints
 
 
 def _nulls_first(a: pa.Array) -> int | None:
     """How many leading nulls ``a`` has, None when a null follows a value."""
-    k = a.null_count
+    k = int(a.null_count)
     if k == 0:
         return 0
     if k == len(a) or a.slice(0, k).null_count == k:
@@ -82,13 +83,13 @@ def check_sorted(a: pa.Array, path: str, what: str, *, strict: bool = False, max
 def same_value(a: pa.Scalar, b: pa.Scalar) -> bool:
     """Two scalars hold the same value (both null, both NaN, or equal)."""
     if not a.is_valid or not b.is_valid:
-        return a.is_valid == b.is_valid
+        return bool(a.is_valid == b.is_valid)
     if a.type != b.type:
         return False
     if pa.types.is_floating(a.type):
         x, y = a.as_py(), b.as_py()
-        return x == y or (x != x and y != y)
-    return a.equals(b)
+        return bool(x == y or (x != x and y != y))
+    return bool(a.equals(b))
 
 
 def check_bounds_order(mn: pa.Array, mx: pa.Array, path: str, what: str) -> None:

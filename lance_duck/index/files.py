@@ -7,7 +7,7 @@ in a process-wide LRU bounded in bytes, so repeated queries do not re-read index
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from typing import TYPE_CHECKING, Callable, Hashable, Sequence, TypeVar, cast
 
 import numpy as np
 import pyarrow as pa
@@ -19,10 +19,17 @@ from ..file.base import damage_guard
 from ..schema import LanceField, schema_from_protos
 from .metadata import IndexSegment
 
+if TYPE_CHECKING:
+    from ..file.base import RowSelection
+    from ..io.fs import FileIO
+    from ..table.snapshot import Snapshot
+
+T = TypeVar("T")
+
 INDICES_DIR = "_indices"
 
 
-def segment_file_path(snapshot, segment: IndexSegment, name: str) -> str:
+def segment_file_path(snapshot: Snapshot, segment: IndexSegment, name: str) -> str:
     """``<base>/_indices/<uuid>/<name>``; the name must be a plain file name (no directories)."""
     if not name or "/" in name or "\\" in name or name in (".", "..") or ":" in name:
         raise CorruptFileError(f"index {segment.name!r}: file name {name!r} is not a plain file name")
@@ -44,11 +51,11 @@ class IndexFile:
     one the manifest records (a truncated, extended or swapped-in file; remote files are read
     at the recorded size, where a wrong size leaves no footer), and any decoding failure."""
 
-    def __init__(self, io, path: str, size: int | None = None):
+    def __init__(self, io: FileIO, path: str, size: int | None = None) -> None:
         with damage_guard(path, "index file"):
             self._open(io, path, size)
 
-    def _open(self, io, path: str, size: int | None) -> None:
+    def _open(self, io: FileIO, path: str, size: int | None) -> None:
         if size and io.is_local:
             actual = _local_size(path)
             if actual is not None and actual != size:
@@ -74,7 +81,7 @@ class IndexFile:
                                    f"(has {sorted(self._fields)})")
         return f
 
-    def read(self, names: Sequence[str], rows=None) -> list[pa.Array]:
+    def read(self, names: Sequence[str], rows: RowSelection = None) -> list[pa.Array]:
         with damage_guard(self.path, "index file"):
             arrays = self.reader.read_fields([self.field(n) for n in names], rows)
             return [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays]
@@ -87,13 +94,13 @@ def _local_size(path: str) -> int | None:
         return None
 
 
-def _column_map(fields, minor: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def _column_map(fields: Sequence[LanceField], minor: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Field ids (pre-order) and their columns: 2.1+ files give columns to leaf fields only (a list's
     values, not the list), 2.0 files to every field."""
     ids: list[int] = []
     cols: list[int] = []
 
-    def visit(fs) -> None:
+    def visit(fs: Sequence[LanceField]) -> None:
         for f in fs:
             ids.append(f.id)
             cols.append(-1)
@@ -112,11 +119,11 @@ CACHE = _state.cache("index_files")
 OPEN_FILE_CHARGE = 1 << 20   # an open index file (reader, metadata, mapping) counts as 1 MiB
 
 
-def nbytes_of(value) -> int:
+def nbytes_of(value: object) -> int:
     if isinstance(value, IndexFile):
         return OPEN_FILE_CHARGE
     if isinstance(value, (pa.Array, pa.ChunkedArray)):
-        return value.nbytes
+        return int(value.nbytes)
     if isinstance(value, np.ndarray):
         return value.nbytes
     if isinstance(value, (list, tuple)):
@@ -127,11 +134,11 @@ def nbytes_of(value) -> int:
     return nb if isinstance(nb, int) else 64
 
 
-def cached(key: tuple, compute):
+def cached(key: tuple[Hashable, ...], compute: Callable[[], T]) -> T:
     """``compute()`` once per key while it stays in the cache."""
     hit = CACHE.get(key)
     if hit is not None:
-        return hit
+        return cast(T, hit)          # computed by a call with this key, so of its type
     value = compute()
     CACHE.put(key, value, nbytes_of(value))
     return value

@@ -15,11 +15,16 @@ it.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import _state
 from ..errors import LanceDuckError
 from ..table.manifest import read_manifest
-from ..table.versions import VERSIONS_DIR, list_versions, manifest_name
+from ..table.versions import VERSIONS_DIR, VersionEntry, list_versions, manifest_name
 from .metadata import IndexSegment, read_index_segments
+
+if TYPE_CHECKING:
+    from ..table.snapshot import Snapshot
 
 #: manifests summarised ((store, dataset dir, version) -> (max fragment id, index uuids)); manifests are immutable
 _SUMMARY = _state.cache("manifest_summaries")
@@ -27,10 +32,10 @@ _SUMMARY = _state.cache("manifest_summaries")
 _VERDICT = _state.cache("index_lineage_verdicts")
 
 
-def _summary(snapshot, version: int) -> tuple[int, frozenset[str]] | None:
+def _summary(snapshot: Snapshot, version: int) -> tuple[int, frozenset[str]] | None:
     """(max fragment id, index uuids) of one version; None when it cannot be read."""
     key = (getattr(snapshot.io, "key", None), snapshot.dataset_dir, version)
-    got = _SUMMARY.get(key)
+    got: tuple[int, frozenset[str]] | None = _SUMMARY.get(key)
     if got is not None:
         return got
     vdir = snapshot.io.join(snapshot.dataset_dir, VERSIONS_DIR)
@@ -53,13 +58,13 @@ def _summary(snapshot, version: int) -> tuple[int, frozenset[str]] | None:
     return top, uuids
 
 
-def later_fragments(snapshot, seg: IndexSegment) -> str | None:
+def later_fragments(snapshot: Snapshot, seg: IndexSegment) -> str | None:
     """Why ``seg``'s fragment bitmap is provably a lie (a fragment created after its files), or None
     (the verdict kept per table, segment and claimed fragment: versions are listed at most once)."""
     if not seg.fragment_ids or seg.dataset_version >= snapshot.version:
         return None
     key = (getattr(snapshot.io, "key", None), snapshot.dataset_dir, seg.uuid, max(seg.fragment_ids))
-    kept = _VERDICT.get(key)
+    kept: tuple[str | None] | None = _VERDICT.get(key)
     if kept is not None:
         return kept[0]
     got = _later_fragments(snapshot, seg)
@@ -67,7 +72,7 @@ def later_fragments(snapshot, seg: IndexSegment) -> str | None:
     return got
 
 
-def _later_fragments(snapshot, seg: IndexSegment) -> str | None:
+def _later_fragments(snapshot: Snapshot, seg: IndexSegment) -> str | None:
     first = _summary(snapshot, seg.dataset_version)
     claimed = max(seg.fragment_ids)
     if first is None or claimed <= first[0]:
@@ -92,9 +97,9 @@ def _later_fragments(snapshot, seg: IndexSegment) -> str | None:
     return None
 
 
-def _entries(snapshot) -> list:
+def _entries(snapshot: Snapshot) -> list[VersionEntry]:
     """The listed versions of the snapshot's table (listed once per snapshot)."""
-    def make() -> list:
+    def make() -> list[VersionEntry]:
         try:
             return list_versions(snapshot.io, snapshot.dataset_dir)
         except (OSError, LanceDuckError):

@@ -11,14 +11,17 @@ import struct
 import uuid as _uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from google.protobuf.message import DecodeError
 
 from .. import _state
-from .._proto import index_pb2
+from .._proto import index_pb2, table_pb2
 from ..errors import CorruptFileError
 from .roaring import decode_roaring
+
+if TYPE_CHECKING:
+    from ..table.fragment import FragmentInfo
 
 # type_url suffix -> pylance's index type name
 TYPE_NAMES = {
@@ -67,7 +70,7 @@ def type_name(type_url: str) -> str:
     return short[:-len("IndexDetails")] if short.endswith("IndexDetails") else short
 
 
-def read_index_segments(manifest, raw: bytes, path: str) -> list[IndexSegment]:
+def read_index_segments(manifest: table_pb2.Manifest, raw: bytes, path: str) -> list[IndexSegment]:
     """Every index segment of a manifest (empty when it has no index section)."""
     if not manifest.HasField("index_section"):
         return []
@@ -132,7 +135,7 @@ class IndexSegmentDescription:
     created_at: datetime | None
     base_id: int | None
     size_bytes: int | None
-    covering_fields: list = field(default_factory=list)
+    covering_fields: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -165,7 +168,7 @@ class IndexDescription:
                 + ("" if self.total_size_bytes is None else f", total_size_bytes={self.total_size_bytes}") + ")")
 
 
-def describe(segments: list[IndexSegment], fragments, field_paths: dict[int, str]) -> list[IndexDescription]:
+def describe(segments: list[IndexSegment], fragments: Iterable[FragmentInfo], field_paths: dict[int, str]) -> list[IndexDescription]:
     """Group segments by index name (sorted by name, as pylance lists them)."""
     rows = {f.id: f.count_rows() for f in fragments}
     by_name: dict[str, list[IndexSegment]] = {}

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import struct
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -27,7 +28,11 @@ from ..errors import CorruptFileError
 from .checks import damaged, int_column
 from .files import CACHE, IndexFile, cached, nbytes_of
 from .roaring import decode_roaring
-from .scalar import MAX_ZONE_SHARE, Unsupported, sorted_unique
+from .scalar import sorted_unique
+from .terms import MAX_ZONE_SHARE, Terms, Unsupported
+
+if TYPE_CHECKING:
+    from ..io.fs import FileIO
 
 FILE_NAME = "ngram_postings.lance"
 #: contains, and icontains (ASCII needles, any case: the tokens are lower-cased trigrams anyway)
@@ -55,7 +60,7 @@ def needle_tokens(needle: str) -> set[int]:
     return out
 
 
-def decode_treemap(buf, what: str) -> np.ndarray:
+def decode_treemap(buf: bytes | memoryview | pa.Buffer, what: str) -> np.ndarray:
     """Sorted uint64 members of a serialized roaring treemap (high halves strictly ascending,
     each bitmap decoded strictly, every byte accounted for)."""
     view = memoryview(buf).cast("B")
@@ -85,7 +90,8 @@ def _members(small: np.ndarray, big: np.ndarray) -> np.ndarray:
     if len(big) == 0:
         return big
     pos = np.minimum(np.searchsorted(big, small), len(big) - 1)
-    return small[big[pos] == small]
+    members: np.ndarray = small[big[pos] == small]
+    return members
 
 
 class NGramIndex:
@@ -95,7 +101,7 @@ class NGramIndex:
     #: the indexed column's type (set by the search; this file holds none to compare)
     value_type: pa.DataType | None = None
 
-    def __init__(self, io, path: str, size: int | None):
+    def __init__(self, io: FileIO, path: str, size: int | None) -> None:
         self.io = io
         self.path = path
         self.size = size
@@ -105,7 +111,7 @@ class NGramIndex:
 
     def _tokens(self) -> tuple[np.ndarray, np.ndarray]:
         """(sorted tokens, their rows in the file)."""
-        def load():
+        def load() -> tuple[np.ndarray, np.ndarray]:
             (tokens,) = self._file().read(["tokens"])
             keys = int_column(tokens, self.path, "tokens")
             order = np.argsort(keys, kind="stable")
@@ -116,7 +122,8 @@ class NGramIndex:
         return cached(("ngram-tokens", self.path), load)
 
     def _postings(self, rows: list[int]) -> dict[int, np.ndarray]:
-        out, missing = {}, []
+        out: dict[int, np.ndarray] = {}
+        missing: list[int] = []
         for r in rows:
             got = CACHE.get(("ngram-posting", self.path, r))
             if got is None:
@@ -138,7 +145,7 @@ class NGramIndex:
         """Read the tokens and every posting list into the index cache (``prewarm_index``)."""
         self._postings(list(range(len(self._tokens()[0]))))
 
-    def _rows_for(self, needles) -> list[int] | None:
+    def _rows_for(self, needles: Sequence[str]) -> list[int] | None:
         """Token rows of every trigram of ``needles``; None when one is not in the index."""
         tokens = set()
         for needle in needles:
@@ -152,7 +159,7 @@ class NGramIndex:
             return None
         return [int(r) for r in rows[pos]]
 
-    def search(self, terms, fragment_rows: dict[int, int]) -> np.ndarray:
+    def search(self, terms: Terms, fragment_rows: dict[int, int]) -> np.ndarray:
         """Sorted unique uint64 ids (row addresses or stable row ids) of the candidate rows;
         Unsupported when they are more than half the rows of ``fragment_rows`` (scan instead)."""
         result: np.ndarray | None = None

@@ -25,7 +25,7 @@ from .._proto import index_pb2
 from ..errors import CorruptFileError
 from .metadata import IndexSegment
 from .ngram import decode_treemap
-from .scalar import Unsupported
+from .terms import Unsupported
 
 TYPE_SUFFIX = "FragmentReuseIndexDetails"
 _LOW = np.uint64(0xFFFFFFFF)

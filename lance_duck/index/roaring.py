@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import struct
 
+from typing import Optional
+
 import numpy as np
 
 from ..errors import CorruptFileError
@@ -26,9 +28,11 @@ WITH_RUNS = 12347
 NO_OFFSET_THRESHOLD = 4
 ARRAY_MAX = 4096
 FULL = None  # a key whose bitmap is absent: all rows of that key
+#: {key (high 32 bits): its sorted uint32 low halves, or FULL}
+TreeMap = dict[int, Optional[np.ndarray]]
 
 
-def _need(buf, pos: int, n: int, what: str) -> None:
+def _need(buf: bytes | memoryview, pos: int, n: int, what: str) -> None:
     if pos + n > len(buf):
         raise CorruptFileError(f"{what}: roaring bitmap truncated at byte {pos} (needs {n} more)")
 
@@ -114,7 +118,7 @@ def decode_roaring(buf: bytes | memoryview, what: str = "roaring bitmap") -> tup
     return values, pos
 
 
-def decode_row_tree_map(buf: bytes | memoryview, what: str = "row tree map") -> dict[int, np.ndarray | None]:
+def decode_row_tree_map(buf: bytes | memoryview, what: str = "row tree map") -> TreeMap:
     """{key: sorted uint32 low halves, or FULL (None) for "all rows of this key"}; keys must be
     strictly ascending and every byte accounted for."""
     buf = memoryview(buf).cast("B")

@@ -11,6 +11,8 @@ predicate under Arrow's comparison semantics (the same semantics the scan's filt
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -20,7 +22,17 @@ from ..errors import CorruptFileError
 from .checks import check_bounds_order, check_sorted, check_value_type, check_zones, damaged, int_column, same_value
 from .btree import integer_mask, pred_ints, sorted_integers, sorted_match
 from .files import CACHE, IndexFile, cached, nbytes_of
+from .bloom import zone_selections
 from .roaring import FULL, decode_row_tree_map
+from .terms import ColumnPred, Term, Terms
+from .terms import Unsupported as Unsupported  # re-exported: scan/ and index/search.py catch it here
+
+if TYPE_CHECKING:
+    from ..io.fs import FileIO
+    from .roaring import TreeMap
+
+#: one BTREE page as kept in the cache: (its values, their ids, the values as sorted integers or None)
+_Page = tuple[pa.Array, np.ndarray, Optional[np.ndarray]]
 
 # Predicates an exact index answers (``!=`` and ``IS NOT NULL`` select most rows: scan instead).
 EXACT_OPS = frozenset({"==", "<", "<=", ">", ">=", "in", "is_null"})
@@ -31,14 +43,9 @@ MAX_IN_PAGE_PROBES = 256
 MAX_SHARE = 1 / 8
 MIN_PAGES = 2
 MIN_KEYS = 2
-MAX_ZONE_SHARE = 1 / 2
 
 
-class Unsupported(Exception):
-    """This index cannot answer this predicate (the caller scans normally)."""
-
-
-def _cast_value(value, to: pa.DataType):
+def _cast_value(value: Any, to: pa.DataType) -> Any:
     if value.type == to:
         return value
     try:
@@ -47,7 +54,7 @@ def _cast_value(value, to: pa.DataType):
         raise Unsupported(f"value of type {value.type} against index keys of type {to}") from None
 
 
-def value_mask(values: pa.Array, terms) -> np.ndarray:
+def value_mask(values: pa.Array, terms: Terms) -> np.ndarray:
     """Rows of ``values`` satisfying every term; a term is a tuple of ColumnPredicates on this
     column of which one must hold."""
     keep = np.ones(len(values), dtype=bool)
@@ -56,7 +63,7 @@ def value_mask(values: pa.Array, terms) -> np.ndarray:
     return keep
 
 
-def conjuncts_mask(conjuncts, columns: dict[str, pa.Array], n: int) -> np.ndarray:
+def conjuncts_mask(conjuncts: Sequence[Any], columns: dict[str, pa.Array], n: int) -> np.ndarray:
     """Rows of ``columns`` (top-level name -> array of ``n`` rows) passing every conjunct, with
     compute kernels (no expression engine); Unsupported unless each conjunct is on a top-level
     column given here with ops an exact index answers."""
@@ -69,7 +76,7 @@ def conjuncts_mask(conjuncts, columns: dict[str, pa.Array], n: int) -> np.ndarra
     return keep
 
 
-def _any_mask(values: pa.Array, preds) -> np.ndarray:
+def _any_mask(values: pa.Array, preds: Term) -> np.ndarray:
     fast = integer_mask(values, preds)
     if fast is not None:
         return fast
@@ -101,14 +108,14 @@ class BTreeIndex:
     #: the indexed column's type (set by the search; None: unchecked)
     value_type: pa.DataType | None = None
 
-    def __init__(self, io, lookup_path: str, data_path: str, sizes: dict[str, int]):
+    def __init__(self, io: FileIO, lookup_path: str, data_path: str, sizes: dict[str, int]) -> None:
         self.io = io
         self.lookup_path = lookup_path
         self.data_path = data_path
         self.sizes = sizes
 
-    def _lookup(self):
-        def load():
+    def _lookup(self) -> tuple[Bounds, np.ndarray, int]:
+        def load() -> tuple[Bounds, np.ndarray, int]:
             f = IndexFile(self.io, self.lookup_path, self.sizes.get("page_lookup.lance"))
             meta = f.metadata
             if meta.get("range_partitioned", "false") not in ("false", "False"):
@@ -139,7 +146,7 @@ class BTreeIndex:
         if missing:
             self._read_pages(self._data_file(), missing, batch)
 
-    def search(self, terms, fragment_rows: dict[int, int] | None = None) -> np.ndarray:
+    def search(self, terms: Terms, fragment_rows: dict[int, int] | None = None) -> np.ndarray:
         """Sorted unique uint64 ids (row addresses or stable row ids) of the matching rows
         (``fragment_rows``: unused, ids are checked by the caller)."""
         got = self._point(terms)
@@ -177,7 +184,7 @@ class BTreeIndex:
             return np.empty(0, dtype=np.uint64)
         return _distinct(np.concatenate(out), self.data_path)
 
-    def _point(self, terms) -> np.ndarray | None:
+    def _point(self, terms: Terms) -> np.ndarray | None:
         """:meth:`search` of ``=``, a short ``IN`` or an AND of comparisons against integer
         literals over sorted integer page bounds (point lookups, ranges): each value interval's
         pages by two bisections, its rows in a page by two more, in Python ints; None when it
@@ -201,7 +208,7 @@ class BTreeIndex:
         if npages > max(MIN_PAGES, len(page_idx) * MAX_SHARE):
             raise Unsupported(f"predicate keeps {npages} of {len(page_idx)} btree pages")
         out = []
-        pages: dict[int, tuple] = {}
+        pages: dict[int, _Page] = {}
         for (lo, hi), (first, end) in zip(clipped, pages_of):
             for pg in page_idx[first:end].tolist():
                 known = pg in pages
@@ -223,7 +230,7 @@ class BTreeIndex:
             return np.empty(0, dtype=np.uint64)
         return _distinct(out[0] if len(out) == 1 else np.concatenate(out), self.data_path)
 
-    def _read_pages(self, data: IndexFile, pages: list[int], batch: int) -> list:
+    def _read_pages(self, data: IndexFile, pages: list[int], batch: int) -> list[_Page]:
         n = data.num_rows
         bounds = [(p * batch, min((p + 1) * batch, n)) for p in pages]
         if any(lo >= hi for lo, hi in bounds):
@@ -312,7 +319,7 @@ def _check_page(vals: pa.Array, ints: np.ndarray | None, lookup: Bounds, p: int,
 POINT_VALUES = 32
 
 
-def _intervals(terms) -> list[tuple[int | None, int | None]] | None:
+def _intervals(terms: Terms) -> list[tuple[int | None, int | None]] | None:
     """The sorted, disjoint inclusive value intervals (None: open) holding exactly the integers
     that satisfy ``terms`` -- one ``IN`` of at most :data:`POINT_VALUES` integer literals, or
     an AND of ``=`` / ``<`` / ``<=`` / ``>`` / ``>=`` against integer literals -- or None."""
@@ -340,7 +347,7 @@ def _intervals(terms) -> list[tuple[int | None, int | None]] | None:
     return [(lo, hi)] if terms else None
 
 
-_BOUND_OPS = {"==": lambda x: (x, x), "<": lambda x: (None, x - 1), "<=": lambda x: (None, x),
+_BOUND_OPS: dict[str, Callable[[int], tuple[int | None, int | None]]] = {"==": lambda x: (x, x), "<": lambda x: (None, x - 1), "<=": lambda x: (None, x),
               ">": lambda x: (x + 1, None), ">=": lambda x: (x, None)}
 
 
@@ -354,7 +361,7 @@ def sorted_unique(a: np.ndarray) -> np.ndarray:
 
 def _float_bound(a: pa.Array, fill: float) -> np.ndarray:
     """A float bound column as numpy, nulls replaced by ``fill``."""
-    v = a.to_numpy(zero_copy_only=False)
+    v: np.ndarray = a.to_numpy(zero_copy_only=False)
     if a.null_count:
         v = np.where(a.is_null().to_numpy(zero_copy_only=False), fill, v)
     return v
@@ -386,16 +393,16 @@ class Bounds:
 
     @property
     def nbytes(self) -> int:
-        return self.mn.nbytes + self.mx.nbytes + 2 * self.nulls.nbytes
+        return int(self.mn.nbytes + self.mx.nbytes + 2 * self.nulls.nbytes)
 
-    def may_match(self, terms) -> np.ndarray:
+    def may_match(self, terms: Terms) -> np.ndarray:
         """Sorted positions of the units that may hold a row satisfying every term."""
         keep = np.ones(len(self), dtype=bool)
         for preds in terms:
             keep &= self._any(preds)
         return np.flatnonzero(keep)
 
-    def _any(self, preds) -> np.ndarray:
+    def _any(self, preds: Term) -> np.ndarray:
         fast = self._any_int(preds)
         if fast is not None:
             return fast
@@ -438,7 +445,7 @@ class Bounds:
                 and bool((mn[1:] >= mn[:-1]).all()) and bool((mx[1:] >= mx[:-1]).all())
         return got
 
-    def _any_int(self, preds) -> np.ndarray | None:
+    def _any_int(self, preds: Term) -> np.ndarray | None:
         """:meth:`_any` for integer bounds without nulls, each literal cast once to the bounds'
         type (:func:`pred_ints`); None when a predicate is not answered so. One ``=`` over
         sorted bounds (a BTREE's point lookup) is two bisections."""
@@ -478,7 +485,8 @@ class Bounds:
             upper = mx[:, None] >= v
             if self.floating:
                 upper |= np.isnan(mx)[:, None]
-            return ((mn[:, None] <= v) & upper).any(axis=1)
+            hit: np.ndarray = ((mn[:, None] <= v) & upper).any(axis=1)
+            return hit
         m = np.zeros(len(self), dtype=bool)
         for v in values:
             m |= pc.and_kleene(pc.less_equal(self.mn, v).fill_null(True),
@@ -493,14 +501,18 @@ class Bounds:
             if self.nans is None:
                 raise Unsupported(f"float {op} without NaN counts")
             mx = self.np[1]
-            return (mx > v.as_py() if op == ">" else mx >= v.as_py()) | np.isnan(mx) | (self.nans > 0)
+            above: np.ndarray = (mx > v.as_py() if op == ">" else mx >= v.as_py()) | np.isnan(mx) | (self.nans > 0)
+            return above
         if self.np is not None:
             x = v.as_py()
             mn, mx = self.np
-            return {"<": lambda: mn < x, "<=": lambda: mn <= x, ">": lambda: mx > x, ">=": lambda: mx >= x}[op]()
+            compared: np.ndarray = {"<": lambda: mn < x, "<=": lambda: mn <= x, ">": lambda: mx > x,
+                                    ">=": lambda: mx >= x}[op]()
+            return compared
         fn, arr = {"<": (pc.less, self.mn), "<=": (pc.less_equal, self.mn), ">": (pc.greater, self.mx),
                    ">=": (pc.greater_equal, self.mx)}[op]
-        return fn(arr, v).fill_null(True).to_numpy(zero_copy_only=False)
+        kept: np.ndarray = fn(arr, v).fill_null(True).to_numpy(zero_copy_only=False)
+        return kept
 
 
 # -- BITMAP -----------------------------------------------------------------------------------
@@ -510,7 +522,7 @@ class BitmapIndex:
     #: a LABEL_LIST's file carries ``lance:label_list_nulls``, a BITMAP's does not
     label_list = False
 
-    def __init__(self, io, path: str, size: int | None):
+    def __init__(self, io: FileIO, path: str, size: int | None) -> None:
         self.io = io
         self.path = path
         self.size = size
@@ -536,7 +548,7 @@ class BitmapIndex:
         """Read the keys and every key's row map into the index cache (``prewarm_index``)."""
         self._maps(range(len(self._keys())))
 
-    def search(self, terms, fragment_rows: dict[int, int]) -> np.ndarray | None:
+    def search(self, terms: Terms, fragment_rows: dict[int, int]) -> np.ndarray | None:
         """Sorted unique uint64 ids; None when a map says "whole key" and the key is not a
         fragment of ``fragment_rows`` (fragment id -> physical rows)."""
         keys = self._keys()
@@ -553,7 +565,7 @@ class BitmapIndex:
                 raise damaged(self.path, "a row listed under two keys")
         return ids
 
-    def _maps(self, rows) -> list[dict]:
+    def _maps(self, rows: Iterable[int]) -> list[TreeMap]:
         """The decoded row-id tree maps of key rows ``rows`` (cached per key)."""
         parts = []
         missing = []
@@ -574,7 +586,7 @@ class BitmapIndex:
         return parts
 
     @staticmethod
-    def _ids(parts: list[dict], fragment_rows: dict[int, int]) -> np.ndarray | None:
+    def _ids(parts: list[TreeMap], fragment_rows: dict[int, int]) -> np.ndarray | None:
         """Sorted unique uint64 ids in the union of tree maps ``parts`` (None: see search)."""
         out = []
         for tree in parts:
@@ -616,7 +628,7 @@ class LabelListIndex(BitmapIndex):
 
     label_list = True
 
-    def search(self, terms, fragment_rows: dict[int, int]) -> np.ndarray | None:
+    def search(self, terms: Terms, fragment_rows: dict[int, int]) -> np.ndarray | None:
         keys = self._keys()
         result: np.ndarray | None = None
         for preds in terms:
@@ -631,7 +643,7 @@ class LabelListIndex(BitmapIndex):
             result = ids if result is None else np.intersect1d(result, ids, assume_unique=True)
         return result if result is not None else np.empty(0, dtype=np.uint64)
 
-    def _one(self, keys: pa.Array, p, fragment_rows: dict[int, int]) -> np.ndarray | None:
+    def _one(self, keys: pa.Array, p: ColumnPred, fragment_rows: dict[int, int]) -> np.ndarray | None:
         needles = pc.unique(_cast_value(p.value, keys.type))
         pos = pc.index_in(needles, value_set=keys).fill_null(-1).to_numpy(zero_copy_only=False)
         pos = pos.astype(np.int64)
@@ -658,18 +670,20 @@ class ZoneMapIndex:
     #: the indexed column's type (set by the search; None: unchecked)
     value_type: pa.DataType | None = None
 
-    def __init__(self, io, path: str, size: int | None):
+    def __init__(self, io: FileIO, path: str, size: int | None) -> None:
         self.io = io
         self.path = path
         self.size = size
 
-    def _zones(self):
-        def load():
+    def _zones(self) -> tuple[Bounds, np.ndarray, np.ndarray, np.ndarray]:
+        def load() -> tuple[Bounds, np.ndarray, np.ndarray, np.ndarray]:
             f = IndexFile(self.io, self.path, self.size)
             names = ["min", "max", "null_count", "fragment_id", "zone_start", "zone_length"]
             has_nans = any(fl.name == "nan_count" for fl in f.schema.fields)
             mn, mx, nulls, frag, start, length, *nans = f.read(names + ["nan_count"] * has_nans)
-            as_np = lambda a: int_column(a, self.path, "a zone column")  # noqa: E731
+
+            def as_np(a: pa.Array) -> np.ndarray:
+                return int_column(a, self.path, "a zone column")
             check_value_type(mn.type, self.value_type, self.path, "zone bounds")
             check_bounds_order(mn, mx, self.path, "zone bounds")
             check_zones(as_np(start), as_np(length), [as_np(nulls)] + [as_np(a) for a in nans], self.path)
@@ -685,11 +699,10 @@ class ZoneMapIndex:
         """Read the zones into the index cache (``prewarm_index``)."""
         self._zones()
 
-    def search(self, terms, fragment_rows: dict[int, int]) -> dict[int, np.ndarray]:
+    def search(self, terms: Terms, fragment_rows: dict[int, int]) -> dict[int, np.ndarray]:
         """{fragment id: sorted offsets to read} for the fragments the file has zones of: the
         offsets of the zones that may match plus those no zone spans (rows deleted before the
         index was built leave gaps)."""
-        from .bloom import zone_selections     # bloom imports this module
         bounds, frag, start, length = self._zones()
         keep = np.zeros(len(bounds), dtype=bool)
         keep[bounds.may_match(terms)] = True

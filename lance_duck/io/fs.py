@@ -31,7 +31,7 @@ import weakref
 from collections import OrderedDict, deque
 from concurrent.futures import Future, wait
 from collections.abc import Mapping
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Hashable, Iterable, Iterator, Sequence, TypeVar, cast
 
 import fsspec
 import numpy as np
@@ -42,6 +42,7 @@ from .. import _state, trace
 from .._state import ByteLRU
 from ..errors import CorruptFileError, InvalidArgumentError, UnsupportedFeatureError
 from . import retry
+from .prefetch import Prefetcher
 from .retry import RetryPolicy, TruncatedResponse
 from .storage_options import fsspec_options
 
@@ -79,6 +80,14 @@ LIST_ATTEMPTS = 3
 # Longest a read waits for a prefetch of the same tail before fetching it itself (seconds).
 PREFETCH_WAIT = 60.0
 
+T = TypeVar("T")
+#: a store in process-wide caches: (URL scheme, fsspec's token for the filesystem instance, or its id)
+StoreKey = tuple[str, Hashable]
+#: a remote file in the tail caches: (store, path)
+TailKey = tuple[StoreKey, str]
+#: a span served from a memory map: (weak reference to the map, start, length)
+_Span = tuple["weakref.ref[mmap.mmap]", int, int]
+
 
 def _scan_local(path: str) -> list[tuple[str, int | None]]:
     """(name, size or None for a directory) of a local directory's entries; [] when it does not exist."""
@@ -96,7 +105,7 @@ def _scan_local(path: str) -> list[tuple[str, int | None]]:
     return out
 
 
-def open_io(uri: str | os.PathLike, storage_options: dict[str, Any] | None = None) -> tuple["FileIO", str]:
+def open_io(uri: str | os.PathLike[str], storage_options: dict[str, Any] | None = None) -> tuple["FileIO", str]:
     """Resolve ``uri`` to (FileIO, root path inside that filesystem).
 
     ``storage_options`` may use pylance's keys (``aws_endpoint``, ...) or fsspec's arguments.
@@ -153,7 +162,7 @@ TUNING_OPTIONS = {
 def _tuning_value(key: str, value: Any) -> int | float:
     _, kind, least = TUNING_OPTIONS[key]
     try:
-        v = kind(value)
+        v: int | float = kind(value)
     except (TypeError, ValueError):
         v = least - 1
     if v < least:
@@ -165,7 +174,7 @@ def _tuning_value(key: str, value: Any) -> int | float:
 NO_CLIENT_RETRIES = {"total_max_attempts": 1}
 
 
-def _s3_client_options(kwargs: dict, max_in_flight: int) -> None:
+def _s3_client_options(kwargs: dict[str, Any], max_in_flight: int) -> None:
     """Retries are lance_duck's (retry.py): s3fs and botocore try once. The connection pool holds
     as many connections as requests may be in flight. A user's own settings win."""
     config = dict(kwargs.get("config_kwargs") or {})
@@ -197,18 +206,17 @@ class FileIO:
         self.retry = retry_policy or RetryPolicy()
         self._gate: Any = None                  # asyncio.Semaphore on the filesystem's loop
         # identifies the store in process-wide caches (fsspec instances are cached by their arguments)
-        self.key = (_protocols(fs)[0], getattr(fs, "_fs_token_", None) or id(fs))
+        self.key: StoreKey = (_protocols(fs)[0], getattr(fs, "_fs_token_", None) or id(fs))
         # what makes two FileIOs interchangeable (same store, same tuning, the process's caches):
         # objects made over one may serve the other (table/snapshot.py's kept snapshots); None
         # for a FileIO with its own caches
-        self.share_key: tuple | None = None if metadata_cache_bytes is not None else (
+        self.share_key: tuple[Any, ...] | None = None if metadata_cache_bytes is not None else (
             self.key, coalesce_gap, max_in_flight, max_request_bytes, prefetch_bytes, self.retry.max_retries,
             self.retry.base_delay, self.retry.max_delay, self.retry.timeout)
-        from .prefetch import Prefetcher
         self.prefetcher = Prefetcher(self, prefetch_bytes)
 
     # -- requests (remote filesystems) -----------------------------------------------------
-    def submit(self, path: str, start: int | None, end: int | None, exact: bool = False) -> Future:
+    def submit(self, path: str, start: int | None, end: int | None, exact: bool = False) -> Future[bytes]:
         """Start fetching bytes [start, end) of ``path`` (None, None: the whole object); a Future of bytes.
 
         At most ``max_in_flight`` requests run at once; each is retried per ``self.retry``. ``exact``:
@@ -244,7 +252,7 @@ class FileIO:
         data = self.fs.cat_file(path) if start is None else self.fs.cat_file(path, start=start, end=end)
         return _checked(data, path, start, end, exact)
 
-    def call(self, fn: Any, what: str) -> Any:
+    def call(self, fn: Callable[[], T], what: str) -> T:
         """``fn()`` (a metadata request: list, size, exists), retried per ``self.retry``."""
         return retry.call(fn, what, self.retry)
 
@@ -263,7 +271,7 @@ class FileIO:
         another store is returned as it is)."""
         scheme = _URL_SCHEME.match(path_or_uri)
         if scheme and scheme.group(1).lower() in _protocols(self.fs):
-            return self.fs._strip_protocol(path_or_uri)
+            return str(self.fs._strip_protocol(path_or_uri))
         return path_or_uri
 
     # -- listing and small files -----------------------------------------------------------
@@ -293,14 +301,15 @@ class FileIO:
             out.append((name, e.get("size") if e.get("type") != "directory" else None))
         return out
 
-    def _ls(self, path: str, detail: bool) -> list:
+    def _ls(self, path: str, detail: bool) -> list[Any]:
+        """fsspec's listing (names, or dicts of details), never from its directory cache."""
         try:
             self.fs.invalidate_cache(path)
         except Exception:  # noqa: BLE001 - a filesystem without a cache
             pass
-        return self.fs.ls(path, detail=detail)
+        return list(self.fs.ls(path, detail=detail))
 
-    def _ls_each(self, path: str) -> list[dict]:
+    def _ls_each(self, path: str) -> list[dict[str, Any]]:
         """The entries of an existing directory whose detailed listing keeps failing on entries
         that vanish: its names, then each one's details (the vanished ones left out)."""
         out = []
@@ -315,7 +324,7 @@ class FileIO:
     def exists(self, path: str) -> bool:
         if self.is_local:
             return os.path.exists(path)
-        return self.call(lambda: self.fs.exists(path), path)
+        return bool(self.call(lambda: self.fs.exists(path), path))
 
     def read_bytes(self, path: str) -> bytes:
         """The whole file; FileNotFoundError names the path."""
@@ -345,7 +354,7 @@ class FileIO:
             for item in items:
                 yield self._read_range(*item)
             return
-        pending: deque = deque()
+        pending: deque[Future[bytes]] = deque()
         it = iter(items)
         try:
             for item in it:
@@ -464,8 +473,9 @@ class InputFile:
         from fsspec.asyn import sync
         fs = self.io.fs
         self.requests += 1
-        return sync(fs.loop, retry.call_async, lambda: s3_get(fs, self.path, f"bytes=-{length}"),
-                    self.path, self.io.retry)
+        got: tuple[int, bytes] = sync(fs.loop, retry.call_async, lambda: s3_get(fs, self.path, f"bytes=-{length}"),
+                                      self.path, self.io.retry)
+        return got
 
     def prefetch(self, ranges: Sequence[tuple[int, int]]) -> None:
         """Start fetching the (offset, length) ``ranges`` that later reads will ask for (remote files;
@@ -499,7 +509,8 @@ class InputFile:
             advise_served(self._mmap, self.path, ranges, self._advised)
             _state.slot("mapped_pages", _ResidentPages).served(self._mmap, ranges)
             return [view[off:off + ln] for off, ln in ranges]
-        out: list = [self._from_held(off, ln) if self._held else None for off, ln in ranges]
+        out: list[memoryview | bytes | None] = [self._from_held(off, ln) if self._held else None
+                                                 for off, ln in ranges]
         if any(got is None for got in out):
             asked = [r for r, got in zip(ranges, out) if got is None]
             planned = self.io.prefetcher.take(self.path, asked)
@@ -511,7 +522,7 @@ class InputFile:
             out = [got if got is not None else next(it) for got in out]
         missing = [r for r, got in zip(ranges, out) if got is None]
         if not missing:
-            return out
+            return cast("list[memoryview | bytes]", out)   # every range served
         merged = coalesce(missing, self.io.coalesce_gap)
         blobs = self._fetch(merged)
         for k, (off, ln) in enumerate(ranges):
@@ -527,7 +538,7 @@ class InputFile:
             if e - s <= SMALL_READ and self._held_bytes + e - s <= HELD_BYTES:
                 self._held_bytes += e - s
                 self._hold(s, blob)
-        return out
+        return cast("list[memoryview | bytes]", out)   # the missing ones filled in above
 
     def _fetch(self, spans: list[tuple[int, int]]) -> list[bytes]:
         """Bytes of each [start, end) span, all requests issued together."""
@@ -578,7 +589,8 @@ class _ResidentPages:
     in again, and a repeated scan of a table within the budget makes no ``madvise`` call."""
 
     def __init__(self) -> None:
-        self._spans: OrderedDict = OrderedDict()   # (mmap id, start, length) -> (weakref to the mmap, start, length)
+        # (mmap id, start, length) -> (weakref to the mmap, start, length)
+        self._spans: OrderedDict[tuple[int, int, int], _Span] = OrderedDict()
         self._total = 0
         self._lock = threading.Lock()
 
@@ -596,7 +608,7 @@ class _ResidentPages:
                 except (ValueError, OSError):   # closed meanwhile
                     pass
 
-    def _note(self, mm: mmap.mmap, new: list[tuple[int, int]]) -> list:
+    def _note(self, mm: mmap.mmap, new: list[tuple[int, int]]) -> list[_Span]:
         """Record the spans ``new`` of ``mm`` as the most recent; the spans to release."""
         spans = self._spans
         ref = None
@@ -611,7 +623,7 @@ class _ResidentPages:
             ref = ref or weakref.ref(mm)
             spans[key] = (ref, s, n)
             self._total += n
-        released: list = []
+        released: list[_Span] = []
         # only spans of earlier reads go: the caller has not looked at these pages yet
         while self._total > MAPPED_RESIDENT_BYTES and len(spans) > len(new):
             _, span = spans.popitem(last=False)
@@ -627,22 +639,22 @@ class _TailCache:
     known; and the fetches of them under way (single flight): a reader of a file whose tail is being
     fetched waits for that request -- and shares its failure -- instead of sending its own."""
 
-    def __init__(self, lru: ByteLRU[tuple[Any, ...], tuple[int, bytes]]):
+    def __init__(self, lru: ByteLRU[TailKey, tuple[int, bytes]]):
         self._lru = lru
 
-    def claim(self, key: tuple, size: int | None) -> Future | None:
+    def claim(self, key: TailKey, size: int | None) -> Future[Any] | None:
         """A Future the caller must :meth:`settle` when it is to fetch ``key`` (neither cached with
         this size nor being fetched); None otherwise."""
         return self._lru.claim(key, lambda hit: size in (None, hit[0]))
 
-    def settle(self, key: tuple, flight: Future, got: tuple[int, bytes] | None,
+    def settle(self, key: TailKey, flight: Future[Any], got: tuple[int, bytes] | None,
                error: BaseException | None = None) -> None:
         """End the fetch ``flight`` of ``key`` with (size, bytes), or with ``error``."""
         if got is not None:
             self.put(key, *got)
         self._lru.settle(key, flight, got, error)
 
-    def get(self, key: tuple, size: int | None) -> tuple[int, bytes] | None:
+    def get(self, key: TailKey, size: int | None) -> tuple[int, bytes] | None:
         """(size, bytes) of ``key`` if cached with this size (any when None), after the fetch under
         way, if any, ended (its error raised)."""
         flight = self._lru.flight(key)
@@ -651,7 +663,7 @@ class _TailCache:
         hit = self._lru.get(key)
         return hit if hit is not None and size in (None, hit[0]) else None
 
-    def fetch(self, key: tuple, size: int | None, fetch: Callable[[], tuple[int, bytes]]) -> tuple[int, bytes]:
+    def fetch(self, key: TailKey, size: int | None, fetch: Callable[[], tuple[int, bytes]]) -> tuple[int, bytes]:
         """(size, bytes) of ``key``: cached, or the result of a fetch under way, or ``fetch()``
         run by this caller while others asking for ``key`` wait for it."""
         hit = self.get(key, size)
@@ -672,7 +684,7 @@ class _TailCache:
         self.settle(key, flight, got)
         return got
 
-    def put(self, key: tuple, size: int, tail: bytes | memoryview) -> None:
+    def put(self, key: TailKey, size: int, tail: bytes | memoryview) -> None:
         tail = bytes(tail)
         self._lru.put(key, (size, tail), len(tail))
 
@@ -688,7 +700,7 @@ class _TailCache:
         self._lru.clear()
 
 
-def _settle_tail(cache: _TailCache, key: tuple, size: int, flight: Future, fetched: Future) -> None:
+def _settle_tail(cache: _TailCache, key: TailKey, size: int, flight: Future[Any], fetched: Future[bytes]) -> None:
     """End the tail ``cache``'s ``flight`` of ``key`` with the outcome of the request ``fetched``."""
     error = None if fetched.cancelled() else fetched.exception()
     cache.settle(key, flight, None if fetched.cancelled() or error else (size, fetched.result()), error)

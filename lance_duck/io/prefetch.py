@@ -18,10 +18,9 @@ from __future__ import annotations
 import bisect
 import threading
 from collections import deque
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
-
-if TYPE_CHECKING:
-    from .fs import FileIO
+from dataclasses import dataclass
+from concurrent.futures import Future
+from typing import Any, Iterable, Protocol, Sequence
 
 # The first bytes a scan fetches ahead (the window then grows as reads consume them).
 FIRST_WINDOW = 8 * 1024 * 1024
@@ -59,10 +58,20 @@ class _Span:
         return new
 
 
+class Fetcher(Protocol):
+    """What a :class:`Prefetcher` needs of its :class:`~lance_duck.io.fs.FileIO`."""
+
+    is_local: bool
+    coalesce_gap: int
+    max_request_bytes: int
+
+    def submit(self, path: str, start: int | None, end: int | None, exact: bool = False) -> Future[bytes]: ...
+
+
 class Prefetcher:
     """The planned spans of one :class:`~lance_duck.io.fs.FileIO` (thread-safe)."""
 
-    def __init__(self, io: "FileIO", max_bytes: int):
+    def __init__(self, io: Fetcher, max_bytes: int):
         self.io = io
         self.max_bytes = max_bytes
         self._lock = threading.Lock()
@@ -205,24 +214,34 @@ def _covering(spans: list[_Span], starts: list[int], s: int, e: int) -> list[_Sp
     return None
 
 
+@dataclass
+class _Merged:
+    """A span of neighbouring ranges being merged by :func:`split`."""
+
+    start: int
+    end: int
+    planned: list[tuple[int, int, int, int]]   # (s, e, range start, range end), sorted, disjoint
+
+
 def split(ranges: Sequence[tuple[int, int]], gap: int, max_bytes: int) -> list[tuple[int, int, int, float]]:
     """(start, end, planned bytes, need rank) of the requests for (offset, length) ``ranges``:
     neighbours closer than ``gap`` merged, and a merged span longer than ``max_bytes`` cut into
     equal parts. The rank of a request is how far into its range (0 = its first byte, towards 1 =
     its last) the earliest planned byte it holds lies: ranges are pages, read first row first."""
-    merged: list[list] = []        # [start, end, [(s, e, range start, range end) planned]]
+    merged: list[_Merged] = []
     for rs, re_ in sorted((o, o + n) for o, n in ranges):
         s, e = rs, re_
-        if merged and s <= merged[-1][1] + gap:
+        if merged and s <= merged[-1].end + gap:
             last = merged[-1]
-            if e > last[1]:
-                s = max(s, last[1])
-                last[2].append((s, e, rs, re_))
-                last[1] = e
+            if e > last.end:
+                s = max(s, last.end)
+                last.planned.append((s, e, rs, re_))
+                last.end = e
         else:
-            merged.append([s, e, [(s, e, rs, re_)]])
+            merged.append(_Merged(s, e, [(s, e, rs, re_)]))
     out: list[tuple[int, int, int, float]] = []
-    for s, e, planned in merged:
+    for m in merged:
+        s, e, planned = m.start, m.end, m.planned
         parts = -(-(e - s) // max_bytes)
         step = -(-(e - s) // parts)
         j = 0                      # planned pieces are sorted and disjoint: one pass over them

@@ -22,19 +22,24 @@ __all__ = ["fsspec_options"]
 
 _TRUE = {"1", "true", "yes", "on"}
 
+#: keyword arguments of an fsspec filesystem (values of any type: credentials, nested client configs)
+_Kwargs = dict[str, Any]
+#: puts one storage option's value into the fsspec keyword arguments
+_Put = Callable[[_Kwargs, Any], None]
+
 
 def _truthy(v: Any) -> bool:
     return v is True or str(v).strip().lower() in _TRUE
 
 
-def _set(key: str) -> Callable[[dict, Any], None]:
-    def put(out: dict, v: Any) -> None:
+def _set(key: str) -> _Put:
+    def put(out: _Kwargs, v: Any) -> None:
         out[key] = v
     return put
 
 
-def _nested(outer: str, *path: str) -> Callable[[dict, Any], None]:
-    def put(out: dict, v: Any) -> None:
+def _nested(outer: str, *path: str) -> _Put:
+    def put(out: _Kwargs, v: Any) -> None:
         d = out.setdefault(outer, {})
         for p in path[:-1]:
             d = d.setdefault(p, {})
@@ -42,22 +47,22 @@ def _nested(outer: str, *path: str) -> Callable[[dict, Any], None]:
     return put
 
 
-def _drop(out: dict, v: Any) -> None:
+def _drop(out: _Kwargs, v: Any) -> None:
     """Options with no fsspec counterpart that change nothing here (e.g. allow_http: the
     endpoint's scheme decides)."""
 
 
-def _anon(out: dict, v: Any) -> None:
+def _anon(out: _Kwargs, v: Any) -> None:
     if _truthy(v):
         out["anon"] = True
 
 
-def _virtual_hosted(out: dict, v: Any) -> None:
+def _virtual_hosted(out: _Kwargs, v: Any) -> None:
     if _truthy(v):
         _nested("config_kwargs", "s3", "addressing_style")(out, "virtual")
 
 
-def _gcs_key(out: dict, v: Any) -> None:
+def _gcs_key(out: _Kwargs, v: Any) -> None:
     out["token"] = json.loads(v) if isinstance(v, str) else v
 
 

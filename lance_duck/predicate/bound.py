@@ -32,7 +32,7 @@ class BLit(BoundExpr):
     scalar: pa.Scalar
 
     @property
-    def type(self) -> pa.DataType:  # type: ignore[override]
+    def type(self) -> pa.DataType:
         return self.scalar.type
 
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from ..file.blob_types import BLOB_METADATA, DESCRIPTION, DESCRIPTION_V2, is_blob_v2
+from ..file.blob_types import BLOB_METADATA, DESCRIPTION, DESCRIPTION_V2
+from ..file.blob_types import is_blob_v2 as is_blob_v2  # re-exported: scan/ asks table/, not file/
 from ..schema import LanceField, LanceSchema
 
 

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
 from ..errors import CorruptFileError, UnsupportedFeatureError
 from .rowids import sorted_unique
+
+if TYPE_CHECKING:
+    from ..io.fs import FileIO
 
 ARROW_ARRAY = 0
 BITMAP = 1
@@ -129,7 +133,8 @@ def _compressed_buffers(fb: bytes) -> list[tuple[int, int]]:
         return tpos + o if o else 0
 
     def deref(at: int) -> int:
-        return at + struct.unpack_from("<I", fb, at)[0]
+        (offset,) = struct.unpack_from("<I", fb, at)
+        return at + int(offset)
 
     root = deref(0)
     hdr = field(root, 2)
@@ -163,6 +168,6 @@ def _decode_bitmap(raw: bytes, path: str, max_rows: int | None = None) -> np.nda
     return values
 
 
-def read_deletions(io, info: DeletionFileInfo, max_rows: int | None = None) -> np.ndarray:
+def read_deletions(io: FileIO, info: DeletionFileInfo, max_rows: int | None = None) -> np.ndarray:
     """Read and decode a deletion file (FileNotFoundError names the path)."""
     return decode_deletions(bytes(io.read_immutable(info.path)), info.file_type, info.path, max_rows)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 
-class BFloat16Type(pa.ExtensionType):
+class BFloat16Type(pa.ExtensionType):  # type: ignore[misc]  # pyarrow ships no type information
     """``lance.bfloat16``: 2-byte brain floats stored as fixed_size_binary(2)."""
 
     def __init__(self) -> None:
@@ -25,7 +25,7 @@ class BFloat16Type(pa.ExtensionType):
         return b""
 
     @classmethod
-    def __arrow_ext_deserialize__(cls, storage_type, serialized):  # noqa: D401
+    def __arrow_ext_deserialize__(cls, storage_type: pa.DataType, serialized: bytes) -> BFloat16Type:  # noqa: D401
         return cls()
 
 

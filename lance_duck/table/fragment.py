@@ -19,16 +19,20 @@ from __future__ import annotations
 import os
 import re
 import threading
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Hashable, Mapping
 
 import numpy as np
 
 from .. import _state
 from .._proto import table_pb2
 from ..errors import CorruptFileError, UnsupportedFeatureError
-from ..file import DataFileRef
+from ..file import DataFileReader, DataFileRef
 from .deletions import DeletionFileInfo, deletion_file_name, read_deletions
 from .rowids import decode_row_ids, decode_version_runs, row_ids_at
+
+if TYPE_CHECKING:
+    from ..io.fs import FileIO
+    from ..schema import LanceField
 
 TOMBSTONE = -2
 # A URL's scheme (RFC 3986), two letters at least (``C:`` is a Windows drive)
@@ -39,7 +43,7 @@ DECODED_DELETIONS = _state.cache("decoded_deletions")
 MAX_NAME_BYTES = 255  # longest file or directory name local filesystems and object stores accept
 
 
-def confine(io, base: str, rel: str, what: str) -> str:
+def confine(io: FileIO, base: str, rel: str, what: str) -> str:
     """``base/rel`` when ``rel`` is a plain relative path that cannot leave ``base``.
 
     The one rule for every manifest-named path: refuses (CorruptFileError naming ``what`` and
@@ -71,7 +75,7 @@ def confine(io, base: str, rel: str, what: str) -> str:
 class PathResolver:
     """Turns manifest-relative paths into paths inside the table's FileIO (always via :func:`confine`)."""
 
-    def __init__(self, io, dataset_dir: str, base_paths: Mapping[int, table_pb2.BasePath]):
+    def __init__(self, io: FileIO, dataset_dir: str, base_paths: Mapping[int, table_pb2.BasePath]) -> None:
         self.io = io
         self.dataset_dir = dataset_dir
         self.base_paths = dict(base_paths)
@@ -122,8 +126,8 @@ def _per_row(runs: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray | None:
     return None if runs is None else np.repeat(runs[1], np.diff(runs[0], prepend=0))
 
 
-def _opt(msg, name: str):
-    return getattr(msg, name) if msg.HasField(name) else None
+def _base_id(msg: table_pb2.DataFile | table_pb2.DeletionFile) -> int | None:
+    return msg.base_id if msg.HasField("base_id") else None
 
 
 class FragmentInfo:
@@ -135,7 +139,7 @@ class FragmentInfo:
     """
 
     def __init__(self, pb: table_pb2.DataFragment, resolver: PathResolver, version: int | None = None,
-                 schema_fields: Mapping[int, Any] | None = None):
+                 schema_fields: Mapping[int, LanceField] | None = None):
         self.pb = pb
         self.id: int = pb.id
         self.physical_rows: int = pb.physical_rows
@@ -153,7 +157,7 @@ class FragmentInfo:
         self._schema_fields = schema_fields
         self.files: list[DataFileRef] = [
             DataFileRef(
-                path=resolver.data_file(f.path, _opt(f, "base_id")),
+                path=resolver.data_file(f.path, _base_id(f)),
                 fields=tuple(f.fields),
                 column_indices=tuple(f.column_indices),
                 major=f.file_major_version,
@@ -177,7 +181,7 @@ class FragmentInfo:
             d = pb.deletion_file
             rel = deletion_file_name(pb.id, d.read_version, d.id, d.file_type)
             self.deletion = DeletionFileInfo(
-                resolver.deletion_file(rel, _opt(d, "base_id")), d.file_type, d.num_deleted_rows)
+                resolver.deletion_file(rel, _base_id(d)), d.file_type, d.num_deleted_rows)
             if d.num_deleted_rows > self.physical_rows:
                 raise CorruptFileError(f"{where}: the manifest says {d.num_deleted_rows} rows are deleted "
                                        f"but the fragment has only {self.physical_rows} ({self.deletion.path})")
@@ -234,7 +238,7 @@ class FragmentInfo:
                     key = _deletion_key(self._io, d.path, d.num_deleted_rows, self.physical_rows)
                 except FileNotFoundError as exc:
                     raise vanished(d.path, "deletion file", self.version) from exc
-                kept = DECODED_DELETIONS.get(key)
+                kept: np.ndarray | None = DECODED_DELETIONS.get(key)
                 if kept is not None:
                     self._deleted = kept
                     return kept
@@ -255,7 +259,7 @@ class FragmentInfo:
                 DECODED_DELETIONS.put(key, offs, offs.nbytes + 64)
             return self._deleted
 
-    def check_data_file(self, ref: DataFileRef, reader) -> None:
+    def check_data_file(self, ref: DataFileRef, reader: DataFileReader) -> None:
         """Cross-check an opened data file against this fragment's manifest entry.
 
         Row count must equal ``physical_rows``; a 2.x file's own schema must hold every field id
@@ -307,7 +311,7 @@ class FragmentInfo:
         if kind is None:
             return None
         if kind == inline:
-            return getattr(self.pb, inline)
+            return bytes(getattr(self.pb, inline))
         ext = getattr(self.pb, external)
         path = self._resolver.dataset_file(ext.path, f"{external.replace('_', ' ')} file")
         try:
@@ -374,10 +378,11 @@ class FragmentInfo:
 
     def row_addresses(self) -> np.ndarray:
         """uint64 ``fragment_id << 32 | offset`` for every physical row."""
-        return (np.uint64(self.id) << np.uint64(32)) | np.arange(self.physical_rows, dtype=np.uint64)
+        addresses: np.ndarray = (np.uint64(self.id) << np.uint64(32)) | np.arange(self.physical_rows, dtype=np.uint64)
+        return addresses
 
 
-def _deletion_key(io, path: str, num_deleted: int, rows: int) -> tuple:
+def _deletion_key(io: FileIO, path: str, num_deleted: int, rows: int) -> tuple[Hashable, ...]:
     """The key of a deletion file's decoded offsets: remote files are immutable (store, path);
     a local one adds its size and mtime, so a file rewritten in place is decoded afresh."""
     if getattr(io, "is_local", False):
@@ -386,7 +391,7 @@ def _deletion_key(io, path: str, num_deleted: int, rows: int) -> tuple:
     return getattr(io, "key", id(io)), path, num_deleted, rows
 
 
-def _check_file_lists(ref: DataFileRef, where: str, schema_fields: Mapping[int, Any] | None) -> None:
+def _check_file_lists(ref: DataFileRef, where: str, schema_fields: Mapping[int, LanceField] | None) -> None:
     """A DataFile's ``fields`` / ``column_indices`` must pair up and not repeat; in 2.1+ files a
     field with children (struct, list) has no column of its own (pylance's rule; packed and
     extension structs such as blob v2 aside)."""
@@ -408,7 +413,7 @@ def _check_file_lists(ref: DataFileRef, where: str, schema_fields: Mapping[int, 
                                "that do not rise with its fields")
 
 
-def _stored_whole(f) -> bool:
+def _stored_whole(f: LanceField) -> bool:
     """Nested fields 2.1+ files keep in one column: packed structs, blob v2 and other extension structs."""
     return f.is_packed_struct or bool(f.extension_name) or "ARROW:extension:name" in f.metadata
 

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import struct
 from datetime import datetime
-from typing import Iterator, TypedDict
+from typing import Iterable, Iterator, Protocol, Sequence, TypedDict, cast
 
 import numpy as np
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, timestamp_pb2
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 
 from .._proto import table_pb2
 from ..errors import CorruptFileError, VersionNotFoundError
+from ..io.fs import FileIO
 from .manifest import FOOTER_LEN, MAGIC, ManifestFile, read_manifest
 from .versions import (VERSIONS_DIR, VersionEntry, before_cutoff, list_versions, manifest_timestamp_ns,
                        pylance_local_timestamp)
@@ -36,7 +37,19 @@ _SUMMARY_KEYS = ("total_data_file_rows", "total_data_files", "total_deletion_fil
                  "total_deletion_files", "total_files_size", "total_fragments", "total_rows")
 
 
-def _tail_class():
+class ManifestTailView(Protocol):
+    """What :data:`ManifestTail` (a message class built at import) holds: the leading repeated
+    fields kept as raw bytes (empty when the window starts after them), version, timestamp."""
+
+    fields: Sequence[bytes]
+    fragments: Sequence[bytes]
+    version: int
+    timestamp: timestamp_pb2.Timestamp
+
+    def HasField(self, name: str) -> bool: ...  # noqa: N802 - protobuf's name
+
+
+def _tail_class() -> type[Message]:
     """A Manifest view that keeps only version and timestamp (fields 1/2 kept as raw bytes)."""
     fdp = descriptor_pb2.FileDescriptorProto(name="lance_duck/manifest_tail.proto", package="lance_duck.lite",
                                              syntax="proto3",
@@ -58,7 +71,7 @@ ManifestTail = _tail_class()
 
 
 # -- protobuf wire walking -------------------------------------------------------------------
-def _varint(buf, p: int, end: int) -> tuple[int, int]:
+def _varint(buf: bytes | memoryview, p: int, end: int) -> tuple[int, int]:
     """(value, next position) of the varint at ``p``; ValueError when it runs past ``end``."""
     value = shift = 0
     while True:
@@ -72,7 +85,7 @@ def _varint(buf, p: int, end: int) -> tuple[int, int]:
         shift += 7
 
 
-def _skip(buf, p: int, wt: int, end: int) -> int:
+def _skip(buf: bytes | memoryview, p: int, wt: int, end: int) -> int:
     """Position after a field value of wire type ``wt`` starting at ``p``."""
     if wt == 0:
         return _varint(buf, p, end)[1]
@@ -106,9 +119,9 @@ def _frame(raw: bytes, path: str) -> tuple[int, int]:
     return pos + 4, end
 
 
-def _parse_tail(data, path: str):
+def _parse_tail(data: bytes | memoryview, path: str) -> ManifestTailView:
     try:
-        return ManifestTail.FromString(bytes(data))
+        return cast(ManifestTailView, ManifestTail.FromString(bytes(data)))
     except (DecodeError, ValueError, RuntimeError) as exc:
         raise CorruptFileError(f"{path}: manifest protobuf is corrupt ({exc})") from exc
 
@@ -122,7 +135,7 @@ def fragment_counts(f: table_pb2.DataFragment) -> tuple[int, int, int, int, int,
     return (len(f.files), sum(df.file_size_bytes for df in f.files), int(has_del), n_del, rows, 1)
 
 
-def summary_dict(counts) -> dict[str, str]:
+def summary_dict(counts: Iterable[int | np.integer]) -> dict[str, str]:
     """pylance's ``metadata`` of a version from summed :func:`fragment_counts`."""
     files, size, del_files, del_rows, rows, frags = (int(c) for c in counts)
     return dict(zip(_SUMMARY_KEYS, (str(rows + del_rows), str(files), str(del_rows), str(del_files),
@@ -140,7 +153,7 @@ def manifest_summary(m: table_pb2.Manifest) -> dict[str, str]:
 class _Incremental:
     """Summaries of consecutive manifests, reusing the previous one's identical leading entries."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.body = np.zeros(0, np.uint8)
         self.ends = np.zeros(0, np.int64)          # end offsets of the leading field-1/2 entries
         self.cum = np.zeros((0, 6), np.int64)      # fragment counts summed up to each end
@@ -155,7 +168,8 @@ class _Incremental:
         j = int(np.searchsorted(self.ends, same, "right"))
         p = int(self.ends[j - 1]) if j else 0
         acc = self.cum[j - 1].copy() if j else np.zeros(6, np.int64)
-        new_ends, new_cum = [], []
+        new_ends: list[int] = []
+        new_cum: list[np.ndarray] = []
         mv = memoryview(raw)[start:end]
         size = len(mv)
         try:
@@ -200,7 +214,7 @@ class VersionInfo(TypedDict):
     metadata: dict[str, str]
 
 
-def list_version_infos(io, dataset_dir: str) -> list[VersionInfo]:
+def list_version_infos(io: FileIO, dataset_dir: str) -> list[VersionInfo]:
     """Every version of a dataset directory, like pylance's ``ds.versions()`` (oldest first).
 
     A manifest removed while they are read (a cleanup of old versions) makes the listing start again.
@@ -218,7 +232,7 @@ def list_version_infos(io, dataset_dir: str) -> list[VersionInfo]:
 LIST_ATTEMPTS = 5
 
 
-def _version_infos(io, dataset_dir: str) -> list[VersionInfo]:
+def _version_infos(io: FileIO, dataset_dir: str) -> list[VersionInfo]:
     vdir = io.join(dataset_dir, VERSIONS_DIR)
     entries = list_versions(io, dataset_dir)
     paths = [io.join(vdir, e.name) for e in entries]
@@ -300,7 +314,7 @@ def _encode_varint(v: int) -> bytes:
             return bytes(out)
 
 
-def _newest_first_timestamps(io, vdir: str, entries: list[VersionEntry]) -> Iterator[tuple[VersionEntry, int]]:
+def _newest_first_timestamps(io: FileIO, vdir: str, entries: list[VersionEntry]) -> Iterator[tuple[VersionEntry, int]]:
     """(entry, timestamp ns) newest first; tails fetched concurrently in growing batches."""
     order = list(reversed(entries))
     i, batch = 0, 1
@@ -321,7 +335,7 @@ def _newest_first_timestamps(io, vdir: str, entries: list[VersionEntry]) -> Iter
         batch = min(batch * 4, 256)
 
 
-def resolve_asof(io, vdir: str, entries: list[VersionEntry], cutoff: datetime, where: str = "") -> ManifestFile:
+def resolve_asof(io: FileIO, vdir: str, entries: list[VersionEntry], cutoff: datetime, where: str = "") -> ManifestFile:
     """pylance's rule: the largest version whose timestamp is strictly before ``cutoff``.
 
     Every version newer than the answer is checked (only its manifest's tail is fetched), so the
@@ -337,7 +351,7 @@ def resolve_asof(io, vdir: str, entries: list[VersionEntry], cutoff: datetime, w
     raise VersionNotFoundError(f"no version{where} was committed before {cutoff.isoformat()}")
 
 
-def version_timestamps(io, dataset_dir: str) -> list[tuple[int, int]]:
+def version_timestamps(io: FileIO, dataset_dir: str) -> list[tuple[int, int]]:
     """(version, commit timestamp in UTC ns) of every version of a dataset directory, oldest
     first; only the tail of each manifest is fetched."""
     entries = list_versions(io, dataset_dir)

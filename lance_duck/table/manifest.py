@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from google.protobuf.message import DecodeError
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import DecodeError, Message
 
 from .._proto import table_pb2
 from ..errors import CorruptFileError, UnsupportedFeatureError
+
+if TYPE_CHECKING:
+    from ..io.fs import FileIO
 
 MAGIC = b"LANC"
 FOOTER_LEN = 16
@@ -147,7 +152,7 @@ _UNREAD_FIELDS = frozenset({"transaction_section", "transaction_section_v14", "w
                             "max_allocated_field_id", "clustering", "max_clustering_id"})
 
 
-def check_wire_types(msg, path: str, where: str = "manifest") -> None:
+def check_wire_types(msg: Message, path: str, where: str = "manifest") -> None:
     """Refuse a known field stored with the wrong wire type (a damaged tag byte).
 
     Python's protobuf keeps such a field among the unknown fields and leaves the real one at its
@@ -191,7 +196,7 @@ def parse_manifest(raw: bytes, path: str) -> ManifestFile:
     return ManifestFile(path, raw, m)
 
 
-def read_manifest(io, path: str, size: int | None = None) -> ManifestFile:
+def read_manifest(io: FileIO, path: str, size: int | None = None) -> ManifestFile:
     """Read and validate one manifest file (FileNotFoundError names the path); ``size`` from a
     listing, when known (manifests are immutable: object stores serve them from a process cache)."""
     return parse_manifest(bytes(io.read_immutable(path, size)), path)
@@ -204,7 +209,8 @@ def encode_manifest(m: table_pb2.Manifest, prefix: bytes = b"") -> bytes:
     return prefix + struct.pack("<I", len(body)) + body + struct.pack("<qHH", pos, 0, 2) + MAGIC
 
 
-def _is_repeated(fd) -> bool:
-    """Whether a protobuf field is repeated (``is_repeated`` on protobuf >= 6; ``label`` before)."""
+def _is_repeated(fd: object) -> bool:
+    """Whether a protobuf field descriptor (pure-Python or upb) is repeated (``is_repeated`` on
+    protobuf >= 6; ``label`` before, which the newest stubs no longer declare)."""
     flag = getattr(fd, "is_repeated", None)
-    return bool(flag) if flag is not None else fd.label == fd.LABEL_REPEATED
+    return bool(flag) if flag is not None else getattr(fd, "label") == FieldDescriptor.LABEL_REPEATED

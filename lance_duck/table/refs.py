@@ -9,26 +9,32 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import quote, unquote
 
 from ..errors import BranchNotFoundError, CorruptFileError, InvalidArgumentError, TagNotFoundError
 
+if TYPE_CHECKING:
+    from ..io.fs import FileIO
+
 REFS_DIR = "_refs"
 TREE_DIR = "tree"
+
+#: a ref file's JSON object (and its path, for errors) -> the ref as pylance lists it
+_Parse = Callable[[dict[str, Any], str], dict[str, Any]]
 
 
 def _ref_chars_ok(s: str) -> bool:
     return all(c.isalnum() or c in ".-_" for c in s)
 
 
-def check_tag_name(name, error: type = InvalidArgumentError) -> str:
+def check_tag_name(name: object, error: type[Exception] = InvalidArgumentError) -> str:
     """pylance's tag-name rule: alphanumerics, ``.``, ``-``, ``_``; no leading/trailing dot, no
     ``..``, no ``.lock`` suffix. Anything else (``../x``, ``a/b``) is refused before any I/O."""
-    problem = None
     if not isinstance(name, str) or not name:
-        problem = "must be a non-empty string"
-    elif not _ref_chars_ok(name):
+        raise error(f"invalid tag name {name!r}: a tag name must be a non-empty string")
+    problem = None
+    if not _ref_chars_ok(name):
         problem = "may only contain alphanumerics, '.', '-' or '_'"
     elif name.startswith(".") or name.endswith("."):
         problem = "cannot begin or end with a dot"
@@ -41,13 +47,13 @@ def check_tag_name(name, error: type = InvalidArgumentError) -> str:
     return name
 
 
-def check_branch_name(name, error: type = InvalidArgumentError) -> str:
+def check_branch_name(name: object, error: type[Exception] = InvalidArgumentError) -> str:
     """pylance's branch-name rule: ``/``-separated segments of alphanumerics, ``.``, ``-``, ``_``;
     no ``..``, ``\\``, empty segment, leading/trailing ``/`` or ``.lock`` suffix."""
-    problem = None
     if not isinstance(name, str) or not name:
-        problem = "must be a non-empty string"
-    elif ".." in name or "\\" in name:
+        raise error(f"invalid branch name {name!r}: a branch name must be a non-empty string")
+    problem = None
+    if ".." in name or "\\" in name:
         problem = "cannot contain '..' or '\\'"
     elif name.startswith("/") or name.endswith("/") or "//" in name:
         problem = "cannot start or end with '/' or contain '//'"
@@ -60,7 +66,7 @@ def check_branch_name(name, error: type = InvalidArgumentError) -> str:
     return name
 
 
-def branch_dir(io, root: str, branch: str | None) -> str:
+def branch_dir(io: FileIO, root: str, branch: str | None) -> str:
     """The dataset directory holding a branch's ``_versions`` (``root`` for main)."""
     if branch is None or branch == "main":
         return root
@@ -68,7 +74,7 @@ def branch_dir(io, root: str, branch: str | None) -> str:
     return io.join(root, TREE_DIR, *branch.split("/"))
 
 
-def _read_json(io, path: str, what: str) -> dict:
+def _read_json(io: FileIO, path: str, what: str) -> dict[str, Any]:
     raw = io.read_bytes(path)
     try:
         doc = json.loads(bytes(raw).decode("utf-8"))
@@ -97,7 +103,7 @@ def parse_rfc3339(text: str | None) -> datetime | None:
 
 
 # -- tags ----------------------------------------------------------------------------------
-def _tag_from_json(doc: dict, path: str) -> dict[str, Any]:
+def _tag_from_json(doc: dict[str, Any], path: str) -> dict[str, Any]:
     try:
         version = doc["version"]
         if isinstance(version, str) and version.isascii() and version.isdigit():
@@ -125,13 +131,13 @@ def _tag_from_json(doc: dict, path: str) -> dict[str, Any]:
         raise CorruptFileError(msg if msg.startswith(path) else f"{path}: {msg}") from None
 
 
-def tag_path(io, root: str, name: str) -> str:
+def tag_path(io: FileIO, root: str, name: str) -> str:
     """``<root>/_refs/tags/<name>.json`` (non-ASCII letters percent-encoded, as pylance stores them)."""
     check_tag_name(name)
     return io.join(root, REFS_DIR, "tags", quote(name, safe="") + ".json")
 
 
-def _read_ref(io, path: str, kind: str, name: str, missing: type, parse) -> dict[str, Any]:
+def _read_ref(io: FileIO, path: str, kind: str, name: str, missing: type[Exception], parse: _Parse) -> dict[str, Any]:
     try:
         doc = _read_json(io, path, kind)
     except FileNotFoundError:
@@ -139,9 +145,10 @@ def _read_ref(io, path: str, kind: str, name: str, missing: type, parse) -> dict
     return parse(doc, path)
 
 
-def _list_refs(io, folder: str, kind: str, parse, decode=lambda n: n) -> dict[str, dict[str, Any]]:
+def _list_refs(io: FileIO, folder: str, kind: str, parse: _Parse,
+               decode: Callable[[str], str] = lambda n: n) -> dict[str, dict[str, Any]]:
     """Every ``<name>.json`` of a refs folder, parsed, by (decoded) name in sorted file order."""
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for fname, size in sorted(io.list_names(folder)):
         if size is None or not fname.endswith(".json"):
             continue
@@ -154,18 +161,18 @@ def _list_refs(io, folder: str, kind: str, parse, decode=lambda n: n) -> dict[st
     return out
 
 
-def read_tag(io, root: str, name: str) -> dict[str, Any]:
+def read_tag(io: FileIO, root: str, name: str) -> dict[str, Any]:
     """One tag as ``ds.tags.list()[name]``; TagNotFoundError if it does not exist."""
     return _read_ref(io, tag_path(io, root, name), "tag", name, TagNotFoundError, _tag_from_json)
 
 
-def list_tags(io, root: str) -> dict[str, dict[str, Any]]:
+def list_tags(io: FileIO, root: str) -> dict[str, dict[str, Any]]:
     """All tags, like pylance's ``ds.tags.list()``."""
     return _list_refs(io, io.join(root, REFS_DIR, "tags"), "tag", _tag_from_json, unquote)
 
 
 # -- branches ------------------------------------------------------------------------------
-def _branch_from_json(doc: dict, path: str) -> dict[str, Any]:
+def _branch_from_json(doc: dict[str, Any], path: str) -> dict[str, Any]:
     try:
         ident = (doc.get("identifier") or {}).get("version_mapping") or []
         metadata = doc.get("metadata") or {}
@@ -183,17 +190,17 @@ def _branch_from_json(doc: dict, path: str) -> dict[str, Any]:
         raise CorruptFileError(f"{path}: branch file is malformed ({exc})") from exc
 
 
-def branch_ref_path(io, root: str, name: str) -> str:
+def branch_ref_path(io: FileIO, root: str, name: str) -> str:
     """``<root>/_refs/branches/<url-encoded name>.json``."""
     check_branch_name(name)
     return io.join(root, REFS_DIR, "branches", quote(name, safe="") + ".json")
 
 
-def read_branch(io, root: str, name: str) -> dict[str, Any]:
+def read_branch(io: FileIO, root: str, name: str) -> dict[str, Any]:
     """One branch as ``ds.branches.list()[name]``; BranchNotFoundError if it does not exist."""
     return _read_ref(io, branch_ref_path(io, root, name), "branch", name, BranchNotFoundError, _branch_from_json)
 
 
-def list_branches(io, root: str) -> dict[str, dict[str, Any]]:
+def list_branches(io: FileIO, root: str) -> dict[str, dict[str, Any]]:
     """All branches, like pylance's ``ds.branches.list()``."""
     return _list_refs(io, io.join(root, REFS_DIR, "branches"), "branch", _branch_from_json, unquote)

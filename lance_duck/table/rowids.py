@@ -6,8 +6,10 @@ row a dataset version through runs of ``len(span)`` rows.
 """
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 
 from .._proto import rowids_pb2
 from ..errors import CorruptFileError
@@ -15,8 +17,10 @@ from ..errors import CorruptFileError
 # Guard against corrupt lengths asking for absurd allocations.
 MAX_SEGMENT_ROWS = 1 << 34
 
+M = TypeVar("M", bound=Message)
 
-def _parse(msg, raw: bytes, what: str):
+
+def _parse(msg: M, raw: bytes, what: str) -> M:
     try:
         msg.ParseFromString(bytes(raw))
     except (DecodeError, ValueError, RuntimeError) as exc:
@@ -45,8 +49,10 @@ def _frombytes(buf: bytes, dtype: str, what: str) -> np.ndarray:
     return np.frombuffer(buf, dtype=dtype).astype(np.uint64)
 
 
-def _offsets(a, dtype: str, what: str) -> np.ndarray:
-    return _frombytes(a.offsets, dtype, what) + np.uint64(a.base)
+def _offsets(a: rowids_pb2.EncodedU64Array.U16Array | rowids_pb2.EncodedU64Array.U32Array, dtype: str,
+             what: str) -> np.ndarray:
+    values: np.ndarray = _frombytes(a.offsets, dtype, what) + np.uint64(a.base)
+    return values
 
 
 def _span(start: int, end: int, what: str) -> int:
@@ -60,20 +66,23 @@ def decode_segment(seg: rowids_pb2.U64Segment, what: str = "row ids") -> np.ndar
     kind = seg.WhichOneof("segment")
     if kind == "range":
         n = _span(seg.range.start, seg.range.end, what)
-        return np.arange(n, dtype=np.uint64) + np.uint64(seg.range.start)
+        ids: np.ndarray = np.arange(n, dtype=np.uint64) + np.uint64(seg.range.start)
+        return ids
     if kind == "range_with_holes":
         rh = seg.range_with_holes
         n = _span(rh.start, rh.end, what)
         values = np.arange(n, dtype=np.uint64) + np.uint64(rh.start)
         holes = decode_encoded_array(rh.holes, what)
-        return values[~np.isin(values, holes, assume_unique=False)]
+        kept: np.ndarray = values[~np.isin(values, holes, assume_unique=False)]
+        return kept
     if kind == "range_with_bitmap":
         rb = seg.range_with_bitmap
         n = _span(rb.start, rb.end, what)
         bits = np.unpackbits(np.frombuffer(rb.bitmap, dtype=np.uint8), bitorder="little")
         if bits.size < n:
             raise CorruptFileError(f"{what}: bitmap of {bits.size} bits is shorter than its range of {n}")
-        return np.flatnonzero(bits[:n]).astype(np.uint64) + np.uint64(rb.start)
+        set_bits: np.ndarray = np.flatnonzero(bits[:n]).astype(np.uint64) + np.uint64(rb.start)
+        return set_bits
     if kind in ("sorted_array", "array"):
         return decode_encoded_array(getattr(seg, kind), what)
     if kind is None:
@@ -143,7 +152,7 @@ def in_sorted(a: np.ndarray, sorted_values: np.ndarray) -> np.ndarray:
     if not len(sorted_values):
         return np.zeros(len(a), dtype=bool)
     pos = np.minimum(np.searchsorted(sorted_values, a), len(sorted_values) - 1)
-    return sorted_values[pos] == a
+    return np.asarray(sorted_values[pos] == a, dtype=bool)
 
 
 def decode_version_runs(raw: bytes, num_rows: int, what: str = "row versions") -> tuple[np.ndarray, np.ndarray]:

@@ -6,8 +6,10 @@ row ids on demand). Nothing here reads a data file.
 """
 from __future__ import annotations
 
+import enum
+import os
 from datetime import datetime
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar, Union, cast
 
 import pyarrow as pa
 
@@ -21,16 +23,24 @@ from .fragment import FragmentInfo, PathResolver, vanished
 from .manifest import FRAGMENT_REUSE_TAGGED, ManifestFile, parse_manifest, read_manifest
 from .refs import branch_dir, list_branches, list_tags, read_branch, read_tag
 from ..schema import LanceSchema, schema_from_protos
-from .versions import (VERSIONS_DIR, list_versions, manifest_name, manifest_timestamp_ns, normalize_asof, utc_timestamp,
-                       version_number)
+from .versions import (VERSIONS_DIR, AsOf, list_versions, manifest_name, manifest_timestamp_ns, normalize_asof,
+                       utc_timestamp, version_number)
 from .history import VersionInfo, list_version_infos, resolve_asof
 
-_SAME = object()
+class _Same(enum.Enum):
+    """:meth:`Snapshot.checkout`'s default branch: the snapshot's own."""
+
+    BRANCH = "same"
+
+
+_SAME = _Same.BRANCH
+#: a version as :func:`open_snapshot` takes it: a number, a tag name, or (branch, number or tag)
+VersionRef = Union[int, str, "tuple[str | None, int | str | None]", None]
 LEGACY_VERSIONS = ("0.1", "0.2", "legacy")
 
 
-def open_snapshot(uri, version: int | str | tuple | None = None, asof=None, *, branch: str | None = None,
-                  storage_options: dict | None = None) -> "Snapshot":
+def open_snapshot(uri: str | os.PathLike[str], version: VersionRef = None, asof: AsOf | None = None, *,
+                  branch: str | None = None, storage_options: dict[str, Any] | None = None) -> "Snapshot":
     """Open one version of the table at ``uri`` (local path or fsspec URL).
 
     ``version``: a version number, a tag name, or a ``(branch, version)`` pair; ``asof``: the
@@ -41,7 +51,8 @@ def open_snapshot(uri, version: int | str | tuple | None = None, asof=None, *, b
     return _open(str(uri), io, root, version, asof, branch)
 
 
-def _open(uri: str, io: FileIO, root: str, version, asof, branch: str | None) -> "Snapshot":
+def _open(uri: str, io: FileIO, root: str, version: VersionRef, asof: AsOf | None,
+          branch: str | None) -> "Snapshot":
     if version is not None and asof is not None:
         raise InvalidArgumentError("give either version or asof, not both")
     if isinstance(version, tuple):
@@ -50,31 +61,32 @@ def _open(uri: str, io: FileIO, root: str, version, asof, branch: str | None) ->
         branch, version = version
     if branch == "main":
         branch = None
+    number: int | None = None
     if isinstance(version, str):
         tag = read_tag(io, root, version)
         tag_branch = tag["branch"] if tag["branch"] != "main" else None
         if branch is not None and tag_branch != branch:
             raise InvalidArgumentError(f"tag {version!r} points into branch {tag_branch!r}, not {branch!r}")
-        branch, version = tag_branch, tag["version"]
+        branch, number = tag_branch, tag["version"]
     elif version is not None:
-        version = version_number(version, "version", "an int, a tag name or (branch, version)",
-                                 f"invalid version {version!r}")
+        number = version_number(version, "version", "an int, a tag name or (branch, version)",
+                                f"invalid version {version!r}")
     ddir = branch_dir(io, root, branch)
     where = f" on branch {branch!r}" if branch else ""
     if branch is not None:
         read_branch(io, root, branch)  # BranchNotFoundError when the ref is missing
-    if version is not None and asof is None:
-        mf = _read_by_name(io, io.join(ddir, VERSIONS_DIR), version)
+    if number is not None and asof is None:
+        mf = _read_by_name(io, io.join(ddir, VERSIONS_DIR), number)
         if mf is not None:
             return Snapshot(uri, io, root, branch, ddir, mf)
     for attempt in range(LATEST_ATTEMPTS - 1):
         try:
-            return Snapshot(uri, io, root, branch, ddir, _resolve(uri, io, root, branch, ddir, version, asof, where))
+            return Snapshot(uri, io, root, branch, ddir, _resolve(uri, io, root, branch, ddir, number, asof, where))
         except _Vanished:
             # the manifest chosen was removed after the listing (a cleanup of old versions, which
             # never removes the latest): list again -- a newer version was committed meanwhile
             continue
-    return Snapshot(uri, io, root, branch, ddir, _resolve(uri, io, root, branch, ddir, version, asof, where))
+    return Snapshot(uri, io, root, branch, ddir, _resolve(uri, io, root, branch, ddir, number, asof, where))
 
 
 class _Vanished(FileNotFoundError):
@@ -85,8 +97,8 @@ class _Vanished(FileNotFoundError):
 LATEST_ATTEMPTS = 5
 
 
-def _resolve(uri: str, io: FileIO, root: str, branch: str | None, ddir: str, version, asof,
-             where: str) -> ManifestFile:
+def _resolve(uri: str, io: FileIO, root: str, branch: str | None, ddir: str, version: int | None,
+             asof: AsOf | None, where: str) -> ManifestFile:
     """The manifest a (branch, version | asof | latest) reference names, from a listing of ``_versions/``."""
     try:
         entries = list_versions(io, ddir)
@@ -179,11 +191,11 @@ class Snapshot:
         a value it refuses (too large to hold) is returned without being kept."""
         d = self.__dict__
         if key in d:
-            return d[key]
+            return cast(T, d[key])           # stored by a call with this key, so of its type
         value = make()
         if keep is not None and not keep(value):
             return value
-        return d.setdefault(key, value)
+        return cast(T, d.setdefault(key, value))
 
     @property
     def is_legacy(self) -> bool:
@@ -196,7 +208,7 @@ class Snapshot:
                 return f
         raise KeyError(f"version {self.version} has no fragment {fragment_id}")
 
-    def open_data_file(self, ref: DataFileRef, **options) -> DataFileReader:
+    def open_data_file(self, ref: DataFileRef) -> DataFileReader:
         """Open one of this version's data files, checked against the manifest.
 
         A missing file raises FileNotFoundError saying the version was probably cleaned up;
@@ -204,7 +216,7 @@ class Snapshot:
         """
         try:
             from ..file import open_data_file   # the decoders load on first use
-            reader = open_data_file(self.io, ref, **options)
+            reader = open_data_file(self.io, ref)
         except FileNotFoundError as exc:
             raise vanished(ref.path, "data file", self.version) from exc
         owner = self._file_owner.get(ref.path)
@@ -222,15 +234,16 @@ class Snapshot:
         """Every version of this branch, like pylance's ``ds.versions()``."""
         return list_version_infos(self.io, self.dataset_dir)
 
-    def list_tags(self) -> dict[str, dict]:
+    def list_tags(self) -> dict[str, dict[str, Any]]:
         """All tags of the table, like pylance's ``ds.tags.list()``."""
         return list_tags(self.io, self.root)
 
-    def list_branches(self) -> dict[str, dict]:
+    def list_branches(self) -> dict[str, dict[str, Any]]:
         """All branches of the table, like pylance's ``ds.branches.list()``."""
         return list_branches(self.io, self.root)
 
-    def checkout(self, version=None, asof=None, *, branch=_SAME) -> "Snapshot":
+    def checkout(self, version: VersionRef = None, asof: AsOf | None = None, *,
+                 branch: str | None | _Same = _SAME) -> "Snapshot":
         """Another version of the same table (a new object; default: latest of this branch)."""
         b = self.branch if branch is _SAME else branch
         return _open(self.uri, self.io, self.root, version, asof, b)
@@ -254,15 +267,15 @@ KEPT_BYTES_PER_MANIFEST_BYTE = 8
 KEPT_BYTES_PER_FRAGMENT = 2048
 
 
-def _kept_key(uri: str, io: FileIO, root: str, branch: str | None, ddir: str, mf: ManifestFile) -> tuple | None:
+def _kept_key(uri: str, io: FileIO, root: str, branch: str | None, ddir: str, mf: ManifestFile) -> tuple[Any, ...] | None:
     share = getattr(io, "share_key", None)
     return None if share is None else (share, uri, root, branch, ddir, mf.path, mf.raw)
 
 
-def _keep(key: tuple, snapshot: Snapshot) -> Snapshot:
+def _keep(key: tuple[Any, ...], snapshot: Snapshot) -> Snapshot:
     charge = (KEPT_BYTES_PER_MANIFEST_BYTE * len(snapshot.manifest_file.raw)
               + KEPT_BYTES_PER_FRAGMENT * len(snapshot.fragments))
-    return _KEPT.put(key, snapshot, charge)
+    return cast(Snapshot, _KEPT.put(key, snapshot, charge))
 
 
 def kept(snapshot: Snapshot) -> Snapshot:
@@ -273,10 +286,11 @@ def kept(snapshot: Snapshot) -> Snapshot:
     if key is None:
         return snapshot
     hit = _KEPT.get(key)
-    return hit if hit is not None else _keep(key, snapshot)
+    return cast(Snapshot, hit) if hit is not None else _keep(key, snapshot)
 
 
-def open_kept(uri, *, branch: str | None = None, storage_options: dict | None = None) -> Snapshot:
+def open_kept(uri: str | os.PathLike[str], *, branch: str | None = None,
+              storage_options: dict[str, Any] | None = None) -> Snapshot:
     """The latest version of ``uri`` (as :func:`open_snapshot`) as :func:`kept` gives it: when a
     kept snapshot has the bytes of the newest manifest listed, no manifest is parsed and no
     snapshot built; anything unusual (a branch, no listing) goes the way of :func:`open_snapshot`."""
@@ -296,7 +310,7 @@ def open_kept(uri, *, branch: str | None = None, storage_options: dict | None = 
                 key = (io.share_key, str(uri), root, None, root, path, raw)
                 hit = _KEPT.get(key)
                 if hit is not None:
-                    return hit
+                    return cast(Snapshot, hit)
                 mf = parse_manifest(raw, path)
                 if mf.manifest.version == entries[-1].version:     # (else open_snapshot refuses it)
                     return _keep(key, Snapshot(str(uri), io, root, None, root, mf))
@@ -319,7 +333,7 @@ def kept_checkout(snapshot: Snapshot, version: int) -> Snapshot:
             key = (io.share_key, snapshot.uri, snapshot.root, snapshot.branch, snapshot.dataset_dir, path, raw)
             hit = _KEPT.get(key)
             if hit is not None:
-                return hit
+                return cast(Snapshot, hit)
             mf = parse_manifest(raw, path)
             if mf.manifest.version == version:
                 return _keep(key, Snapshot(snapshot.uri, io, snapshot.root, snapshot.branch, snapshot.dataset_dir, mf))

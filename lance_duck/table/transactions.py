@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.protobuf.message import DecodeError
 
 from .._proto import transaction_pb2
 from ..errors import CorruptFileError
 from .fragment import vanished
+
+if TYPE_CHECKING:
+    from .snapshot import Snapshot
 
 TRANSACTIONS_DIR = "_transactions"
 
@@ -35,7 +38,7 @@ def parse_transaction(raw: bytes, path: str) -> transaction_pb2.Transaction:
         raise CorruptFileError(f"{path}: transaction protobuf is corrupt ({exc})") from exc
 
 
-def read_transaction(snapshot) -> transaction_pb2.Transaction | None:
+def read_transaction(snapshot: Snapshot) -> transaction_pb2.Transaction | None:
     """The transaction that made ``snapshot``'s version, or None when the version records none.
 
     A named file that is missing raises FileNotFoundError naming the version (cleaned up).

@@ -9,9 +9,14 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Union
+from typing import TYPE_CHECKING, Protocol, Union
+
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from ..errors import CorruptFileError, InvalidArgumentError
+
+if TYPE_CHECKING:
+    from ..io.fs import FileIO
 
 VERSIONS_DIR = "_versions"
 _V2_BASE = (1 << 64) - 1
@@ -70,7 +75,7 @@ def manifest_name(version: int, scheme: str) -> str:
     return f"{_V2_BASE - version:020d}.manifest" if scheme == "v2" else f"{version}.manifest"
 
 
-def list_versions(io, dataset_dir: str) -> list[VersionEntry]:
+def list_versions(io: FileIO, dataset_dir: str) -> list[VersionEntry]:
     """All manifests of a dataset directory, oldest first (one listing call)."""
     vdir = io.join(dataset_dir, VERSIONS_DIR)
     entries = []
@@ -90,7 +95,14 @@ def list_versions(io, dataset_dir: str) -> list[VersionEntry]:
 
 
 # -- timestamps -----------------------------------------------------------------------------
-def manifest_timestamp_ns(m) -> int:
+class HasTimestamp(Protocol):
+    """A decoded manifest, whole (``table_pb2.Manifest``) or only its tail (``history.ManifestTail``)."""
+
+    @property
+    def timestamp(self) -> Timestamp: ...
+
+
+def manifest_timestamp_ns(m: HasTimestamp) -> int:
     """The manifest's commit time in UTC nanoseconds (0, as pylance reports, when out of datetime's range)."""
     ns = m.timestamp.seconds * 1_000_000_000 + m.timestamp.nanos
     return ns if _MIN_NS <= ns < _MAX_NS else 0

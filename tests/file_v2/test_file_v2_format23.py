@@ -140,7 +140,7 @@ def test_2_3_table_scan_filter_and_duckdb_equal_pylance(table23):
 def test_2_3_range_offsets_with_a_truncated_varint_are_corrupt(payload):
     from lance_duck._proto import encodings_v2_1_pb2 as pb
     from lance_duck.errors import CorruptFileError
-    from lance_duck.file.v2_1.offsets23 import variable_offsets23
+    from lance_duck.file.v2_1.compression.offsets23 import variable_offsets23
     offsets = bytes([14 << 3 | 2, len(payload)]) + payload      # CompressiveEncoding field 14 (Range)
     var = pb.Variable.FromString(bytes([1 << 3 | 2, len(offsets)]) + offsets)
     with pytest.raises(CorruptFileError, match="page 7: truncated varint"):

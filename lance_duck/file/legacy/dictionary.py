@@ -18,8 +18,8 @@ from ..v2_0.page import bit_width, fixed_array
 
 
 def _is_binary_like(t: pa.DataType) -> bool:
-    return (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
-            or pa.types.is_large_binary(t))
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+                or pa.types.is_large_binary(t))
 
 
 def load_dictionary_values(manifest_bytes: bytes, field: LanceField) -> pa.Array:
@@ -61,4 +61,4 @@ def load_dictionary_values(manifest_bytes: bytes, field: LanceField) -> pa.Array
 
 
 def _is_string(t: pa.DataType) -> bool:
-    return pa.types.is_string(t) or pa.types.is_large_string(t)
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t))

@@ -49,14 +49,14 @@ class _Seg:
 
 
 def _is_binary_like(t: pa.DataType) -> bool:
-    return (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
-            or pa.types.is_large_binary(t))
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+                or pa.types.is_large_binary(t))
 
 
 class LegacyFileReader(DataFileReader):
     """Decodes fields of one legacy data file."""
 
-    def __init__(self, file: InputFile, ref: DataFileRef, tail, **options):
+    def __init__(self, file: InputFile, ref: DataFileRef, tail: bytes | memoryview) -> None:
         self.file = file
         self.ref = ref
         path = ref.path
@@ -102,7 +102,7 @@ class LegacyFileReader(DataFileReader):
             self.page_table = np.zeros((max(ncols, 0), self.num_batches, 2), dtype=np.int64)
 
     # -- public -----------------------------------------------------------------------------
-    def _read_fields(self, fields, rows: RowSelection = None, keep_dictionary: bool = False) -> list[pa.Array]:
+    def _read_fields(self, fields: Sequence[LanceField], rows: RowSelection = None, keep_dictionary: bool = False) -> list[pa.Array]:
         try:
             sel = normalize_selection(rows, self.num_rows)
         except InvalidArgumentError:
@@ -202,12 +202,13 @@ class LegacyFileReader(DataFileReader):
         raise UnsupportedFeatureError(f"{self.ref.path}: field {field.name!r} of type {t} in a legacy file")
 
     def _pieces(self, field: LanceField, segs: list[_Seg], unit_bits: int, extra: int = 0,
-                len_has_extra: bool = False):
+                len_has_extra: bool = False) -> tuple[list[memoryview | bytes], list[tuple[int, int, int]]]:
         """Fetch, for every segment, the bytes of its row span (``unit_bits`` per row, ``extra`` rows more).
 
         The page-table length counts rows (plus ``extra`` when ``len_has_extra``).
         """
-        ranges, spans = [], []
+        ranges: list[tuple[int, int]] = []
+        spans: list[tuple[int, int, int]] = []
         for s in segs:
             pos, length = self._page(field, s.batch)
             lo, hi = s.bounds
@@ -313,7 +314,7 @@ class LegacyFileReader(DataFileReader):
         all_lengths = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
         return build_list(t, all_lengths, None, items, f"{self.ref.path}: list field {field.name!r}")
 
-    def _read_whole_lists(self, field: LanceField, segs: list[_Seg], datas, pbits: int) -> pa.Array:
+    def _read_whole_lists(self, field: LanceField, segs: list[_Seg], datas: Sequence[memoryview | bytes], pbits: int) -> pa.Array:
         """Lists of contiguous row spans: one array of positions for every span, no per-row work."""
         t = field.arrow_type
         pos = np.frombuffer(_glue(datas), dtype=f"<i{pbits // 8}").astype(np.int64)
@@ -341,16 +342,17 @@ def _contiguous(segs: list[_Seg]) -> bool:
     return all(not isinstance(s.local, np.ndarray) for s in segs)
 
 
-def _glue(parts) -> np.ndarray | bytes | memoryview:
+def _glue(parts: Sequence[memoryview | bytes]) -> np.ndarray | bytes | memoryview:
     """The byte pieces back to back (the piece itself when there is one)."""
     if len(parts) == 1:
-        return parts[0]
+        one: memoryview | bytes = parts[0]
+        return one
     if not parts:
         return b""
     return np.concatenate([np.frombuffer(b, dtype=np.uint8) for b in parts])
 
 
-def _bool_span(t: pa.DataType, data, bit_off: int, count: int) -> pa.Array:
+def _bool_span(t: pa.DataType, data: memoryview | bytes, bit_off: int, count: int) -> pa.Array:
     """``count`` rows of bools (or FSL of bools) starting ``bit_off`` bits into ``data``."""
     per_row = t.list_size if pa.types.is_fixed_size_list(t) else 1
     bits = np.unpackbits(np.frombuffer(bytes(data), dtype=np.uint8), bitorder="little")

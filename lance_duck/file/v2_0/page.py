@@ -7,13 +7,17 @@ Arrow type wanted from a node; ``None`` asks for the node's natural unsigned int
 from __future__ import annotations
 
 
+from typing import Any, Callable
+
 import numpy as np
 import pyarrow as pa
 
 from ..._proto import encodings_v2_0_pb2 as enc_pb
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from ...encodings import bitpack, fastlanes, fsst, general
-from .selection import take_local
+from ...encodings._buf import BufferLike
+from .selection import LocalSelection, take_local
+from .shared import Buffers
 
 # 2.1+ encodings that share the 2.0 ArrayEncoding message; pylance's 2.0 decoder rejects them.
 _NEWER_ONLY = {
@@ -23,14 +27,18 @@ _NEWER_ONLY = {
     "rle": "Rle", "general_mini_block": "GeneralMiniBlock", "byte_stream_split": "ByteStreamSplit",
 }
 
+#: decodes ``n`` values of one ``array_encoding`` case (its message) as the Arrow type
+_Decoder = Callable[[Any, int, pa.DataType, "PageContext"], pa.Array]
+
+
 class PageContext:
     """Where a page's encoding finds its buffers."""
 
-    def __init__(self, page_buffers: list, where: str):
+    def __init__(self, page_buffers: Buffers, where: str) -> None:
         self.page_buffers = page_buffers
         self.where = where
 
-    def buffer(self, ref: enc_pb.Buffer):
+    def buffer(self, ref: enc_pb.Buffer) -> memoryview | bytes:
         if ref.buffer_type != enc_pb.Buffer.page:
             kind = enc_pb.Buffer.BufferType.Name(ref.buffer_type)
             raise UnsupportedFeatureError(f"{self.where}: {kind}-level buffers in 2.0 encodings are not supported")
@@ -52,7 +60,7 @@ def bit_width(t: pa.DataType) -> int | None:
         inner = bit_width(t.value_type)
         return None if inner is None or inner == 1 else inner * t.list_size
     try:
-        return t.bit_width
+        return int(t.bit_width)
     except ValueError:
         return None
 
@@ -61,7 +69,7 @@ def _uint_type(bits: int) -> pa.DataType:
     return {1: pa.bool_(), 8: pa.uint8(), 16: pa.uint16(), 32: pa.uint32(), 64: pa.uint64()}[bits]
 
 
-def fixed_array(target: pa.DataType, n: int, raw, what: str, validity=None) -> pa.Array:
+def fixed_array(target: pa.DataType, n: int, raw: BufferLike, what: str, validity: np.ndarray | None = None) -> pa.Array:
     """An array of ``n`` fixed-width values read from ``raw`` (little-endian, back to back)."""
     if isinstance(target, pa.ExtensionType):
         storage = fixed_array(target.storage_type, n, raw, what, validity)
@@ -85,7 +93,8 @@ def fixed_array(target: pa.DataType, n: int, raw, what: str, validity=None) -> p
 
 def to_numpy_uint(arr: pa.Array) -> np.ndarray:
     """The values of an integer array as numpy (nulls are not expected)."""
-    return arr.to_numpy(zero_copy_only=False)
+    values: np.ndarray = arr.to_numpy(zero_copy_only=False)
+    return values
 
 
 def validity_buffer(arr: pa.Array) -> pa.Buffer | None:
@@ -129,7 +138,7 @@ def decode(enc: enc_pb.ArrayEncoding, n: int, target: pa.DataType | None, ctx: P
     return fn(getattr(enc, kind), n, target, ctx)
 
 
-def decode_rows(enc: enc_pb.ArrayEncoding, n: int, target: pa.DataType, ctx: PageContext, local) -> pa.Array:
+def decode_rows(enc: enc_pb.ArrayEncoding, n: int, target: pa.DataType, ctx: PageContext, local: LocalSelection) -> pa.Array:
     """The rows ``local`` (None / range / int array) of a page of ``n`` values.
 
     Lance's string dictionaries map only the selected indices; everything else is decoded whole
@@ -157,9 +166,9 @@ def decode_uints(enc: enc_pb.ArrayEncoding, n: int, ctx: PageContext) -> np.ndar
     return to_numpy_uint(arr)
 
 
-def _flat(flat: enc_pb.Flat, n: int, target, ctx: PageContext) -> pa.Array:
+def _flat(flat: enc_pb.Flat, n: int, target: pa.DataType, ctx: PageContext) -> pa.Array:
     bits = int(flat.bits_per_value)
-    raw = ctx.buffer(flat.buffer)
+    raw: BufferLike = ctx.buffer(flat.buffer)
     if flat.HasField("compression") and flat.compression.scheme not in ("", "none"):
         raw = general.decompress(raw, flat.compression.scheme.lower())
     if target is None:
@@ -176,7 +185,7 @@ def _flat(flat: enc_pb.Flat, n: int, target, ctx: PageContext) -> pa.Array:
     return fixed_array(target, n, raw, ctx.where)
 
 
-def _nullable(nl: enc_pb.Nullable, n: int, target, ctx: PageContext) -> pa.Array:
+def _nullable(nl: enc_pb.Nullable, n: int, target: pa.DataType, ctx: PageContext) -> pa.Array:
     which = nl.WhichOneof("nullability")
     if which == "no_nulls":
         return decode(nl.no_nulls.values, n, target, ctx)
@@ -193,7 +202,7 @@ def _nullable(nl: enc_pb.Nullable, n: int, target, ctx: PageContext) -> pa.Array
     raise CorruptFileError(f"{ctx.where}: Nullable encoding without a variant")
 
 
-def _fixed_size_list(fsl: enc_pb.FixedSizeList, n: int, target, ctx: PageContext) -> pa.Array:
+def _fixed_size_list(fsl: enc_pb.FixedSizeList, n: int, target: pa.DataType, ctx: PageContext) -> pa.Array:
     if target is None or not pa.types.is_fixed_size_list(target):
         raise CorruptFileError(f"{ctx.where}: FixedSizeList encoding for type {target}")
     if fsl.dimension != target.list_size:
@@ -210,7 +219,7 @@ def _offsets_type(target: pa.DataType) -> tuple[np.dtype, int]:
     raise CorruptFileError(f"Binary encoding for non-binary type {target}")
 
 
-def binary_from_parts(target: pa.DataType, ends: np.ndarray, data, valid: np.ndarray | None,
+def binary_from_parts(target: pa.DataType, ends: np.ndarray, data: BufferLike, valid: np.ndarray | None,
                       what: str) -> pa.Array:
     """A string/binary array from value end offsets (first start is 0) and its bytes."""
     n = len(ends)
@@ -232,7 +241,7 @@ def binary_from_parts(target: pa.DataType, ends: np.ndarray, data, valid: np.nda
     return pa.Array.from_buffers(target, n, [vbuf, pa.py_buffer(offsets), data_buf])
 
 
-def _binary(b: enc_pb.Binary, n: int, target, ctx: PageContext) -> pa.Array:
+def _binary(b: enc_pb.Binary, n: int, target: pa.DataType, ctx: PageContext) -> pa.Array:
     if target is None:
         target = pa.binary()
     e = decode_uints(b.indices, n, ctx).astype(np.uint64, copy=False)
@@ -248,14 +257,14 @@ def _binary(b: enc_pb.Binary, n: int, target, ctx: PageContext) -> pa.Array:
     return binary_from_parts(target, ends, data, valid, ctx.where)
 
 
-def _fixed_size_binary(fb: enc_pb.FixedSizeBinary, n: int, target, ctx: PageContext) -> pa.Array:
+def _fixed_size_binary(fb: enc_pb.FixedSizeBinary, n: int, target: pa.DataType, ctx: PageContext) -> pa.Array:
     w = int(fb.byte_width)
     data = decode(fb.bytes, n * w, pa.uint8(), ctx).buffers()[1] if n * w else pa.py_buffer(b"")
     ends = np.arange(1, n + 1, dtype=np.int64) * w
     return binary_from_parts(target or pa.binary(), ends, data, None, ctx.where)
 
 
-def _dictionary(d: enc_pb.Dictionary, n: int, target, ctx: PageContext) -> pa.Array:
+def _dictionary(d: enc_pb.Dictionary, n: int, target: pa.DataType, ctx: PageContext) -> pa.Array:
     m = int(d.num_dictionary_items)
     if target is not None and pa.types.is_dictionary(target):
         # an Arrow dictionary field: keys as stored, values as the dictionary
@@ -268,7 +277,7 @@ def _dictionary(d: enc_pb.Dictionary, n: int, target, ctx: PageContext) -> pa.Ar
     return _map_lance_dictionary(d, decode_uints(d.indices, n, ctx).astype(np.int64), target, ctx)
 
 
-def _map_lance_dictionary(d: enc_pb.Dictionary, idx: np.ndarray, target, ctx: PageContext) -> pa.Array:
+def _map_lance_dictionary(d: enc_pb.Dictionary, idx: np.ndarray, target: pa.DataType, ctx: PageContext) -> pa.Array:
     """Lance's own dictionary for strings: index 0 = null, k = items[k - 1]."""
     m = int(d.num_dictionary_items)
     items = decode(d.items, m, target, ctx)
@@ -279,7 +288,7 @@ def _map_lance_dictionary(d: enc_pb.Dictionary, idx: np.ndarray, target, ctx: Pa
     return items.take(take)
 
 
-def _fsst(f: enc_pb.Fsst, n: int, target, ctx: PageContext) -> pa.Array:
+def _fsst(f: enc_pb.Fsst, n: int, target: pa.DataType, ctx: PageContext) -> pa.Array:
     inner = decode(f.binary, n, pa.large_binary(), ctx)
     offsets = np.frombuffer(inner.buffers()[1], dtype="<i8", count=n + 1)
     data = np.frombuffer(inner.buffers()[2], dtype=np.uint8) if inner.buffers()[2] else np.zeros(0, np.uint8)
@@ -291,7 +300,7 @@ def _fsst(f: enc_pb.Fsst, n: int, target, ctx: PageContext) -> pa.Array:
                              valid, ctx.where)
 
 
-def _packed_struct(ps: enc_pb.PackedStruct, n: int, target, ctx: PageContext) -> pa.Array:
+def _packed_struct(ps: enc_pb.PackedStruct, n: int, target: pa.DataType, ctx: PageContext) -> pa.Array:
     if target is None or not pa.types.is_struct(target):
         raise CorruptFileError(f"{ctx.where}: PackedStruct encoding for type {target}")
     widths = []
@@ -315,7 +324,7 @@ def _packed_struct(ps: enc_pb.PackedStruct, n: int, target, ctx: PageContext) ->
     return pa.StructArray.from_arrays(children, fields=list(target))
 
 
-def _from_numpy(vals: np.ndarray, target, ctx: PageContext) -> pa.Array:
+def _from_numpy(vals: np.ndarray, target: pa.DataType, ctx: PageContext) -> pa.Array:
     arr = pa.array(vals)
     if target is None or arr.type == target:
         return arr
@@ -324,13 +333,13 @@ def _from_numpy(vals: np.ndarray, target, ctx: PageContext) -> pa.Array:
     return arr.cast(target)
 
 
-def _bitpacked(bp: enc_pb.Bitpacked, n: int, target, ctx: PageContext) -> pa.Array:
+def _bitpacked(bp: enc_pb.Bitpacked, n: int, target: pa.DataType, ctx: PageContext) -> pa.Array:
     vals = bitpack.unpack_sequential(ctx.buffer(bp.buffer), int(bp.compressed_bits_per_value), n,
                                      int(bp.uncompressed_bits_per_value), bool(bp.signed))
     return _from_numpy(vals, target, ctx)
 
 
-def _bitpacked_non_neg(bp: enc_pb.BitpackedForNonNeg, n: int, target, ctx: PageContext) -> pa.Array:
+def _bitpacked_non_neg(bp: enc_pb.BitpackedForNonNeg, n: int, target: pa.DataType, ctx: PageContext) -> pa.Array:
     vals = fastlanes.unpack(ctx.buffer(bp.buffer), int(bp.compressed_bits_per_value),
                             int(bp.uncompressed_bits_per_value), n)
     if target is not None and pa.types.is_signed_integer(target):
@@ -338,13 +347,14 @@ def _bitpacked_non_neg(bp: enc_pb.BitpackedForNonNeg, n: int, target, ctx: PageC
     return _from_numpy(vals, target, ctx)
 
 
-def _not_a_page(name: str):
-    def fail(_msg, _n, _t, ctx: PageContext):
+def _not_a_page(name: str) -> _Decoder:
+    def fail(_msg: Any, _n: int, _t: pa.DataType, ctx: PageContext) -> pa.Array:
         raise CorruptFileError(f"{ctx.where}: {name} encoding found inside a value page")
     return fail
 
 
-_DECODERS = {
+#: the decoder of each ``array_encoding`` case (called with that case's message)
+_DECODERS: dict[str, _Decoder] = {
     "flat": _flat, "nullable": _nullable, "fixed_size_list": _fixed_size_list, "binary": _binary,
     "dictionary": _dictionary, "fsst": _fsst, "packed_struct": _packed_struct,
     "bitpacked": _bitpacked, "fixed_size_binary": _fixed_size_binary,

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Sequence, TypeVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from google.protobuf import any_pb2
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 
 from ..._proto import encodings_v2_0_pb2 as enc_pb
 from ..._proto import file2_pb2
@@ -26,8 +26,10 @@ from ...schema import LanceField
 from ..base import DataFileReader, DataFileRef, RowSelection, normalize_selection
 from ..container import V2Container
 from . import page as pg
-from .selection import ranges_from_bounds, sel_len, split
-from .shared import SharedPages
+from .selection import LocalSelection, ranges_from_bounds, sel_len, split
+from .shared import Buffers, SharedPages
+
+M = TypeVar("M", bound=Message)
 
 BLOB_TYPE = pa.struct([pa.field("position", pa.uint64()), pa.field("size", pa.uint64())])
 
@@ -54,7 +56,7 @@ class _Column:
         return self.pages[0].encoding.WhichOneof("array_encoding") if self.pages else None
 
 
-def _unpack_any(enc: file2_pb2.Encoding, msg, what: str):
+def _unpack_any(enc: file2_pb2.Encoding, msg: M, what: str) -> M | None:
     loc = enc.WhichOneof("location")
     if loc is None or loc == "none":
         return None
@@ -78,7 +80,7 @@ def _unpack_any(enc: file2_pb2.Encoding, msg, what: str):
 class V20FileReader(DataFileReader):
     """Decodes fields of one 2.0 data file."""
 
-    def __init__(self, file: InputFile, ref: DataFileRef, tail, **options):
+    def __init__(self, file: InputFile, ref: DataFileRef, tail: bytes | memoryview) -> None:
         self.file = file
         self.ref = ref
         self.container = V2Container.open(file, tail)
@@ -88,7 +90,7 @@ class V20FileReader(DataFileReader):
         self._shared: SharedPages[tuple[int, int]] = SharedPages()      # pages spanning several read tasks, fetched once
 
     @property
-    def _prefetched(self) -> dict[tuple[int, int], list]:
+    def _prefetched(self) -> dict[tuple[int, int], Buffers]:
         """Page buffers fetched for the current read_fields call, (column, page) -> buffers (per thread)."""
         d = getattr(self._local, "pages", None)
         if d is None:
@@ -131,7 +133,7 @@ class V20FileReader(DataFileReader):
         return self.ref.column_of(field.id)
 
     # -- public -----------------------------------------------------------------------------
-    def _read_fields(self, fields, rows: RowSelection = None, keep_dictionary: bool = False) -> list[pa.Array]:
+    def _read_fields(self, fields: Sequence[LanceField], rows: RowSelection = None, keep_dictionary: bool = False) -> list[pa.Array]:
         """Several fields; the pages of all their columns (down to list items) are fetched at once."""
         cols = []
         for field in fields:
@@ -166,7 +168,7 @@ class V20FileReader(DataFileReader):
         self.file.prefetch([b for c, p in pages for b in self._cols[c].pages[p].buffers])
 
     # -- I/O planning -------------------------------------------------------------------------
-    def _plan(self, field: LanceField, c: int, sel, out: list[tuple[int, int, int | None]]) -> None:
+    def _plan(self, field: LanceField, c: int, sel: LocalSelection, out: list[tuple[int, int, int | None]]) -> None:
         """(column, page, rows) a read of ``field`` with ``sel`` needs, down to list items; ``rows``
         is None for a page read whole, else how many of its rows ``sel`` reads."""
         col = self._column(c)
@@ -176,7 +178,7 @@ class V20FileReader(DataFileReader):
         for i, ch in enumerate(field.children):
             self._plan(ch, self._child_column(c, field, i), sel, out)
 
-    def _prefetch(self, targets: list[tuple[LanceField, int]], sel) -> None:
+    def _prefetch(self, targets: list[tuple[LanceField, int]], sel: LocalSelection) -> None:
         """Fetch the pages a read needs at once; pages read only in part go through the shared
         pages, so that the read tasks after this one do not fetch them again."""
         wanted: list[tuple[int, int, int | None]] = []
@@ -193,7 +195,7 @@ class V20FileReader(DataFileReader):
                 partial[(c, p)] = max(partial.get((c, p), 0), rows)
         rest = [k for k in whole if k not in partial]
 
-        def load(keys: list[tuple[int, int]]) -> dict[tuple[int, int], list]:
+        def load(keys: list[tuple[int, int]]) -> dict[tuple[int, int], Buffers]:
             # the first fetch of shared pages takes the whole pages along, in the same requests
             got = self._load(keys + rest)
             rest.clear()
@@ -204,12 +206,12 @@ class V20FileReader(DataFileReader):
             self._prefetched.update(self._shared.get(shared, load))
         self._prefetched.update(self._load(rest))
 
-    def _load(self, keys: list[tuple[int, int]]) -> dict[tuple[int, int], list]:
+    def _load(self, keys: list[tuple[int, int]]) -> dict[tuple[int, int], Buffers]:
         """Buffers of (column, page) pages, all in one read_ranges call."""
         if not keys:
             return {}
         data = self.file.read_ranges([b for c, p in keys for b in self._cols[c].pages[p].buffers])
-        out = {}
+        out: dict[tuple[int, int], Buffers] = {}
         i = 0
         for c, p in keys:
             k = len(self._cols[c].pages[p].buffers)
@@ -217,12 +219,12 @@ class V20FileReader(DataFileReader):
             i += k
         return out
 
-    def _fetch(self, col: _Column, page_ids: list[int]) -> list[list]:
+    def _fetch(self, col: _Column, page_ids: list[int]) -> list[Buffers]:
         self._prefetched.update(self._load([(col.index, p) for p in page_ids
                                             if (col.index, p) not in self._prefetched]))
         return [self._prefetched[(col.index, p)] for p in page_ids]
 
-    def _read(self, field: LanceField, c: int, sel) -> pa.Array:
+    def _read(self, field: LanceField, c: int, sel: LocalSelection) -> pa.Array:
         col = self._column(c)
         if col.kind == "blob":
             return self._read_values(col, sel, BLOB_TYPE)
@@ -235,7 +237,7 @@ class V20FileReader(DataFileReader):
             raise UnsupportedFeatureError(f"{self.ref.path}: map field {field.name!r} in a 2.0 file")
         return self._read_values(col, sel, field.arrow_type)
 
-    def _read_values(self, col: _Column, sel, target: pa.DataType) -> pa.Array:
+    def _read_values(self, col: _Column, sel: LocalSelection, target: pa.DataType) -> pa.Array:
         parts = list(split(col.starts, sel))
         bufs = self._fetch(col, [p for p, _ in parts])
         out = []
@@ -256,7 +258,7 @@ class V20FileReader(DataFileReader):
             c += _width(prev)
         return c
 
-    def _read_struct(self, field: LanceField, col: _Column, sel) -> pa.Array:
+    def _read_struct(self, field: LanceField, col: _Column, sel: LocalSelection) -> pa.Array:
         kind = col.page_kind()
         if kind not in (None, "struct"):
             raise CorruptFileError(f"{self.ref.path}: struct field {field.name!r} has a {kind} header column")
@@ -276,7 +278,7 @@ class V20FileReader(DataFileReader):
                   for f, a in zip(target, children)]
         return pa.StructArray.from_arrays(children, fields=fields)
 
-    def _read_list(self, field: LanceField, col: _Column, sel) -> pa.Array:
+    def _read_list(self, field: LanceField, col: _Column, sel: LocalSelection) -> pa.Array:
         target = field.arrow_type
         where = f"{self.ref.path}: column {col.index}"
         ks = []

@@ -14,11 +14,11 @@ import pyarrow as pa
 LocalSelection = Union[None, range, np.ndarray]
 
 
-def sel_len(sel, num_rows: int) -> int:
+def sel_len(sel: LocalSelection, num_rows: int) -> int:
     return num_rows if sel is None else len(sel)
 
 
-def split(starts: np.ndarray, sel) -> Iterator[tuple[int, LocalSelection]]:
+def split(starts: np.ndarray, sel: LocalSelection) -> Iterator[tuple[int, LocalSelection]]:
     """(unit index, local selection) for every unit holding selected rows, in order.
 
     ``starts`` has one more entry than there are units (the last one is the row count).
@@ -79,7 +79,7 @@ def shift(local: LocalSelection, by: int) -> LocalSelection:
     return local - by
 
 
-def ranges_from_bounds(starts: np.ndarray, ends: np.ndarray):
+def ranges_from_bounds(starts: np.ndarray, ends: np.ndarray) -> tuple[range | np.ndarray, np.ndarray]:
     """The selection covering the union of disjoint, increasing [starts[i], ends[i]) spans."""
     lengths = ends - starts
     total = int(lengths.sum())

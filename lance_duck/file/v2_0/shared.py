@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Callable, Generic, Hashable, Sequence, TypeVar
+from typing import Callable, Generic, Hashable, Sequence, TypeVar, Union
 
-Buffers = list    # the buffers of one page, as InputFile.read_ranges returns them
+Buffers = list[Union[memoryview, bytes]]    # the buffers of one page, as InputFile.read_ranges returns them
 K = TypeVar("K", bound=Hashable)
 
 # Bytes of shared pages one reader keeps at most (the least recently used go first); a scan keeps

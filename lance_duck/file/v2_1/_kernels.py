@@ -16,7 +16,7 @@ def decompress(scheme: int, data: np.ndarray, what: str) -> np.ndarray:
     return _general.decompress(data, scheme)
 
 
-def decompress_many(scheme: int, offsets: np.ndarray, data: np.ndarray, what: str):
+def decompress_many(scheme: int, offsets: np.ndarray, data: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
     if scheme not in (1, 2):
         raise UnsupportedFeatureError(f"{what}: general compression scheme {scheme} is not supported")
     return _general.decompress_many(data, offsets, scheme)

@@ -15,7 +15,7 @@ import pyarrow as pa
 from ...encodings.bitmap import validity_buffer
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from ...schema import LanceField
-from ..blob_types import BLOB_METADATA, DESCRIPTION, DESCRIPTION_V2, is_blob_v2 as _is_blob_v2
+from ..blob_types import BLOB_METADATA, DESCRIPTION, DESCRIPTION_V2, is_blob_v2
 from .column import LeafData
 from .direct_lists import DirectUnraveler
 from .repdef import Unraveler
@@ -31,7 +31,7 @@ class Leaf:
 
 
 def is_leaf(f: LanceField) -> bool:
-    return not f.children or f.is_packed_struct or f.is_blob or _is_blob_v2(f)
+    return not f.children or f.is_packed_struct or f.is_blob or is_blob_v2(f)
 
 
 def _fsl_struct_dim(f: LanceField) -> int | None:
@@ -44,7 +44,7 @@ def _fsl_struct_dim(f: LanceField) -> int | None:
 def leaf_type(f: LanceField, minor: int) -> tuple[pa.DataType, pa.DataType | None]:
     if f.is_blob and minor == 1:
         return DESCRIPTION, None
-    if _is_blob_v2(f):
+    if is_blob_v2(f):
         return DESCRIPTION_V2, None
     t = f.arrow_type
     if pa.types.is_dictionary(t):
@@ -79,7 +79,7 @@ def output_type(f: LanceField, minor: int) -> pa.DataType:
 def _struct_type(f: LanceField, minor: int) -> pa.DataType:
     """A struct's type, with blob children as the descriptions pylance returns for them."""
     t = f.arrow_type
-    if not any(c.is_blob or _is_blob_v2(c) for c in f.walk()):
+    if not any(c.is_blob or is_blob_v2(c) for c in f.walk()):
         return t
     kids = []
     for i, c in enumerate(f.children):

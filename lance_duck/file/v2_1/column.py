@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from bisect import bisect_right
+import functools
 from dataclasses import dataclass
+from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 import pyarrow as pa
@@ -10,17 +12,15 @@ from google.protobuf.message import DecodeError
 
 from ... import trace
 from ..._proto import encodings_v2_1_pb2 as pb
+from ..._proto import file2_pb2
 from ...encodings._threads import map_parts
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from . import direct_lists, repdef
 from .direct_lists import DirectList
-from .layouts.blob import BlobPage
-from .layouts.constant import ConstantPage
-from .layouts.fullzip import FullZipPage
-from .layouts.indexed23 import IndexedPage
+from .layouts.kinds import LayoutPage, layout_page
 from .layouts.miniblock import MiniBlockPage, batch_key, decode_batch
 from .layouts.sparse23 import SparsePage
-from .page import PageContext, PageData
+from .page import Buf, Local, PageContext, PageData
 from .point import PointPage
 from .planar23 import PLANAR_LAYOUT_URL, IndexedLayout, SparseLayout, planar_to_page_layout
 
@@ -28,15 +28,15 @@ PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"
 MAX_BATCH_ITEMS = 1 << 22   # bounds the per-batch temporaries (index arrays are int64 per value)
 PARALLEL_PAGE_ROWS = 1 << 16  # selections at least this long decode their pages concurrently
 
-_LAYOUTS = {
-    "mini_block_layout": MiniBlockPage,
-    "constant_layout": ConstantPage,
-    "full_zip_layout": FullZipPage,
-    "blob_layout": BlobPage,
-}
+#: a page's layout: a 2.1 PageLayout message, or 2.3's sparse structure / indexed values
+PageLayout = Union[pb.PageLayout, SparseLayout, IndexedLayout]
+#: a lean read of one page: decode (its fetched bytes -> entries), the byte ranges it needs, and the
+#: page's rows it reads (positions or a run; one row for a point read)
+LeanPart = tuple[Callable[[Sequence[Buf]], PageData], list[tuple[int, int]], Union[np.ndarray, range, int]]
+#: what LeafPlan.decode runs: pages decoded as one batch [(page index, page, data)], or one page
+_Job = Union[list[tuple[int, MiniBlockPage, Sequence[Buf]]], tuple["SparsePage | LayoutPage", Sequence[Buf], Local]]
 
-
-def page_layout(page, what: str):
+def page_layout(page: file2_pb2.ColumnMetadata.Page, what: str) -> PageLayout:
     """The PageLayout message of a page (encodings21, used by 2.1 and 2.2; 2.3 pages translated)."""
     from google.protobuf import any_pb2
     kind = page.encoding.WhichOneof("location")
@@ -60,17 +60,12 @@ def page_layout(page, what: str):
     return layout
 
 
-def make_page(ctx: PageContext, page, layout=None):
+def make_page(ctx: PageContext, page: file2_pb2.ColumnMetadata.Page, layout: PageLayout | None = None
+              ) -> SparsePage | LayoutPage:
     layout = layout if layout is not None else page_layout(page, ctx.what)
     if isinstance(layout, SparseLayout):  # file format 2.3
         return SparsePage(ctx, page, layout)
-    if isinstance(layout, IndexedLayout):
-        return IndexedPage(ctx, page, layout)
-    kind = layout.WhichOneof("layout")
-    cls = _LAYOUTS.get(kind)
-    if cls is None:
-        raise UnsupportedFeatureError(f"{ctx.what}: page layout {kind!r} is not supported")
-    return cls(ctx, page, getattr(layout, kind))
+    return layout_page(ctx, page, layout)
 
 
 @dataclass
@@ -92,26 +87,26 @@ class ColumnPages:
     #: page metadata of at most this many bytes is kept (larger is fetched again per read)
     MAX_META_BYTES = 1 << 20
 
-    def __init__(self, cm, charge=None):
+    def __init__(self, cm: file2_pb2.ColumnMetadata, charge: Callable[[int], None] | None = None) -> None:
         self.source = cm
         self.pages = list(cm.pages)
         self.lengths = np.array([int(p.length) for p in self.pages], np.int64)
         self.starts = np.cumsum(self.lengths) - self.lengths
         self.total = int(self.lengths.sum())
         self.edges = np.append(self.starts, self.total)
-        self.layouts: dict[int, object] = {}
-        self.meta: dict[int, dict] = {}
-        self.lean: dict[tuple, LeanColumn] = {}   # (arrow type, dict type, keep) -> lean reader
+        self.layouts: dict[int, PageLayout] = {}
+        self.meta: dict[int, dict[str, Any]] = {}
+        self.lean: dict[tuple[pa.DataType, pa.DataType | None, bool], LeanColumn] = {}   # (arrow type, dict type, keep) -> lean reader
         self._charge = charge or (lambda n: None)
 
-    def layout(self, i: int, what: str):
+    def layout(self, i: int, what: str) -> PageLayout:
         lay = self.layouts.get(i)
         if lay is None:
             lay = self.layouts[i] = page_layout(self.pages[i], what)
             self._charge(512)
         return lay
 
-    def keep_meta(self, i: int, page, bufs: list) -> None:
+    def keep_meta(self, i: int, page: MiniBlockPage, bufs: list[bytes]) -> None:
         """Remember page ``i``'s metadata state after ``page.set_meta(bufs)`` (bufs owned bytes)."""
         state = page.meta_state()
         if state is not None:
@@ -119,7 +114,7 @@ class ColumnPages:
             self._charge(3 * sum(len(b) for b in bufs) + 32 * len(getattr(page, "counts", ())) + 256)
 
 
-    def lean_column(self, what: str, arrow_type: pa.DataType, dict_type, minor: int,
+    def lean_column(self, what: str, arrow_type: pa.DataType, dict_type: pa.DataType | None, minor: int,
                     keep_dictionary: bool) -> LeanColumn:
         """The column's :class:`LeanColumn` for one leaf type (made once, shared)."""
         key = (arrow_type, dict_type, keep_dictionary)
@@ -136,8 +131,8 @@ class LeanColumn:
     the column keeps and shared by every such read of the file (their lean methods change
     nothing), so a read is: rows -> pages -> chunks -> byte ranges, then one decode per page."""
 
-    def __init__(self, column: ColumnPages, what: str, arrow_type: pa.DataType, dict_type, minor: int,
-                 keep_dictionary: bool):
+    def __init__(self, column: ColumnPages, what: str, arrow_type: pa.DataType, dict_type: pa.DataType | None, minor: int,
+                 keep_dictionary: bool) -> None:
         self.column = column
         self.what = what
         self.arrow_type = dict_type if dict_type is not None else arrow_type
@@ -157,12 +152,12 @@ class LeanColumn:
             return None
         ctx = PageContext(f"{self.what} page {i}", *self._ctx)
         page = make_page(ctx, cp.pages[i], cp.layout(i, ctx.what))
-        ok = isinstance(page, MiniBlockPage) and not page.has_rep
-        if ok:
-            page.restore_meta(state)
+        lean = page if isinstance(page, MiniBlockPage) and not page.has_rep else None
+        if lean is not None:
+            lean.restore_meta(state)
             cp._charge(512)
-        self._pages[i] = page if ok else None
-        return self._pages[i]
+        self._pages[i] = lean
+        return lean
 
     def _point(self, i: int) -> PointPage | None:
         """Page ``i``'s one-row reader (:mod:`.point`), or None (its encoding is not read there)."""
@@ -174,7 +169,7 @@ class LeanColumn:
         pp = self._points[i] = PointPage.of(page)
         return pp
 
-    def _plan_point(self, row: int) -> list[tuple] | None:
+    def _plan_point(self, row: int) -> list[LeanPart] | None:
         """:meth:`plan` of one row through :class:`~.point.PointPage` (None: not read so)."""
         cp = self.column
         edges = self._edges
@@ -186,10 +181,10 @@ class LeanColumn:
             return None
         local = row - edges[i]
         chunk, runs, ranges = pp.lean_plan(local)
-        return [(pp, chunk, runs, ranges, local)]
+        return [(functools.partial(pp.lean_decode, c=chunk, _runs=runs, row=local), ranges, local)]
 
-    def plan(self, rows: np.ndarray | range) -> list[tuple] | None:
-        """[(page, chunks, runs, local rows, byte ranges)] for sorted in-bounds ``rows`` (a
+    def plan(self, rows: np.ndarray | range) -> list[LeanPart] | None:
+        """[(decode of a page's part, its byte ranges, its local rows)] for sorted in-bounds ``rows`` (a
         contiguous run may be a ``range``: each page then gets a local range, located by its two
         ends), or None when a page they touch cannot be read lean. One row goes through the
         page's :class:`~.point.PointPage` when its encoding is read there."""
@@ -213,24 +208,25 @@ class LeanColumn:
             cut = np.flatnonzero(pid[1:] != pid[:-1]) + 1
             groups = [(int(pid[a]), rows[a:b] - cp.starts[pid[a]])
                       for a, b in zip([0, *cut.tolist()], [*cut.tolist(), rows.size])]
-        out = []
+        out: list[LeanPart] = []
         for i, local in groups:
             page = self._page(i)
             if page is None:
                 return None
-            out.append((page, *page.lean_plan(local), local))
+            sel, runs, ranges = page.lean_plan(local)
+            out.append((functools.partial(page.lean_decode, sel=sel, runs=runs, local=local), ranges, local))
         return out
 
     @staticmethod
-    def ranges(parts: list[tuple]) -> list[tuple[int, int]]:
-        return [r for part in parts for r in part[3]]
+    def ranges(parts: list[LeanPart]) -> list[tuple[int, int]]:
+        return [r for _, ranges, _ in parts for r in ranges]
 
-    def decode(self, parts: list[tuple], bufs: list) -> LeafData:
+    def decode(self, parts: list[LeanPart], bufs: Sequence[Buf]) -> LeafData:
         """The selected entries from the fetched bytes of :meth:`ranges` (in order)."""
         pages = []
         k = 0
-        for page, sel, runs, ranges, local in parts:
-            pages.append(page.lean_decode(bufs[k: k + len(ranges)], sel, runs, local))
+        for decode, ranges, _ in parts:
+            pages.append(decode(bufs[k: k + len(ranges)]))
             k += len(ranges)
         if len(pages) == 1:
             pd = pages[0]
@@ -241,8 +237,9 @@ class LeanColumn:
 class LeafPlan:
     """The pages of one column that a selection touches, with per-page local row selections."""
 
-    def __init__(self, cm, col: int, path: str, arrow_type: pa.DataType, dict_type, minor: int, sel,
-                 keep_dictionary: bool = False, column: ColumnPages | None = None):
+    def __init__(self, cm: file2_pb2.ColumnMetadata, col: int, path: str, arrow_type: pa.DataType,
+                 dict_type: pa.DataType | None, minor: int, sel: np.ndarray | range | None,
+                 keep_dictionary: bool = False, column: ColumnPages | None = None) -> None:
         """``column``: the column's shared :class:`ColumnPages` (made from ``cm`` when None)."""
         self.what = f"{path} column {col}"
         self.column = cp = column if column is not None else ColumnPages(cm)
@@ -271,13 +268,13 @@ class LeafPlan:
                 for i in np.flatnonzero(bounds[1:] > bounds[:-1]).tolist():
                     local = rows[bounds[i]: bounds[i + 1]] - starts[i]
                     picks.append((i, None if local.size == lengths[i] else local))
-        self.pages = []
+        self.pages: list[tuple[SparsePage | LayoutPage, Local]] = []
         self._fresh: list[int] = []       # page numbers whose metadata this read fetches
         for i, local in picks:
             ctx = PageContext(f"{self.what} page {i}", arrow_type, dict_type, minor, keep_dictionary)
             page = make_page(ctx, pages[i], cp.layout(i, ctx.what))
             state = cp.meta.get(i)
-            if state is not None:
+            if state is not None and isinstance(page, MiniBlockPage):   # (the pages that keep a state)
                 page.restore_meta(state)
             if isinstance(local, range) and not getattr(page, "SLICES_RANGES", False):
                 local = np.arange(local.start, local.stop, dtype=np.int64)
@@ -286,10 +283,10 @@ class LeafPlan:
         self.arrow_type = dict_type if dict_type is not None else arrow_type
 
     # phase 1 / 2 / 3 (the reader batches the I/O of all leaves)
-    def meta_ranges(self):
+    def meta_ranges(self) -> list[tuple[int, int]]:
         return [r for (p, _), i in zip(self.pages, self._fresh) if i >= 0 for r in p.meta_ranges()]
 
-    def set_meta(self, bufs):
+    def set_meta(self, bufs: Sequence[Buf]) -> None:
         k0 = 0
         for (p, _), i in zip(self.pages, self._fresh):
             if i < 0:
@@ -297,44 +294,45 @@ class LeafPlan:
             k = len(p.meta_ranges())
             mine = bufs[k0: k0 + k]
             k0 += k
-            if hasattr(p, "meta_state") and sum(len(b) for b in mine) <= ColumnPages.MAX_META_BYTES:
-                mine = [bytes(b) for b in mine]        # owned: the cache must not pin a memory map
-                p.set_meta(mine)
-                self.column.keep_meta(i, p, mine)
+            if isinstance(p, MiniBlockPage) and sum(len(b) for b in mine) <= ColumnPages.MAX_META_BYTES:
+                owned = [bytes(b) for b in mine]        # owned: the cache must not pin a memory map
+                p.set_meta(owned)
+                self.column.keep_meta(i, p, owned)
             else:
                 p.set_meta(mine)
 
-    def data_ranges(self):
-        self._counts = []
-        out = []
+    def data_ranges(self) -> list[tuple[int, int]]:
+        self._counts: list[int] = []
+        out: list[tuple[int, int]] = []
         for p, local in self.pages:
-            r = p.data_ranges(local)
+            r = p.data_ranges(local) if isinstance(p, MiniBlockPage) else p.data_ranges(_positions(local))
             self._counts.append(len(r))
             out.extend(r)
         return out
 
-    def decode(self, bufs) -> LeafData:
-        jobs: list[tuple] = []   # ("group", [(page index, page, data)]) or ("page", page, data, local)
+    def decode(self, bufs: Sequence[Buf]) -> LeafData:
+        jobs: list[_Job] = []   # a group [(page index, page, data)], or (page, data, local)
         i = 0
-        group: list = []      # consecutive pages decoded as one batch: (page index, page, data)
+        group: list[tuple[int, MiniBlockPage, Sequence[Buf]]] = []   # consecutive pages decoded as one batch
         key = None
         items = 0
         for j, ((p, local), k) in enumerate(zip(self.pages, self._counts)):
             data = bufs[i: i + k]
             i += k
-            pk = batch_key(p, data, local)
-            n = int(p.lay.num_items) if pk is not None else 0
+            mb = p if isinstance(p, MiniBlockPage) else None
+            pk = None if mb is None else batch_key(mb, data, local)
+            n = int(mb.lay.num_items) if mb is not None and pk is not None else 0
             if group and (pk is None or pk != key or items + n > MAX_BATCH_ITEMS):
-                jobs.append(("group", group))
+                jobs.append(group)
                 group, items = [], 0
-            if pk is not None:
-                group.append((j, p, data))
+            if mb is not None and pk is not None:
+                group.append((j, mb, data))
                 key = pk
                 items += n
                 continue
-            jobs.append(("page", p, data, local))
+            jobs.append((p, data, local))
         if group:
-            jobs.append(("group", group))
+            jobs.append(group)
         rows = sum(_selected_rows(p, local) for p, local in self.pages)
         if len(jobs) > 1 and rows >= PARALLEL_PAGE_ROWS:
             decoded = map_parts(self._run, jobs)     # independent pages on the kernel pool
@@ -342,17 +340,17 @@ class LeafPlan:
             decoded = [self._run(job) for job in jobs]
         return merge_pages(decoded, self.arrow_type, self.what)
 
-    def _run(self, job: tuple) -> PageData:
-        if job[0] == "group":
-            return self._decode_group(job[1])
-        _, p, data, local = job
-        pd = p.decode(data, local)
+    def _run(self, job: _Job) -> PageData:
+        if isinstance(job, list):
+            return self._decode_group(job)
+        p, data, local = job
+        pd = p.decode(data, local) if isinstance(p, MiniBlockPage) else p.decode(data, _positions(local))
         want = _selected_rows(p, local)
         if _rows_of(pd) != want:
             raise CorruptFileError(f"{p.what}: decoded {_rows_of(pd)} rows, the page declares {want}")
         return pd
 
-    def _decode_group(self, group: list) -> PageData:
+    def _decode_group(self, group: list[tuple[int, MiniBlockPage, Sequence[Buf]]]) -> PageData:
         trace.record("path:page-group", (group[0][0], group[-1][0]))
         if len(group) == 1:
             _, p, data = group[0]
@@ -400,7 +398,12 @@ def merge_pages(pages: list[PageData], arrow_type: pa.DataType, what: str) -> Le
                     layers, sum(p.num_rows for p in pages))
 
 
-def _selected_rows(page, local) -> int:
+def _positions(local: Local) -> np.ndarray | None:
+    """``local`` as positions (a range is given only to pages that slice ranges, see LeafPlan)."""
+    return np.arange(local.start, local.stop, dtype=np.int64) if isinstance(local, range) else local
+
+
+def _selected_rows(page: SparsePage | LayoutPage, local: Local) -> int:
     """Rows of ``page`` a local selection (in page entries) covers; None = every row."""
     return page.rows if local is None else len(local) // getattr(page, "row_unit", 1)
 

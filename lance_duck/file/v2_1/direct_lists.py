@@ -10,7 +10,7 @@ pages with level pages unravels the level pages on their own (:meth:`DirectList.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 
@@ -98,13 +98,28 @@ def concat(parts: list[DirectList]) -> DirectList:
     return DirectList(out, layers, sum(p.rows for p in parts))
 
 
-def _cat(masks: list, sizes: list[int]) -> np.ndarray | None:
+class Levels(Protocol):
+    """A decoded page's nesting (``page.PageData``): list offsets, or rep/def levels."""
+
+    @property
+    def lists(self) -> DirectList | None: ...
+    @property
+    def rep(self) -> np.ndarray | None: ...
+    @property
+    def defs(self) -> np.ndarray | None: ...
+    @property
+    def layers(self) -> list[int]: ...
+    @property
+    def num_rows(self) -> int: ...
+
+
+def _cat(masks: list[np.ndarray | None], sizes: list[int]) -> np.ndarray | None:
     if all(m is None for m in masks):
         return None
     return np.concatenate([np.ones(n, bool) if m is None else m for m, n in zip(masks, sizes)])
 
 
-def merge(pages: list, layers: list[int], what: str) -> DirectList | None:
+def merge(pages: Sequence[Levels], layers: list[int], what: str) -> DirectList | None:
     """The pages' nesting as one :class:`DirectList` when some page has one (the level pages
     unravelled on their own), else None."""
     if not any(p.lists is not None for p in pages):

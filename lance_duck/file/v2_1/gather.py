@@ -82,7 +82,8 @@ def read_uint(buf: np.ndarray, offs: np.ndarray, nbytes: int, what: str = "heade
             words = np.zeros(0, _WORD[nbytes])
         if nbytes == 8 and offs.size and words.max() > np.uint64(2**62):
             raise CorruptFileError(f"{what}: implausible value")
-        return words.astype(np.int64)
+        as_int: np.ndarray = words.astype(np.int64)
+        return as_int
     out = np.zeros(offs.size, np.uint64)
     for b in range(nbytes):
         out |= buf[offs + b].astype(np.uint64) << np.uint64(8 * b)
@@ -101,7 +102,8 @@ def read_header_words(buf: np.ndarray, starts: np.ndarray, nwords: int, what: st
         lo = starts[None, :] + 2 * at
         return buf[lo].astype(np.int64) | (buf[lo + 1].astype(np.int64) << 8)
     words = buf[: buf.size // 2 * 2].view(_WORD[2])   # (numpy reads unaligned addresses itself)
-    return words[(starts >> 1)[None, :] + at].astype(np.int64)
+    headers: np.ndarray = words[(starts >> 1)[None, :] + at]
+    return headers.astype(np.int64)
 
 
 _WORD: dict[int, np.dtype] = {2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}

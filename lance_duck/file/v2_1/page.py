@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol, Sequence, Union
 
 import numpy as np
 import pyarrow as pa
@@ -9,6 +10,31 @@ import pyarrow as pa
 from ...errors import CorruptFileError
 from . import repdef
 from .direct_lists import DirectList
+
+
+#: bytes of a file as a read returns them (a memory map's view, a fetched or held request)
+Buf = Union[bytes, memoryview, np.ndarray]
+#: rows of a page a read selects: sorted positions, a contiguous run, or None (every row)
+Local = Union[np.ndarray, range, None]
+
+
+class PageMeta(Protocol):
+    """A page's entry in the column metadata (``ColumnMetadata.Page``), or what stands for one."""
+
+    @property
+    def buffer_offsets(self) -> Sequence[int]: ...
+    @property
+    def buffer_sizes(self) -> Sequence[int]: ...
+    @property
+    def length(self) -> int: ...
+
+
+@dataclass
+class PageBuffers:
+    """A :class:`PageMeta` made by a reader: the buffers of a page's values inside another page."""
+    buffer_offsets: list[int]
+    buffer_sizes: list[int]
+    length: int
 
 
 @dataclass
@@ -41,7 +67,7 @@ def entry_rows(rep: np.ndarray, max_rep: int, first_row: int) -> np.ndarray:
     return r
 
 
-def trim(values: pa.Array, rep, defs, layers: list[int], entry_row: np.ndarray | None,
+def trim(values: pa.Array, rep: np.ndarray | None, defs: np.ndarray | None, layers: list[int], entry_row: np.ndarray | None,
          keep_rows: np.ndarray, what: str) -> tuple[pa.Array, np.ndarray | None, np.ndarray | None]:
     """Keep the entries (and their value slots) whose row is in ``keep_rows`` (sorted local rows).
 
@@ -66,3 +92,15 @@ def trim(values: pa.Array, rep, defs, layers: list[int], entry_row: np.ndarray |
         raise CorruptFileError(f"{what}: {len(values)} values for {int(visible.sum())} visible entries")
     vals = values if take.size == len(values) else values.take(pa.array(take))
     return vals, None if rep is None else rep[keep], None if defs is None else defs[keep]
+
+
+class Page(Protocol):
+    """What every page layout's reader offers (phases: metadata ranges, then data ranges, then decode)."""
+
+    what: str
+    rows: int
+
+    def meta_ranges(self) -> list[tuple[int, int]]: ...
+    def set_meta(self, bufs: Sequence[Buf]) -> None: ...
+    def data_ranges(self, local: np.ndarray | None) -> list[tuple[int, int]]: ...
+    def decode(self, data: Sequence[Buf], local: np.ndarray | None) -> PageData: ...

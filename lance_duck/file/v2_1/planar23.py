@@ -21,16 +21,17 @@ delta, dictionary-of-range or a 2.1 compression); a fixed-size-list layer (of st
 dimension and validity, each of its slots has that many children. The values cover the valid
 leaf slots (every leaf slot under a list, or with dictionary indices). The value compressions (``CompressiveEncoding``)
 keep the 2.1 grammar; a compression using a field 2.1 does not know is refused by name, except
-range / delta / run-length-range string offsets (``offsets23.py``). No ``encodings23`` proto ships
+range / delta / run-length-range string offsets (``compression/offsets23.py``). No ``encodings23`` proto ships
 with lance_duck: the plane messages (field numbers observed in pylance 14.0.2 output) are read from
 the wire format.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Union, cast
+from typing import Any, Sequence, Union, cast
 
 from google.protobuf import unknown_fields
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from ..._proto import encodings_v2_1_pb2 as pb
@@ -95,14 +96,14 @@ def wire_fields(b: bytes, what: str, repeated: tuple[int, ...] = ()) -> dict[int
     return out
 
 
-def _only(fields: dict, known: dict, message: str, what: str) -> None:
+def _only(fields: dict[int, WireValue], known: dict[int, str], message: str, what: str) -> None:
     extra = sorted(set(fields) - set(known))
     if extra:
         raise UnsupportedFeatureError(
             f"{what}: 2.3 {message} field(s) {extra} are not supported (file format 2.3)")
 
 
-def _bytes(v, field: str, what: str) -> bytes:
+def _bytes(v: WireValue | None, field: str, what: str) -> bytes:
     if not isinstance(v, bytes):
         raise CorruptFileError(f"{what}: 2.3 {field} is not a message")
     return v
@@ -121,13 +122,13 @@ def unknown_fields_of(msg: Message) -> list[Any]:
     return [fields[i] for i in range(len(fields))]
 
 
-def _int(v, field: str, what: str) -> int:
+def _int(v: WireValue | None, field: str, what: str) -> int:
     if not isinstance(v, int):
         raise CorruptFileError(f"{what}: 2.3 {field} is not an integer")
     return v
 
 
-def _check_known(msg, path: str, what: str) -> None:
+def _check_known(msg: Message, path: str, what: str) -> None:
     """Refuse a compression carrying fields the 2.1 grammar does not know (new 2.3 codecs)."""
     nums = sorted({f.field_number for f in unknown_fields_of(msg)})
     offsets = path.endswith("variable.offsets") and nums in ([14], [15])
@@ -173,6 +174,12 @@ class IntCodec:
     def has_buffer(self) -> bool:
         return self.kind in ("delta", "plain", "dict")
 
+    def encoding(self, what: str) -> pb.CompressiveEncoding:
+        """The compression of the stored integers (kinds with a buffer)."""
+        if self.enc is None:
+            raise CorruptFileError(f"{what}: {self.kind}-coded integers without their compression")
+        return self.enc
+
 
 @dataclass
 class SparseValidity:
@@ -198,6 +205,10 @@ class SparseFsl:
     validity: SparseValidity | None
 
 
+#: one layer of a sparse page's structure
+SparseLayer = Union[SparseValidity, SparseList, SparseFsl]
+
+
 @dataclass
 class IndexedLayout:
     """Indexed zipped values: one dictionary index per slot (``indices``) into ``num_dictionary_items``
@@ -213,7 +224,7 @@ class SparseLayout:
     """A 2.3 page whose structure lists positions per layer (outermost first); its values cover
     the valid leaf slots only (or every leaf slot when ``per_slot``, e.g. dictionary indices)."""
     values: pb.PageLayout | IndexedLayout   # layout of the values (2.2 layers: all valid)
-    layers: list                   # SparseValidity | SparseList | SparseFsl, outermost first
+    layers: list[SparseLayer]      # outermost first
     leaf_slots: int                # slots of the innermost layer
     num_values: int
     per_slot: bool
@@ -224,14 +235,14 @@ _DELTA = {1: "bits_per_value", 2: "base", 3: "deltas"}
 _DICT = {1: "indices", 2: "items", 3: "num_items"}
 
 
-def _range(raw, what: str) -> tuple[int, int]:
+def _range(raw: WireValue | None, what: str) -> tuple[int, int]:
     r = wire_fields(_bytes(raw, "range codec", what), what)
     _only(r, _RANGE, "range codec", what)
     start, step = _int(r.get(2, 0), "range start", what), _int(r.get(3, 0), "range step", what)
     return start, step
 
 
-def int_codec(raw, n: int, field: str, what: str) -> IntCodec:
+def int_codec(raw: WireValue | None, n: int, field: str, what: str) -> IntCodec:
     """The codec of ``n`` integers from the bytes of a (2.3) ``CompressiveEncoding``."""
     if n == 0:
         return IntCodec("none", 0)
@@ -269,7 +280,7 @@ _LIST = {1: "num_children", 2: "nonempty_positions", 3: "num_nonempty", 4: "leng
 _FSL = {1: "dimension", 2: "validity"}
 
 
-def _validity(raw, what: str) -> SparseValidity:
+def _validity(raw: WireValue | None, what: str) -> SparseValidity:
     v = wire_fields(_bytes(raw, "sparse validity", what), what)
     _only(v, _VALIDITY, "sparse validity set", what)
     meaning = _int(v.get(1, 0), "validity meaning", what)
@@ -279,7 +290,7 @@ def _validity(raw, what: str) -> SparseValidity:
     return SparseValidity(meaning == 1, int_codec(v.get(2, b""), n, "positions", what))
 
 
-def _sparse_layers(raw, what: str) -> list:
+def _sparse_layers(raw: WireValue | None, what: str) -> list[SparseLayer]:
     sparse = wire_fields(_bytes(raw, "sparse structure", what), what, repeated=(1,))
     _only(sparse, {1: "layer"}, "sparse structure", what)
     out: list[SparseValidity | SparseFsl | SparseList] = []
@@ -311,7 +322,7 @@ def _sparse_layers(raw, what: str) -> list:
     return out
 
 
-def fsl_dims(layers: list) -> tuple[int, int]:
+def fsl_dims(layers: Sequence[SparseLayer]) -> tuple[int, int]:
     """(product of every fixed-size list dimension, of those under a list layer): a page of ``r``
     rows declares ``r`` times the first as its length (pylance 14.0.2), and its decoded levels
     hold ``length`` over the second rows (the fixed-size lists above every list are expanded)."""
@@ -325,7 +336,7 @@ def fsl_dims(layers: list) -> tuple[int, int]:
     return every, listed
 
 
-def _leaf_slots(layers: list, rows: int, what: str) -> tuple[int, int]:
+def _leaf_slots(layers: Sequence[SparseLayer], rows: int, what: str) -> tuple[int, int]:
     """(slots of the innermost layer, valid leaf values) implied by the layer counts."""
     every, _ = fsl_dims(layers)
     if rows % every:
@@ -343,7 +354,7 @@ def _leaf_slots(layers: list, rows: int, what: str) -> tuple[int, int]:
     return slots, (slots - n if last.null_positions else n)
 
 
-def _structure(structure: dict, what: str) -> tuple[list[int] | None, list | None]:
+def _structure(structure: dict[int, WireValue], what: str) -> tuple[list[int] | None, list[SparseLayer] | None]:
     """(dense layers, None) or (None, sparse layers outermost first)."""
     _only(structure, _STRUCTURE_KINDS, "structural plane", what)
     if len(structure) != 1:
@@ -403,7 +414,7 @@ def planar_to_page_layout(value: bytes, what: str, rows: int) -> pb.PageLayout |
     return SparseLayout(inner, sparse, slots, slots if per_slot else n_valid, per_slot)
 
 
-def _indexed(body, slots: int, what: str) -> IndexedLayout:
+def _indexed(body: WireValue | None, slots: int, what: str) -> IndexedLayout:
     """Indexed zipped values: indices compression (1) and the dictionary's zipped values (2)."""
     msg = wire_fields(_bytes(body, "indexed zipped values", what), what)
     _only(msg, {1: "indices", 2: "dictionary"}, "indexed zipped values", what)
@@ -419,7 +430,7 @@ def _indexed(body, slots: int, what: str) -> IndexedLayout:
                          int(fz.num_items), slots)
 
 
-def _values(kind: int, body, layers: list[int], num_items: int | None, what: str) -> pb.PageLayout:
+def _values(kind: int, body: WireValue | None, layers: list[int], num_items: int | None, what: str) -> pb.PageLayout:
     if kind not in (1, 2, 3):
         name = _VALUE_KINDS.get(kind, f"value plane kind {kind}")
         raise UnsupportedFeatureError(f"{what}: 2.3 {name} is not supported (file format 2.3)")
@@ -462,7 +473,7 @@ def _enum_layers(layers: list[int]) -> list[pb.RepDefLayer]:
     return cast("list[pb.RepDefLayer]", layers)
 
 
-def _zipped(msg: dict, layers: list[int], out: pb.PageLayout, what: str) -> pb.PageLayout:
+def _zipped(msg: dict[int, WireValue], layers: list[int], out: pb.PageLayout, what: str) -> pb.PageLayout:
     """Zipped values: the 2.2 ``FullZipLayout`` (control word widths, value / offset width, counts)."""
     _only(msg, _ZIPPED, "zipped values", what)
     fz = out.full_zip_layout
@@ -485,7 +496,7 @@ def _zipped(msg: dict, layers: list[int], out: pb.PageLayout, what: str) -> pb.P
     return out
 
 
-def _is_repeated(fd) -> bool:
+def _is_repeated(fd: object) -> bool:
     """Whether a protobuf field is repeated (``is_repeated`` on protobuf >= 6; ``label`` before)."""
     flag = getattr(fd, "is_repeated", None)
-    return bool(flag) if flag is not None else fd.label == fd.LABEL_REPEATED
+    return bool(flag) if flag is not None else getattr(fd, "label") == FieldDescriptor.LABEL_REPEATED

@@ -11,6 +11,8 @@ value finishing, so types and dictionaries come out exactly as from the other pa
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import struct
 from bisect import bisect_right
 
@@ -22,7 +24,8 @@ from ...encodings import fastlanes, fsst
 from ...errors import CorruptFileError
 from . import _kernels
 from .compression.common import encoding_kind
-from .page import PageData
+from .page import Buf, PageData
+from .layouts.miniblock import MiniBlockPage
 from .values import Fixed, VarBin
 
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
@@ -31,7 +34,7 @@ _OFFSETS = {pa.string(): np.int32, pa.binary(): np.int32, pa.large_string(): np.
             pa.large_binary(): np.int64}
 
 
-def _plain_type(page, kind: str, bits: int) -> pa.DataType | None:
+def _plain_type(page: MiniBlockPage, kind: str, bits: int) -> pa.DataType | None:
     """The page's Arrow type when one value of it is built here straight from its bytes: a
     fixed-width number / temporal type of ``bits`` bits, or a plain string / binary type (no
     page or field dictionary, no extension type); else None (the page's value code finishes it)."""
@@ -55,7 +58,7 @@ class PointPage:
     mutable): ``lean_plan`` / ``lean_decode`` as :class:`~.layouts.miniblock.MiniBlockPage`'s,
     for one local row."""
 
-    def __init__(self, page, kind: str, bits: int, symbols: bytes | None) -> None:
+    def __init__(self, page: MiniBlockPage, kind: str, bits: int, symbols: bytes | None) -> None:
         self.page = page
         self.what = page.what
         self.kind = kind                 # "bp", "flat" or "var" (FSST when ``symbols``)
@@ -75,7 +78,7 @@ class PointPage:
         self._fsst_enabled = True
 
     @classmethod
-    def of(cls, page) -> PointPage | None:
+    def of(cls, page: MiniBlockPage) -> PointPage | None:
         """The point reader of a lean page, or None when its encoding is not one read here."""
         if page.has_rep or page.has_def or page.num_bufs < 1 or not len(page.counts):
             return None
@@ -108,10 +111,12 @@ class PointPage:
             raise CorruptFileError(f"{self.what}: row {row} is in no chunk")
         return c, None, [(self.base + self.starts[c], self.sizes[c])]
 
-    def lean_decode(self, data: list, c: int, _runs: None, row: int) -> PageData:
+    def lean_decode(self, data: Sequence[Buf], c: int, _runs: None, row: int) -> PageData:
         """The row's value from its chunk's bytes ``data[0]``."""
         trace.record("path:point-row")
         buf = data[0]
+        if isinstance(buf, np.ndarray):
+            buf = np.ascontiguousarray(buf).view(np.uint8).data
         size = self.sizes[c]
         if len(buf) != size or size < self.hdr_pad:
             raise CorruptFileError(f"{self.what}: chunk smaller than its header")
@@ -159,7 +164,7 @@ class PointPage:
             raw = Fixed(np.array([v], _UINT[self.bits]), self.bits, 1)
         return PageData(p._values(raw, 1), None, None, p.layers, 1)
 
-    def _packed(self, buf, at: int, vsize: int, j: int) -> int:
+    def _packed(self, buf: bytes | memoryview, at: int, vsize: int, j: int) -> int:
         """Value ``j`` of an InlineBitpacking chunk (a T-bit width word, then one packed block)."""
         t = self.bits
         nb = t // 8
@@ -170,7 +175,7 @@ class PointPage:
         one = np.array([nb, width, j], np.int64)
         return int(fastlanes.extract(block, one[:1], one[1:2], one[2:], t)[0])
 
-    def _string(self, buf, at: int, vsize: int, j: int, count: int) -> VarBin:
+    def _string(self, buf: bytes | memoryview, at: int, vsize: int, j: int, count: int) -> VarBin:
         """String ``j`` of a Variable chunk (its two offset words), FSST-decoded if need be."""
         ob = self.bits // 8
         if (count + 1) * ob > vsize:

@@ -11,6 +11,7 @@ from typing import Sequence
 import numpy as np
 import pyarrow as pa
 
+from ..._proto import file2_pb2
 from ...errors import CorruptFileError, InvalidArgumentError, UnsupportedFeatureError
 from ...io.fs import InputFile
 from ...schema import LanceField
@@ -18,7 +19,8 @@ from ..base import DataFileReader, DataFileRef, RowSelection, normalize_selectio
 from ..container import V2Container
 from ... import trace
 from .assemble import build, leaf_type, leaves, output_type
-from .column import ColumnPages, LeafPlan, LeanColumn
+from .column import ColumnPages, LeafPlan, LeanColumn, LeanPart
+from .page import Buf
 from .layouts.miniblock import LEAN_RANGE_ROWS
 
 
@@ -29,7 +31,7 @@ class V2FileReader(DataFileReader):
     """Decodes fields of one 2.1 / 2.2 data file into Arrow arrays identical to pylance's."""
 
     def __init__(self, file: InputFile, ref: DataFileRef, tail: bytes | memoryview | None,
-                 container: V2Container | None = None, **options):
+                 container: V2Container | None = None) -> None:
         """``container``: the file's parsed metadata when already known (else parsed from ``tail``)."""
         self.file = file
         self.ref = ref
@@ -42,9 +44,8 @@ class V2FileReader(DataFileReader):
             raise UnsupportedFeatureError(f"{file.path}: file format {c.major}.{c.minor} is not 2.1, 2.2 or 2.3")
         self.minor = c.minor
         self.num_rows = c.num_rows
-        self.options = options
         # (id(field), keep_dictionary) -> (field, column, its metadata, LeanColumn, output type)
-        self._lean: dict[tuple[int, bool], tuple] = {}
+        self._lean: dict[tuple[int, bool], tuple[LanceField, int, file2_pb2.ColumnMetadata, LeanColumn, pa.DataType]] = {}
 
     # -- public API --------------------------------------------------------------------------
     def _read_fields(self, fields: Sequence[LanceField], rows: RowSelection = None,
@@ -68,7 +69,7 @@ class V2FileReader(DataFileReader):
                 return [a if a is not None else next(others) for a in lean]
         return self._read_general(fields, sel, keep_dictionary)
 
-    def _read_general(self, fields: Sequence[LanceField], sel, keep_dictionary: bool) -> list[pa.Array]:
+    def _read_general(self, fields: Sequence[LanceField], sel: RowSelection, keep_dictionary: bool) -> list[pa.Array]:
         """Any fields, any selection: per-leaf plans, two batched fetch rounds, then decoding."""
         plans: list[list[LeafPlan]] = []
         for f in fields:
@@ -110,12 +111,12 @@ class V2FileReader(DataFileReader):
             raise CorruptFileError(f"{self.file.path}: field {f.name!r} decoded as {arr.type}, expected {want}")
         return arr
 
-    def _read_lean(self, fields: Sequence[LanceField], sel, keep_dictionary: bool) -> list[pa.Array | None] | None:
+    def _read_lean(self, fields: Sequence[LanceField], sel: np.ndarray | range, keep_dictionary: bool) -> list[pa.Array | None] | None:
         """A few rows of the plain (childless) fields whose touched pages all read lean (see
         :class:`LeanColumn`): every such column's byte ranges in one io call, no per-read plans.
         Per field: its array, or None when the field or a page of it does not qualify (the
         general path then reads it); None when no field qualifies."""
-        reads: list[tuple | None] = []
+        reads: list[tuple[LanceField, LeanColumn, pa.DataType, list[LeanPart], list[tuple[int, int]]] | None] = []
         for f in fields:
             got = self._lean_field(f, keep_dictionary)
             parts = None if got is None else got[0].plan(sel)
@@ -185,7 +186,7 @@ class V2FileReader(DataFileReader):
         self.file.prefetch([(int(o), int(n)) for o, n in ranges])
 
     # -- helpers -----------------------------------------------------------------------------
-    def _pages_of(self, col: int, cm) -> ColumnPages:
+    def _pages_of(self, col: int, cm: file2_pb2.ColumnMetadata) -> ColumnPages:
         """The column's page table and kept page metadata (shared by readers of this file)."""
         c = self.container
         cp = c.derived(("pages", col), lambda: ColumnPages(cm, c.charge), 256 + 64 * len(cm.pages))
@@ -204,15 +205,16 @@ class V2FileReader(DataFileReader):
                                            f"{total} rows, the file states {self.num_rows}")
                 return
 
-    def _normalize(self, rows: RowSelection):
+    def _normalize(self, rows: RowSelection) -> RowSelection:
         sel = normalize_selection(rows, self.num_rows, self.file.path)
         return None if isinstance(sel, range) and len(sel) == self.num_rows else sel
 
-    def _fetch(self, plans: list[LeafPlan], method: str) -> list[list]:
-        per = [getattr(p, method)() for p in plans]
+    def _fetch(self, plans: list[LeafPlan], method: str) -> list[Sequence[Buf]]:
+        per: list[list[tuple[int, int]]] = [getattr(p, method)() for p in plans]
         flat = [r for rs in per for r in rs]
         got = self.file.read_ranges(flat) if flat else []
-        out, i = [], 0
+        out: list[Sequence[Buf]] = []
+        i = 0
         for rs in per:
             out.append(got[i: i + len(rs)])
             i += len(rs)
@@ -228,11 +230,11 @@ def _dictionary_candidate(f: LanceField, minor: int) -> bool:
     if f.children:
         return False
     t = output_type(f, minor)
-    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) \
-        or pa.types.is_large_binary(t)
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+                or pa.types.is_large_binary(t))
 
 
-def _expand(sel, m: int):
+def _expand(sel: RowSelection, m: int) -> RowSelection:
     if m == 1 or sel is None:
         return sel
     if isinstance(sel, range):

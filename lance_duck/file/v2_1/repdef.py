@@ -6,6 +6,8 @@ emptyable list 1 (empty), null-and-empty list 2 (null, empty), all-valid layers 
 """
 from __future__ import annotations
 
+from typing import Iterable
+
 import numpy as np
 
 from ...errors import CorruptFileError, UnsupportedFeatureError
@@ -16,7 +18,7 @@ _KINDS = {ALL_VALID_ITEM: (), NULLABLE_ITEM: ("null",), ALL_VALID_LIST: (), NULL
           EMPTYABLE_LIST: ("empty",), NULL_AND_EMPTY_LIST: ("null", "empty")}
 
 
-def check_layers(layers, what: str) -> list[int]:
+def check_layers(layers: Iterable[int], what: str) -> list[int]:
     out = [int(x) for x in layers]
     for x in out:
         if x not in _KINDS:
@@ -80,7 +82,8 @@ def remap_def(defs: np.ndarray | None, page_layers: list[int], target: list[int]
         return None
     if defs.size and int(defs.max()) >= lut.size:
         raise CorruptFileError(f"def level {int(defs.max())} exceeds the page's layers")
-    return lut[defs]
+    remapped: np.ndarray = lut[defs]
+    return remapped
 
 
 class Unraveler:
@@ -123,7 +126,7 @@ class Unraveler:
         return self._rep
 
     @rep.setter
-    def rep(self, v) -> None:
+    def rep(self, v: np.ndarray | None) -> None:
         self._rep = v
 
     @property
@@ -132,7 +135,7 @@ class Unraveler:
         return self._defs
 
     @defs.setter
-    def defs(self, v) -> None:
+    def defs(self, v: np.ndarray | None) -> None:
         self._defs = v
 
     def _next_layer(self, want_list: bool) -> int:

@@ -13,6 +13,7 @@ Decompressors produce one of:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Union
 
 import numpy as np
 import pyarrow as pa
@@ -49,12 +50,26 @@ class Packed:
     records: Fixed
 
 
-def value_count(v) -> int:
+def value_count(v: Fixed | VarBin | Packed | pa.Array) -> int:
     if isinstance(v, Packed):
         return v.records.n
     if isinstance(v, (Fixed, VarBin)):
         return v.n
     return len(v)
+
+
+def as_fixed(v: Values, what: str) -> Fixed:
+    """``v`` when a decoder gave fixed-width values (levels, run lengths, integers), else CorruptFileError."""
+    if not isinstance(v, Fixed):
+        raise CorruptFileError(f"{what}: expected fixed-width values, the encoding gave {type(v).__name__}")
+    return v
+
+
+def as_varbin(v: Values, what: str) -> VarBin:
+    """``v`` when a decoder gave variable-width values, else CorruptFileError."""
+    if not isinstance(v, VarBin):
+        raise CorruptFileError(f"{what}: expected variable-width values, the encoding gave {type(v).__name__}")
+    return v
 
 
 def uint_view(v: Fixed) -> np.ndarray:
@@ -75,7 +90,7 @@ def _storage(t: pa.DataType) -> pa.DataType:
     return t.storage_type if isinstance(t, pa.ExtensionType) else t
 
 
-def to_arrow(v, t: pa.DataType) -> pa.Array:
+def to_arrow(v: Values, t: pa.DataType) -> pa.Array:
     """An Arrow array of type ``t`` (no validity) from decoded values."""
     if isinstance(v, pa.Array):
         if v.type != t:
@@ -164,7 +179,7 @@ def _packed_struct(v: Packed, t: pa.DataType) -> pa.Array:
     return pa.StructArray.from_arrays(children, fields=list(t))
 
 
-def _fsl(v, t: pa.DataType) -> pa.Array:
+def _fsl(v: FslValues, t: pa.DataType) -> pa.Array:
     """Fixed-size-list rows from flattened items and per-layer item validity."""
     types = []
     cur = t
@@ -233,7 +248,7 @@ def _validity_of(arr: pa.Array) -> np.ndarray:
 @dataclass
 class FslValues:
     """Flattened fixed-size-list items with per-layer item validity (outermost first)."""
-    items: object
+    items: Values
     layers: list[tuple[int, bool]]
     validities: list[np.ndarray | None]
 
@@ -242,5 +257,9 @@ class FslValues:
 @dataclass
 class VarPackedValues:
     """Children of a variable packed struct (one decoded value set per field)."""
-    children: list
+    children: list[Values]
 
+
+#: values decoded from a page's buffers: fixed-width, variable-width, packed records, flattened
+#: fixed-size lists, a variable packed struct's children, or an Arrow array already
+Values = Union[Fixed, VarBin, Packed, FslValues, VarPackedValues, pa.Array]

@@ -12,7 +12,7 @@ Arguments: the uri first, then ``from`` and ``to`` (named, or second and third),
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 import pyarrow as pa
 from sqlglot import exp
@@ -20,6 +20,10 @@ from sqlglot import exp
 from ...errors import InvalidArgumentError
 
 NAME = "lance_changes"
+#: the SQL front-end's reader of a constant (the node, what it is for error messages)
+Literal = Callable[[exp.Expression, str], Any]
+#: the SQL front-end's reader of a ``storage_options`` struct
+Options = Callable[[exp.Expression], "tuple[tuple[str, str], ...]"]
 _CALL = re.compile(r"\blance_changes\s*\(", re.IGNORECASE)
 _RESERVED = re.compile(r"\b(from|to)(\s*(?:=>|:=))", re.IGNORECASE)
 _ARGS = ("from_version", "to_version", "columns", "filter", "branch", "storage_options")
@@ -89,13 +93,13 @@ def is_changes_call(table: exp.Expression) -> bool:
             and str(table.this.this).lower() == NAME)
 
 
-def _value(node: exp.Expression, what: str, literal) -> Any:
+def _value(node: exp.Expression, what: str, literal: Literal) -> Any:
     if isinstance(node, exp.Array):
         return [literal(e, what) for e in node.expressions]
     return literal(node, what)
 
 
-def changes_table(fn: exp.Anonymous, literal, options) -> pa.Table:
+def changes_table(fn: exp.Anonymous, literal: Literal, options: Options) -> pa.Table:
     """The rows of one ``lance_changes(...)`` call (``literal`` / ``options``: the SQL front-end's
     readers of constants and of ``storage_options`` structs)."""
     args = list(fn.expressions)

@@ -50,7 +50,7 @@ class VectorSearchCall:
         """How lance_duck searches (index or flat KNN), for EXPLAIN."""
         ds = self.ref.cached()
         flt = self._filter(ds.schema) if self.prefilter and self.where else None
-        return ds.scanner(nearest=self.nearest, filter=flt, prefilter=self.prefilter).explain_plan()
+        return str(ds.scanner(nearest=self.nearest, filter=flt, prefilter=self.prefilter).explain_plan())
 
     def _filter(self, schema: pa.Schema) -> Any:
         cond = cast(exp.Expression, exp.and_(*[c.copy() for c in self.where]) if len(self.where) > 1

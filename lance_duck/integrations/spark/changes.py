@@ -14,6 +14,7 @@ from typing import Iterator, Sequence
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StructType
 
 from ...changefeed import ChangeFeed, open_feed, plan_pieces
 from ...errors import InvalidArgumentError, LanceDuckError
@@ -34,7 +35,7 @@ class ChangePartition(InputPartition):
     pieces: tuple[tuple[int, int, int], ...]
 
 
-def feed_for(opts: ReadOptions, start=None, end=None) -> ChangeFeed:
+def feed_for(opts: ReadOptions, start: int | None = None, end: int | None = None) -> ChangeFeed:
     """The options' change feed (planning), or the pinned range's (workers; kept per process)."""
     cf = opts.change_feed
     assert cf is not None
@@ -77,7 +78,7 @@ def group_pieces(pieces: Sequence[tuple[int, int, int]], target: int) -> list[Ch
 class ChangeFeedReader(DataSourceReader):
     """Reads the change feed of a version range pinned when the read is planned."""
 
-    def __init__(self, opts: ReadOptions, schema) -> None:
+    def __init__(self, opts: ReadOptions, schema: StructType) -> None:
         self.opts = opts
         feed = feed_for(opts)
         self.start, self.end = feed.start, feed.end

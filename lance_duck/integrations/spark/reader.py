@@ -11,12 +11,15 @@ from typing import Any, Iterator, Sequence
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
+from pyspark.sql.datasource import Filter
 from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StructType
 
 from ...errors import InvalidArgumentError, LanceDuckError
 from ... import _state
 from ...predicate import CompiledFilter
-from ...scan.dataset import fragment_infos
+from ...scan.dataset import LanceDataset, fragment_infos
+from ...scan.scanner import LanceScanner
 from ...scan.ranges import count_row_ranges, scan_row_ranges
 from .filters import NotPushable, spark_filters
 from .options import MAX_BATCH_BYTES, ReadOptions
@@ -31,7 +34,7 @@ _cache = _state.cache("spark_datasets")
 
 
 def open_dataset(opts: ReadOptions, version: int | None = None, branch: str | None = None,
-                 sql_filter: str | None = None):
+                 sql_filter: str | None = None) -> LanceDataset:
     """The table at the options' version (planning) or at a pinned version (workers; cached).
 
     Workers are re-used across tasks and queries: a pinned version is opened (manifest read) and
@@ -43,7 +46,7 @@ def open_dataset(opts: ReadOptions, version: int | None = None, branch: str | No
         return dataset(opts.path, version=opts.version, asof=opts.asof, branch=opts.branch,
                        storage_options=opts.storage())
     key = (opts.path, branch, version, tuple(sorted(opts.storage_options.items())), sql_filter)
-    ds = _cache.get(key)
+    ds: LanceDataset | None = _cache.get(key)
     if ds is not None:
         return ds
     if sql_filter is None:
@@ -65,7 +68,7 @@ def table_schema(opts: ReadOptions) -> pa.Schema:
     return ds.scanner(columns=list(opts.columns)).projected_schema
 
 
-def search_scanner(ds, opts: ReadOptions):
+def search_scanner(ds: LanceDataset, opts: ReadOptions) -> LanceScanner:
     """The ``nearest`` scan the options describe (checked now: bad keys fail planning)."""
     return ds.scanner(columns=None if opts.columns is None else list(opts.columns), filter=opts.filter,
                       nearest=opts.nearest_spec(), prefilter=opts.prefilter, fast_search=opts.fast_search)
@@ -81,7 +84,7 @@ class SearchPartition(InputPartition):
 class LanceReader(DataSourceReader):
     """Reads the columns of the Spark schema at a version pinned when the read is planned."""
 
-    def __init__(self, opts: ReadOptions, schema, cores: int | None = None) -> None:
+    def __init__(self, opts: ReadOptions, schema: StructType, cores: int | None = None) -> None:
         self.opts = opts
         self.cores = cores
         ds = open_dataset(opts)
@@ -99,7 +102,7 @@ class LanceReader(DataSourceReader):
         self.filters: list[Any] = []
         self.limit: int | None = None     # a pushed LIMIT (LimitLanceReader): rows each partition returns at most
 
-    def pruneColumns(self, schema):  # noqa: N802 (the name Sail calls; Spark 4.3 never calls it)
+    def pruneColumns(self, schema: StructType) -> StructType:  # noqa: N802 (the name Sail calls; Spark 4.3 never calls it)
         """Read only the columns of ``schema`` (a subset of the planned one, any order); returns it.
 
         Raises:
@@ -178,7 +181,7 @@ class LimitLanceReader(LanceReader):
 class PushdownLanceReader(LanceReader):
     """LanceReader that also accepts Spark's pushed filters (applied exactly while reading)."""
 
-    def pushFilters(self, filters):  # noqa: N802 (Spark's name)
+    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:  # noqa: N802 (Spark's name)
         if self.opts.nearest is not None:   # Spark's own filters apply to the k rows found (post-filter)
             yield from filters
             return
@@ -212,7 +215,7 @@ def _rows_only(n: int) -> pa.RecordBatch:
     return pa.RecordBatch.from_struct_array(pa.StructArray.from_arrays([pa.nulls(n)], ["_"])).drop_columns(["_"])
 
 
-def _check_schema(ds, columns: list[str], target: pa.Schema, opts: ReadOptions) -> None:
+def _check_schema(ds: LanceDataset, columns: list[str], target: pa.Schema, opts: ReadOptions) -> None:
     """Every column of Spark's schema exists and has the type the table's column maps to.
 
     With a user ``.schema(...)``, a missing column or another type is refused here, at planning.
@@ -230,7 +233,7 @@ def _check_schema(ds, columns: list[str], target: pa.Schema, opts: ReadOptions) 
                 f"but the schema given to Spark says {want.type}")
 
 
-def _check_search_schema(ds, columns: list[str], target: pa.Schema, opts: ReadOptions) -> None:
+def _check_search_schema(ds: LanceDataset, columns: list[str], target: pa.Schema, opts: ReadOptions) -> None:
     """Spark's columns are among the search's and have its types."""
     held = spark_arrow_schema(search_scanner(ds, opts).projected_schema)
     missing = [c for c in columns if c not in held.names]
@@ -253,7 +256,7 @@ def _same_type(a: pa.DataType, b: pa.DataType) -> bool:
         return _same_type(a.value_type, b.value_type)
     if pa.types.is_map(a) and pa.types.is_map(b):
         return _same_type(a.key_type, b.key_type) and _same_type(a.item_type, b.item_type)
-    return a.equals(b)
+    return bool(a.equals(b))
 
 
 class PushdownLimitLanceReader(PushdownLanceReader, LimitLanceReader):

@@ -11,9 +11,9 @@ Every decoder reports the encodings it used to an open :func:`lance_duck.trace.d
 from __future__ import annotations
 
 from .block import decode_block, decode_block_batch
-from .common import encoding_kind
+from .common import ChunkSet, encoding_kind
 from .fullzip import decode_per_value
-from .miniblock import ChunkSet, decode_miniblock, decode_miniblock_selected
+from .miniblock import decode_miniblock, decode_miniblock_selected
 
 __all__ = ["ChunkSet", "decode_block", "decode_block_batch", "decode_miniblock", "decode_miniblock_selected",
            "decode_per_value", "encoding_kind"]

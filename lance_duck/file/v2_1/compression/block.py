@@ -5,14 +5,15 @@ import numpy as np
 
 from .... import trace
 from ....encodings import fastlanes, rle
+from ...._proto import encodings_v2_1_pb2 as pb
 from ....errors import CorruptFileError, UnsupportedFeatureError
 from .. import _kernels
 from ..gather import gather_bytes, read_uint
-from ..values import Fixed, FslValues, VarBin, uint_view
+from ..values import Fixed, FslValues, Values, VarBin, as_fixed, uint_view
 from .common import UDT, encoding_kind, flat_bits, fsl_layers
 
 
-def decode_block(enc, buf: np.ndarray, n: int, what: str):
+def decode_block(enc: pb.CompressiveEncoding, buf: np.ndarray, n: int, what: str) -> Values:
     """Decode ``n`` values from one whole buffer."""
     kind = encoding_kind(enc)
     trace.record(f"block:{kind}")
@@ -75,7 +76,7 @@ def _block_variable(buf: np.ndarray, n: int, what: str) -> VarBin:
     return VarBin(o - o[0], buf[start + o[0]: start + o[-1]])
 
 
-def _block_inline_bp(m, buf: np.ndarray, n: int, what: str) -> Fixed:
+def _block_inline_bp(m: pb.InlineBitpacking, buf: np.ndarray, n: int, what: str) -> Fixed:
     t = int(m.uncompressed_bits_per_value)
     if t not in (8, 16, 32, 64):
         raise UnsupportedFeatureError(f"{what}: inline bitpacking of {t}-bit values")
@@ -98,7 +99,7 @@ def _block_inline_bp(m, buf: np.ndarray, n: int, what: str) -> Fixed:
     return Fixed(vals, t, n)
 
 
-def _block_rle(m, buf: np.ndarray, n: int, what: str) -> Fixed:
+def _block_rle(m: pb.Rle, buf: np.ndarray, n: int, what: str) -> Fixed:
     lbits = flat_bits(m.run_lengths, what, (8, 16, 32, 64)) if m.HasField("run_lengths") else 8
     if encoding_kind(m.values) == "flat" and lbits == 8:
         bits = flat_bits(m.values, what, (8, 16, 32, 64))
@@ -114,10 +115,11 @@ def _block_rle(m, buf: np.ndarray, n: int, what: str) -> Fixed:
     lens = buf[8 + vlen: 8 + vlen + runs * lbits // 8].view(UDT[lbits]).astype(np.int64)
     if int(lens.sum()) != n:
         raise CorruptFileError(f"{what}: RLE run lengths cover {int(lens.sum())} values, expected {n}")
-    return Fixed(np.repeat(uint_view(vals), lens), vals.bits, n)
+    fixed = as_fixed(vals, what)
+    return Fixed(np.repeat(uint_view(fixed), lens), fixed.bits, n)
 
 
-def decode_block_batch(enc, buf: np.ndarray, offs: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
+def decode_block_batch(enc: pb.CompressiveEncoding, buf: np.ndarray, offs: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
                        what: str) -> np.ndarray:
     """Decode one level buffer per chunk (u16 levels), all chunks at once; concatenated."""
     kind = encoding_kind(enc)
@@ -143,7 +145,7 @@ def decode_block_batch(enc, buf: np.ndarray, offs: np.ndarray, sizes: np.ndarray
         vals = gather_bytes(buf, offs + 8, vlen, what).view(UDT[vb * 8])
         lens = gather_bytes(buf, offs + 8 + vlen, runs * lb, what).view(UDT[lb * 8]).astype(np.int64)
         return rle.expand_chunks(vals, lens, runs, counts, what)
-    parts = [uint_view(decode_block(enc, buf[o: o + s], c, what))
+    parts = [uint_view(as_fixed(decode_block(enc, buf[o: o + s], c, what), what))
              for o, s, c in zip(offs.tolist(), sizes.tolist(), counts.tolist())]
     return np.concatenate(parts) if parts else np.zeros(0, np.uint16)
 

@@ -1,6 +1,7 @@
 """What the three decoding roles share: the flat inner encodings, FSL layers."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -12,15 +13,15 @@ from ....errors import CorruptFileError, UnsupportedFeatureError
 UDT: dict[int, np.dtype[Any]] = {8: np.dtype(np.uint8), 16: np.dtype("<u2"), 32: np.dtype("<u4"), 64: np.dtype("<u8")}
 
 
-def encoding_kind(enc) -> str:
+def encoding_kind(enc: pb.CompressiveEncoding) -> str:
     """The ``compression`` oneof case of a ``CompressiveEncoding``."""
     k = enc.WhichOneof("compression")
     if k is None:
         raise CorruptFileError("compressive encoding is empty")
-    return k
+    return str(k)
 
 
-def flat_bits(enc, what: str, allowed: tuple[int, ...]) -> int:
+def flat_bits(enc: pb.CompressiveEncoding, what: str, allowed: tuple[int, ...]) -> int:
     """Bits per value of a ``Flat`` inner encoding, one of ``allowed``."""
     if encoding_kind(enc) != "flat":
         raise UnsupportedFeatureError(f"{what}: expected a flat inner encoding, got {encoding_kind(enc)!r}")
@@ -42,3 +43,13 @@ def fsl_layers(m: pb.FixedSizeList) -> tuple[list[tuple[int, bool]], pb.FixedSiz
             return layers, cur
         cur = cur.values.fixed_size_list
 
+
+@dataclass
+class ChunkSet:
+    """Value buffers of k mini-block chunks: ``bufs[b] = (data, offsets, sizes)``."""
+    counts: np.ndarray                       # values per chunk
+    bufs: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+    @property
+    def total(self) -> int:
+        return int(self.counts.sum())

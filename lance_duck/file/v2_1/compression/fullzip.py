@@ -4,14 +4,15 @@ from __future__ import annotations
 import numpy as np
 
 from .... import trace
+from ...._proto import encodings_v2_1_pb2 as pb
 from ....errors import CorruptFileError, UnsupportedFeatureError
 from .. import _kernels
 from ..gather import gather_bytes, read_uint
-from ..values import Fixed, FslValues, VarBin, VarPackedValues
+from ..values import Fixed, FslValues, Values, VarBin, VarPackedValues, as_varbin
 from .common import flat_bits, fsl_layers, encoding_kind
 
 
-def decode_per_value(enc, vals, n: int, what: str):
+def decode_per_value(enc: pb.CompressiveEncoding, vals: Fixed | VarBin, n: int, what: str) -> Values:
     """Decode full-zip values: ``vals`` is a VarBin (variable) or Fixed (fixed-width records)."""
     kind = encoding_kind(enc)
     trace.record(f"fz:{kind}")
@@ -21,7 +22,7 @@ def decode_per_value(enc, vals, n: int, what: str):
     if kind == "flat" and isinstance(vals, Fixed):
         return vals
     if kind == "fsst" and isinstance(vals, VarBin):
-        inner = decode_per_value(m.values, vals, n, what)
+        inner = as_varbin(decode_per_value(m.values, vals, n, what), what)
         return VarBin(*_kernels.fsst_decompress(m.symbol_table, inner.offsets, inner.data))
     if kind == "general" and isinstance(vals, VarBin):
         scheme = int(m.compression.scheme)
@@ -35,7 +36,7 @@ def decode_per_value(enc, vals, n: int, what: str):
     raise UnsupportedFeatureError(f"{what}: encoding {kind!r} is not supported for full-zip values")
 
 
-def _fz_fsl(m, vals: Fixed, what: str):
+def _fz_fsl(m: pb.FixedSizeList, vals: Fixed, what: str) -> Values:
     layers, cur = fsl_layers(m)
     trace.record("fz:fixed_size_list" + ("+validity" if any(v for _, v in layers) else ""))
     item_bits = flat_bits(cur.values, what, (8, 16, 32, 64, 128, 256))
@@ -61,7 +62,7 @@ def _fz_fsl(m, vals: Fixed, what: str):
     return FslValues(items, layers, validities)
 
 
-def _fz_var_packed(m, vals: VarBin, what: str):
+def _fz_var_packed(m: pb.VariablePackedStruct, vals: VarBin, what: str) -> VarPackedValues:
     present = np.diff(vals.offsets) > 0   # null rows carry no bytes
     if not present.all():
         idx = np.flatnonzero(present)
@@ -100,7 +101,7 @@ def _fz_var_packed(m, vals: VarBin, what: str):
     return VarPackedValues(children)
 
 
-def _scatter(v, idx: np.ndarray, n: int, what: str):
+def _scatter(v: Values, idx: np.ndarray, n: int, what: str) -> Values:
     """Values of rows ``idx`` placed into ``n`` rows (other rows zero / empty)."""
     if isinstance(v, VarBin):
         lens = np.zeros(n, np.int64)

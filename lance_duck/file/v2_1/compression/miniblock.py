@@ -5,33 +5,25 @@ A sparse selection decodes only the selected values where the encoding allows it
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 
 from .... import trace
 from ....encodings import _threads, bss, fastlanes, fsst, rle
 from ....encodings._buf import empty, uint_dtype
+from ...._proto import encodings_v2_1_pb2 as pb
 from ....errors import CorruptFileError, UnsupportedFeatureError
-from .. import _kernels, offsets23
+from .. import _kernels
 from ..gather import gather_bytes, read_uint, segment_index
-from ..values import Fixed, FslValues, Packed, VarBin, uint_view
-from .common import UDT, flat_bits, fsl_layers, encoding_kind
-
-
-@dataclass
-class ChunkSet:
-    """Value buffers of k mini-block chunks: ``bufs[b] = (data, offsets, sizes)``."""
-    counts: np.ndarray                       # values per chunk
-    bufs: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
-
-    @property
-    def total(self) -> int:
-        return int(self.counts.sum())
+from ..values import Fixed, FslValues, Packed, Values, VarBin, uint_view
+from . import offsets23
+from .common import UDT, ChunkSet, flat_bits, fsl_layers, encoding_kind
 
 
 
-def decode_miniblock(enc, cs: ChunkSet, what: str):
+
+def decode_miniblock(enc: pb.CompressiveEncoding, cs: ChunkSet, what: str) -> Values:
     kind = encoding_kind(enc)
     trace.record(f"mb:{kind}")
     fn = _MB.get(kind)
@@ -40,7 +32,8 @@ def decode_miniblock(enc, cs: ChunkSet, what: str):
     return fn(getattr(enc, kind), cs, what)
 
 
-def decode_miniblock_selected(enc, cs: ChunkSet, idx: np.ndarray, what: str):
+def decode_miniblock_selected(enc: pb.CompressiveEncoding, cs: ChunkSet, idx: np.ndarray,
+                              what: str) -> Values | None:
     """Only values ``idx`` (sorted positions among the chunks' values) of a mini-block page, or
     None when the encoding gains nothing from knowing them (the caller then decodes all values).
 
@@ -93,7 +86,7 @@ DENSE_SELECTION = {8: 4, 16: 4, 32: 3, 64: 2}
 FEW_CHUNKS = 4
 
 
-def _inline_bp_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixed:
+def _inline_bp_selected(m: pb.InlineBitpacking, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixed:
     """Values ``idx`` of InlineBitpacking chunks (a width word + one packed 1024-value block
     each), extracted from the packed words one by one (no block is unpacked); a dense
     selection of one-width chunks unpacks them and gathers."""
@@ -132,7 +125,7 @@ def _inline_bp_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixed:
 RUN_CHUNKS = 8
 
 
-def _inline_bp_run(t: int, data: np.ndarray, offs: list, sizes: list, counts: list, a: int, b: int,
+def _inline_bp_run(t: int, data: np.ndarray, offs: list[int], sizes: list[int], counts: list[int], a: int, b: int,
                    what: str) -> np.ndarray:
     """Values ``a .. b - 1`` of a few InlineBitpacking chunks: per chunk the run crosses, its
     width word read as an int and its piece extracted with sliced position tables."""
@@ -152,7 +145,7 @@ def _inline_bp_run(t: int, data: np.ndarray, offs: list, sizes: list, counts: li
     return out
 
 
-def _flat_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixed:
+def _flat_selected(m: pb.Flat, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixed:
     """Values ``idx`` of flat chunks of whole-byte values, each read at its own position."""
     _need_bufs(cs, 1, what)
     width = int(m.bits_per_value) // 8
@@ -168,7 +161,7 @@ def _flat_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixed:
     return Fixed(rows[at].reshape(-1), width * 8, int(idx.size))
 
 
-def _variable_selected(m, cs: ChunkSet, idx: np.ndarray, what: str) -> VarBin:
+def _variable_selected(m: pb.Variable, cs: ChunkSet, idx: np.ndarray, what: str) -> VarBin:
     """Values ``idx`` of Variable chunks, reading only their two offset words each (value i of
     chunk c is ``data[offs[c] + word[i] : offs[c] + word[i + 1]]``), bounds-checked per value."""
     coded = offsets23.variable_offsets23(m, what)   # 2.3: constant / range offsets
@@ -192,7 +185,7 @@ def _need_bufs(cs: ChunkSet, n: int, what: str) -> None:
         raise CorruptFileError(f"{what}: chunk has {len(cs.bufs)} value buffers, encoding needs {n}")
 
 
-def _mb_flat(m, cs: ChunkSet, what: str):
+def _mb_flat(m: pb.Flat, cs: ChunkSet, what: str) -> Values:
     _need_bufs(cs, 1, what)
     bits = int(m.bits_per_value)
     data, offs, sizes = cs.bufs[0]
@@ -218,7 +211,8 @@ def _mb_flat(m, cs: ChunkSet, what: str):
     return Fixed(gather_bytes(data, offs, nbytes, what), bits, int(counts.sum()))
 
 
-def _inline_bp_chunks(m, cs: ChunkSet, what: str):
+def _inline_bp_chunks(m: pb.InlineBitpacking, cs: ChunkSet, what: str
+                      ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
     """(T, data, chunk offsets, chunk sizes) of InlineBitpacking chunks (a T-bit width word and
     one packed block of at most 1024 values each)."""
     _need_bufs(cs, 1, what)
@@ -231,7 +225,7 @@ def _inline_bp_chunks(m, cs: ChunkSet, what: str):
     return t, data, offs, sizes
 
 
-def _mb_inline_bp(m, cs: ChunkSet, what: str):
+def _mb_inline_bp(m: pb.InlineBitpacking, cs: ChunkSet, what: str) -> Fixed:
     t, data, offs, sizes = _inline_bp_chunks(m, cs, what)
     w = read_uint(data, offs, t // 8, what)
     if (w > t).any() or (w < 0).any():
@@ -246,7 +240,8 @@ def _mb_inline_bp(m, cs: ChunkSet, what: str):
     return Fixed(vals, t, total)
 
 
-def _inline_bp_one_width(data, t, offs, w, counts, total, what):
+def _inline_bp_one_width(data: np.ndarray, t: int, offs: np.ndarray, w: np.ndarray, counts: np.ndarray, total: int,
+                         what: str) -> np.ndarray | None:
     """All chunks of one width and whole blocks but the last: unpack every chunk's block in
     place (the kernel reads the packed words straight from the chunk buffer)."""
     k = offs.size
@@ -256,7 +251,8 @@ def _inline_bp_one_width(data, t, offs, w, counts, total, what):
     return fastlanes.unpack_blocks_at(data, offs, int(w[0]), t).reshape(-1)[:total]
 
 
-def _variable_chunks(m, cs: ChunkSet, what: str):
+def _variable_chunks(m: pb.Variable, cs: ChunkSet, what: str
+                    ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(offset word bytes, data, chunk offsets, chunk sizes, counts) of Variable chunks, checked
     to hold their ``counts + 1`` offset words."""
     _need_bufs(cs, 1, what)
@@ -268,7 +264,7 @@ def _variable_chunks(m, cs: ChunkSet, what: str):
     return ob, data, offs, sizes, counts
 
 
-def _mb_variable(m, cs: ChunkSet, what: str):
+def _mb_variable(m: pb.Variable, cs: ChunkSet, what: str) -> VarBin:
     coded = offsets23.variable_offsets23(m, what)   # 2.3: constant / range offsets
     if coded is not None:
         return offsets23.decode(coded, cs, what)
@@ -371,7 +367,7 @@ _FSST_GROUP_VALUES = 1 << 16  # most values per group of chunks FSST-decoded tog
 _FSST_MIN_GROUP = 1 << 13     # fewest values per group worth a task of its own
 
 
-def _mb_fsst(m, cs: ChunkSet, what: str):
+def _mb_fsst(m: pb.Fsst, cs: ChunkSet, what: str) -> Values:
     workers = _threads.parallel_workers()
     if encoding_kind(m.values) == "variable" and cs.counts.size > 1 and workers > 1:
         # (on a pool thread, one pass over the page beats groups and their join copy)
@@ -386,7 +382,7 @@ def _mb_fsst(m, cs: ChunkSet, what: str):
     return VarBin(offs, data)
 
 
-def _mb_fsst_grouped(m, cs: ChunkSet, what: str, group_values: int) -> VarBin:
+def _mb_fsst_grouped(m: pb.Fsst, cs: ChunkSet, what: str, group_values: int) -> VarBin:
     """FSST over Variable chunks, decoded in groups of whole chunks of about ``group_values``
     values, concurrently on the kernel pool: every temporary (compressed offsets, gathered
     compressed bytes, tokens) stays small and is reused by the allocator instead of faulting in
@@ -421,7 +417,7 @@ def _mb_fsst_grouped(m, cs: ChunkSet, what: str, group_values: int) -> VarBin:
     return VarBin(out, np.concatenate([d for _, d in results]))
 
 
-def _mb_rle(m, cs: ChunkSet, what: str):
+def _mb_rle(m: pb.Rle, cs: ChunkSet, what: str) -> Values:
     _need_bufs(cs, 2, what)
     (venc, vbuf), (lenc, lbuf) = [(e, b) if encoding_kind(e) != "general"   # 2.3: zstd / lz4 runs
                                   else (e.general.values, _decompress_chunks(e.general, b, what))
@@ -444,7 +440,7 @@ def _mb_rle(m, cs: ChunkSet, what: str):
     return Fixed(rle.expand_chunks(values, lengths, runs, cs.counts, what), vb * 8, cs.total)
 
 
-def _rle_side_bits(enc, allowed: tuple[int, ...], what: str) -> int:
+def _rle_side_bits(enc: pb.CompressiveEncoding, allowed: tuple[int, ...], what: str) -> int:
     """Bits of one RLE side's decoded values (flat, or out-of-line bit-packed)."""
     if encoding_kind(enc) == "out_of_line_bitpacking":
         bits = int(enc.out_of_line_bitpacking.uncompressed_bits_per_value)
@@ -454,7 +450,7 @@ def _rle_side_bits(enc, allowed: tuple[int, ...], what: str) -> int:
     return flat_bits(enc, what, allowed)
 
 
-def _rle_side(enc, buf: tuple, runs: np.ndarray, width: int, what: str) -> np.ndarray:
+def _rle_side(enc: pb.CompressiveEncoding, buf: tuple[np.ndarray, np.ndarray, np.ndarray], runs: np.ndarray, width: int, what: str) -> np.ndarray:
     """The ``runs[i]`` values of every chunk of one RLE side, concatenated."""
     data, offs, sizes = buf
     if encoding_kind(enc) == "out_of_line_bitpacking":
@@ -467,7 +463,7 @@ def _rle_side(enc, buf: tuple, runs: np.ndarray, width: int, what: str) -> np.nd
     return gather_bytes(data, offs, runs * width, what).view(UDT[width * 8])
 
 
-def _mb_bss(m, cs: ChunkSet, what: str):
+def _mb_bss(m: pb.ByteStreamSplit, cs: ChunkSet, what: str) -> Values:
     _need_bufs(cs, 1, what)
     bits = flat_bits(m.values, what, (16, 32, 64))
     w = bits // 8
@@ -479,7 +475,7 @@ def _mb_bss(m, cs: ChunkSet, what: str):
     return Fixed(out, bits, cs.total)
 
 
-def _decompress_chunks(m, buf: tuple, what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _decompress_chunks(m: pb.General, buf: tuple[np.ndarray, np.ndarray, np.ndarray], what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One chunk buffer (data, offsets, sizes) decompressed with a ``General`` scheme."""
     scheme = int(m.compression.scheme)
     trace.record(f"general:{scheme}")
@@ -495,13 +491,13 @@ def _decompress_chunks(m, buf: tuple, what: str) -> tuple[np.ndarray, np.ndarray
     return new, starts, lens
 
 
-def _mb_general(m, cs: ChunkSet, what: str):
+def _mb_general(m: pb.General, cs: ChunkSet, what: str) -> Values:
     _need_bufs(cs, 1, what)
     sub = ChunkSet(cs.counts, [_decompress_chunks(m, cs.bufs[0], what)] + cs.bufs[1:])
     return decode_miniblock(m.values, sub, what)
 
 
-def _mb_fsl(m, cs: ChunkSet, what: str):
+def _mb_fsl(m: pb.FixedSizeList, cs: ChunkSet, what: str) -> Values:
     layers, cur = fsl_layers(m)
     inner_enc = cur.values
     trace.record("mb:fixed_size_list" + ("+validity" if any(v for _, v in layers) else ""))
@@ -531,7 +527,7 @@ def _mb_fsl(m, cs: ChunkSet, what: str):
     return FslValues(inner, layers, validities)
 
 
-def _mb_packed_struct(m, cs: ChunkSet, what: str):
+def _mb_packed_struct(m: pb.PackedStruct, cs: ChunkSet, what: str) -> Values:
     bits = [int(b) for b in m.bits_per_value]
     if any(b % 8 for b in bits):
         raise UnsupportedFeatureError(f"{what}: packed struct with non-byte-aligned children {bits}")
@@ -542,7 +538,8 @@ def _mb_packed_struct(m, cs: ChunkSet, what: str):
     return Packed(bits, inner)
 
 
-_MB = {
+#: the decoder of each ``compression`` case (called with that case's message)
+_MB: dict[str, Callable[[Any, ChunkSet, str], Values]] = {
     "flat": _mb_flat, "inline_bitpacking": _mb_inline_bp, "variable": _mb_variable,
     "fsst": _mb_fsst, "rle": _mb_rle, "byte_stream_split": _mb_bss, "general": _mb_general,
     "fixed_size_list": _mb_fsl, "packed_struct": _mb_packed_struct,

@@ -6,6 +6,8 @@ Levels are smuggled into the descriptions: size 0 and position != 0 marks a null
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 import pyarrow as pa
 
@@ -14,7 +16,7 @@ from ...._proto import encodings_v2_1_pb2 as pb
 from ....errors import CorruptFileError, UnsupportedFeatureError
 from ...blob_types import DESCRIPTION
 from .. import repdef
-from ..page import PageContext, PageData
+from ..page import Buf, PageContext, PageData, PageMeta
 from .constant import ConstantPage
 from .fullzip import FullZipPage
 from .miniblock import MiniBlockPage
@@ -24,7 +26,7 @@ _INNER: dict[str, type[MiniBlockPage] | type[ConstantPage] | type[FullZipPage]] 
 
 
 class BlobPage:
-    def __init__(self, ctx: PageContext, page, layout):
+    def __init__(self, ctx: PageContext, page: PageMeta, layout: pb.BlobLayout) -> None:
         self.ctx = ctx
         self.what = ctx.what
         self.layers = repdef.check_layers(layout.layers, self.what)
@@ -39,16 +41,16 @@ class BlobPage:
         self.rows = int(page.length)
         trace.record("layout:blob")
 
-    def meta_ranges(self):
+    def meta_ranges(self) -> list[tuple[int, int]]:
         return self.inner.meta_ranges()
 
-    def set_meta(self, bufs):
+    def set_meta(self, bufs: Sequence[Buf]) -> None:
         self.inner.set_meta(bufs)
 
-    def data_ranges(self, local):
+    def data_ranges(self, local: np.ndarray | None) -> list[tuple[int, int]]:
         return self.inner.data_ranges(local)
 
-    def decode(self, data, local) -> PageData:
+    def decode(self, data: Sequence[Buf], local: np.ndarray | None) -> PageData:
         pd = self.inner.decode(data, local)
         desc = pd.values
         if not pa.types.is_struct(desc.type) or desc.type.num_fields != 2:
@@ -65,7 +67,7 @@ class BlobPage:
         return PageData(values, None, defs if is_null.any() else None, self.layers, pd.num_rows)
 
 
-def _wrap(inner):
+def _wrap(inner: object) -> pb.PageLayout:
     if isinstance(inner, pb.PageLayout):
         return inner
     raise CorruptFileError("blob layout without an inner page layout")

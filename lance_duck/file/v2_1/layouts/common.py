@@ -1,22 +1,24 @@
 """Helpers shared by the page layouts: byte views, value finishing, dictionaries, the page base."""
 from __future__ import annotations
 
+from typing import Generic, Iterable, Protocol, TypeVar
+
 import numpy as np
 import pyarrow as pa
 
 from ....errors import CorruptFileError
 from .. import repdef
-from ..page import PageContext
-from ..values import Fixed, to_arrow, uint_view
+from ..page import Buf, PageContext, PageMeta
+from ..values import Fixed, Values, to_arrow, uint_view
 
 
-def u8(b) -> np.ndarray:
+def u8(b: Buf) -> np.ndarray:
     if isinstance(b, np.ndarray):
         return b.view(np.uint8).reshape(-1)
     return np.frombuffer(b, np.uint8)
 
 
-def finish_values(ctx: PageContext, raw, n: int) -> pa.Array:
+def finish_values(ctx: PageContext, raw: Values, n: int) -> pa.Array:
     """Decoded values -> Arrow array of the leaf type (dictionary-typed fields: see apply_dictionary)."""
     if ctx.dict_type is not None:
         # a dictionary-typed field written without a page dictionary: encode on the fly
@@ -28,7 +30,7 @@ def finish_values(ctx: PageContext, raw, n: int) -> pa.Array:
     return arr
 
 
-def apply_dictionary(ctx: PageContext, dict_vals, indices) -> pa.Array:
+def apply_dictionary(ctx: PageContext, dict_vals: Values, indices: np.ndarray | pa.Array) -> pa.Array:
     """Page values from dictionary items (decoded, or already Arrow) and indices (a DictionaryArray
     for dictionary fields)."""
     items = dict_vals if isinstance(dict_vals, pa.Array) else to_arrow(dict_vals, ctx.arrow_type)
@@ -46,10 +48,20 @@ def apply_dictionary(ctx: PageContext, dict_vals, indices) -> pa.Array:
 __all__ = ["u8", "finish_values", "apply_dictionary", "Fixed", "uint_view"]
 
 
-class PageBase:
+class Layered(Protocol):
+    """A page layout message with rep/def layers (mini-block, constant, full-zip)."""
+
+    @property
+    def layers(self) -> Iterable[int]: ...
+
+
+L = TypeVar("L", bound=Layered)
+
+
+class PageBase(Generic[L]):
     """What every page layout keeps: its context, layout message, layers, buffers and row count."""
 
-    def __init__(self, ctx: PageContext, page, layout):
+    def __init__(self, ctx: PageContext, page: PageMeta, layout: L) -> None:
         self.ctx = ctx
         self.what = ctx.what
         self.lay = layout

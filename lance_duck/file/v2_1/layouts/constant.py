@@ -10,20 +10,23 @@ Level buffers are raw u16 unless rep/def compression is set (2.2).
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 import pyarrow as pa
 
 from .... import trace
+from ...._proto import encodings_v2_1_pb2 as pb
 from ....errors import CorruptFileError
 from .. import repdef
 from ..compression import decode_block
-from ..page import PageContext, PageData, entry_rows, trim
-from ..values import uint_view
+from ..page import Buf, PageContext, PageData, PageMeta, entry_rows, trim
+from ..values import as_fixed, uint_view
 from .common import PageBase, u8
 
 
-class ConstantPage(PageBase):
-    def __init__(self, ctx: PageContext, page, layout):
+class ConstantPage(PageBase[pb.ConstantLayout]):
+    def __init__(self, ctx: PageContext, page: PageMeta, layout: pb.ConstantLayout) -> None:
         super().__init__(ctx, page, layout)
         self.inline = layout.inline_value if layout.HasField("inline_value") else None
         nb = len(self.bufs)
@@ -34,27 +37,28 @@ class ConstantPage(PageBase):
         trace.record("layout:constant:" + ("allnull" if self.all_null else "inline" if self.inline is not None
                                            else "valuebuf"))
 
-    def meta_ranges(self):
+    def meta_ranges(self) -> list[tuple[int, int]]:
         return []
 
-    def set_meta(self, bufs) -> None:
+    def set_meta(self, bufs: Sequence[Buf]) -> None:
         pass
 
-    def data_ranges(self, local):
+    def data_ranges(self, local: np.ndarray | None) -> list[tuple[int, int]]:
         return list(self.bufs)
 
-    def _levels(self, raw, comp_field: str, n_field: str):
+    def _levels(self, raw: np.ndarray, comp_field: str, n_field: str) -> np.ndarray | None:
         if raw.size == 0:
             return None
         if self.lay.HasField(comp_field):
             n = int(getattr(self.lay, n_field))
             trace.record("constant:compressed-levels")
-            return uint_view(decode_block(getattr(self.lay, comp_field), raw, n, self.what)).astype(np.uint16)
+            levels = as_fixed(decode_block(getattr(self.lay, comp_field), raw, n, self.what), self.what)
+            return uint_view(levels).astype(np.uint16)
         if raw.size % 2:
             raise CorruptFileError(f"{self.what}: raw level buffer of odd size")
         return np.ascontiguousarray(raw).view("<u2")
 
-    def decode(self, data: list, local: np.ndarray | None) -> PageData:
+    def decode(self, data: Sequence[Buf], local: np.ndarray | None) -> PageData:
         bufs = [u8(b) for b in data]
         value_buf = bufs.pop(0) if self.has_value_buf else None
         rep = defs = None
@@ -89,12 +93,12 @@ class ConstantPage(PageBase):
         return PageData(values, rep, defs, layers, self.rows if local is None else local.size)
 
     @staticmethod
-    def _slots(defs, n_entries, layers) -> int:
+    def _slots(defs: np.ndarray | None, n_entries: int, layers: list[int]) -> int:
         if defs is None:
             return n_entries
         return int(np.count_nonzero(defs <= repdef.max_visible_def(layers)))
 
-    def _value_array(self, value_buf, n: int) -> pa.Array:
+    def _value_array(self, value_buf: np.ndarray | None, n: int) -> pa.Array:
         t = self.ctx.arrow_type
         if self.all_null:
             arr = pa.nulls(n, t)
@@ -107,7 +111,7 @@ class ConstantPage(PageBase):
             arr = arr.dictionary_encode().cast(self.ctx.dict_type) if not self.all_null else pa.nulls(n, self.ctx.dict_type)
         return arr
 
-    def _one_value(self, value_buf) -> pa.Scalar:
+    def _one_value(self, value_buf: np.ndarray | None) -> pa.Scalar:
         t = self.ctx.arrow_type
         st = t.storage_type if isinstance(t, pa.ExtensionType) else t
         if self.inline is not None:
@@ -121,6 +125,8 @@ class ConstantPage(PageBase):
                 arr = pa.Array.from_buffers(st, 1, [None, pa.py_buffer(raw.copy())])
             if arr is None:
                 raise CorruptFileError(f"{self.what}: empty inline boolean constant")
+        elif value_buf is None:
+            raise CorruptFileError(f"{self.what}: constant page without its value")
         else:
             arr = _scalar_from_buffer(value_buf, st, self.what)
         if isinstance(t, pa.ExtensionType):

@@ -7,14 +7,17 @@ every row, not over rows).
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from .... import trace
+from ...._proto import encodings_v2_1_pb2 as pb
 from ....errors import CorruptFileError, UnsupportedFeatureError
 from .. import repdef
 from ..compression import decode_per_value
 from ..gather import gather_bytes, read_uint
-from ..page import PageContext, PageData
+from ..page import Buf, PageContext, PageData, PageMeta
 from ..values import Fixed, VarBin
 from .common import PageBase, finish_values, u8
 
@@ -29,8 +32,8 @@ def _runs(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rows[a], b - a
 
 
-class FullZipPage(PageBase):
-    def __init__(self, ctx: PageContext, page, layout):
+class FullZipPage(PageBase[pb.FullZipLayout]):
+    def __init__(self, ctx: PageContext, page: PageMeta, layout: pb.FullZipLayout) -> None:
         super().__init__(ctx, page, layout)
         self.bits_rep = int(layout.bits_rep)
         self.bits_def = int(layout.bits_def)
@@ -59,10 +62,10 @@ class FullZipPage(PageBase):
         trace.record("layout:fullzip:" + ("var" if self.lb else "fixed") + (":rep" if self.bits_rep else "")
                  + (":def" if self.bits_def else ""))
 
-    def meta_ranges(self):
+    def meta_ranges(self) -> list[tuple[int, int]]:
         return [self.bufs[1]] if self.has_index else []
 
-    def set_meta(self, bufs) -> None:
+    def set_meta(self, bufs: Sequence[Buf]) -> None:
         self.index = None
         if self.has_index:
             raw = u8(bufs[0])
@@ -77,7 +80,7 @@ class FullZipPage(PageBase):
                 raise CorruptFileError(f"{self.what}: repetition index is not increasing or leaves the page")
             self.index = idx
 
-    def _row_spans(self, local):
+    def _row_spans(self, local: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         rows = np.arange(self.rows, dtype=np.int64) if local is None else local
         if self.index is not None:
             return self.index[rows], self.index[rows + 1]
@@ -85,9 +88,10 @@ class FullZipPage(PageBase):
         if self.rows * stride != self.bufs[0][1]:
             raise CorruptFileError(f"{self.what}: full-zip data of {self.bufs[0][1]} bytes for "
                                    f"{self.rows} rows of {stride} bytes")
-        return rows * stride, (rows + 1) * stride
+        starts = rows * stride
+        return starts, starts + stride
 
-    def data_ranges(self, local):
+    def data_ranges(self, local: np.ndarray | None) -> list[tuple[int, int]]:
         base, size = self.bufs[0]
         if local is None:
             self.pieces = None
@@ -98,7 +102,7 @@ class FullZipPage(PageBase):
         self.pieces = (s, e)
         return [(base + int(a), int(b - a)) for a, b in zip(s.tolist(), e.tolist())]
 
-    def decode(self, data: list, local: np.ndarray | None) -> PageData:
+    def decode(self, data: Sequence[Buf], local: np.ndarray | None) -> PageData:
         buf = u8(data[0]) if len(data) == 1 else np.concatenate([u8(d) for d in data])
         starts, ends = self._row_spans(local)
         if self.pieces is not None:
@@ -141,7 +145,8 @@ class FullZipPage(PageBase):
         values = finish_values(self.ctx, dec, n_vals)
         return PageData(values, rep, defs, self.layers, nrows)
 
-    def _walk_entries(self, buf, starts, ends):
+    def _walk_entries(self, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray]:
         """Entries of every row: a loop over entry k of all rows at once."""
         max_vis = repdef.max_visible_def(self.layers)
         dmask = (1 << self.bits_def) - 1

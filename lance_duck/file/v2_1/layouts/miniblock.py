@@ -8,18 +8,20 @@ decoded together (no per-chunk Python loop).
 from __future__ import annotations
 
 import mmap
+from typing import Any, Hashable, Sequence, cast
 
 import numpy as np
 import pyarrow as pa
 
 from .... import trace
+from ...._proto import encodings_v2_1_pb2 as pb
 from ....errors import CorruptFileError, UnsupportedFeatureError
 from .. import repdef
 from ..compression import (ChunkSet, decode_block, decode_block_batch, decode_miniblock,
                            decode_miniblock_selected)
 from ..gather import read_header_words
-from ..page import PageContext, PageData, entry_rows, trim
-from ..values import Fixed, to_arrow, uint_view
+from ..page import Buf, Local, PageContext, PageData, PageMeta, entry_rows, trim
+from ..values import Fixed, Values, as_fixed, to_arrow, uint_view
 from .common import PageBase, apply_dictionary, finish_values, u8
 
 
@@ -31,10 +33,23 @@ LEAN_RANGE_ROWS = 4096
 FEW_CHUNKS = 4
 
 
-class MiniBlockPage(PageBase):
+class MiniBlockPage(PageBase[pb.MiniBlockLayout]):
     SLICES_RANGES = True   # a contiguous local selection may be given as a ``range`` (sliced, no gather)
 
-    def __init__(self, ctx: PageContext, page, layout):
+    # the metadata state (set_meta / restore_meta)
+    sizes: np.ndarray
+    starts: np.ndarray
+    counts: np.ndarray
+    chunk_rows: np.ndarray
+    dict_raw: np.ndarray | None
+    rep_index: np.ndarray | None
+    _dict_vals: Values
+    # this read's chunks (data_ranges)
+    sel: np.ndarray
+    runs: list[tuple[int, int]]
+    levels_per_chunk: np.ndarray
+
+    def __init__(self, ctx: PageContext, page: PageMeta, layout: pb.MiniBlockLayout) -> None:
         super().__init__(ctx, page, layout)
         self.page = page
         self.has_rep = layout.HasField("rep_compression")
@@ -58,7 +73,7 @@ class MiniBlockPage(PageBase):
             r.append(self.bufs[-1])
         return r
 
-    def set_meta(self, bufs: list) -> None:
+    def set_meta(self, bufs: Sequence[Buf]) -> None:
         words = u8(bufs[0])
         wb = 4 if self.large else 2
         if words.size % wb:
@@ -92,7 +107,7 @@ class MiniBlockPage(PageBase):
     #: what set_meta derives (plus the decoded dictionary): kept per file by the column cache
     META_STATE = ("sizes", "starts", "counts", "chunk_rows", "dict_raw", "rep_index")
 
-    def meta_state(self) -> dict:
+    def meta_state(self) -> dict[str, Any]:
         """This page's metadata state (after set_meta), dictionary decoded, for :meth:`restore_meta`."""
         if self.has_dict:
             self._dictionary()
@@ -103,18 +118,19 @@ class MiniBlockPage(PageBase):
             state["_dict_items"] = self._dict_items = items
         return state
 
-    def restore_meta(self, state: dict) -> None:
+    def restore_meta(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
 
-    def _dictionary(self):
+    def _dictionary(self) -> Values:
         if not hasattr(self, "_dict_vals"):
+            assert self.dict_raw is not None     # pages with a dictionary read it in set_meta
             nd = int(self.lay.num_dictionary_items)
             self._dict_vals = decode_block(self.lay.dictionary, self.dict_raw, nd, self.what + " dictionary")
         return self._dict_vals
 
     def _dictionary_items(self) -> pa.Array:
         """The dictionary as an Arrow array of the leaf type (kept with the column's metadata)."""
-        cache = self.__dict__.setdefault("_dict_items", {})
+        cache: dict[pa.DataType, pa.Array] = self.__dict__.setdefault("_dict_items", {})
         items = cache.get(self.ctx.arrow_type)
         if items is None:
             items = cache[self.ctx.arrow_type] = to_arrow(self._dictionary(), self.ctx.arrow_type)
@@ -201,7 +217,8 @@ class MiniBlockPage(PageBase):
         runs = list(zip(ra.tolist(), rb.tolist()))
         return runs, list(zip((off + base).tolist(), length.tolist()))
 
-    def _one_span(self, data: list, sel: np.ndarray, runs: list) -> tuple[np.ndarray, np.ndarray] | None:
+    def _one_span(self, data: Sequence[Buf], sel: np.ndarray,
+                  runs: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray] | None:
         """The runs as one view of the local file's memory map they were sliced from, the unread
         gaps between them included, and each selected chunk's start in it: the scattered chunks of
         a selective read are then not copied (pages of the gaps are never touched). None unless
@@ -218,11 +235,11 @@ class MiniBlockPage(PageBase):
         b = runs[-1][1] - 1
         end = self.bufs[1][0] + int(self.starts[b] + self.sizes[b])
         if (np.frombuffer(first, np.uint8).__array_interface__["data"][0] - at != lo
-                or np.frombuffer(last, np.uint8).__array_interface__["data"][0] - at + last.nbytes != end):
+                or np.frombuffer(last, np.uint8).__array_interface__["data"][0] - at + cast(memoryview, last).nbytes != end):
             return None
         return whole[lo:end], self.starts[sel] - (lo - self.bufs[1][0])
 
-    def _chunk_buffer(self, data: list, sel: np.ndarray, runs: list) -> tuple[np.ndarray, np.ndarray]:
+    def _chunk_buffer(self, data: Sequence[Buf], sel: np.ndarray, runs: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
         """The fetched bytes of the chunks ``sel`` (one buffer) and where each chunk starts in it."""
         if len(data) == 1:
             buf = u8(data[0])
@@ -233,7 +250,7 @@ class MiniBlockPage(PageBase):
         if any(isinstance(d, np.ndarray) for d in data):
             buf = np.concatenate([u8(d) for d in data])
         else:   # bytes / memoryviews: one join (numpy's concatenate converts each view slowly)
-            buf = np.frombuffer(b"".join(data), np.uint8)
+            buf = np.frombuffer(b"".join(cast("Sequence[bytes | memoryview]", data)), np.uint8)
         lens = np.fromiter((u8(d).size if isinstance(d, np.ndarray) else memoryview(d).nbytes for d in data),
                            np.int64, len(data))
         run_base = np.cumsum(lens) - lens
@@ -242,7 +259,7 @@ class MiniBlockPage(PageBase):
         return buf, self.starts[sel] - run_first[ridx] + run_base[ridx]
 
     # -- decoding ----------------------------------------------------------------------------
-    def decode(self, data: list, local: np.ndarray | None) -> PageData:
+    def decode(self, data: Sequence[Buf], local: Local) -> PageData:
         sel = self.sel
         buf, starts = self._chunk_buffer(data, sel, self.runs)
         counts = self.counts[sel]
@@ -263,7 +280,7 @@ class MiniBlockPage(PageBase):
             return PageData(values, rep, defs, self.layers, self.rows)
         if isinstance(local, range):
             return self._slice(values, rep, defs, local, sel, max_rep)
-        if not self.has_rep:
+        if rep is None:                       # (no repetition levels: one entry per row)
             idx = self._value_positions(local, sel, counts)
             vals, rep, defs = trim(values, rep, defs, self.layers, None, idx, self.what)
             return PageData(vals, rep, defs, self.layers, local.size)
@@ -281,7 +298,7 @@ class MiniBlockPage(PageBase):
         if raw is None and self.has_dict:
             full = decode_miniblock(self.lay.value_compression, cs, self.what)
             if not hasattr(full, "indices"):
-                ind = uint_view(full)[idx]
+                ind = uint_view(as_fixed(full, self.what))[idx]
                 raw = Fixed(ind, ind.dtype.itemsize * 8, idx.size)
         if raw is None:
             return None
@@ -289,7 +306,7 @@ class MiniBlockPage(PageBase):
         return PageData(values, None, None if defs is None else defs[idx], self.layers, idx.size)
 
     # -- lean reads of a few rows (file.v2_1.column.LeanColumn): shared page objects, no state --
-    def lean_plan(self, local: np.ndarray | range) -> tuple[np.ndarray, list, list]:
+    def lean_plan(self, local: np.ndarray | range) -> tuple[np.ndarray, list[tuple[int, int]], list[tuple[int, int]]]:
         """(chunks, runs of consecutive chunks, their byte ranges) holding the sorted local rows
         ``local`` (or a run of them) of a page without repetition levels; changes nothing on
         the page."""
@@ -297,7 +314,8 @@ class MiniBlockPage(PageBase):
         runs, ranges = self._chunk_runs(sel)
         return sel, runs, ranges
 
-    def lean_decode(self, data: list, sel: np.ndarray, runs: list, local: np.ndarray | range) -> PageData:
+    def lean_decode(self, data: Sequence[Buf], sel: np.ndarray, runs: list[tuple[int, int]],
+                    local: np.ndarray | range) -> PageData:
         """The rows ``local`` from the fetched bytes ``data`` of :meth:`lean_plan`'s ranges."""
         buf, starts = self._chunk_buffer(data, sel, runs)
         counts = self.counts[sel]
@@ -321,11 +339,13 @@ class MiniBlockPage(PageBase):
         consecutive (default: this read's runs say so)."""
         cstart = self._chunk_rows()[sel]
         if one_run if one_run is not None else len(self.runs) == 1:
-            return local - cstart[0]   # consecutive chunks: their values are consecutive rows
+            consecutive: np.ndarray = local - cstart[0]   # consecutive chunks: their values are consecutive rows
+            return consecutive
         ch = np.searchsorted(cstart, local, side="right") - 1
-        return local - cstart[ch] + (np.cumsum(counts) - counts)[ch]
+        positions: np.ndarray = local - cstart[ch] + (np.cumsum(counts) - counts)[ch]
+        return positions
 
-    def _first_row(self, rep, sel, max_rep: int) -> int:
+    def _first_row(self, rep: np.ndarray, sel: np.ndarray, max_rep: int) -> int:
         """Row of the first level entry of the selected chunks (the continuing row, or the first
         row starting there)."""
         if self.rep_index is None:
@@ -337,10 +357,10 @@ class MiniBlockPage(PageBase):
             raise CorruptFileError(f"{self.what}: chunk does not start a row but the index says it does")
         return int(rows_before[sel[0]])
 
-    def _slice(self, values, rep, defs, local: range, sel: np.ndarray, max_rep: int) -> PageData:
+    def _slice(self, values: pa.Array, rep: np.ndarray | None, defs: np.ndarray | None, local: range, sel: np.ndarray, max_rep: int) -> PageData:
         """The rows ``local`` of the decoded (contiguous) chunks ``sel``: zero-copy slices."""
         n = len(local)
-        if not self.has_rep:
+        if rep is None:
             a = local.start - int(self._chunk_rows()[sel[0]])
             if a < 0 or a + n > len(values):
                 raise CorruptFileError(f"{self.what}: fewer values than rows")
@@ -358,10 +378,11 @@ class MiniBlockPage(PageBase):
             raise CorruptFileError(f"{self.what}: {len(values)} values for {total} visible entries")
         return PageData(values.slice(va, vb - va), rep[a:b], None if defs is None else defs[a:b], self.layers, n)
 
-    def _entry_rows(self, rep, max_rep, first_row, sel):
+    def _entry_rows(self, rep: np.ndarray, max_rep: int, first_row: int, sel: np.ndarray) -> np.ndarray:
         if len(self.runs) == 1:
             return entry_rows(rep, max_rep, first_row)
         # per-run first rows; the level counts per chunk locate each run's entries
+        assert self.rep_index is not None       # several runs of chunks: the page has an index
         fin = self.rep_index[:, 0]
         rows_before = np.cumsum(fin) - fin
         lv = self.levels_per_chunk
@@ -376,11 +397,13 @@ class MiniBlockPage(PageBase):
             ci += k
         return out
 
-    def _parse_chunks(self, buf, starts, sizes, counts):
+    def _parse_chunks(self, buf: np.ndarray, starts: np.ndarray, sizes: np.ndarray, counts: np.ndarray
+                      ) -> tuple[np.ndarray | None, np.ndarray | None, ChunkSet]:
         rep, defs, cs, self.levels_per_chunk = self._parse_chunk_set(buf, starts, sizes, counts)
         return rep, defs, cs
 
-    def _parse_chunk_set(self, buf, starts, sizes, counts):
+    def _parse_chunk_set(self, buf: np.ndarray, starts: np.ndarray, sizes: np.ndarray, counts: np.ndarray
+                         ) -> tuple[np.ndarray | None, np.ndarray | None, ChunkSet, np.ndarray]:
         """(rep levels, def levels, value buffers, level entries per chunk) of the chunks at
         ``starts`` in ``buf`` (changes nothing on the page: lean reads share page objects)."""
         lb = 4 if self.large else 2
@@ -400,13 +423,11 @@ class MiniBlockPage(PageBase):
             words = read_header_words(buf, starts, hdr // 2, self.what)
         num_levels = words[0]
         col = 1
-        rep_size = def_size = None
-        if self.has_rep:
-            rep_size = words[col]
-            col += 1
-        if self.has_def:
-            def_size = words[col]
-            col += 1
+        rep_size = words[col] if self.has_rep else None
+        col += self.has_rep
+        def_size = words[col] if self.has_def else None
+        col += self.has_def
+        bsizes: list[np.ndarray] | np.ndarray
         if self.large:
             bsizes = [words[col + 2 * i] | (words[col + 2 * i + 1] << 16) for i in range(self.num_bufs)]
         else:
@@ -414,11 +435,11 @@ class MiniBlockPage(PageBase):
         cur = starts + hdr_pad
         rep = defs = None
         n_levels = num_levels if self.has_rep else counts
-        if self.has_rep:
+        if rep_size is not None:
             # pitfall: u16 level counts may wrap; RLE-coded levels tell the truth (not observed)
             rep = decode_block_batch(self.lay.rep_compression, buf, cur, rep_size, n_levels, self.what)
             cur = cur + (rep_size + 7) // 8 * 8
-        if self.has_def:
+        if def_size is not None:
             defs = decode_block_batch(self.lay.def_compression, buf, cur, def_size, n_levels, self.what)
             cur = cur + (def_size + 7) // 8 * 8
         vb = []
@@ -433,8 +454,8 @@ class MiniBlockPage(PageBase):
             defs = defs.astype(np.uint16, copy=False)
         return rep, defs, ChunkSet(counts, vb), n_levels
 
-    def _parse_few_chunks(self, buf, starts: list[int], sizes: list[int], counts: np.ndarray, hdr: int,
-                          hdr_pad: int):
+    def _parse_few_chunks(self, buf: np.ndarray, starts: list[int], sizes: list[int], counts: np.ndarray, hdr: int,
+                          hdr_pad: int) -> tuple[np.ndarray | None, np.ndarray | None, ChunkSet, np.ndarray]:
         """:meth:`_parse_chunk_set` of at most ``FEW_CHUNKS`` chunks without repetition levels (a
         point lookup, a short range): their headers read and checked as Python ints (one loop
         step per chunk), then one array per value buffer."""
@@ -469,18 +490,19 @@ class MiniBlockPage(PageBase):
         vb = [(buf, np.array(at, np.int64), np.array(sz, np.int64)) for at, sz in zip(vb_at, vb_size)]
         return None, defs, ChunkSet(counts, vb), counts
 
-    def _values(self, raw, n: int):
+    def _values(self, raw: Values, n: int) -> pa.Array:
         if self.has_dict:
             trace.record("dictionary")
-            return apply_dictionary(self.ctx, self._dictionary_items(), uint_view(raw) if not hasattr(raw, "indices") else raw)
+            return apply_dictionary(self.ctx, self._dictionary_items(),
+                                    uint_view(as_fixed(raw, self.what)) if not hasattr(raw, "indices") else raw)
         return finish_values(self.ctx, raw, n)
 
 
 def _address(a: np.ndarray) -> int:
-    return a.__array_interface__["data"][0]
+    return int(a.__array_interface__["data"][0])
 
 
-def batch_key(page, data: list, local) -> tuple | None:
+def batch_key(page: object, data: Sequence[Buf], local: Local) -> tuple[Hashable, ...] | None:
     """Pages with equal keys decode as one batch (see :func:`decode_batch`); None = decode alone.
 
     A batch needs whole mini-block pages without a dictionary, with identical encodings, whose
@@ -496,10 +518,12 @@ def batch_key(page, data: list, local) -> tuple | None:
             page.has_rep, page.has_def)
 
 
-def decode_batch(pages: list, datas: list[list], what: str) -> PageData:
+def decode_batch(pages: list[MiniBlockPage], datas: list[Sequence[Buf]], what: str) -> PageData:
     """Decode whole pages with equal :func:`batch_key` in one pass over all their chunks."""
     p0 = pages[0]
-    owner = np.frombuffer(datas[0][0].obj, np.uint8)
+    first = datas[0][0]
+    assert isinstance(first, memoryview)     # batch_key groups views of one buffer only
+    owner = np.frombuffer(first.obj, np.uint8)  # type: ignore[call-overload]  # any buffer exporter (numpy's stubs name a few)
     base = _address(owner)
     starts_of: list[np.ndarray] = []
     counts_of: list[np.ndarray] = []
@@ -520,7 +544,7 @@ def decode_batch(pages: list, datas: list[list], what: str) -> PageData:
     # every page must hold exactly the rows it declares
     per_page = np.array(chunks_per_page, np.int64)
     first_chunk = np.cumsum(per_page) - per_page
-    if p0.has_rep:
+    if rep is not None:
         lv = p0.levels_per_chunk
         lv_first = (np.cumsum(lv) - lv)[first_chunk]
         is_start = rep == repdef.num_lists(p0.layers)

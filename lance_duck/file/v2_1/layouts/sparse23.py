@@ -12,8 +12,7 @@ back). Under a list, pylance 14.0.2 still declares ``dim`` entries per row (``ro
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
-from typing import Any
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -24,11 +23,12 @@ from ....encodings.bitmap import bool_array, primitive_array
 from ....errors import CorruptFileError
 from .. import repdef
 from ..compression import decode_block
-from ..direct_lists import DirectList
-from ..page import PageContext, PageData, entry_rows, trim
-from ..planar23 import IntCodec, SparseFsl, SparseLayout, SparseList, SparseValidity, fsl_dims
-from ..values import uint_view, with_validity
+from ..direct_lists import Answer, DirectList
+from ..page import Buf, PageBuffers, PageContext, PageData, PageMeta, entry_rows, trim
+from ..planar23 import IntCodec, SparseFsl, SparseLayer, SparseLayout, SparseList, SparseValidity, fsl_dims
+from ..values import as_fixed, uint_view, with_validity
 from .common import u8
+from .kinds import layout_page
 
 _DICT_HEADER = 16
 
@@ -36,8 +36,7 @@ _DICT_HEADER = 16
 class SparsePage:
     """One 2.3 page with a sparse structure (nullable leaves, lists, all-null structs)."""
 
-    def __init__(self, ctx: PageContext, page, layout: SparseLayout):
-        from ..column import make_page
+    def __init__(self, ctx: PageContext, page: PageMeta, layout: SparseLayout) -> None:
         self.ctx = ctx
         self.what = ctx.what
         self.lay = layout
@@ -59,9 +58,9 @@ class SparsePage:
         del offs[len(offs) - n_bufs:], sizes[len(sizes) - n_bufs:]
         self.inner = None
         if not isinstance(layout.values, pb.PageLayout) or layout.values.WhichOneof("layout") is not None:
-            inner = SimpleNamespace(buffer_offsets=offs, buffer_sizes=sizes, length=layout.num_values)
-            self.inner = make_page(PageContext(ctx.what + " (valid values)", ctx.arrow_type, ctx.dict_type,
-                                               ctx.minor, ctx.keep_dictionary), inner, layout.values)
+            inner = PageBuffers(offs, sizes, layout.num_values)
+            self.inner = layout_page(PageContext(ctx.what + " (valid values)", ctx.arrow_type, ctx.dict_type,
+                                                 ctx.minor, ctx.keep_dictionary), inner, layout.values)
         elif offs:
             raise CorruptFileError(f"{self.what}: sparse page without values has {len(offs)} value buffers")
         trace.record("layout:sparse23" + ("" if len(layout.layers) == 1 else ":nested"))
@@ -69,20 +68,20 @@ class SparsePage:
         self.direct = _direct_rule(layout.layers)
         trace.record("sparse23:direct-list" if self.direct else "sparse23:levels")
 
-    def meta_ranges(self):
+    def meta_ranges(self) -> list[tuple[int, int]]:
         return self.inner.meta_ranges() if self.inner is not None else []
 
-    def set_meta(self, bufs) -> None:
+    def set_meta(self, bufs: Sequence[Buf]) -> None:
         if self.inner is not None:
             self.inner.set_meta(bufs)
 
-    def data_ranges(self, local):
+    def data_ranges(self, local: np.ndarray | None) -> list[tuple[int, int]]:
         r = self.inner.data_ranges(None) if self.inner is not None else []
         self._n_inner = len(r)
         return r + self.level_bufs
 
     # -- levels ----------------------------------------------------------------------------------
-    def _ints(self, c: IntCodec, raw, what: str) -> np.ndarray:
+    def _ints(self, c: IntCodec, raw: Buf | None, what: str) -> np.ndarray:
         if c.kind == "none":
             return np.zeros(0, np.int64)
         if c.kind == "const":
@@ -90,32 +89,34 @@ class SparsePage:
         if c.kind == "range":
             trace.record("sparse23:range")
             return c.a + c.b * np.arange(c.n, dtype=np.int64)
+        if raw is None:
+            raise CorruptFileError(f"{what}: {c.kind}-coded integers without their buffer")
         if c.kind == "delta":
             trace.record("sparse23:delta")
-            d = uint_view(decode_block(c.enc, u8(raw), c.n - 1, what))
+            d = uint_view(as_fixed(decode_block(c.encoding(what), u8(raw), c.n - 1, what), what))
             out = np.empty(c.n, np.int64)
             out[0] = c.a
             np.cumsum(d, dtype=np.int64, out=out[1:])
             out[1:] += c.a
             return out
         if c.kind == "plain":
-            return uint_view(decode_block(c.enc, u8(raw), c.n, what)).astype(np.int64)
+            return uint_view(as_fixed(decode_block(c.encoding(what), u8(raw), c.n, what), what)).astype(np.int64)
         buf = u8(raw)   # dictionary indices follow a 16-byte header (pylance 14.0.2)
         if buf.size < _DICT_HEADER:
             raise CorruptFileError(f"{what}: dictionary-coded integers without their header")
-        v = uint_view(decode_block(c.enc, buf[_DICT_HEADER:], c.n, what)).astype(np.int64)
+        v = uint_view(as_fixed(decode_block(c.encoding(what), buf[_DICT_HEADER:], c.n, what), what)).astype(np.int64)
         trace.record("sparse23:dictionary")
         if v.size and (v.min() < 0 or v.max() >= c.k):
             raise CorruptFileError(f"{what}: dictionary index outside its {c.k} items")
         return c.a + c.b * v
 
-    def _positions(self, c: IntCodec, raw, slots: int, what: str) -> np.ndarray:
+    def _positions(self, c: IntCodec, raw: Buf | None, slots: int, what: str) -> np.ndarray:
         pos = self._ints(c, raw, what)
         if pos.size != c.n or (pos.size and (pos[0] < 0 or pos[-1] >= slots or (pos[1:] <= pos[:-1]).any())):
             raise CorruptFileError(f"{what}: sparse positions are not increasing slots below {slots}")
         return pos
 
-    def _nulls(self, v: SparseValidity | None, raws, slots: int, what: str) -> tuple[np.ndarray, np.ndarray]:
+    def _nulls(self, v: SparseValidity | None, raws: Iterator[Buf], slots: int, what: str) -> tuple[np.ndarray, np.ndarray]:
         """(null mask, null slots) of a validity layer over ``slots`` slots."""
         if v is None:
             return np.zeros(slots, bool), np.zeros(0, np.int64)
@@ -124,7 +125,7 @@ class SparsePage:
         null[pos] = v.null_positions
         return null, (pos if v.null_positions else np.flatnonzero(null))
 
-    def _list(self, lay: SparseList, raws, slots: int, what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _list(self, lay: SparseList, raws: Iterator[Buf], slots: int, what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(non-empty slots, their lengths, null mask) of a list layer over ``slots`` slots, checked."""
         pos = self._positions(lay.nonempty, next(raws) if lay.nonempty.has_buffer else None, slots, what)
         lens = self._ints(lay.lengths, next(raws) if lay.lengths.has_buffer else None, what)
@@ -135,12 +136,12 @@ class SparsePage:
             raise CorruptFileError(f"{what}: a null list has items")
         return pos, lens, null
 
-    def _direct(self, raws) -> DirectList:
+    def _direct(self, raws: Iterator[Buf]) -> DirectList:
         """The page's layers as list offsets and validity masks (see :func:`_direct_rule`)."""
         table = {key: i + 1 for i, key in enumerate(repdef.def_table(self.layers))}
         layers = self.lay.layers
         slots = self.page_length
-        answers: list = []   # outermost layer first
+        answers: list[Answer] = []   # outermost layer first
         first = 0            # first validity layer of the current segment (the layers between lists)
         for j, lay in enumerate(layers):
             if not isinstance(lay, SparseList):
@@ -161,7 +162,7 @@ class SparsePage:
             answers.append((off, ~null if null.any() else None))
             slots, first = lay.num_children, j + 1
         if first == len(layers) - 1:   # the items' validity
-            item_null, nulls = self._nulls(layers[first], raws, slots, f"{self.what} layer {first}")
+            item_null, nulls = self._nulls(_validity_layer(layers[first], self.what), raws, slots, f"{self.what} layer {first}")
             answers.append(~item_null if nulls.size else None)
         elif first < len(layers):      # structs in the list: the outermost null layer per item
             d = self._defs_of(raws, range(first, len(layers)), slots, table)
@@ -169,7 +170,7 @@ class SparsePage:
         answers.reverse()
         return DirectList(answers, self.layers, self.page_length)
 
-    def _validities(self, defs: np.ndarray | None, layers: range, table: dict) -> list:
+    def _validities(self, defs: np.ndarray | None, layers: range, table: dict[Any, int]) -> list[np.ndarray | None]:
         """Validity of each of the validity ``layers`` (outermost first) from their def levels:
         not null at the layer nor at a layer above it."""
         out = []
@@ -178,22 +179,22 @@ class SparsePage:
             out.append(None if v is None or v.all() else v)
         return out
 
-    def _defs_of(self, raws, layers: range, slots: int, table: dict) -> np.ndarray:
+    def _defs_of(self, raws: Iterator[Buf], layers: range, slots: int, table: dict[Any, int]) -> np.ndarray:
         """Def level per slot of the validity ``layers`` (outermost first; the outermost null wins)."""
         defs = np.zeros(slots, np.uint16)
         for j in layers:
-            _, nulls = self._nulls(self.lay.layers[j], raws, slots, f"{self.what} layer {j}")
+            _, nulls = self._nulls(_validity_layer(self.lay.layers[j], self.what), raws, slots, f"{self.what} layer {j}")
             nulls = nulls[defs[nulls] == 0]
             defs[nulls] = table[(len(self.lay.layers) - 1 - j, "null")]
         return defs
 
-    def _plain_layers(self, raws) -> tuple[list[list], int]:
+    def _plain_layers(self, raws: Iterator[Buf]) -> tuple[list[list[Any]], int]:
         """Every layer decoded outermost first, fixed-size lists expanded into their items:
         ``["v", null mask]`` or ``["l", non-empty slots, lengths, null mask, children]`` over the
         layer's slots, and the number of rows (top slots) after the expansion."""
         every, _ = fsl_dims(self.lay.layers)
         rows = full = int(self.page_length) // every
-        out: list[list] = []
+        out: list[list[Any]] = []
         for j, lay in enumerate(self.lay.layers):
             what = f"{self.what} layer {j}"
             if isinstance(lay, SparseValidity):
@@ -220,7 +221,7 @@ class SparsePage:
             full = lay.num_children
         return out, rows
 
-    def _levels(self, raws) -> tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray, tuple]:
+    def _levels(self, raws: Iterator[Buf]) -> tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray, tuple[Any, ...]]:
         """(rep, def, entry of each leaf slot, leaf slot validity, (live leaf slots or None, leaf
         slots)) of every row of the page; the leaf slots under a null parent are not live."""
         table = {key: i + 1 for i, key in enumerate(repdef.def_table(self.layers))}
@@ -324,7 +325,7 @@ class SparsePage:
             start = child_start
         return rep, defs, start, leaf_valid, (live, full)
 
-    def _decode_direct(self, data: list, local: np.ndarray | None) -> PageData:
+    def _decode_direct(self, data: Sequence[Buf], local: np.ndarray | None) -> PageData:
         """Rows of a page with list layers, offsets built straight from their positions."""
         lists = self._direct(iter(data[self._n_inner:]))
         vals = self._values(data)
@@ -356,13 +357,13 @@ class SparsePage:
                 values = values.take(pa.array(items))
         return PageData(values, None, None, self.layers, lists.rows, lists)
 
-    def _values(self, data: list) -> pa.Array:
+    def _values(self, data: Sequence[Buf]) -> pa.Array:
         """The page's stored values (valid leaf slots, or every leaf slot when ``per_slot``)."""
         if self.inner is not None:
             return self.inner.decode(data[:self._n_inner], None).values
         return pa.nulls(0, self.ctx.dict_type or self.ctx.arrow_type)
 
-    def decode(self, data: list, local: np.ndarray | None) -> PageData:
+    def decode(self, data: Sequence[Buf], local: np.ndarray | None) -> PageData:
         if self.direct:
             return self._decode_direct(data, local)
         if local is not None and self.row_unit > 1:
@@ -397,7 +398,14 @@ class SparsePage:
         return PageData(values, rep, defs, self.layers, self.rows)
 
 
-def _direct_rule(layers: list) -> bool:
+def _validity_layer(layer: SparseLayer, what: str) -> SparseValidity:
+    """``layer`` where the structure needs a validity layer (items, structs under a list)."""
+    if not isinstance(layer, SparseValidity):
+        raise CorruptFileError(f"{what}: a {type(layer).__name__} layer where a validity layer belongs")
+    return layer
+
+
+def _direct_rule(layers: list[SparseLayer]) -> bool:
     """A page's rows decode straight to offsets when it has list layers and no fixed-size list
     (validity layers anywhere around them)."""
     kinds = [type(x) for x in layers]
@@ -412,7 +420,7 @@ def _whole_rows(local: np.ndarray, unit: int, what: str) -> np.ndarray:
     return rows
 
 
-def _codecs(layer) -> list[IntCodec]:
+def _codecs(layer: SparseLayer) -> list[IntCodec]:
     """The integer sequences of a layer in buffer order."""
     if isinstance(layer, SparseValidity):
         return [layer.positions]

@@ -15,17 +15,24 @@ values as one ``VarBin``.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from google.protobuf import unknown_fields
 
-from ...errors import CorruptFileError, UnsupportedFeatureError
-from .compression.common import UDT
-from .gather import gather_bytes
-from .planar23 import unknown_fields_of, wire_fields
-from .values import VarBin
+from ...._proto import encodings_v2_1_pb2 as pb
+from ....errors import CorruptFileError, UnsupportedFeatureError
+from ..gather import gather_bytes, read_uint, segment_index
+from ..planar23 import unknown_fields_of, wire_fields
+from ..values import VarBin, as_fixed, uint_view
+from .block import decode_block
+from .common import UDT, ChunkSet
 
 RANGE, DELTA = 14, 15
+
+#: how a chunk set's offsets are coded: the codec's name, then its parameters (ints, bytes or a
+#: nested code), e.g. ``("range", start, step)``, ``("delta", message bytes)``, ``("constant",)``
+OffsetsCode = tuple[Any, ...]
 
 
 def _varints(b: bytes, what: str) -> dict[int, int]:
@@ -37,7 +44,7 @@ def _varints(b: bytes, what: str) -> dict[int, int]:
     return {k: v for k, v in out.items() if isinstance(v, int)}
 
 
-def variable_offsets23(m, what: str) -> tuple | None:
+def variable_offsets23(m: pb.Variable, what: str) -> OffsetsCode | None:
     """("constant", value) / ("range", start, step) / ("delta", message) / ("rle-range", value start,
     value step, run start, run step) for 2.3-coded offsets, else None."""
     off = m.offsets
@@ -65,7 +72,7 @@ def variable_offsets23(m, what: str) -> tuple | None:
     return ("range", r.get(2, 0), r.get(3, 0))
 
 
-def decode(kind: tuple, cs, what: str) -> VarBin:
+def decode(kind: OffsetsCode, cs: ChunkSet, what: str) -> VarBin:
     """The values of every chunk of ``cs`` (a ChunkSet) as one VarBin."""
     counts = np.asarray(cs.counts, np.int64)
     total = int(counts.sum())
@@ -90,7 +97,7 @@ def decode(kind: tuple, cs, what: str) -> VarBin:
     return VarBin(np.arange(total + 1, dtype=np.int64) * step, gather_bytes(data, offs, lens, what))
 
 
-def _int_spec(enc, what: str) -> tuple:
+def _int_spec(enc: pb.CompressiveEncoding, what: str) -> OffsetsCode:
     """("range", start, step) for a 2.3 Range, ("flat", bits) for a Flat encoding."""
     unknown = unknown_fields_of(enc)
     if len(unknown) == 1 and unknown[0].field_number == RANGE:
@@ -102,10 +109,9 @@ def _int_spec(enc, what: str) -> tuple:
                                   "values or run lengths are not supported")
 
 
-def _rle(kind: tuple, cs, counts: np.ndarray, what: str) -> VarBin:
+def _rle(kind: OffsetsCode, cs: ChunkSet, counts: np.ndarray, what: str) -> VarBin:
     """Run-length coded offsets: chunk buffer 0 = [u64 byte length of the run values][run values
     (none for a range)][run lengths], buffer 1 = the value bytes."""
-    from .gather import read_uint, segment_index
     _, vspec, lbits = kind
     if len(cs.bufs) != 2:
         raise CorruptFileError(f"{what}: run-length-offset chunks with {len(cs.bufs)} buffers")
@@ -147,7 +153,7 @@ def _rle(kind: tuple, cs, counts: np.ndarray, what: str) -> VarBin:
     return VarBin(out, gather_bytes(vdata, np.asarray(voffs, np.int64) + starts, ends - starts, what))
 
 
-def _rle_range(kind: tuple, cs, counts: np.ndarray, what: str) -> VarBin:
+def _rle_range(kind: OffsetsCode, cs: ChunkSet, counts: np.ndarray, what: str) -> VarBin:
     """Offsets run-length coded with two ranges: run i repeats ``v0 + i * dv``, ``r0 + i * dr`` times
     (as many runs as cover the ``n + 1`` offsets of the page's one chunk)."""
     _, v0, dv, r0, dr = kind
@@ -172,7 +178,7 @@ def _rle_range(kind: tuple, cs, counts: np.ndarray, what: str) -> VarBin:
     return VarBin(offsets, gather_bytes(data, offs, offsets[-1:], what))
 
 
-def select(kind: tuple, cs, idx: np.ndarray, what: str) -> VarBin:
+def select(kind: OffsetsCode, cs: ChunkSet, idx: np.ndarray, what: str) -> VarBin:
     """Values ``idx`` (chunk-set positions) of the chunks."""
     vb = decode(kind, cs, what)
     o = np.asarray(vb.offsets, np.int64)
@@ -182,11 +188,8 @@ def select(kind: tuple, cs, idx: np.ndarray, what: str) -> VarBin:
     return VarBin(out, gather_bytes(np.asarray(vb.data), starts, lens, what))
 
 
-def _delta(msg: bytes, cs, counts: np.ndarray, what: str) -> VarBin:
+def _delta(msg: bytes, cs: ChunkSet, counts: np.ndarray, what: str) -> VarBin:
     """Delta offsets: buffer 0 of each chunk holds the value lengths (the deltas), buffer 1 the bytes."""
-    from ..._proto import encodings_v2_1_pb2 as pb
-    from .compression import decode_block
-    from .values import uint_view
     fields = wire_fields(msg, what)
     child = pb.CompressiveEncoding()
     raw = fields.get(3, b"")
@@ -198,7 +201,7 @@ def _delta(msg: bytes, cs, counts: np.ndarray, what: str) -> VarBin:
     if len(cs.bufs) != 2:
         raise CorruptFileError(f"{what}: delta-offset chunks with {len(cs.bufs)} buffers")
     (ldata, loffs, lsizes), (data, offs, sizes) = cs.bufs
-    lens = [uint_view(decode_block(child, ldata[o:o + s], int(n), what)).astype(np.int64)
+    lens = [uint_view(as_fixed(decode_block(child, ldata[o:o + s], int(n), what), what)).astype(np.int64)
             for o, s, n in zip(loffs.tolist(), lsizes.tolist(), counts.tolist())]   # one call per chunk
     per_value = np.concatenate(lens) if lens else np.zeros(0, np.int64)
     chunk_bytes = np.array([x.sum() for x in lens], np.int64)
