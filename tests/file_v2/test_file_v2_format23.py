@@ -184,7 +184,7 @@ def test_long_fsst_strings_taken_as_code_pairs_equal_pylance(tmp_path, version):
     from lance_duck.trace import decode_trace
     rng = np.random.default_rng(21)
     words = np.array([f"w{i:03d}" for i in range(1000)])
-    n = 3000
+    n = 12000           # past a scan's first small tasks (2K rows): a later task holds > 2**18 codes
     lens = rng.integers(40, 110, n)
     flat = words[rng.integers(0, 1000, int(lens.sum()))]
     col = pa.array([" ".join(w) for w in np.split(flat, np.cumsum(lens)[:-1])], mask=rng.random(n) < 0.2)
