@@ -70,6 +70,8 @@ def _nested_lists(rng, n):
 
 
 def _lists_of(rng, n, items, max_len=9):
+    if isinstance(items, pa.ChunkedArray):   # (pa.array of a large numpy str array is chunked)
+        items = items.combine_chunks()
     lens = rng.integers(0, max_len, n)
     offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
     return pa.ListArray.from_arrays(pa.array(offsets), items.slice(0, int(offsets[-1])),
