@@ -219,11 +219,18 @@ def main(argv=None) -> int:
     ap.add_argument("--kinds", default=",".join(KINDS), help="comma-separated subset of: " + ", ".join(KINDS))
     ap.add_argument("--version", default=None, help="only the kinds of this data_storage_version (e.g. 2.3)")
     ap.add_argument("--dir", default=None, help="where to write the files (reused between runs)")
+    ap.add_argument("--compiled-kernels", type=int, default=None,
+                    help="lance_duck.configure(compiled_kernels=...): 1 numba kernels where installed, 0 numpy only")
     args = ap.parse_args(argv)
+    if args.compiled_kernels is not None:
+        import lance_duck
+        lance_duck.configure(compiled_kernels=args.compiled_kernels)
     rows = args.rows or (150_000 if args.quick else 3_000_000)
     root = Path(args.dir or os.path.join(tempfile.gettempdir(), "lance_duck_bench"))
     root.mkdir(parents=True, exist_ok=True)
 
+    from lance_duck.encodings import _compiled
+    print(f"compiled kernels: {'on' if _compiled.loaded() else 'off'}")
     print(f"{'kind':20s} {'ver':>4s} {'rows':>9s} {'MB':>8s} {'lance_duck MB/s':>16s} "
           f"{'pylance MB/s':>13s} {'ratio':>6s} {'cpu ratio':>9s}  equal")
     ratios, cpu_ratios = [], []
