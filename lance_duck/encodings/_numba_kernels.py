@@ -85,7 +85,7 @@ def fsst_expand(comp: np.ndarray, offs: np.ndarray, syms: np.ndarray, lens: np.n
                 i += 2
                 continue
             if p <= stop:
-                _store_u64(out, p, syms[c])
+                _store_u64(out, p, syms[c])  # type: ignore[call-arg]  # (typingctx is numba's)
             else:
                 v = syms[c]
                 for k in range(lens[c]):
