@@ -17,3 +17,5 @@ def use_kernels(monkeypatch: pytest.MonkeyPatch, which: str) -> None:
         pytest.importorskip("numba")
         monkeypatch.setattr(_compiled, "FSST_MIN_CODES", 0)
     monkeypatch.setitem(_state._settings, "compiled_kernels", int(which == "compiled"))
+    if which == "compiled":
+        assert _compiled.load()

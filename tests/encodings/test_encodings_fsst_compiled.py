@@ -108,3 +108,36 @@ def test_setting_off_keeps_the_numpy_kernels():
     finally:
         lance_duck.configure(compiled_kernels=1)
     assert _compiled.fsst_kernels(1 << 30) is not None
+
+
+def test_a_process_loads_the_compiled_kernels_after_warm_codes_in_the_background(monkeypatch):
+    """Until WARM_CODES codes were decoded the numpy kernels serve and numba is not loaded; then a
+    background thread loads the kernels and later inputs use them."""
+    import subprocess
+    import sys
+    code = (
+        "import time, sys, numpy as np\n"
+        "from lance_duck.encodings import _compiled, fsst\n"
+        "from tests.encodings.test_encodings_fsst import SYMS, make_table, ref_encode\n"
+        "one = ref_encode(b'xyz hello wo', SYMS)\n"
+        "comp = one * 20000\n"
+        "assert len(comp) >= _compiled.FSST_MIN_CODES\n"
+        "_compiled.WARM_CODES = int(2.5 * len(comp))   # loaded after the third input\n"
+        "offs = np.arange(0, len(comp) + 1, len(one))\n"
+        "seen = []\n"
+        "for _ in range(3):\n"
+        "    seen.append(_compiled.loaded() is not None or 'numba' in sys.modules)\n"
+        "    fsst.decompress(make_table(SYMS), offs, comp)\n"
+        "deadline = time.time() + 60\n"
+        "while _compiled.loaded() is None and time.time() < deadline:\n"
+        "    time.sleep(0.05)\n"
+        "from lance_duck.trace import decode_trace\n"
+        "with decode_trace() as tr:\n"
+        "    o, d = fsst.decompress(make_table(SYMS), offs, comp)\n"
+        "assert d.tobytes() == b'xyz hello wo' * 20000\n"
+        "print(seen, _compiled.loaded() is not None, 'path:fsst:compiled' in tr.names())\n")
+    root = str(__import__("pathlib").Path(__file__).resolve().parents[2])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=root,
+                         env={**__import__("os").environ, "PYTHONPATH": root})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["[False,", "False,", "False]", "True", "True"]
