@@ -141,3 +141,20 @@ def test_a_process_loads_the_compiled_kernels_after_warm_codes_in_the_background
                          env={**__import__("os").environ, "PYTHONPATH": root})
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["[False,", "False,", "False]", "True", "True"]
+
+
+def test_a_first_query_over_fsst_strings_does_not_import_numba(fsst_tables):
+    """A fresh process reading a whole FSST column (100,000 strings, far below WARM_CODES) decodes
+    it with numpy and never imports numba, whatever the setting."""
+    import os
+    import subprocess
+    import sys
+    uri, expected = fsst_tables("mini", "2.2")
+    code = ("import sys, lance_duck\n"
+            f"n = lance_duck.sql(\"select count(distinct short), max(text) from '{uri}'\").fetchall()\n"
+            "print('numba' in sys.modules, 'lance_duck.encodings.fsst' in sys.modules)\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(lance_duck.__file__)))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": root})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True"]
