@@ -6,11 +6,11 @@ compiled-kernel question"): today FSST decoding, where the numpy path is bound b
 variable-width ``take`` (~5-7 ns per code) and a compiled loop writes each code's symbol with one
 8-byte store (~1-2 ns per code).
 
-Loading them costs a process ~0.35 s of CPU (importing numba, then its on-disk cache of the
-compiled functions, ``cache=True``), as much as the numpy kernels spend on ~50M codes. So a
-process first decodes :data:`WARM_CODES` FSST codes with numpy (a short-lived process, a first
-query, never pays the load), then loads the compiled kernels on a background thread and uses them
-once they are ready; :func:`load` loads them at once instead (a long-running service at start-up).
+Loading them costs a process ~0.45 s of CPU (importing numba, then every signature the decoder
+calls from numba's on-disk cache, ``cache=True``; a kernel that fails to build leaves numpy in
+charge), as much as the numpy kernels spend on ~60M codes. So a process first decodes
+:data:`WARM_CODES` FSST codes with numpy (a short-lived process, a first query, never pays the
+load), then loads the compiled kernels on a background thread and uses them once they are ready; :func:`load` loads them at once instead (a long-running service at start-up).
 Inputs under :data:`FSST_MIN_CODES` codes always keep numpy. ``lance_duck.configure(
 compiled_kernels=0)`` turns the compiled path off for the process (``1``, the default, uses it
 when numba is importable).
@@ -62,10 +62,15 @@ class _Loader:
 
 
 def _import() -> ModuleType | bool:
-    """The kernels' module, or False when numba cannot be imported."""
+    """The kernels' module with every signature the decoder calls loaded (from numba's cache, or
+    compiled once), or False when numba cannot be imported or a kernel fails to compile here."""
     try:
         from . import _numba_kernels
     except ImportError:      # numba not installed: the numpy kernels serve
+        return False
+    try:
+        _numba_kernels.warm_up()
+    except Exception:        # a numba / LLVM that cannot build them: the numpy kernels serve
         return False
     return _numba_kernels
 

@@ -94,3 +94,27 @@ def fsst_expand(comp: np.ndarray, offs: np.ndarray, syms: np.ndarray, lens: np.n
             i += 1
         ends[s] = p
     return p
+
+
+def readonly(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a``: the kernels' inputs are always passed read-only, so numba
+    compiles (and loads) one specialization whatever the caller's buffer was."""
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+def warm_up() -> None:
+    """Call every kernel with every argument type the decoder passes (int32 and int64 end
+    offsets): the first call of a signature loads it from numba's cache (or compiles it), which
+    then happens here, on the loading thread, and not in a decode."""
+    comp = readonly(np.array([0, 1, 255, 65, 0], np.uint8))
+    offs = readonly(np.array([0, 2, 5], np.int64))
+    lens = np.ones(512, np.uint8)
+    syms = np.arange(256, dtype=np.uint64)
+    out = np.zeros(16, np.uint8)
+    fsst_total(comp, 0, 2, lens)
+    for dt in (np.int32, np.int64):
+        ends = np.zeros(2, dt)
+        fsst_sizes(comp, offs, lens, 2, ends)
+        fsst_expand(comp, offs, syms, lens, out, 0, 16, ends, True)

@@ -239,6 +239,7 @@ def _decompress_compiled(kernels, st: SymbolTable, buf: np.ndarray, offs: np.nda
     passes on the kernel pool, each writing its own span)."""
     nstr = offs.size - 1
     base, end = int(offs[0]), int(offs[-1])
+    buf, offs = kernels.readonly(buf), kernels.readonly(offs)   # (one compiled signature)
     out = empty(nstr + 1, np.int32 if small else np.int64)
     out[0] = 0
     nsym = min(st.num_symbols, ESC)
