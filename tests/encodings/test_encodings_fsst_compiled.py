@@ -158,3 +158,14 @@ def test_a_first_query_over_fsst_strings_does_not_import_numba(fsst_tables):
                          env={**os.environ, "PYTHONPATH": root})
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "True"]
+
+
+def test_kernels_that_fail_to_build_leave_the_numpy_kernels_in_charge(monkeypatch):
+    from lance_duck.encodings import _numba_kernels
+
+    def broken() -> None:
+        raise RuntimeError("LLVM cannot build this here")
+    monkeypatch.setattr(_numba_kernels, "warm_up", broken)
+    loader = _compiled._Loader()
+    assert loader.load() is None and loader.module is False
+    assert loader.note(1 << 30) is None       # and it is not tried again
