@@ -234,7 +234,8 @@ def main(argv=None) -> int:
         t0, c0 = time.perf_counter(), time.process_time()
         _compiled.load()     # (else loaded in the background after WARM_CODES codes)
         print(f"compiled kernels loaded in {time.perf_counter() - t0:.3f} s ({time.process_time() - c0:.3f} s CPU)")
-    print(f"compiled kernels: {'on' if _compiled.loaded() else 'off'}")
+    print("compiled kernels: " + ("on (loaded up front)" if _compiled.loaded() else "off" if args.compiled_kernels == 0
+          else "the default (numba, if installed, loaded in the background after WARM_CODES FSST codes)"))
     print(f"{'kind':20s} {'ver':>4s} {'rows':>9s} {'MB':>8s} {'lance_duck MB/s':>16s} "
           f"{'pylance MB/s':>13s} {'ratio':>6s} {'cpu ratio':>9s}  equal")
     ratios, cpu_ratios = [], []
