@@ -34,13 +34,15 @@ def enabled() -> bool:
 
 
 class _Loader:
-    """Counts the FSST codes decoded until :data:`WARM_CODES`, then loads the kernels once."""
+    """Counts the FSST codes decoded until :data:`WARM_CODES`, then loads the kernels once (the
+    counter's lock is never held while loading: decodes go on with numpy meanwhile)."""
 
     def __init__(self) -> None:
         self.codes = 0
         self.started = False
         self.module: ModuleType | bool | None = None   # False: numba cannot be imported
-        self.lock = threading.Lock()
+        self.lock = threading.Lock()        # the counter
+        self.loading = threading.Lock()     # the import
 
     def note(self, codes: int) -> ModuleType | None:
         """Count ``codes`` decoded; the kernels' module once it is loaded."""
@@ -54,8 +56,8 @@ class _Loader:
         return self.module if isinstance(self.module, ModuleType) else None
 
     def load(self) -> ModuleType | None:
-        with self.lock:
-            self.started = True
+        self.started = True
+        with self.loading:
             if self.module is None:
                 self.module = _import()
         return self.module if isinstance(self.module, ModuleType) else None
