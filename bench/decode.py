@@ -70,6 +70,8 @@ def _nested_lists(rng, n):
 
 
 def _lists_of(rng, n, items, max_len=9):
+    if isinstance(items, pa.ChunkedArray):   # (pa.array of a large numpy str array is chunked)
+        items = items.combine_chunks()
     lens = rng.integers(0, max_len, n)
     offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
     return pa.ListArray.from_arrays(pa.array(offsets), items.slice(0, int(offsets[-1])),
@@ -217,11 +219,23 @@ def main(argv=None) -> int:
     ap.add_argument("--kinds", default=",".join(KINDS), help="comma-separated subset of: " + ", ".join(KINDS))
     ap.add_argument("--version", default=None, help="only the kinds of this data_storage_version (e.g. 2.3)")
     ap.add_argument("--dir", default=None, help="where to write the files (reused between runs)")
+    ap.add_argument("--compiled-kernels", type=int, default=None,
+                    help="lance_duck.configure(compiled_kernels=...): 1 numba kernels where installed, 0 numpy only")
     args = ap.parse_args(argv)
+    if args.compiled_kernels is not None:
+        import lance_duck
+        lance_duck.configure(compiled_kernels=args.compiled_kernels)
     rows = args.rows or (150_000 if args.quick else 3_000_000)
     root = Path(args.dir or os.path.join(tempfile.gettempdir(), "lance_duck_bench"))
     root.mkdir(parents=True, exist_ok=True)
 
+    from lance_duck.encodings import _compiled
+    if args.compiled_kernels:
+        t0, c0 = time.perf_counter(), time.process_time()
+        _compiled.load()     # (else loaded in the background after WARM_CODES codes)
+        print(f"compiled kernels loaded in {time.perf_counter() - t0:.3f} s ({time.process_time() - c0:.3f} s CPU)")
+    print("compiled kernels: " + ("on (loaded up front)" if _compiled.loaded() else "off" if args.compiled_kernels == 0
+          else "the default (numba, if installed, loaded in the background after WARM_CODES FSST codes)"))
     print(f"{'kind':20s} {'ver':>4s} {'rows':>9s} {'MB':>8s} {'lance_duck MB/s':>16s} "
           f"{'pylance MB/s':>13s} {'ratio':>6s} {'cpu ratio':>9s}  equal")
     ratios, cpu_ratios = [], []

@@ -112,6 +112,9 @@ def main() -> None:
     ap.add_argument("--dir", default="/tmp/ld_bench")
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--budget-mib", type=int, default=24, help="read-ahead budget of the memory run")
+    ap.add_argument("--compare-kernels", action="store_true",
+                    help="also time lance_duck with its compiled kernels (numba, loaded up front) beside the numpy ones")
+    ap.add_argument("--only", default=None, help="query names separated by ';'")
     args = ap.parse_args()
     os.makedirs(args.dir, exist_ok=True)
     lp, pp = prepare(args.dir, args.rows, args.storage)
@@ -122,9 +125,19 @@ def main() -> None:
         "pylance": lambda: lance.dataset(lp),
         "parquet": lambda: f"read_parquet('{pp}')",
     }
-    print(f"{args.rows} rows, storage {args.storage}, median of {args.runs} interleaved runs after a warm-up (seconds)\n")
-    print(f"{'query':22s} {'lance_duck':>11s} {'pylance':>9s} {'parquet':>9s} {'ld/pylance':>11s}")
+    if args.compare_kernels:
+        import lance_duck
+        from lance_duck.encodings import _compiled
+        lance_duck.configure(compiled_kernels=1)
+        assert _compiled.load(), "numba is not installed"
+        sources["ld compiled"] = sources["lance_duck"]
+    print(f"{args.rows} rows, storage {args.storage}, median of {args.runs} interleaved runs after a warm-up (seconds); "
+          f"load average {os.getloadavg()[0]:.1f}\n")
+    print(f"{'query':22s} {'lance_duck':>11s} {'pylance':>9s} {'parquet':>9s} {'ld/pylance':>11s}"
+          + (f" {'ld compiled':>11s} {'compiled/pylance':>16s}" if args.compare_kernels else ""))
     for name, sql in QUERIES.items():
+        if args.only and name not in args.only.split(";"):
+            continue
         runners = {}
         for src, make in sources.items():
             con = duckdb.connect()
@@ -137,11 +150,20 @@ def main() -> None:
                 con.register("T", obj)
                 q = sql
             runners[src] = (lambda c, q: lambda: run_once(c, q)[:2])(con, q)
+            if args.compare_kernels:   # the kernels of each lance_duck source, set before its runs
+                runners[src] = (lambda run, on: lambda: (lance_duck.configure(compiled_kernels=on), run())[1])(
+                    runners[src], int(src == "ld compiled"))
         # runs interleaved source by source (after a warm-up: first open, page cache)
-        res = {src: wall for src, (wall, _) in interleaved(runners, args.runs).items()}
+        both = interleaved(runners, args.runs)
+        res = {src: wall for src, (wall, _) in both.items()}
         print(f"{name:22s} {res['lance_duck']:11.3f} {res['pylance']:9.3f} {res['parquet']:9.3f} "
-              f"{res['lance_duck'] / res['pylance']:11.2f}")
-    peak_memory(lp, args.budget_mib)
+              f"{res['lance_duck'] / res['pylance']:11.2f}"
+              + (f" {res['ld compiled']:11.3f} {res['ld compiled'] / res['pylance']:16.2f}  CPU numpy / compiled / "
+                 f"pylance {both['lance_duck'][1]:.3f} / {both['ld compiled'][1]:.3f} / {both['pylance'][1]:.3f}"
+                 if args.compare_kernels else ""),
+              flush=True)
+    if not args.only:
+        peak_memory(lp, args.budget_mib)
 
 
 if __name__ == "__main__":

@@ -136,6 +136,29 @@ def operations(uri: str, history: str, opts: dict, n: int) -> dict:
     return ops
 
 
+FRESH = {"lance_duck": "import lance_duck as m", "pylance": "import lance as m"}
+
+
+def fresh_open(name: str, uri: str, opts: dict, profile: bool = False) -> tuple[float, float, object]:
+    """Import reader ``name`` in a new process and open ``uri``: (seconds of the import and the
+    open, seconds of the open alone, version). The first open of a process pays what later ones
+    find cached (the filesystem object, its client and session, lazy imports: lance_duck imports
+    its table and store modules on first use, pylance everything on ``import lance``)."""
+    import subprocess
+    body = "ds = m.dataset(U, storage_options=O); v = ds.version"
+    if profile:
+        body = ("import cProfile, pstats; pr = cProfile.Profile(); pr.enable()\n" + body +
+                "\npr.disable(); pstats.Stats(pr, stream=sys.stderr).sort_stats('cumtime').print_stats(45)")
+    src = (f"import sys, time\nsys.path.insert(0, {ROOT!r})\nt = time.perf_counter()\n{FRESH[name]}\n"
+           f"U, O = {uri!r}, {opts!r}\nt0 = time.perf_counter()\n{body}\nt1 = time.perf_counter()\n"
+           f"print(t1 - t, t1 - t0, v)")
+    out = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, timeout=300, check=True)
+    if profile:
+        print(out.stderr)
+    t, t_open, v = out.stdout.split()
+    return float(t), float(t_open), v
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=4_000_000)
@@ -145,6 +168,7 @@ def main() -> None:
     ap.add_argument("--dir", default="/tmp/ld_bench")
     ap.add_argument("--only", default=None, help="operation names separated by ';'")
     ap.add_argument("--storage", default="2.2", help="data file format of the benchmark table")
+    ap.add_argument("--profile-fresh-open", action="store_true", help="print a cProfile of lance_duck's first open")
     args = ap.parse_args()
     os.makedirs(args.dir, exist_ok=True)
     lp, _ = prepare(args.dir, args.rows, args.storage)
@@ -161,7 +185,26 @@ def main() -> None:
           "| request ratio |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     only = set(args.only.split(";")) if args.only else None
-    ops = operations(f"s3://{BUCKET}/{table}", f"s3://{BUCKET}/history.lance", opts, int(args.rows * 0.999))
+    uri = f"s3://{BUCKET}/{table}"
+    if args.profile_fresh_open:
+        fresh_open("lance_duck", uri, opts, profile=True)
+    if not only or "first open of a process" in only:
+        fresh: dict = {"pylance": [], "lance_duck": []}
+        for name in fresh:
+            fresh_open(name, uri, opts)     # warm-up (bytecode caches, the OS's file cache)
+        for _ in range(args.runs):
+            for name in fresh:
+                ep.reset()
+                fresh[name].append(fresh_open(name, uri, opts) + (ep.reset(),))
+        med = {k: [statistics.median(x[i] for x in fresh[k]) for i in (0, 1)] + list(fresh[k][-1][2:])
+               for k in fresh}
+        (tp, op, vp, sp), (tl, ol, vl, sl) = med["pylance"], med["lance_duck"]
+        same = "" if vp == vl else " (VERSIONS DIFFER)"
+        for what, a, b in (("import + first open of a process", tp, tl), ("first open of a process, after the import", op, ol)):
+            print(f"| {what}{same} | {a:.3f} s | {sp.summary()} | {sp.peak_in_flight} | {b:.3f} s | {sl.summary()} | "
+                  f"{sl.peak_in_flight} | {sl.bytes_out / 1e6:.1f}/{sp.bytes_out / 1e6:.1f} | {b / a:.2f} | "
+                  f"{sl.total() / max(1, sp.total()):.2f} |", flush=True)
+    ops = operations(uri, f"s3://{BUCKET}/history.lance", opts, int(args.rows * 0.999))
     for op, fns in ops.items():
         if only and op not in only:
             continue

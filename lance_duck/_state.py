@@ -73,8 +73,15 @@ CACHES: dict[str, tuple[str, int, str]] = {
     "sql_views": ("sql_view_cache_entries", 64, "filtered views made by lance_duck.sql"),
 }
 
-_LEAST = {**{s: 1 for s, _, _ in POOLS.values()}, **{s: 0 for s, _, _ in CACHES.values()}}
-_settings: dict[str, int] = {**{s: d for s, d, _ in POOLS.values()}, **{s: d for s, d, _ in CACHES.values()}}
+#: other settings: name -> (default, least value, what it does)
+SWITCHES: dict[str, tuple[int, int, str]] = {
+    "compiled_kernels": (1, 0, "1: decode with compiled kernels when numba is installed (the fast extra); 0: numpy only"),
+}
+
+_LEAST = {**{s: 1 for s, _, _ in POOLS.values()}, **{s: 0 for s, _, _ in CACHES.values()},
+          **{s: least for s, (_, least, _) in SWITCHES.items()}}
+_settings: dict[str, int] = {**{s: d for s, d, _ in POOLS.values()}, **{s: d for s, d, _ in CACHES.values()},
+                             **{s: d for s, (d, _, _) in SWITCHES.items()}}
 
 
 class ByteLRU(Generic[K, V]):
@@ -292,7 +299,9 @@ def configure(**settings: int) -> dict[str, int]:
             ``fsst_table_cache_entries``, ``bitpack_plan_cache_entries``, ``empty_array_cache_entries``,
             ``expression_cache_entries``, ``expression_object_cache_entries``,
             ``spark_dataset_cache_entries``, ``sql_table_cache_entries``, ``sql_store_cache_entries``,
-            ``sql_statement_cache_entries``, ``sql_view_cache_entries``). Threads at least 1, bounds
+            ``sql_statement_cache_entries``, ``sql_view_cache_entries``), and ``compiled_kernels``
+            (``1``: decode FSST strings with compiled kernels when numba is installed, the ``fast``
+            extra; ``0``: the numpy kernels only; 1). Threads at least 1, bounds
             at least 0 (``0``: keep nothing). A cache shrinks at once; a pool of a new size serves
             work started from now on (a scan under way finishes on the pool it began with).
 

@@ -53,7 +53,7 @@ import pyarrow.compute as pc
 from .. import _state
 from .. import trace
 from ..errors import CorruptFileError
-from . import _threads
+from . import _compiled, _threads
 from ._buf import BufferLike, as_u8, empty, need
 
 __all__ = ["SymbolTable", "parse_symbol_table", "decompress", "FSST_MAGIC", "SYMBOL_TABLE_SIZE"]
@@ -189,6 +189,9 @@ def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data
     small = int32_offsets and end - base < _SMALL_TOKENS
     if not st.enabled:
         return (offs - base).astype(np.int32 if small else np.int64, copy=False), buf[base:end]
+    kernels = _compiled.fsst_kernels(end - base) if end > base else None
+    if kernels is not None:
+        return _decompress_compiled(kernels, st, buf, offs, small)
     tok = _tokens(st, buf[base:end])
     rel = offs - base if base else offs
     nstr = rel.size - 1
@@ -226,6 +229,52 @@ def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data
         joined[starts[i]: starts[i + 1]] = d
     _threads.map_parts(place, range(len(spans)))   # (split too: the copies are column-sized)
     return out, joined
+
+
+def _decompress_compiled(kernels, st: SymbolTable, buf: np.ndarray, offs: np.ndarray,
+                         small: bool) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`decompress` with the compiled kernels (``encodings._compiled``): the output size
+    (escape-free codes: a sum of symbol lengths; with escapes a pass that checks them), then the
+    bytes and end offsets written straight into one output (pieces of a large input run both
+    passes on the kernel pool, each writing its own span)."""
+    nstr = offs.size - 1
+    base, end = int(offs[0]), int(offs[-1])
+    buf, offs = kernels.readonly(buf), kernels.readonly(offs)   # (one compiled signature)
+    out = empty(nstr + 1, np.int32 if small else np.int64)
+    out[0] = 0
+    nsym = min(st.num_symbols, ESC)
+    escapes = int(buf[base:end].max()) >= nsym    # an escape or an undefined code: the checking pass
+    if escapes:
+        trace.record("path:fsst:escapes")
+    pieces = min(_piece_count(end - base), nstr)
+    bounds = [0, nstr]
+    if pieces > 1:
+        step = -(-(end - base) // pieces)
+        cuts = np.searchsorted(offs, base + np.arange(step, end - base, step)).tolist()
+        bounds = [0] + sorted({c for c in cuts if 0 < c < nstr}) + [nstr]
+    spans = list(zip(bounds[:-1], bounds[1:]))
+    trace.record("path:fsst:compiled", len(spans))
+    syms = st.rows[:256].view("<u8").reshape(-1)
+
+    def size(ab: tuple[int, int]) -> int:
+        a, b = ab
+        if not escapes:
+            return int(kernels.fsst_total(buf, int(offs[a]), int(offs[b]), st.lengths))
+        err, total = kernels.fsst_sizes(buf, offs[a: b + 1], st.lengths, nsym, out[a + 1: b + 1])
+        if err == kernels.DANGLING_ESCAPE:
+            raise CorruptFileError("FSST: compressed data ends with a dangling escape")
+        if err == kernels.UNDEFINED_CODE:
+            raise CorruptFileError(f"FSST: code outside the {st.num_symbols}-symbol table")
+        return int(total)
+    starts = np.cumsum([0] + _threads.map_parts(size, spans)).tolist()
+    data = empty(max(starts[-1], 1), np.uint8)
+
+    def expand(i: int) -> None:
+        a, b = spans[i]
+        kernels.fsst_expand(buf, offs[a: b + 1], syms, st.lengths, data, starts[i], starts[i + 1],
+                            out[a + 1: b + 1], escapes)
+    _threads.map_parts(expand, range(len(spans)))
+    return out, data[: starts[-1]]
 
 
 def _piece_count(tokens: int) -> int:

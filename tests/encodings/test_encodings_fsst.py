@@ -8,6 +8,14 @@ from hypothesis import given, settings, strategies as st
 from lance_duck.encodings import fsst
 from lance_duck.errors import CorruptFileError
 from lance_duck.trace import decode_trace
+from tests._kernels import use_kernels
+
+
+@pytest.fixture(autouse=True)
+def _numpy_kernels(monkeypatch):
+    """The numpy kernels (the compiled ones: test_encodings_fsst_compiled.py)."""
+    use_kernels(monkeypatch, "numpy")
+
 
 SYMS = [b"ab", b"xyz", b"hello wo", b"q", b"\xff\xfe"]
 

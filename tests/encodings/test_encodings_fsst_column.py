@@ -13,6 +13,7 @@ from lance_duck.file import open_data_file
 from lance_duck.file.v2_1.compression import miniblock
 from lance_duck.table.snapshot import open_snapshot
 from lance_duck.trace import decode_trace
+from tests._kernels import KERNELS, use_kernels
 
 ROWS = 60_000
 
@@ -39,7 +40,9 @@ def _read(uri: str) -> pa.Array:
     return pa.chunked_array(chunks, field.arrow_type).combine_chunks()
 
 
-def test_column_is_fsst_with_escapes(fsst_dataset):
+@pytest.mark.parametrize("kernels", KERNELS)
+def test_column_is_fsst_with_escapes(fsst_dataset, monkeypatch, kernels):
+    use_kernels(monkeypatch, kernels)
     uri, expected = fsst_dataset
     with decode_trace() as trace:
         got = _read(uri)
@@ -54,7 +57,10 @@ def test_column_is_fsst_with_escapes(fsst_dataset):
     (3000, None, 2048, True),          # groups, each split into string-boundary pieces
     (1 << 40, 1 << 40, 4096, False),   # one group (plain path), pieces only
 ])
-def test_fsst_column_equals_pylance(fsst_dataset, monkeypatch, group_values, min_group, piece_tokens, grouped):
+@pytest.mark.parametrize("kernels", KERNELS)
+def test_fsst_column_equals_pylance(fsst_dataset, monkeypatch, group_values, min_group, piece_tokens, grouped,
+                                    kernels):
+    use_kernels(monkeypatch, kernels)
     uri, expected = fsst_dataset
     monkeypatch.setitem(_state._settings, "kernel_threads", 2)  # same groups on any machine
     if group_values is not None:
@@ -69,4 +75,4 @@ def test_fsst_column_equals_pylance(fsst_dataset, monkeypatch, group_values, min
     groups = trace.values("path:fsst:grouped")
     assert bool(groups) == grouped and all(g > 1 for g in groups)  # the intended path really ran
     if piece_tokens is not None:   # strings split at piece boundaries really ran
-        assert any(p > 1 for p in trace.values("path:fsst:pieces"))
+        assert any(p > 1 for p in trace.values("path:fsst:pieces" if kernels == "numpy" else "path:fsst:compiled"))

@@ -17,6 +17,7 @@ from lance_duck.file import open_data_file
 from lance_duck.file.v2_1 import column
 from lance_duck.table.snapshot import open_snapshot
 from lance_duck.trace import decode_trace
+from tests._kernels import use_kernels
 
 VERSIONS = ["2.2", "2.3"]
 MINI_ROWS = 100_000   # two mini-block pages per string column at 5,000-row batches
@@ -86,6 +87,13 @@ def _zip_pages_table() -> pa.Table:
 
 
 TABLES = {"mini": (_mini_table, 5_000), "zip": (_zip_table, 1_000), "zip_pages": (_zip_pages_table, 10_000)}
+
+@pytest.fixture(autouse=True)
+def _kernels(monkeypatch):
+    """The numpy kernels (test_encodings_fsst_compiled.py runs the path-independent tests here
+    again with the compiled ones)."""
+    use_kernels(monkeypatch, "numpy")
+
 
 # columns written with FSST, and the decode path they must take (checked, so a change in
 # pylance's encoding choices fails here rather than testing something else)

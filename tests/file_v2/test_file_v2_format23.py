@@ -174,9 +174,11 @@ def test_2_3_run_lengths_over_bit_packed_values_equal_pylance(tmp_path):
 
 
 @pytest.mark.parametrize("version", ["2.2", "2.3"])
-def test_long_fsst_strings_taken_as_code_pairs_equal_pylance(tmp_path, version):
+def test_long_fsst_strings_taken_as_code_pairs_equal_pylance(tmp_path, monkeypatch, version):
     """Full-zip FSST strings of ~400 characters (over 2**18 codes in a page): decoded two codes
-    at a time; whole column, a row selection and a range equal pylance's."""
+    at a time by the numpy kernels; whole column, a row selection and a range equal pylance's."""
+    from tests._kernels import use_kernels
+    use_kernels(monkeypatch, "numpy")
     import lance
     import pyarrow as pa
 

@@ -1,0 +1,102 @@
+"""Optional compiled kernels (numba), used when the ``fast`` extra is installed.
+
+``pip install 'lance-duck[fast]'`` adds numba; the numpy / Arrow kernels stay the default and are
+what every install runs. Only kernels measured to win are compiled (``bench/README.md``, "The
+compiled-kernel question"): today FSST decoding, where the numpy path is bound by Arrow's
+variable-width ``take`` (~5-7 ns per code) and a compiled loop writes each code's symbol with one
+8-byte store (~1-2 ns per code).
+
+Loading them costs a process ~0.45 s of CPU (importing numba, then every signature the decoder
+calls from numba's on-disk cache, ``cache=True``; a kernel that fails to build leaves numpy in
+charge), as much as the numpy kernels spend on ~60M codes. So a process first decodes
+:data:`WARM_CODES` FSST codes with numpy (a short-lived process, a first query, never pays the
+load), then loads the compiled kernels on a background thread and uses them once they are ready; :func:`load` loads them at once instead (a long-running service at start-up).
+Inputs under :data:`FSST_MIN_CODES` codes always keep numpy. ``lance_duck.configure(
+compiled_kernels=0)`` turns the compiled path off for the process (``1``, the default, uses it
+when numba is importable).
+"""
+from __future__ import annotations
+
+import threading
+from types import ModuleType
+
+from .. import _state
+
+#: FSST inputs with fewer codes than this keep the numpy path
+FSST_MIN_CODES = 1 << 15
+#: FSST codes a process decodes with numpy before the compiled kernels are loaded in the background
+WARM_CODES = 1 << 25
+
+
+def enabled() -> bool:
+    """Whether compiled kernels may be used (the ``compiled_kernels`` setting)."""
+    return _state.settings()["compiled_kernels"] > 0
+
+
+class _Loader:
+    """Counts the FSST codes decoded until :data:`WARM_CODES`, then loads the kernels once (the
+    counter's lock is never held while loading: decodes go on with numpy meanwhile)."""
+
+    def __init__(self) -> None:
+        self.codes = 0
+        self.started = False
+        self.module: ModuleType | bool | None = None   # False: numba cannot be imported
+        self.lock = threading.Lock()        # the counter
+        self.loading = threading.Lock()     # the import
+
+    def note(self, codes: int) -> ModuleType | None:
+        """Count ``codes`` decoded; the kernels' module once it is loaded."""
+        if self.module is None:
+            with self.lock:
+                self.codes += codes
+                start = not self.started and self.codes >= WARM_CODES
+                self.started |= start
+            if start:
+                threading.Thread(target=self.load, name="lance_duck-compile-load", daemon=True).start()
+        return self.module if isinstance(self.module, ModuleType) else None
+
+    def load(self) -> ModuleType | None:
+        self.started = True
+        with self.loading:
+            if self.module is None:
+                self.module = _import()
+        return self.module if isinstance(self.module, ModuleType) else None
+
+
+def _import() -> ModuleType | bool:
+    """The kernels' module with every signature the decoder calls loaded (from numba's cache, or
+    compiled once), or False when numba cannot be imported or a kernel fails to compile here."""
+    try:
+        from . import _numba_kernels
+    except ImportError:      # numba not installed: the numpy kernels serve
+        return False
+    try:
+        _numba_kernels.warm_up()
+    except Exception:        # a numba / LLVM that cannot build them: the numpy kernels serve
+        return False
+    return _numba_kernels
+
+
+def _loader() -> _Loader:
+    return _state.slot("compiled_kernels", _Loader)
+
+
+def fsst_kernels(codes: int) -> ModuleType | None:
+    """The compiled kernels' module (``fsst_total``, ``fsst_sizes``, ``fsst_expand``) for an FSST
+    input of ``codes`` codes, or None: numba not installed or not loaded yet, the setting off, or
+    an input too small to be worth them."""
+    if codes < FSST_MIN_CODES or not enabled():
+        return None
+    return _loader().note(codes)
+
+
+def load() -> bool:
+    """Load the compiled kernels now (not after :data:`WARM_CODES` codes); whether they are
+    available (numba installed and the ``compiled_kernels`` setting on)."""
+    return enabled() and _loader().load() is not None
+
+
+def loaded() -> ModuleType | None:
+    """The compiled kernels' module if this process has loaded it and may use it."""
+    m = _loader().module
+    return m if enabled() and isinstance(m, ModuleType) else None
