@@ -12,7 +12,7 @@ Arguments: the uri first, then ``from`` and ``to`` (named, or second and third),
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable, Iterable
 
 import pyarrow as pa
 from sqlglot import exp
@@ -23,6 +23,9 @@ NAME = "lance_changes"
 _CALL = re.compile(r"\blance_changes\s*\(", re.IGNORECASE)
 _RESERVED = re.compile(r"\b(from|to)(\s*(?:=>|:=))", re.IGNORECASE)
 _ARGS = ("from_version", "to_version", "columns", "filter", "branch", "storage_options")
+
+#: the SQL front-end's reader of a constant: (node, what it is) -> its Python value
+Literal = Callable[[exp.Expression, str], Any]
 
 
 def _call_end(text: str, start: int) -> int:
@@ -89,13 +92,14 @@ def is_changes_call(table: exp.Expression) -> bool:
             and str(table.this.this).lower() == NAME)
 
 
-def _value(node: exp.Expression, what: str, literal) -> Any:
+def _value(node: exp.Expression, what: str, literal: Literal) -> Any:
     if isinstance(node, exp.Array):
         return [literal(e, what) for e in node.expressions]
     return literal(node, what)
 
 
-def changes_table(fn: exp.Anonymous, literal, options) -> pa.Table:
+def changes_table(fn: exp.Anonymous, literal: Literal,
+                  options: Callable[[exp.Expression], Iterable[tuple[str, str]]]) -> pa.Table:
     """The rows of one ``lance_changes(...)`` call (``literal`` / ``options``: the SQL front-end's
     readers of constants and of ``storage_options`` structs)."""
     args = list(fn.expressions)

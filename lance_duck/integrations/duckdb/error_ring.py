@@ -11,7 +11,7 @@ import itertools
 import threading
 
 # Errors raised by Lance scans under DuckDB, newest last, numbered so a call finds its own.
-_errors: collections.deque = collections.deque(maxlen=64)
+_errors: collections.deque[tuple[int, BaseException]] = collections.deque(maxlen=64)
 _error_seq = itertools.count(1)
 _errors_lock = threading.Lock()
 

@@ -19,8 +19,9 @@ that name.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
@@ -28,6 +29,9 @@ from ...errors import InvalidArgumentError, UnsupportedFeatureError
 from ...scan.dataset import dataset
 from . import cache
 from .count import count_filter
+
+if TYPE_CHECKING:
+    import duckdb
 from .search import _vector
 
 FTS = "lance_fts"
@@ -86,7 +90,7 @@ def _where_of(table: exp.Table) -> exp.Expression | None:
     return select.args.get("where")
 
 
-def run_fts_call(fn: exp.Anonymous, where: exp.Expression | None, qualifiers: set[str]):
+def run_fts_call(fn: exp.Anonymous, where: exp.Expression | None, qualifiers: set[str]) -> tuple[pa.Table, int]:
     """The Arrow result of one ``lance_fts(...)`` call and the version it read."""
     pos, kw = _call_args(fn)
     if len(pos) != 3:
@@ -120,7 +124,8 @@ def run_fts_call(fn: exp.Anonymous, where: exp.Expression | None, qualifiers: se
     return table, ds.version
 
 
-def run_hybrid_call(fn: exp.Anonymous, where: exp.Expression | None, qualifiers: set[str]):
+def run_hybrid_call(fn: exp.Anonymous, where: exp.Expression | None,
+                    qualifiers: set[str]) -> tuple[pa.Table, int]:
     """The Arrow result of one ``lance_hybrid_search(...)`` call and the version it read."""
     from ...scan.hybrid import hybrid_search
     pos, kw = _call_args(fn, vector_at=2)
@@ -149,7 +154,7 @@ def run_hybrid_call(fn: exp.Anonymous, where: exp.Expression | None, qualifiers:
     return table, ds.version
 
 
-def expand_searches(query: str, connection) -> str:
+def expand_searches(query: str, connection: duckdb.DuckDBPyConnection) -> str:
     """``query`` with each ``lance_fts(...)`` / ``lance_hybrid_search(...)`` call run and replaced by
     its registered result."""
     if not isinstance(query, str) or (FTS not in query.lower() and HYBRID not in query.lower()):

@@ -35,7 +35,7 @@ def _dataset_source() -> Any:
         except ImportError:
             _source_class = False
         else:
-            class LanceDatasetSource(PyArrowDatasetSource):  # type: ignore[misc, valid-type]
+            class LanceDatasetSource(PyArrowDatasetSource):
                 """A lance_duck dataset as DuckDB's pyarrow-dataset source, with its row count."""
 
                 def rows(self) -> int | None:
