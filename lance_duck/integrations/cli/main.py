@@ -10,7 +10,7 @@ import os
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import pyarrow as pa
 
@@ -20,11 +20,14 @@ from ...errors import InvalidArgumentError, LanceDuckError
 from .output import FORMATS, format_for, json_value, write
 from .render import render_table
 
+if TYPE_CHECKING:
+    from ...scan.dataset import LanceDataset
+
 SAMPLE_URI = QUERY_TABLE_PATH   # how the example queries name the sample table
 
 
 # -- helpers ------------------------------------------------------------------------------------
-def _version(v: str | None):
+def _version(v: str | None) -> int | str | None:
     if v is None:
         return None
     return int(v) if v.isdigit() else v
@@ -43,14 +46,14 @@ def storage_options(pairs: Sequence[str] | None) -> dict[str, str] | None:
     return opts
 
 
-def _open(args):
+def _open(args: argparse.Namespace) -> LanceDataset:
     from ...scan.dataset import dataset
     return dataset(args.uri, _version(getattr(args, "version", None)), getattr(args, "asof", None),
                    branch=getattr(args, "branch", None),
                    storage_options=storage_options(getattr(args, "storage_option", None)))
 
 
-def _check_output(args) -> None:
+def _check_output(args: argparse.Namespace) -> None:
     """Refuse to replace an existing output file unless ``--overwrite`` says so (before any read)."""
     out = getattr(args, "output", None)
     if out and os.path.exists(out) and not getattr(args, "overwrite", False):
@@ -100,13 +103,13 @@ def _size(path: str | None) -> str:
     return f"{n:.1f} TiB"
 
 
-def _batches_of(rel_or_reader) -> tuple[pa.Schema, Iterable[pa.RecordBatch]]:
+def _batches_of(rel_or_reader: pa.RecordBatchReader) -> tuple[pa.Schema, Iterable[pa.RecordBatch]]:
     reader = rel_or_reader
     return reader.schema, iter(reader)
 
 
 # -- commands -----------------------------------------------------------------------------------
-def cmd_sql(args) -> int:
+def cmd_sql(args: argparse.Namespace) -> int:
     from ..duckdb import sql
     query = args.query
     if args.file:
@@ -127,7 +130,7 @@ def cmd_sql(args) -> int:
     return 0
 
 
-def cmd_scan(args) -> int:
+def cmd_scan(args: argparse.Namespace) -> int:
     fmt = format_for(args.output, args.format)
     _check_output(args)
     ds = _open(args)
@@ -148,7 +151,7 @@ def _utc(ts: datetime) -> datetime:
     return ts.astimezone(timezone.utc)
 
 
-def cmd_versions(args) -> int:
+def cmd_versions(args: argparse.Namespace) -> int:
     ds = _open(args)
     tags_by_version: dict[int, list[str]] = {}
     for name, t in ds.tags.list().items():
@@ -167,7 +170,7 @@ def cmd_versions(args) -> int:
     return 0
 
 
-def cmd_tags(args) -> int:
+def cmd_tags(args: argparse.Namespace) -> int:
     tags = _open(args).tags.list()
     rows = [{"tag": k, "version": int(v["version"])} for k, v in sorted(tags.items())]
     table = pa.Table.from_pylist(rows, schema=pa.schema([("tag", pa.string()), ("version", pa.int64())]))
@@ -175,7 +178,7 @@ def cmd_tags(args) -> int:
     return 0
 
 
-def describe_dataset(ds) -> dict:
+def describe_dataset(ds: LanceDataset) -> dict[str, Any]:
     """The facts ``describe`` prints: version, format, schema, fragments, deletions, sizes, indices."""
     from ...scan.dataset import LanceDataset, data_file_bytes   # (lazy, as _open: `--version` stays light)
     frags = ds.get_fragments()
@@ -195,7 +198,7 @@ def describe_dataset(ds) -> dict:
     }
 
 
-def cmd_describe(args) -> int:
+def cmd_describe(args: argparse.Namespace) -> int:
     info = describe_dataset(_open(args))
     if args.format == "json":
         print(json.dumps(info, indent=2, default=json_value))
@@ -253,7 +256,7 @@ def _print_query(name: str, query: str, max_rows: int) -> None:
     print()
 
 
-def cmd_demo(args) -> int:
+def cmd_demo(args: argparse.Namespace) -> int:
     """Describe the table, list its versions and tags, then run SQL with time travel over it."""
     from ...scan.dataset import dataset
     uri = args.table or str(SAMPLE_TABLE)
@@ -279,12 +282,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--debug", action="store_true", help="on an error, print the whole traceback")
     sub = p.add_subparsers(dest="command", required=True)
 
-    def store_opts(sp):
+    def store_opts(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--storage-option", "-s", action="append", metavar="KEY=VALUE",
                         help="an object-store option (repeatable; pylance's keys, e.g. aws_region=eu-west-1, or "
                              "fsspec's); credentials also come from the usual environment (AWS_*, ...)")
 
-    def out_opts(sp, formats=FORMATS):
+    def out_opts(sp: argparse.ArgumentParser, formats: Sequence[str] = FORMATS) -> None:
         sp.add_argument("--format", choices=formats,
                         help="output format (default: table, or from --output's extension: .csv, .json/.jsonl, "
                              ".parquet, .arrow/.feather)")
@@ -292,7 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--max-rows", type=int, default=40, help="rows shown in table output (default 40)")
         sp.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
 
-    def ref_opts(sp):
+    def ref_opts(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("uri", help="table location (path or URL)")
         sp.add_argument("--version", "-v", help="version number or tag name")
         sp.add_argument("--asof", help="the version current at this time (ISO 8601)")
@@ -342,7 +345,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        code: int = args.func(args)
+        return code
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

@@ -61,11 +61,12 @@ def json_value(o: Any) -> Any:
     return str(o)
 
 
-def _pylist(arr: pa.Array) -> list:
+def _pylist(arr: pa.Array) -> list[Any]:
     try:
-        return arr.to_pylist(maps_as_pydicts="strict")
+        values: list[Any] = arr.to_pylist(maps_as_pydicts="strict")
     except (TypeError, ValueError, KeyError):  # duplicate keys, or an older pyarrow: (key, value) pairs
-        return arr.to_pylist()
+        values = arr.to_pylist()
+    return values
 
 
 def _csv_column(arr: pa.ChunkedArray | pa.Array) -> pa.Array:
@@ -127,7 +128,8 @@ def write(batches: Iterable[pa.RecordBatch], schema: pa.Schema, fmt: str, output
             Path(output).write_text(text + "\n")
         else:
             print(text)
-        return table.num_rows
+        rows: int = table.num_rows
+        return rows
     if fmt in _BINARY_FILE_FORMATS and not output:
         raise InvalidArgumentError(f"{fmt} output needs --output FILE")
     n = 0

@@ -1,12 +1,14 @@
 """Human-readable rendering of Arrow tables for the terminal (the CLI's output)."""
 from __future__ import annotations
 
+from typing import Sequence
+
 import pyarrow as pa
 
 MAX_CELL = 40
 
 
-def _cell(v) -> str:
+def _cell(v: object) -> str:
     if v is None:
         return "NULL"
     s = v if isinstance(v, str) else repr(v) if isinstance(v, (bytes,)) else str(v)
@@ -28,16 +30,19 @@ def render_table(table: pa.Table, max_rows: int = 40) -> str:
     body = [[_cell(r[c]) for c in names] if r is not None else ["⋮"] * len(names) for r in rows]
     widths = [max([len(h[i]) for h in header] + [len(b[i]) for b in body] + [1]) for i in range(len(names))]
 
-    def line(cells, right=None):
+    def line(cells: Sequence[str], right: Sequence[bool] | None = None) -> str:
         out = []
         for i, c in enumerate(cells):
             numeric = right is not None and right[i]
             out.append(c.rjust(widths[i]) if numeric else c.ljust(widths[i]))
         return "│ " + " │ ".join(out) + " │"
 
-    numeric = [pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
-               for t in table.schema.types]
-    sep = lambda l, m, r: l + m.join("─" * (w + 2) for w in widths) + r  # noqa: E731
+    numeric: list[bool] = [pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
+                           for t in table.schema.types]
+
+    def sep(left: str, mid: str, right: str) -> str:
+        return left + mid.join("─" * (w + 2) for w in widths) + right
+
     parts = [sep("┌", "┬", "┐"), line(header[0]), line(header[1]), sep("├", "┼", "┤")]
     parts += [line(b, numeric) for b in body]
     parts.append(sep("└", "┴", "┘"))
