@@ -47,7 +47,9 @@ Both are pinned by tests. The ``filter`` option has neither problem (it is part 
 """
 from __future__ import annotations
 
-from pyspark.sql.datasource import DataSource
+from typing import TYPE_CHECKING
+
+from pyspark.sql.datasource import DataSource, DataSourceReader
 
 from ...errors import InvalidArgumentError
 from .changes import ChangeFeedReader, ChangePartition, feed_schema
@@ -56,6 +58,10 @@ from .options import ReadOptions, parse_options
 from .partitions import LancePartition, plan_partitions
 from .reader import LanceReader, LimitLanceReader, PushdownLanceReader, reader_class, table_schema
 from .types import conform, spark_arrow_schema, spark_arrow_type
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from pyspark.sql.types import StructType
 
 FORMAT_NAME = "lance_duck"
 SHORT_NAME = "lance"      # what lance-spark users type
@@ -79,7 +85,7 @@ class LanceDataSource(DataSource):
     def name(cls) -> str:
         return FORMAT_NAME
 
-    def schema(self):
+    def schema(self) -> StructType:
         from pyspark.sql.pandas.types import from_arrow_schema
 
         opts = parse_options(self.options)
@@ -87,7 +93,7 @@ class LanceDataSource(DataSource):
             return from_arrow_schema(feed_schema(opts))
         return from_arrow_schema(spark_arrow_schema(table_schema(opts)))
 
-    def reader(self, schema):
+    def reader(self, schema: StructType) -> DataSourceReader:
         opts = parse_options(self.options)
         if opts.change_feed is not None:
             if opts.push_filters:
@@ -102,7 +108,7 @@ FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 LIMIT_PUSHDOWN_CONF = "spark.sql.python.limitPushdown.enabled"     # Spark 5
 
 
-def register(spark) -> list[str]:
+def register(spark: SparkSession) -> list[str]:
     """Register the source on a SparkSession as ``lance_duck``, and as ``lance`` when no other source has
     that name (lance-spark's JVM connector, when installed, keeps it). Remembers the session's default
     parallelism and its pushdown settings (call again after changing them). Returns the names registered.
@@ -127,14 +133,14 @@ def register(spark) -> list[str]:
     return names
 
 
-def _conf_on(spark, key: str) -> bool:
+def _conf_on(spark: SparkSession, key: str) -> bool:
     try:
         return str(spark.conf.get(key, "false")).strip().lower() == "true"
     except Exception:  # noqa: BLE001 - a key this Spark does not know
         return False
 
 
-def _short_name_free(spark, name: str) -> bool:
+def _short_name_free(spark: SparkSession, name: str) -> bool:
     """True when no source but ours answers to ``name`` (a JVM connector such as lance-spark wins)."""
     try:
         jvm, jsession = spark._jvm, spark._jsparkSession

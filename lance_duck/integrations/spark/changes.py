@@ -9,7 +9,7 @@ so its task reads only the changed fragments those rows live in. Workers diff th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
@@ -21,6 +21,9 @@ from ... import _state
 from .options import ReadOptions
 from .reader import _bounded
 from .types import conform, spark_arrow_schema
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
 
 # Change rows per partition when ``partition_rows`` is not given.
 FEED_PARTITION_ROWS = 1024 * 1024
@@ -34,7 +37,7 @@ class ChangePartition(InputPartition):
     pieces: tuple[tuple[int, int, int], ...]
 
 
-def feed_for(opts: ReadOptions, start=None, end=None) -> ChangeFeed:
+def feed_for(opts: ReadOptions, start: int | None = None, end: int | None = None) -> ChangeFeed:
     """The options' change feed (planning), or the pinned range's (workers; kept per process)."""
     cf = opts.change_feed
     assert cf is not None
@@ -77,7 +80,7 @@ def group_pieces(pieces: Sequence[tuple[int, int, int]], target: int) -> list[Ch
 class ChangeFeedReader(DataSourceReader):
     """Reads the change feed of a version range pinned when the read is planned."""
 
-    def __init__(self, opts: ReadOptions, schema) -> None:
+    def __init__(self, opts: ReadOptions, schema: StructType) -> None:
         self.opts = opts
         feed = feed_for(opts)
         self.start, self.end = feed.start, feed.end

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 from ...errors import InvalidArgumentError
 
@@ -53,7 +53,7 @@ class ReadOptions:
     prefilter: bool = False
     fast_search: bool = False
 
-    def nearest_spec(self) -> dict | None:
+    def nearest_spec(self) -> dict[str, Any] | None:
         """The ``nearest`` option as pylance's dict (``q`` a list, or a list of lists)."""
         if self.nearest is None:
             return None
@@ -134,7 +134,7 @@ class ChangeFeedOptions:
 _FEED_OPTIONS = ("startingversion", "endingversion", "startingtimestamp", "endingtimestamp")
 
 
-def _change_feed(opts: dict, version, asof) -> ChangeFeedOptions | None:
+def _change_feed(opts: dict[str, str], version: int | str | None, asof: str | None) -> ChangeFeedOptions | None:
     if not _bool(opts, "readchangefeed"):
         given = [OPTION_NAMES[k] for k in _FEED_OPTIONS if k in opts]
         if given:
@@ -164,14 +164,14 @@ def _change_feed(opts: dict, version, asof) -> ChangeFeedOptions | None:
     return ChangeFeedOptions(start, end)
 
 
-def _version_number(opts: dict, name: str) -> int:
+def _version_number(opts: dict[str, str], name: str) -> int:
     v = str(opts[name]).strip()
     if not v.isdigit():
         raise InvalidArgumentError(f"lance_duck: option {OPTION_NAMES[name]!r} must be a version number, got {v!r}")
     return int(v)
 
 
-def _positive(opts: dict, name: str) -> int | None:
+def _positive(opts: dict[str, str], name: str) -> int | None:
     v = opts.get(name)
     if v is None:
         return None
@@ -187,7 +187,7 @@ def _positive(opts: dict, name: str) -> int | None:
 _UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
-def _size(opts: dict, name: str) -> int | None:
+def _size(opts: dict[str, str], name: str) -> int | None:
     """A byte size: ``134217728``, ``128m``, ``128MB``, ``1g``."""
     v = opts.get(name)
     if v is None:
@@ -206,7 +206,7 @@ def _size(opts: dict, name: str) -> int | None:
     return n
 
 
-def _bool(opts: dict, name: str) -> bool:
+def _bool(opts: dict[str, str], name: str) -> bool:
     v = opts.get(name)
     if v is None:
         return False

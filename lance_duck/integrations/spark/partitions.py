@@ -9,9 +9,12 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from pyspark.sql.datasource import InputPartition
+
+if TYPE_CHECKING:
+    from ...table.fragment import FragmentInfo
 
 # Without a target, a table is cut into about PARTITIONS_PER_CORE partitions per core the
 # session has (so one big fragment keeps every core busy), each between these bounds in rows.
@@ -43,7 +46,7 @@ def default_partition_rows(total_rows: int, cores: int | None) -> int:
     return max(MIN_PARTITION_ROWS, min(MAX_PARTITION_ROWS, want))
 
 
-def fragment_bytes(fragment) -> int:
+def fragment_bytes(fragment: FragmentInfo) -> int:
     """On-disk bytes of a fragment's data files (estimated when a file's size is not recorded)."""
     total = 0
     for ref in fragment.files:
@@ -51,7 +54,7 @@ def fragment_bytes(fragment) -> int:
     return total
 
 
-def plan_partitions(fragments: Sequence, *, target_rows: int | None = None, target_bytes: int | None = None,
+def plan_partitions(fragments: Sequence[FragmentInfo], *, target_rows: int | None = None, target_bytes: int | None = None,
                     cores: int | None = None) -> list[LancePartition]:
     """Cut fragments into partitions of about ``target_rows`` rows (or ``target_bytes`` on disk).
 
@@ -61,12 +64,12 @@ def plan_partitions(fragments: Sequence, *, target_rows: int | None = None, targ
     frags = [f for f in fragments if f.physical_rows > 0 and f.count_rows() > 0]
     if not frags:
         return []
+    size: Callable[[FragmentInfo], int]
     if target_bytes is not None:
-        def size(f):
-            return fragment_bytes(f)
+        size = fragment_bytes
         target = float(target_bytes)
     else:
-        def size(f):
+        def size(f: FragmentInfo) -> int:
             return f.physical_rows
         target = float(target_rows or default_partition_rows(sum(f.physical_rows for f in frags), cores))
     parts: list[LancePartition] = []

@@ -7,7 +7,7 @@ the filter's text) and its partition (fragment row ranges): no data, no manifest
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
@@ -23,15 +23,22 @@ from .options import MAX_BATCH_BYTES, ReadOptions
 from .partitions import plan_partitions
 from .types import conform, spark_arrow_schema
 
+if TYPE_CHECKING:
+    from pyspark.sql.datasource import Filter
+    from pyspark.sql.types import StructType
+
+    from ...scan.dataset import LanceDataset
+    from ...scan.scanner import LanceScanner
+
 # Rows decoded per read task, whatever the batch size: each task has a fixed cost per column,
 # and Spark's batches are slices of the decoded ones (zero-copy).
 MIN_DECODE_ROWS = 1024 * 1024
 #: the datasets workers opened last (``lance_duck.configure(spark_dataset_cache_entries=...)``)
-_cache = _state.cache("spark_datasets")
+_cache: _state.ByteLRU[tuple[Any, ...], LanceDataset] = _state.cache("spark_datasets")
 
 
 def open_dataset(opts: ReadOptions, version: int | None = None, branch: str | None = None,
-                 sql_filter: str | None = None):
+                 sql_filter: str | None = None) -> LanceDataset:
     """The table at the options' version (planning) or at a pinned version (workers; cached).
 
     Workers are re-used across tasks and queries: a pinned version is opened (manifest read) and
@@ -65,7 +72,7 @@ def table_schema(opts: ReadOptions) -> pa.Schema:
     return ds.scanner(columns=list(opts.columns)).projected_schema
 
 
-def search_scanner(ds, opts: ReadOptions):
+def search_scanner(ds: LanceDataset, opts: ReadOptions) -> LanceScanner:
     """The ``nearest`` scan the options describe (checked now: bad keys fail planning)."""
     return ds.scanner(columns=None if opts.columns is None else list(opts.columns), filter=opts.filter,
                       nearest=opts.nearest_spec(), prefilter=opts.prefilter, fast_search=opts.fast_search)
@@ -81,7 +88,7 @@ class SearchPartition(InputPartition):
 class LanceReader(DataSourceReader):
     """Reads the columns of the Spark schema at a version pinned when the read is planned."""
 
-    def __init__(self, opts: ReadOptions, schema, cores: int | None = None) -> None:
+    def __init__(self, opts: ReadOptions, schema: StructType, cores: int | None = None) -> None:
         self.opts = opts
         self.cores = cores
         ds = open_dataset(opts)
@@ -99,7 +106,7 @@ class LanceReader(DataSourceReader):
         self.filters: list[Any] = []
         self.limit: int | None = None     # a pushed LIMIT (LimitLanceReader): rows each partition returns at most
 
-    def pruneColumns(self, schema):  # noqa: N802 (the name Sail calls; Spark 4.3 never calls it)
+    def pruneColumns(self, schema: StructType) -> StructType:  # noqa: N802 (the name Sail calls; Spark 4.3 never calls it)
         """Read only the columns of ``schema`` (a subset of the planned one, any order); returns it.
 
         Raises:
@@ -178,7 +185,7 @@ class LimitLanceReader(LanceReader):
 class PushdownLanceReader(LanceReader):
     """LanceReader that also accepts Spark's pushed filters (applied exactly while reading)."""
 
-    def pushFilters(self, filters):  # noqa: N802 (Spark's name)
+    def pushFilters(self, filters: Iterable[Filter]) -> Iterator[Filter]:  # noqa: N802 (Spark's name)
         if self.opts.nearest is not None:   # Spark's own filters apply to the k rows found (post-filter)
             yield from filters
             return
@@ -212,7 +219,7 @@ def _rows_only(n: int) -> pa.RecordBatch:
     return pa.RecordBatch.from_struct_array(pa.StructArray.from_arrays([pa.nulls(n)], ["_"])).drop_columns(["_"])
 
 
-def _check_schema(ds, columns: list[str], target: pa.Schema, opts: ReadOptions) -> None:
+def _check_schema(ds: LanceDataset, columns: list[str], target: pa.Schema, opts: ReadOptions) -> None:
     """Every column of Spark's schema exists and has the type the table's column maps to.
 
     With a user ``.schema(...)``, a missing column or another type is refused here, at planning.
@@ -230,7 +237,7 @@ def _check_schema(ds, columns: list[str], target: pa.Schema, opts: ReadOptions) 
                 f"but the schema given to Spark says {want.type}")
 
 
-def _check_search_schema(ds, columns: list[str], target: pa.Schema, opts: ReadOptions) -> None:
+def _check_search_schema(ds: LanceDataset, columns: list[str], target: pa.Schema, opts: ReadOptions) -> None:
     """Spark's columns are among the search's and have its types."""
     held = spark_arrow_schema(search_scanner(ds, opts).projected_schema)
     missing = [c for c in columns if c not in held.names]
@@ -253,7 +260,7 @@ def _same_type(a: pa.DataType, b: pa.DataType) -> bool:
         return _same_type(a.value_type, b.value_type)
     if pa.types.is_map(a) and pa.types.is_map(b):
         return _same_type(a.key_type, b.key_type) and _same_type(a.item_type, b.item_type)
-    return a.equals(b)
+    return bool(a.equals(b))
 
 
 class PushdownLimitLanceReader(PushdownLanceReader, LimitLanceReader):

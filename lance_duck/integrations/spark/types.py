@@ -133,8 +133,8 @@ def conform_array(a: pa.Array, want: pa.DataType, name: str) -> pa.Array:
 
 
 def _nested_needs_walk(t: pa.DataType) -> bool:
-    return (pat.is_list(t) or pat.is_large_list(t) or pat.is_fixed_size_list(t) or pat.is_list_view(t)
-            or pat.is_large_list_view(t) or pat.is_map(t))
+    return bool(pat.is_list(t) or pat.is_large_list(t) or pat.is_fixed_size_list(t) or pat.is_list_view(t)
+                or pat.is_large_list_view(t) or pat.is_map(t))
 
 
 def _conform_nested(a: pa.Array, want: pa.DataType, name: str) -> pa.Array:
@@ -154,5 +154,5 @@ def _conform_nested(a: pa.Array, want: pa.DataType, name: str) -> pa.Array:
     return pa.ListArray.from_arrays(offsets, values, type=want, mask=_null_mask(a))
 
 
-def _null_mask(a: pa.Array):
+def _null_mask(a: pa.Array) -> pa.Array | None:
     return a.is_null() if a.null_count else None
