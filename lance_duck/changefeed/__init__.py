@@ -2,19 +2,23 @@
 (from, to] as ``bounds.py`` resolves it. ``lance_duck.changes`` is the entry point."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import pyarrow as pa
 
 from ..table.snapshot import open_snapshot
-from .bounds import resolve_range
+from .bounds import VersionSpec, resolve_range
 from .feed import CHANGE_TYPES, META_NAMES, ChangeFeed, plan_pieces
+
+if TYPE_CHECKING:
+    import pyarrow.compute as pc
 
 __all__ = ["changes", "open_feed", "ChangeFeed", "plan_pieces", "CHANGE_TYPES", "META_NAMES"]
 
 
-def open_feed(uri: str, from_version, to_version=None, columns: Sequence[str] | None = None, filter=None, *,
-              branch: str | None = None, storage_options: dict | None = None) -> ChangeFeed:
+def open_feed(uri: str, from_version: VersionSpec, to_version: VersionSpec | None = None,
+              columns: Sequence[str] | None = None, filter: str | pc.Expression | None = None, *,
+              branch: str | None = None, storage_options: dict[str, Any] | None = None) -> ChangeFeed:
     """The plan of :func:`changes` (range resolved, schema and filter checked; nothing else read)."""
     latest = open_snapshot(uri, branch=branch, storage_options=storage_options)
     start, end = resolve_range(latest, from_version, to_version)
@@ -22,8 +26,9 @@ def open_feed(uri: str, from_version, to_version=None, columns: Sequence[str] | 
     return ChangeFeed(to, start, end, columns, filter)
 
 
-def changes(uri: str, from_version, to_version=None, columns: Sequence[str] | None = None, filter=None, *,
-            branch: str | None = None, storage_options: dict | None = None) -> pa.RecordBatchReader:
+def changes(uri: str, from_version: VersionSpec, to_version: VersionSpec | None = None,
+            columns: Sequence[str] | None = None, filter: str | pc.Expression | None = None, *,
+            branch: str | None = None, storage_options: dict[str, Any] | None = None) -> pa.RecordBatchReader:
     """Every row change of every commit in (``from_version``, ``to_version``], Delta-CDF style.
 
     Columns: the table's columns as of ``to_version`` (null where a commit's row lacked one), then

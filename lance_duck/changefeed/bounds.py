@@ -11,12 +11,19 @@ Every version of the range must still exist (``from`` included, unless 0): a cle
 """
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING, Any, Union
 
 from ..errors import InvalidArgumentError, TagNotFoundError, VersionNotFoundError
 from ..table.history import version_timestamps
 from ..table.refs import list_tags
 from ..table.versions import list_versions, version_number
+
+if TYPE_CHECKING:
+    from ..table.snapshot import Snapshot
+
+#: a bound of a change feed: a version number, a tag name or a commit time (ISO string or datetime)
+VersionSpec = Union[int, str, datetime]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -25,15 +32,15 @@ def _micros(t: datetime) -> int:
     """Microseconds since the epoch (naive = local time)."""
     if t.tzinfo is None:
         t = t.astimezone()
-    return (t - _EPOCH) // _micro()
+    micros: int = (t - _EPOCH) // _micro()
+    return micros
 
 
-def _micro():
-    from datetime import timedelta
+def _micro() -> timedelta:
     return timedelta(microseconds=1)
 
 
-def _as_time(spec, what: str, tags: dict) -> datetime | None:
+def _as_time(spec: object, what: str, tags: dict[str, dict[str, Any]]) -> datetime | None:
     """The datetime ``spec`` stands for, or None when it is a version or tag."""
     if isinstance(spec, datetime):
         return spec
@@ -46,7 +53,8 @@ def _as_time(spec, what: str, tags: dict) -> datetime | None:
     return None
 
 
-def resolve_range(snapshot, from_version, to_version=None) -> tuple[int, int]:
+def resolve_range(snapshot: Snapshot, from_version: VersionSpec,
+                  to_version: VersionSpec | None = None) -> tuple[int, int]:
     """(from, to) version numbers of a change feed over ``snapshot``'s branch.
 
     Raises:
@@ -58,7 +66,7 @@ def resolve_range(snapshot, from_version, to_version=None) -> tuple[int, int]:
     tags = list_tags(io, snapshot.root) if isinstance(from_version, str) or isinstance(to_version, str) else {}
     stamps: list[tuple[int, int]] | None = None
 
-    def at(spec, what: str, inclusive: bool) -> int:
+    def at(spec: VersionSpec, what: str, inclusive: bool) -> int:
         nonlocal stamps
         t = _as_time(spec, what, tags)
         if t is not None:

@@ -20,7 +20,7 @@ Rows of a commit are ordered by ``_rowid``, then delete, pre-image, post-image, 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -31,6 +31,12 @@ from ..predicate import compile_filter
 from ..scan.rows import RowReader, last_updated_at, live_offsets, row_ids_at
 from ..table.snapshot import Snapshot
 from ..table.transactions import NO_ROW_CHANGES, operation_kind, read_transaction
+
+if TYPE_CHECKING:
+    import pyarrow.compute as pc
+
+    from .._proto import table_pb2
+    from ..table.fragment import FragmentInfo
 
 CHANGE_TYPES = ("delete", "update_preimage", "update_postimage", "insert")
 DELETE, PRE, POST, INSERT = range(4)
@@ -69,7 +75,7 @@ class _Rows:
     def __init__(self) -> None:
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
 
-    def add(self, frag, offsets: np.ndarray) -> None:
+    def add(self, frag: FragmentInfo, offsets: np.ndarray) -> None:
         if not len(offsets):
             return
         self.parts.append((row_ids_at(frag, offsets), last_updated_at(frag, offsets),
@@ -81,7 +87,7 @@ class _Rows:
         return tuple(np.concatenate([p[i] for p in self.parts]) for i in range(4))  # type: ignore[return-value]
 
 
-def _without_deletions(pb):
+def _without_deletions(pb: table_pb2.DataFragment) -> table_pb2.DataFragment:
     c = type(pb)()
     c.CopyFrom(pb)
     c.ClearField("deletion_file")
@@ -132,9 +138,10 @@ def diff_commit(prev: Snapshot | None, cur: Snapshot) -> CommitChanges:
         gained.add(h, live_offsets(h))
     ids_p, upd_p, fid_p, off_p = lost.arrays()
     ids_c, upd_c, fid_c, off_c = gained.arrays()
-    parts: list[tuple] = []        # (code, rowid, side, fragment, offset) arrays
+    parts: list[tuple[np.ndarray, ...]] = []        # (code, rowid, side, fragment, offset) arrays
 
-    def add(code: int, side: int, ids, fid, off, idx: np.ndarray | None = None) -> None:
+    def add(code: int, side: int, ids: np.ndarray, fid: np.ndarray, off: np.ndarray,
+            idx: np.ndarray | None = None) -> None:
         if idx is not None:
             ids, fid, off = ids[idx], fid[idx], off[idx]
         if len(ids):
@@ -176,7 +183,7 @@ class ChangeFeed:
     """
 
     def __init__(self, to: Snapshot, start: int, end: int, columns: Sequence[str] | None = None,
-                 filter=None):
+                 filter: str | pc.Expression | None = None) -> None:
         self.to = to
         self.start, self.end = start, end
         data_schema = to.read_schema
@@ -288,7 +295,7 @@ class ChangeFeed:
                 pa.array(np.full(n, c.timestamp_us, np.int64)).cast(META_FIELDS[2].type),
                 pa.array(c.rowid[sel], pa.uint64())]
 
-    def _read(self, snap: Snapshot, fragment, offsets: np.ndarray) -> pa.Table:
+    def _read(self, snap: Snapshot, fragment: FragmentInfo, offsets: np.ndarray) -> pa.Table:
         """The output data columns of rows of one version's fragment (columns that version lacks: null)."""
         own = {f.id: f.name for f in snap.schema.fields}
         names = {n: own.get(self._ids[n]) for n in self.read_names}
