@@ -276,7 +276,7 @@ def slot(name: str, make: Callable[[], T]) -> T:
             got = _slots.get(name)
             if got is None:
                 got = _slots[name] = make()
-    return got  # type: ignore[no-any-return]
+    return got
 
 
 def settings() -> dict[str, int]:

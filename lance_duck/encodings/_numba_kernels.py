@@ -111,7 +111,7 @@ def fsst_expand(comp: np.ndarray, offs: np.ndarray, syms: np.ndarray, lens: np.n
 def readonly(a: np.ndarray) -> np.ndarray:
     """A read-only view of ``a``: the kernels' inputs are always passed read-only, so numba
     compiles (and loads) one specialization whatever the caller's buffer was."""
-    v = a.view()
+    v: np.ndarray = a.view()
     v.flags.writeable = False
     return v
 

@@ -44,6 +44,7 @@ which run on the same pool.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import ModuleType
 from functools import cached_property
 
 import numpy as np
@@ -231,7 +232,7 @@ def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data
     return out, joined
 
 
-def _decompress_compiled(kernels, st: SymbolTable, buf: np.ndarray, offs: np.ndarray,
+def _decompress_compiled(kernels: ModuleType, st: SymbolTable, buf: np.ndarray, offs: np.ndarray,
                          small: bool) -> tuple[np.ndarray, np.ndarray]:
     """:func:`decompress` with the compiled kernels (``encodings._compiled``): the output size
     (escape-free codes: a sum of symbol lengths; with escapes a pass that checks them), then the

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InvalidArgumentError, LanceDuckError, UnsupportedFeatureError
-from ..table.blobs import is_blob_v2
+from ..file.blob_types import is_blob_v2
 
 if TYPE_CHECKING:
     from .dataset import LanceDataset

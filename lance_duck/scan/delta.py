@@ -8,7 +8,7 @@ ids required at both); ``list_transactions`` reads the transactions of versions 
 """
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -20,10 +20,17 @@ from ..table.transactions import Transaction, read_transaction, to_transaction
 from .filters import ROW_CREATED, ROW_UPDATED
 from .rows import RowReader, live_offsets, row_ids, row_versions
 
+if TYPE_CHECKING:
+    from ..table.fragment import FragmentInfo
+    from ..table.snapshot import Snapshot
+
+#: chooses rows from their (created-at, last-updated-at) versions: a boolean mask
+Chooser = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
 ROW_ID_FIELD = pa.field("_rowid", pa.uint64())
 
 
-def build_delta(snapshot, compared_against: int | None = None, begin_version: int | None = None,
+def build_delta(snapshot: Snapshot, compared_against: int | None = None, begin_version: int | None = None,
                 end_version: int | None = None) -> "DatasetDelta":
     """pylance's argument rules: ``compared_against`` alone (ordered against the opened version;
     it wins over a range given with it, as in pylance's Python layer), or both range ends."""
@@ -40,7 +47,7 @@ def build_delta(snapshot, compared_against: int | None = None, begin_version: in
     return DatasetDelta(kept(snapshot), begin, end)
 
 
-def _version(v, what: str) -> int:
+def _version(v: object, what: str) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
         raise InvalidArgumentError(f"{what} must be a version number (a non-negative int), got {v!r}")
     return int(v)
@@ -58,7 +65,7 @@ class DatasetDelta:
         (5, 6)
     """
 
-    def __init__(self, snapshot, begin_version: int, end_version: int):
+    def __init__(self, snapshot: Snapshot, begin_version: int, end_version: int) -> None:
         self._snapshot = snapshot
         self.begin_version = begin_version
         self.end_version = end_version
@@ -66,7 +73,7 @@ class DatasetDelta:
     def __repr__(self) -> str:
         return f"DatasetDelta({self._snapshot.uri!r}, begin_version={self.begin_version}, end_version={self.end_version})"
 
-    def _checkout(self, version: int):
+    def _checkout(self, version: int) -> Snapshot:
         try:
             return kept_checkout(self._snapshot, version)
         except VersionNotFoundError:
@@ -99,13 +106,13 @@ class DatasetDelta:
         b, e = self.begin_version, self.end_version
         return self._rows(lambda created, updated: (created <= b) & (updated > b) & (updated <= e), "updated")
 
-    def _may_hold(self, frag, kind: str) -> bool:
+    def _may_hold(self, frag: FragmentInfo, kind: str) -> bool:
         """Whether some row of ``frag`` has its ``kind`` version in (begin, end] (from the runs alone)."""
         runs = frag.created_at_runs() if kind == "created" else frag.last_updated_at_runs()
         versions = np.ones(1, np.uint64) if runs is None else runs[1]
         return bool(np.any((versions > self.begin_version) & (versions <= self.end_version)))
 
-    def _rows(self, choose, kind: str) -> pa.RecordBatchReader:
+    def _rows(self, choose: Chooser, kind: str) -> pa.RecordBatchReader:
         snap = self._snapshot
         reader = snap.derived("delta:reader", lambda: RowReader(snap))   # kept with the (kept) version
         schema = pa.schema([*reader.schema, ROW_ID_FIELD, pa.field(ROW_CREATED, pa.uint64()),
@@ -148,26 +155,33 @@ class DatasetDelta:
         return pa.RecordBatchReader.from_batches(schema, [pa.record_batch([pa.array(ids)], schema=schema)])
 
 
-def deleted_row_ids(begin, end) -> np.ndarray:
+def deleted_row_ids(begin: Snapshot, end: Snapshot) -> np.ndarray:
     """Sorted uint64 stable row ids live at ``begin`` and nowhere at ``end``. Only fragments whose
     deletion file changed (the offsets their deletions gained or lost), that vanished or that
     appeared (their live rows) are read, and only those rows' ids are looked up."""
     old = {f.id: f for f in begin.fragments}
     new = {f.id: f for f in end.fragments}
-    lost, revived = [], []
+    lost: list[np.ndarray] = []
+    revived: list[np.ndarray] = []
     for fid, f in old.items():
         g = new.get(fid)
         if g is None or g.physical_rows != f.physical_rows:
-            lost.append(f.row_ids_at(live_offsets(f)))
+            lost.append(_stable_ids(f, live_offsets(f)))
         elif f.pb.deletion_file != g.pb.deletion_file:
             dp, dc = f.deleted_offsets(), g.deleted_offsets()
-            lost.append(f.row_ids_at(np.setdiff1d(dc, dp, assume_unique=True)))
-            revived.append(g.row_ids_at(np.setdiff1d(dp, dc, assume_unique=True)))
+            lost.append(_stable_ids(f, np.setdiff1d(dc, dp, assume_unique=True)))
+            revived.append(_stable_ids(g, np.setdiff1d(dp, dc, assume_unique=True)))
     for fid, g in new.items():
-        f = old.get(fid)
-        if f is None or g.physical_rows != f.physical_rows:
-            revived.append(g.row_ids_at(live_offsets(g)))
+        before = old.get(fid)
+        if before is None or g.physical_rows != before.physical_rows:
+            revived.append(_stable_ids(g, live_offsets(g)))
     gone = sorted_unique(np.concatenate(lost)) if lost else np.empty(0, np.uint64)
     if revived and len(gone):
         gone = gone[~in_sorted(gone, np.sort(np.concatenate(revived)))]
     return gone.astype(np.uint64)
+
+
+def _stable_ids(fragment: FragmentInfo, offsets: np.ndarray) -> np.ndarray:
+    ids = fragment.row_ids_at(offsets)
+    assert ids is not None, "deleted_row_ids: the callers check both versions have stable row ids"
+    return ids

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -23,6 +23,13 @@ from .filters import ROW_ADDR, ROW_CREATED, ROW_ID, ROW_UPDATED, CompiledFilter,
 from .planning import ScanTask
 from .projection import Projection, extract
 from .readahead import ReadaheadStats, ordered_map
+
+if TYPE_CHECKING:
+    from ..file.base import DataFileReader, DataFileRef
+    from ..predicate.pruning import Conjunct
+    from ..schema import LanceField
+    from ..table.fragment import FragmentInfo
+    from ..table.snapshot import Snapshot
 
 Selection = "range | np.ndarray"
 READER_CACHE_SIZE = 32
@@ -39,7 +46,7 @@ LATE_BLOCK = 1024
 class ScanContext:
     """Everything a task needs besides its fragment: shared by the worker threads."""
 
-    def __init__(self, snapshot, projection: Projection, flt: CompiledFilter | None):
+    def __init__(self, snapshot: Snapshot, projection: Projection, flt: CompiledFilter | None) -> None:
         self.snapshot = snapshot
         self.io = snapshot.io
         self.projection = projection
@@ -47,10 +54,10 @@ class ScanContext:
         self.schema = projection.schema
         self._fields, self._types = _name_maps(snapshot)
         self._readers, self._lock = _reader_cache(snapshot)
-        self._bounds: dict[tuple, Any] = {}
+        self._bounds: dict[tuple[Any, ...], Any] = {}
         self._open_lock = threading.Lock()
-        self._whole: dict[str, list] = {}     # path -> fields the scan reads whole (prefetched)
-        self._fragments: list = []
+        self._whole: dict[str, list[LanceField]] = {}     # path -> fields the scan reads whole (prefetched)
+        self._fragments: list[FragmentInfo] = []
         self._late_decided = False
         self._planned: set[str] = set()
         self._failed: dict[str, OSError] = {}   # path -> why opening it failed (not tried again)
@@ -64,7 +71,7 @@ class ScanContext:
         return [self._types.get(c) for c in dict.fromkeys((*self.filter_columns, *self.projection.sources))]
 
     # -- readers -------------------------------------------------------------------------
-    def prefetch(self, fragments, pages: bool = True) -> None:
+    def prefetch(self, fragments: Iterable[FragmentInfo], pages: bool = True) -> None:
         """Object stores: start fetching the footers of every file this scan will open (one round
         trip); with ``pages``, also every page of the columns it reads whole (the filter's columns,
         or all when there is no filter), planned per file as its footer lands (io/prefetch.py)."""
@@ -74,7 +81,7 @@ class ScanContext:
         names = dict.fromkeys((*self.filter_columns, *self.projection.sources))
         wanted = [self._fields[n] for n in names if n in self._fields]
         whole = set(self.filter_columns if self.filter is not None else self.projection.sources)
-        files: dict[str, Any] = {}
+        files: dict[str, DataFileRef] = {}
         self._fragments = list(fragments) if pages else []
         for frag in fragments:
             for field in wanted:
@@ -88,7 +95,7 @@ class ScanContext:
             refs = [files[p] for p in self._whole]
             threading.Thread(target=self._open_all, args=(refs,), daemon=True, name="lance-duck-plan").start()
 
-    def _open_all(self, refs) -> None:
+    def _open_all(self, refs: list[DataFileRef]) -> None:
         """Open each file in scan order (planning its pages, see :meth:`reader`) until the scan ends."""
         for ref in refs:
             if self._closed:
@@ -109,7 +116,7 @@ class ScanContext:
         if len(kept) == 0 or np.unique(kept // LATE_BLOCK).size * 2 < blocks:
             return
         late = [self._fields[c] for c in self.late_columns if c in self._fields]
-        opened = []
+        opened: list[tuple[DataFileRef, LanceField]] = []
         with self._open_lock:
             for frag in self._fragments:
                 for field in late:
@@ -131,7 +138,7 @@ class ScanContext:
             planned = list(self._planned)
         self.io.prefetcher.forget(planned)
 
-    def reader(self, ref):
+    def reader(self, ref: DataFileRef) -> DataFileReader:
         r = self._cached_reader(ref.path)
         if r is not None:
             return r
@@ -156,7 +163,7 @@ class ScanContext:
                     self._readers.popitem(last=False)
         return r
 
-    def _cached_reader(self, path: str):
+    def _cached_reader(self, path: str) -> DataFileReader | None:
         with self._lock:
             r = self._readers.get(path)
             if r is not None:
@@ -164,7 +171,7 @@ class ScanContext:
             return r
 
     # -- columns -------------------------------------------------------------------------
-    def read_columns(self, fragment, names: Sequence[str], rows: range | np.ndarray,
+    def read_columns(self, fragment: FragmentInfo, names: Sequence[str], rows: range | np.ndarray,
                      mask: np.ndarray | None = None, keep_dictionary: bool = False) -> dict[str, pa.Array]:
         """Top-level columns (incl. _rowid/_rowaddr) for the rows of ``rows`` where ``mask``.
 
@@ -190,7 +197,7 @@ class ScanContext:
         count = len(offsets) if offsets is not None else (len(rows) if mask is None else int(np.count_nonzero(mask)))
         sparse = (offsets is not None or mask is not None) and count * SPARSE_FACTOR < len(rows)
         out: dict[str, pa.Array] = {}
-        by_read: dict[tuple, tuple[Any, Any, list]] = {}
+        by_read: dict[tuple[str, str], tuple[DataFileRef, range | np.ndarray, list[LanceField]]] = {}
         for name in names:
             if name in (ROW_ADDR, ROW_ID):
                 if offsets is None:
@@ -381,7 +388,7 @@ class ScanContext:
                         if _kept_dictionary(v, self._types.get(k)) and len(v.dictionary) < len(v)}
         if not dictionaries:
             return None
-        by_column: dict[str, list] = {}
+        by_column: dict[str, list[Conjunct]] = {}
         for c in flt.conjuncts:
             path = tuple(c.path)
             if len(path) != 1 or path[0] not in fcols:
@@ -393,8 +400,7 @@ class ScanContext:
             for name, conjuncts in by_column.items():
                 arr = fcols[name]
                 if name in dictionaries:
-                    keep &= _per_value_mask(
-                        arr, lambda v, c=conjuncts, k=name: conjuncts_mask(c, {k: v}, len(v)))
+                    keep &= _per_value_mask(arr, _conjuncts_on(conjuncts, name))
                 else:
                     keep &= conjuncts_mask(conjuncts, {name: plain(arr, self._types.get(name))}, n)
         except (Unsupported, pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
@@ -414,19 +420,18 @@ class ScanContext:
             return None
         dictionaries = {k for k, v in fcols.items()
                         if _kept_dictionary(v, self._types.get(k)) and len(v.dictionary) < len(v)}
-        by_column: dict[str, list] = {}
+        by_column: dict[str, list[Conjunct]] = {}
         for c in flt.conjuncts:
             path = tuple(c.path)
             if len(path) == 1 and path[0] in dictionaries:
                 by_column.setdefault(path[0], []).append(c)
         if not by_column:
             return None
-        from ..index.scalar import Unsupported, conjuncts_mask
+        from ..index.scalar import Unsupported
         pre = np.ones(n, dtype=bool)
         try:
             for name, conjuncts in by_column.items():
-                pre &= _per_value_mask(
-                    fcols[name], lambda v, c=conjuncts, k=name: conjuncts_mask(c, {k: v}, len(v)))
+                pre &= _per_value_mask(fcols[name], _conjuncts_on(conjuncts, name))
         except (Unsupported, pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
             return None
         idx = np.flatnonzero(pre)
@@ -466,7 +471,7 @@ def _plain_numbers(a: pa.Array) -> bool:
     return not a.null_count and (pa.types.is_integer(t) or pa.types.is_floating(t))
 
 
-def _per_value_mask(arr: pa.DictionaryArray, mask_of) -> np.ndarray:
+def _per_value_mask(arr: pa.DictionaryArray, mask_of: Callable[[pa.Array], Any]) -> np.ndarray:
     """``mask_of`` (values -> boolean mask) evaluated once per dictionary value, gathered by the
     indices; a null row takes the mask of a null value (appended only when a row is null)."""
     values, indices = arr.dictionary, arr.indices
@@ -476,15 +481,20 @@ def _per_value_mask(arr: pa.DictionaryArray, mask_of) -> np.ndarray:
     return gather_mask(np.asarray(mask_of(values), dtype=bool), indices.to_numpy(zero_copy_only=False))
 
 
+def _conjuncts_on(conjuncts: list[Conjunct], name: str) -> Callable[[pa.Array], np.ndarray]:
+    """values -> the mask of ``conjuncts`` on column ``name`` holding them (for :func:`_per_value_mask`)."""
+    from ..index.scalar import conjuncts_mask
+    return lambda v: conjuncts_mask(conjuncts, {name: v}, len(v))
+
+
 def gather_mask(per_value: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """``per_value[idx]``: the mask of each row from the mask of each dictionary value. When one
     value passes (``cat = 'x'``) or one fails, one comparison of the indices (a gather costs ~100x
     more); an index out of range raises IndexError either way."""
     passing = np.flatnonzero(per_value)
     if idx.size and len(passing) in (1, per_value.size - 1) and idx.min() >= 0 and idx.max() < per_value.size:
-        if len(passing) == 1:
-            return idx == passing[0]
-        return idx != np.flatnonzero(~per_value)[0]
+        one: np.ndarray = idx == passing[0] if len(passing) == 1 else idx != np.flatnonzero(~per_value)[0]
+        return one
     return np.take(per_value, idx)
 
 
@@ -512,13 +522,13 @@ def plain(a: pa.Array, want: pa.DataType | None) -> pa.Array:
     return pc.take(a.dictionary, a.indices, boundscheck=False)
 
 
-def _name_maps(snapshot) -> tuple[dict[str, Any], dict[str, pa.DataType]]:
+def _name_maps(snapshot: Snapshot) -> tuple[dict[str, LanceField], dict[str, pa.DataType]]:
     """({name: top-level field}, {name: read type}) of a snapshot (made once, kept on it)."""
     return snapshot.derived("_scan_name_maps", lambda: ({f.name: f for f in snapshot.schema.fields},
                                                         {f.name: f.type for f in snapshot.read_schema}))
 
 
-def _reader_cache(snapshot) -> tuple[OrderedDict[str, Any], threading.Lock]:
+def _reader_cache(snapshot: Snapshot) -> tuple[OrderedDict[str, DataFileReader], threading.Lock]:
     """The open-reader LRU of a scan and its lock. Local files: shared by every scan of the
     snapshot (a pinned version's data files are immutable; a point lookup then maps no file
     again); object stores: one per scan (readers there keep the scan's fetched pages)."""
@@ -527,7 +537,7 @@ def _reader_cache(snapshot) -> tuple[OrderedDict[str, Any], threading.Lock]:
     return snapshot.derived("_scan_readers", lambda: (OrderedDict(), threading.Lock()))
 
 
-def _file_for(fragment, field):
+def _file_for(fragment: FragmentInfo, field: LanceField) -> DataFileRef | None:
     """The file holding a top-level field; 2.1+ files list only the leaves of nested fields."""
     for f in field.walk():
         ref = fragment.file_for_field(f.id)
@@ -536,7 +546,7 @@ def _file_for(fragment, field):
     return None
 
 
-def live_mask(fragment, rows: range) -> np.ndarray | None:
+def live_mask(fragment: FragmentInfo, rows: range) -> np.ndarray | None:
     """Which rows of ``rows`` are not deleted (None when all are)."""
     if not fragment.num_deletions():
         return None
@@ -549,7 +559,7 @@ def live_mask(fragment, rows: range) -> np.ndarray | None:
     return keep
 
 
-def selected_offsets(fragment, task: ScanTask) -> np.ndarray:
+def selected_offsets(fragment: FragmentInfo, task: ScanTask) -> np.ndarray:
     """The sorted offsets of an index-selected task's rows that are live (not deleted), minus
     the first ``task.skip`` of them: computed on the selection, not on a mask of its range."""
     sel = np.asarray(task.selection, dtype=np.int64)
@@ -568,7 +578,7 @@ def mask_array(mask: np.ndarray) -> pa.Array:
     return bool_array(mask, mask.size)
 
 
-def _offsets(sel) -> np.ndarray:
+def _offsets(sel: range | np.ndarray) -> np.ndarray:
     if isinstance(sel, range):
         return np.arange(sel.start, sel.stop, dtype=np.int64)
     return sel
@@ -579,7 +589,7 @@ def _offsets(sel) -> np.ndarray:
 MIN_RANGE_ROWS = 256
 
 
-def _compact(offsets: np.ndarray):
+def _compact(offsets: np.ndarray) -> range | np.ndarray:
     """A long contiguous selection becomes a range (readers decode ranges fastest)."""
     offsets = offsets.astype(np.int64, copy=False)
     if len(offsets) >= MIN_RANGE_ROWS and int(offsets[-1]) - int(offsets[0]) + 1 == len(offsets):
@@ -599,8 +609,8 @@ SMALL_BATCH_BYTES = 64 * 1024
 def batch_bytes(b: pa.RecordBatch | None) -> int:
     if b is None:
         return 0
-    total = b.get_total_buffer_size()
-    return total if total <= SMALL_BATCH_BYTES else b.nbytes
+    total: int = b.get_total_buffer_size()
+    return total if total <= SMALL_BATCH_BYTES else int(b.nbytes)
 
 
 def execute(ctx: ScanContext, tasks: Iterator[ScanTask], *, offset: int = 0, limit: int | None = None,
@@ -636,7 +646,7 @@ def execute(ctx: ScanContext, tasks: Iterator[ScanTask], *, offset: int = 0, lim
         ctx.close()
 
 
-def _split(stream, batch_rows: int | None) -> Iterator[pa.RecordBatch]:
+def _split(stream: Iterable[pa.RecordBatch | None], batch_rows: int | None) -> Iterator[pa.RecordBatch]:
     for b in stream:
         if b is None or b.num_rows == 0:
             continue
@@ -647,7 +657,7 @@ def _split(stream, batch_rows: int | None) -> Iterator[pa.RecordBatch]:
             yield b.slice(start, batch_rows)
 
 
-def row_versions(fragment: Any, name: str) -> np.ndarray:
+def row_versions(fragment: FragmentInfo, name: str) -> np.ndarray:
     """uint64 ``_row_created_at_version`` or ``_row_last_updated_at_version`` per physical row; 1 where
     the fragment records none (pylance's value for rows without row-version metadata)."""
     got = fragment.created_at_versions() if name == ROW_CREATED else fragment.last_updated_at_versions()

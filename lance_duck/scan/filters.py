@@ -20,6 +20,9 @@ from ..predicate.compiled import CompiledFilter, and_filters, compile_filter
 from ..predicate.compiled import evaluate_expression as evaluate
 from ..predicate.long_filters import on_big_stack
 
+#: one remembered binding: the filter as given, the schema object, the result
+_Bound = tuple[Any, pa.Schema, "CompiledFilter | None"]
+
 ROW_ID = "_rowid"
 ROW_ADDR = "_rowaddr"
 ROW_CREATED = "_row_created_at_version"
@@ -57,7 +60,7 @@ def _memo_bind(filter: Any, schema: pa.Schema) -> CompiledFilter | None:
 
 #: filter bindings remembered (keyed by schema identity and the filter's text; an Expression
 #: is matched with ``equals``, which compares literal types too)
-_BOUND_MEMO = _state.cache("filter_bindings")
+_BOUND_MEMO: _state.ByteLRU[tuple[int, str], tuple[_Bound, ...]] = _state.cache("filter_bindings")
 
 
 def _bind(filter: Any, schema: pa.Schema) -> CompiledFilter | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import atexit
 import threading
 import time
+from typing import Any, NoReturn
 
 import pyarrow as pa
 import pyarrow.dataset as pads
@@ -41,17 +42,17 @@ NATIVE_SCAN_MESSAGE = (
 class _RefusingHandler(pafs.FileSystemHandler):
     """A filesystem whose every operation raises :class:`InvalidArgumentError`."""
 
-    def __init__(self, uri: str):
+    def __init__(self, uri: str) -> None:
         self._uri = uri
 
-    def _refuse(self, *args, **kwargs):
+    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
         _refused_now()
         raise InvalidArgumentError(NATIVE_SCAN_MESSAGE.format(uri=self._uri))
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return self is other
 
-    def __ne__(self, other) -> bool:
+    def __ne__(self, other: object) -> bool:
         return self is not other
 
     __hash__ = object.__hash__
@@ -94,7 +95,7 @@ def _let_native_threads_finish() -> None:
         time.sleep(left)
 
 
-def placeholder_native_state(schema: pa.Schema, uri: str) -> tuple:
+def placeholder_native_state(schema: pa.Schema, uri: str) -> tuple[list[Any], pa.Schema, Any, Any]:
     """Arguments for ``pyarrow.dataset.FileSystemDataset.__init__``: ``schema``, one fragment,
     and a filesystem that refuses to be read (building them performs no I/O)."""
     fs = pafs.PyFileSystem(_RefusingHandler(uri))
@@ -107,6 +108,6 @@ def refuse_native_scan(uri: str) -> InvalidArgumentError:
     return InvalidArgumentError(NATIVE_SCAN_MESSAGE.format(uri=uri))
 
 
-def export_stream(reader: pa.RecordBatchReader, requested_schema=None):
+def export_stream(reader: pa.RecordBatchReader, requested_schema: object | None = None) -> object:
     """``reader`` as an Arrow C stream PyCapsule (``requested_schema`` as the protocol defines)."""
     return reader.__arrow_c_stream__(requested_schema)

@@ -9,9 +9,12 @@ metadata (live-row counts) alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..table.fragment import FragmentInfo
 
 
 DEFAULT_BATCH_ROWS = 128 * 1024
@@ -50,7 +53,7 @@ class ScanTask:
         return len(self.rows) if self.selection is None else len(self.selection)
 
 
-def live_rows_in(fragment, rows: range) -> int:
+def live_rows_in(fragment: FragmentInfo, rows: range) -> int:
     """Rows of ``rows`` that are not deleted."""
     if not fragment.num_deletions():
         return len(rows)
@@ -64,7 +67,7 @@ def is_candidate(selections: Mapping[int, np.ndarray], fragment_id: int) -> bool
     return fragment_id in getattr(selections, "candidates", ())
 
 
-def plan_tasks(fragments: Iterable, batch_rows: int, *, skip_rows: int = 0,
+def plan_tasks(fragments: Iterable[FragmentInfo], batch_rows: int, *, skip_rows: int = 0,
                max_rows: int | None = None, first_rows: int | None = None,
                selections: Mapping[int, np.ndarray] | None = None,
                growth: int = RAMP_GROWTH) -> Iterator[ScanTask]:

@@ -46,7 +46,7 @@ class Projection:
         return all(not o.path and o.expression is None for o in self.outputs)
 
 
-def resolve_projection(columns, schema: pa.Schema, lance_schema: LanceSchema,
+def resolve_projection(columns: Any, schema: pa.Schema, lance_schema: LanceSchema,
                        with_row_id: bool = False, with_row_address: bool = False) -> Projection:
     """Validate ``columns`` against the dataset schema and plan the outputs."""
     outs: list[OutputColumn] = []
@@ -101,7 +101,7 @@ def _named(name: str, schema: pa.Schema) -> OutputColumn:
     return OutputColumn(name, f.with_name(name), parts[0], tuple(path))
 
 
-def _aliased(alias: str, spec, schema: pa.Schema) -> OutputColumn:
+def _aliased(alias: str, spec: Any, schema: pa.Schema) -> OutputColumn:
     if isinstance(spec, str):
         try:
             return _renamed(_named(spec.strip(), schema), alias)

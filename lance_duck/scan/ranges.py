@@ -7,7 +7,7 @@ table's scalar indices answer reads only the rows they select (as :class:`LanceS
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -17,13 +17,16 @@ from .execution import ScanContext, execute
 from .planning import DEFAULT_TASK_ROWS, ScanTask, is_candidate, live_rows_in
 
 if TYPE_CHECKING:
+    from ..table.fragment import FragmentInfo
+    from ..table.snapshot import Snapshot
     from .dataset import LanceDataset
 
 #: ``(fragment id, first physical row, end physical row)``
 RowRange = tuple[int, int, int]
 
 
-def scan_row_ranges(dataset: "LanceDataset", ranges: Sequence[RowRange], *, columns=None, filter=None,
+def scan_row_ranges(dataset: "LanceDataset", ranges: Sequence[RowRange], *, columns: Any = None,
+                    filter: Any = None,
                     batch_size: int | None = None, readahead: int = 2,
                     use_scalar_index: bool = True) -> Iterator[pa.RecordBatch]:
     """Batches of ``columns`` for the live rows of ``ranges`` that pass ``filter``, in range order.
@@ -55,7 +58,7 @@ def scan_row_ranges(dataset: "LanceDataset", ranges: Sequence[RowRange], *, colu
     return execute(ctx, tasks, readahead=readahead, batch_rows=task_rows)
 
 
-def count_row_ranges(dataset: "LanceDataset", ranges: Sequence[RowRange], *, filter=None) -> int:
+def count_row_ranges(dataset: "LanceDataset", ranges: Sequence[RowRange], *, filter: Any = None) -> int:
     """Exact number of rows :func:`scan_row_ranges` returns; from deletion files alone without a filter."""
     if filter is None and dataset._base_filter is None:
         infos = _checked(dataset._snapshot, ranges)
@@ -67,7 +70,7 @@ def _fragment_ids(ranges: Sequence[RowRange]) -> list[int]:
     return list(dict.fromkeys(int(fid) for fid, _, _ in ranges))
 
 
-def _checked(snapshot, ranges: Sequence[RowRange]) -> dict:
+def _checked(snapshot: Snapshot, ranges: Sequence[RowRange]) -> dict[int, FragmentInfo]:
     infos = {f.id: f for f in snapshot.fragments}
     for fid, start, stop in ranges:
         frag = infos.get(fid)
@@ -80,7 +83,8 @@ def _checked(snapshot, ranges: Sequence[RowRange]) -> dict:
     return infos
 
 
-def _tasks(infos: dict, ranges: Sequence[RowRange], task_rows: int, selections: dict) -> Iterator[ScanTask]:
+def _tasks(infos: Mapping[int, FragmentInfo], ranges: Sequence[RowRange], task_rows: int,
+           selections: Mapping[int, np.ndarray]) -> Iterator[ScanTask]:
     seq = 0
     for fid, start, stop in ranges:
         frag = infos[fid]

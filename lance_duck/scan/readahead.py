@@ -64,8 +64,8 @@ def fixed_width(t: pa.DataType | None) -> bool:
         return True
     if isinstance(t, pa.ExtensionType):
         t = t.storage_type
-    return (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
-            or pa.types.is_temporal(t) or pa.types.is_decimal(t))
+    return bool(pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
+                or pa.types.is_temporal(t) or pa.types.is_decimal(t))
 
 
 def max_inflight_for(types: Iterable[pa.DataType | None]) -> tuple[int, bool]:
@@ -89,9 +89,9 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, size_of: Callable[[
             yield r
         return
     pool = shared_pool()
-    pending: deque[tuple[Future, int]] = deque()
+    pending: deque[tuple[Future[R], int]] = deque()
     per_weight = 0.0               # bytes per unit of weight, learnt from results (max seen)
-    nxt: list = []                 # one item looked ahead
+    nxt: list[T] = []                 # one item looked ahead
     exhausted = False
 
     def fill(limit: int, holding: int) -> None:

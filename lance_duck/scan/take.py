@@ -1,17 +1,21 @@
 """Random access by logical row position (after deletions), like pylance's ``take``."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from ..errors import InvalidArgumentError, RowIndexError
 from .execution import ScanContext
-from .projection import resolve_projection
+from .projection import Projection, resolve_projection
+
+if TYPE_CHECKING:
+    from ..table.fragment import FragmentInfo
+    from ..table.snapshot import Snapshot
 
 
-def logical_to_physical(fragment, local: np.ndarray) -> np.ndarray:
+def logical_to_physical(fragment: FragmentInfo, local: np.ndarray) -> np.ndarray:
     """Physical offsets of sorted logical positions within one fragment."""
     if not fragment.num_deletions():
         return local
@@ -21,7 +25,8 @@ def logical_to_physical(fragment, local: np.ndarray) -> np.ndarray:
     return local + passed
 
 
-def take_rows(snapshot, fragments: Sequence, indices, columns=None, base_filter=None,
+def take_rows(snapshot: Snapshot, fragments: Sequence[FragmentInfo], indices: Any, columns: Any = None,
+              base_filter: Any = None,
               child_order: str = "schema") -> pa.Table:
     """Rows at logical positions of ``fragments``. Nested names (``"s.a"``) give pruned structs
     as pylance's take does: top-level columns in the order named, struct children in schema
@@ -46,7 +51,7 @@ class _Node:
         self.kids: dict[int, "_Node"] = {}
 
 
-def _prune_trees(proj) -> dict[str, _Node]:
+def _prune_trees(proj: Projection) -> dict[str, _Node]:
     trees: dict[str, _Node] = {}
     for o in proj.outputs:
         node = trees.setdefault(o.source, _Node())
@@ -56,7 +61,7 @@ def _prune_trees(proj) -> dict[str, _Node]:
     return trees
 
 
-def _prune(arr, node: _Node, order: str, whole: bool = False):
+def _prune(arr: Any, node: _Node, order: str, whole: bool = False) -> Any:
     """``arr`` with only the struct children ``node`` keeps (struct validity preserved)."""
     whole = whole or node.whole
     if isinstance(arr, pa.ChunkedArray):
@@ -75,7 +80,7 @@ def _prune(arr, node: _Node, order: str, whole: bool = False):
     return pa.StructArray.from_arrays(kids, fields=fields, mask=mask)
 
 
-def _take(snapshot, fragments: Sequence, indices, proj) -> pa.Table:
+def _take(snapshot: Snapshot, fragments: Sequence[FragmentInfo], indices: Any, proj: Projection) -> pa.Table:
     try:
         raw = indices.to_numpy(zero_copy_only=False) if isinstance(indices, (pa.Array, pa.ChunkedArray)) \
             else np.asarray(indices)

@@ -1,6 +1,7 @@
 """Human-readable rendering of Arrow tables for the terminal (the CLI's output)."""
 from __future__ import annotations
 
+
 import pyarrow as pa
 
 MAX_CELL = 40

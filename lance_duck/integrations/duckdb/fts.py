@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
@@ -28,6 +29,9 @@ from ...errors import InvalidArgumentError, UnsupportedFeatureError
 from ...scan.dataset import dataset
 from . import cache
 from .count import count_filter
+
+if TYPE_CHECKING:
+    import duckdb
 from .search import _vector
 
 if TYPE_CHECKING:

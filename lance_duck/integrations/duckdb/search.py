@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -23,6 +23,9 @@ from sqlglot import exp
 
 from ...errors import InvalidArgumentError
 from .count import count_filter
+
+if TYPE_CHECKING:
+    from .rewrite import LanceRef
 
 SEARCH_FUNCTION = "lance_vector_search"
 REF_ARGUMENTS = ("version", "asof", "timestamp", "branch", "storage_options")
@@ -34,7 +37,7 @@ Values = Callable[[str], Any]
 class VectorSearchCall:
     """One ``lance_vector_search(...)`` of a query, run when :func:`lance_duck.sql` registers it."""
 
-    ref: Any                          # integrations.duckdb.LanceRef
+    ref: LanceRef
     nearest: dict[str, Any]
     prefilter: bool
     where: list[exp.Expression]       # WHERE conjuncts searched with (prefilter only)

@@ -47,6 +47,8 @@ Both are pinned by tests. The ``filter`` option has neither problem (it is part 
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pyspark.sql import SparkSession
 from pyspark.sql.datasource import DataSource, DataSourceReader
 from pyspark.sql.types import StructType
@@ -58,6 +60,10 @@ from .options import ReadOptions, parse_options
 from .partitions import LancePartition, plan_partitions
 from .reader import LanceReader, LimitLanceReader, PushdownLanceReader, reader_class, table_schema
 from .types import conform, spark_arrow_schema, spark_arrow_type
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from pyspark.sql.types import StructType
 
 FORMAT_NAME = "lance_duck"
 SHORT_NAME = "lance"      # what lance-spark users type

@@ -9,7 +9,7 @@ so its task reads only the changed fragments those rows live in. Workers diff th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
@@ -22,6 +22,9 @@ from ... import _state
 from .options import ReadOptions
 from .reader import _bounded
 from .types import conform, spark_arrow_schema
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
 
 # Change rows per partition when ``partition_rows`` is not given.
 FEED_PARTITION_ROWS = 1024 * 1024

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from pyspark.sql.datasource import InputPartition
 
@@ -64,6 +64,7 @@ def plan_partitions(fragments: Sequence[FragmentInfo], *, target_rows: int | Non
     frags = [f for f in fragments if f.physical_rows > 0 and f.count_rows() > 0]
     if not frags:
         return []
+    size: Callable[[FragmentInfo], int]
     if target_bytes is not None:
         def size(f: FragmentInfo) -> int:
             return fragment_bytes(f)

@@ -7,7 +7,7 @@ the filter's text) and its partition (fragment row ranges): no data, no manifest
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
@@ -26,11 +26,18 @@ from .options import MAX_BATCH_BYTES, ReadOptions
 from .partitions import plan_partitions
 from .types import conform, spark_arrow_schema
 
+if TYPE_CHECKING:
+    from pyspark.sql.datasource import Filter
+    from pyspark.sql.types import StructType
+
+    from ...scan.dataset import LanceDataset
+    from ...scan.scanner import LanceScanner
+
 # Rows decoded per read task, whatever the batch size: each task has a fixed cost per column,
 # and Spark's batches are slices of the decoded ones (zero-copy).
 MIN_DECODE_ROWS = 1024 * 1024
 #: the datasets workers opened last (``lance_duck.configure(spark_dataset_cache_entries=...)``)
-_cache = _state.cache("spark_datasets")
+_cache: _state.ByteLRU[tuple[Any, ...], LanceDataset] = _state.cache("spark_datasets")
 
 
 def open_dataset(opts: ReadOptions, version: int | None = None, branch: str | None = None,
