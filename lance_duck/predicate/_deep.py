@@ -65,8 +65,8 @@ def on_big_stack(fn: Callable[[], T]) -> T:
     For calls into pyarrow that recurse in C++ along an Expression's depth (pickling, printing,
     comparing one: a chain of ~20,000 terms built left-deep, as DuckDB's pushdown builds them,
     overflows an ordinary thread's stack and kills the process). Costs a hand-over to the one
-    worker thread and back (tens of microseconds idle, more when the cores are busy): callers
-    skip it for input known to be shallow.
+    worker thread and back (tens of microseconds idle, more when the cores are busy; callers
+    skip it for input known to be shallow), or a thread start while that worker is busy.
     """
     err, value = _run_on_big_stack(fn)
     if err is not None:
@@ -75,7 +75,7 @@ def on_big_stack(fn: Callable[[], T]) -> T:
 
 
 def _run_on_big_stack(fn: Callable[[], T]) -> tuple[BaseException | None, T | None]:
-    executor, ident = _state.deep_worker()
+    executor, ident, idle = _state.deep_worker()
     if threading.get_ident() == ident:          # a deep call inside a deep call: already there
         try:
             return None, fn()
@@ -83,11 +83,36 @@ def _run_on_big_stack(fn: Callable[[], T]) -> tuple[BaseException | None, T | No
             return e, None
     _enter()
     try:
-        done = executor.submit(fn)
-        err = done.exception()                  # waits; the worker keeps what fn raised
+        if not idle.acquire(blocking=False):    # busy with another thread's call (which may be
+            return _on_new_thread(fn)           # waiting for this one): a thread of its own
+        try:
+            done = executor.submit(fn)
+            err = done.exception()              # waits; the worker keeps what fn raised
+        finally:
+            idle.release()
+        return (err, None) if err is not None else (None, done.result())
     finally:
         _leave()
-    return (err, None) if err is not None else (None, done.result())
+
+
+def _on_new_thread(fn: Callable[[], T]) -> tuple[BaseException | None, T | None]:
+    box: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # noqa: BLE001 - handed to the calling thread
+            box["error"] = e
+
+    with _lock:
+        old = threading.stack_size(_state.DEEP_STACK_BYTES)
+        try:
+            worker = threading.Thread(target=target, name="lance_duck-deep", daemon=True)
+            worker.start()
+        finally:
+            threading.stack_size(old)
+    worker.join()
+    return box.get("error"), box.get("value")  # type: ignore[return-value]
 
 
 __all__ = ["call_deep", "on_big_stack", "DEEP_RECURSION_LIMIT"]

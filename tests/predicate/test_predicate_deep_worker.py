@@ -41,21 +41,42 @@ def test_errors_raised_on_the_worker_reach_the_caller():
     assert on_big_stack(lambda: 7) == 7     # the worker lives on
 
 
-def test_repeated_shallow_expression_binds_without_the_worker():
-    """While the worker is busy, an Expression equal to one bound before still binds at once."""
-    first = bind_filter(pc.field("id") == 5, SCHEMA)
+def test_repeated_shallow_expression_binds_without_the_worker(monkeypatch):
+    """The first binding goes through the big stack; an equal Expression (another object) after it
+    is bound on the calling thread."""
+    from lance_duck.scan import filters
+    schema = pa.schema([pa.field("k", pa.int64())])       # a schema of its own: nothing bound before
+    hops: list[int] = []
+
+    def counted(fn):
+        hops.append(1)
+        return on_big_stack(fn)
+    monkeypatch.setattr(filters, "on_big_stack", counted)
+    first = bind_filter(pc.field("k") == 5, schema)
+    assert hops == [1]
+    assert bind_filter(pc.field("k") == 5, schema) is first
+    assert hops == [1]
+    assert bind_filter(pc.field("k") == 6, schema) is not first
+    assert hops == [1, 1]
+
+
+def test_deep_call_while_the_worker_is_busy_gets_a_thread_of_its_own():
+    """No queueing behind another caller's deep call (which might be waiting for this one)."""
     release = threading.Event()
-    busy = _state.deep_worker()[0].submit(release.wait, 30)
+    started = threading.Event()
+    other = threading.Thread(target=lambda: on_big_stack(lambda: (started.set(), release.wait(30))))
+    other.start()
     try:
+        assert started.wait(10)
         got: list[object] = []
-        t = threading.Thread(target=lambda: got.append(bind_filter(pc.field("id") == 5, SCHEMA)))
+        t = threading.Thread(target=lambda: got.append(call_deep(lambda: nested(20_000), "input")))
         t.start()
         t.join(10)
-        assert got == [first]
-        assert first is not None and first.columns == ("id",)
+        assert got == [20_000]
     finally:
         release.set()
-        busy.result(30)
+        other.join(30)
+    assert on_big_stack(threading.get_ident) == _state.deep_worker()[1]
 
 
 def test_expressions_differing_in_a_literal_or_its_type_bind_apart():
