@@ -50,7 +50,7 @@ def bind_filter(filter: Any, schema: pa.Schema) -> CompiledFilter | None:
 #: An Expression printing to at most this many characters is at most a quarter as deep (every
 #: level prints an operator or a name and parentheses): comparing one with ``equals``, which
 #: recurses only as deep as the shallower of the two, is safe on any thread
-SHALLOW_TEXT = 20_000
+SHALLOW_TEXT = 8_000
 #: shallow bound Expressions kept per schema for the check on the calling thread
 SHALLOW_KEPT = 16
 

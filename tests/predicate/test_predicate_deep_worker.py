@@ -106,3 +106,25 @@ def test_forked_child_starts_its_own_worker():
     child.join(60)
     assert child.exitcode == 0
     assert out.get(timeout=5) == (True, 20_000)
+
+
+def test_long_expression_seen_again_still_binds_on_the_big_stack(monkeypatch):
+    """Past filters.SHALLOW_TEXT characters an Expression may be deep: never compared on the caller."""
+    from lance_duck.scan import filters
+    schema = pa.schema([pa.field("k", pa.int64())])
+
+    def chain() -> pc.Expression:
+        e = pc.field("k") != 0
+        for v in range(1, 2000):
+            e = e & (pc.field("k") != v)
+        return e
+    assert len(str(chain())) > filters.SHALLOW_TEXT
+    hops: list[int] = []
+
+    def counted(fn):
+        hops.append(1)
+        return on_big_stack(fn)
+    monkeypatch.setattr(filters, "on_big_stack", counted)
+    first = bind_filter(chain(), schema)
+    assert bind_filter(chain(), schema) is first
+    assert hops == [1, 1]
