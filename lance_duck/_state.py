@@ -262,6 +262,28 @@ def pool(name: str, initializer: Callable[[], None] | None = None) -> ThreadPool
         return got
 
 
+#: stack of the :func:`deep_worker` thread (virtual memory, touched only as used)
+DEEP_STACK_BYTES = 1 << 30
+
+
+def deep_worker() -> tuple[ThreadPoolExecutor, int, threading.Lock]:
+    """The one thread (``lance_duck_deep``) with a large stack that runs calls recursing along
+    deeply nested input, its thread ident, and the lock its user holds (a caller finding it held
+    does not queue); started on first use, a forked child starts its own."""
+    got: tuple[ThreadPoolExecutor, int, threading.Lock] = slot("deep_worker", _start_deep_worker)
+    return got
+
+
+def _start_deep_worker() -> tuple[ThreadPoolExecutor, int, threading.Lock]:
+    old = threading.stack_size(DEEP_STACK_BYTES)
+    try:
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lance_duck_deep")
+        ident = executor.submit(threading.get_ident).result()   # its thread starts with that stack
+    finally:
+        threading.stack_size(old)
+    return executor, ident, threading.Lock()
+
+
 def workers(name: str) -> int:
     """The configured size of the pool ``name``."""
     return _settings[POOLS[name][0]]

@@ -15,10 +15,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import _state
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, LanceDuckError
 from ..predicate.compiled import CompiledFilter, and_filters, compile_filter
 from ..predicate.compiled import evaluate_expression as evaluate
-from ..predicate.long_filters import on_big_stack
+from ..predicate.long_filters import cached_plan, on_big_stack
 
 #: one remembered binding: the filter as given, the schema object, the result
 _Bound = tuple[Any, pa.Schema, "CompiledFilter | None"]
@@ -41,13 +41,52 @@ def bind_filter(filter: Any, schema: pa.Schema) -> CompiledFilter | None:
     if isinstance(filter, CompiledFilter):      # compiled by an engine's translator (the same model)
         return None if filter.is_empty else filter
     if isinstance(filter, pc.Expression):
-        # printing, comparing and decoding an Expression recurse in C++ along its depth
-        return on_big_stack(lambda: _memo_bind(filter, schema))
+        known = _shallow_hit(filter, schema)
+        if known is not None:
+            return known[0]
+        # printing, comparing and decoding an Expression recurse in C++ along its depth: first
+        # seen, it is bound on the big-stack worker thread
+        return on_big_stack(lambda: _bind_expression(filter, schema))
     return _memo_bind(filter, schema)
 
 
-def _memo_bind(filter: Any, schema: pa.Schema) -> CompiledFilter | None:
-    key = (id(schema), filter if isinstance(filter, str) else str(filter))
+#: An Expression printing to at most this many characters is at most a quarter as deep (every
+#: level prints an operator or a name and parentheses): comparing one with ``equals``, which
+#: recurses only as deep as the shallower of the two, is safe on any thread
+SHALLOW_TEXT = 8_000
+#: shallow bound Expressions kept per schema for the check on the calling thread
+SHALLOW_KEPT = 16
+
+
+def _shallow_hit(filter: pc.Expression, schema: pa.Schema) -> tuple[CompiledFilter | None] | None:
+    """The binding of an Expression equal to one bound before and known to be shallow, on the
+    calling thread (no recursion deeper than that one's depth), or None."""
+    for f, sch, bound in _BOUND_MEMO.peek(("shallow", id(schema)), ()):
+        if sch is schema and f.equals(filter):
+            return (bound,)
+    return None
+
+
+def _bind_expression(filter: pc.Expression, schema: pa.Schema) -> CompiledFilter | None:
+    """On the big-stack worker: bind, note a shallow Expression for :func:`_shallow_hit`, and work
+    out how it is evaluated (:func:`~lance_duck.predicate.long_filters.cached_plan`) while here."""
+    text = str(filter)
+    bound = _memo_bind(filter, schema, text)
+    if bound is not None and bound.expression is not None:
+        try:
+            cached_plan(bound.expression)
+        except LanceDuckError:      # too long to evaluate: said when it is evaluated, as before
+            pass
+    if len(text) <= SHALLOW_TEXT:
+        key = ("shallow", id(schema))
+        kept = _BOUND_MEMO.peek(key, ())
+        if not any(sch is schema and f.equals(filter) for f, sch, _ in kept):
+            _BOUND_MEMO.put(key, ((filter, schema, bound), *kept)[:SHALLOW_KEPT])
+    return bound
+
+
+def _memo_bind(filter: Any, schema: pa.Schema, text: str | None = None) -> CompiledFilter | None:
+    key = (id(schema), filter if isinstance(filter, str) else text if text is not None else str(filter))
     seen = _BOUND_MEMO.get(key, ())
     for f, sch, bound in seen:
         if sch is schema and (f == filter if isinstance(filter, str) else

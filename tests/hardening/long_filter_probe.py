@@ -2,7 +2,7 @@
 
 ``python long_filter_probe.py <table> <engine> <kind> <n>``: engine ``lance_duck``, ``pylance``,
 ``duckdb`` (``lance_duck.sql``), ``expression`` (a left-deep pyarrow Expression given to
-lance_duck) or ``spark`` (the Spark source's pushdown reader, one pushed filter per term); kind ``and`` (``i != k``), ``ranges`` (``i != k`` and ``i > -k``), ``or`` (``i = k``), ``mixed`` (an AND of ORs). A crash
+lance_duck), ``expression_again`` (the same, built twice: the second an equal object) or ``spark`` (the Spark source's pushdown reader, one pushed filter per term); kind ``and`` (``i != k``), ``ranges`` (``i != k`` and ``i > -k``), ``or`` (``i = k``), ``mixed`` (an AND of ORs). A crash
 (SIGSEGV) shows as the process's return code; the test compares the printed answers.
 """
 from __future__ import annotations
@@ -62,8 +62,9 @@ def main(path: str, engine: str, kind: str, n: int) -> None:
     else:
         import lance_duck
         ds = lance_duck.dataset(path)
-        f = expression(kind, n) if engine == "expression" else sql_filter(kind, n)
-        count, table = ds.count_rows(filter=f), ds.to_table(columns=["i", "s"], filter=f)
+        f = expression(kind, n) if engine.startswith("expression") else sql_filter(kind, n)
+        again = expression(kind, n) if engine == "expression_again" else f   # equal, another object
+        count, table = ds.count_rows(filter=f), ds.to_table(columns=["i", "s"], filter=again)
     digest = hashlib.sha1(repr((table["i"].to_pylist(), table["s"].to_pylist())).encode()).hexdigest()
     print(json.dumps({"count": count, "rows": table.num_rows, "digest": digest}))
 

@@ -74,6 +74,11 @@ def test_long_left_deep_expression_is_evaluated_in_pieces(table):
     assert probe(table, "expression", "or", 10_000) == expected("or", 10_000)
 
 
+def test_equal_deep_expression_seen_again_is_bound_on_the_big_stack(table):
+    """A second, equal 20,000-term left-deep Expression is not taken for a shallow one seen before."""
+    assert probe(table, "expression_again", "and", 20_000) == expected("and", 20_000)
+
+
 def test_long_where_through_duckdb_pushdown(table):
     """DuckDB pushes the 10,000 comparisons as one left-deep Expression."""
     assert probe(table, "duckdb", "and", 10_000) == expected("and", 10_000)
