@@ -9,7 +9,7 @@ re-check what it pushed.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -91,7 +91,7 @@ def _memo_bind(filter: Any, schema: pa.Schema, text: str | None = None) -> Compi
     for f, sch, bound in seen:
         if sch is schema and (f == filter if isinstance(filter, str) else
                               isinstance(f, pc.Expression) and f.equals(filter)):
-            return bound
+            return cast("CompiledFilter | None", bound)
     bound = _bind(filter, schema)
     _BOUND_MEMO.put(key, (*seen, (filter, schema, bound)))
     return bound
@@ -99,7 +99,8 @@ def _memo_bind(filter: Any, schema: pa.Schema, text: str | None = None) -> Compi
 
 #: filter bindings remembered (keyed by schema identity and the filter's text; an Expression
 #: is matched with ``equals``, which compares literal types too)
-_BOUND_MEMO: _state.ByteLRU[tuple[int, str], tuple[_Bound, ...]] = _state.cache("filter_bindings")
+# keys: (schema id, filter text) -> its bindings; ("shallow", schema id) -> shallow Expressions bound
+_BOUND_MEMO: _state.ByteLRU[tuple[int | str, int | str], tuple[Any, ...]] = _state.cache("filter_bindings")
 
 
 def _bind(filter: Any, schema: pa.Schema) -> CompiledFilter | None:
