@@ -209,8 +209,11 @@ class RQStorage(Storage):
         if any(len(f) != n or np.isnan(f).any() for f in (add, scale, add1, scale1, err1)):
             raise CorruptFileError(f"{self.path}: IVF_RQ factors are missing or NaN")
         groups = unpack_packed_codes(codes, n, self.code_dim)
+        # per row one byte per pair of 4-dim groups (group 2j low nibble, 2j + 1 high): the binary sums
+        # are read a byte at a time from a per-query (bytes, 256) table
+        pairs = np.ascontiguousarray(groups[0::2] | (groups[1::2] << np.uint8(4)))
         tail = np.arange(n) >= n - n % 32      # rows outside full 32-row batches: exact binary sums
-        return groups, ex, add, scale, tail, add1, scale1, err1
+        return pairs, ex, add, scale, tail, add1, scale1, err1
 
     def query(self, q):
         q = q.astype(F32)
@@ -227,25 +230,36 @@ class RQStorage(Storage):
         factor = F32(255) / span if span > 0 else F32(0)
         lut = np.rint((table - lo) * factor) if np.isfinite(factor) and factor > 0 else np.zeros_like(table)
         step = F32(span / F32(255))
-        return q, qr, table, lut.astype(F32), factor > 0, step, F32(lo), F32(np.cumsum(qr, dtype=F32)[-1])
+        # the u8 entries of two groups summed per code byte: sums of integers, exact in any order
+        wide = np.uint16 if self.groups * 255 <= np.iinfo(np.uint16).max else np.uint32
+        qlut = lut.astype(wide)
+        byte = np.arange(256)
+        pair_lut = qlut[0::2][:, byte & 15] + qlut[1::2][:, byte >> 4]
+        return q, qr, table, pair_lut, factor > 0, step, F32(lo), F32(np.cumsum(qr, dtype=F32)[-1])
 
     def _estimates(self, qs, centroid, payload, rows=None, gate=None):
         """(ex estimates, 1-bit lower bounds) of the partition's rows (all, or those at ``rows``); with
         ``gate`` (lower bounds -> positions) the ex estimates of only the rows it picks are computed (the
         others are left at +inf: the gated scan never reads them)."""
-        q, qr, table, lut, quantized, step, lo, sum_q = qs
-        groups, ex, add, scale, tail, add1, scale1, err1 = payload
+        q, qr, table, pair_lut, quantized, step, lo, sum_q = qs
+        pairs, ex, add, scale, tail, add1, scale1, err1 = payload
         if rows is not None:
-            groups, add, scale, tail = groups[:, rows], add[rows], scale[rows], tail[rows]
+            pairs, add, scale, tail = pairs[:, rows], add[rows], scale[rows], tail[rows]
             ex = None if ex is None else ex[rows]
             add1, scale1, err1 = add1[rows], scale1[rows], err1[rows]
-        idx = groups + self.code_offsets
-        s = lut.ravel().take(idx).sum(axis=0, dtype=F32)
-        binary = (s * step if quantized else np.zeros_like(s)) + F32(self.groups) * lo
-        if not quantized:
+        if quantized:
+            s = pair_lut[0].take(pairs[0])
+            for j in range(1, len(pairs)):
+                s += pair_lut[j].take(pairs[j])
+            binary = s.astype(F32) * step + F32(self.groups) * lo
+        else:
+            binary = np.zeros(pairs.shape[1], dtype=F32)
             tail = np.ones_like(tail)
-        if tail.any():
-            binary[tail] = table.ravel().take(idx[:, tail]).sum(axis=0, dtype=F32)
+        if tail.any():     # these rows' float sums, group by group in order as pylance adds them
+            codes = pairs[:, tail]
+            idx = np.empty((self.groups, codes.shape[1]), dtype=np.intp)
+            idx[0::2], idx[1::2] = codes & 15, codes >> 4
+            binary[tail] = table.ravel().take(idx + self.code_offsets).sum(axis=0, dtype=F32)
         c = centroid.astype(F32)
         if self.metric == "dot":
             cr = fast_rotation(c, self.signs, self.code_dim)
