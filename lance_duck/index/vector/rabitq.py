@@ -50,8 +50,6 @@ from ...errors import CorruptFileError, UnsupportedFeatureError
 from .storage import F32, Storage, fsl_matrix, normalized
 
 ROUNDS = 4
-#: rows of a partition's gated scan examined per step (between two changes of the k-th distance)
-_GATE_WINDOW = 256
 NUM_BITS_MAX = 9        # pylance 14.0.2 writes num_bits 1..9 (a sign bit and 0..8 extra bits per dim)
 PERM = np.array([0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15], dtype=np.intp)
 
@@ -327,23 +325,29 @@ class RQStorage(Storage):
             if inside[i]:
                 acc.append(cand[pos - 1:pos])
                 heapq.heappush(heap, (-float(est[i]), -int(ids[i])))
-        while pos < len(cand):
-            # the k-th distance only falls, and only when a row's estimate is below it: the rows before
-            # the first such one are accepted as they stand (the sequential scan's steps, a run at a time)
-            top = -heap[0][0]
-            window = cand[pos:pos + _GATE_WINDOW]
-            kept = np.flatnonzero(lower[window] < top)
-            rows = window[kept]
-            ok = inside[rows]
-            change = np.flatnonzero(ok & (est[rows] < top))
-            if not len(change):
-                acc.append(rows[ok])
-                pos += len(window)
-                continue
-            j = int(change[0])
-            acc.append(rows[:j + 1][ok[:j + 1]])
-            i = int(rows[j])
-            heapq.heapreplace(heap, (-float(est[i]), -int(ids[i])))
-            pos += int(kept[j]) + 1
+        rest = cand[pos:]
+        if len(rest):
+            # after the heap is full the k-th distance only falls, and only at a row whose bound and
+            # estimate are both below it: those rows are walked in order (scalars), then every row is
+            # judged against the k-th distance in force when the scan reached it
+            low_r, ok_r = lower[rest], inside[rest]
+            key = np.maximum(low_r, est[rest])
+            top0 = top = -heap[0][0]
+            could = np.flatnonzero(ok_r & (key < top0))
+            changes: list[int] = []
+            levels = [top0]
+            for j, kv in zip(could.tolist(), key[could].tolist()):
+                if kv < top:
+                    i = int(rest[j])
+                    heapq.heapreplace(heap, (-float(est[i]), -int(ids[i])))
+                    top = -heap[0][0]
+                    changes.append(j)
+                    levels.append(top)
+            if changes:
+                before = np.searchsorted(np.asarray(changes), np.arange(len(rest)), side="left")
+                limit = np.asarray(levels)[before]
+                acc.append(rest[ok_r & (low_r < limit)])
+            else:
+                acc.append(rest[ok_r & (low_r < top0)])
         sel = np.concatenate(acc) if acc else np.zeros(0, dtype=np.intp)
         return ids[sel], est[sel]
