@@ -50,6 +50,8 @@ from ...errors import CorruptFileError, UnsupportedFeatureError
 from .storage import F32, Storage, fsl_matrix, normalized
 
 ROUNDS = 4
+#: rows of a partition's gated scan walked one by one before those that can no longer count are dropped
+_GATE_RUN = 64
 NUM_BITS_MAX = 9        # pylance 14.0.2 writes num_bits 1..9 (a sign bit and 0..8 extra bits per dim)
 PERM = np.array([0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15], dtype=np.intp)
 
@@ -274,8 +276,13 @@ class RQStorage(Storage):
             diff = q - c
             factor, add_scale, offset = F32(diff @ diff), F32(1), F32(0)
             err_q = F32(np.sqrt(max(float(factor) + 0.0, 0.0)))
-        lower = ((binary - F32(0.5) * sum_q) * scale1 + add_scale * (add1 - offset) + factor - err1 * err_q)
-        lower = lower.astype(F32, copy=False)
+        # float32 throughout, in pylance's order: ((bin - sum/2) * scale + add_scale * (add - offset)
+        # + factor) - error * err_q, computed in place
+        lower = binary - F32(0.5) * sum_q
+        lower *= scale1
+        lower += add1 if add_scale == 1 and offset == 0 else add_scale * (add1 - offset)
+        lower += factor
+        lower -= err1 * err_q
         est = exact_rows = None
         if gate is not None:
             exact_rows = gate(lower)
@@ -334,15 +341,20 @@ class RQStorage(Storage):
             key = np.maximum(low_r, est[rest])
             top0 = top = -heap[0][0]
             could = np.flatnonzero(ok_r & (key < top0))
+            could_key = key[could]
             changes: list[int] = []
             levels = [top0]
-            for j, kv in zip(could.tolist(), key[could].tolist()):
-                if kv < top:
-                    i = int(rest[j])
-                    heapq.heapreplace(heap, (-float(est[i]), -int(ids[i])))
-                    top = -heap[0][0]
-                    changes.append(j)
-                    levels.append(top)
+            while len(could):       # a run at a time; then the rows that cannot lower the new k-th dropped
+                for j, kv in zip(could[:_GATE_RUN].tolist(), could_key[:_GATE_RUN].tolist()):
+                    if kv < top:
+                        i = int(rest[j])
+                        heapq.heapreplace(heap, (-float(est[i]), -int(ids[i])))
+                        top = -heap[0][0]
+                        changes.append(j)
+                        levels.append(top)
+                could, could_key = could[_GATE_RUN:], could_key[_GATE_RUN:]
+                still = could_key < top
+                could, could_key = could[still], could_key[still]
             if changes:
                 before = np.searchsorted(np.asarray(changes), np.arange(len(rest)), side="left")
                 limit = np.asarray(levels)[before]
