@@ -304,22 +304,24 @@ class RQStorage(Storage):
     def distances(self, qs, centroid, payload, rows=None):
         return self._estimates(qs, centroid, payload, rows)[0]
 
-    def gated(self, qs, centroid, payload, ids: np.ndarray, mask, k: int, heap: list,
+    def gated(self, qs, centroid, payload, ids: np.ndarray, keep, k: int, heap: list,
               bounds) -> tuple[np.ndarray, np.ndarray]:
         """pylance's gated scan of one partition: rows in order, a row skipped when its 1-bit lower bound
         is not below the current k-th distance of ``heap`` (shared by the query's probed partitions, a
-        max-heap of ``(-distance, -row id)``) or the range's upper bound; returns the rows it accepted."""
+        max-heap of ``(-distance, -row id)``) or the range's upper bound, or when ``keep`` (row ids ->
+        bool mask, or None; asked only about the rows the bound lets through) refuses it; returns the
+        rows it accepted."""
         lo_b, hi_b = (-np.inf, np.inf) if bounds is None else bounds
         threshold = -heap[0][0] if len(heap) >= k else np.inf
         picked: list[np.ndarray] = []
 
         def gate(lower: np.ndarray) -> np.ndarray:
             """Rows whose 1-bit bound lets them through now (the threshold only falls later)."""
-            live = lower < min(hi_b, threshold)
-            if mask is not None:
-                live &= mask
-            picked.append(np.flatnonzero(live))
-            return picked[0]
+            rows = np.flatnonzero(lower < min(hi_b, threshold))
+            if keep is not None and len(rows):
+                rows = rows[np.asarray(keep(ids[rows]), dtype=bool)]
+            picked.append(rows)
+            return rows
 
         est, lower = self._estimates(qs, centroid, payload, gate=gate)
         cand = picked[0]
