@@ -57,18 +57,18 @@ PERM = np.array([0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15], dtype=np
 
 
 def _fwht(v: np.ndarray) -> np.ndarray:
-    """Unnormalized Walsh-Hadamard transform of a power-of-two length vector (float32), butterflies
-    in place on a copy (each level: the pairs' sums, then their differences)."""
+    """Unnormalized Walsh-Hadamard transform of a power-of-two length vector (float32): per level the
+    pairs' sums, then their differences, written to a second buffer (the two alternate)."""
     n = len(v)
-    v = v.copy()
+    src, dst = v.copy(), np.empty_like(v)
     h = 1
     while h < n:
-        w = v.reshape(-1, 2, h)
-        a = w[:, 0].copy()
-        w[:, 0] += w[:, 1]
-        np.subtract(a, w[:, 1], out=w[:, 1])
+        w, o = src.reshape(-1, 2, h), dst.reshape(-1, 2, h)
+        np.add(w[:, 0], w[:, 1], out=o[:, 0])
+        np.subtract(w[:, 0], w[:, 1], out=o[:, 1])
+        src, dst = dst, src
         h *= 2
-    return v
+    return src
 
 
 def fast_rotation(x: np.ndarray, signs: np.ndarray, code_dim: int) -> np.ndarray:
