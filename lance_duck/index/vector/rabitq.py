@@ -210,8 +210,11 @@ class RQStorage(Storage):
             raise CorruptFileError(f"{self.path}: IVF_RQ factors are missing or NaN")
         groups = unpack_packed_codes(codes, n, self.code_dim)
         # per row one byte per pair of 4-dim groups (group 2j low nibble, 2j + 1 high): the binary sums
-        # are read a byte at a time from a per-query (bytes, 256) table
-        pairs = np.ascontiguousarray(groups[0::2] | (groups[1::2] << np.uint8(4)))
+        # are read from a per-query (bytes, 256) table
+        pairs = groups[0::2] | (groups[1::2] << np.uint8(4))
+        # stored as flat positions in that table (byte j's rows offset by 256 * j): one gather per partition
+        pairs = pairs.astype(np.uint16 if len(pairs) * 256 <= 1 << 16 else np.uint32)
+        pairs += (np.arange(len(pairs), dtype=pairs.dtype) * 256)[:, None]
         tail = np.arange(n) >= n - n % 32      # rows outside full 32-row batches: exact binary sums
         return pairs, ex, add, scale, tail, add1, scale1, err1
 
@@ -248,15 +251,13 @@ class RQStorage(Storage):
             ex = None if ex is None else ex[rows]
             add1, scale1, err1 = add1[rows], scale1[rows], err1[rows]
         if quantized:
-            s = pair_lut[0].take(pairs[0])
-            for j in range(1, len(pairs)):
-                s += pair_lut[j].take(pairs[j])
+            s = pair_lut.ravel().take(pairs).sum(axis=0, dtype=pair_lut.dtype)
             binary = s.astype(F32) * step + F32(self.groups) * lo
         else:
             binary = np.zeros(pairs.shape[1], dtype=F32)
             tail = np.ones_like(tail)
         if tail.any():     # these rows' float sums, group by group in order as pylance adds them
-            codes = pairs[:, tail]
+            codes = pairs[:, tail] & 255
             idx = np.empty((self.groups, codes.shape[1]), dtype=np.intp)
             idx[0::2], idx[1::2] = codes & 15, codes >> 4
             binary[tail] = table.ravel().take(idx + self.code_offsets).sum(axis=0, dtype=F32)
