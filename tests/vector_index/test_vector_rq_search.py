@@ -3,6 +3,7 @@ in order and its unrefined ``_distance`` (float32 summation order aside), per se
 ``to_table(nearest=...)``, for l2, cosine and dot; refine and prefilter on top; only probed partitions read."""
 from __future__ import annotations
 
+import shutil
 import lance
 import numpy as np
 import pyarrow as pa
@@ -72,6 +73,22 @@ def test_refine_and_prefilter_match_pylance(vector_table, metric):
                    {"nearest": {**spec, "refine_factor": 2}, "filter": "id % 2 = 1", "prefilter": True}):
             assert_same(ds.to_table(columns=["id"], with_row_id=True, **kw),
                         ours.to_table(columns=["id"], with_row_id=True, **kw))
+
+
+@pytest.mark.parametrize("metric", ("l2", "dot"))
+def test_deleted_rows_are_masked_where_the_gate_passes_them_as_pylance(vector_table, metric, tmp_path):
+    """Deleted rows are refused only among those the 1-bit bound lets through: the k-th distance the
+    later rows are gated by is the one pylance's scan reaches."""
+    path = str(tmp_path / "deleted.lance")
+    shutil.copytree(vector_table("IVF_RQ", metric), path)
+    lance.dataset(path).delete("id % 7 = 2 OR id < 40")
+    ds, ours = lance.dataset(path), lance_duck.dataset(path)
+    for q in queries(4, seed=53):
+        for nprobes in (1, 4):
+            spec = {"column": "vec", "q": q, "k": 10, "nprobes": nprobes}
+            theirs = ds.to_table(nearest=spec, columns=["id"])
+            assert theirs.num_rows == 10 and not any(i % 7 == 2 or i < 40 for i in theirs["id"].to_pylist())
+            assert_same(theirs, ours.to_table(nearest=spec, columns=["id"]), key="id")
 
 
 def test_only_probed_partitions_are_read(vector_table):

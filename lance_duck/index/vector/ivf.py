@@ -220,10 +220,10 @@ class IvfSegment:
         trace.record("vector:probe", (self.uuid, p))
         if not len(ids):
             return ids, np.zeros(0, F32)
-        mask = None if keep is None else np.asarray(keep(ids), dtype=bool)
-        if isinstance(self.storage, RQStorage):
-            return self.storage.gated(qs, self.centroids[p], payload, ids, mask, k, [] if heap is None else heap,
+        if isinstance(self.storage, RQStorage):     # the mask asked only of the rows its gate lets through
+            return self.storage.gated(qs, self.centroids[p], payload, ids, keep, k, [] if heap is None else heap,
                                       bounds)
+        mask = None if keep is None else np.asarray(keep(ids), dtype=bool)
         score = self.storage.scorer(qs, self.centroids[p], payload)
         if self.graph is not None:
             sel, dist = self.graph.search(p, score, len(ids), k, ef, mask, bounds)

@@ -50,25 +50,25 @@ from ...errors import CorruptFileError, UnsupportedFeatureError
 from .storage import F32, Storage, fsl_matrix, normalized
 
 ROUNDS = 4
-#: rows of a partition's gated scan examined per step (between two changes of the k-th distance)
-_GATE_WINDOW = 256
+#: rows of a partition's gated scan walked one by one before those that can no longer count are dropped
+_GATE_RUN = 64
 NUM_BITS_MAX = 9        # pylance 14.0.2 writes num_bits 1..9 (a sign bit and 0..8 extra bits per dim)
 PERM = np.array([0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15], dtype=np.intp)
 
 
 def _fwht(v: np.ndarray) -> np.ndarray:
-    """Unnormalized Walsh-Hadamard transform of a power-of-two length vector (float32), butterflies
-    in place on a copy (each level: the pairs' sums, then their differences)."""
+    """Unnormalized Walsh-Hadamard transform of a power-of-two length vector (float32): per level the
+    pairs' sums, then their differences, written to a second buffer (the two alternate)."""
     n = len(v)
-    v = v.copy()
+    src, dst = v.copy(), np.empty_like(v)
     h = 1
     while h < n:
-        w = v.reshape(-1, 2, h)
-        a = w[:, 0].copy()
-        w[:, 0] += w[:, 1]
-        np.subtract(a, w[:, 1], out=w[:, 1])
+        w, o = src.reshape(-1, 2, h), dst.reshape(-1, 2, h)
+        np.add(w[:, 0], w[:, 1], out=o[:, 0])
+        np.subtract(w[:, 0], w[:, 1], out=o[:, 1])
+        src, dst = dst, src
         h *= 2
-    return v
+    return src
 
 
 def fast_rotation(x: np.ndarray, signs: np.ndarray, code_dim: int) -> np.ndarray:
@@ -209,8 +209,14 @@ class RQStorage(Storage):
         if any(len(f) != n or np.isnan(f).any() for f in (add, scale, add1, scale1, err1)):
             raise CorruptFileError(f"{self.path}: IVF_RQ factors are missing or NaN")
         groups = unpack_packed_codes(codes, n, self.code_dim)
+        # per row one byte per pair of 4-dim groups (group 2j low nibble, 2j + 1 high): the binary sums
+        # are read from a per-query (bytes, 256) table
+        pairs = groups[0::2] | (groups[1::2] << np.uint8(4))
+        # stored as flat positions in that table (byte j's rows offset by 256 * j): one gather per partition
+        pairs = pairs.astype(np.uint16 if len(pairs) * 256 <= 1 << 16 else np.uint32)
+        pairs += (np.arange(len(pairs), dtype=pairs.dtype) * 256)[:, None]
         tail = np.arange(n) >= n - n % 32      # rows outside full 32-row batches: exact binary sums
-        return groups, ex, add, scale, tail, add1, scale1, err1
+        return pairs, ex, add, scale, tail, add1, scale1, err1
 
     def query(self, q):
         q = q.astype(F32)
@@ -227,25 +233,34 @@ class RQStorage(Storage):
         factor = F32(255) / span if span > 0 else F32(0)
         lut = np.rint((table - lo) * factor) if np.isfinite(factor) and factor > 0 else np.zeros_like(table)
         step = F32(span / F32(255))
-        return q, qr, table, lut.astype(F32), factor > 0, step, F32(lo), F32(np.cumsum(qr, dtype=F32)[-1])
+        # the u8 entries of two groups summed per code byte: sums of integers, exact in any order
+        wide = np.uint16 if self.groups * 255 <= np.iinfo(np.uint16).max else np.uint32
+        qlut = lut.astype(wide)
+        byte = np.arange(256)
+        pair_lut = qlut[0::2][:, byte & 15] + qlut[1::2][:, byte >> 4]
+        return q, qr, table, pair_lut, factor > 0, step, F32(lo), F32(np.cumsum(qr, dtype=F32)[-1])
 
     def _estimates(self, qs, centroid, payload, rows=None, gate=None):
         """(ex estimates, 1-bit lower bounds) of the partition's rows (all, or those at ``rows``); with
         ``gate`` (lower bounds -> positions) the ex estimates of only the rows it picks are computed (the
         others are left at +inf: the gated scan never reads them)."""
-        q, qr, table, lut, quantized, step, lo, sum_q = qs
-        groups, ex, add, scale, tail, add1, scale1, err1 = payload
+        q, qr, table, pair_lut, quantized, step, lo, sum_q = qs
+        pairs, ex, add, scale, tail, add1, scale1, err1 = payload
         if rows is not None:
-            groups, add, scale, tail = groups[:, rows], add[rows], scale[rows], tail[rows]
+            pairs, add, scale, tail = pairs[:, rows], add[rows], scale[rows], tail[rows]
             ex = None if ex is None else ex[rows]
             add1, scale1, err1 = add1[rows], scale1[rows], err1[rows]
-        idx = groups + self.code_offsets
-        s = lut.ravel().take(idx).sum(axis=0, dtype=F32)
-        binary = (s * step if quantized else np.zeros_like(s)) + F32(self.groups) * lo
-        if not quantized:
+        if quantized:
+            s = pair_lut.ravel().take(pairs).sum(axis=0, dtype=pair_lut.dtype)
+            binary = s.astype(F32) * step + F32(self.groups) * lo
+        else:
+            binary = np.zeros(pairs.shape[1], dtype=F32)
             tail = np.ones_like(tail)
-        if tail.any():
-            binary[tail] = table.ravel().take(idx[:, tail]).sum(axis=0, dtype=F32)
+        if tail.any():     # these rows' float sums, group by group in order as pylance adds them
+            codes = pairs[:, tail] & 255
+            idx = np.empty((self.groups, codes.shape[1]), dtype=np.intp)
+            idx[0::2], idx[1::2] = codes & 15, codes >> 4
+            binary[tail] = table.ravel().take(idx + self.code_offsets).sum(axis=0, dtype=F32)
         c = centroid.astype(F32)
         if self.metric == "dot":
             cr = fast_rotation(c, self.signs, self.code_dim)
@@ -262,8 +277,13 @@ class RQStorage(Storage):
             diff = q - c
             factor, add_scale, offset = F32(diff @ diff), F32(1), F32(0)
             err_q = F32(np.sqrt(max(float(factor) + 0.0, 0.0)))
-        lower = ((binary - F32(0.5) * sum_q) * scale1 + add_scale * (add1 - offset) + factor - err1 * err_q)
-        lower = lower.astype(F32, copy=False)
+        # float32 throughout, in pylance's order: ((bin - sum/2) * scale + add_scale * (add - offset)
+        # + factor) - error * err_q, computed in place
+        lower = binary - F32(0.5) * sum_q
+        lower *= scale1
+        lower += add1 if add_scale == 1 and offset == 0 else add_scale * (add1 - offset)
+        lower += factor
+        lower -= err1 * err_q
         est = exact_rows = None
         if gate is not None:
             exact_rows = gate(lower)
@@ -285,22 +305,24 @@ class RQStorage(Storage):
     def distances(self, qs, centroid, payload, rows=None):
         return self._estimates(qs, centroid, payload, rows)[0]
 
-    def gated(self, qs, centroid, payload, ids: np.ndarray, mask, k: int, heap: list,
+    def gated(self, qs, centroid, payload, ids: np.ndarray, keep, k: int, heap: list,
               bounds) -> tuple[np.ndarray, np.ndarray]:
         """pylance's gated scan of one partition: rows in order, a row skipped when its 1-bit lower bound
         is not below the current k-th distance of ``heap`` (shared by the query's probed partitions, a
-        max-heap of ``(-distance, -row id)``) or the range's upper bound; returns the rows it accepted."""
+        max-heap of ``(-distance, -row id)``) or the range's upper bound, or when ``keep`` (row ids ->
+        bool mask, or None; asked only about the rows the bound lets through) refuses it; returns the
+        rows it accepted."""
         lo_b, hi_b = (-np.inf, np.inf) if bounds is None else bounds
         threshold = -heap[0][0] if len(heap) >= k else np.inf
         picked: list[np.ndarray] = []
 
         def gate(lower: np.ndarray) -> np.ndarray:
             """Rows whose 1-bit bound lets them through now (the threshold only falls later)."""
-            live = lower < min(hi_b, threshold)
-            if mask is not None:
-                live &= mask
-            picked.append(np.flatnonzero(live))
-            return picked[0]
+            rows = np.flatnonzero(lower < min(hi_b, threshold))
+            if keep is not None and len(rows):
+                rows = rows[np.asarray(keep(ids[rows]), dtype=bool)]
+            picked.append(rows)
+            return rows
 
         est, lower = self._estimates(qs, centroid, payload, gate=gate)
         cand = picked[0]
@@ -313,23 +335,34 @@ class RQStorage(Storage):
             if inside[i]:
                 acc.append(cand[pos - 1:pos])
                 heapq.heappush(heap, (-float(est[i]), -int(ids[i])))
-        while pos < len(cand):
-            # the k-th distance only falls, and only when a row's estimate is below it: the rows before
-            # the first such one are accepted as they stand (the sequential scan's steps, a run at a time)
-            top = -heap[0][0]
-            window = cand[pos:pos + _GATE_WINDOW]
-            kept = np.flatnonzero(lower[window] < top)
-            rows = window[kept]
-            ok = inside[rows]
-            change = np.flatnonzero(ok & (est[rows] < top))
-            if not len(change):
-                acc.append(rows[ok])
-                pos += len(window)
-                continue
-            j = int(change[0])
-            acc.append(rows[:j + 1][ok[:j + 1]])
-            i = int(rows[j])
-            heapq.heapreplace(heap, (-float(est[i]), -int(ids[i])))
-            pos += int(kept[j]) + 1
+        rest = cand[pos:]
+        if len(rest):
+            # after the heap is full the k-th distance only falls, and only at a row whose bound and
+            # estimate are both below it: those rows are walked in order (scalars), then every row is
+            # judged against the k-th distance in force when the scan reached it
+            low_r, ok_r = lower[rest], inside[rest]
+            key = np.maximum(low_r, est[rest])
+            top0 = top = -heap[0][0]
+            could = np.flatnonzero(ok_r & (key < top0))
+            could_key = key[could]
+            changes: list[int] = []
+            levels = [top0]
+            while len(could):       # a run at a time; then the rows that cannot lower the new k-th dropped
+                for j, kv in zip(could[:_GATE_RUN].tolist(), could_key[:_GATE_RUN].tolist()):
+                    if kv < top:
+                        i = int(rest[j])
+                        heapq.heapreplace(heap, (-float(est[i]), -int(ids[i])))
+                        top = -heap[0][0]
+                        changes.append(j)
+                        levels.append(top)
+                could, could_key = could[_GATE_RUN:], could_key[_GATE_RUN:]
+                still = could_key < top
+                could, could_key = could[still], could_key[still]
+            if changes:
+                before = np.searchsorted(np.asarray(changes), np.arange(len(rest)), side="left")
+                limit = np.asarray(levels)[before]
+                acc.append(rest[ok_r & (low_r < limit)])
+            else:
+                acc.append(rest[ok_r & (low_r < top0)])
         sel = np.concatenate(acc) if acc else np.zeros(0, dtype=np.intp)
         return ids[sel], est[sel]
