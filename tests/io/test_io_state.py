@@ -76,11 +76,12 @@ def test_clear_caches_empties_every_named_cache_and_the_next_read_equals_pylance
     _assert_equal(_reads(table), want)
 
 
-def test_every_named_cache_and_pool_has_a_setting_that_configure_reports():
+def test_every_named_cache_pool_and_switch_has_a_setting_that_configure_reports():
     for name in _state.CACHES:
         _state.cache(name)
     settings = lance_duck.configure()
-    assert set(settings) == {s for s, _, _ in [*_state.POOLS.values(), *_state.CACHES.values()]}
+    assert set(settings) == ({s for s, _, _ in [*_state.POOLS.values(), *_state.CACHES.values()]}
+                             | set(_state.SWITCHES))
     for name, c in _state._caches.items():
         assert c.limit == settings[_state.CACHES[name][0]], name
 
