@@ -14,13 +14,15 @@ from .nearest import result_rows
 from .projection import Projection, resolve_projection
 
 if TYPE_CHECKING:
+    from ..table.fragment import FragmentInfo
     from .scanner import LanceScanner
 
 # The score column's name (lance_duck.search.fts.SCORE; that module is imported only by a search)
 SCORE = "_score"
 
 
-def _texts(scanner: LanceScanner, fragments: list, column: str) -> Iterator[tuple[np.ndarray, list]]:
+def _texts(scanner: LanceScanner, fragments: list[FragmentInfo], column: str,
+           ) -> Iterator[tuple[np.ndarray, list[str | None]]]:
     """Live rows' texts of unindexed ``fragments`` that the search covers (a prefilter's rows only:
     pylance's flat search then takes its statistics from those rows)."""
     sub = scanner._copy(fragments=fragments, limit=None, offset=None)

@@ -192,7 +192,7 @@ def _to_numpy(col: pa.Array, query: NearestQuery) -> np.ndarray:
         col = col.combine_chunks()
     if isinstance(col, pa.ExtensionArray):
         col = col.storage
-    values = col.flatten().to_numpy(zero_copy_only=False)
+    values: np.ndarray = col.flatten().to_numpy(zero_copy_only=False)
     return values.reshape(-1, query.dim)
 
 

@@ -38,12 +38,13 @@ def distances(q: np.ndarray, x: np.ndarray, metric: str) -> np.ndarray:
         array([0., 5.], dtype=float32)
     """
     if metric == "hamming":
-        return _POPCOUNT[np.bitwise_xor(x, q.astype(np.uint8))].sum(axis=1, dtype=np.int64).astype(np.float32)
+        bits: np.ndarray = _POPCOUNT[np.bitwise_xor(x, q.astype(np.uint8))].sum(axis=1, dtype=np.int64)
+        return bits.astype(np.float32)
     x = prepare_rows(x, metric)
     qq = q.astype(x.dtype, copy=False)
     if metric == "l2":
         diff = x - qq
-        out = np.einsum("ij,ij->i", diff, diff)
+        out: np.ndarray = np.einsum("ij,ij->i", diff, diff)
     elif metric == "dot":   # (einsum, not BLAS: see search.vector.l2_candidates)
         out = 1 - np.einsum("ij,j->i", x, qq)
     elif metric == "cosine":

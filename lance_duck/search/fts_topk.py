@@ -43,13 +43,15 @@ class Part:
             best = max(best, idf * (self.k1 + 1.0) * tf / (tf + min_norms[ui]))
         return best
 
-    def scores(self, entry: tuple, at: np.ndarray | None = None) -> np.ndarray:
+    def scores(self, entry: tuple[int, np.ndarray, np.ndarray, float, np.ndarray],
+               at: np.ndarray | None = None) -> np.ndarray:
         """The scores of ``entry``'s postings (those at positions ``at`` only)."""
         _, docs, tfs, idf, norms = entry
         if at is not None:
             docs, tfs = docs[at], tfs[at]
         tf = tfs.astype(np.float64)
-        return idf * (self.k1 + 1.0) * tf / (tf + norms[docs])
+        out: np.ndarray = idf * (self.k1 + 1.0) * tf / (tf + norms[docs])
+        return out
 
     @property
     def size(self) -> int:

@@ -180,7 +180,7 @@ def _queries(raw: Any, dim: int, value_type: np.dtype, metric: str | None) -> tu
     return np.ascontiguousarray(q), batch
 
 
-def _int(spec: dict, key: str, *, minimum: int, default: int | None, message: str) -> int | None:
+def _int(spec: dict[str, Any], key: str, *, minimum: int, default: int | None, message: str) -> int | None:
     v = spec.get(key)
     if v is None:
         return default

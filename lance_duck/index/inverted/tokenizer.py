@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from ... import _state
 from ...errors import UnsupportedFeatureError
@@ -46,10 +46,15 @@ def _fold(text: str) -> str:
     return out
 
 
+class _Stemmer(Protocol):
+    def stemWord(self, word: str) -> str: ...  # noqa: N802 - snowballstemmer's name
+
+
 @_state.memo("stemmers")
-def _stemmer(language: str):
+def _stemmer(language: str) -> _Stemmer:
     import snowballstemmer  # type: ignore[import-untyped]
-    return snowballstemmer.stemmer(language)
+    stemmer: _Stemmer = snowballstemmer.stemmer(language)
+    return stemmer
 
 
 @_state.memo("fts_words")
@@ -61,7 +66,7 @@ def _stem(language: str, word: str) -> str:
 class Tokenizer:
     """The analyzer described by an index's ``params`` JSON (see the module docstring)."""
 
-    def __init__(self, params: dict):
+    def __init__(self, params: dict[str, Any]):
         self.params = params
         base = str(params.get("base_tokenizer", "simple"))
         if params.get("lance_tokenizer", "text") not in ("text", None):

@@ -12,11 +12,14 @@ first-round probe count depends on the user's k, not k * refine_factor: pass ``r
 """
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 
 import numpy as np
 
 from ..metadata import IndexSegment
+
+if TYPE_CHECKING:
+    from ...table.snapshot import Snapshot
 
 Keep = Callable[[np.ndarray], np.ndarray]
 
@@ -50,7 +53,7 @@ class VectorSegment(Protocol):
         ...
 
 
-def open_vector_segment(snapshot, segment: IndexSegment) -> VectorSegment:
+def open_vector_segment(snapshot: Snapshot, segment: IndexSegment) -> VectorSegment:
     """The vector segment ``segment`` of ``snapshot``'s manifest, its files read lazily.
 
     Raises UnsupportedFeatureError naming the index type / version lance_duck cannot read and

@@ -18,10 +18,15 @@ from __future__ import annotations
 import heapq
 import json
 
+from typing import Callable
+
 import numpy as np
 
 from ...errors import CorruptFileError
 from ..files import IndexFile, cached
+
+#: distances (float32) of the given partition rows to the query
+Score = Callable[[np.ndarray], np.ndarray]
 
 
 class PartitionGraph:
@@ -96,7 +101,7 @@ class HnswGraphs:
             levels.append((first, last, lv_vals))
         return PartitionGraph(entry, levels)
 
-    def search(self, p: int, score, n: int, k: int, ef: int | None, mask: np.ndarray | None,
+    def search(self, p: int, score: Score, n: int, k: int, ef: int | None, mask: np.ndarray | None,
                bounds: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(rows within the partition, float32 distances) of the top ``k`` kept nodes, nearest first;
         ``score(rows)`` gives the distances of rows (only the nodes the walk reaches are scored);
@@ -120,7 +125,7 @@ class HnswGraphs:
         return rows, dist
 
 
-def walk(g: PartitionGraph, score, k: int, ef: int, mask: np.ndarray | None,
+def walk(g: PartitionGraph, score: Score, k: int, ef: int, mask: np.ndarray | None,
          bounds: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """HNSW search: greedy through levels > 0, best-first at level 0 keeping ``ef`` results.
 
