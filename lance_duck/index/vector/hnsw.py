@@ -151,7 +151,7 @@ def walk(g: PartitionGraph, score, k: int, ef: int, mask: np.ndarray | None,
     if (mask is None or mask[cur]) and lo <= best < hi:
         results.append((-best, -cur))
     pop, push, replace = heapq.heappop, heapq.heappush, heapq.heapreplace
-    plain = mask is None and bounds is None
+    plain, count = mask is None and bounds is None, np.count_nonzero
     n_res, worst = len(results), (-results[0][0] if results else np.inf)
     while candidates:
         dc, c = pop(candidates)
@@ -169,8 +169,9 @@ def walk(g: PartitionGraph, score, k: int, ef: int, mask: np.ndarray | None,
         d = score(fresh)
         if full:          # the sequential walk skips every neighbour farther than the worst result
             near = d <= worst
-            if not near.all():
-                if not near.any():
+            n_near = count(near)
+            if n_near < len(near):
+                if not n_near:
                     continue
                 fresh, d = fresh[near], d[near]
         if plain:
