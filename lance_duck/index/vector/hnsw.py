@@ -156,10 +156,12 @@ def walk(g: PartitionGraph, score: Score, k: int, ef: int, mask: np.ndarray | No
     if (mask is None or mask[cur]) and lo <= best < hi:
         results.append((-best, -cur))
     pop, push, replace = heapq.heappop, heapq.heappush, heapq.heapreplace
+    plain, count = mask is None and bounds is None, np.count_nonzero
+    n_res, worst = len(results), (-results[0][0] if results else np.inf)
     while candidates:
         dc, c = pop(candidates)
-        full = len(results) == ef
-        if full and dc > -results[0][0]:
+        full = n_res == ef
+        if full and dc > worst:
             break
         nbs = vals[start[c]:end[c]]
         fresh = nbs[~visited[nbs]]
@@ -171,24 +173,41 @@ def walk(g: PartitionGraph, score: Score, k: int, ef: int, mask: np.ndarray | No
         visited[fresh] = True
         d = score(fresh)
         if full:          # the sequential walk skips every neighbour farther than the worst result
-            near = d <= -results[0][0]
-            if not near.any():
-                continue
-            fresh, d = fresh[near], d[near]
-        if mask is None and bounds is None:
-            ok: list[bool] = [True] * len(fresh)
-        else:
-            okv = np.ones(len(fresh), dtype=bool) if mask is None else mask[fresh]
-            if bounds is not None:
-                okv &= (d >= lo) & (d < hi)
-            ok = okv.tolist()
-        for nb, dn, keep in zip(fresh.tolist(), d.tolist(), ok):
-            if len(results) < ef or dn <= -results[0][0]:
-                if keep:
-                    if len(results) < ef:
-                        push(results, (-dn, -nb))
-                    elif dn < -results[0][0]:
+            near = d <= worst
+            n_near = count(near)
+            if n_near < len(near):
+                if not n_near:
+                    continue
+                fresh, d = fresh[near], d[near]
+        if plain:
+            for nb, dn in zip(fresh.tolist(), d.tolist()):
+                if n_res < ef:
+                    push(results, (-dn, -nb))
+                    n_res += 1
+                    if n_res == ef:
+                        worst = -results[0][0]
+                elif dn <= worst:
+                    if dn < worst:
                         replace(results, (-dn, -nb))
+                        worst = -results[0][0]
+                else:
+                    continue
+                push(candidates, (dn, nb))
+            continue
+        okv = np.ones(len(fresh), dtype=bool) if mask is None else mask[fresh]
+        if bounds is not None:
+            okv &= (d >= lo) & (d < hi)
+        for nb, dn, keep in zip(fresh.tolist(), d.tolist(), okv.tolist()):
+            if n_res < ef or dn <= worst:
+                if keep:
+                    if n_res < ef:
+                        push(results, (-dn, -nb))
+                        n_res += 1
+                        if n_res == ef:
+                            worst = -results[0][0]
+                    elif dn < worst:
+                        replace(results, (-dn, -nb))
+                        worst = -results[0][0]
                 push(candidates, (dn, nb))
     found = sorted((-negd, -negn) for negd, negn in results)[:k]
     return (np.asarray([node for _, node in found], dtype=np.int64),

@@ -238,6 +238,16 @@ class SQStorage(Storage):
         base = norms + wide(int(qs @ qs))
         plain = wide is work and work is F32
 
+        if plain:         # integer sums below 2^24: exact in float32 whatever the summation order
+            def score_f32(rows: np.ndarray | None) -> np.ndarray:
+                if rows is None:
+                    total = base - codes @ twice_q
+                else:
+                    total = base[rows] - codes[rows] @ twice_q
+                total *= scale
+                return total
+            return score_f32
+
         def score(rows: np.ndarray | None) -> np.ndarray:
             c, total = (codes, base.copy()) if rows is None else (codes[rows], base[rows])
             total -= c.astype(wide) @ twice_q
