@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+from typing import cast
 
 import numpy as np
 import pyarrow as pa
@@ -18,7 +19,7 @@ from ...errors import CorruptFileError, InvalidArgumentError, UnsupportedFeature
 from ..files import IndexFile, cached, segment_file_path
 from ..metadata import IndexSegment
 from .probes import initial_probes
-from .rabitq import RQStorage
+from .rabitq import RQPayload, RQStorage
 from .storage import (F32, FlatStorage, PQStorage, SQStorage, Storage, normalized, popcount_rows, storage_metadata,
                       tensor_array)
 
@@ -221,7 +222,7 @@ class IvfSegment:
         if not len(ids):
             return ids, np.zeros(0, F32)
         if isinstance(self.storage, RQStorage):     # the mask asked only of the rows its gate lets through
-            return self.storage.gated(qs, self.centroids[p], payload, ids, keep, k, [] if heap is None else heap,
+            return self.storage.gated(qs, self.centroids[p], cast(RQPayload, payload), ids, keep, k, [] if heap is None else heap,
                                       bounds)
         mask = None if keep is None else np.asarray(keep(ids), dtype=bool)
         score = self.storage.scorer(qs, self.centroids[p], payload)
