@@ -15,7 +15,7 @@ Results are ordered by score (descending), then row address; ``limit`` keeps the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 import pyarrow as pa
@@ -24,9 +24,15 @@ from ..errors import InvalidArgumentError, UnsupportedFeatureError
 from ..index import index_segments
 from ..index.files import segment_file_path
 from ..index.inverted.reader import InvertedSegment, Partition
-from ..index.inverted.tokenizer import Tokenizer
+from ..index.inverted.tokenizer import Token, Tokenizer
 from ..index.search import row_id_map
-from .query import BooleanQuery, BoostQuery, MatchQuery, MultiMatchQuery, Occur, PhraseQuery, to_query
+from .query import (BooleanQuery, BoostQuery, FullTextQuery, MatchQuery, MultiMatchQuery, Occur, PhraseQuery,
+                    to_query)
+
+if TYPE_CHECKING:
+    from ..schema import LanceField
+    from ..table.fragment import FragmentInfo
+    from ..table.snapshot import Snapshot
 
 K1 = 1.2
 B = 0.75
@@ -82,7 +88,8 @@ class _Docs:
 
     def addresses(self, docs: np.ndarray) -> np.ndarray:
         """Row addresses of doc numbers ``docs`` (DEAD for deleted rows)."""
-        return self.ids[docs] if self.addrs is None else self.addrs[docs]
+        out: np.ndarray = self.ids[docs] if self.addrs is None else self.addrs[docs]
+        return out
 
     def position_offsets(self, token: str, tfs: np.ndarray) -> np.ndarray:
         """Where each posting's positions start in the token's concatenated positions (and the
@@ -108,7 +115,9 @@ class _Docs:
 
 DEAD = np.uint64(0xFFFFFFFFFFFFFFFF)
 #: (fragments, column) -> (row addresses, texts) of their live rows, batch by batch (the scan layer's)
-ReadTexts = Callable[[list, str], Iterable[tuple[np.ndarray, list]]]
+ReadTexts = Callable[["list[FragmentInfo]", str], Iterable[tuple[np.ndarray, list[str | None]]]]
+#: one term's postings in one unit: (unit, doc numbers, tfs, every doc's positions or None)
+Term = tuple[_Docs, np.ndarray, np.ndarray, Any]
 
 
 class _IndexedColumn:
@@ -116,7 +125,7 @@ class _IndexedColumn:
     (kept on the snapshot): segments, analyzer, partitions with each doc's row address and BM25
     length norm, the statistics, the fragments no segment covers."""
 
-    def __init__(self, snapshot, name: str):
+    def __init__(self, snapshot: Snapshot, name: str) -> None:
         field_ = _field(snapshot, name)
         segs = [s for s in index_segments(snapshot)
                 if s.index_type == "Inverted" and s.fields and s.fields[0] == field_.id]
@@ -162,7 +171,7 @@ class _IndexedColumn:
 class ColumnIndex:
     """A text column of one version: its INVERTED index's partitions plus the unindexed rows."""
 
-    def __init__(self, snapshot, name: str, read_texts: ReadTexts):
+    def __init__(self, snapshot: Snapshot, name: str, read_texts: ReadTexts) -> None:
         self._read_texts = read_texts
         self._indexed = snapshot.derived(f"_fts_column:{name}", lambda: _IndexedColumn(snapshot, name))
         self.name = name
@@ -174,7 +183,7 @@ class ColumnIndex:
         if self._indexed.unindexed:
             self.units.append(self._flat(self._indexed.unindexed))
 
-    def _flat(self, fragments) -> _Docs:
+    def _flat(self, fragments: list[FragmentInfo]) -> _Docs:
         """The unindexed rows tokenized into a small inverted map (token -> their postings)."""
         index: dict[str, tuple[list[int], list[int], list[int]]] = {}
         addrs: list[int] = []
@@ -228,7 +237,7 @@ class ColumnIndex:
     def term(self, token: str, positions: bool = False) -> list[tuple[_Docs, np.ndarray, np.ndarray, Any]]:
         return [(u, *u.postings(token, positions)) for u in self.units]
 
-    def idf(self, u: _Docs, stats: list, n_docs: int) -> float:
+    def idf(self, u: _Docs, stats: list[Term], n_docs: int) -> float:
         """A term's idf in unit ``u``: indexed rows with the index's statistics; unindexed rows
         (pylance's flat search) with the index's plus their own (documents, document frequency).
         ``stats``: the term's postings in every unit."""
@@ -248,13 +257,15 @@ class ColumnIndex:
             u.norms = K1 * (1.0 - B + B * u.lengths.astype(np.float64) / avg)
         return u.norms
 
-    def unit_scores(self, u: _Docs, docs: np.ndarray, tfs: np.ndarray, stats: list, n_docs: int,
+    def unit_scores(self, u: _Docs, docs: np.ndarray, tfs: np.ndarray, stats: list[Term], n_docs: int,
                     avgdl: float) -> np.ndarray:
         """BM25 of one term for documents ``docs`` of unit ``u`` (float64; see :meth:`idf`)."""
         tf = tfs.astype(np.float64)
-        return self.idf(u, stats, n_docs) * (K1 + 1.0) * tf / (tf + self.norms(u, n_docs, avgdl)[docs])
+        out: np.ndarray = self.idf(u, stats, n_docs) * (K1 + 1.0) * tf / (tf + self.norms(u, n_docs, avgdl)[docs])
+        return out
 
-    def bm25(self, token: str, per_unit: list, n_docs: int, avgdl: float, df_of: list | None = None) -> Hits:
+    def bm25(self, token: str, per_unit: list[Term], n_docs: int, avgdl: float,
+             df_of: list[Term] | None = None) -> Hits:
         """The term's BM25 hits (see :meth:`unit_scores`); ``df_of``: the postings the statistics
         come from (default ``per_unit``)."""
         stats = per_unit if df_of is None else df_of
@@ -276,7 +287,7 @@ class ColumnIndex:
         return Hits.of(np.concatenate(addrs), np.concatenate(scores))
 
 
-def _field(snapshot, name: str):
+def _field(snapshot: Snapshot, name: str) -> LanceField:
     for f in snapshot.schema.fields:
         if f.name == name:
             if not pa.types.is_string(f.arrow_type) and not pa.types.is_large_string(f.arrow_type):
@@ -285,7 +296,7 @@ def _field(snapshot, name: str):
     raise InvalidArgumentError(f"full text search: no column {name!r} in the dataset")
 
 
-def _live_addresses(snapshot):
+def _live_addresses(snapshot: Snapshot) -> Callable[[np.ndarray], np.ndarray]:
     """A function: index row ids -> row addresses of live rows (DEAD for deleted or gone rows)."""
     frags = {f.id: f for f in snapshot.fragments}
     if snapshot.has_stable_row_ids:
@@ -293,7 +304,7 @@ def _live_addresses(snapshot):
         return lambda row_ids: id_map.lookup(row_ids, DEAD)
 
     def by_address(addrs: np.ndarray) -> np.ndarray:
-        out = addrs.astype(np.uint64).copy()
+        out: np.ndarray = addrs.astype(np.uint64).copy()
         fid = (out >> np.uint64(32)).astype(np.int64)
         off = (out & np.uint64(0xFFFFFFFF)).astype(np.int64)
         ok = np.zeros(len(out), dtype=bool)
@@ -315,7 +326,7 @@ def _live_addresses(snapshot):
 class Searcher:
     """Evaluates query objects over one version (column indices opened once per column)."""
 
-    def __init__(self, snapshot, read_texts: ReadTexts):
+    def __init__(self, snapshot: Snapshot, read_texts: ReadTexts) -> None:
         self.snapshot = snapshot
         self._read_texts = read_texts
         self._columns: dict[str, ColumnIndex] = {}
@@ -335,7 +346,7 @@ class Searcher:
                     out.append(n)
         return out
 
-    def evaluate(self, q, k: int | None = None) -> Hits:
+    def evaluate(self, q: FullTextQuery, k: int | None = None) -> Hits:
         """The rows ``q`` matches with their scores; ``k``: only the best ``k`` are needed (at least
         those, ties included, are exact)."""
         if isinstance(q, MatchQuery):
@@ -402,7 +413,7 @@ class Searcher:
         indexed = [i for i, u in enumerate(col.units) if u.partition is not None]
         norms = [col.norms(u, n_docs, avgdl) for u in col.units]
 
-        def part(stats: list, units: list[int]) -> Part:
+        def part(stats: list[Term], units: list[int]) -> Part:
             return Part([(i, stats[i][1], stats[i][2], col.idf(stats[i][0], stats, n_docs), norms[i])
                          for i in units if len(stats[i][1])], K1)
         of_term: dict[str, Part] = {}
@@ -467,7 +478,7 @@ class Searcher:
             return out
         offsets: dict[tuple[str, int], np.ndarray] = {}
 
-        def postings_of(ui: int) -> dict:
+        def postings_of(ui: int) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
             for t, per in terms.items():
                 if (t, ui) not in offsets:
                     offsets[t, ui] = col.units[ui].position_offsets(t, per[ui][2])
@@ -548,7 +559,7 @@ def _levenshtein(a: str, b: str, bound: int) -> int:
     return prev[-1]
 
 
-def _phrase_at(toks, positions: list, slop: int) -> bool:
+def _phrase_at(toks: list[Token], positions: list[list[int]], slop: int) -> bool:
     """Whether the documents' positions hold the query tokens in order (gaps as in the query, up to
     ``slop`` more)."""
     cands = [int(p) for p in positions[0]]
@@ -568,12 +579,13 @@ def _union(parts: list[Hits]) -> Hits:
     return Hits.of(np.concatenate([p.addrs for p in parts]), np.concatenate([p.scores for p in parts]))
 
 
-def self_scores(col: ColumnIndex, u: _Docs, docs: np.ndarray, tfs: np.ndarray, stats: list, n_docs: int,
+def self_scores(col: ColumnIndex, u: _Docs, docs: np.ndarray, tfs: np.ndarray, stats: list[Term], n_docs: int,
                 avgdl: float) -> np.ndarray:
     return col.unit_scores(u, docs, tfs, stats, n_docs, avgdl)
 
 
-def _phrase_docs(toks, slop: int, docs: np.ndarray, postings: dict) -> np.ndarray:
+def _phrase_docs(toks: list[Token], slop: int, docs: np.ndarray,
+                 postings: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]) -> np.ndarray:
     """Mask of sorted ``docs`` (all holding every term) where the phrase occurs; ``postings``: per
     term (doc ids, tfs, positions concatenated, offsets into them)."""
     keys = []
@@ -605,10 +617,12 @@ def _intersect_sorted(a: np.ndarray, b: np.ndarray, universe: int) -> np.ndarray
     if not len(a):
         return a
     if len(a) * 16 < len(a) + len(b) or universe > 64 * (len(a) + len(b)):
-        return a[_members(a, b)]
+        found: np.ndarray = a[_members(a, b)]
+        return found
     mark = np.zeros(universe, dtype=bool)
     mark[b] = True
-    return a[mark[a]]
+    marked: np.ndarray = a[mark[a]]
+    return marked
 
 
 def _members(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
@@ -616,7 +630,8 @@ def _members(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     if not len(sorted_set) or not len(values):
         return np.zeros(len(values), dtype=bool)
     at = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
-    return sorted_set[at] == values
+    mask: np.ndarray = sorted_set[at] == values
+    return mask
 
 
 def _intersect(sets: list[np.ndarray]) -> np.ndarray:
@@ -662,6 +677,6 @@ def ranked(h: Hits, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     return addrs[order], s[order]
 
 
-def query_of(full_text_query: Any, searcher: Searcher):
+def query_of(full_text_query: Any, searcher: Searcher) -> FullTextQuery:
     """The query object of ``full_text_query`` (string, dict or query object)."""
     return to_query(full_text_query, searcher.indexed_columns)

@@ -18,14 +18,18 @@ from __future__ import annotations
 
 
 import numpy as np
+import numpy.typing as npt
 
 from ...errors import CorruptFileError
 
 BLOCK = 128
 _LANES = 4
 
+_Bytes = bytes | memoryview
+"""A posting block or position stream's bytes."""
 
-def unpack4x(buf, at: int, nbits: int, what: str) -> tuple[np.ndarray, int]:
+
+def unpack4x(buf: _Bytes, at: int, nbits: int, what: str) -> tuple[npt.NDArray[np.uint32], int]:
     """128 uint32 values BitPacker4x-packed at ``buf[at:]`` with ``nbits`` bits; (values, end)."""
     if nbits > 32:
         raise CorruptFileError(f"{what}: bit width {nbits} of a packed block exceeds 32")
@@ -43,7 +47,7 @@ def unpack4x(buf, at: int, nbits: int, what: str) -> tuple[np.ndarray, int]:
     return vals.reshape(-1).astype(np.uint32), at + n                   # value 4j + lane
 
 
-def unpack4x_many(words: np.ndarray, nbits: int) -> np.ndarray:
+def unpack4x_many(words: npt.NDArray[np.uint32], nbits: int) -> npt.NDArray[np.uint32]:
     """(B, 128) uint32 values of B BitPacker4x blocks of ``nbits`` bits; ``words``: (B, nbits, 4) u32."""
     b = words.shape[0]
     if nbits == 0:
@@ -52,11 +56,11 @@ def unpack4x_many(words: np.ndarray, nbits: int) -> np.ndarray:
     start = np.arange(BLOCK // _LANES, dtype=np.int64) * nbits
     k, o = start // 32, (start % 32).astype(np.uint64)
     pair = w[:, k, :] | (w[:, k + 1, :] << np.uint64(32))              # (B, 32, 4)
-    vals = (pair >> o[None, :, None]) & np.uint64((1 << nbits) - 1)
+    vals: npt.NDArray[np.uint64] = (pair >> o[None, :, None]) & np.uint64((1 << nbits) - 1)
     return vals.reshape(b, BLOCK).astype(np.uint32)
 
 
-def _full_blocks(blocks: list, what: str) -> tuple[np.ndarray, np.ndarray]:
+def _full_blocks(blocks: list[bytes], what: str) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
     """Doc ids and frequencies (each (B, 128)) of full posting blocks, decoded per bit width."""
     nb = len(blocks)
     firsts = np.empty(nb, dtype=np.uint64)
@@ -90,7 +94,7 @@ def _full_blocks(blocks: list, what: str) -> tuple[np.ndarray, np.ndarray]:
     return docs, freqs
 
 
-def _varints(buf, at: int, count: int, what: str) -> tuple[np.ndarray, int]:
+def _varints(buf: _Bytes, at: int, count: int, what: str) -> tuple[npt.NDArray[np.uint32], int]:
     """``count`` LEB128 u32 varints from ``buf[at:]`` (vectorised over the bytes); (values, end)."""
     if count == 0:
         return np.zeros(0, dtype=np.uint32), at
@@ -111,12 +115,14 @@ def _varints(buf, at: int, count: int, what: str) -> tuple[np.ndarray, int]:
     return vals.astype(np.uint32), at + last
 
 
-def decode_posting(blocks: list, length: int, codec: str, what: str) -> tuple[np.ndarray, np.ndarray]:
+def decode_posting(blocks: list[bytes], length: int, codec: str,
+                   what: str) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
     """(doc ids uint32, frequencies uint32) of one token's posting blocks (``length`` documents)."""
     full, tail = divmod(length, BLOCK)
     if len(blocks) != full + (1 if tail else 0):
         raise CorruptFileError(f"{what}: {len(blocks)} posting blocks for {length} documents")
-    docs, freqs = [], []
+    docs: list[npt.NDArray[np.uint32]] = []
+    freqs: list[npt.NDArray[np.uint32]] = []
     if full:
         d2, f2 = _full_blocks(blocks[:full], what)
         docs.append(d2.reshape(-1))
@@ -141,14 +147,15 @@ def decode_posting(blocks: list, length: int, codec: str, what: str) -> tuple[np
     return np.concatenate(docs), np.concatenate(freqs)
 
 
-def decode_positions(stream, offsets, freqs: np.ndarray, what: str) -> np.ndarray:
+def decode_positions(stream: bytes, offsets: list[int], freqs: npt.NDArray[np.uint32],
+                     what: str) -> npt.NDArray[np.uint32]:
     """Every document's positions of one token, concatenated in posting order (document ``j``'s
     are the next ``freqs[j]``), uint32."""
     buf = memoryview(stream).cast("B")
     offs = [int(o) for o in offsets] + [len(buf)]
     if len(offs) - 1 != -(-len(freqs) // BLOCK):
         raise CorruptFileError(f"{what}: {len(offs) - 1} position blocks for {len(freqs)} documents")
-    out: list[np.ndarray] = []
+    out: list[npt.NDArray[np.uint32]] = []
     for b in range(len(offs) - 1):
         f = freqs[b * BLOCK:(b + 1) * BLOCK].astype(np.int64)
         total = int(f.sum())

@@ -8,15 +8,19 @@ import json
 import struct
 from contextlib import contextmanager
 from functools import cached_property
-from typing import Iterator
+from typing import TYPE_CHECKING, Any, Iterator, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from ... import _state
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from ..files import CACHE, IndexFile, cached
 from .fst import FstMap
 from .postings import decode_positions, decode_posting
+
+if TYPE_CHECKING:
+    from ...io.fs import FileIO
 
 _TAIL_CODECS = ("varint_delta_v1", "fixed32_v1")
 _WORDS = _state.cache("fts_words")
@@ -34,15 +38,15 @@ def _damage(path: str) -> Iterator[None]:
         raise CorruptFileError(f"{path}: damaged INVERTED index data ({type(exc).__name__}: {exc})") from exc
 
 
-def _open(io, path: str, size: int | None) -> IndexFile:
+def _open(io: FileIO, path: str, size: int | None) -> IndexFile:
     return cached(("inverted:file", io.key, path), lambda: IndexFile(io, path, size))
 
 
 class Partition:
     """One partition: its tokens, documents and postings."""
 
-    def __init__(self, io, paths: dict[str, str], sizes: dict[str, int | None], pid: int, codec: str,
-                 with_position: bool):
+    def __init__(self, io: FileIO, paths: dict[str, str], sizes: dict[str, int | None], pid: int, codec: str,
+                 with_position: bool) -> None:
         self.io, self.pid, self.codec, self.with_position = io, pid, codec, with_position
         self._paths = {k: paths[f"part_{pid}_{k}.lance"] for k in ("tokens", "docs", "invert")}
         self._sizes = {k: sizes.get(f"part_{pid}_{k}.lance") for k in ("tokens", "docs", "invert")}
@@ -68,7 +72,7 @@ class Partition:
         if hit is _MISSING:
             with _damage(self._paths["tokens"]):
                 hit = _WORDS.put(key, self.fst.get(token.encode("utf-8")))
-        return hit  # type: ignore[return-value]
+        return cast("int | None", hit)
 
     def all_tokens(self) -> dict[str, int]:
         f = self._file("tokens")
@@ -76,11 +80,11 @@ class Partition:
                       lambda: {k.decode("utf-8"): v for k, v in self.fst.items().items()})
 
     @cached_property
-    def docs(self) -> tuple[np.ndarray, np.ndarray]:
+    def docs(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]]:
         """(row ids uint64, token counts uint32) by doc id."""
         f = self._file("docs")
 
-        def load():
+        def load() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]]:
             rid, n = f.read(["_rowid", "_num_tokens"])
             return (rid.to_numpy(zero_copy_only=False).astype(np.uint64),
                     n.to_numpy(zero_copy_only=False).astype(np.uint32))
@@ -93,13 +97,13 @@ class Partition:
         return int(t) if t is not None else int(self.docs[1].sum(dtype=np.uint64))
 
     @cached_property
-    def lengths(self) -> np.ndarray:
+    def lengths(self) -> npt.NDArray[np.int64]:
         """Document frequency of every token id."""
         f = self._file("invert")
         return cached(("inverted:lengths", self.io.key, f.path),
                       lambda: f.read(["_length"])[0].to_numpy(zero_copy_only=False).astype(np.int64))
 
-    def postings(self, token_ids: list[int], positions: bool = False) -> list[tuple]:
+    def postings(self, token_ids: list[int], positions: bool = False) -> list[tuple[npt.NDArray[Any], ...]]:
         """(doc ids, freqs[, every doc's positions concatenated]) of each token id."""
         if not token_ids:
             return []
@@ -107,7 +111,7 @@ class Partition:
         lengths = self.lengths
         if max(token_ids) >= len(lengths):
             raise CorruptFileError(f"{f.path}: token id {max(token_ids)} beyond the {len(lengths)} postings")
-        out = []
+        out: list[tuple[npt.NDArray[Any], ...]] = []
         for tid in token_ids:
             key = ("inverted:posting", self.io.key, f.path, tid, positions)
             hit = CACHE.get(key)
@@ -118,7 +122,7 @@ class Partition:
             out.append(hit)
         return out
 
-    def position_offsets(self, token_id: int) -> np.ndarray:
+    def position_offsets(self, token_id: int) -> npt.NDArray[np.int64]:
         """Where each posting of ``token_id`` starts in its concatenated positions, and the end
         (int64, one more than the postings; kept in the index cache)."""
         f = self._file("invert")
@@ -140,7 +144,7 @@ class Partition:
         if positions and self.with_position:
             self.postings(every, positions=True)
 
-    def _posting(self, f: IndexFile, tid: int, length: int, positions: bool) -> tuple:
+    def _posting(self, f: IndexFile, tid: int, length: int, positions: bool) -> tuple[npt.NDArray[Any], ...]:
         rows = np.array([tid], dtype=np.int64)
         what = f"{f.path} (token id {tid})"
         blocks = f.read(["_posting"], rows)[0][0].as_py()
@@ -154,7 +158,7 @@ class Partition:
 class InvertedSegment:
     """One segment (``_indices/<uuid>/``) of an INVERTED index."""
 
-    def __init__(self, io, paths: dict[str, str], sizes: dict[str, int | None]):
+    def __init__(self, io: FileIO, paths: dict[str, str], sizes: dict[str, int | None]) -> None:
         self.io = io
         if "metadata.lance" not in paths:
             raise CorruptFileError("INVERTED index segment without metadata.lance")
@@ -175,7 +179,7 @@ class InvertedSegment:
         if codec not in _TAIL_CODECS:
             raise UnsupportedFeatureError(f"{meta.path}: posting tail codec {codec!r} is not supported")
         try:
-            self.params: dict = json.loads(md.get("params", "{}"))
+            self.params: dict[str, Any] = json.loads(md.get("params", "{}"))
             pids = [int(p) for p in json.loads(md.get("partitions", "[]"))]
         except (ValueError, TypeError) as exc:
             raise CorruptFileError(f"{meta.path}: unreadable params / partitions metadata ({exc})") from exc

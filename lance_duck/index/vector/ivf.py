@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 import numpy as np
 import pyarrow as pa
@@ -18,9 +19,12 @@ from ...errors import CorruptFileError, InvalidArgumentError, UnsupportedFeature
 from ..files import IndexFile, cached, segment_file_path
 from ..metadata import IndexSegment
 from .probes import initial_probes
-from .rabitq import RQStorage
+from .rabitq import RQPayload, RQQuery, RQStorage
 from .storage import (F32, FlatStorage, PQStorage, SQStorage, Storage, normalized, popcount_rows, storage_metadata,
                       tensor_array)
+
+if TYPE_CHECKING:
+    from ...table.snapshot import Snapshot
 
 VECTOR_DETAILS = "lance.index.pb.VectorIndexDetails"
 METRICS = {index_pb2.L2: "l2", index_pb2.Cosine: "cosine", index_pb2.Dot: "dot", index_pb2.Hamming: "hamming"}
@@ -64,8 +68,8 @@ def _ranges(ivf: index_pb2.IVF, rows: int, path: str, what: str) -> tuple[np.nda
 class IvfSegment:
     """An IVF_* vector segment (see :class:`lance_duck.index.vector.VectorSegment`)."""
 
-    def __init__(self, snapshot, segment: IndexSegment, index_type: str, metric: str,
-                 index_file: IndexFile, aux_file: IndexFile):
+    def __init__(self, snapshot: Snapshot, segment: IndexSegment, index_type: str, metric: str,
+                 index_file: IndexFile, aux_file: IndexFile) -> None:
         self.uuid = segment.uuid
         self.name = segment.name
         self.index_type = index_type
@@ -133,7 +137,7 @@ class IvfSegment:
     # -- reading ---------------------------------------------------------------------------
     def partition(self, p: int) -> tuple[np.ndarray, object]:
         """(row ids, payload) of partition ``p`` (read once, then cached)."""
-        def load():
+        def load() -> tuple[np.ndarray, object]:
             start, n = int(self.offsets[p]), int(self.lengths[p])
             names = ("_rowid",) + self.storage.columns
             arrays = self.aux_file.read(names, range(start, start + n))
@@ -177,7 +181,7 @@ class IvfSegment:
         return initial_probes(dists, k, minimum, maximum, self.metric, True)
 
     def search(self, q: np.ndarray, k: int, *, minimum_nprobes: int, maximum_nprobes: int | None,
-               ef: int | None, keep=None, refine_factor: int | None = None,
+               ef: int | None, keep: Callable[[np.ndarray], Any] | None = None, refine_factor: int | None = None,
                distance_range: tuple[float | None, float | None] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """See :meth:`lance_duck.index.vector.VectorSegment.search`."""
         q = np.ascontiguousarray(q)
@@ -202,7 +206,7 @@ class IvfSegment:
         ids_parts: list[np.ndarray] = []
         dist_parts: list[np.ndarray] = []
         kept = 0
-        heap: list = []      # IVF_RQ: pylance's top-k heap, shared by the probed partitions
+        heap: list[tuple[float, int]] = []      # IVF_RQ: pylance's top-k heap, shared by the probed partitions
         for i, p in enumerate(order[:last]):
             if i >= first and kept >= k:
                 break
@@ -214,14 +218,14 @@ class IvfSegment:
             return np.zeros(0, np.uint64), np.zeros(0, F32)
         return top_k(np.concatenate(ids_parts), np.concatenate(dist_parts), k)
 
-    def _probe(self, p: int, qs, k: int, ef: int | None, keep, bounds,
-               heap: list | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def _probe(self, p: int, qs: object, k: int, ef: int | None, keep: Callable[[np.ndarray], Any] | None,
+               bounds: tuple[float, float] | None, heap: list[tuple[float, int]] | None = None) -> tuple[np.ndarray, np.ndarray]:
         ids, payload = self.partition(p)
         trace.record("vector:probe", (self.uuid, p))
         if not len(ids):
             return ids, np.zeros(0, F32)
         if isinstance(self.storage, RQStorage):     # the mask asked only of the rows its gate lets through
-            return self.storage.gated(qs, self.centroids[p], payload, ids, keep, k, [] if heap is None else heap,
+            return self.storage.gated(cast(RQQuery, qs), self.centroids[p], cast(RQPayload, payload), ids, keep, k, [] if heap is None else heap,
                                       bounds)
         mask = None if keep is None else np.asarray(keep(ids), dtype=bool)
         score = self.storage.scorer(qs, self.centroids[p], payload)
@@ -249,7 +253,7 @@ def top_k(ids: np.ndarray, dist: np.ndarray, k: int) -> tuple[np.ndarray, np.nda
     return ids[order], dist[order]
 
 
-def open_ivf_segment(snapshot, segment: IndexSegment) -> IvfSegment:
+def open_ivf_segment(snapshot: Snapshot, segment: IndexSegment) -> IvfSegment:
     """Open the segment's two files and check what they say about each other."""
     if segment.type_url.rsplit("/", 1)[-1] != VECTOR_DETAILS:
         raise UnsupportedFeatureError(f"index {segment.name!r} of type {segment.type_url!r} is not a vector index")
@@ -264,7 +268,7 @@ def open_ivf_segment(snapshot, segment: IndexSegment) -> IvfSegment:
         if segment.files and name not in sizes:
             raise CorruptFileError(f"index {segment.name!r}: segment {segment.uuid} lists no {name}")
 
-    def make():
+    def make() -> IvfSegment:
         ipath = segment_file_path(snapshot, segment, "index.idx")
         index_file = IndexFile(snapshot.io, ipath, sizes.get("index.idx") or None)
         try:

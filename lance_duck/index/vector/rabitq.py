@@ -43,8 +43,11 @@ Other widths, dense-matrix rotations and the residual-query estimator are refuse
 from __future__ import annotations
 
 import heapq
+from typing import Any, Callable
 
 import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
 
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from .storage import F32, Storage, fsl_matrix, normalized
@@ -55,12 +58,22 @@ _GATE_RUN = 64
 NUM_BITS_MAX = 9        # pylance 14.0.2 writes num_bits 1..9 (a sign bit and 0..8 extra bits per dim)
 PERM = np.array([0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15], dtype=np.intp)
 
+_F32s = npt.NDArray[np.float32]
+_Ints = npt.NDArray[np.integer[Any]]
+#: a query prepared by :meth:`RQStorage.query`: (q, rotated q, float table, u8 pair table, quantized,
+#: step, table minimum, sum of rotated q)
+RQQuery = tuple[_F32s, _F32s, _F32s, _Ints, np.bool_, np.float32, np.float32, np.float32]
+#: a partition decoded by :meth:`RQStorage.decode`: (pair positions, ex codes or None, add, scale,
+#: tail mask, 1-bit add, 1-bit scale, 1-bit error)
+RQPayload = tuple[_Ints, 'npt.NDArray[np.uint8] | None', _F32s, _F32s, npt.NDArray[np.bool_], _F32s, _F32s, _F32s]
 
-def _fwht(v: np.ndarray) -> np.ndarray:
+
+def _fwht(v: _F32s) -> _F32s:
     """Unnormalized Walsh-Hadamard transform of a power-of-two length vector (float32): per level the
     pairs' sums, then their differences, written to a second buffer (the two alternate)."""
     n = len(v)
-    src, dst = v.copy(), np.empty_like(v)
+    src: _F32s = v.copy()
+    dst: _F32s = np.empty_like(v)
     h = 1
     while h < n:
         w, o = src.reshape(-1, 2, h), dst.reshape(-1, 2, h)
@@ -71,9 +84,9 @@ def _fwht(v: np.ndarray) -> np.ndarray:
     return src
 
 
-def fast_rotation(x: np.ndarray, signs: np.ndarray, code_dim: int) -> np.ndarray:
+def fast_rotation(x: _F32s, signs: npt.NDArray[np.uint8], code_dim: int) -> _F32s:
     """pylance's fast rotation of ``x`` (float32, zero-padded to ``code_dim``) by ``signs`` (uint8)."""
-    out = np.zeros(code_dim, dtype=F32)
+    out: _F32s = np.zeros(code_dim, dtype=F32)
     m = min(len(x), code_dim)
     out[:m] = x[:m]
     if code_dim == 0:
@@ -96,15 +109,16 @@ def fast_rotation(x: np.ndarray, signs: np.ndarray, code_dim: int) -> np.ndarray
             out[start:] = _fwht(out[start:]) * scale
         a, b = out[:half].copy(), out[half:2 * half].copy()
         out[:half], out[half:2 * half] = a + b, a - b
-    return out * F32(0.25)
+    rotated: _F32s = out * F32(0.25)
+    return rotated
 
 
-def unpack_packed_codes(codes: np.ndarray, n: int, code_dim: int) -> np.ndarray:
+def unpack_packed_codes(codes: npt.NDArray[np.uint8], n: int, code_dim: int) -> npt.NDArray[np.uint8]:
     """(groups, n) 4-bit group codes of a partition's packed ``_rabit_codes`` bytes (n rows)."""
     groups = code_dim // 4
     flat = codes.reshape(-1)
     nb = n // 32
-    out = np.empty((n, groups), dtype=np.uint8)
+    out: npt.NDArray[np.uint8] = np.empty((n, groups), dtype=np.uint8)
     if nb:
         blocks = flat[:nb * groups * 16].reshape(nb, groups, 16)
         full = out[:nb * 32].reshape(nb, 32, groups)
@@ -114,7 +128,8 @@ def unpack_packed_codes(codes: np.ndarray, n: int, code_dim: int) -> np.ndarray:
     if tail:
         tb = flat[nb * groups * 16:].reshape(code_dim // 8, tail).T
         out[nb * 32:] = np.stack([tb & 15, tb >> 4], axis=2).reshape(tail, groups)
-    return out.T.copy()
+    by_group: npt.NDArray[np.uint8] = out.T.copy()
+    return by_group
 
 
 # the top-bit plane of 3/5/7-bit blocks (a little-endian u64): the bit of dim 16k + b sits at bit
@@ -168,7 +183,8 @@ class RQStorage(Storage):
     BASE = ("_rabit_codes", "__add_factors", "__scale_factors", "__error_factors")
     EXTRA = ("__blocked_ex_codes", "__add_factors_ex", "__scale_factors_ex")
 
-    def __init__(self, metric, dim, path, meta: dict, work=F32):
+    def __init__(self, metric: str, dim: int, path: str, meta: dict[str, Any],
+                 work: type[np.floating[Any]] = F32) -> None:
         super().__init__(metric, dim, path, work)
         what = {k: meta.get(k) for k in ("rotation_type", "num_bits", "packed", "query_estimator")}
         bits = what["num_bits"]
@@ -195,7 +211,7 @@ class RQStorage(Storage):
         self.code_offsets = (np.arange(self.groups, dtype=np.intp) * 16)[:, None]
         self.ex_width = -(-code_dim // 64) * 64 * self.ex_bits // 8
 
-    def decode(self, arrays, n):
+    def decode(self, arrays: list[pa.Array], n: int) -> RQPayload:
         codes = fsl_matrix(arrays[0], self.code_dim // 8, np.uint8, self.path, "_rabit_codes")
         factors = [np.asarray(a.to_numpy(zero_copy_only=False), dtype=F32) for a in arrays[1:4]]
         ex = None
@@ -218,7 +234,7 @@ class RQStorage(Storage):
         tail = np.arange(n) >= n - n % 32      # rows outside full 32-row batches: exact binary sums
         return pairs, ex, add, scale, tail, add1, scale1, err1
 
-    def query(self, q):
+    def query(self, q: npt.NDArray[Any]) -> RQQuery:
         q = q.astype(F32)
         if self.metric == "cosine":
             q = normalized(q).astype(self.vector_type).astype(F32)
@@ -240,7 +256,9 @@ class RQStorage(Storage):
         pair_lut = qlut[0::2][:, byte & 15] + qlut[1::2][:, byte >> 4]
         return q, qr, table, pair_lut, factor > 0, step, F32(lo), F32(np.cumsum(qr, dtype=F32)[-1])
 
-    def _estimates(self, qs, centroid, payload, rows=None, gate=None):
+    def _estimates(self, qs: RQQuery, centroid: npt.NDArray[Any], payload: RQPayload,
+                   rows: npt.NDArray[np.intp] | None = None,
+                   gate: Callable[[_F32s], npt.NDArray[np.intp]] | None = None) -> tuple[_F32s, _F32s]:
         """(ex estimates, 1-bit lower bounds) of the partition's rows (all, or those at ``rows``); with
         ``gate`` (lower bounds -> positions) the ex estimates of only the rows it picks are computed (the
         others are left at +inf: the gated scan never reads them)."""
@@ -302,11 +320,13 @@ class RQStorage(Storage):
         est[exact_rows] = part
         return est, lower
 
-    def distances(self, qs, centroid, payload, rows=None):
+    def distances(self, qs: RQQuery, centroid: npt.NDArray[Any], payload: RQPayload,
+                  rows: npt.NDArray[np.intp] | None = None) -> _F32s:
         return self._estimates(qs, centroid, payload, rows)[0]
 
-    def gated(self, qs, centroid, payload, ids: np.ndarray, keep, k: int, heap: list,
-              bounds) -> tuple[np.ndarray, np.ndarray]:
+    def gated(self, qs: RQQuery, centroid: npt.NDArray[Any], payload: RQPayload, ids: npt.NDArray[Any],
+              keep: Callable[[npt.NDArray[Any]], Any] | None, k: int, heap: list[tuple[float, int]],
+              bounds: tuple[float, float] | None) -> tuple[npt.NDArray[Any], _F32s]:
         """pylance's gated scan of one partition: rows in order, a row skipped when its 1-bit lower bound
         is not below the current k-th distance of ``heap`` (shared by the query's probed partitions, a
         max-heap of ``(-distance, -row id)``) or the range's upper bound, or when ``keep`` (row ids ->
