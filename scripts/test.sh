@@ -21,7 +21,7 @@ ensure_venv .venv "${PYTHON:-python3}" '.[test]'
 # The suite runs on the oldest protobuf we support (grpcio-tools 1.62 pins 4.25); the metadata and
 # file readers then run again on the newest protobuf 7 (installed beside, first on the path).
 .venv/bin/python -m ruff check lance_duck
-.venv/bin/python -m mypy                  # [tool.mypy] in pyproject.toml: strict, but for the modules it lists as not typed yet
+.venv/bin/python -m mypy                  # [tool.mypy] in pyproject.toml: strict on every module
 # The documentation site (mkdocs.yml): a broken link or anchor, an unknown API reference or a docstring
 # mkdocstrings cannot read fails here.
 NO_MKDOCS_2_WARNING=1 .venv/bin/python -m mkdocs build --strict --quiet

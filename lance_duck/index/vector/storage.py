@@ -8,15 +8,18 @@ and the raw query for dot; SQ quantizes the query too for l2 / cosine and dequan
 from __future__ import annotations
 
 import json
-from typing import Callable
+from typing import Any, Callable, cast
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from ..._proto import index_pb2
 
-F32 = np.float32
+F32: type[np.floating[Any]] = np.float32
+#: a partition's distances: rows (None: all) -> float32 distances
+Scorer = Callable[["np.ndarray | None"], np.ndarray]
 TENSOR_TYPES: dict[int, np.dtype] = {index_pb2.Tensor.FLOAT16: np.dtype("<f2"), index_pb2.Tensor.FLOAT32: np.dtype("<f4"),
                 index_pb2.Tensor.FLOAT64: np.dtype("<f8"), index_pb2.Tensor.UINT8: np.dtype("u1")}
 
@@ -34,10 +37,11 @@ def tensor_array(t: index_pb2.Tensor, path: str, what: str) -> np.ndarray:
 
 def popcount_rows(a: np.ndarray) -> np.ndarray:
     """Set bits per row of a uint8 matrix."""
-    return np.unpackbits(a, axis=1).sum(axis=1, dtype=np.int64)
+    out: np.ndarray = np.unpackbits(a, axis=1).sum(axis=1, dtype=np.int64)
+    return out
 
 
-def fsl_matrix(arr: pa.Array, width: int, dtype, path: str, column: str) -> np.ndarray:
+def fsl_matrix(arr: pa.Array, width: int, dtype: npt.DTypeLike, path: str, column: str) -> np.ndarray:
     """A fixed-size-list column as a (rows, width) numpy matrix of ``dtype`` (no nulls allowed)."""
     if not pa.types.is_fixed_size_list(arr.type) or arr.type.list_size != width:
         raise CorruptFileError(f"{path}: column {column!r} is {arr.type}, expected {width} values per row")
@@ -46,10 +50,11 @@ def fsl_matrix(arr: pa.Array, width: int, dtype, path: str, column: str) -> np.n
     values = arr.flatten().to_numpy(zero_copy_only=False)
     if len(values) != len(arr) * width:
         raise CorruptFileError(f"{path}: column {column!r} has {len(values)} values for {len(arr)} rows")
-    return values.reshape(len(arr), width).astype(dtype, copy=False)
+    out: np.ndarray = values.reshape(len(arr), width).astype(dtype, copy=False)
+    return out
 
 
-def storage_metadata(meta: dict[str, str], path: str) -> dict:
+def storage_metadata(meta: dict[str, str], path: str) -> dict[str, Any]:
     """The inner JSON of ``storage_metadata`` (a JSON list holding one JSON string)."""
     raw = meta.get("storage_metadata")
     if raw is None:
@@ -64,7 +69,7 @@ def storage_metadata(meta: dict[str, str], path: str) -> dict:
     return inner
 
 
-def _int(d: dict, key: str, path: str) -> int:
+def _int(d: dict[str, Any], key: str, path: str) -> int:
     v = d.get(key)
     if not isinstance(v, int) or isinstance(v, bool) or v < 0:
         raise CorruptFileError(f"{path}: storage_metadata {key!r} = {v!r} is not a count")
@@ -80,9 +85,9 @@ class Storage:
     """One storage kind: the aux columns it reads, partition decoding and distances."""
 
     columns: tuple[str, ...] = ()
-    dtype: object = None      # FLAT: the stored vectors' numpy type
+    dtype: npt.DTypeLike | None = None      # FLAT: the stored vectors' numpy type
 
-    def __init__(self, metric: str, dim: int, path: str, work=F32):
+    def __init__(self, metric: str, dim: int, path: str, work: type[np.floating[Any]] = F32):
         self.metric = metric
         self.dim = dim
         self.path = path
@@ -102,11 +107,11 @@ class Storage:
             return normalized(q).astype(self.vector_type).astype(self.work)
         return q
 
-    def distances(self, qs, centroid: np.ndarray, payload, rows: np.ndarray | None = None) -> np.ndarray:
+    def distances(self, qs: Any, centroid: np.ndarray, payload: Any, rows: np.ndarray | None = None) -> np.ndarray:
         """float32 distances of a partition's rows (all, or those at positions ``rows``)."""
         raise NotImplementedError
 
-    def scorer(self, qs, centroid: np.ndarray, payload) -> Callable[[np.ndarray | None], np.ndarray]:
+    def scorer(self, qs: Any, centroid: np.ndarray, payload: Any) -> Scorer:
         """``rows -> distances`` for one partition and query (per-partition work such as PQ's table done once)."""
         return lambda rows: self.distances(qs, centroid, payload, rows)
 
@@ -114,10 +119,11 @@ class Storage:
 class FlatStorage(Storage):
     columns = ("flat",)
 
-    def decode(self, arrays, n):
+    def decode(self, arrays: list[pa.Array], n: int) -> np.ndarray:
         return fsl_matrix(arrays[0], self.dim, self.dtype or F32, self.path, "flat")
 
-    def distances(self, qs, centroid, x, rows=None):
+    def distances(self, qs: Any, centroid: np.ndarray, x: Any, rows: np.ndarray | None = None) -> np.ndarray:
+        out: np.ndarray
         if rows is not None:
             x = x[rows]
         if self.metric == "hamming":
@@ -125,18 +131,22 @@ class FlatStorage(Storage):
         x = x.astype(self.work, copy=False)
         if self.metric == "l2":
             d = x - qs
-            return np.einsum("ij,ij->i", d, d).astype(F32, copy=False)
+            out = np.einsum("ij,ij->i", d, d).astype(F32, copy=False)
+            return out
         if self.metric == "cosine":   # x and q stored normalized; pylance still divides by both norms
             norms = np.sqrt(np.einsum("ij,ij->i", x, x)) * np.sqrt(qs @ qs)
             with np.errstate(invalid="ignore", divide="ignore"):
-                return (self.work(1) - (x @ qs) / norms).astype(F32)
-        return (self.work(1) - x @ qs).astype(F32)
+                out = (self.work(1) - (x @ qs) / norms).astype(F32)
+            return out
+        out = (self.work(1) - x @ qs).astype(F32)
+        return out
 
 
 class PQStorage(Storage):
     columns = ("__pq_code",)
 
-    def __init__(self, metric, dim, path, meta: dict, codebook: index_pb2.Tensor, work=F32):
+    def __init__(self, metric: str, dim: int, path: str, meta: dict[str, Any], codebook: index_pb2.Tensor,
+                 work: type[np.floating[Any]] = F32):
         super().__init__(metric, dim, path, work)
         nbits = _int(meta, "nbits", path)
         m = _int(meta, "num_sub_vectors", path)
@@ -155,7 +165,7 @@ class PQStorage(Storage):
         self.codebook = book.reshape(m, 256, self.sub).astype(work)
         self.code_offsets = (np.arange(m, dtype=np.intp) * 256)[:, None]
 
-    def decode(self, arrays, n):
+    def decode(self, arrays: list[pa.Array], n: int) -> np.ndarray:
         arr = arrays[0]
         if not pa.types.is_fixed_size_list(arr.type) or arr.type.list_size != self.m:
             raise CorruptFileError(f"{self.path}: column '__pq_code' is {arr.type}, expected {self.m} codes per row")
@@ -163,36 +173,40 @@ class PQStorage(Storage):
         if len(codes) != n * self.m:
             raise CorruptFileError(f"{self.path}: '__pq_code' has {len(codes)} codes for {n} rows")
         # transposed: all of sub-vector 0's codes for the partition, then sub-vector 1's ...
-        return codes.reshape(self.m, n) if self.transposed else codes.reshape(n, self.m).T.copy()
+        out: np.ndarray = codes.reshape(self.m, n) if self.transposed else codes.reshape(n, self.m).T.copy()
+        return out
 
-    def table(self, qs, centroid) -> np.ndarray:
+    def table(self, qs: np.ndarray, centroid: np.ndarray) -> np.ndarray:
         """(m, 256) lookup table of the query against every sub-codeword."""
         if self.metric == "dot":
-            return np.einsum("sck,sk->sc", self.codebook, qs.reshape(self.m, self.sub))
+            lut: np.ndarray = np.einsum("sck,sk->sc", self.codebook, qs.reshape(self.m, self.sub))
+            return lut
         # the residual is kept in the vectors' own type (float16 residuals for float16 vectors)
         r = (qs - centroid).astype(self.vector_type).astype(self.work).reshape(self.m, 1, self.sub)
         d = self.codebook - r
-        return np.einsum("sck,sck->sc", d, d)
+        table: np.ndarray = np.einsum("sck,sck->sc", d, d)
+        return table
 
-    def scorer(self, qs, centroid, codes):
+    def scorer(self, qs: Any, centroid: np.ndarray, codes: Any) -> Scorer:
         lut = self.table(qs, centroid)
         return lambda rows: self._gather(lut, codes, rows)
 
-    def distances(self, qs, centroid, codes, rows=None):
+    def distances(self, qs: Any, centroid: np.ndarray, codes: Any, rows: np.ndarray | None = None) -> np.ndarray:
         return self._gather(self.table(qs, centroid), codes, rows)
 
-    def _gather(self, lut, codes, rows):
+    def _gather(self, lut: np.ndarray, codes: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
         if rows is not None:
             codes = codes[:, rows]
         # one gather from the flattened table; summed over sub-vectors in order (axis 0 reduces row by row)
         total = lut.ravel().take(codes + self.code_offsets).sum(axis=0, dtype=self.work)
-        return (self.work(1) - total).astype(F32) if self.metric == "dot" else total.astype(F32, copy=False)
+        out: np.ndarray = (self.work(1) - total).astype(F32) if self.metric == "dot" else total.astype(F32, copy=False)
+        return out
 
 
 class SQStorage(Storage):
     columns = ("__sq_code",)
 
-    def __init__(self, metric, dim, path, meta: dict, work=F32):
+    def __init__(self, metric: str, dim: int, path: str, meta: dict[str, Any], work: type[np.floating[Any]] = F32):
         super().__init__(metric, dim, path, work)
         bits = _int(meta, "num_bits", path)
         if bits != 8:
@@ -201,7 +215,7 @@ class SQStorage(Storage):
             raise CorruptFileError(f"{path}: SQ dimension {meta.get('dim')} is not the index's {dim}")
         b = meta.get("bounds") or {}
         try:
-            lo, hi = float(b["start"]), float(b["end"])   # type: ignore[index]
+            lo, hi = float(b["start"]), float(b["end"])
         except (TypeError, KeyError, ValueError):
             raise CorruptFileError(f"{path}: SQ bounds {b!r} are not a start/end pair") from None
         if not (np.isfinite(lo) and np.isfinite(hi) and hi >= lo):
@@ -209,26 +223,26 @@ class SQStorage(Storage):
         self.lo, self.hi = work(lo), work(hi)
         self.step = work((self.hi - self.lo) / work(255))
 
-    def decode(self, arrays, n):
+    def decode(self, arrays: list[pa.Array], n: int) -> tuple[np.ndarray, np.ndarray]:
         codes = fsl_matrix(arrays[0], self.dim, np.uint8, self.path, "__sq_code")
         wide = codes.astype(np.int32)
         # codes, and their squared norms (exact integers in the type the l2 sums are done in)
         return codes, np.einsum("ij,ij->i", wide, wide).astype(self._wide())
 
-    def _wide(self) -> type:
+    def _wide(self) -> type[np.floating[Any]]:
         # sum (q - c)^2 = |q|^2 - 2 q.c + |c|^2 over integers: exact in float32 while every partial value
         # stays below 2^24 (dim <= 129), in float64 otherwise
         return F32 if 2 * self.dim * 255 * 255 < (1 << 24) else np.float64
 
-    def query(self, q):
-        qs = super().query(q)
+    def query(self, q: np.ndarray) -> object:
+        qs = cast(np.ndarray, super().query(q))
         if self.metric == "dot":
             return qs
         if self.step == 0:
             return np.zeros(self.dim, dtype=np.int32)
         return np.clip(np.floor((qs - self.lo) / self.step), 0, 255).astype(np.int32)
 
-    def scorer(self, qs, centroid, payload):
+    def scorer(self, qs: Any, centroid: np.ndarray, payload: Any) -> Scorer:
         if self.metric == "dot":
             return super().scorer(qs, centroid, payload)
         codes, norms = payload
@@ -240,6 +254,7 @@ class SQStorage(Storage):
 
         if plain:         # integer sums below 2^24: exact in float32 whatever the summation order
             def score_f32(rows: np.ndarray | None) -> np.ndarray:
+                total: np.ndarray
                 if rows is None:
                     total = base - codes @ twice_q
                 else:
@@ -249,19 +264,22 @@ class SQStorage(Storage):
             return score_f32
 
         def score(rows: np.ndarray | None) -> np.ndarray:
+            total: np.ndarray
             c, total = (codes, base.copy()) if rows is None else (codes[rows], base[rows])
             total -= c.astype(wide) @ twice_q
             if not plain:
                 total = total.astype(work)
             total *= scale
-            return total if plain else total.astype(F32)
+            out: np.ndarray = total if plain else total.astype(F32)
+            return out
         return score
 
-    def distances(self, qs, centroid, payload, rows=None):
+    def distances(self, qs: Any, centroid: np.ndarray, payload: Any, rows: np.ndarray | None = None) -> np.ndarray:
         if self.metric != "dot":
             return self.scorer(qs, centroid, payload)(rows)
         codes, _ = payload
         if rows is not None:
             codes = codes[rows]
         x = self.lo + codes.astype(self.work) * self.step
-        return (self.work(1) - x @ qs).astype(F32)
+        out: np.ndarray = (self.work(1) - x @ qs).astype(F32)
+        return out
