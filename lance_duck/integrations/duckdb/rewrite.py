@@ -285,24 +285,22 @@ def _table_ref(table: exp.Table, probes: dict[str, bool] | None = None) -> Lance
     version = asof = branch = None
     when = table.args.get("when")
     ver = table.args.get("version")
-    if when is not None:
+    clause = None
+    if when is not None:            # AT (VERSION => v) / AT (TIMESTAMP => t)
         kind = str(when.args.get("kind", "")).upper()
-        value = _literal_value(when.expression, f"AT ({kind} => ...)")
-        if kind == "VERSION":
-            version, branch = _version_value(value)
-        elif kind == "TIMESTAMP":
-            asof = str(value)
-        else:
-            raise InvalidArgumentError(f"'{uri}' AT ({kind} => ...): expected VERSION or TIMESTAMP")
-    elif ver is not None:
+        clause = kind, when.expression, f"AT ({kind} => ...)"
+    elif ver is not None:           # VERSION AS OF v / TIMESTAMP AS OF t
         kind = str(ver.this).upper()
-        value = _literal_value(ver.expression, f"{kind} AS OF")
+        clause = kind, ver.expression, f"{kind} AS OF"
+    if clause is not None:
+        kind, node, label = clause
+        value = _literal_value(node, label)
         if kind == "VERSION":
             version, branch = _version_value(value)
         elif kind == "TIMESTAMP":
             asof = str(value)
         else:
-            raise InvalidArgumentError(f"'{uri}' {kind} AS OF: expected VERSION or TIMESTAMP")
+            raise InvalidArgumentError(f"'{uri}' {label}: expected VERSION or TIMESTAMP")
     return LanceRef(uri, version, asof, branch)
 
 
