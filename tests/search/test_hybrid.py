@@ -97,6 +97,21 @@ def test_sql_lance_hybrid_search_equals_python(hybrid_table):
     assert got == [(r["id"], r["_hybrid_score"], r["_distance"], r["_score"]) for r in want.to_pylist()]
 
 
+@pytest.mark.parametrize("args, message", [
+    ("'text', 'w1', k => 0", "lance_hybrid_search\\(\\): k must be a positive integer"),
+    ("'text', 'w1', prefilter => 'yes'", "prefilter must be true or false"),
+    ("'text', 'w1', kk => 3", "unknown argument"),
+    ("5, 'w1'", "text_column must be a string"),
+    ("'text'", "expected 5 positional arguments, got 4"),
+    ("'text', 'w1', k => 3, k => 4", "k given twice"),
+])
+def test_sql_lance_hybrid_search_bad_arguments_are_refused_by_name(hybrid_table, args, message):
+    uri, q = hybrid_table
+    vec = "[" + ", ".join(repr(float(x)) for x in q) + "]"
+    with pytest.raises(InvalidArgumentError, match=message):
+        lance_duck.sql(f"select * from lance_hybrid_search('{uri}', 'emb', {vec}, {args})")
+
+
 def test_hybrid_prefilter(hybrid_table):
     uri, q = hybrid_table
     got = lance_duck.hybrid_search(uri, "emb", q, "text", "w1 w2 w3", k=6, use_index=False, filter="id > 150",

@@ -30,13 +30,13 @@ from ...scan.dataset import dataset
 from . import cache
 from .count import count_filter
 
-if TYPE_CHECKING:
-    import duckdb
 from .search import _vector
 
 if TYPE_CHECKING:
     import duckdb
-    import pyarrow as pa
+
+    from ...predicate import CompiledFilter
+    from ...scan.dataset import LanceDataset
 
 FTS = "lance_fts"
 HYBRID = "lance_hybrid_search"
@@ -44,27 +44,30 @@ _FTS_KEYS = {"k", "prefilter", "version", "asof", "timestamp", "branch", "storag
 _HYBRID_KEYS = _FTS_KEYS | {"alpha", "oversample_factor", "nprobs", "refine_factor", "use_index"}
 
 
-def _literal(node: exp.Expression, what: str) -> Any:
+def _literal(node: exp.Expression, what: str, call: str = FTS) -> Any:
     if isinstance(node, exp.Struct):                 # storage_options => {'key': 'value', ...}
         out = {}
         for p in node.expressions:
             if not isinstance(p, (exp.PropertyEQ, exp.EQ, exp.Slice)):
-                raise InvalidArgumentError(f"{what}: cannot read {p.sql('duckdb')}")
-            key = p.this.name if isinstance(p.this, (exp.Identifier, exp.Column)) else _literal(p.this, what)
-            out[str(key)] = str(_literal(p.expression, what))
+                raise InvalidArgumentError(f"{call}(): {what}: cannot read {p.sql('duckdb')}")
+            key = p.this.name if isinstance(p.this, (exp.Identifier, exp.Column)) else _literal(p.this, what, call)
+            out[str(key)] = str(_literal(p.expression, what, call))
         return out
     if isinstance(node, exp.Boolean):
         return bool(node.this)
     if isinstance(node, exp.Literal):
         return node.this if node.is_string else (float(node.this) if "." in node.this else int(node.this))
     if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
-        return -_literal(node.this, what)
+        return -_literal(node.this, what, call)
     if isinstance(node, exp.Null):
         return None
-    raise InvalidArgumentError(f"{FTS}(): {what} must be a literal, got {node.sql('duckdb')}")
+    raise InvalidArgumentError(f"{call}(): {what} must be a literal, got {node.sql('duckdb')}")
 
 
 def _call_args(fn: exp.Anonymous, vector_at: int | None = None) -> tuple[list[Any], dict[str, Any]]:
+    """The positional and named arguments of a call, as Python values (the vector at position
+    ``vector_at`` as a list of floats)."""
+    call = HYBRID if vector_at is not None else FTS
     pos: list[Any] = []
     kw: dict[str, Any] = {}
     for a in fn.expressions:
@@ -75,13 +78,57 @@ def _call_args(fn: exp.Anonymous, vector_at: int | None = None) -> tuple[list[An
         if isinstance(a, (exp.Kwarg, exp.PropertyEQ)):
             key = a.this.name.lower()
             if key in kw:
-                raise InvalidArgumentError(f"{FTS}(): {key} given twice")
-            kw[key] = _literal(a.expression, key)
+                raise InvalidArgumentError(f"{call}(): {key} given twice")
+            kw[key] = _literal(a.expression, key, call)
         else:
             if kw:
-                raise InvalidArgumentError(f"{FTS}(): positional argument after a named one")
-            pos.append(_literal(a, f"argument {len(pos) + 1}"))
+                raise InvalidArgumentError(f"{call}(): positional argument after a named one")
+            pos.append(_literal(a, f"argument {len(pos) + 1}", call))
     return pos, kw
+
+
+def _checked_args(fn: exp.Anonymous, call: str, signature: str, strings: tuple[str | None, ...],
+                  keys: set[str]) -> tuple[list[Any], dict[str, Any]]:
+    """The arguments of a ``call`` (``FTS`` or ``HYBRID``), checked: as many positional ones as
+    ``strings`` names (a name: that argument must be a string; None: not checked here), only named
+    ones in ``keys``, ``k`` a positive integer and ``prefilter`` a boolean."""
+    pos, kw = _call_args(fn, vector_at=2 if call == HYBRID else None)
+    if len(pos) != len(strings):
+        raise InvalidArgumentError(f"{call}({signature}): expected {len(strings)} positional arguments, "
+                                   f"got {len(pos)}")
+    unknown = set(kw) - keys
+    if unknown:
+        raise InvalidArgumentError(f"{call}(): unknown argument(s) {sorted(unknown)}; expected "
+                                   f"{sorted(keys - {'timestamp'})}")
+    for name, v in zip(strings, pos):
+        if name is not None and not isinstance(v, str):
+            raise InvalidArgumentError(f"{call}(): {name} must be a string, got {v!r}")
+    k = kw.get("k", 10)
+    if not isinstance(k, int) or isinstance(k, bool) or k <= 0:
+        raise InvalidArgumentError(f"{call}(): k must be a positive integer, got {k!r}")
+    if not isinstance(kw.get("prefilter", False), bool):
+        raise InvalidArgumentError(f"{call}(): prefilter must be true or false, got {kw['prefilter']!r}")
+    return pos, kw
+
+
+def _open(uri: str, kw: dict[str, Any]) -> LanceDataset:
+    """The dataset a call reads: ``uri`` at the call's ``version`` / ``asof`` / ``branch``."""
+    asof = kw.get("asof", kw.get("timestamp"))
+    return dataset(uri, version=kw.get("version"), asof=None if asof is None else str(asof),
+                   branch=kw.get("branch"), storage_options=kw.get("storage_options"))
+
+
+def _prefilter(call: str, kw: dict[str, Any], where: exp.Expression | None, ds: LanceDataset,
+               qualifiers: set[str]) -> CompiledFilter | None:
+    """The filter a call with ``prefilter => true`` searches within: its statement's WHERE (None
+    without either); refused when that WHERE cannot be applied before the search."""
+    if not kw.get("prefilter", False) or where is None:
+        return None
+    flt = count_filter(where, ds.schema, qualifiers)
+    if flt is None:
+        raise UnsupportedFeatureError(f"{call}(..., prefilter => true): cannot apply this WHERE before "
+                                      f"the search: {where.this.sql('duckdb')}")
+    return flt
 
 
 def _where_of(table: exp.Table) -> exp.Expression | None:
@@ -96,64 +143,28 @@ def _where_of(table: exp.Table) -> exp.Expression | None:
 
 def run_fts_call(fn: exp.Anonymous, where: exp.Expression | None, qualifiers: set[str]) -> tuple[pa.Table, int]:
     """The Arrow result of one ``lance_fts(...)`` call and the version it read."""
-    pos, kw = _call_args(fn)
-    if len(pos) != 3:
-        raise InvalidArgumentError(f"{FTS}(uri, column, query, k => ..., prefilter => ...): "
-                                   f"expected 3 positional arguments, got {len(pos)}")
-    unknown = set(kw) - _FTS_KEYS
-    if unknown:
-        raise InvalidArgumentError(f"{FTS}(): unknown argument(s) {sorted(unknown)}; expected "
-                                   f"{sorted(_FTS_KEYS - {'timestamp'})}")
+    pos, kw = _checked_args(fn, FTS, "uri, column, query, k => ..., prefilter => ...",
+                            ("uri", "column", "query"), _FTS_KEYS)
     uri, column, text = pos
-    for name, v in (("uri", uri), ("column", column), ("query", text)):
-        if not isinstance(v, str):
-            raise InvalidArgumentError(f"{FTS}(): {name} must be a string, got {v!r}")
-    k = kw.get("k", 10)
-    if not isinstance(k, int) or isinstance(k, bool) or k <= 0:
-        raise InvalidArgumentError(f"{FTS}(): k must be a positive integer, got {k!r}")
+    ds = _open(uri, kw)
     prefilter = kw.get("prefilter", False)
-    if not isinstance(prefilter, bool):
-        raise InvalidArgumentError(f"{FTS}(): prefilter must be true or false, got {prefilter!r}")
-    asof = kw.get("asof", kw.get("timestamp"))
-    ds = dataset(uri, version=kw.get("version"), asof=None if asof is None else str(asof),
-                 branch=kw.get("branch"), storage_options=kw.get("storage_options"))
-    flt = None
-    if prefilter and where is not None:
-        flt = count_filter(where, ds.schema, qualifiers)
-        if flt is None:
-            raise UnsupportedFeatureError(f"{FTS}(..., prefilter => true): cannot apply this WHERE before "
-                                          f"the search: {where.this.sql('duckdb')}")
-    table = ds.to_table(full_text_query={"query": text, "columns": [column]}, limit=k, filter=flt,
-                        prefilter=prefilter)
+    table = ds.to_table(full_text_query={"query": text, "columns": [column]}, limit=kw.get("k", 10),
+                        filter=_prefilter(FTS, kw, where, ds, qualifiers), prefilter=prefilter)
     return table, ds.version
 
 
 def run_hybrid_call(fn: exp.Anonymous, where: exp.Expression | None, qualifiers: set[str]) -> tuple[pa.Table, int]:
     """The Arrow result of one ``lance_hybrid_search(...)`` call and the version it read."""
     from ...scan.hybrid import hybrid_search
-    pos, kw = _call_args(fn, vector_at=2)
-    if len(pos) != 5:
-        raise InvalidArgumentError(f"{HYBRID}(uri, vector_column, vector, text_column, query, ...): "
-                                   f"expected 5 positional arguments, got {len(pos)}")
-    unknown = set(kw) - _HYBRID_KEYS
-    if unknown:
-        raise InvalidArgumentError(f"{HYBRID}(): unknown argument(s) {sorted(unknown)}; expected "
-                                   f"{sorted(_HYBRID_KEYS - {'timestamp'})}")
+    pos, kw = _checked_args(fn, HYBRID, "uri, vector_column, vector, text_column, query, ...",
+                            ("uri", "vector_column", None, "text_column", "query"), _HYBRID_KEYS)
     uri, vcol, vec, tcol, text = pos
-    asof = kw.get("asof", kw.get("timestamp"))
-    ds = dataset(uri, version=kw.get("version"), asof=None if asof is None else str(asof), branch=kw.get("branch"),
-                 storage_options=kw.get("storage_options"))
-    prefilter = kw.get("prefilter", False)
-    flt = None
-    if prefilter is True and where is not None:
-        flt = count_filter(where, ds.schema, qualifiers)
-        if flt is None:
-            raise UnsupportedFeatureError(f"{HYBRID}(..., prefilter => true): cannot apply this WHERE before "
-                                          f"the search: {where.this.sql('duckdb')}")
+    ds = _open(uri, kw)
     table = hybrid_search(ds, vcol, vec, tcol, text, k=kw.get("k", 10), alpha=kw.get("alpha", 0.5),
                           oversample_factor=kw.get("oversample_factor", 4), nprobs=kw.get("nprobs"),
-                          refine_factor=kw.get("refine_factor"), prefilter=bool(prefilter),
-                          use_index=kw.get("use_index", True), filter=flt)
+                          refine_factor=kw.get("refine_factor"), prefilter=kw.get("prefilter", False),
+                          use_index=kw.get("use_index", True),
+                          filter=_prefilter(HYBRID, kw, where, ds, qualifiers))
     return table, ds.version
 
 
