@@ -188,16 +188,4 @@ def cached_plan(expr: pc.Expression) -> Pieces | None:
     return got
 
 
-def balanced(op: Callable[[Any, Any], Any], parts: Sequence[Any]) -> Any:
-    """``op`` folded over ``parts`` as a balanced tree (depth log2(n)): Expressions built for a scan
-    stay shallow (pickling, printing and comparing them recurse along their depth)."""
-    parts = list(parts)
-    while len(parts) > 1:
-        paired = [op(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
-        if len(parts) % 2:
-            paired.append(parts[-1])
-        parts = paired
-    return parts[0]
-
-
-__all__ = ["MAX_PIECE_ITEMS", "Pieces", "balanced", "cached_plan", "on_big_stack", "plan"]
+__all__ = ["MAX_PIECE_ITEMS", "Pieces", "cached_plan", "on_big_stack", "plan"]
