@@ -132,10 +132,10 @@ class DuckDBSource(_SourceBase):
         predicate in ``filters`` (each one accepted), and True when it holds exactly ``columns``."""
         names = self.schema.names
         chosen = None if columns is None else [names[i] for i in columns]
-        scanner = type(self).scanner(self, columns=chosen, filter=self.duckdb_filter(filters))
+        scanner = type(self).scanner(self, columns=chosen, filter=self._duckdb_filter(filters))
         return scanner.to_reader().__arrow_c_stream__(), chosen is not None
 
-    def duckdb_filter(self, filters: Sequence[Any]) -> pc.Expression | CompiledFilter | None:
+    def _duckdb_filter(self, filters: Sequence[Any]) -> pc.Expression | CompiledFilter | None:
         """The AND of DuckDB's accepted predicates (None for none): the pyarrow Expression DuckDB's
         pyarrow-dataset source would pass when that covers them all, else one compiled filter."""
         expressions: list[pc.Expression] = []
