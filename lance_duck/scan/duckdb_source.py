@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import InvalidArgumentError
 from ..predicate import CompiledFilter, compile_bound
 from ..predicate.bound import BAnd, BCompare, BIn, BIsNull, BLit, BNot, BOr, BRef, BoundExpr
 from ..predicate.compiled import and_filters
@@ -131,6 +132,12 @@ class DuckDBSource(_SourceBase):
         """An Arrow C stream of ``columns`` (schema positions; None: all) of the rows passing every
         predicate in ``filters`` (each one accepted), and True when it holds exactly ``columns``."""
         names = self.schema.names
+        if columns is not None and (not isinstance(columns, Sequence) or not all(
+                isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(names) for i in columns)):
+            raise InvalidArgumentError(f"columns must be positions in the schema of {len(names)} columns, "
+                                       f"got {columns!r:.80}")
+        if not isinstance(filters, Sequence) or isinstance(filters, (str, bytes)):
+            raise InvalidArgumentError(f"filters must be a sequence of DuckDB predicates, got {filters!r:.80}")
         chosen = None if columns is None else [names[i] for i in columns]
         scanner = type(self).scanner(self, columns=chosen, filter=self._duckdb_filter(filters))
         return scanner.to_reader().__arrow_c_stream__(), chosen is not None
@@ -141,7 +148,11 @@ class DuckDBSource(_SourceBase):
         expressions: list[pc.Expression] = []
         bound: list[BoundExpr] = []
         for predicate in filters:
-            kind, part = self._pushed(predicate)
+            try:
+                kind, part = self._pushed(predicate)
+            except NotPushable as exc:
+                raise InvalidArgumentError(f"DuckDB's predicate {predicate!r:.80} cannot be applied exactly; "
+                                           "accepts() refuses it") from exc
             if kind == "arrow":
                 expressions.append(part)
             else:
