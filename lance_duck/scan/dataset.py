@@ -20,6 +20,7 @@ import pyarrow.dataset as pads
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
 from .blobs import BlobReadMixin
 from .delta import DatasetDelta, build_delta
+from .duckdb_source import DuckDBSource
 from .filters import CompiledFilter, and_filters, bind_filter
 from .compat import (DATASET_ENGINE_ONLY, DATASET_WRITERS, FRAGMENT_ENGINE_ONLY, FRAGMENT_WRITERS,
                      PylanceReadMixin, install_refusals)
@@ -119,7 +120,7 @@ class Branches:
         return self._snapshot.list_branches()
 
 
-class LanceDataset(PylanceReadMixin, BlobReadMixin, ScansItself, pads.FileSystemDataset):
+class LanceDataset(PylanceReadMixin, BlobReadMixin, ScansItself, DuckDBSource, pads.FileSystemDataset):
     """One pinned version of a Lance table; open it with :func:`lance_duck.dataset`.
 
     A ``pyarrow.dataset.Dataset`` subclass, so DuckDB (``duckdb.sql("select ... from ds")``) and

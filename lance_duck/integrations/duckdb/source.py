@@ -1,57 +1,26 @@
 """Registering a dataset so that DuckDB's planner knows its size.
 
-DuckDB estimates a join order from each scan's cardinality. A ``pyarrow.dataset.Dataset`` tells DuckDB
-none, so every Lance scan is planned as one row and multi-table joins are ordered blindly (TPC-H q5
-joined the 6M-row ``lineitem`` first and pushed 1.2M rows through the next join; q9 did worse).
-DuckDB 2 reads Python objects through its Arrow *source* protocol (``duckdb._sources``: ``rows()``,
-``accepts(predicate)``, ``stream(columns, filters)``), which takes a row count. :func:`register` hands
-DuckDB its own pyarrow-dataset source for the dataset (so the same filters are pushed and the same
-``scanner(columns=, filter=)`` calls are made as by ``con.register``) with ``rows()`` answered from the
-manifest: live rows, without reading a file. A dataset with a filter of its own (a view) reports a
-fifth of them, DuckDB's own guess for a filtered scan. A DuckDB without the protocol (before 2.0)
-gets ``con.register``.
+DuckDB estimates a join order from each scan's cardinality. A plain ``pyarrow.dataset.Dataset`` tells
+DuckDB none, so every Lance scan was planned as one row and multi-table joins were ordered blindly
+(TPC-H q5 joined the 6M-row ``lineitem`` first and pushed 1.2M rows through the next join; q9 did
+worse). DuckDB 2 reads Python objects through its Arrow *source* protocol (``duckdb._sources``:
+``rows()``, ``accepts(predicate)``, ``stream(columns, filters)``), which takes a row count, and a
+``LanceDataset`` is such a source itself (``scan/duckdb_source.py``: ``rows()`` from the manifest,
+exact filters in DuckDB's meaning). :func:`register` registers it through that protocol; a DuckDB
+without the protocol (before 2.0) gets ``con.register``.
 """
 from __future__ import annotations
-
-from typing import Any
 
 import duckdb
 
 from ...scan.dataset import LanceDataset
-
-#: The share of rows a dataset with a filter of its own is estimated to keep (DuckDB's default
-#: selectivity of a filter it cannot estimate).
-FILTERED_SHARE = 0.2
-
-_source_class: Any = None
-
-
-def _dataset_source() -> Any:
-    """DuckDB's source class for pyarrow datasets, subclassed to report a row count; None without one."""
-    global _source_class
-    if _source_class is None:
-        try:
-            from duckdb._sources.pyarrow import PyArrowDatasetSource
-        except ImportError:
-            _source_class = False
-        else:
-            class LanceDatasetSource(PyArrowDatasetSource):
-                """A lance_duck dataset as DuckDB's pyarrow-dataset source, with its row count."""
-
-                def rows(self) -> int | None:
-                    return estimated_rows(self.obj)
-
-            _source_class = LanceDatasetSource
-    return _source_class or None
+from ...scan.duckdb_source import FILTERED_SHARE, HAS_PROTOCOL
 
 
 def estimated_rows(ds: LanceDataset) -> int:
     """Live rows from the manifest (deletion counts as recorded; no file read); a fifth of them for a
     dataset with a filter of its own."""
-    n = 0
-    for f in ds._snapshot.fragments:
-        n += f.physical_rows - (f.deletion.num_deleted_rows if f.deletion is not None else 0)
-    return int(n * FILTERED_SHARE) if ds._base_filter is not None else n
+    return int(ds.rows() or 0)
 
 
 def register(con: duckdb.DuckDBPyConnection, name: str, ds: LanceDataset) -> None:
@@ -65,11 +34,10 @@ def register(con: duckdb.DuckDBPyConnection, name: str, ds: LanceDataset) -> Non
         >>> con.sql("select count(*) from orders").fetchall()
         [(1902,)]
     """
-    cls = _dataset_source()
-    if cls is None or not hasattr(con, "_register_arrow_source"):
+    if not HAS_PROTOCOL or not hasattr(con, "_register_arrow_source"):
         con.register(name, ds)
         return
-    con._register_arrow_source(name, cls(ds))
+    con._register_arrow_source(name, ds)
 
 
 __all__ = ["FILTERED_SHARE", "estimated_rows", "register"]
