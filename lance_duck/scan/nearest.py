@@ -31,6 +31,20 @@ FLAT_READAHEAD = 2
 _LOW32 = np.uint64(0xFFFFFFFF)
 
 
+class KeepMask:
+    """A :data:`lance_duck.search.vector.Keep` mask with ``key``: what its answer depends on besides
+    the row ids asked (None when a prefilter's allow-list is in it), so an index segment may keep
+    the masks of its partitions in the index cache."""
+
+    __slots__ = ("fn", "key")
+
+    def __init__(self, fn: Keep, key: tuple[Any, ...] | None) -> None:
+        self.fn, self.key = fn, key
+
+    def __call__(self, row_ids: np.ndarray) -> np.ndarray:
+        return self.fn(row_ids)
+
+
 class ScanVectorSource:
     """Vectors and row masks of one scan's fragments (see ``search.vector.VectorSource``)."""
 
@@ -154,7 +168,8 @@ class ScanVectorSource:
     def keep(self, covered: frozenset[int]) -> Keep:
         """Mask of row ids a segment covering ``covered`` may return: live, still in a covered
         fragment that is scanned, and in the prefilter's allow-list."""
-        allowed = self._allow_list() if self.scanner._search_filter is not None else None
+        filtered = self.scanner._search_filter is not None
+        allowed = self._allow_list() if filtered else None
         fids = self._live_rows()[0]
         in_cover = np.isin(fids, np.array(sorted(covered), dtype=np.int64))
 
@@ -166,7 +181,14 @@ class ScanVectorSource:
                 pos = np.minimum(np.searchsorted(allowed, row_ids), max(len(allowed) - 1, 0))
                 ok &= (allowed[pos] == row_ids) if len(allowed) else False
             return ok
-        return keep
+        # without a prefilter the mask depends only on the table's state: the scanned fragments,
+        # their deletion files (and row ids, per version), and the segment's fragments
+        key = None if filtered else (
+            self.snapshot.dataset_dir, self.snapshot.version if self._stable else None,
+            tuple((f.id, f.physical_rows, f.deletion.path if f.deletion else None)
+                  for f in self.fragments.values()),
+            tuple(sorted(covered)))
+        return KeepMask(keep, key)
 
     def _allow_list(self) -> np.ndarray:
         """Sorted row ids of the rows passing the search filter (scalar indices used)."""

@@ -102,3 +102,19 @@ def test_distance_range_through_to_table_equals_pylance(vector_table, index_type
         assert want.num_rows == 10
         assert_same_ann((want["_rowid"].to_numpy(), want["_distance"].to_numpy()),
                         (got["_rowid"].to_numpy(), got["_distance"].to_numpy()))
+
+
+def test_partition_graph_is_held_compactly_and_charged_as_held(one_partition_graph):
+    """A graph of under 65,536 nodes holds its neighbour lists as uint16 (a quarter of intp), its per-node
+    slices as uint32, and the index cache is charged what it holds."""
+    from lance_duck.index.files import CACHE
+    seg = segment_of(one_partition_graph)
+    g = seg.graph.graph(0)
+    nodes, start, end, vals = g.levels[0]
+    assert nodes is None and vals.dtype == np.uint16 and start.dtype == end.dtype == np.uint32
+    assert all(lv[0].dtype == np.uint16 and lv[3].dtype == np.uint16 for lv in g.levels[1:])
+    values = sum(len(lv[3]) for lv in g.levels)
+    upper = sum(len(lv[0]) for lv in g.levels[1:])
+    assert g.nbytes == 2 * values + 8 * 3000 + 10 * upper
+    assert CACHE.peek(("hnsw-partition", seg.graph.file.path, 0)) is g
+    assert CACHE._items[("hnsw-partition", seg.graph.file.path, 0)][1] == g.nbytes

@@ -30,20 +30,28 @@ Score = Callable[[np.ndarray], np.ndarray]
 
 
 class PartitionGraph:
-    """One partition's levels: per level, each node id's slice of that level's neighbor values
-    (``start[node]:end[node]``, empty where the node is not on the level), as intp (no casts when indexing)."""
+    """One partition's levels, compact: per level, the nodes on it (None on level 0, which holds every
+    node: a node's position is its id), each one's slice ``[start, end)`` of the level's neighbour
+    values, and those values, in the narrowest unsigned type holding a node id (uint16 up to 65,536
+    nodes, else uint32)."""
 
-    def __init__(self, entry: int, levels: list[tuple[np.ndarray, np.ndarray, np.ndarray]]):
+    def __init__(self, entry: int, levels: list[tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray]]):
         self.entry = entry
-        self.levels = levels      # per level: (start of node id's list, its end, neighbor values)
+        self.levels = levels      # per level: (sorted node ids or None, start, end, neighbour values)
 
     @property
     def nbytes(self) -> int:
-        return sum(a.nbytes + b.nbytes + c.nbytes for a, b, c in self.levels)
+        return sum(a.nbytes for lv in self.levels for a in lv if a is not None)
 
     def neighbors(self, level: int, node: int) -> np.ndarray:
-        start, end, vals = self.levels[level]
-        return vals[start[node]:end[node]]
+        """The neighbours of ``node`` on ``level`` (empty when it is not on that level)."""
+        nodes, start, end, vals = self.levels[level]
+        if nodes is None:
+            return vals[start[node]:end[node]].astype(np.intp)
+        i = int(np.searchsorted(nodes, node))
+        if i == len(nodes) or nodes[i] != node:
+            return np.zeros(0, np.intp)
+        return vals[start[i]:end[i]].astype(np.intp)
 
 
 class HnswGraphs:
@@ -83,22 +91,29 @@ class HnswGraphs:
         ids, nbrs = self.file.read(["__vector_id", "__neighbors"], range(start, start + n_rows))
         if len(ids) != n_rows or len(nbrs) != n_rows or ids.null_count:
             raise CorruptFileError(f"{path}: partition {p}'s graph rows are incomplete")
-        node = ids.to_numpy(zero_copy_only=False).astype(np.int64)
-        offs = nbrs.offsets.to_numpy().astype(np.int64)
+        node = ids.to_numpy(zero_copy_only=False)
+        offs = nbrs.offsets.to_numpy()
         vals = nbrs.values.to_numpy(zero_copy_only=False)
         if (node >= max(n_nodes, 1)).any() or (len(vals) and (vals >= n_nodes).any()):
             raise CorruptFileError(f"{path}: partition {p}'s graph names nodes beyond its {n_nodes} vectors")
-        levels: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        for a, b in zip(lo[:-1], lo[1:]):
+        narrow = np.uint16 if n_nodes <= 1 << 16 else np.uint32
+        pos_type = np.uint32 if len(vals) < 1 << 32 else np.int64
+        levels: list[tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray]] = []
+        for a, b in zip(lo[:-1].tolist(), lo[1:].tolist()):
             if a == b:
                 break
-            lv_offs = offs[a:b + 1] - offs[a]
-            lv_vals = vals[offs[a]:offs[b]].astype(np.intp)
-            first = np.zeros(n_nodes, dtype=np.intp)
-            last = np.zeros(n_nodes, dtype=np.intp)
-            first[node[a:b]] = lv_offs[:-1]
-            last[node[a:b]] = lv_offs[1:]
-            levels.append((first, last, lv_vals))
+            lv_offs = (offs[a:b + 1] - offs[a]).astype(pos_type)
+            lv_vals = vals[offs[a]:offs[b]].astype(narrow)
+            lv_node = node[a:b]
+            if not levels:          # level 0: every node, indexed by its id
+                first = np.zeros(n_nodes, dtype=pos_type)
+                last = np.zeros(n_nodes, dtype=pos_type)
+                first[lv_node] = lv_offs[:-1]
+                last[lv_node] = lv_offs[1:]
+                levels.append((None, first, last, lv_vals))
+                continue
+            order = np.argsort(lv_node, kind="stable")
+            levels.append((lv_node[order].astype(narrow), lv_offs[:-1][order], lv_offs[1:][order], lv_vals))
         return PartitionGraph(entry, levels)
 
     def search(self, p: int, score: Score, n: int, k: int, ef: int | None, mask: np.ndarray | None,
@@ -148,7 +163,7 @@ def walk(g: PartitionGraph, score: Score, k: int, ef: int, mask: np.ndarray | No
                 break
             best, cur = float(d[j]), int(nbs[j])
     lo, hi = (-np.inf, np.inf) if bounds is None else bounds
-    start, end, vals = g.levels[0]
+    _, start, end, vals = g.levels[0]
     visited = np.zeros(len(start), dtype=bool)
     visited[cur] = True
     candidates = [(best, cur)]
@@ -163,7 +178,7 @@ def walk(g: PartitionGraph, score: Score, k: int, ef: int, mask: np.ndarray | No
         full = n_res == ef
         if full and dc > worst:
             break
-        nbs = vals[start[c]:end[c]]
+        nbs = vals[start[c]:end[c]].astype(np.intp)      # indexing with intp takes numpy's fast paths
         fresh = nbs[~visited[nbs]]
         if not len(fresh):
             continue

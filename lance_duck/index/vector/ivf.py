@@ -227,7 +227,7 @@ class IvfSegment:
         if isinstance(self.storage, RQStorage):     # the mask asked only of the rows its gate lets through
             return self.storage.gated(cast(RQQuery, qs), self.centroids[p], cast(RQPayload, payload), ids, keep, k, [] if heap is None else heap,
                                       bounds)
-        mask = None if keep is None else np.asarray(keep(ids), dtype=bool)
+        mask = None if keep is None else self._mask(p, ids, keep)
         score = self.storage.scorer(qs, self.centroids[p], payload)
         if self.graph is not None:
             sel, dist = self.graph.search(p, score, len(ids), k, ef, mask, bounds)
@@ -239,6 +239,15 @@ class IvfSegment:
         if mask is not None:
             return ids[mask], dist[mask]
         return ids, dist
+
+
+    def _mask(self, p: int, ids: np.ndarray, keep: Callable[[np.ndarray], Any]) -> np.ndarray:
+        """``keep`` of partition ``p``'s rows; kept in the index cache when ``keep`` has a ``key``
+        (what its answer depends on besides the row ids: deletions, fragments, no prefilter)."""
+        key = getattr(keep, "key", None)
+        if key is None:
+            return np.asarray(keep(ids), dtype=bool)
+        return cached(("vector-keep", self.aux_file.path, p, key), lambda: np.asarray(keep(ids), dtype=bool))
 
 
 def top_k(ids: np.ndarray, dist: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -257,8 +257,9 @@ class SQStorage(Storage):
                 total: np.ndarray
                 if rows is None:
                     total = base - codes @ twice_q
-                else:
-                    total = base[rows] - codes[rows] @ twice_q
+                else:       # take: fewer steps than fancy indexing, for the walk's few rows per call
+                    total = base.take(rows)
+                    total -= codes.take(rows, axis=0) @ twice_q
                 total *= scale
                 return total
             return score_f32
