@@ -144,10 +144,9 @@ def walk(g: PartitionGraph, score: Score, k: int, ef: int, mask: np.ndarray | No
          bounds: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """HNSW search: greedy through levels > 0, best-first at level 0 keeping ``ef`` results.
 
-    Each expanded node's unvisited neighbours are scored in one call; once ``ef`` results are held,
-    only the neighbours no farther than the worst of them (the only ones the sequential walk would
-    touch) go through the heap updates, in the sequential walk's order, so the walk is exactly
-    pylance's.
+    Each expanded node's unvisited neighbours are scored in one call, then go through the heap
+    updates in the sequential walk's order (once ``ef`` results are held, only those no farther
+    than the worst result change anything), so the walk is exactly pylance's.
     """
     cur = g.entry
     best = float(score(np.array([cur], dtype=np.int64))[0])
@@ -164,38 +163,41 @@ def walk(g: PartitionGraph, score: Score, k: int, ef: int, mask: np.ndarray | No
             best, cur = float(d[j]), int(nbs[j])
     lo, hi = (-np.inf, np.inf) if bounds is None else bounds
     _, start, end, vals = g.levels[0]
-    visited = np.zeros(len(start), dtype=bool)
-    visited[cur] = True
+    unvisited = np.ones(len(start), dtype=bool)
+    unvisited[cur] = False
     candidates = [(best, cur)]
     results: list[tuple[float, int]] = []          # max-heap as (-dist, -node)
     if (mask is None or mask[cur]) and lo <= best < hi:
         results.append((-best, -cur))
     pop, push, replace = heapq.heappop, heapq.heappush, heapq.heapreplace
-    plain, count = mask is None and bounds is None, np.count_nonzero
+    plain = mask is None and bounds is None
     n_res, worst = len(results), (-results[0][0] if results else np.inf)
+    intp = np.intp
     while candidates:
         dc, c = pop(candidates)
         full = n_res == ef
         if full and dc > worst:
             break
-        nbs = vals[start[c]:end[c]].astype(np.intp)      # indexing with intp takes numpy's fast paths
-        fresh = nbs[~visited[nbs]]
-        if not len(fresh):
-            continue
+        nbs = vals[start[c]:end[c]].astype(intp)      # indexing with intp takes numpy's fast paths
+        fresh = nbs[unvisited[nbs]]
         listed = fresh.tolist()
+        if not listed:
+            continue
         if len(set(listed)) < len(listed):      # a neighbour listed twice is visited once
-            fresh = np.asarray(list(dict.fromkeys(listed)), dtype=fresh.dtype)
-        visited[fresh] = True
-        d = score(fresh)
-        if full:          # the sequential walk skips every neighbour farther than the worst result
-            near = d <= worst
-            n_near = count(near)
-            if n_near < len(near):
-                if not n_near:
-                    continue
-                fresh, d = fresh[near], d[near]
+            listed = list(dict.fromkeys(listed))
+            fresh = np.asarray(listed, dtype=intp)
+        unvisited[fresh] = False
+        dl = score(fresh).tolist()
         if plain:
-            for nb, dn in zip(fresh.tolist(), d.tolist()):
+            if full:      # only neighbours no farther than the worst result change anything
+                for nb, dn in zip(listed, dl):
+                    if dn <= worst:
+                        if dn < worst:
+                            replace(results, (-dn, -nb))
+                            worst = -results[0][0]
+                        push(candidates, (dn, nb))
+                continue
+            for nb, dn in zip(listed, dl):
                 if n_res < ef:
                     push(results, (-dn, -nb))
                     n_res += 1
@@ -209,12 +211,10 @@ def walk(g: PartitionGraph, score: Score, k: int, ef: int, mask: np.ndarray | No
                     continue
                 push(candidates, (dn, nb))
             continue
-        okv = np.ones(len(fresh), dtype=bool) if mask is None else mask[fresh]
-        if bounds is not None:
-            okv &= (d >= lo) & (d < hi)
-        for nb, dn, keep in zip(fresh.tolist(), d.tolist(), okv.tolist()):
+        okl = [True] * len(listed) if mask is None else mask[fresh].tolist()
+        for nb, dn, keep in zip(listed, dl, okl):
             if n_res < ef or dn <= worst:
-                if keep:
+                if keep and lo <= dn < hi:
                     if n_res < ef:
                         push(results, (-dn, -nb))
                         n_res += 1
