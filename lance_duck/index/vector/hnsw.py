@@ -3,15 +3,19 @@
 index.idx holds, per IVF partition (its ``offsets``/``lengths`` in the IVF message), one row per node and
 level (``__vector_id`` u32: the node's row within the partition's part of auxiliary.idx, ``__neighbors``
 list<u32>), level 0 first; ``lance:hnsw`` (a JSON list, one object per partition) gives the cumulative
-``level_offsets`` and the ``entry_point``.
+``level_offsets`` and the ``entry_point``. A partition's graph is held compactly in the index cache
+(:class:`PartitionGraph`: neighbour ids as uint16 up to 65,536 nodes, else uint32; upper levels list only
+their nodes) and widened to intp one neighbour list at a time.
 
 The walk is HNSW's: from the entry point, greedy descent through the upper levels down to level 1, then a
 best-first search of level 0 keeping the ``ef`` nearest (``ef`` defaults to k + k/2, as pylance). With a
 keep mask: all rows kept -> the plain walk; fewer than 10% of the partition kept -> exact over the kept
 rows; otherwise the walk, where only kept nodes enter the results. Only the nodes the walk reaches are
-scored (the unseen neighbours of each expanded node in one vectorised call); visited nodes are a numpy
+scored (the unseen neighbours of each expanded node in one vectorised call); unvisited nodes are a numpy
 mask, and once ``ef`` results are held only the neighbours within the worst result's distance reach
 the heaps (the sequential walk's steps for the others change nothing), so the walk stays pylance's.
+The keep mask of a partition's rows (deletions, vanished fragments) is kept in the index cache per table
+state when no prefilter is in it (``IvfSegment._mask``).
 """
 from __future__ import annotations
 
