@@ -21,16 +21,67 @@ from __future__ import annotations
 
 import heapq
 import json
-
+import threading
+from types import ModuleType
 from typing import Callable
 
 import numpy as np
 
+from ... import _state
 from ...errors import CorruptFileError
 from ..files import IndexFile, cached
 
 #: distances (float32) of the given partition rows to the query
 Score = Callable[[np.ndarray], np.ndarray]
+
+#: level-0 walks a process makes with numpy before it loads the compiled walk (numba, the ``fast``
+#: extra) on a background thread: a short-lived process never pays numba's import (~0.3-0.5 s CPU)
+WARM_WALKS = 64
+
+
+class _KernelLoader:
+    """Counts the numpy walks until :data:`WARM_WALKS`, then loads the compiled walk once (searches
+    go on with numpy meanwhile)."""
+
+    def __init__(self) -> None:
+        self.walks = 0
+        self.started = False
+        self.module: ModuleType | bool | None = None     # False: numba cannot be imported or build it
+        self.lock = threading.Lock()
+
+    def note(self) -> ModuleType | None:
+        if self.module is None and not self.started:
+            self.walks += 1                  # (a lost count under a race only delays the load)
+            if self.walks >= WARM_WALKS:
+                with self.lock:
+                    start, self.started = not self.started, True
+                if start:
+                    threading.Thread(target=self.load, name="lance_duck-hnsw-load", daemon=True).start()
+        return self.module if isinstance(self.module, ModuleType) else None
+
+    def load(self) -> ModuleType | None:
+        self.started = True
+        with self.lock:
+            if self.module is None:
+                try:
+                    from . import _hnsw_numba
+                    _hnsw_numba.warm_up()
+                    self.module = _hnsw_numba
+                except Exception:       # numba not installed, or it cannot build the kernel here
+                    self.module = False
+        return self.module if isinstance(self.module, ModuleType) else None
+
+
+def _loader() -> _KernelLoader:
+    return _state.slot("hnsw_kernels", _KernelLoader)
+
+
+def compiled_walk(load: bool = False) -> ModuleType | None:
+    """The compiled walk's module when the ``compiled_kernels`` setting allows it and it is loaded
+    (``load``: load it now if it is not), else None (the numpy walk)."""
+    if _state.settings()["compiled_kernels"] <= 0:
+        return None
+    return _loader().load() if load else _loader().note()
 
 
 class PartitionGraph:
@@ -144,6 +195,9 @@ class HnswGraphs:
         return rows, dist
 
 
+_NO_MASK = np.ones(1, dtype=bool)
+
+
 def walk(g: PartitionGraph, score: Score, k: int, ef: int, mask: np.ndarray | None,
          bounds: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """HNSW search: greedy through levels > 0, best-first at level 0 keeping ``ef`` results.
@@ -167,6 +221,16 @@ def walk(g: PartitionGraph, score: Score, k: int, ef: int, mask: np.ndarray | No
             best, cur = float(d[j]), int(nbs[j])
     lo, hi = (-np.inf, np.inf) if bounds is None else bounds
     _, start, end, vals = g.levels[0]
+    parts: tuple[np.ndarray, np.ndarray, np.ndarray, np.float32] | None = getattr(score, "sq_parts", None)
+    kernels = compiled_walk() if parts is not None and start.dtype == np.uint32 else None
+    if kernels is not None and parts is not None:
+        codes, base, twice_q, scale = parts
+        out_d, out_n = np.empty(ef, np.float32), np.empty(ef, np.int64)
+        got = kernels.level0_sq(start, end, vals, codes, base, twice_q, scale, cur, np.float32(best), ef,
+                                mask if mask is not None else _NO_MASK, mask is not None, float(lo), float(hi),
+                                out_d, out_n)
+        order = np.lexsort((out_n[:got], out_d[:got]))[:k]
+        return out_n[:got][order], out_d[:got][order]
     unvisited = np.ones(len(start), dtype=bool)
     unvisited[cur] = False
     candidates = [(best, cur)]
