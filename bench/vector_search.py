@@ -18,7 +18,8 @@ runs the flat row on the first N queries only (a flat search reads the whole tab
 builds the IVF_HNSW_SQ table at another size (default ``--rows``; its build is the slow one).
 ``--rq-rows N`` also builds an IVF_RQ table (--partitions // 2 partitions, 1-bit codes) of N rows and times
 it at nprobes 1 / 4 / 8 against pylance (the extension 1.5.5 misreads pylance 14.0.2's IVF_RQ files);
-``--only-rq`` runs just that table; ``--only-hnsw`` just the IVF_HNSW_SQ one. ``--no-warm`` first times the HNSW rows
+``--only-rq`` runs just that table; ``--only-hnsw`` just the IVF_HNSW_SQ one. ``--kernels numpy`` walks HNSW
+graphs with numpy only, ``--kernels compiled`` with the compiled walk (numba) from the first query. ``--no-warm`` first times the HNSW rows
 on other queries without the per-query warm-up (each query runs once: partitions are read as they are
 first probed, and the index cache holds what it can), then the warmed rows.
 Say the machine load (``uptime``) with the numbers.
@@ -160,6 +161,9 @@ def main() -> None:
     p.add_argument("--rq-rows", type=int, default=0, help="also time an IVF_RQ table of this many rows")
     p.add_argument("--only-rq", action="store_true", help="time only the IVF_RQ table (needs --rq-rows)")
     p.add_argument("--only-hnsw", action="store_true", help="time only the IVF_HNSW_SQ table")
+    p.add_argument("--kernels", choices=["default", "numpy", "compiled"], default="default",
+                   help="numpy: compiled_kernels=0; compiled: the compiled HNSW walk loaded before timing "
+                        "(numba); default: the process's own choice (compiled once loaded in the background)")
     p.add_argument("--no-warm", action="store_true",
                    help="also time the HNSW rows without a per-query warm-up (each query run once)")
     args = p.parse_args()
@@ -168,6 +172,12 @@ def main() -> None:
         base, flat = peak_rss_kib(args.rss_only, args.dim, False), peak_rss_kib(args.rss_only, args.dim, True)
         print(f"peak RSS: opening {base / 1024:.0f} MiB, opening + one flat search {flat / 1024:.0f} MiB")
         return
+    import lance_duck
+    if args.kernels == "numpy":
+        lance_duck.configure(compiled_kernels=0)
+    elif args.kernels == "compiled":
+        from lance_duck.index.vector import hnsw
+        print(f"compiled HNSW walk: {'loaded' if hnsw.compiled_walk(load=True) else 'NOT available'}")
     ext = open_extension(args.ext_python)
     qs = np.random.default_rng(5).standard_normal((args.queries, args.dim)).astype(np.float32)
     if args.rq_rows:
