@@ -15,7 +15,9 @@ scored (the unseen neighbours of each expanded node in one vectorised call); unv
 mask, and once ``ef`` results are held only the neighbours within the worst result's distance reach
 the heaps (the sequential walk's steps for the others change nothing), so the walk stays pylance's.
 The keep mask of a partition's rows (deletions, vanished fragments) is kept in the index cache per table
-state when no prefilter is in it (``IvfSegment._mask``).
+state when no prefilter is in it (``IvfSegment._mask``). With numba (the ``fast`` extra), once loaded in the
+background (:data:`WARM_WALKS`), level 0 of an SQ partition scored in float32 integer sums is walked by a
+compiled kernel (``_hnsw_numba.py``) taking the same steps; ``compiled_kernels=0`` keeps numpy.
 """
 from __future__ import annotations
 
