@@ -171,7 +171,10 @@ class IvfSegment:
             qs = q.astype(self.work)
             qs = normalized(qs).astype(self.vector_type).astype(self.work) if self.metric == "cosine" else qs
             diff = c - qs
-            d = np.einsum("ij,ij->i", diff, diff).astype(F32)
+            if self.work is F32 and self.dim > LANES:
+                d = lane_l2(diff)
+            else:
+                d = np.einsum("ij,ij->i", diff, diff).astype(F32)
         order = np.argsort(d, kind="stable")
         return order, d[order]
 
@@ -248,6 +251,30 @@ class IvfSegment:
         if key is None:
             return np.asarray(keep(ids), dtype=bool)
         return cached(("vector-keep", self.aux_file.path, p, key), lambda: np.asarray(keep(ids), dtype=bool))
+
+
+#: float32 lanes of pylance's squared-L2 kernel for vectors of more than this many dimensions
+LANES = 16
+
+
+def lane_l2(diff: np.ndarray) -> np.ndarray:
+    """Squared norms of the float32 rows of ``diff`` summed in pylance's order (vectors of more than
+    :data:`LANES` dimensions): each of 16 lanes adds its squares chunk by chunk, the lanes are then
+    added one after the other, after the squares of a remainder (dimensions past the last whole
+    chunk) -- so near ties between centroids rank as pylance ranks them."""
+    sq = diff * diff
+    whole = sq.shape[1] // LANES * LANES
+    lanes = sq[:, :LANES].copy()
+    for j in range(LANES, whole, LANES):
+        lanes += sq[:, j:j + LANES]
+    total = np.zeros(len(sq), dtype=F32)
+    for j in range(whole, sq.shape[1]):
+        total += sq[:, j]
+    lane_sum = np.zeros(len(sq), dtype=F32)
+    for i in range(LANES):
+        lane_sum += lanes[:, i]
+    total += lane_sum
+    return total
 
 
 def top_k(ids: np.ndarray, dist: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
