@@ -18,7 +18,10 @@ runs the flat row on the first N queries only (a flat search reads the whole tab
 builds the IVF_HNSW_SQ table at another size (default ``--rows``; its build is the slow one).
 ``--rq-rows N`` also builds an IVF_RQ table (--partitions // 2 partitions, 1-bit codes) of N rows and times
 it at nprobes 1 / 4 / 8 against pylance (the extension 1.5.5 misreads pylance 14.0.2's IVF_RQ files);
-``--only-rq`` runs just that table.
+``--only-rq`` runs just that table; ``--only-hnsw`` just the IVF_HNSW_SQ one. ``--kernels numpy`` walks HNSW
+graphs with numpy only, ``--kernels compiled`` with the compiled walk (numba) from the first query. ``--no-warm`` first times the HNSW rows
+on other queries without the per-query warm-up (each query runs once: partitions are read as they are
+first probed, and the index cache holds what it can), then the warmed rows.
 Say the machine load (``uptime``) with the numbers.
 """
 from __future__ import annotations
@@ -72,19 +75,26 @@ def ext_sql(path: str, q: np.ndarray, nearest: dict) -> str | None:
             f"ORDER BY _distance, id")
 
 
-def time_queries(path: str, qs: np.ndarray, nearest: dict, ext: Extension | None) -> None:
+def time_queries(path: str, qs: np.ndarray, nearest: dict, ext: Extension | None, warm: bool = True) -> None:
     """Per query: a warm-up of each reader, then one timed run of each in turn (lance_duck, pylance,
-    extension); ids compared with pylance's (WRONG printed for each query that differs)."""
+    extension); ids compared with pylance's (WRONG printed for each query that differs). ``warm=False``:
+    no per-query warm-up (each query runs once; one untimed query first opens the table in each reader)."""
     import lance
 
     import lance_duck
+    if not warm:        # as pylance's new dataset: nothing of the index in memory
+        lance_duck.clear_caches()
     ours, theirs = lance_duck.dataset(path), lance.dataset(path)
+    if not warm:
+        first = np.random.default_rng(99).standard_normal(qs.shape[1]).astype(np.float32)
+        for reader in (ours, theirs):
+            reader.to_table(columns=["id"], nearest={"column": "vec", "q": first, "k": 10, **nearest})
     times: dict[str, list[float]] = {"lance_duck": [], "pylance": [], "extension": []}
     wrong = {"lance_duck": 0, "extension": 0}
     use_ext = ext is not None and ext_sql(path, qs[0], nearest) is not None
     for i, q in enumerate(qs):
         spec = {"column": "vec", "q": q, "k": 10, **nearest}
-        for reader in (ours, theirs):
+        for reader in (ours, theirs) if warm else ():
             reader.to_table(columns=["id"], nearest=spec)             # warm-up of this query
         t0 = time.perf_counter()
         a = ours.to_table(columns=["id"], nearest=spec)["id"].to_pylist()
@@ -105,7 +115,7 @@ def time_queries(path: str, qs: np.ndarray, nearest: dict, ext: Extension | None
                 print(f"    WRONG {name} query {i}: {ids} vs pylance {b}", flush=True)
     mo, po = quantiles_ms(times["lance_duck"])
     mt, pt = quantiles_ms(times["pylance"])
-    line = (f"  {str(nearest):<34} lance_duck {mo:7.2f} ms (p90 {po:7.2f})  pylance {mt:7.2f} (p90 {pt:7.2f})  "
+    line = (f"  {str(nearest) + ('' if warm else ' unwarmed'):<34} lance_duck {mo:7.2f} ms (p90 {po:7.2f})  pylance {mt:7.2f} (p90 {pt:7.2f})  "
             f"ld/py {mo / mt:5.2f}x")
     if use_ext:
         me, pe = quantiles_ms(times["extension"])
@@ -150,12 +160,24 @@ def main() -> None:
     p.add_argument("--rss-only", metavar="PATH", help="only the flat search's peak RSS over this table")
     p.add_argument("--rq-rows", type=int, default=0, help="also time an IVF_RQ table of this many rows")
     p.add_argument("--only-rq", action="store_true", help="time only the IVF_RQ table (needs --rq-rows)")
+    p.add_argument("--only-hnsw", action="store_true", help="time only the IVF_HNSW_SQ table")
+    p.add_argument("--kernels", choices=["default", "numpy", "compiled"], default="default",
+                   help="numpy: compiled_kernels=0; compiled: the compiled HNSW walk loaded before timing "
+                        "(numba); default: the process's own choice (compiled once loaded in the background)")
+    p.add_argument("--no-warm", action="store_true",
+                   help="also time the HNSW rows without a per-query warm-up (each query run once)")
     args = p.parse_args()
     print(f"load: {os.getloadavg()}", flush=True)
     if args.rss_only:
         base, flat = peak_rss_kib(args.rss_only, args.dim, False), peak_rss_kib(args.rss_only, args.dim, True)
         print(f"peak RSS: opening {base / 1024:.0f} MiB, opening + one flat search {flat / 1024:.0f} MiB")
         return
+    import lance_duck
+    if args.kernels == "numpy":
+        lance_duck.configure(compiled_kernels=0)
+    elif args.kernels == "compiled":
+        from lance_duck.index.vector import hnsw
+        print(f"compiled HNSW walk: {'loaded' if hnsw.compiled_walk(load=True) else 'NOT available'}")
     ext = open_extension(args.ext_python)
     qs = np.random.default_rng(5).standard_normal((args.queries, args.dim)).astype(np.float32)
     if args.rq_rows:
@@ -172,19 +194,25 @@ def main() -> None:
                 ext.close()
             print(f"load: {os.getloadavg()}")
             return
-    pq = prepare(args.dir, args.rows, args.dim, "ivf_pq", args.partitions)
-    print(f"IVF_PQ({args.partitions}/16), {args.rows} x {args.dim}, k=10, {args.queries} queries")
-    for nearest in ({"nprobes": 8}, {"nprobes": 8, "refine_factor": 5}, {"use_index": False}):
-        flat = nearest.get("use_index") is False
-        time_queries(pq, qs[:args.flat_queries] if flat and args.flat_queries else qs, nearest, ext)
+    pq = None
+    if not args.only_hnsw:
+        pq = prepare(args.dir, args.rows, args.dim, "ivf_pq", args.partitions)
+        print(f"IVF_PQ({args.partitions}/16), {args.rows} x {args.dim}, k=10, {args.queries} queries")
+        for nearest in ({"nprobes": 8}, {"nprobes": 8, "refine_factor": 5}, {"use_index": False}):
+            flat = nearest.get("use_index") is False
+            time_queries(pq, qs[:args.flat_queries] if flat and args.flat_queries else qs, nearest, ext)
     hnsw_rows = args.hnsw_rows or args.rows
     hnsw = prepare(args.dir, hnsw_rows, args.dim, "hnsw_sq", args.partitions)
     print(f"IVF_HNSW_SQ({max(1, args.partitions // 8)}), {hnsw_rows} x {args.dim}")
+    if args.no_warm:    # first (nothing of the index read yet), on other queries than the warmed rows'
+        cold = np.random.default_rng(6).standard_normal((args.queries, args.dim)).astype(np.float32)
+        for nearest in ({"nprobes": 1}, {"nprobes": 2}, {"nprobes": 2, "ef": 100}):
+            time_queries(hnsw, cold, nearest, ext, warm=False)
     for nearest in ({"nprobes": 1}, {"nprobes": 2}, {"nprobes": 2, "ef": 100}):
         time_queries(hnsw, qs, nearest, ext)
     if ext is not None:
         ext.close()
-    if args.no_rss:
+    if args.no_rss or args.only_hnsw or pq is None:
         print(f"load: {os.getloadavg()}")
         return
     base, flat = peak_rss_kib(pq, args.dim, False), peak_rss_kib(pq, args.dim, True)

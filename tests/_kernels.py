@@ -18,3 +18,12 @@ def use_kernels(monkeypatch: pytest.MonkeyPatch, which: str) -> None:
         if not _compiled.load():
             pytest.skip("numba is not installed (the fast extra)")
         monkeypatch.setattr(_compiled, "FSST_MIN_CODES", 0)
+
+
+def use_walk_kernels(monkeypatch: pytest.MonkeyPatch, which: str) -> None:
+    """Walk HNSW graphs with ``which`` kernels until the test ends: "numpy", or "compiled" (numba's
+    level-0 walk of SQ partitions, loaded at once; skipped where numba is not installed)."""
+    from lance_duck.index.vector import hnsw
+    monkeypatch.setitem(_state._settings, "compiled_kernels", int(which == "compiled"))
+    if which == "compiled" and hnsw.compiled_walk(load=True) is None:
+        pytest.skip("numba is not installed (the fast extra)")

@@ -563,11 +563,16 @@ def selected_offsets(fragment: FragmentInfo, task: ScanTask) -> np.ndarray:
     """The sorted offsets of an index-selected task's rows that are live (not deleted), minus
     the first ``task.skip`` of them: computed on the selection, not on a mask of its range."""
     sel = np.asarray(task.selection, dtype=np.int64)
-    if sel.size:
+    if sel.size and fragment.num_deletions():
         span = range(int(sel[0]), int(sel[-1]) + 1)
-        live = live_mask(fragment, span)
-        if live is not None:    # (a gather from the mask of the selection's span: cheaper than a search per row)
-            sel = sel[live[sel - span.start]]
+        if sel.size * 64 < len(span):     # a few rows (a take): a search per row, no mask of the span
+            d = fragment.deleted_offsets()
+            if len(d):
+                sel = sel[d[np.minimum(np.searchsorted(d, sel), len(d) - 1)] != sel]
+        else:
+            live = live_mask(fragment, span)
+            if live is not None:    # (a gather from the mask of the selection's span: cheaper than a search per row)
+                sel = sel[live[sel - span.start]]
     return sel[task.skip:] if task.skip else sel
 
 

@@ -31,6 +31,20 @@ FLAT_READAHEAD = 2
 _LOW32 = np.uint64(0xFFFFFFFF)
 
 
+class KeepMask:
+    """A :data:`lance_duck.search.vector.Keep` mask with ``key``: what its answer depends on besides
+    the row ids asked (None when a prefilter's allow-list is in it), so an index segment may keep
+    the masks of its partitions in the index cache."""
+
+    __slots__ = ("fn", "key")
+
+    def __init__(self, fn: Keep, key: tuple[Any, ...] | None) -> None:
+        self.fn, self.key = fn, key
+
+    def __call__(self, row_ids: np.ndarray) -> np.ndarray:
+        return self.fn(row_ids)
+
+
 class ScanVectorSource:
     """Vectors and row masks of one scan's fragments (see ``search.vector.VectorSource``)."""
 
@@ -43,7 +57,7 @@ class ScanVectorSource:
         self._stable = self.snapshot.has_stable_row_ids
         self._id_map: tuple[np.ndarray, np.ndarray] | None = None
         self._allowed: np.ndarray | None = None
-        self._live: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None] | None = None
+        self._live: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     @property
     def fragment_ids(self) -> list[int]:
@@ -108,30 +122,29 @@ class ScanVectorSource:
             pos_c = np.minimum(pos, max(len(ids) - 1, 0))
             ok = (pos < len(ids)) & (ids[pos_c] == row_ids) if len(ids) else np.zeros(len(row_ids), bool)
             return np.where(ok, addrs[pos_c] if len(ids) else 0, 0).astype(np.uint64), ok
-        fids, starts, phys, live = self._live_rows()
+        fids, starts, phys, deleted = self._live_rows()
         frag = (row_ids >> np.uint64(32)).astype(np.int64)
         off = (row_ids & _LOW32).astype(np.int64)
         pos = np.minimum(np.searchsorted(fids, frag), len(fids) - 1)
         ok = (fids[pos] == frag) & (off < phys[pos])
-        if live is not None:
-            ok &= live[np.where(ok, starts[pos] + off, 0)]
+        if len(deleted):
+            at = starts[pos] + off
+            i = np.minimum(np.searchsorted(deleted, at), len(deleted) - 1)
+            ok &= deleted[i] != at
         return row_ids, ok
 
-    def _live_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-        """(sorted scanned fragment ids, their first row in ``live``, physical rows, one bool per
-        physical row -- False when deleted -- or None without deletions)."""
+    def _live_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(sorted scanned fragment ids, their first row in a concatenation of their physical rows,
+        physical rows, the sorted positions of the deleted rows in that concatenation)."""
         if self._live is None:
             infos = sorted(self.fragments.values(), key=lambda f: f.id)
             fids = np.array([f.id for f in infos] or [-1], dtype=np.int64)
             phys = np.array([f.physical_rows for f in infos] or [0], dtype=np.int64)
             starts = np.concatenate([[0], np.cumsum(phys)[:-1]]).astype(np.int64)
-            live = None
-            if any(f.num_deletions() for f in infos):
-                live = np.ones(int(phys.sum()) + 1, dtype=bool)
-                for f, start in zip(infos, starts):
-                    if f.num_deletions():
-                        live[start + np.asarray(f.deleted_offsets(), dtype=np.int64)] = False
-            self._live = (fids, starts, phys, live)
+            # deleted_offsets are sorted and below physical_rows: the concatenation is sorted
+            parts = [start + f.deleted_offsets() for f, start in zip(infos, starts.tolist()) if f.num_deletions()]
+            deleted = np.concatenate(parts).astype(np.int64, copy=False) if parts else np.empty(0, np.int64)
+            self._live = (fids, starts, phys, deleted)
         return self._live
 
     def _stable_map(self) -> tuple[np.ndarray, np.ndarray]:
@@ -154,7 +167,8 @@ class ScanVectorSource:
     def keep(self, covered: frozenset[int]) -> Keep:
         """Mask of row ids a segment covering ``covered`` may return: live, still in a covered
         fragment that is scanned, and in the prefilter's allow-list."""
-        allowed = self._allow_list() if self.scanner._search_filter is not None else None
+        filtered = self.scanner._search_filter is not None
+        allowed = self._allow_list() if filtered else None
         fids = self._live_rows()[0]
         in_cover = np.isin(fids, np.array(sorted(covered), dtype=np.int64))
 
@@ -166,7 +180,14 @@ class ScanVectorSource:
                 pos = np.minimum(np.searchsorted(allowed, row_ids), max(len(allowed) - 1, 0))
                 ok &= (allowed[pos] == row_ids) if len(allowed) else False
             return ok
-        return keep
+        # without a prefilter the mask depends only on the table's state: the scanned fragments,
+        # their deletion files (and row ids, per version), and the segment's fragments
+        key = None if filtered else (
+            self.snapshot.dataset_dir, self.snapshot.version if self._stable else None,
+            tuple((f.id, f.physical_rows, f.deletion.path if f.deletion else None)
+                  for f in self.fragments.values()),
+            tuple(sorted(covered)))
+        return KeepMask(keep, key)
 
     def _allow_list(self) -> np.ndarray:
         """Sorted row ids of the rows passing the search filter (scalar indices used)."""

@@ -85,3 +85,29 @@ def test_time_travel_before_the_index(index_history):
     got = lance_duck.dataset(path, version=1).to_table(columns=["id"], nearest={"column": "vec", "q": Q[0]})
     want = lance.dataset(path, version=1).to_table(columns=["id"], nearest={"column": "vec", "q": Q[0]})
     assert_same(got, want)
+
+
+@pytest.mark.parametrize("stable", [False, True])
+def test_partition_masks_follow_deletions_of_later_versions(tmp_path, stable):
+    """The masks of deleted rows kept per index partition belong to one state of the table: rows deleted
+    after a search are not found by the next search, and the older version still finds them."""
+    import numpy as np
+    import pyarrow as pa
+    rng = np.random.default_rng(21)
+    x = rng.standard_normal((1200, 16)).astype(np.float32)
+    t = pa.table({"id": np.arange(1200), "vec": pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), 16)})
+    path = str(tmp_path / "t.lance")
+    kw = {"enable_stable_row_ids": True} if stable else {}
+    lance.write_dataset(t, path, max_rows_per_file=400, **kw)
+    lance.dataset(path).create_index("vec", index_type="IVF_HNSW_SQ", num_partitions=2)
+    lance.dataset(path).delete("id % 10 = 9")
+    nearest = {"column": "vec", "q": x[5], "k": 10, "nprobes": 2}
+    first = lance_duck.dataset(path).to_table(columns=["id"], nearest=nearest)
+    before = lance.dataset(path).version
+    lance.dataset(path).delete(f"id IN ({', '.join(map(str, first['id'].to_pylist()[:5]))})")
+    got, want = both(path, columns=["id"], nearest=nearest)
+    assert_same(got, want)
+    assert not set(got["id"].to_pylist()) & set(first["id"].to_pylist()[:5])
+    old = lance_duck.dataset(path, version=before).to_table(columns=["id"], nearest=nearest)
+    assert_same(old, lance.dataset(path, version=before).to_table(columns=["id"], nearest=nearest))
+    assert old["id"].to_pylist() == first["id"].to_pylist()

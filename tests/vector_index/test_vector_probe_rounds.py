@@ -92,3 +92,39 @@ def test_default_nprobes_end_to_end_equal_pylance(many_partitions):
             ours, theirs = ld.to_table(nearest=spec, with_row_id=True), ds.to_table(nearest=spec, with_row_id=True)
             assert_same_ann((theirs["_rowid"].to_numpy(), theirs["_distance"].to_numpy()),
                             (ours["_rowid"].to_numpy(), ours["_distance"].to_numpy()))
+
+
+@pytest.fixture(scope="module")
+def wide_partitions(tmp_path_factory):
+    """(metric, dim) -> an IVF_FLAT table of 16 partitions with more dimensions than pylance's 16 float32
+    lanes (40: a remainder past the last whole 16-lane chunk)."""
+    made = {}
+
+    def make(metric: str, dim: int) -> str:
+        if (metric, dim) not in made:
+            rng = np.random.default_rng(2)
+            x = rng.standard_normal((2000, dim)).astype(np.float32)
+            path = str(tmp_path_factory.mktemp("wide") / f"{metric}_{dim}.lance")
+            t = pa.table({"id": np.arange(2000), "vec": pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), dim)})
+            lance.write_dataset(t, path).create_index("vec", index_type="IVF_FLAT", metric=metric, num_partitions=16)
+            made[metric, dim] = path
+        return made[metric, dim]
+    return make
+
+
+@pytest.mark.parametrize("metric, dim", [("l2", 48), ("l2", 40), ("cosine", 48)])
+def test_near_ties_between_centroids_rank_as_pylance(wide_partitions, metric, dim):
+    """Queries all but equidistant from two centroids (float32 distances a rounding apart): the partition
+    probed first at nprobes 1 is pylance's (its squared L2 adds 16 float32 lanes in order)."""
+    path = wide_partitions(metric, dim)
+    ds, seg = lance.dataset(path), segment_of(path)
+    c = seg.centroids.astype(np.float64)
+    rng = np.random.default_rng(5)
+    for _ in range(60):
+        a, b = rng.choice(len(c), 2, replace=False)
+        u = (c[a] - c[b]) / np.linalg.norm(c[a] - c[b])
+        z = rng.standard_normal(dim)
+        z -= (z @ u) * u
+        q = ((c[a] + c[b]) / 2 + z * rng.uniform(0.1, 1.0)).astype(np.float32)
+        ours = seg.search(q, 5, minimum_nprobes=1, maximum_nprobes=1, ef=None, keep=None)
+        assert_same_ann(pylance_ann(ds, q, 5, nprobes=1), ours)

@@ -171,7 +171,10 @@ class IvfSegment:
             qs = q.astype(self.work)
             qs = normalized(qs).astype(self.vector_type).astype(self.work) if self.metric == "cosine" else qs
             diff = c - qs
-            d = np.einsum("ij,ij->i", diff, diff).astype(F32)
+            if self.work is F32 and self.dim > LANES:
+                d = lane_l2(diff)
+            else:
+                d = np.einsum("ij,ij->i", diff, diff).astype(F32)
         order = np.argsort(d, kind="stable")
         return order, d[order]
 
@@ -227,7 +230,7 @@ class IvfSegment:
         if isinstance(self.storage, RQStorage):     # the mask asked only of the rows its gate lets through
             return self.storage.gated(cast(RQQuery, qs), self.centroids[p], cast(RQPayload, payload), ids, keep, k, [] if heap is None else heap,
                                       bounds)
-        mask = None if keep is None else np.asarray(keep(ids), dtype=bool)
+        mask = None if keep is None else self._mask(p, ids, keep)
         score = self.storage.scorer(qs, self.centroids[p], payload)
         if self.graph is not None:
             sel, dist = self.graph.search(p, score, len(ids), k, ef, mask, bounds)
@@ -239,6 +242,39 @@ class IvfSegment:
         if mask is not None:
             return ids[mask], dist[mask]
         return ids, dist
+
+
+    def _mask(self, p: int, ids: np.ndarray, keep: Callable[[np.ndarray], Any]) -> np.ndarray:
+        """``keep`` of partition ``p``'s rows; kept in the index cache when ``keep`` has a ``key``
+        (what its answer depends on besides the row ids: deletions, fragments, no prefilter)."""
+        key = getattr(keep, "key", None)
+        if key is None:
+            return np.asarray(keep(ids), dtype=bool)
+        return cached(("vector-keep", self.aux_file.path, p, key), lambda: np.asarray(keep(ids), dtype=bool))
+
+
+#: float32 lanes of pylance's squared-L2 kernel for vectors of more than this many dimensions
+LANES = 16
+
+
+def lane_l2(diff: np.ndarray) -> np.ndarray:
+    """Squared norms of the float32 rows of ``diff`` summed in pylance's order (vectors of more than
+    :data:`LANES` dimensions): each of 16 lanes adds its squares chunk by chunk, the lanes are then
+    added one after the other, after the squares of a remainder (dimensions past the last whole
+    chunk) -- so near ties between centroids rank as pylance ranks them."""
+    sq = diff * diff
+    whole = sq.shape[1] // LANES * LANES
+    lanes = sq[:, :LANES].copy()
+    for j in range(LANES, whole, LANES):
+        lanes += sq[:, j:j + LANES]
+    total = np.zeros(len(sq), dtype=F32)
+    for j in range(whole, sq.shape[1]):
+        total += sq[:, j]
+    lane_sum = np.zeros(len(sq), dtype=F32)
+    for i in range(LANES):
+        lane_sum += lanes[:, i]
+    total += lane_sum
+    return total
 
 
 def top_k(ids: np.ndarray, dist: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
