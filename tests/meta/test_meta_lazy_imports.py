@@ -30,6 +30,12 @@ NOT_ON_COUNT_PATH = (
     "pandas",
     "lance_duck.scan.dataset",
     "lance_duck.integrations.duckdb.api",
+    # its rows are known before DuckDB is needed: on the default connection, fetchall() returns them
+    # and DuckDB is imported when the relation itself is asked for (integrations/duckdb/relation.py)
+    "duckdb",
+    # a local table is read with the standard library (io/fs.py): fsspec only for URLs
+    "fsspec",
+    "asyncio",
 )
 
 
@@ -49,6 +55,16 @@ def test_first_count_query_leaves_unused_features_unimported():
     assert result == [[lance_duck.dataset(SAMPLE).count_rows()]]
     assert "lance_duck.integrations.duckdb" in mods     # the probe did run the SQL path
     assert sorted(m for m in NOT_ON_COUNT_PATH if m in mods) == []
+
+
+def test_first_count_relation_loads_duckdb_when_asked_for_more_than_rows():
+    result, mods = _modules_after(
+        "import lance_duck\n"
+        f"rel = lance_duck.sql(\"select count(*) from '{SAMPLE}'\")\n"
+        "result = [rel.fetchall(), rel.columns, [str(t) for t in rel.types], rel.fetchall()]")
+    n = lance_duck.dataset(SAMPLE).count_rows()
+    assert result == [[[n]], ["count_star()"], ["BIGINT"], [[n]]]
+    assert "duckdb" in mods
 
 
 def test_import_lance_duck_alone_imports_no_engine():

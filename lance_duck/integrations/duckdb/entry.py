@@ -4,9 +4,11 @@ A process's first query is often ``SELECT count(*) FROM 't.lance'``. That exact 
 local path ending in ``.lance``, nothing else), before the full path has been loaded, is answered
 here from the table's manifest, as the full path answers it
 (:meth:`~lance_duck.scan.dataset.LanceDataset.count_rows`), without importing sqlglot,
-``pyarrow.dataset`` (which imports pandas when installed) or the scan layer. Everything else, and
-any reference the manifest cannot answer alone (an error included), goes to :func:`.api.run_sql`.
-The process-wide default connection lives here too.
+``pyarrow.dataset`` (which imports pandas when installed) or the scan layer; on the default
+connection, DuckDB itself is imported only when the result is asked for as more than its rows
+(``fetchall()`` returns them without it). Everything else, and any reference the manifest cannot
+answer alone (an error included), goes to :func:`.api.run_sql`. The process-wide default connection
+lives here too.
 """
 from __future__ import annotations
 
@@ -18,12 +20,12 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import duckdb
-
 from ...errors import InvalidArgumentError
 from .relation import LanceRelation
 
 if TYPE_CHECKING:
+    import duckdb
+
     from ...scan.params import StorageOptions
 
 _default_lock = threading.Lock()
@@ -34,6 +36,7 @@ def _default_connection() -> duckdb.DuckDBPyConnection:
     global _default_con
     with _default_lock:
         if _default_con is None:
+            import duckdb
             _default_con = duckdb.connect()
             atexit.register(_close_default_connection)
         return _default_con
@@ -53,9 +56,10 @@ _NAMESPACES = __name__.rsplit(".", 1)[0] + ".namespaces"
 _API = __name__.rsplit(".", 1)[0] + ".api"
 
 
-def _manifest_count(query: str, con: duckdb.DuckDBPyConnection) -> int | None:
+def _manifest_count(query: str, con: duckdb.DuckDBPyConnection | None) -> int | None:
     """The answer of a plain ``SELECT count(*) FROM '<local path>.lance'`` from the latest manifest
-    (and deletion files when it does not state their counts), or None: the full path runs it."""
+    (and deletion files when it does not state their counts), or None: the full path runs it.
+    ``con``: the connection it runs on (None: the default one, made or not)."""
     m = _PLAIN_COUNT.fullmatch(query)
     if m is None:
         return None
@@ -63,7 +67,8 @@ def _manifest_count(query: str, con: duckdb.DuckDBPyConnection) -> int | None:
     if not path.rstrip("/").lower().endswith(".lance") or "://" in path:
         return None     # other locations: the full path keeps their opened table (object stores)
     namespaces = sys.modules.get(_NAMESPACES)
-    if namespaces is not None and namespaces.attached(con):
+    con = con if con is not None else _default_con      # (no default connection yet: nothing attached)
+    if namespaces is not None and con is not None and namespaces.attached(con):
         return None     # an ATTACHed alias may occur in the text: namespaces resolve it
     if not os.path.isdir(path):
         return None     # FileNotFoundError, named as the full path names it
@@ -121,17 +126,22 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None, *,
     if storage_options is None and _API not in sys.modules:
         # (once the full path is loaded, its kept tables answer a repeated count faster than a
         # manifest read: ~0.5 ms against ~0.8 ms)
-        con = connection if connection is not None else _default_connection()
-        n = _manifest_count(query, con)
+        n = _manifest_count(query, connection)
         if n is not None:
-            return LanceRelation(con.sql(f'SELECT CAST({int(n)} AS BIGINT) AS "count_star()"'))
+            count = f'SELECT CAST({int(n)} AS BIGINT) AS "count_star()"'
+            if connection is not None:
+                return LanceRelation(connection.sql(count))
+            # the default connection (and DuckDB) when more than the rows is asked for
+            return LanceRelation._known(lambda: _default_connection().sql(count), [(int(n),)])
     from .api import run_sql
     return run_sql(query, connection, storage_options, sys._getframe(1))
 
 
 def _check_call_args(what: str, connection: Any, storage_options: Any, required: bool = False) -> None:
     """Refuse a connection that is not DuckDB's or storage options that are not a mapping, by name."""
-    if (connection is not None or required) and not isinstance(connection, duckdb.DuckDBPyConnection):
-        raise InvalidArgumentError(f"{what}: connection must be a duckdb.DuckDBPyConnection, not {connection!r}")
+    if connection is not None or required:
+        import duckdb
+        if not isinstance(connection, duckdb.DuckDBPyConnection):
+            raise InvalidArgumentError(f"{what}: connection must be a duckdb.DuckDBPyConnection, not {connection!r}")
     if storage_options is not None and not isinstance(storage_options, Mapping):
         raise InvalidArgumentError(f"{what}: storage_options must be a dict of str -> str, not {storage_options!r}")
