@@ -19,21 +19,22 @@ import pyarrow.dataset as pads
 
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
 from .blobs import BlobReadMixin
-from .delta import DatasetDelta, build_delta
-from .filters import CompiledFilter, and_filters, bind_filter
 from .compat import (DATASET_ENGINE_ONLY, DATASET_WRITERS, FRAGMENT_ENGINE_ONLY, FRAGMENT_WRITERS,
                      PylanceReadMixin, install_refusals)
 from .fragment import LanceFragment
-from .interop import export_stream, placeholder_native_state, refuse_native_scan
+from .interop import ScansItself, export_stream, placeholder_native_state, refuse_native_scan
 from .params import AsOf, Columns, Filter, Indices, StorageOptions, Version, VersionInfo
-from .scanner import LanceScanner, ScansItself
-from .take import take_rows
 
+# The scan machinery (scanner, filters -- with the SQL parser --, take, delta) is imported by the
+# methods that read: opening a dataset (an object store's first open of a process) loads none of it.
 if TYPE_CHECKING:
     from ..index import IndexDescription
+    from ..predicate.compiled import CompiledFilter
     from ..schema import LanceSchema
     from ..table.fragment import FragmentInfo
     from ..table.snapshot import Snapshot
+    from .delta import DatasetDelta
+    from .scanner import LanceScanner
 
 
 def dataset(uri: str, version: Version = None, asof: AsOf = None, *, branch: str | None = None,
@@ -273,6 +274,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, ScansItself, pads.FileSystem
             >>> [type(t.operation).__name__ for t in ds.delta(compared_against=4).list_transactions()]
             ['Update', 'Merge']
         """
+        from .delta import build_delta
         return build_delta(self._snapshot, compared_against, begin_version, end_version)
 
     # -- indices ----------------------------------------------------------------------------------
@@ -349,6 +351,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, ScansItself, pads.FileSystem
             >>> ds.scanner(columns=["order_id"], filter="amount > 490", limit=3).to_table().column(0).to_pylist()
             [50, 74, 100]
         """
+        from .scanner import LanceScanner
         return LanceScanner(self, columns=columns, filter=filter, limit=limit, offset=offset,
                             batch_size=batch_size, with_row_id=with_row_id,
                             with_row_address=with_row_address, fragments=fragments, **kwargs)
@@ -428,6 +431,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, ScansItself, pads.FileSystem
             >>> ds.take([0, 5, 1], columns=["order_id"]).to_pylist()
             [{'order_id': 0}, {'order_id': 7}, {'order_id': 1}]
         """
+        from .take import take_rows
         return take_rows(self._snapshot, self._snapshot.fragments, indices, columns, self._base_filter)
 
     # -- fragments --------------------------------------------------------------------------------
@@ -478,6 +482,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, ScansItself, pads.FileSystem
             >>> lance_duck.dataset(lance_duck.sample_path()).filter("amount > 490").count_rows()
             51
         """
+        from .filters import and_filters, bind_filter
         bound = and_filters(self._base_filter, bind_filter(expression, self.schema))
         src = expression if self._filter_source is None else (self._filter_source, expression)
         return LanceDataset(self._snapshot, storage_options=self._storage_options,
