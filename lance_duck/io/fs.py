@@ -105,6 +105,24 @@ def _scan_local(path: str) -> list[tuple[str, int | None]]:
     return out
 
 
+def _scan_local_files(path: str) -> list[str]:
+    """Names of a local directory's files (not subdirectories), without a ``stat`` of each; [] when
+    it does not exist."""
+    try:
+        it = os.scandir(path)
+    except FileNotFoundError:
+        return []
+    out = []
+    with it:
+        for e in it:
+            try:
+                if not e.is_dir():
+                    out.append(e.name)
+            except FileNotFoundError:
+                continue
+    return out
+
+
 def open_io(uri: str | os.PathLike[str], storage_options: dict[str, Any] | None = None) -> tuple["FileIO", str]:
     """Resolve ``uri`` to (FileIO, root path inside that filesystem).
 
@@ -324,6 +342,13 @@ class FileIO:
             name = posixpath.basename(e["name"].rstrip("/"))
             out.append((name, e.get("size") if e.get("type") != "directory" else None))
         return out
+
+    def list_file_names(self, path: str) -> list[str]:
+        """Names of the files (not subdirectories) of a directory; [] if it does not exist. A local
+        directory is read without a ``stat`` of each entry (what :meth:`list_names` needs for sizes)."""
+        if self.is_local:
+            return _scan_local_files(path)
+        return [name for name, size in self.list_names(path) if size is not None]
 
     def _ls(self, path: str, detail: bool) -> list[Any]:
         """fsspec's listing (names, or dicts of details), never from its directory cache."""
