@@ -139,3 +139,14 @@ def test_a_count_on_the_default_connection_is_the_relation_duckdb_makes():
         assert rel.columns == [name] and [str(t) for t in rel.types] == ["BIGINT"]
         assert rel.relation.fetchall() == [(n,)] and rel.fetchall() == [(n,)]
         assert rel.df()[name].tolist() == [n]
+
+
+def test_a_relative_path_counts_the_table_of_the_current_directory(tmp_path, monkeypatch):
+    """The kept count of ``'t.lance'`` is the table under the working directory of each call."""
+    for name, n in (("a", 3), ("b", 5)):
+        (tmp_path / name).mkdir()
+        lance.write_dataset(pa.table({"id": list(range(n))}), str(tmp_path / name / "t.lance"))
+    for name, n in (("a", 3), ("b", 5), ("a", 3)):
+        monkeypatch.chdir(tmp_path / name)
+        assert lance_duck.sql("select count(*) from 't.lance'").fetchall() == [(n,)]
+        assert lance_duck.sql("select count(*) from 't.lance'", duckdb.connect()).fetchall() == [(n,)]

@@ -88,6 +88,7 @@ def _latest_count(path: str) -> int | None:
     from ...io.fs import open_io
     from ...table.pinned import pinned_manifest
     from ...table.snapshot import open_snapshot
+    path = os.path.abspath(path)                        # (a relative path means another table after a chdir)
     store = (path, None)                                # cache.py's key of the table's store
     io, root = _stores.get(store) or _stores.put(store, open_io(path))
     found = pinned_manifest(io, root, None, None, None)
