@@ -6,7 +6,10 @@ For each table (default: the packaged sample, lance_duck/_sample/sample.lance), 
 ``python -c "import lance_duck; lance_duck.sql(\\"select count(*) from '<table>'\\")"`` and
 ``python -c pass`` interleaved, prints their medians (wall, and CPU: steadier on a loaded machine)
 and the differences, then the costliest
-top-level imports of one run (``-X importtime``, cumulative microseconds).
+top-level imports of one run (``-X importtime``, cumulative microseconds). The children run with
+bytecode written and read (``PYTHONDONTWRITEBYTECODE`` removed from their environment, one warm-up
+run first), as an installed package imports: compiling lance_duck's sources on every start would
+be measured otherwise.
 """
 from __future__ import annotations
 
@@ -21,19 +24,20 @@ import time
 import lance_duck
 
 SAMPLE = os.path.join(os.path.dirname(lance_duck.__file__), "_sample", "sample.lance")
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def wall(args: list[str]) -> tuple[float, float]:
     """(wall seconds, CPU seconds: user + system) of one child process."""
     r0, t = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-    subprocess.run([sys.executable, *args], check=True)
+    subprocess.run([sys.executable, *args], check=True, env=ENV)
     w, r1 = time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN)
     return w, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 
 
 def top_imports(code: str, n: int = 12) -> list[tuple[int, str]]:
     err = subprocess.run([sys.executable, "-X", "importtime", "-c", code], check=True,
-                         capture_output=True, text=True).stderr
+                         capture_output=True, text=True, env=ENV).stderr
     rows = []
     for line in err.splitlines():
         if not line.startswith("import time:") or "cumulative" in line:
@@ -52,6 +56,7 @@ def main() -> None:
     for table in args.tables:
         code = f"import lance_duck; lance_duck.sql(\"select count(*) from '{table}'\").fetchall()"
         base, first = [], []
+        wall(["-c", code])          # warm-up: bytecode written, files cached
         print(f"{table}  (median of {args.runs}, load {os.getloadavg()[0]:.2f})")
         for _ in range(args.runs):
             base.append(wall(["-c", "pass"]))

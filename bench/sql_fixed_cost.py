@@ -3,8 +3,9 @@
     python bench/sql_fixed_cost.py [--runs 21] [--dir /tmp/ld_bench_sql] [--rows 1000000]
 
 Uses ``bench/indexed_queries.py``'s table (BTREE on ``id``, BITMAP on ``category``, ZONEMAP on
-``amount``; written once into --dir). Three queries -- a point lookup, a ``count(*)`` with an
-indexed ``WHERE``, and a time-travel query (``AT (VERSION => 4)``) -- each timed, interleaved
+``amount``; written once into --dir). Four queries -- a plain ``count(*)``, a point lookup, a
+``count(*)`` with an indexed ``WHERE``, and a time-travel query (``AT (VERSION => 4)``) -- each
+timed, interleaved
 (A, B, C, D, A, ...) after a warm-up, medians:
 
 * ``lance_duck.sql``: the SQL text with the table's path, every call (parse, resolve the
@@ -36,6 +37,7 @@ from _common import rounded  # noqa: E402
 from indexed_queries import prepare  # noqa: E402
 
 QUERIES = {
+    "plain count(*)": ("select count(*) from {T}", None),
     "point lookup": ("select * from {T} where id = 612345", None),
     "count, indexed WHERE": ("select count(*) from {T} where id between 400000 and 400999", None),
     "time travel (v4)": ("select * from {T} where id = 612345", 4),
@@ -98,6 +100,7 @@ def stages(path: str, runs: int) -> None:
     import sqlglot
 
     from lance_duck.integrations import duckdb as ddb
+    from lance_duck.integrations.duckdb.rewrite import rewrite
     from lance_duck.integrations.duckdb.scan_errors import watched
     from lance_duck.integrations.duckdb.rewrite import _template
     from lance_duck.integrations.duckdb.api import _pinned_name
@@ -118,12 +121,12 @@ def stages(path: str, runs: int) -> None:
 
     mf = resolution()
     ds = LanceDataset(Snapshot(path, io, root, None, root, mf))
-    rw = ddb.rewrite(query, lambda ref: _pinned_name(ref, ds))
+    rw = rewrite(query, lambda ref: _pinned_name(ref, ds))
     name = next(iter(rw.refs))
     con.register(name, watched(ds))
     parts = {
         "sqlglot parse": lambda: sqlglot.parse(query, read="duckdb"),
-        "rewrite (incl. parse)": lambda: ddb.rewrite(query, lambda ref: _pinned_name(ref, ds)),
+        "rewrite (incl. parse)": lambda: rewrite(query, lambda ref: _pinned_name(ref, ds)),
         "manifest resolution": resolution,
         "open (snapshot+dataset)": lambda: LanceDataset(Snapshot(path, io, root, None, root, mf)),
         "ref.open() (all of it)": lambda: ddb.LanceRef(path).open(),

@@ -67,7 +67,7 @@ CACHES: dict[str, tuple[str, int, str]] = {
                   "full-text query words: their stems and token ids per INVERTED partition"),
     "snapshots": ("snapshot_cache_bytes", 64 * MIB,
                   "table versions opened by change feeds and delta() (manifest, fragments, row ids, diffs)"),
-    "sql_tables": ("sql_table_cache_entries", 16, "table versions opened by lance_duck.sql"),
+    "sql_tables": ("sql_table_cache_entries", 16, "table versions opened by lance_duck.sql (and plain counts)"),
     "sql_stores": ("sql_store_cache_entries", 16, "filesystems opened by lance_duck.sql"),
     "sql_statements": ("sql_statement_cache_entries", 256, "SQL texts rewritten by lance_duck.sql"),
     "sql_views": ("sql_view_cache_entries", 64, "filtered views made by lance_duck.sql"),

@@ -1,9 +1,10 @@
 """Filesystem access for one table: local paths and any fsspec URL.
 
 ``open_io(uri, storage_options)`` returns a :class:`FileIO` bound to one fsspec filesystem
-and the table's root path. Data files are read through :class:`InputFile`, which plans
-byte ranges, coalesces neighbours and fetches them together (``cat_ranges``), or serves
-them from a memory map for local files.
+and the table's root path; a local path without fsspec arguments is read with the standard
+library (fsspec and asyncio are imported when a URL or an fsspec call needs them). Data files are
+read through :class:`InputFile`, which plans byte ranges, coalesces neighbours and fetches them
+together (``cat_ranges``), or serves them from a memory map for local files.
 
 Pages of a memory map stay mapped, and count in the process's RSS, once read. So that a
 streaming scan's RSS does not grow with the table, the pages served from memory maps are
@@ -20,7 +21,6 @@ and a warm scan would fault page by page.)
 """
 from __future__ import annotations
 
-import asyncio
 import functools
 import mmap
 import os
@@ -31,12 +31,9 @@ import weakref
 from collections import OrderedDict, deque
 from concurrent.futures import Future, wait
 from collections.abc import Mapping
-from typing import Any, Callable, Hashable, Iterable, Iterator, Sequence, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Sequence, TypeVar, cast
 
-import fsspec
 import numpy as np
-from fsspec.asyn import AsyncFileSystem
-from fsspec.core import url_to_fs
 
 from .. import _state, trace
 from .._state import ByteLRU
@@ -45,6 +42,9 @@ from . import retry
 from .prefetch import Prefetcher
 from .retry import RetryPolicy, TruncatedResponse
 from .storage_options import fsspec_options
+
+if TYPE_CHECKING:
+    import fsspec
 
 # Ranges closer than this are fetched as one request.
 COALESCE_GAP = 64 * 1024
@@ -105,6 +105,24 @@ def _scan_local(path: str) -> list[tuple[str, int | None]]:
     return out
 
 
+def _scan_local_files(path: str) -> list[str]:
+    """Names of a local directory's files (not subdirectories), without a ``stat`` of each; [] when
+    it does not exist."""
+    try:
+        it = os.scandir(path)
+    except FileNotFoundError:
+        return []
+    out = []
+    with it:
+        for e in it:
+            try:
+                if not e.is_dir():
+                    out.append(e.name)
+            except FileNotFoundError:
+                continue
+    return out
+
+
 def open_io(uri: str | os.PathLike[str], storage_options: dict[str, Any] | None = None) -> tuple["FileIO", str]:
     """Resolve ``uri`` to (FileIO, root path inside that filesystem).
 
@@ -123,6 +141,10 @@ def open_io(uri: str | os.PathLike[str], storage_options: dict[str, Any] | None 
                          timeout=tuning.pop("timeout", RetryPolicy.timeout))
     sizes = {k: int(v) for k, v in tuning.items()}       # the other options are integers
     kwargs = fsspec_options(uri, options)
+    if "://" not in uri and not kwargs and os.sep == "/":
+        # local disk: fsspec's LocalFileSystem would name it so (abspath is normalised already)
+        return FileIO(None, retry_policy=policy, **sizes), uri.rstrip("/") or "/"
+    from fsspec.core import url_to_fs
     if uri.split("://", 1)[0].lower() in ("s3", "s3a"):
         _s3_client_options(kwargs, sizes.get("max_in_flight", MAX_IN_FLIGHT))
     try:
@@ -185,28 +207,38 @@ def _s3_client_options(kwargs: dict[str, Any], max_in_flight: int) -> None:
     kwargs["config_kwargs"] = config
 
 
-class FileIO:
-    """All I/O of a table goes through one of these (no global state)."""
+#: what fsspec's LocalFileSystem calls itself (its ``protocol``)
+LOCAL_PROTOCOLS = ("file", "local")
+#: the store key of local disk read without an fsspec filesystem
+LOCAL_KEY: StoreKey = ("file", "local disk")
 
-    def __init__(self, fs: fsspec.AbstractFileSystem, coalesce_gap: int = COALESCE_GAP,
+
+class FileIO:
+    """All I/O of a table goes through one of these (no global state).
+
+    ``fs``: the fsspec filesystem; None for local disk, read with the standard library (``self.fs``
+    is then fsspec's LocalFileSystem, made when first asked for).
+    """
+
+    def __init__(self, fs: fsspec.AbstractFileSystem | None, coalesce_gap: int = COALESCE_GAP,
                  max_in_flight: int = MAX_IN_FLIGHT, max_request_bytes: int = MAX_REQUEST_BYTES,
                  prefetch_bytes: int = PREFETCH_BYTES, retry_policy: RetryPolicy | None = None,
                  metadata_cache_bytes: int | None = None):
-        self.fs = fs
+        self._fs = fs
         # the process's caches of footers and whole small files, or (storage option
         # metadata_cache_bytes) this table's own, of that many bytes each
         self.tails = _TailCache(_state.cache("footers") if metadata_cache_bytes is None else ByteLRU(metadata_cache_bytes))
         self.whole = _TailCache(_state.cache("small_files") if metadata_cache_bytes is None
                                 else ByteLRU(metadata_cache_bytes))
-        self.is_local = "file" in _protocols(fs)
-        self.is_async = isinstance(fs, AsyncFileSystem)
+        self.is_local = fs is None or "file" in _protocols(fs)
+        self.is_async = fs is not None and _is_async(fs)
         self.coalesce_gap = coalesce_gap
         self.max_in_flight = max_in_flight
         self.max_request_bytes = max_request_bytes
         self.retry = retry_policy or RetryPolicy()
         self._gate: Any = None                  # asyncio.Semaphore on the filesystem's loop
         # identifies the store in process-wide caches (fsspec instances are cached by their arguments)
-        self.key: StoreKey = (_protocols(fs)[0], getattr(fs, "_fs_token_", None) or id(fs))
+        self.key: StoreKey = LOCAL_KEY if fs is None else (_protocols(fs)[0], getattr(fs, "_fs_token_", None) or id(fs))
         # what makes two FileIOs interchangeable (same store, same tuning, the process's caches):
         # objects made over one may serve the other (table/snapshot.py's kept snapshots); None
         # for a FileIO with its own caches
@@ -214,6 +246,14 @@ class FileIO:
             self.key, coalesce_gap, max_in_flight, max_request_bytes, prefetch_bytes, self.retry.max_retries,
             self.retry.base_delay, self.retry.max_delay, self.retry.timeout)
         self.prefetcher = Prefetcher(self, prefetch_bytes)
+
+    @property
+    def fs(self) -> fsspec.AbstractFileSystem:
+        """The fsspec filesystem (for local disk opened without one: fsspec's LocalFileSystem, made now)."""
+        if self._fs is None:
+            import fsspec
+            self._fs = fsspec.filesystem("file")
+        return self._fs
 
     # -- requests (remote filesystems) -----------------------------------------------------
     def submit(self, path: str, start: int | None, end: int | None, exact: bool = False) -> Future[bytes]:
@@ -223,6 +263,7 @@ class FileIO:
         the object is known to hold these bytes, so a shorter body is a truncated response (retried).
         """
         if self.is_async:
+            import asyncio
             return asyncio.run_coroutine_threadsafe(self._get(path, start, end, exact), self.fs.loop)
         return _state.pool("io").submit(retry.call, lambda: self._get_sync(path, start, end, exact), path, self.retry)
 
@@ -236,6 +277,7 @@ class FileIO:
                 f.cancel()
 
     async def _get(self, path: str, start: int | None, end: int | None, exact: bool) -> bytes:
+        import asyncio
         if self._gate is None:
             self._gate = asyncio.Semaphore(self.max_in_flight)
 
@@ -264,13 +306,13 @@ class FileIO:
     @property
     def protocol(self) -> str:
         """The store's URL scheme (``file`` for local disk)."""
-        return _protocols(self.fs)[0]
+        return LOCAL_PROTOCOLS[0] if self._fs is None else _protocols(self._fs)[0]
 
     def resolve_external(self, path_or_uri: str) -> str:
         """A path written by a writer (base paths): strip a scheme our filesystem owns (a URL of
         another store is returned as it is)."""
         scheme = _URL_SCHEME.match(path_or_uri)
-        if scheme and scheme.group(1).lower() in _protocols(self.fs):
+        if scheme and scheme.group(1).lower() in (LOCAL_PROTOCOLS if self._fs is None else _protocols(self._fs)):
             return str(self.fs._strip_protocol(path_or_uri))
         return path_or_uri
 
@@ -300,6 +342,13 @@ class FileIO:
             name = posixpath.basename(e["name"].rstrip("/"))
             out.append((name, e.get("size") if e.get("type") != "directory" else None))
         return out
+
+    def list_file_names(self, path: str) -> list[str]:
+        """Names of the files (not subdirectories) of a directory; [] if it does not exist. A local
+        directory is read without a ``stat`` of each entry (what :meth:`list_names` needs for sizes)."""
+        if self.is_local:
+            return _scan_local_files(path)
+        return [name for name, size in self.list_names(path) if size is not None]
 
     def _ls(self, path: str, detail: bool) -> list[Any]:
         """fsspec's listing (names, or dicts of details), never from its directory cache."""
@@ -788,6 +837,11 @@ def _find(merged: list[tuple[int, int]], off: int) -> int:
         else:
             hi = mid - 1
     return lo
+
+
+def _is_async(fs: fsspec.AbstractFileSystem) -> bool:
+    from fsspec.asyn import AsyncFileSystem
+    return isinstance(fs, AsyncFileSystem)
 
 
 def _protocols(fs: fsspec.AbstractFileSystem) -> tuple[str, ...]:

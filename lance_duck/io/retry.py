@@ -10,8 +10,8 @@ Access denied and missing objects are never retried: they surface as ``Permissio
 """
 from __future__ import annotations
 
-import asyncio
 import random
+import sys
 import time
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Iterator, TypeVar
@@ -62,12 +62,18 @@ def _chain(exc: BaseException | None) -> Iterator[BaseException]:
         exc = exc.__cause__ or exc.__context__
 
 
+def _async_timeouts() -> tuple[type[BaseException], ...]:
+    """asyncio's TimeoutError (builtin TimeoutError from Python 3.11), once asyncio is loaded: none sooner."""
+    aio = sys.modules.get("asyncio")
+    return () if aio is None else (aio.TimeoutError,)
+
+
 def is_transient(exc: BaseException) -> bool:
     """True for throttling, 5xx, dropped connections, timeouts and truncated bodies."""
     if isinstance(exc, (FileNotFoundError, PermissionError)):
         return False
     for e in _chain(exc):
-        if isinstance(e, (TruncatedResponse, ConnectionError, TimeoutError, asyncio.TimeoutError)):
+        if isinstance(e, (TruncatedResponse, ConnectionError, TimeoutError, *_async_timeouts())):
             return True
         if TRANSIENT_CLASSES.intersection(c.__name__ for c in type(e).__mro__):
             return True
@@ -167,4 +173,5 @@ async def call_async(fn: Callable[[], Awaitable[T]], what: str, policy: RetryPol
             return await fn()
         except Exception as exc:  # noqa: BLE001 - classified by _wait_or_raise
             wait = _wait_or_raise(exc, delays, deadline, what, tries)
+        import asyncio
         await asyncio.sleep(wait)

@@ -19,22 +19,23 @@ import pyarrow.dataset as pads
 
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
 from .blobs import BlobReadMixin
-from .delta import DatasetDelta, build_delta
 from .duckdb_source import DuckDBSource
-from .filters import CompiledFilter, and_filters, bind_filter
 from .compat import (DATASET_ENGINE_ONLY, DATASET_WRITERS, FRAGMENT_ENGINE_ONLY, FRAGMENT_WRITERS,
                      PylanceReadMixin, install_refusals)
 from .fragment import LanceFragment
-from .interop import export_stream, placeholder_native_state, refuse_native_scan
+from .interop import ScansItself, export_stream, placeholder_native_state, refuse_native_scan
 from .params import AsOf, Columns, Filter, Indices, StorageOptions, Version, VersionInfo
-from .scanner import LanceScanner, ScansItself
-from .take import take_rows
 
+# The scan machinery (scanner, filters -- with the SQL parser --, take, delta) is imported by the
+# methods that read: opening a dataset (an object store's first open of a process) loads none of it.
 if TYPE_CHECKING:
     from ..index import IndexDescription
+    from ..predicate.compiled import CompiledFilter
     from ..schema import LanceSchema
     from ..table.fragment import FragmentInfo
     from ..table.snapshot import Snapshot
+    from .delta import DatasetDelta
+    from .scanner import LanceScanner
 
 
 def dataset(uri: str, version: Version = None, asof: AsOf = None, *, branch: str | None = None,
@@ -274,6 +275,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, ScansItself, DuckDBSource, p
             >>> [type(t.operation).__name__ for t in ds.delta(compared_against=4).list_transactions()]
             ['Update', 'Merge']
         """
+        from .delta import build_delta
         return build_delta(self._snapshot, compared_against, begin_version, end_version)
 
     # -- indices ----------------------------------------------------------------------------------
@@ -350,6 +352,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, ScansItself, DuckDBSource, p
             >>> ds.scanner(columns=["order_id"], filter="amount > 490", limit=3).to_table().column(0).to_pylist()
             [50, 74, 100]
         """
+        from .scanner import LanceScanner
         return LanceScanner(self, columns=columns, filter=filter, limit=limit, offset=offset,
                             batch_size=batch_size, with_row_id=with_row_id,
                             with_row_address=with_row_address, fragments=fragments, **kwargs)
@@ -429,6 +432,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, ScansItself, DuckDBSource, p
             >>> ds.take([0, 5, 1], columns=["order_id"]).to_pylist()
             [{'order_id': 0}, {'order_id': 7}, {'order_id': 1}]
         """
+        from .take import take_rows
         return take_rows(self._snapshot, self._snapshot.fragments, indices, columns, self._base_filter)
 
     # -- fragments --------------------------------------------------------------------------------
@@ -479,6 +483,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, ScansItself, DuckDBSource, p
             >>> lance_duck.dataset(lance_duck.sample_path()).filter("amount > 490").count_rows()
             51
         """
+        from .filters import and_filters, bind_filter
         bound = and_filters(self._base_filter, bind_filter(expression, self.schema))
         src = expression if self._filter_source is None else (self._filter_source, expression)
         return LanceDataset(self._snapshot, storage_options=self._storage_options,

@@ -28,9 +28,6 @@ below, and the dataset stays a ``pyarrow.dataset.Dataset`` for everyone else.
 """
 from __future__ import annotations
 
-import datetime
-import decimal
-import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -38,12 +35,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InvalidArgumentError
-from ..predicate import CompiledFilter, compile_bound
-from ..predicate.bound import BAnd, BCompare, BIn, BIsNull, BLit, BNot, BOr, BRef, BoundExpr
-from ..predicate.compiled import and_filters
-from .filters import bind_filter
 
 if TYPE_CHECKING:
+    from ..predicate import CompiledFilter
     from ..table.snapshot import Snapshot
 
 #: The share of rows a dataset with a filter of its own is estimated to keep (DuckDB's default
@@ -74,10 +68,6 @@ if TYPE_CHECKING:
         pass
 else:
     _SourceBase = _BASE if _BASE is not None else object
-
-
-class NotPushable(Exception):
-    """A DuckDB predicate with no exact translation here (DuckDB keeps applying it)."""
 
 
 class DuckDBSource(_SourceBase):
@@ -122,8 +112,9 @@ class DuckDBSource(_SourceBase):
 
     def accepts(self, predicate: Any) -> bool:
         """Whether every stream can apply ``predicate`` exactly as DuckDB would (see the module)."""
+        from .duckdb_predicates import NotPushable, pushed
         try:
-            self._pushed(predicate)
+            pushed(predicate, self.schema, _TO_ARROW, _NAN_MAY_SATISFY)
         except NotPushable:
             return False
         return True
@@ -143,161 +134,9 @@ class DuckDBSource(_SourceBase):
         return scanner.to_reader().__arrow_c_stream__(), chosen is not None
 
     def _duckdb_filter(self, filters: Sequence[Any]) -> pc.Expression | CompiledFilter | None:
-        """The AND of DuckDB's accepted predicates (None for none): the pyarrow Expression DuckDB's
-        pyarrow-dataset source would pass when that covers them all, else one compiled filter."""
-        expressions: list[pc.Expression] = []
-        bound: list[BoundExpr] = []
-        for predicate in filters:
-            try:
-                kind, part = self._pushed(predicate)
-            except NotPushable as exc:
-                raise InvalidArgumentError(f"DuckDB's predicate {predicate!r:.80} cannot be applied exactly; "
-                                           "accepts() refuses it") from exc
-            if kind == "arrow":
-                expressions.append(part)
-            else:
-                bound.append(part)
-        mask = None
-        for e in expressions:
-            mask = e if mask is None else mask & e
-        if not bound:
-            return mask
-        compiled = compile_bound(bound[0] if len(bound) == 1 else BAnd(tuple(bound)), self.schema)
-        return compiled if mask is None else and_filters(compiled, bind_filter(mask, self.schema))
-
-    def _pushed(self, predicate: Any) -> tuple[str, Any]:
-        """("arrow", Expression) when DuckDB's pyarrow-dataset source would push ``predicate``,
-        else ("bound", tree) in DuckDB's meaning; NotPushable when neither is exact."""
-        schema = self.schema
-        if _TO_ARROW is not None:
-            try:
-                expression = _TO_ARROW(predicate, schema)
-            except ValueError:          # DuckDB's Untranslatable
-                pass
-            else:
-                if not _NAN_MAY_SATISFY(predicate, schema):
-                    return "arrow", expression
-        try:
-            return "bound", duckdb_predicate(predicate, schema)
-        except RecursionError as exc:
-            raise NotPushable(predicate) from exc
+        """The AND of DuckDB's accepted predicates (None for none), see :mod:`.duckdb_predicates`."""
+        from .duckdb_predicates import duckdb_filter
+        return duckdb_filter(filters, self.schema, _TO_ARROW, _NAN_MAY_SATISFY)
 
 
-# -- DuckDB's predicate nodes -> the bound model -------------------------------------------------------
-
-_OPS = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
-
-_INTEGERS = {"int8": "TINYINT", "int16": "SMALLINT", "int32": "INTEGER", "int64": "BIGINT",
-             "uint8": "UTINYINT", "uint16": "USMALLINT", "uint32": "UINTEGER", "uint64": "UBIGINT"}
-_NAIVE = {"s": "TIMESTAMP_S", "ms": "TIMESTAMP_MS", "us": "TIMESTAMP"}
-_MICROS_PER = {"s": 1_000_000, "ms": 1_000, "us": 1}
-
-
-def duckdb_predicate(node: Any, schema: pa.Schema) -> BoundExpr:
-    """DuckDB's predicate tree (``duckdb._sources.nodes``) as a bound tree over ``schema``, with
-    DuckDB's meaning (the bound model's: SQL three-valued logic, floats totally ordered with NaN
-    above every number).
-
-    Raises:
-        NotPushable: a node, a column type or a literal without an exact translation.
-    """
-    kind = type(node).__name__
-    if kind == "Binary" and node.op in ("AND", "OR"):
-        parts = (duckdb_predicate(node.left, schema), duckdb_predicate(node.right, schema))
-        return BAnd(parts) if node.op == "AND" else BOr(parts)
-    if kind == "Unary" and node.op == "NOT":
-        return BNot(duckdb_predicate(node.operand, schema))
-    if kind == "Postfix" and node.op in ("IS NULL", "IS NOT NULL"):
-        ref, _ = _column(node.operand, schema)
-        return BIsNull(ref) if node.op == "IS NULL" else BNot(BIsNull(ref))
-    if kind == "Binary" and node.op in _OPS:
-        ref, t = _column(node.left, schema)
-        return BCompare(_OPS[node.op], ref, BLit(_literal(node.right, t)))
-    if kind == "In" and node.values:
-        ref, t = _column(node.operand, schema)
-        scalars = [_literal(v, t) for v in node.values]
-        return BIn(ref, pa.array(scalars, t), False)
-    raise NotPushable(node)
-
-
-def _column(node: Any, schema: pa.Schema) -> tuple[BRef, pa.DataType]:
-    if type(node).__name__ != "Col" or not node.parts:
-        raise NotPushable(node)
-    parts = tuple(node.parts)
-    index = schema.get_field_index(parts[0])      # -1 for a missing or repeated name
-    if index < 0:
-        raise NotPushable(parts)
-    t = schema.field(index).type
-    for name in parts[1:]:
-        child = t.get_field_index(name) if pa.types.is_struct(t) else -1
-        if child < 0:
-            raise NotPushable(parts)
-        t = t.field(child).type
-    if _engine_type(t) is None:
-        raise NotPushable(t)
-    return BRef(parts, t), t
-
-
-def _engine_type(t: pa.DataType) -> str | None:
-    """DuckDB's name for the type it reads ``t`` as, for the types translated here."""
-    if pa.types.is_boolean(t):
-        return "BOOLEAN"
-    if pa.types.is_integer(t):
-        return _INTEGERS[str(t)]
-    if pa.types.is_float32(t):
-        return "FLOAT"
-    if pa.types.is_float64(t):
-        return "DOUBLE"
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return "VARCHAR"
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
-        return "BLOB"
-    if pa.types.is_date32(t):
-        return "DATE"
-    if pa.types.is_timestamp(t) and t.unit in _MICROS_PER:
-        return _NAIVE[t.unit] if t.tz is None else "TIMESTAMP WITH TIME ZONE"
-    if pa.types.is_decimal128(t):
-        return f"DECIMAL({t.precision},{t.scale})"
-    return None
-
-
-def _literal(node: Any, t: pa.DataType) -> pa.Scalar:
-    """The constant as a scalar of the column's type, holding exactly its value."""
-    if type(node).__name__ != "Lit" or node.type != _engine_type(t):
-        raise NotPushable(node)
-    v = node.value
-    ok = False
-    if pa.types.is_boolean(t):
-        ok = isinstance(v, bool)
-    elif pa.types.is_integer(t):
-        ok = isinstance(v, int) and not isinstance(v, bool)
-    elif pa.types.is_floating(t):
-        ok = isinstance(v, float) and not math.isnan(v)
-    elif pa.types.is_string(t) or pa.types.is_large_string(t):
-        ok = isinstance(v, str)
-    elif pa.types.is_binary(t) or pa.types.is_large_binary(t):
-        ok = isinstance(v, bytes)
-    elif pa.types.is_date32(t):
-        ok = isinstance(v, datetime.date) and not isinstance(v, datetime.datetime)
-    elif pa.types.is_timestamp(t) and t.tz is None:
-        ok = isinstance(v, datetime.datetime) and v.tzinfo is None and v.microsecond % _MICROS_PER[t.unit] == 0
-    elif pa.types.is_timestamp(t):
-        # an instant: an int of microseconds since the epoch, on the column's grid
-        ok = isinstance(v, int) and not isinstance(v, bool) and v % _MICROS_PER[t.unit] == 0
-        if ok:
-            v = v // _MICROS_PER[t.unit]
-    elif pa.types.is_decimal128(t):
-        ok = isinstance(v, decimal.Decimal) and v.is_finite()
-    if not ok:
-        raise NotPushable(node)
-    try:
-        scalar = pa.scalar(v, t)
-    except (pa.ArrowException, OverflowError, TypeError, ValueError) as exc:
-        raise NotPushable(node) from exc
-    held = scalar.value if pa.types.is_timestamp(t) and t.tz is not None else scalar.as_py()
-    if held != v:           # rounded (a float32, a decimal's scale) or wrapped: not the same value
-        raise NotPushable(node)
-    return scalar
-
-
-__all__ = ["FILTERED_SHARE", "HAS_PROTOCOL", "DuckDBSource", "NotPushable", "duckdb_predicate"]
+__all__ = ["FILTERED_SHARE", "HAS_PROTOCOL", "DuckDBSource"]

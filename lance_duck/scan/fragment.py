@@ -17,7 +17,6 @@ from ..errors import InvalidArgumentError
 from .compat import fragment_metadata, table_to_pandas
 from .interop import export_stream
 from .params import Columns, Filter, Indices
-from .take import take_rows
 
 if TYPE_CHECKING:
     from ..table.fragment import FragmentInfo
@@ -134,6 +133,7 @@ class LanceFragment:
             >>> frag.take([1, 0], columns=["order_id"]).to_pylist()
             [{'order_id': 1001}, {'order_id': 1000}]
         """
+        from .take import take_rows     # the scan machinery loads on the first read
         return take_rows(self._dataset._snapshot, [self._info], indices, columns, self._dataset._base_filter,
                           child_order="named")
 

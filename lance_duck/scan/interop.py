@@ -19,13 +19,24 @@ from __future__ import annotations
 import atexit
 import threading
 import time
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, Callable, NoReturn
 
 import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 
 from ..errors import InvalidArgumentError
+
+if TYPE_CHECKING:
+    from .scanner import LanceScanner
+
+
+class ScansItself:
+    """Marks a dataset whose ``scanner()`` makes a :class:`~lance_duck.scan.scanner.LanceScanner`
+    (LanceDataset): what ``LanceScanner.from_dataset`` routes to it, pyarrow's constructors taking
+    the others. (Here, not in the scanner module: a dataset is opened without loading the scans.)"""
+
+    scanner: Callable[..., LanceScanner]
 
 NATIVE_SCAN_MESSAGE = (
     "pyarrow's own scan engine cannot read the Lance table {uri} (it is reached by "

@@ -3,22 +3,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InvalidArgumentError
-from ..predicate.compiled import CompiledFilter
 from ..table.history import VersionInfo
+
+if TYPE_CHECKING:
+    from ..predicate.compiled import CompiledFilter     # the filter model (and sqlglot) load on a read
 
 __all__ = ["int_arg", "AsOf", "Columns", "Filter", "Indices", "StorageOptions", "Version", "VersionInfo"]
 
 Columns = Union[Sequence[str], Mapping[str, str], None]
 """Column names (nested ``"s.a"`` allowed), or ``{alias: SQL expression}``; ``None`` = all columns."""
 
-Filter = Union[str, pc.Expression, CompiledFilter, None]
+Filter = Union[str, pc.Expression, "CompiledFilter", None]
 """A SQL predicate in pylance's dialect, or a ``pyarrow.compute.Expression`` (or a filter compiled by
 ``lance_duck.predicate``); ``None`` = every row."""
 

@@ -6,7 +6,7 @@ never initialised, so every inherited method is overridden here.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
@@ -19,7 +19,7 @@ from ..search.nearest import NearestQuery, parse_nearest
 from ..search.vector import plan_search
 from .execution import ScanContext, execute
 from .filters import and_filters, bind_filter
-from .interop import export_stream
+from .interop import ScansItself, export_stream
 from .params import Columns, Filter, int_arg
 from .planning import (DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS, FIXED_WIDTH_RAMP_GROWTH,
                        RAMP_GROWTH, plan_tasks)
@@ -48,13 +48,6 @@ class TaggedRecordBatch(NamedTuple):
 
     record_batch: pa.RecordBatch
     fragment: LanceFragment | None
-
-
-class ScansItself:
-    """Marks a dataset whose ``scanner()`` makes a :class:`LanceScanner` (LanceDataset): what
-    :meth:`LanceScanner.from_dataset` routes to it, pyarrow's constructors taking the others."""
-
-    scanner: Callable[..., LanceScanner]
 
 
 class LanceScanner(pads.Scanner):

@@ -43,7 +43,7 @@ def pinned_manifest(io: Any, root: str, version: Any, asof: Any,
         return None
     vdir = io.join(root, VERSIONS_DIR)
     if version is None:
-        entries = list_versions(io, root)
+        entries = list_versions(io, root, sizes=False)     # (a local manifest's identity is stat'ed below)
         if not entries:
             return None
         e = entries[-1]

@@ -75,13 +75,17 @@ def manifest_name(version: int, scheme: str) -> str:
     return f"{_V2_BASE - version:020d}.manifest" if scheme == "v2" else f"{version}.manifest"
 
 
-def list_versions(io: FileIO, dataset_dir: str) -> list[VersionEntry]:
-    """All manifests of a dataset directory, oldest first (one listing call)."""
+def list_versions(io: FileIO, dataset_dir: str, *, sizes: bool = True) -> list[VersionEntry]:
+    """All manifests of a dataset directory, oldest first (one listing call). ``sizes=False``: a local
+    directory is listed without a ``stat`` of each manifest (their sizes are then None)."""
     vdir = io.join(dataset_dir, VERSIONS_DIR)
     entries = []
-    for name, size in io.list_names(vdir):
-        if size is None:  # a directory
-            continue
+    files: list[tuple[str, int | None]]
+    if sizes or not io.is_local:
+        files = [(name, size) for name, size in io.list_names(vdir) if size is not None]   # no directories
+    else:
+        files = [(name, None) for name in io.list_file_names(vdir)]
+    for name, size in files:
         parsed = parse_manifest_name(name)
         if parsed is not None:
             entries.append(VersionEntry(parsed[0], name, size, parsed[1]))

@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 import lance_duck
 
 ROOT = os.path.dirname(os.path.dirname(lance_duck.__file__))
@@ -30,6 +32,12 @@ NOT_ON_COUNT_PATH = (
     "pandas",
     "lance_duck.scan.dataset",
     "lance_duck.integrations.duckdb.api",
+    # its rows are known before DuckDB is needed: on the default connection, fetchall() returns them
+    # and DuckDB is imported when the relation itself is asked for (integrations/duckdb/relation.py)
+    "duckdb",
+    # a local table is read with the standard library (io/fs.py): fsspec only for URLs
+    "fsspec",
+    "asyncio",
 )
 
 
@@ -49,6 +57,55 @@ def test_first_count_query_leaves_unused_features_unimported():
     assert result == [[lance_duck.dataset(SAMPLE).count_rows()]]
     assert "lance_duck.integrations.duckdb" in mods     # the probe did run the SQL path
     assert sorted(m for m in NOT_ON_COUNT_PATH if m in mods) == []
+
+
+def test_first_count_relation_loads_duckdb_when_asked_for_more_than_rows():
+    result, mods = _modules_after(
+        "import lance_duck\n"
+        f"rel = lance_duck.sql(\"select count(*) from '{SAMPLE}'\")\n"
+        "result = [rel.fetchall(), rel.columns, [str(t) for t in rel.types], rel.fetchall()]")
+    n = lance_duck.dataset(SAMPLE).count_rows()
+    assert result == [[[n]], ["count_star()"], ["BIGINT"], [[n]]]
+    assert "duckdb" in mods
+
+
+# Never imported by opening a dataset (`lance_duck.dataset(uri)`, `.version`, `.schema`): the scan
+# machinery, the filter model with its SQL parser, the decoders, the searches load on the first read.
+NOT_ON_OPEN_PATH = (
+    "sqlglot",
+    "lance_duck.predicate",
+    "lance_duck.scan.scanner",
+    "lance_duck.scan.filters",
+    "lance_duck.scan.execution",
+    "lance_duck.scan.take",
+    "lance_duck.scan.delta",
+    "lance_duck.search",
+    "lance_duck.encodings",
+    "lance_duck.file.dispatch",
+    "lance_duck.file.v2_1",
+    "lance_duck.file.v2_0",
+    "lance_duck.file.legacy",
+    "lance_duck.integrations.duckdb",
+)
+
+
+@pytest.mark.parametrize("uri", [SAMPLE, "file://" + SAMPLE], ids=["local path", "fsspec URL"])
+def test_opening_a_dataset_loads_no_scan_machinery(uri):
+    result, mods = _modules_after(
+        "import lance_duck\n"
+        f"ds = lance_duck.dataset({uri!r})\n"
+        "result = [ds.version, ds.schema.names, ds.count_rows()]")
+    assert result == [6, lance_duck.dataset(SAMPLE).schema.names, lance_duck.dataset(SAMPLE).count_rows()]
+    assert sorted(m for m in NOT_ON_OPEN_PATH if m in mods) == []
+
+
+def test_first_read_still_reaches_the_lazily_imported_scanner():
+    result, mods = _modules_after(
+        "import lance_duck\n"
+        f"ds = lance_duck.dataset('{SAMPLE}')\n"
+        "result = ds.to_table(columns=['order_id'], filter='order_id < 3').column('order_id').to_pylist()")
+    assert result == [0, 1, 2]
+    assert {"lance_duck.scan.scanner", "sqlglot", "lance_duck.file.dispatch"} <= mods
 
 
 def test_import_lance_duck_alone_imports_no_engine():

@@ -150,3 +150,14 @@ def test_branch_and_asof_references_follow_new_commits(table):
     assert lance_duck.sql(asof, con).fetchall() == [(30,)]
     lance.write_dataset(_rows(40, 3), table, mode="append")
     assert lance_duck.sql(asof, con).fetchall() == [(33,)]
+
+
+def test_a_relative_path_reads_the_table_of_the_current_directory(tmp_path, monkeypatch):
+    """A kept store is keyed by the absolute path: after a chdir, ``'t.lance'`` is the other table."""
+    for name, n in (("a", 3), ("b", 5)):
+        (tmp_path / name).mkdir()
+        lance.write_dataset(_rows(0, n), str(tmp_path / name / "t.lance"))
+    con = duckdb.connect()
+    for name, n in (("a", 3), ("b", 5), ("a", 3)):
+        monkeypatch.chdir(tmp_path / name)
+        assert lance_duck.sql("SELECT max(id) FROM 't.lance'", con).fetchall() == [(n - 1,)]

@@ -13,11 +13,13 @@ import subprocess
 import sys
 
 import duckdb
+import pyarrow as pa
 import pytest
 
 import lance_duck
 from lance_duck.integrations.duckdb import entry
 from lance_duck.integrations.duckdb.api import run_sql
+from lance_duck.table import snapshot as snapshot_module
 
 lance = pytest.importorskip("lance")
 
@@ -99,3 +101,52 @@ def test_corrupt_latest_manifest_raises_the_full_paths_error(history, tmp_path):
     with pytest.raises(lance_duck.CorruptFileError) as full:
         run_sql(q, None, None, sys._getframe())
     assert str(plain.value) == str(full.value) and copy in str(plain.value)
+
+
+def test_a_repeated_plain_count_is_kept_per_manifest_and_sees_new_commits(tmp_path, monkeypatch):
+    """The count of a manifest is kept (no manifest read on a repeat, with the full path loaded too);
+    a commit by pylance makes a new latest manifest, counted once."""
+    path = str(tmp_path / "c.lance")
+    lance.write_dataset(pa.table({"id": list(range(10))}), path)
+    q = f"select count(*) from '{path}'"
+    con = duckdb.connect()
+    assert lance_duck.sql(q, con).fetchall() == [(10,)]
+    reads: list[str] = []
+    orig = snapshot_module.read_manifest
+    monkeypatch.setattr(snapshot_module, "read_manifest", lambda io, p, *a: reads.append(p) or orig(io, p, *a))
+    assert lance_duck.sql(q, con).fetchall() == [(10,)]
+    assert lance_duck.sql(q).fetchall() == [(10,)]
+    assert reads == []
+    lance.write_dataset(pa.table({"id": [10, 11]}), path, mode="append")
+    assert lance_duck.sql(q, con).fetchall() == [(lance.dataset(path).count_rows(),)] == [(12,)]
+    lance.dataset(path).delete("id < 3")
+    assert lance_duck.sql(q).fetchall() == [(lance.dataset(path).count_rows(),)] == [(9,)]
+    assert lance_duck.sql(q, con).fetchall() == [(9,)]
+    assert len(reads) == 2          # one per new version
+    lance.write_dataset(pa.table({"id": [1]}), path, mode="overwrite")
+    assert lance_duck.sql(q, con).fetchall() == [(1,)]
+
+
+def test_a_count_on_the_default_connection_is_the_relation_duckdb_makes():
+    """Counts answered without DuckDB on the default connection (plain, or through the full path with an
+    alias) give DuckDB's relation when it is asked for: same rows, column name and type."""
+    sample = lance_duck.sample_path()
+    n = lance.dataset(sample).count_rows()
+    for q, name in ((f"select count(*) from '{sample}'", "count_star()"),
+                    (f"select count(*) as n from '{sample}'", "n")):
+        rel = lance_duck.sql(q)
+        assert rel.fetchall() == [(n,)] and rel.fetchall() == [(n,)]
+        assert rel.columns == [name] and [str(t) for t in rel.types] == ["BIGINT"]
+        assert rel.relation.fetchall() == [(n,)] and rel.fetchall() == [(n,)]
+        assert rel.df()[name].tolist() == [n]
+
+
+def test_a_relative_path_counts_the_table_of_the_current_directory(tmp_path, monkeypatch):
+    """The kept count of ``'t.lance'`` is the table under the working directory of each call."""
+    for name, n in (("a", 3), ("b", 5)):
+        (tmp_path / name).mkdir()
+        lance.write_dataset(pa.table({"id": list(range(n))}), str(tmp_path / name / "t.lance"))
+    for name, n in (("a", 3), ("b", 5), ("a", 3)):
+        monkeypatch.chdir(tmp_path / name)
+        assert lance_duck.sql("select count(*) from 't.lance'").fetchall() == [(n,)]
+        assert lance_duck.sql("select count(*) from 't.lance'", duckdb.connect()).fetchall() == [(n,)]

@@ -127,6 +127,20 @@ def test_mixed_naming_schemes_are_refused(histories, tmp_path):
         open_snapshot(str(p))
 
 
+def test_a_listing_without_sizes_names_the_same_manifests(histories, tmp_path):
+    """``sizes=False`` (a local listing without a stat per manifest): the same versions and names, sizes None;
+    a subdirectory named like a manifest is still no version."""
+    p = shutil.copytree(histories["cleanup"], tmp_path / "t.lance")
+    want = [v["version"] for v in lance.dataset(str(p)).versions()]
+    (p / "_versions" / manifest_name(999, "v2")).mkdir()
+    from lance_duck.io.fs import open_io
+    io, root = open_io(str(p))
+    full, bare = list_versions(io, root), list_versions(io, root, sizes=False)
+    assert [(e.version, e.name, e.scheme) for e in bare] == [(e.version, e.name, e.scheme) for e in full]
+    assert [e.version for e in full] == want
+    assert all(e.size for e in full) and all(e.size is None for e in bare)
+
+
 def test_cleanup_gaps_are_listed_and_missing_versions_raise(histories):
     path = histories["cleanup"]
     from lance_duck.io.fs import open_io

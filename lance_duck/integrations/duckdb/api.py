@@ -151,7 +151,10 @@ def run_sql(query: str, connection: duckdb.DuckDBPyConnection | None, storage_op
         n = _count(next(iter(opened.values())), rw)
         if n is not None:
             alias = (rw.count_alias or "").replace('"', '""')
-            return LanceRelation(con.sql(f'SELECT CAST({int(n)} AS BIGINT) AS "{alias}"'))
+            count = f'SELECT CAST({int(n)} AS BIGINT) AS "{alias}"'
+            if connection is None:      # the default connection: DuckDB makes the relation when asked for it
+                return LanceRelation._known(lambda: con.sql(count), [(int(n),)])
+            return LanceRelation(con.sql(count))
     for name, (old, terms) in rw.views.items():
         opened[name] = _view(name, opened.pop(old), terms)
     for name, ds in opened.items():

@@ -25,6 +25,7 @@ registers it on the connection. Repeated calls skip most of that:
 """
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from typing import Any, Callable
@@ -66,7 +67,8 @@ def clear() -> None:
 
 def _io(uri: str, options: Options) -> tuple[FileIO, str]:
     opts = dict(options) if options is not None else None
-    key = (uri, options)
+    # a relative local path names another table after a chdir: keyed as the absolute path it is now
+    key = (uri if "://" in uri else os.path.abspath(os.path.expanduser(uri)), options)
     got = _ios.get(key)
     return got if got is not None else _ios.put(key, open_io(uri, opts))
 

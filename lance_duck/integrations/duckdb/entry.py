@@ -1,12 +1,16 @@
 """:func:`lance_duck.sql`, the entry point, and what it needs before any query is parsed.
 
 A process's first query is often ``SELECT count(*) FROM 't.lance'``. That exact text (one quoted
-local path ending in ``.lance``, nothing else), before the full path has been loaded, is answered
-here from the table's manifest, as the full path answers it
+local path ending in ``.lance``, nothing else) is answered here from the table's latest manifest, as
+the full path answers it
 (:meth:`~lance_duck.scan.dataset.LanceDataset.count_rows`), without importing sqlglot,
-``pyarrow.dataset`` (which imports pandas when installed) or the scan layer. Everything else, and
-any reference the manifest cannot answer alone (an error included), goes to :func:`.api.run_sql`.
-The process-wide default connection lives here too.
+``pyarrow.dataset`` (which imports pandas when installed) or the scan layer; on the default
+connection, DuckDB itself is imported only when the result is asked for as more than its rows
+(``fetchall()`` returns them without it). Everything else, and any reference the manifest cannot
+answer alone (an error included), goes to :func:`.api.run_sql`. The count is kept per manifest (in
+the ``sql_tables`` cache, keyed by the version and the identity of its manifest file, as the full path
+keeps its tables), so a repeated count costs a listing of ``_versions/`` and a ``stat``. The
+process-wide default connection lives here too.
 """
 from __future__ import annotations
 
@@ -18,12 +22,13 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import duckdb
-
+from ... import _state
 from ...errors import InvalidArgumentError
 from .relation import LanceRelation
 
 if TYPE_CHECKING:
+    import duckdb
+
     from ...scan.params import StorageOptions
 
 _default_lock = threading.Lock()
@@ -34,6 +39,7 @@ def _default_connection() -> duckdb.DuckDBPyConnection:
     global _default_con
     with _default_lock:
         if _default_con is None:
+            import duckdb
             _default_con = duckdb.connect()
             atexit.register(_close_default_connection)
         return _default_con
@@ -50,12 +56,15 @@ def _close_default_connection() -> None:
 #: ``SELECT count(*) FROM '<path>.lance'`` and nothing else (a trailing ``;`` allowed), any case.
 _PLAIN_COUNT = re.compile(r"\s*select\s+count\s*\(\s*\*\s*\)\s+from\s+'([^']+)'\s*;?\s*", re.IGNORECASE)
 _NAMESPACES = __name__.rsplit(".", 1)[0] + ".namespaces"
-_API = __name__.rsplit(".", 1)[0] + ".api"
+# the stores and tables lance_duck.sql keeps (cache.py): a plain count is kept among the tables
+_stores = _state.cache("sql_stores")
+_tables = _state.cache("sql_tables")
 
 
-def _manifest_count(query: str, con: duckdb.DuckDBPyConnection) -> int | None:
+def _manifest_count(query: str, con: duckdb.DuckDBPyConnection | None) -> int | None:
     """The answer of a plain ``SELECT count(*) FROM '<local path>.lance'`` from the latest manifest
-    (and deletion files when it does not state their counts), or None: the full path runs it."""
+    (and deletion files when it does not state their counts), or None: the full path runs it.
+    ``con``: the connection it runs on (None: the default one, made or not)."""
     m = _PLAIN_COUNT.fullmatch(query)
     if m is None:
         return None
@@ -63,15 +72,37 @@ def _manifest_count(query: str, con: duckdb.DuckDBPyConnection) -> int | None:
     if not path.rstrip("/").lower().endswith(".lance") or "://" in path:
         return None     # other locations: the full path keeps their opened table (object stores)
     namespaces = sys.modules.get(_NAMESPACES)
-    if namespaces is not None and namespaces.attached(con):
+    con = con if con is not None else _default_con      # (no default connection yet: nothing attached)
+    if namespaces is not None and con is not None and namespaces.attached(con):
         return None     # an ATTACHed alias may occur in the text: namespaces resolve it
     if not os.path.isdir(path):
         return None     # FileNotFoundError, named as the full path names it
-    from ...table.snapshot import open_snapshot
     try:
-        return open_snapshot(path).count_rows()
+        return _latest_count(path)
     except Exception:  # noqa: BLE001 - the full path raises it, naming the reference
         return None
+
+
+def _latest_count(path: str) -> int | None:
+    """Live rows of the latest version of the local table at ``path``, kept per manifest identity."""
+    from ...io.fs import open_io
+    from ...table.pinned import pinned_manifest
+    from ...table.snapshot import open_snapshot
+    path = os.path.abspath(path)                        # (a relative path means another table after a chdir)
+    store = (path, None)                                # cache.py's key of the table's store
+    io, root = _stores.get(store) or _stores.put(store, open_io(path))
+    found = pinned_manifest(io, root, None, None, None)
+    if found is None:
+        return None
+    version, ident = found
+    key = ("plain count", path, version, ident)
+    n = _tables.get(key)
+    if n is None:
+        snap = open_snapshot(path, version)
+        n = snap.count_rows()
+        if snap.version == version:
+            _tables.put(key, n)
+    return int(n)
 
 
 def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None, *,
@@ -118,20 +149,23 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None, *,
     _check_call_args("sql", connection, storage_options)
     if not isinstance(query, str):
         raise InvalidArgumentError(f"sql: query must be a str of SQL, not {query!r}")
-    if storage_options is None and _API not in sys.modules:
-        # (once the full path is loaded, its kept tables answer a repeated count faster than a
-        # manifest read: ~0.5 ms against ~0.8 ms)
-        con = connection if connection is not None else _default_connection()
-        n = _manifest_count(query, con)
+    if storage_options is None:
+        n = _manifest_count(query, connection)
         if n is not None:
-            return LanceRelation(con.sql(f'SELECT CAST({int(n)} AS BIGINT) AS "count_star()"'))
+            count = f'SELECT CAST({int(n)} AS BIGINT) AS "count_star()"'
+            if connection is not None:
+                return LanceRelation(connection.sql(count))
+            # the default connection (and DuckDB) when more than the rows is asked for
+            return LanceRelation._known(lambda: _default_connection().sql(count), [(int(n),)])
     from .api import run_sql
     return run_sql(query, connection, storage_options, sys._getframe(1))
 
 
 def _check_call_args(what: str, connection: Any, storage_options: Any, required: bool = False) -> None:
     """Refuse a connection that is not DuckDB's or storage options that are not a mapping, by name."""
-    if (connection is not None or required) and not isinstance(connection, duckdb.DuckDBPyConnection):
-        raise InvalidArgumentError(f"{what}: connection must be a duckdb.DuckDBPyConnection, not {connection!r}")
+    if connection is not None or required:
+        import duckdb
+        if not isinstance(connection, duckdb.DuckDBPyConnection):
+            raise InvalidArgumentError(f"{what}: connection must be a duckdb.DuckDBPyConnection, not {connection!r}")
     if storage_options is not None and not isinstance(storage_options, Mapping):
         raise InvalidArgumentError(f"{what}: storage_options must be a dict of str -> str, not {storage_options!r}")

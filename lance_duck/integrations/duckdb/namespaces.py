@@ -52,7 +52,8 @@ def resolve(query: str, con: duckdb.DuckDBPyConnection) -> str | Handled:
         return query
     spaces = attached(con)
     lowered = query.lower()
-    if not _MENTION.search(query) and not any(alias.lower() in lowered for alias in spaces):
+    mentioned = ("attach" in lowered or "detach" in lowered) and _MENTION.search(query)
+    if not mentioned and not any(alias.lower() in lowered for alias in spaces):
         return query
     try:
         trees = cast("list[exp.Expression | None]", sqlglot.parse(query, read="duckdb"))

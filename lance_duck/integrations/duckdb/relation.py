@@ -1,15 +1,29 @@
 """What :func:`lance_duck.sql` returns: :class:`LanceRelation`, a DuckDB relation whose results raise
-lance_duck's own error (recorded by :mod:`.scan_errors`) in place of DuckDB's wrapping of it."""
+lance_duck's own error (recorded by :mod:`.scan_errors`) in place of DuckDB's wrapping of it.
+
+DuckDB and pyarrow are imported here on first use: a count answered from a manifest
+(:mod:`.entry`) returns a relation whose rows are known, made on DuckDB only when something
+other than ``fetchall()`` asks for it.
+"""
 from __future__ import annotations
 
 import contextlib
 import functools
-from typing import Any, Iterator
-
-import duckdb
-import pyarrow as pa
+import sys
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .error_ring import fresh, last_seq, recorded_since
+
+if TYPE_CHECKING:
+    import duckdb
+    import pyarrow as pa
+
+
+def _wrapped_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions that may wrap a Lance scan error: DuckDB's, Arrow's (once imported), OSError."""
+    import duckdb
+    arrow = sys.modules.get("pyarrow")      # an ArrowException is raised only once pyarrow is loaded
+    return (duckdb.Error, OSError) if arrow is None else (duckdb.Error, arrow.ArrowException, OSError)
 
 
 @contextlib.contextmanager
@@ -18,7 +32,9 @@ def _lance_errors(seq: int | None = None) -> Iterator[None]:
     seq = last_seq() if seq is None else seq
     try:
         yield
-    except (duckdb.Error, pa.ArrowException, OSError) as e:
+    except Exception as e:
+        if not isinstance(e, _wrapped_errors()):
+            raise
         err = recorded_since(seq, str(e))
         if err is None:
             raise
@@ -26,6 +42,7 @@ def _lance_errors(seq: int | None = None) -> Iterator[None]:
 
 
 def _map_reader(reader: pa.RecordBatchReader, seq: int | None = None) -> pa.RecordBatchReader:
+    import pyarrow as pa
     seq = last_seq() if seq is None else seq
 
     def batches() -> Iterator[pa.RecordBatch]:
@@ -41,9 +58,11 @@ def _map_reader(reader: pa.RecordBatchReader, seq: int | None = None) -> pa.Reco
 
 
 def _wrap(value: Any, seq: int | None = None) -> Any:
+    import duckdb
     if isinstance(value, duckdb.DuckDBPyRelation):
         return LanceRelation(value)
-    if isinstance(value, pa.RecordBatchReader):
+    arrow = sys.modules.get("pyarrow")      # a reader DuckDB returns is pyarrow's: loaded by then
+    if arrow is not None and isinstance(value, arrow.RecordBatchReader):
         return _map_reader(value, seq)
     return value
 
@@ -60,12 +79,37 @@ class LanceRelation:
     is the plain DuckDB relation.
     """
 
-    __slots__ = ("relation",)
+    __slots__ = ("_relation", "_make", "_rows")
 
     def __init__(self, relation: duckdb.DuckDBPyRelation):
-        self.relation = relation
+        self._relation: duckdb.DuckDBPyRelation | None = relation
+        self._make: Callable[[], duckdb.DuckDBPyRelation] | None = None
+        self._rows: list[tuple[Any, ...]] | None = None
+
+    @classmethod
+    def _known(cls, make: Callable[[], duckdb.DuckDBPyRelation], rows: list[tuple[Any, ...]]) -> LanceRelation:
+        """A relation whose result rows are known already: ``make()`` makes it on DuckDB when first
+        needed; until then ``fetchall()`` returns ``rows`` (what a fresh relation's would)."""
+        self = cls.__new__(cls)
+        self._relation, self._make, self._rows = None, make, rows
+        return self
+
+    @property
+    def relation(self) -> duckdb.DuckDBPyRelation:
+        """The plain DuckDB relation."""
+        if self._relation is None:
+            assert self._make is not None
+            self._relation, self._make, self._rows = self._make(), None, None
+        return self._relation
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        """Every row of the result (DuckDB's ``fetchall``)."""
+        if self._relation is None and self._rows is not None:
+            return list(self._rows)
+        return self.__getattr__("fetchall")()      # type: ignore[no-any-return]
 
     def __getattr__(self, name: str) -> Any:
+        import duckdb
         attr = getattr(self.relation, name)
         if not callable(attr) or isinstance(attr, duckdb.DuckDBPyRelation):
             return _wrap(attr)
