@@ -46,12 +46,17 @@ LATE_BLOCK = 1024
 class ScanContext:
     """Everything a task needs besides its fragment: shared by the worker threads."""
 
-    def __init__(self, snapshot: Snapshot, projection: Projection, flt: CompiledFilter | None) -> None:
+    def __init__(self, snapshot: Snapshot, projection: Projection, flt: CompiledFilter | None,
+                 dictionaries: frozenset[str] = frozenset()) -> None:
         self.snapshot = snapshot
         self.io = snapshot.io
         self.projection = projection
         self.filter = flt
         self.schema = projection.schema
+        # output columns whose page dictionaries stay DictionaryArrays in the batches (an engine
+        # consuming dictionaries; see LanceScanner._dictionary_reader): batches then carry their
+        # own schema
+        self.dictionaries = dictionaries
         self._fields, self._types = _name_maps(snapshot)
         self._readers, self._lock = _reader_cache(snapshot)
         self._bounds: dict[tuple[Any, ...], Any] = {}
@@ -244,7 +249,7 @@ class ScanContext:
                                 keep = mask_array(mask)
                             a = a.filter(keep)
                 want = self._types[f.name]
-                if not keep_dictionary:
+                if not keep_dictionary and f.name not in self.dictionaries:
                     a = plain(a, want)
                 if a.type != want and not _kept_dictionary(a, want):
                     a = a.cast(want)
@@ -287,7 +292,7 @@ class ScanContext:
                 n = len(idx)
                 kept = mask_array(keep)
                 fcols = {k: v.filter(kept) for k, v in fcols.items() if k in self.projection.sources}
-            cols.update((k, plain(v, self._types.get(k))) for k, v in fcols.items() if k in self.projection.sources)
+            cols.update((k, self._plain(k, v)) for k, v in fcols.items() if k in self.projection.sources)
         cols.update(self.read_columns(frag, self.late_columns, rows, mask))
         return self.assemble(cols, n)
 
@@ -319,7 +324,7 @@ class ScanContext:
             kept = mask_array(keep)
             allc = {k: v.filter(kept) for k, v in allc.items()}
             n = int(np.count_nonzero(keep))
-        return self.assemble({k: plain(v, self._types.get(k)) for k, v in allc.items()}, n)
+        return self.assemble({k: self._plain(k, v) for k, v in allc.items()}, n)
 
     def selected_mask(self, fcols: dict[str, pa.Array], n: int) -> np.ndarray:
         """The filter's mask over rows an index selected: a filter that is exactly its conjuncts
@@ -445,6 +450,10 @@ class ScanContext:
         trace.record("path:filter-dictionary-prefilter", tuple(sorted(by_column)))
         return keep
 
+    def _plain(self, name: str, a: pa.Array) -> pa.Array:
+        """An output column's array as declared, or a kept dictionary for a dictionary output."""
+        return a if name in self.dictionaries else plain(a, self._types.get(name))
+
     def assemble(self, cols: dict[str, pa.Array], n: int) -> pa.RecordBatch:
         arrays = []
         for o in self.projection.outputs:
@@ -457,6 +466,9 @@ class ScanContext:
             arrays.append(a)
         if not arrays:
             return _empty_batch(n)
+        if self.dictionaries and any(a.type != f.type for a, f in zip(arrays, self.schema)):
+            schema = pa.schema([f.with_type(a.type) for a, f in zip(arrays, self.schema)], metadata=self.schema.metadata)
+            return pa.RecordBatch.from_arrays(arrays, schema=schema)
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
 

@@ -160,8 +160,11 @@ class LanceScanner(pads.Scanner):
     def _batches(self, limit: int | None = None) -> Iterator[pa.RecordBatch]:
         return self._stream(limit)[0]
 
-    def _stream(self, limit: int | None = None) -> tuple[Iterator[pa.RecordBatch], bool]:
-        """(the batches, whether they are a few index-selected rows read in the caller's thread)."""
+    def _stream(self, limit: int | None = None,
+                dictionaries: frozenset[str] = frozenset()) -> tuple[Iterator[pa.RecordBatch], bool]:
+        """(the batches, whether they are a few index-selected rows read in the caller's thread);
+        ``dictionaries``: output columns that may come back as DictionaryArrays (see
+        :meth:`_dictionary_reader`)."""
         limit = self._limit if limit is None else (limit if self._limit is None else min(limit, self._limit))
         if self._nearest is not None:
             table = self._nearest_table().slice(self._offset)
@@ -170,7 +173,7 @@ class LanceScanner(pads.Scanner):
         if self._fts is not None:
             table = self._fts_table(limit)
             return iter(table.to_batches(max_chunksize=self._batch_rows)), True
-        ctx = ScanContext(self._snapshot, self._projection, self._filter)
+        ctx = ScanContext(self._snapshot, self._projection, self._filter, dictionaries)
         # how many tasks decode at once and how fast tasks grow: from the types of the columns read
         inflight, narrow = max_inflight_for(ctx.read_types())
         readahead = inflight if self._readahead is None else self._readahead
@@ -254,6 +257,33 @@ class LanceScanner(pads.Scanner):
         # a few indexed rows (at most INLINE_SELECTED_ROWS) are read now: the consumer (DuckDB's
         # thread) then pulls finished batches, not a generator running the scan under its GIL hold
         return pa.RecordBatchReader.from_batches(self.projected_schema, list(batches) if few else batches)
+
+    def _dictionary_reader(self) -> pa.RecordBatchReader:
+        """:meth:`to_reader` for an engine that reads Arrow dictionaries (DuckDB hashes, compares
+        and groups a dictionary vector once per distinct value): a string output column whose
+        first batch comes back as a page dictionary is a ``dictionary<int32, string>`` column of
+        the stream, its values those :meth:`to_reader` gives. Later batches of that column read
+        as plain strings are wrapped as dictionaries of themselves (indices ``0..n-1``); a column
+        whose first batch is plain stays plain (later dictionaries are decoded). The schema of
+        :meth:`to_reader`, ``to_table`` etc. is unchanged: only this reader differs."""
+        candidates = frozenset(o.source for o in self._projection.outputs
+                               if not o.path and o.expression is None and o.source == o.name
+                               and (pa.types.is_string(o.field.type) or pa.types.is_large_string(o.field.type)))
+        if self._nearest is not None or self._fts is not None or not candidates:
+            return self.to_reader()
+        batches, few = self._stream(dictionaries=candidates)
+        it = iter(list(batches) if few else batches)
+        first = next(it, None)
+        declared = self.projected_schema
+        if first is None:
+            return pa.RecordBatchReader.from_batches(declared, [])
+        fields = []
+        for f, a in zip(declared, first.columns):
+            if f.name in candidates and pa.types.is_dictionary(a.type):
+                f = f.with_type(pa.dictionary(pa.int32(), f.type))
+            fields.append(f)
+        schema = pa.schema(fields, metadata=declared.metadata)
+        return pa.RecordBatchReader.from_batches(schema, _as_schema(first, it, schema))
 
     def to_table(self) -> pa.Table:
         """All the rows as one ``pa.Table``.
@@ -471,6 +501,39 @@ class LanceScanner(pads.Scanner):
     def __repr__(self) -> str:
         return (f"LanceScanner(uri={self._dataset.uri!r}, version={self._snapshot.version}, "
                 f"columns={self.projected_schema.names}, filter={self._filter.expression if self._filter else None})")
+
+
+def _as_schema(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch],
+               schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """The batches of :meth:`LanceScanner._dictionary_reader`, each column as ``schema`` says:
+    a dictionary column's plain batch wrapped (indices ``0..n-1``, the nulls on the indices), a
+    plain column's dictionary batch decoded."""
+    from .execution import plain
+    b: pa.RecordBatch | None = first
+    while b is not None:
+        if b.schema.equals(schema):
+            yield b
+        else:
+            cols = []
+            for a, f in zip(b.columns, schema):
+                if a.type != f.type:
+                    if pa.types.is_dictionary(f.type):
+                        a = a.cast(f.type) if pa.types.is_dictionary(a.type) else _self_dictionary(a)
+                    else:
+                        a = plain(a, f.type)
+                cols.append(a)
+            yield pa.RecordBatch.from_arrays(cols, schema=schema)
+        b = next(rest, None)
+
+
+def _self_dictionary(a: pa.Array) -> pa.DictionaryArray:
+    """``a`` as a dictionary array of itself: indices ``0..n-1`` (null where ``a`` is)."""
+    if a.offset:
+        a = pa.concat_arrays([a])          # (a copy starting at offset 0: the validity bitmap is reused)
+    validity = a.buffers()[0] if a.null_count else None
+    idx = pa.Array.from_buffers(pa.int32(), len(a), [validity, pa.py_buffer(np.arange(len(a), dtype=np.int32))],
+                                null_count=a.null_count)
+    return pa.DictionaryArray.from_arrays(idx, a)
 
 
 #: Index selections of at most this many rows in all are read without the read-ahead pool.

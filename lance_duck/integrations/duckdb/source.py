@@ -41,8 +41,29 @@ def _dataset_source() -> Any:
                 def rows(self) -> int | None:
                     return estimated_rows(self.obj)
 
+                def stream(self, columns: Any, filters: Any) -> tuple[object, bool]:
+                    return dictionary_stream(self, columns, filters)
+
             _source_class = LanceDatasetSource
     return _source_class or None
+
+
+def dictionary_stream(src: Any, columns: Any, filters: Any) -> tuple[object, bool]:
+    """DuckDB's pyarrow-dataset ``stream`` (the same scanner call: filters to an Arrow expression,
+    columns by name), read through ``_dictionary_reader``: string columns stored with page
+    dictionaries reach DuckDB as Arrow dictionaries, which it groups, compares and hashes once
+    per distinct value (DuckDB binds the declared schema: the column is still a ``VARCHAR``)."""
+    from duckdb._sources.to_arrow import to_arrow
+    schema = src.declared_schema()
+    mask = None
+    for predicate in filters:
+        term = to_arrow(predicate, schema)
+        mask = term if mask is None else mask & term
+    names = schema.names
+    chosen = None if columns is None else [names[i] for i in columns]
+    scanner = type(src.obj).scanner(src.obj, columns=chosen, filter=mask)
+    reader = scanner._dictionary_reader() if hasattr(scanner, "_dictionary_reader") else scanner.to_reader()
+    return reader.__arrow_c_stream__(), chosen is not None
 
 
 def estimated_rows(ds: LanceDataset) -> int:
