@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 
 from .. import trace
 from ..errors import CorruptFileError
+from ..predicate.compiled import bool_mask
 from .checks import check_bounds_order, check_sorted, check_value_type, check_zones, damaged, int_column, same_value
 from .btree import integer_mask, pred_ints, sorted_integers, sorted_match
 from .files import CACHE, IndexFile, cached, nbytes_of
@@ -99,7 +100,7 @@ def _any_mask(values: pa.Array, preds: Term) -> np.ndarray:
             fn = {"==": pc.equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater,
                   ">=": pc.greater_equal}[p.op]
             m = fn(values, _cast_value(p.value, values.type))
-        keep |= m.fill_null(False).to_numpy(zero_copy_only=False)
+        keep |= bool_mask(m)
     return keep
 
 

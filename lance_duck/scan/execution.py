@@ -376,6 +376,14 @@ class ScanContext:
         if per_column is not None:
             return per_column
         cols = {k: plain(v, self._types.get(k)) for k, v in fcols.items()}
+        if flt.conjuncts_complete and flt.residual is None:
+            # exactly its conjuncts: compute kernels (integers compared in numpy), no expression
+            # engine; refused ops (float >, NaN order...) and kernel errors take the expression
+            from ..index.scalar import Unsupported, conjuncts_mask
+            try:
+                return conjuncts_mask(flt.conjuncts, cols, n)
+            except (Unsupported, pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+                pass
         batch = pa.RecordBatch.from_arrays(list(cols.values()), names=list(cols)) if cols else _empty_batch(n)
         return flt.mask(batch)
 
