@@ -275,9 +275,32 @@ class ScanContext:
         if n == 0:
             return None
         cols: dict[str, pa.Array] = {}
-        if self.filter is not None:
+        if self.filter is not None and mask is not None and task.selection is None and not task.skip:
+            # deleted rows only: the filter's columns are read and evaluated whole when nothing can
+            # fail on a deleted row's value, and the mask of deletions ANDed (no deletion filter)
+            fcols = self.read_columns(frag, self.filter_columns, rows, None, keep_dictionary=True)
+            whole = self.safe_mask(fcols, len(rows))
+            if whole is not None:
+                whole &= mask
+                if not self.projection.outputs:
+                    passing = int(np.count_nonzero(whole))
+                    return _empty_batch(passing) if passing else None
+                if not whole.any():
+                    return None
+                self._late_decision(np.flatnonzero(whole), len(rows))
+                mask, n = whole, int(np.count_nonzero(whole))
+                kept = mask_array(whole)
+                cols.update((k, self._plain(k, v.filter(kept))) for k, v in fcols.items()
+                            if k in self.projection.sources)
+                cols.update(self.read_columns(frag, self.late_columns, rows, mask))
+                return self.assemble(cols, n)
+            live = mask_array(mask)
+            fcols = {k: v.filter(live) for k, v in fcols.items()}
+            keep = self.filter_mask(fcols, n)
+        elif self.filter is not None:
             fcols = self.read_columns(frag, self.filter_columns, rows, mask, keep_dictionary=True)
             keep = self.filter_mask(fcols, n)
+        if self.filter is not None:
             if not self.projection.outputs:      # a count: how many rows pass is all it needs
                 passing = int(np.count_nonzero(keep))
                 return _empty_batch(passing) if passing else None
@@ -325,6 +348,36 @@ class ScanContext:
             allc = {k: v.filter(kept) for k, v in allc.items()}
             n = int(np.count_nonzero(keep))
         return self.assemble({k: self._plain(k, v) for k, v in allc.items()}, n)
+
+    def safe_mask(self, fcols: dict[str, pa.Array], n: int) -> np.ndarray | None:
+        """The filter's mask over ``fcols`` from evaluations that cannot fail on any row's value
+        (a deleted row's included): a lone dictionary column's filter once per distinct value,
+        kernels of conjuncts that are exactly the filter (several dictionary columns one by one);
+        None when neither applies or a kernel refuses (the caller then evaluates live rows only)."""
+        flt = self.filter
+        assert flt is not None                  # only called with a filter
+        if len(fcols) == 1:
+            name, arr = next(iter(fcols.items()))
+            if _kept_dictionary(arr, self._types.get(name)) and len(arr.dictionary) < len(arr):
+                values = pa.concat_arrays([arr.dictionary, pa.nulls(1, arr.dictionary.type)])
+                try:
+                    per_value = flt.mask(pa.RecordBatch.from_arrays([values], names=[name]))
+                except Exception:  # noqa: BLE001 - a value fails: the live rows are evaluated instead
+                    return None
+                indices = arr.indices
+                if indices.null_count:
+                    indices = indices.fill_null(len(arr.dictionary))
+                return gather_mask(np.asarray(per_value, dtype=bool), indices.to_numpy(zero_copy_only=False))
+        per_column = self._per_column_mask(fcols, n)
+        if per_column is not None:
+            return per_column
+        if not flt.conjuncts_complete or flt.residual is not None:
+            return None
+        from ..index.scalar import Unsupported, conjuncts_mask
+        try:
+            return conjuncts_mask(flt.conjuncts, {k: plain(v, self._types.get(k)) for k, v in fcols.items()}, n)
+        except (Unsupported, pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            return None
 
     def selected_mask(self, fcols: dict[str, pa.Array], n: int) -> np.ndarray:
         """The filter's mask over rows an index selected: a filter that is exactly its conjuncts

@@ -21,8 +21,8 @@ from .execution import ScanContext, execute
 from .filters import and_filters, bind_filter
 from .interop import export_stream
 from .params import Columns, Filter, int_arg
-from .planning import (DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS, FIXED_WIDTH_RAMP_GROWTH,
-                       RAMP_GROWTH, plan_tasks)
+from .planning import (COUNT_MAX_INFLIGHT, DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS,
+                       FIXED_WIDTH_RAMP_GROWTH, LARGE_TASK_ROWS, RAMP_GROWTH, plan_tasks)
 from .fragment import LanceFragment
 from .fts import SCORE, fts_schema, run_fts
 from .nearest import DISTANCE, ScanVectorSource, nearest_schema, run_nearest
@@ -178,6 +178,12 @@ class LanceScanner(pads.Scanner):
         inflight, narrow = max_inflight_for(ctx.read_types())
         readahead = inflight if self._readahead is None else self._readahead
         growth = FIXED_WIDTH_RAMP_GROWTH if narrow else RAMP_GROWTH
+        task_rows = self._task_rows
+        counting = not self._projection.outputs
+        if self._first_rows is not None and (narrow or counting):
+            task_rows = LARGE_TASK_ROWS      # (no batch size asked for: see LARGE_TASK_ROWS)
+            if counting and not narrow and self._readahead is None:
+                readahead = min(readahead, COUNT_MAX_INFLIGHT)
         trace.record("scan:readahead", (readahead, growth))
         few = False
         selections = self._index_selections() if self._filter is not None else None
@@ -185,11 +191,11 @@ class LanceScanner(pads.Scanner):
             ctx.prefetch(self._fragments, pages=selections is None)
         if self._filter is None:
             # without a filter, planning applies the offset exactly (from live-row counts)
-            tasks = plan_tasks(self._fragments, self._task_rows, skip_rows=self._offset, max_rows=limit,
+            tasks = plan_tasks(self._fragments, task_rows, skip_rows=self._offset, max_rows=limit,
                                first_rows=self._first_rows, growth=growth)
             offset = 0
         else:
-            tasks = plan_tasks(self._fragments, self._task_rows, first_rows=self._first_rows,
+            tasks = plan_tasks(self._fragments, task_rows, first_rows=self._first_rows,
                                selections=selections, growth=growth)
             offset = self._offset
             few = _few_rows(selections, self._fragments)
