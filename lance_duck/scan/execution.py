@@ -367,7 +367,7 @@ class ScanContext:
                 indices = arr.indices
                 if indices.null_count:
                     indices = indices.fill_null(len(arr.dictionary))
-                return gather_mask(np.asarray(per_value, dtype=bool), indices.to_numpy(zero_copy_only=False))
+                return gather_mask(np.asarray(per_value, dtype=bool), indices.to_numpy(zero_copy_only=False), True)
         per_column = self._per_column_mask(fcols, n)
         if per_column is not None:
             return per_column
@@ -422,7 +422,7 @@ class ScanContext:
                 indices = arr.indices
                 if indices.null_count:
                     indices = indices.fill_null(len(dictionary))
-                return gather_mask(np.asarray(per_value, dtype=bool), indices.to_numpy(zero_copy_only=False))
+                return gather_mask(np.asarray(per_value, dtype=bool), indices.to_numpy(zero_copy_only=False), True)
         per_column = self._per_column_mask(fcols, n)
         if per_column is None:
             per_column = self._dictionary_prefilter(fcols, n)
@@ -551,7 +551,7 @@ def _per_value_mask(arr: pa.DictionaryArray, mask_of: Callable[[pa.Array], Any])
     if indices.null_count:
         values = pa.concat_arrays([values, pa.nulls(1, values.type)])
         indices = indices.fill_null(len(values) - 1)
-    return gather_mask(np.asarray(mask_of(values), dtype=bool), indices.to_numpy(zero_copy_only=False))
+    return gather_mask(np.asarray(mask_of(values), dtype=bool), indices.to_numpy(zero_copy_only=False), True)
 
 
 def _conjuncts_on(conjuncts: list[Conjunct], name: str) -> Callable[[pa.Array], np.ndarray]:
@@ -560,12 +560,15 @@ def _conjuncts_on(conjuncts: list[Conjunct], name: str) -> Callable[[pa.Array], 
     return lambda v: conjuncts_mask(conjuncts, {name: v}, len(v))
 
 
-def gather_mask(per_value: np.ndarray, idx: np.ndarray) -> np.ndarray:
+def gather_mask(per_value: np.ndarray, idx: np.ndarray, checked: bool = False) -> np.ndarray:
     """``per_value[idx]``: the mask of each row from the mask of each dictionary value. When one
     value passes (``cat = 'x'``) or one fails, one comparison of the indices (a gather costs ~100x
-    more); an index out of range raises IndexError either way."""
+    more); an index out of range raises IndexError either way -- unless ``checked``: the indices
+    are a kept dictionary's (every reader checks them against its dictionary) and the nulls' index,
+    one past them, so two passes over them are saved."""
     passing = np.flatnonzero(per_value)
-    if idx.size and len(passing) in (1, per_value.size - 1) and idx.min() >= 0 and idx.max() < per_value.size:
+    if idx.size and len(passing) in (1, per_value.size - 1) and \
+            (checked or (idx.min() >= 0 and idx.max() < per_value.size)):
         one: np.ndarray = idx == passing[0] if len(passing) == 1 else idx != np.flatnonzero(~per_value)[0]
         return one
     return np.take(per_value, idx)
