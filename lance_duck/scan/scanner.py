@@ -27,7 +27,7 @@ from .fragment import LanceFragment
 from .fts import SCORE, fts_schema, run_fts
 from .nearest import DISTANCE, ScanVectorSource, nearest_schema, run_nearest
 from .projection import Projection, resolve_projection
-from .readahead import DEFAULT_BUDGET_BYTES, ReadaheadStats, max_inflight_for
+from .readahead import DEFAULT_BUDGET_BYTES, ReadaheadStats, fixed_width, max_inflight_for
 
 if TYPE_CHECKING:
     from ..table.fragment import FragmentInfo
@@ -160,11 +160,11 @@ class LanceScanner(pads.Scanner):
     def _batches(self, limit: int | None = None) -> Iterator[pa.RecordBatch]:
         return self._stream(limit)[0]
 
-    def _stream(self, limit: int | None = None,
-                dictionaries: frozenset[str] = frozenset()) -> tuple[Iterator[pa.RecordBatch], bool]:
+    def _stream(self, limit: int | None = None, dictionaries: frozenset[str] = frozenset(),
+                grown: Callable[[], int] | None = None) -> tuple[Iterator[pa.RecordBatch], bool]:
         """(the batches, whether they are a few index-selected rows read in the caller's thread);
         ``dictionaries``: output columns that may come back as DictionaryArrays (see
-        :meth:`_dictionary_reader`)."""
+        :meth:`_dictionary_reader`); ``grown``: the task rows, asked at each task (else fixed)."""
         limit = self._limit if limit is None else (limit if self._limit is None else min(limit, self._limit))
         if self._nearest is not None:
             table = self._nearest_table().slice(self._offset)
@@ -178,7 +178,7 @@ class LanceScanner(pads.Scanner):
         inflight, narrow = max_inflight_for(ctx.read_types())
         readahead = inflight if self._readahead is None else self._readahead
         growth = FIXED_WIDTH_RAMP_GROWTH if narrow else RAMP_GROWTH
-        task_rows = self._task_rows
+        task_rows: int | Callable[[], int] = self._task_rows if grown is None else grown
         counting = not self._projection.outputs
         if self._first_rows is not None and (narrow or counting):
             task_rows = LARGE_TASK_ROWS      # (no batch size asked for: see LARGE_TASK_ROWS)
@@ -277,17 +277,26 @@ class LanceScanner(pads.Scanner):
                                and (pa.types.is_string(o.field.type) or pa.types.is_large_string(o.field.type)))
         if self._nearest is not None or self._fts is not None or not candidates:
             return self.to_reader()
-        batches, few = self._stream(dictionaries=candidates)
+        rows = [self._task_rows]
+        batches, few = self._stream(dictionaries=candidates, grown=lambda: rows[0])
         it = iter(list(batches) if few else batches)
         first = next(it, None)
         declared = self.projected_schema
         if first is None:
             return pa.RecordBatchReader.from_batches(declared, [])
         fields = []
+        kept = set()
         for f, a in zip(declared, first.columns):
             if f.name in candidates and pa.types.is_dictionary(a.type):
                 f = f.with_type(pa.dictionary(pa.int32(), f.type))
+                kept.add(f.name)
             fields.append(f)
+        types = {f.name: f.type for f in self._snapshot.read_schema}
+        read = dict.fromkeys((*(self._filter.columns if self._filter is not None else ()), *self._projection.sources))
+        if self._first_rows is not None and all(fixed_width(types.get(n)) or n in kept for n in read):
+            # every column read but fixed-width ones came back as a dictionary: the rest of the
+            # scan in large tasks, as a fixed-width scan (see LARGE_TASK_ROWS)
+            rows[0] = LARGE_TASK_ROWS
         schema = pa.schema(fields, metadata=declared.metadata)
         return pa.RecordBatchReader.from_batches(schema, _as_schema(first, it, schema))
 
