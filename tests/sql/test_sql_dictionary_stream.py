@@ -115,3 +115,30 @@ def test_sql_over_dictionary_stream_equals_duckdb_over_pylance(table, query):
     want_arrow = _table(con.sql(query).arrow())
     assert got_arrow.to_pylist() == want_arrow.to_pylist()
     assert got_arrow.schema.equals(want_arrow.schema)         # VARCHAR, never a dictionary
+
+
+@pytest.fixture(scope="module")
+def one_fragment(tmp_path_factory) -> str:
+    n = 100_000
+    r = np.random.default_rng(8)
+    t = pa.table({"cat": pa.array(np.char.add("category_", r.integers(0, 20, n).astype(str)).astype(object), pa.string()),
+                  "free": pa.array([f"u{i}" for i in range(n)], pa.string()), "x": r.random(n)})
+    p = str(tmp_path_factory.mktemp("dict_stream_tasks") / "t.lance")
+    lance.write_dataset(t, p, max_rows_per_file=n, data_storage_version="2.2")
+    return p
+
+
+@pytest.mark.parametrize("columns,grows", [(["cat", "x"], True), (["x", "cat"], True), (["free", "x"], False),
+                                           (["cat", "free"], False)])
+def test_tasks_grow_once_every_variable_width_column_is_a_dictionary(one_fragment, columns, grows, monkeypatch):
+    """After the first batch, a scan whose only non-fixed-width columns came back as dictionaries
+    plans its later tasks up to LARGE_TASK_ROWS (lowered here to see it on a small table)."""
+    from lance_duck.scan import execution, scanner
+    monkeypatch.setattr(scanner, "LARGE_TASK_ROWS", 40_000)
+    sizes = []
+    run = execution.ScanContext.run
+    monkeypatch.setattr(execution.ScanContext, "run", lambda self, task: sizes.append(len(task.rows)) or run(self, task))
+    got = dataset(one_fragment).scanner(columns=columns)._dictionary_reader().read_all()
+    assert _decoded(got).equals(lance.dataset(one_fragment).to_table(columns=columns))
+    assert sizes[:3] == [2048, 8192, 32768]
+    assert (max(sizes[3:]) == 40_000) == grows, sizes
