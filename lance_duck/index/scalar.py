@@ -68,13 +68,20 @@ def conjuncts_mask(conjuncts: Sequence[Any], columns: dict[str, pa.Array], n: in
     """Rows of ``columns`` (top-level name -> array of ``n`` rows) passing every conjunct, with
     compute kernels (no expression engine); Unsupported unless each conjunct is on a top-level
     column given here with ops an exact index answers."""
-    keep = np.ones(n, dtype=bool)
+    keep: np.ndarray | None = None
     for c in conjuncts:
         path = tuple(c.path)
         if len(path) != 1 or path[0] not in columns:
             raise Unsupported(f"conjunct on {'.'.join(path)}")
-        keep &= _any_mask(columns[path[0]], tuple(c.preds) if hasattr(c, "preds") else (c,))
-    return keep
+        m = _any_mask(columns[path[0]], tuple(c.preds) if hasattr(c, "preds") else (c,))
+        if keep is None and m.shape == (n,) and m.dtype == np.bool_ and m.flags.writeable:
+            keep = m                    # (a fresh mask of its own: the first conjunct's is the start)
+        elif keep is None:
+            keep = np.ones(n, dtype=bool)
+            keep &= m
+        else:
+            keep &= m
+    return np.ones(n, dtype=bool) if keep is None else keep
 
 
 def _any_mask(values: pa.Array, preds: Term) -> np.ndarray:
