@@ -138,6 +138,7 @@ class LanceScanner(pads.Scanner):
                 raise InvalidArgumentError(f"fragments must be a list of fragments or fragment ids, not {fragments!r}")
             self._fragments = [_fragment_info(f, snap) for f in fragments]
         self._use_scalar_index = use_scalar_index is None or bool(use_scalar_index)
+        self._counts_all = False     # made by count_rows without a batch size: every row is read
         self.stats = ReadaheadStats()
 
     # -- schema --------------------------------------------------------------------------------
@@ -180,10 +181,13 @@ class LanceScanner(pads.Scanner):
         growth = FIXED_WIDTH_RAMP_GROWTH if narrow else RAMP_GROWTH
         task_rows: int | Callable[[], int] = self._task_rows if grown is None else grown
         counting = not self._projection.outputs
-        if self._first_rows is not None and (narrow or counting):
+        first_rows = self._first_rows
+        if (first_rows is not None or self._counts_all) and (narrow or counting):
             task_rows = LARGE_TASK_ROWS      # (no batch size asked for: see LARGE_TASK_ROWS)
             if counting and not narrow and self._readahead is None:
                 readahead = min(readahead, COUNT_MAX_INFLIGHT)
+            if self._counts_all:
+                first_rows = None            # count_rows reads every row: no ramp for an early stop
         trace.record("scan:readahead", (readahead, growth))
         few = False
         selections = self._index_selections() if self._filter is not None else None
@@ -192,10 +196,10 @@ class LanceScanner(pads.Scanner):
         if self._filter is None:
             # without a filter, planning applies the offset exactly (from live-row counts)
             tasks = plan_tasks(self._fragments, task_rows, skip_rows=self._offset, max_rows=limit,
-                               first_rows=self._first_rows, growth=growth)
+                               first_rows=first_rows, growth=growth)
             offset = 0
         else:
-            tasks = plan_tasks(self._fragments, task_rows, first_rows=self._first_rows,
+            tasks = plan_tasks(self._fragments, task_rows, first_rows=first_rows,
                                selections=selections, growth=growth)
             offset = self._offset
             few = _few_rows(selections, self._fragments)
@@ -431,6 +435,7 @@ class LanceScanner(pads.Scanner):
             changes["fragments"] = fragments
         counter = self._copy(**changes)
         counter._projection = resolve_projection([], self._snapshot.read_schema, self._snapshot.schema)
+        counter._counts_all = self._first_rows is not None
         return sum(b.num_rows for b in counter._batches())
 
     # pyarrow's constructors work on pyarrow datasets only; route ours to our scanner.

@@ -98,3 +98,16 @@ def test_bool_mask_equals_arrow_conversion(values, cut):
     got = bool_mask(a)
     assert got.dtype == np.bool_ and got.flags.writeable
     assert got.tolist() == a.fill_null(False).to_numpy(zero_copy_only=False).tolist()
+
+
+def test_count_rows_reads_in_large_tasks_without_a_ramp(typed_table, monkeypatch):
+    """count_rows reads every row: its tasks start at LARGE_TASK_ROWS (lowered here), no 2K-row ramp
+    for an early stop; the count stays pylance's."""
+    from lance_duck.scan import execution, scanner
+    monkeypatch.setattr(scanner, "LARGE_TASK_ROWS", 4096)
+    sizes = []
+    run = execution.ScanContext.run
+    monkeypatch.setattr(execution.ScanContext, "run", lambda self, task: sizes.append(len(task.rows)) or run(self, task))
+    flt = "s >= 'k1000' and id < 30000"
+    assert dataset(typed_table).count_rows(filter=flt) == lance.dataset(typed_table).count_rows(filter=flt)
+    assert sizes and max(sizes) == 4096 and sizes[0] == 4096, sizes
