@@ -1,7 +1,7 @@
 """lance_duck against DuckDB's own Lance extension (the Rust reader) in the same DuckDB, one run.
 
     python bench/peer_ext.py [--rows 4000000] [--runs 5] [--dir /work/benchdata/peer32]
-                             [--ext-python /tmp/extvenv/bin/python] [--only NAME ...]
+                             [--ext-python /tmp/extvenv/bin/python] [--only NAME ...] [--timed TARGET ...]
 
 Five ways to answer the anchor queries of ``duckdb_queries.py`` (over its table) and the indexed
 queries of ``indexed_queries.py`` (over its table: BTREE ``id``, BITMAP ``category``, ZONEMAP
@@ -20,7 +20,9 @@ in turn; median wall times. Every answer is compared with pylance's (floats to 1
 the count must match) and a mismatch prints ``WRONG``. Ratios are target / extension, and
 ``sql/pq`` is ``lance_duck.sql`` / Parquet, of wall times and then of process CPU (every thread: the
 extension's measured in its subprocess), steadier than wall on a loaded machine. The load
-(``os.getloadavg``) is printed before and after.
+(``os.getloadavg``) is printed before and after. ``--timed sql parquet`` times only those targets in the
+rounds (every target still answers once and is checked): a two-way comparison in which no other
+reader's threads run in between.
 """
 from __future__ import annotations
 
@@ -125,6 +127,7 @@ def main() -> None:
     ap.add_argument("--dir", default="/work/benchdata/peer32")
     ap.add_argument("--ext-python", default=DEFAULT_EXT_PYTHON)
     ap.add_argument("--only", nargs="*", help="query names (substrings) to run")
+    ap.add_argument("--timed", nargs="*", choices=TARGETS, help="targets timed in the rounds (default: all)")
     a = ap.parse_args()
     warnings.simplefilter("ignore")
     import lance
@@ -164,21 +167,25 @@ def main() -> None:
                 runners["parquet"] = timed(c["parquet"], sql.replace("from T", f"from read_parquet('{pp}')"))
             answers = {t: normal(run()[2]) for t, run in runners.items()}
             wrong = check(name, sql, answers, c["pylance"])
-            times: dict[str, list[tuple[float, float]]] = {t: [] for t in runners}
+            timed_targets = [t for t in runners if not a.timed or t in a.timed]
+            times: dict[str, list[tuple[float, float]]] = {t: [] for t in timed_targets}
             for _ in range(a.runs):
-                for t, run in runners.items():
-                    times[t].append(run()[:2])
+                for t in timed_targets:
+                    times[t].append(runners[t]()[:2])
             med = {t: statistics.median(x[0] for x in ts) for t, ts in times.items()}
             cpu = {t: statistics.median(x[1] for x in ts) for t, ts in times.items()}
-            e, ce = med["ext"], max(cpu["ext"], 1e-4)
-            pq_ms = f"{med['parquet'] * 1e3:.1f}" if "parquet" in med else ""
-            sql_pq = med["sql"] / med["parquet"] if "parquet" in med else None
-            cpu_pq = cpu["sql"] / max(cpu["parquet"], 1e-4) if "parquet" in cpu else None
+
+            def ms(t: str) -> str:
+                return f"{med[t] * 1e3:.1f}" if t in med else ""
+
+            def ratio(of: dict[str, float], t: str, base: str) -> float | None:
+                return of[t] / max(of[base], 1e-4) if t in of and base in of else None
             verdict = "ok" if not wrong else "WRONG: " + ", ".join(wrong)
-            print(f"| {name} | {e * 1e3:.1f} | {med['sql'] * 1e3:.1f} | {med['ds'] * 1e3:.1f} | "
-                  f"{med['pylance'] * 1e3:.1f} | {pq_ms} | {fmt_ratio(med['sql'] / e)} | {fmt_ratio(med['ds'] / e)} | "
-                  f"{fmt_ratio(med['pylance'] / e)} | {fmt_ratio(sql_pq)} | {fmt_ratio(cpu['sql'] / ce)} | "
-                  f"{fmt_ratio(cpu['ds'] / ce)} | {fmt_ratio(cpu_pq)} | {verdict} |", flush=True)
+            print(f"| {name} | {ms('ext')} | {ms('sql')} | {ms('ds')} | {ms('pylance')} | {ms('parquet')} | "
+                  f"{fmt_ratio(ratio(med, 'sql', 'ext'))} | {fmt_ratio(ratio(med, 'ds', 'ext'))} | "
+                  f"{fmt_ratio(ratio(med, 'pylance', 'ext'))} | {fmt_ratio(ratio(med, 'sql', 'parquet'))} | "
+                  f"{fmt_ratio(ratio(cpu, 'sql', 'ext'))} | {fmt_ratio(ratio(cpu, 'ds', 'ext'))} | "
+                  f"{fmt_ratio(ratio(cpu, 'sql', 'parquet'))} | {verdict} |", flush=True)
     ext.close()
     load1 = os.getloadavg()
     print(f"\nload after: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")

@@ -413,42 +413,66 @@ def unpack_mixed(data: BufferLike, uncompressed_bits: int, byte_offsets: np.ndar
             raise CorruptFileError("FastLanes: per-block value counts must be 0..1024, one per block")
     if k == 0:
         return np.empty(0, dt)
-    uniq = np.unique(ws)
     if (cnt[:-1] == BLOCK).all():  # whole blocks but the last: unpack in place, cut the end
         out = empty((k, BLOCK), dt)
-        rest = None
-        if uniq.size > 1:
-            # widths with a few blocks (e.g. the first chunks of an increasing column): one
-            # per-value read of all their values costs less than a kernel pass per width
-            few = np.bincount(ws, minlength=t + 1)[ws] <= FEW_BLOCKS[t]
-            if few.any():
-                sel = np.flatnonzero(few)
-                out[sel] = extract(buf, np.repeat(offs[sel], BLOCK), np.repeat(ws[sel], BLOCK),
-                                   np.tile(np.arange(BLOCK), sel.size), t).reshape(sel.size, BLOCK)
-                rest = np.flatnonzero(~few)
-                uniq = np.unique(ws[rest])
-        for w in uniq.tolist():  # one pass per distinct width (at most T+1)
-            if uniq.size == 1 and rest is None:
-                _unpack_at(buf, offs, w, t, out)
-            else:
-                idx = np.flatnonzero(ws == w) if rest is None else rest[ws[rest] == w]
-                a, b = int(idx[0]), int(idx[-1]) + 1
-                if b - a == idx.size:   # a run of blocks (widths of a sorted column): in place
-                    _unpack_at(buf, offs[a:b], w, t, out[a:b])
-                    continue
-                tmp = np.empty((idx.size, BLOCK), dt)
-                _unpack_at(buf, offs[idx], w, t, tmp)
-                out[idx] = tmp
+        _unpack_whole(buf, offs, ws, t, out)
         return out.reshape(-1)[: (k - 1) * BLOCK + int(cnt[-1])]
-    # short blocks inside: every width group's rows are placed straight into the result
-    res = empty(int(cnt.sum()), dt)
+    total = int(cnt.sum())
     dst = np.cumsum(cnt) - cnt
+    cuts = np.flatnonzero(cnt[:-1] != BLOCK) + 1     # a short block ends a run (a page's last chunk)
+    if cuts.size <= MAX_SHORT_RUNS:
+        # runs of whole blocks but their last, each unpacked in place at its place in the result;
+        # a run's last block spills past its values into the next run's place, written after it
+        # (the result has one block of slack for the last run's spill)
+        res = empty(total + BLOCK, dt)
+        bounds = [0, *cuts.tolist(), k]
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            at = int(dst[a])
+            _unpack_whole(buf, offs[a:b], ws[a:b], t, res[at: at + (b - a) * BLOCK].reshape(b - a, BLOCK))
+        return res[:total]
+    # many short blocks: every width group's rows are placed straight into the result
+    res = empty(total, dt)
+    uniq = np.unique(ws)
     for w in uniq.tolist():
         idx = np.flatnonzero(ws == w) if uniq.size > 1 else np.arange(k)
         tmp = np.empty((idx.size, BLOCK), dt)
         _unpack_at(buf, offs[idx], w, t, tmp)
         _place_rows(res, tmp, dst[idx], cnt[idx])
     return res
+
+
+#: A mixed-width batch with at most this many short blocks before its last (pages' last chunks)
+#: is unpacked run by run in place (:func:`unpack_mixed`); more go through :func:`_place_rows`.
+MAX_SHORT_RUNS = 16
+
+
+def _unpack_whole(buf: np.ndarray, offs: np.ndarray, ws: np.ndarray, t: int, out: np.ndarray) -> None:
+    """Blocks at byte ``offs`` of ``buf`` with widths ``ws``, unpacked whole into ``out`` (k, 1024)."""
+    dt = out.dtype
+    uniq = np.unique(ws)
+    rest = None
+    if uniq.size > 1:
+        # widths with a few blocks (e.g. the first chunks of an increasing column): one
+        # per-value read of all their values costs less than a kernel pass per width
+        few = np.bincount(ws, minlength=t + 1)[ws] <= FEW_BLOCKS[t]
+        if few.any():
+            sel = np.flatnonzero(few)
+            out[sel] = extract(buf, np.repeat(offs[sel], BLOCK), np.repeat(ws[sel], BLOCK),
+                               np.tile(np.arange(BLOCK), sel.size), t).reshape(sel.size, BLOCK)
+            rest = np.flatnonzero(~few)
+            uniq = np.unique(ws[rest])
+    for w in uniq.tolist():  # one pass per distinct width (at most T+1)
+        if uniq.size == 1 and rest is None:
+            _unpack_at(buf, offs, w, t, out)
+        else:
+            idx = np.flatnonzero(ws == w) if rest is None else rest[ws[rest] == w]
+            a, b = int(idx[0]), int(idx[-1]) + 1
+            if b - a == idx.size:   # a run of blocks (widths of a sorted column): in place
+                _unpack_at(buf, offs[a:b], w, t, out[a:b])
+                continue
+            tmp = np.empty((idx.size, BLOCK), dt)
+            _unpack_at(buf, offs[idx], w, t, tmp)
+            out[idx] = tmp
 
 
 #: Per T: a width shared by at most this many blocks of a mixed-width batch is read per value

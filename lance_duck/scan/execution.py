@@ -46,12 +46,17 @@ LATE_BLOCK = 1024
 class ScanContext:
     """Everything a task needs besides its fragment: shared by the worker threads."""
 
-    def __init__(self, snapshot: Snapshot, projection: Projection, flt: CompiledFilter | None) -> None:
+    def __init__(self, snapshot: Snapshot, projection: Projection, flt: CompiledFilter | None,
+                 dictionaries: frozenset[str] = frozenset()) -> None:
         self.snapshot = snapshot
         self.io = snapshot.io
         self.projection = projection
         self.filter = flt
         self.schema = projection.schema
+        # output columns whose page dictionaries stay DictionaryArrays in the batches (an engine
+        # consuming dictionaries; see LanceScanner._dictionary_reader): batches then carry their
+        # own schema
+        self.dictionaries = dictionaries
         self._fields, self._types = _name_maps(snapshot)
         self._readers, self._lock = _reader_cache(snapshot)
         self._bounds: dict[tuple[Any, ...], Any] = {}
@@ -244,7 +249,7 @@ class ScanContext:
                                 keep = mask_array(mask)
                             a = a.filter(keep)
                 want = self._types[f.name]
-                if not keep_dictionary:
+                if not keep_dictionary and f.name not in self.dictionaries:
                     a = plain(a, want)
                 if a.type != want and not _kept_dictionary(a, want):
                     a = a.cast(want)
@@ -270,9 +275,32 @@ class ScanContext:
         if n == 0:
             return None
         cols: dict[str, pa.Array] = {}
-        if self.filter is not None:
+        if self.filter is not None and mask is not None and task.selection is None and not task.skip:
+            # deleted rows only: the filter's columns are read and evaluated whole when nothing can
+            # fail on a deleted row's value, and the mask of deletions ANDed (no deletion filter)
+            fcols = self.read_columns(frag, self.filter_columns, rows, None, keep_dictionary=True)
+            whole = self.safe_mask(fcols, len(rows))
+            if whole is not None:
+                whole &= mask
+                if not self.projection.outputs:
+                    passing = int(np.count_nonzero(whole))
+                    return _empty_batch(passing) if passing else None
+                if not whole.any():
+                    return None
+                self._late_decision(np.flatnonzero(whole), len(rows))
+                mask, n = whole, int(np.count_nonzero(whole))
+                kept = mask_array(whole)
+                cols.update((k, self._plain(k, v.filter(kept))) for k, v in fcols.items()
+                            if k in self.projection.sources)
+                cols.update(self.read_columns(frag, self.late_columns, rows, mask))
+                return self.assemble(cols, n)
+            live = mask_array(mask)
+            fcols = {k: v.filter(live) for k, v in fcols.items()}
+            keep = self.filter_mask(fcols, n)
+        elif self.filter is not None:
             fcols = self.read_columns(frag, self.filter_columns, rows, mask, keep_dictionary=True)
             keep = self.filter_mask(fcols, n)
+        if self.filter is not None:
             if not self.projection.outputs:      # a count: how many rows pass is all it needs
                 passing = int(np.count_nonzero(keep))
                 return _empty_batch(passing) if passing else None
@@ -287,7 +315,7 @@ class ScanContext:
                 n = len(idx)
                 kept = mask_array(keep)
                 fcols = {k: v.filter(kept) for k, v in fcols.items() if k in self.projection.sources}
-            cols.update((k, plain(v, self._types.get(k))) for k, v in fcols.items() if k in self.projection.sources)
+            cols.update((k, self._plain(k, v)) for k, v in fcols.items() if k in self.projection.sources)
         cols.update(self.read_columns(frag, self.late_columns, rows, mask))
         return self.assemble(cols, n)
 
@@ -319,7 +347,37 @@ class ScanContext:
             kept = mask_array(keep)
             allc = {k: v.filter(kept) for k, v in allc.items()}
             n = int(np.count_nonzero(keep))
-        return self.assemble({k: plain(v, self._types.get(k)) for k, v in allc.items()}, n)
+        return self.assemble({k: self._plain(k, v) for k, v in allc.items()}, n)
+
+    def safe_mask(self, fcols: dict[str, pa.Array], n: int) -> np.ndarray | None:
+        """The filter's mask over ``fcols`` from evaluations that cannot fail on any row's value
+        (a deleted row's included): a lone dictionary column's filter once per distinct value,
+        kernels of conjuncts that are exactly the filter (several dictionary columns one by one);
+        None when neither applies or a kernel refuses (the caller then evaluates live rows only)."""
+        flt = self.filter
+        assert flt is not None                  # only called with a filter
+        if len(fcols) == 1:
+            name, arr = next(iter(fcols.items()))
+            if _kept_dictionary(arr, self._types.get(name)) and len(arr.dictionary) < len(arr):
+                values = pa.concat_arrays([arr.dictionary, pa.nulls(1, arr.dictionary.type)])
+                try:
+                    per_value = flt.mask(pa.RecordBatch.from_arrays([values], names=[name]))
+                except Exception:  # noqa: BLE001 - a value fails: the live rows are evaluated instead
+                    return None
+                indices = arr.indices
+                if indices.null_count:
+                    indices = indices.fill_null(len(arr.dictionary))
+                return gather_mask(np.asarray(per_value, dtype=bool), indices.to_numpy(zero_copy_only=False), True)
+        per_column = self._per_column_mask(fcols, n)
+        if per_column is not None:
+            return per_column
+        if not flt.conjuncts_complete or flt.residual is not None:
+            return None
+        from ..index.scalar import Unsupported, conjuncts_mask
+        try:
+            return conjuncts_mask(flt.conjuncts, {k: plain(v, self._types.get(k)) for k, v in fcols.items()}, n)
+        except (Unsupported, pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            return None
 
     def selected_mask(self, fcols: dict[str, pa.Array], n: int) -> np.ndarray:
         """The filter's mask over rows an index selected: a filter that is exactly its conjuncts
@@ -364,13 +422,21 @@ class ScanContext:
                 indices = arr.indices
                 if indices.null_count:
                     indices = indices.fill_null(len(dictionary))
-                return gather_mask(np.asarray(per_value, dtype=bool), indices.to_numpy(zero_copy_only=False))
+                return gather_mask(np.asarray(per_value, dtype=bool), indices.to_numpy(zero_copy_only=False), True)
         per_column = self._per_column_mask(fcols, n)
         if per_column is None:
             per_column = self._dictionary_prefilter(fcols, n)
         if per_column is not None:
             return per_column
         cols = {k: plain(v, self._types.get(k)) for k, v in fcols.items()}
+        if flt.conjuncts_complete and flt.residual is None:
+            # exactly its conjuncts: compute kernels (integers compared in numpy), no expression
+            # engine; refused ops (float >, NaN order...) and kernel errors take the expression
+            from ..index.scalar import Unsupported, conjuncts_mask
+            try:
+                return conjuncts_mask(flt.conjuncts, cols, n)
+            except (Unsupported, pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+                pass
         batch = pa.RecordBatch.from_arrays(list(cols.values()), names=list(cols)) if cols else _empty_batch(n)
         return flt.mask(batch)
 
@@ -445,6 +511,10 @@ class ScanContext:
         trace.record("path:filter-dictionary-prefilter", tuple(sorted(by_column)))
         return keep
 
+    def _plain(self, name: str, a: pa.Array) -> pa.Array:
+        """An output column's array as declared, or a kept dictionary for a dictionary output."""
+        return a if name in self.dictionaries else plain(a, self._types.get(name))
+
     def assemble(self, cols: dict[str, pa.Array], n: int) -> pa.RecordBatch:
         arrays = []
         for o in self.projection.outputs:
@@ -457,6 +527,9 @@ class ScanContext:
             arrays.append(a)
         if not arrays:
             return _empty_batch(n)
+        if self.dictionaries and any(a.type != f.type for a, f in zip(arrays, self.schema)):
+            schema = pa.schema([f.with_type(a.type) for a, f in zip(arrays, self.schema)], metadata=self.schema.metadata)
+            return pa.RecordBatch.from_arrays(arrays, schema=schema)
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
 
@@ -478,7 +551,7 @@ def _per_value_mask(arr: pa.DictionaryArray, mask_of: Callable[[pa.Array], Any])
     if indices.null_count:
         values = pa.concat_arrays([values, pa.nulls(1, values.type)])
         indices = indices.fill_null(len(values) - 1)
-    return gather_mask(np.asarray(mask_of(values), dtype=bool), indices.to_numpy(zero_copy_only=False))
+    return gather_mask(np.asarray(mask_of(values), dtype=bool), indices.to_numpy(zero_copy_only=False), True)
 
 
 def _conjuncts_on(conjuncts: list[Conjunct], name: str) -> Callable[[pa.Array], np.ndarray]:
@@ -487,12 +560,15 @@ def _conjuncts_on(conjuncts: list[Conjunct], name: str) -> Callable[[pa.Array], 
     return lambda v: conjuncts_mask(conjuncts, {name: v}, len(v))
 
 
-def gather_mask(per_value: np.ndarray, idx: np.ndarray) -> np.ndarray:
+def gather_mask(per_value: np.ndarray, idx: np.ndarray, checked: bool = False) -> np.ndarray:
     """``per_value[idx]``: the mask of each row from the mask of each dictionary value. When one
     value passes (``cat = 'x'``) or one fails, one comparison of the indices (a gather costs ~100x
-    more); an index out of range raises IndexError either way."""
+    more); an index out of range raises IndexError either way -- unless ``checked``: the indices
+    are a kept dictionary's (every reader checks them against its dictionary) and the nulls' index,
+    one past them, so two passes over them are saved."""
     passing = np.flatnonzero(per_value)
-    if idx.size and len(passing) in (1, per_value.size - 1) and idx.min() >= 0 and idx.max() < per_value.size:
+    if idx.size and len(passing) in (1, per_value.size - 1) and \
+            (checked or (idx.min() >= 0 and idx.max() < per_value.size)):
         one: np.ndarray = idx == passing[0] if len(passing) == 1 else idx != np.flatnonzero(~per_value)[0]
         return one
     return np.take(per_value, idx)

@@ -6,7 +6,7 @@ never initialised, so every inherited method is overridden here.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
@@ -21,13 +21,13 @@ from .execution import ScanContext, execute
 from .filters import and_filters, bind_filter
 from .interop import ScansItself, export_stream
 from .params import Columns, Filter, int_arg
-from .planning import (DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS, FIXED_WIDTH_RAMP_GROWTH,
-                       RAMP_GROWTH, plan_tasks)
+from .planning import (COUNT_MAX_INFLIGHT, DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS,
+                       FIXED_WIDTH_RAMP_GROWTH, LARGE_TASK_ROWS, RAMP_GROWTH, plan_tasks)
 from .fragment import LanceFragment
 from .fts import SCORE, fts_schema, run_fts
 from .nearest import DISTANCE, ScanVectorSource, nearest_schema, run_nearest
 from .projection import Projection, resolve_projection
-from .readahead import DEFAULT_BUDGET_BYTES, ReadaheadStats, max_inflight_for
+from .readahead import DEFAULT_BUDGET_BYTES, ReadaheadStats, fixed_width, max_inflight_for
 
 if TYPE_CHECKING:
     from ..table.fragment import FragmentInfo
@@ -131,6 +131,7 @@ class LanceScanner(pads.Scanner):
                 raise InvalidArgumentError(f"fragments must be a list of fragments or fragment ids, not {fragments!r}")
             self._fragments = [_fragment_info(f, snap) for f in fragments]
         self._use_scalar_index = use_scalar_index is None or bool(use_scalar_index)
+        self._counts_all = False     # made by count_rows without a batch size: every row is read
         self.stats = ReadaheadStats()
 
     # -- schema --------------------------------------------------------------------------------
@@ -153,8 +154,11 @@ class LanceScanner(pads.Scanner):
     def _batches(self, limit: int | None = None) -> Iterator[pa.RecordBatch]:
         return self._stream(limit)[0]
 
-    def _stream(self, limit: int | None = None) -> tuple[Iterator[pa.RecordBatch], bool]:
-        """(the batches, whether they are a few index-selected rows read in the caller's thread)."""
+    def _stream(self, limit: int | None = None, dictionaries: frozenset[str] = frozenset(),
+                grown: Callable[[], int] | None = None) -> tuple[Iterator[pa.RecordBatch], bool]:
+        """(the batches, whether they are a few index-selected rows read in the caller's thread);
+        ``dictionaries``: output columns that may come back as DictionaryArrays (see
+        :meth:`_dictionary_reader`); ``grown``: the task rows, asked at each task (else fixed)."""
         limit = self._limit if limit is None else (limit if self._limit is None else min(limit, self._limit))
         if self._nearest is not None:
             table = self._nearest_table().slice(self._offset)
@@ -163,11 +167,20 @@ class LanceScanner(pads.Scanner):
         if self._fts is not None:
             table = self._fts_table(limit)
             return iter(table.to_batches(max_chunksize=self._batch_rows)), True
-        ctx = ScanContext(self._snapshot, self._projection, self._filter)
+        ctx = ScanContext(self._snapshot, self._projection, self._filter, dictionaries)
         # how many tasks decode at once and how fast tasks grow: from the types of the columns read
         inflight, narrow = max_inflight_for(ctx.read_types())
         readahead = inflight if self._readahead is None else self._readahead
         growth = FIXED_WIDTH_RAMP_GROWTH if narrow else RAMP_GROWTH
+        task_rows: int | Callable[[], int] = self._task_rows if grown is None else grown
+        counting = not self._projection.outputs
+        first_rows = self._first_rows
+        if (first_rows is not None or self._counts_all) and (narrow or counting):
+            task_rows = LARGE_TASK_ROWS      # (no batch size asked for: see LARGE_TASK_ROWS)
+            if counting and not narrow and self._readahead is None:
+                readahead = min(readahead, COUNT_MAX_INFLIGHT)
+            if self._counts_all:
+                first_rows = None            # count_rows reads every row: no ramp for an early stop
         trace.record("scan:readahead", (readahead, growth))
         few = False
         selections = self._index_selections() if self._filter is not None else None
@@ -175,11 +188,11 @@ class LanceScanner(pads.Scanner):
             ctx.prefetch(self._fragments, pages=selections is None)
         if self._filter is None:
             # without a filter, planning applies the offset exactly (from live-row counts)
-            tasks = plan_tasks(self._fragments, self._task_rows, skip_rows=self._offset, max_rows=limit,
-                               first_rows=self._first_rows, growth=growth)
+            tasks = plan_tasks(self._fragments, task_rows, skip_rows=self._offset, max_rows=limit,
+                               first_rows=first_rows, growth=growth)
             offset = 0
         else:
-            tasks = plan_tasks(self._fragments, self._task_rows, first_rows=self._first_rows,
+            tasks = plan_tasks(self._fragments, task_rows, first_rows=first_rows,
                                selections=selections, growth=growth)
             offset = self._offset
             few = _few_rows(selections, self._fragments)
@@ -247,6 +260,42 @@ class LanceScanner(pads.Scanner):
         # a few indexed rows (at most INLINE_SELECTED_ROWS) are read now: the consumer (DuckDB's
         # thread) then pulls finished batches, not a generator running the scan under its GIL hold
         return pa.RecordBatchReader.from_batches(self.projected_schema, list(batches) if few else batches)
+
+    def _dictionary_reader(self) -> pa.RecordBatchReader:
+        """:meth:`to_reader` for an engine that reads Arrow dictionaries (DuckDB hashes, compares
+        and groups a dictionary vector once per distinct value): a string output column whose
+        first batch comes back as a page dictionary is a ``dictionary<int32, string>`` column of
+        the stream, its values those :meth:`to_reader` gives. Later batches of that column read
+        as plain strings are wrapped as dictionaries of themselves (indices ``0..n-1``); a column
+        whose first batch is plain stays plain (later dictionaries are decoded). The schema of
+        :meth:`to_reader`, ``to_table`` etc. is unchanged: only this reader differs."""
+        candidates = frozenset(o.source for o in self._projection.outputs
+                               if not o.path and o.expression is None and o.source == o.name
+                               and (pa.types.is_string(o.field.type) or pa.types.is_large_string(o.field.type)))
+        if self._nearest is not None or self._fts is not None or not candidates:
+            return self.to_reader()
+        rows = [self._task_rows]
+        batches, few = self._stream(dictionaries=candidates, grown=lambda: rows[0])
+        it = iter(list(batches) if few else batches)
+        first = next(it, None)
+        declared = self.projected_schema
+        if first is None:
+            return pa.RecordBatchReader.from_batches(declared, [])
+        fields = []
+        kept = set()
+        for f, a in zip(declared, first.columns):
+            if f.name in candidates and pa.types.is_dictionary(a.type):
+                f = f.with_type(pa.dictionary(pa.int32(), f.type))
+                kept.add(f.name)
+            fields.append(f)
+        types = {f.name: f.type for f in self._snapshot.read_schema}
+        read = dict.fromkeys((*(self._filter.columns if self._filter is not None else ()), *self._projection.sources))
+        if self._first_rows is not None and all(fixed_width(types.get(n)) or n in kept for n in read):
+            # every column read but fixed-width ones came back as a dictionary: the rest of the
+            # scan in large tasks, as a fixed-width scan (see LARGE_TASK_ROWS)
+            rows[0] = LARGE_TASK_ROWS
+        schema = pa.schema(fields, metadata=declared.metadata)
+        return pa.RecordBatchReader.from_batches(schema, _as_schema(first, it, schema))
 
     def to_table(self) -> pa.Table:
         """All the rows as one ``pa.Table``.
@@ -379,6 +428,7 @@ class LanceScanner(pads.Scanner):
             changes["fragments"] = fragments
         counter = self._copy(**changes)
         counter._projection = resolve_projection([], self._snapshot.read_schema, self._snapshot.schema)
+        counter._counts_all = self._first_rows is not None
         return sum(b.num_rows for b in counter._batches())
 
     # pyarrow's constructors work on pyarrow datasets only; route ours to our scanner.
@@ -464,6 +514,39 @@ class LanceScanner(pads.Scanner):
     def __repr__(self) -> str:
         return (f"LanceScanner(uri={self._dataset.uri!r}, version={self._snapshot.version}, "
                 f"columns={self.projected_schema.names}, filter={self._filter.expression if self._filter else None})")
+
+
+def _as_schema(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch],
+               schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """The batches of :meth:`LanceScanner._dictionary_reader`, each column as ``schema`` says:
+    a dictionary column's plain batch wrapped (indices ``0..n-1``, the nulls on the indices), a
+    plain column's dictionary batch decoded."""
+    from .execution import plain
+    b: pa.RecordBatch | None = first
+    while b is not None:
+        if b.schema.equals(schema):
+            yield b
+        else:
+            cols = []
+            for a, f in zip(b.columns, schema):
+                if a.type != f.type:
+                    if pa.types.is_dictionary(f.type):
+                        a = a.cast(f.type) if pa.types.is_dictionary(a.type) else _self_dictionary(a)
+                    else:
+                        a = plain(a, f.type)
+                cols.append(a)
+            yield pa.RecordBatch.from_arrays(cols, schema=schema)
+        b = next(rest, None)
+
+
+def _self_dictionary(a: pa.Array) -> pa.DictionaryArray:
+    """``a`` as a dictionary array of itself: indices ``0..n-1`` (null where ``a`` is)."""
+    if a.offset:
+        a = pa.concat_arrays([a])          # (a copy starting at offset 0: the validity bitmap is reused)
+    validity = a.buffers()[0] if a.null_count else None
+    idx = pa.Array.from_buffers(pa.int32(), len(a), [validity, pa.py_buffer(np.arange(len(a), dtype=np.int32))],
+                                null_count=a.null_count)
+    return pa.DictionaryArray.from_arrays(idx, a)
 
 
 #: Index selections of at most this many rows in all are read without the read-ahead pool.

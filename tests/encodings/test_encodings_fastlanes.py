@@ -339,3 +339,25 @@ def test_extract_refuses_values_past_the_buffer():
         extract(np.zeros(100, np.uint8), np.array([0]), np.array([7]), np.array([1023]), 32)
     with pytest.raises(CorruptFileError):
         extract(np.zeros(10_000, np.uint8), np.array([0]), np.array([33]), np.array([0]), 32)
+
+
+@settings(max_examples=25, deadline=None)
+@given(t=st.sampled_from([8, 16, 32, 64]), data=st.data())
+def test_unpack_mixed_runs_between_short_blocks_property(t, data):
+    """Batches spanning pages (a short last chunk per page) are unpacked run by run in place,
+    and batches with many short blocks through the per-row placement: both equal the blocks."""
+    n = data.draw(st.integers(2, 60))
+    widths = data.draw(st.lists(st.sampled_from([0, 1, t // 2, t - 1, t]), min_size=n, max_size=n))
+    short = data.draw(st.lists(st.booleans(), min_size=n, max_size=n)) if data.draw(st.booleans()) \
+        else [i % 9 == 8 for i in range(n)]
+    counts = [data.draw(st.integers(0, 1023)) if s else 1024 for s in short]
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
+    blocks = [rand_values(rng, 1024, w, t).astype(f"u{t // 8}") for w in widths]
+    parts, offs, pos = [], [], 1
+    for w, b in zip(widths, blocks):
+        raw = np.array([w], f"<u{t // 8}").tobytes() + fl.pack(b, w, t).tobytes()
+        offs.append(pos + t // 8)
+        parts.append(raw)
+        pos += len(raw)
+    got = fl.unpack_mixed(b"\0" + b"".join(parts), t, offs, widths, counts)
+    np.testing.assert_array_equal(got, np.concatenate([b[:c] for b, c in zip(blocks, counts)]))

@@ -39,6 +39,14 @@ class _WatchedScanner(LanceScanner):
             raise
         return pa.RecordBatchReader.from_batches(reader.schema, _recording(reader))
 
+    def _dictionary_reader(self) -> pa.RecordBatchReader:
+        try:
+            reader = super()._dictionary_reader()
+        except Exception as e:
+            record(e)
+            raise
+        return pa.RecordBatchReader.from_batches(reader.schema, _recording(reader))
+
     def to_batches(self) -> Iterator[pa.RecordBatch]:
         return _recording(super().to_batches())
 

@@ -41,7 +41,9 @@ def apply_dictionary(ctx: PageContext, dict_vals: Values, indices: np.ndarray | 
         keys = pa.array(idx.astype(np.dtype(str(ctx.dict_type.index_type)), copy=False))
         return pa.DictionaryArray.from_arrays(keys, items)
     if ctx.keep_dictionary:
-        return pa.DictionaryArray.from_arrays(pa.array(idx.astype(np.int32, copy=False)), items)
+        # (unsigned 32-bit indices, each below the item count just checked: the same bits as int32)
+        keys = idx.view(np.int32) if idx.dtype == np.uint32 else idx.astype(np.int32, copy=False)
+        return pa.DictionaryArray.from_arrays(pa.array(keys), items)
     return items.take(pa.array(idx))
 
 
