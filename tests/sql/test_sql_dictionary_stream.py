@@ -1,7 +1,7 @@
 """String columns stored with page dictionaries reach DuckDB as Arrow dictionaries, with the same values.
 
 ``LanceScanner._dictionary_reader`` (what DuckDB's Arrow-source ``stream`` reads through
-``integrations/duckdb/source.py``) keeps a string column's page dictionaries when its first batch
+``scan/duckdb_source.py``) keeps a string column's page dictionaries when its first batch
 came back as one, wraps later plain batches of it as dictionaries of themselves, and decodes later
 dictionaries of a column that started plain. Pinned: its values equal pylance's (row order, nulls,
 deletions), the public readers' schemas do not change, and ``lance_duck.sql`` answers (and result
@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 import lance_duck
-from lance_duck.integrations.duckdb import source
+from lance_duck.scan.duckdb_source import HAS_PROTOCOL
 from lance_duck.scan import dataset
 
 import lance  # a test dependency: missing, it must fail, not skip
@@ -76,10 +76,9 @@ def test_dictionary_reader_keeps_dictionaries_of_dictionary_pages(table):
 
 def test_duckdb_stream_holds_dictionaries_for_sql(table):
     ds = lance_duck.dataset(table)
-    cls = source._dataset_source()
-    if cls is None:
+    if not HAS_PROTOCOL:
         pytest.skip("this DuckDB has no Arrow-source protocol")   # (DuckDB < 2: con.register)
-    capsule, narrowed = cls(ds).stream([1], [])
+    capsule, narrowed = ds.stream([1], [])
 
     class Stream:
         def __arrow_c_stream__(self, requested_schema=None):
