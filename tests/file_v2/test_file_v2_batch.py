@@ -149,3 +149,33 @@ def test_batched_dictionary_pages_check_each_page_index_against_its_own_dictiona
     page.__dict__["_dict_items"] = {page.ctx.arrow_type: items.slice(0, len(items) // 2)}
     with pytest.raises(CorruptFileError, match="page 2.*dictionary index"):
         plan.decode(data)
+
+
+def test_leaves_of_a_many_row_read_decode_side_by_side_and_equal_pylance(tmp_path):
+    import lance
+    from .conftest import Fixture
+    n = column_mod.PARALLEL_PAGE_ROWS + 5000
+    r = np.random.default_rng(11)
+    lens = r.integers(0, 4, n)
+    offs = np.concatenate(([0], np.cumsum(lens))).astype(np.int32)
+    col = pa.StructArray.from_arrays(
+        [pa.array(r.integers(0, 1 << 20, n).astype(np.int32), mask=r.random(n) < 0.1),
+         pa.array(_WORDS[r.integers(0, 300, n)]),
+         pa.ListArray.from_arrays(pa.array(offs), pa.array(r.random(int(offs[-1]))))],
+        names=["i", "s", "l"], mask=pa.array(r.random(n) < 0.05))
+    lance.write_dataset(pa.table({"st": col, "x": pa.array(r.random(n))}), str(tmp_path / "t"),
+                        data_storage_version="2.2")
+    fx = Fixture(str(tmp_path / "t"))
+    reader = fx.reader()
+    fields = fx.fields()
+    with decode_trace() as trace:
+        got = reader.read_fields(fields)
+    assert trace.values("path:parallel-leaves") == [4]   # st.i, st.s, st.l, x
+    for f, a in zip(fields, got):
+        assert_same(a, fx.expected.column(f.name), f.name)
+    sel = np.arange(100, 1100, dtype=np.int64)      # a short read decodes its leaves in turn
+    with decode_trace() as trace:
+        got = reader.read_fields(fields, sel)
+    assert not trace.values("path:parallel-leaves")
+    for f, a in zip(fields, got):
+        assert_same(a, fx.ds.take(sel, columns=[f.name]).column(0), f"take {f.name}")
