@@ -71,5 +71,7 @@ def test_expand_valid_places_values_at_the_valid_slots_of_each_piece():
     assert got is not None
     got.validate(full=True)
     assert got.to_pylist() == [None, [1, 2], None, [3, 4], None, None, [7, 8], [9, 10]]
+    # null slots hold zeros (not whatever the allocator held before)
+    assert got.values.to_numpy().tolist() == [0, 0, 1, 2, 0, 0, 3, 4, 0, 0, 0, 0, 7, 8, 9, 10]
     assert expand_valid([(pa.array(["a"]), np.ones(1, bool))], pa.string()) is None
     assert expand_valid([(pa.array([1, None]), np.ones(2, bool))], pa.int64()) is None

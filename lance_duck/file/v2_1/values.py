@@ -18,6 +18,7 @@ from typing import Union
 import numpy as np
 import pyarrow as pa
 
+from ...encodings._buf import empty
 from ...encodings._threads import map_parts
 from ...encodings.bitmap import pack_validity, unpack_bits
 from ...errors import CorruptFileError, UnsupportedFeatureError
@@ -306,14 +307,17 @@ def expand_valid(parts: list[tuple[pa.Array, np.ndarray]], t: pa.DataType) -> pa
         return None
     sizes = [valid.size for _, valid in parts]
     starts = np.cumsum([0] + sizes).tolist()
-    out = np.zeros((starts[-1], row_bytes), np.uint8)
+    # from Arrow's pool (reused memory: fresh pages fault in at every read, see ``_buf.empty``)
+    out = empty((starts[-1], row_bytes), np.uint8)
 
     def place(i: int) -> None:   # (numpy's row scatter releases the GIL: pieces run side by side)
         (vals, valid), view = parts[i], views[i]
         slots = np.flatnonzero(valid)
         if slots.size != len(vals):
             raise CorruptFileError(f"{len(vals)} values for {slots.size} valid slots")
-        out[starts[i]: starts[i + 1]][slots] = view
+        piece = out[starts[i]: starts[i + 1]]
+        piece[slots] = view
+        piece[np.flatnonzero(~valid)] = 0      # null slots hold zeros, not the pool's old bytes
     map_parts(place, range(len(parts)))
     n = starts[-1]
     valid_all = np.concatenate([v for _, v in parts]) if len(parts) > 1 else parts[0][1]
