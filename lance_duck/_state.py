@@ -49,7 +49,7 @@ CACHES: dict[str, tuple[str, int, str]] = {
     "index_files": ("index_cache_bytes", 256 * MIB, "opened index files and what was read from them"),
     "index_sections": ("index_section_cache_entries", 64, "parsed index sections of manifests"),
     "filter_bindings": ("filter_cache_entries", 64, "filters bound to a schema"),
-    "fsst_tables": ("fsst_table_cache_entries", 16, "parsed FSST symbol tables (~0.6 MB each)"),
+    "fsst_tables": ("fsst_table_cache_entries", 64, "parsed FSST symbol tables (~10 KB each, ~0.6 MB with a pair table)"),
     "bitpack_plans": ("bitpack_plan_cache_entries", 4096, "FastLanes bit-unpacking plans and tables"),
     "empty_arrays": ("empty_array_cache_entries", 256, "empty arrays per type (filter type checks)"),
     "expression_trees": ("expression_cache_entries", 128, "pyarrow Expressions read as trees"),

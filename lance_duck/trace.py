@@ -16,7 +16,10 @@ Event names (a value is attached where it says more):
   ``path:fsst:escapes``, ``path:fsst:pieces`` (pieces), ``path:fsst:tiny`` (tokens: a few
   expanded in numpy), ``path:fsst:pairs`` (codes taken two at a time), ``path:shared-parts`` (parts: a kernel split on a kernel pool thread, shared with the
   pool's idle workers), ``path:rle:bitpacked`` (a 2.3 mini-block RLE side bit-packed per chunk),
-  ``path:lean-rows`` (rows: a few rows read through the shared lean page objects),
+  ``path:parallel-leaves`` (leaves: the leaf columns of a read of many rows decoded side by
+  side on the kernel pool), ``path:sparse-expand`` (pages: 2.3 pages of a nullable fixed-width leaf whose valid rows'
+  values were scattered into one output), ``path:dictionary-batch`` (``"concatenated"`` or ``"pages"``: how a batch of
+  mini-block pages with dictionaries of their own took its values), ``path:lean-rows`` (rows: a few rows read through the shared lean page objects),
   ``path:lean-split`` ((lean fields, general fields): one read of a few rows split per field),
   ``path:btree-bisect`` (a BTREE page of integers searched by bisection),
   ``path:selected-offsets`` (rows: an index-selected task read at its offsets, no row mask),

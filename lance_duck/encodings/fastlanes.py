@@ -483,9 +483,24 @@ FEW_BLOCKS = {8: 2, 16: 3, 32: 4, 64: 4}
 
 
 def _place_rows(res: np.ndarray, rows: np.ndarray, dst: np.ndarray, lens: np.ndarray) -> None:
-    """``res[dst[i] : dst[i] + lens[i]] = rows[i, :lens[i]]`` for every row (disjoint targets):
-    whole rows are row copies into a sliding-window view of ``res``, short rows go by index."""
+    """``res[dst[i] : dst[i] + lens[i]] = rows[i, :lens[i]]`` for every row (disjoint targets).
+
+    Rows whose targets follow each other (the blocks of a level buffer) form runs, a run ending
+    at a short row or where the targets jump: each run is one contiguous copy (rows are
+    C-contiguous). With more runs than half the rows, whole rows are row copies into a
+    sliding-window view of ``res`` and short rows go by index."""
     whole = lens == BLOCK
+    k = rows.shape[0]
+    ends = np.flatnonzero(~whole[:-1] | (dst[1:] != dst[:-1] + lens[:-1]))
+    if ends.size * 2 < k:
+        flat = rows.reshape(-1)
+        lo = 0
+        for e in ends.tolist() + [k - 1]:
+            a = int(dst[lo])
+            n = (e - lo) * BLOCK + int(lens[e])
+            res[a: a + n] = flat[lo * BLOCK: lo * BLOCK + n]
+            lo = e + 1
+        return
     if whole.any():
         win = np.lib.stride_tricks.as_strided(res, shape=(res.size - BLOCK + 1, BLOCK),
                                               strides=(res.itemsize, res.itemsize))

@@ -361,3 +361,23 @@ def test_unpack_mixed_runs_between_short_blocks_property(t, data):
         pos += len(raw)
     got = fl.unpack_mixed(b"\0" + b"".join(parts), t, offs, widths, counts)
     np.testing.assert_array_equal(got, np.concatenate([b[:c] for b, c in zip(blocks, counts)]))
+
+
+@pytest.mark.parametrize("short_every", [1, 2, 7, 1000])
+@pytest.mark.parametrize("jumps", [False, True])
+def test_place_rows_matches_row_by_row_copies(short_every, jumps):
+    """Rows placed as contiguous runs (few short rows / jumps) or by index (many) land exactly
+    where a row-by-row copy puts them, and nothing else of the result is written."""
+    rng = np.random.default_rng(short_every + 10 * jumps)
+    k = 300
+    rows = rng.integers(0, 1 << 16, (k, fl.BLOCK)).astype(np.uint16)
+    lens = np.full(k, fl.BLOCK, np.int64)
+    lens[::short_every] = rng.integers(1, fl.BLOCK, lens[::short_every].size)
+    gaps = rng.integers(0, 50, k) * (rng.random(k) < 0.2) if jumps else np.zeros(k, np.int64)
+    dst = np.cumsum(lens + gaps) - lens
+    want = np.zeros(int(dst[-1] + lens[-1]), np.uint16)
+    for i in range(k):
+        want[dst[i]: dst[i] + lens[i]] = rows[i, : lens[i]]
+    got = np.zeros_like(want)
+    fl._place_rows(got, rows, dst, lens)
+    np.testing.assert_array_equal(got, want)

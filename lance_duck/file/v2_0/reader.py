@@ -291,24 +291,42 @@ class V20FileReader(DataFileReader):
         np.cumsum(ks, out=bases[1:])
         parts = list(split(col.starts, sel))
         bufs = self._fetch(col, [p for p, _ in parts])
-        starts_l, ends_l, valid_l = [], [], []
+        pages: list[tuple[int, LocalSelection, np.ndarray, np.ndarray | None]] = []
         for (p, local), pbufs in zip(parts, bufs):
             page = col.pages[p]
             lst = page.encoding.list
             ctx = pg.PageContext(pbufs, f"{where} page {p}")
-            o = pg.decode_uints(lst.offsets, page.length, ctx).astype(np.uint64, copy=False)
+            o = pg.decode_uints(lst.offsets, page.length, ctx)
             adj = int(lst.null_offset_adjustment)
+            end = o.astype(np.int64)
+            valid = None
             if adj:
-                valid = o < np.uint64(adj)
-                end = np.where(valid, o, o - np.uint64(adj)).astype(np.int64)
-            else:
-                valid = np.ones(len(o), dtype=bool)
-                end = o.astype(np.int64)
+                valid = o.astype(np.uint64, copy=False) < np.uint64(adj)
+                np.subtract(end, adj, out=end, where=~valid)
+            if len(end) and (end[0] < 0 or end[-1] > ks[p] or (end[1:] < end[:-1]).any()):
+                raise CorruptFileError(f"{ctx.where}: list offsets are not increasing within {ks[p]} items")
+            pages.append((p, local, end, valid))
+        if pages and all(local is None and (not len(end) or int(end[-1]) == ks[p]) for p, local, end, _ in pages):
+            # whole pages using all their items: the items are read whole and the offsets are the
+            # pages' end offsets shifted by the items of the pages before (no spans to join)
+            odt = np.int64 if pa.types.is_large_list(target) else np.int32
+            n = sum(len(end) for _, _, end, _ in pages)
+            offsets = np.empty(n + 1, odt)
+            offsets[0] = 0
+            at = 1
+            for p, _, end, _ in pages:
+                np.add(end, bases[p], out=offsets[at: at + len(end)], casting="unsafe")
+                at += len(end)
+            valids = [np.ones(len(end), bool) if v is None else v for _, _, end, v in pages]
+            whole_valid = None if all(v is None for *_, v in pages) else np.concatenate(valids)
+            items = self._list_items(field, col, range(0, int(offsets[-1])), bases, where)
+            return build_list(target, None, whole_valid, items, f"{where}: list field {field.name!r}", offsets)
+        starts_l, ends_l, valid_l = [], [], []
+        for p, local, end, v in pages:
+            valid = np.ones(len(end), dtype=bool) if v is None else v
             start = np.empty_like(end)
             start[:1] = 0
             start[1:] = end[:-1]
-            if len(end) and (np.any(end < start) or end[-1] > ks[p]):
-                raise CorruptFileError(f"{ctx.where}: list offsets are not increasing within {ks[p]} items")
             if local is not None:
                 idx = np.arange(local.start, local.stop) if isinstance(local, range) else local
                 start, end, valid = start[idx], end[idx], valid[idx]
@@ -319,6 +337,12 @@ class V20FileReader(DataFileReader):
         ends = np.concatenate(ends_l) if ends_l else np.zeros(0, np.int64)
         valid = np.concatenate(valid_l) if valid_l else np.zeros(0, bool)
         item_sel, lengths = ranges_from_bounds(starts, ends)
+        items = self._list_items(field, col, item_sel, bases, where)
+        return build_list(target, lengths, valid, items, f"{where}: list field {field.name!r}")
+
+    def _list_items(self, field: LanceField, col: _Column, item_sel: range | np.ndarray, bases: np.ndarray,
+                    where: str) -> pa.Array:
+        """The items ``item_sel`` of a list field's item column."""
         child = field.children[0]
         cc = self._column_of(child)
         if cc is None:
@@ -328,22 +352,24 @@ class V20FileReader(DataFileReader):
             raise CorruptFileError(f"{where}: list items column has {items_col.num_rows} rows, "
                                    f"offsets announce {int(bases[-1])}")
         self._prefetch([(child, cc)], item_sel)
-        items = self._read(child, cc, item_sel)
-        return build_list(target, lengths, valid, items, f"{where}: list field {field.name!r}")
+        return self._read(child, cc, item_sel)
 
 
-def build_list(target: pa.DataType, lengths: np.ndarray, valid: np.ndarray | None, items: pa.Array,
-               what: str = "list") -> pa.Array:
-    """A list / large_list array from per-row item counts, validity and the items."""
+def build_list(target: pa.DataType, lengths: np.ndarray | None, valid: np.ndarray | None, items: pa.Array,
+               what: str = "list", offsets: np.ndarray | None = None) -> pa.Array:
+    """A list / large_list array from per-row item counts (or its ``offsets`` from 0, of the
+    target's offset width), validity and the items."""
     odt = np.int64 if pa.types.is_large_list(target) else np.int32
-    offsets = np.zeros(len(lengths) + 1, dtype=odt)
-    np.cumsum(lengths, out=offsets[1:])
+    if offsets is None:
+        assert lengths is not None
+        offsets = np.zeros(len(lengths) + 1, dtype=odt)
+        np.cumsum(lengths, out=offsets[1:])
     if int(offsets[-1]) != len(items):
         raise CorruptFileError(f"{what}: lists hold {int(offsets[-1])} items, {len(items)} decoded")
     vbuf = None
     if valid is not None and len(valid) and not valid.all():
         vbuf = pa.py_buffer(np.packbits(valid, bitorder="little"))
-    return pa.Array.from_buffers(target, len(lengths), [vbuf, pa.py_buffer(offsets)], children=[items])
+    return pa.Array.from_buffers(target, len(offsets) - 1, [vbuf, pa.py_buffer(offsets)], children=[items])
 
 
 def _width(field: LanceField) -> int:

@@ -82,6 +82,10 @@ def shift(local: LocalSelection, by: int) -> LocalSelection:
 def ranges_from_bounds(starts: np.ndarray, ends: np.ndarray) -> tuple[range | np.ndarray, np.ndarray]:
     """The selection covering the union of disjoint, increasing [starts[i], ends[i]) spans."""
     lengths = ends - starts
+    if len(starts) and (starts[1:] == ends[:-1]).all():     # back to back (empty spans included)
+        if ends[-1] > starts[0]:
+            return range(int(starts[0]), int(ends[-1])), lengths
+        return np.zeros(0, dtype=np.int64), lengths
     total = int(lengths.sum())
     if len(starts) == 0 or total == 0:
         return np.zeros(0, dtype=np.int64), lengths

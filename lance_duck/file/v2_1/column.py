@@ -4,7 +4,7 @@ from __future__ import annotations
 from bisect import bisect_right
 import functools
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence, Union
+from typing import Any, Callable, Sequence, Union, cast
 
 import numpy as np
 import pyarrow as pa
@@ -16,6 +16,7 @@ from ..._proto import file2_pb2
 from ...encodings._threads import map_parts
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from . import direct_lists, repdef
+from . import values as values_mod
 from .direct_lists import DirectList
 from .layouts.kinds import LayoutPage, layout_page
 from .layouts.miniblock import MiniBlockPage, batch_key, decode_batch
@@ -334,11 +335,34 @@ class LeafPlan:
         if group:
             jobs.append(group)
         rows = sum(_selected_rows(p, local) for p, local in self.pages)
-        if len(jobs) > 1 and rows >= PARALLEL_PAGE_ROWS:
+        parallel = len(jobs) > 1 and rows >= PARALLEL_PAGE_ROWS
+        if len(jobs) > 1 and all(isinstance(j, tuple) and isinstance(j[0], SparsePage) and j[0].rows_only
+                                 and j[2] is None for j in jobs):
+            leaf = self._expand_sparse(cast("list[tuple[SparsePage, Sequence[Buf], Local]]", jobs), parallel)
+            if leaf is not None:
+                return leaf
+        if parallel:
             decoded = map_parts(self._run, jobs)     # independent pages on the kernel pool
         else:
             decoded = [self._run(job) for job in jobs]
         return merge_pages(decoded, self.arrow_type, self.what)
+
+    def _expand_sparse(self, jobs: list[tuple[SparsePage, Sequence[Buf], Local]], parallel: bool) -> LeafData | None:
+        """Whole 2.3 pages of a nullable fixed-width leaf (values of the valid rows only): the
+        values of every page scattered once into the column's output (no take per page and no
+        concatenation after it); None when the values are not fixed-width bytes throughout."""
+        if values_mod.fixed_row_bytes(self.arrow_type) is None:
+            return None
+
+        def one(job: tuple[SparsePage, Sequence[Buf], Local]) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+            return job[0].compact(job[1])
+        parts = map_parts(one, jobs) if parallel else [one(j) for j in jobs]
+        values = values_mod.expand_valid([(v, valid) for v, valid, _ in parts], self.arrow_type)
+        if values is None:
+            return None
+        trace.record("path:sparse-expand", len(jobs))
+        layers = repdef.merge_layers([j[0].layers for j in jobs], self.what)
+        return LeafData(values, None, np.concatenate([d for _, _, d in parts]), layers, len(values))
 
     def _run(self, job: _Job) -> PageData:
         if isinstance(job, list):

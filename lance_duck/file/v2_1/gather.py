@@ -27,6 +27,8 @@ def gather_bytes(buf: np.ndarray, offs: np.ndarray, lens: np.ndarray, what: str 
     # uniform stride and length (typical full scan of fixed-width chunks): strided 2-D copy
     if k > 2 and (lens[:-1] == lens[0]).all():
         d = np.diff(offs[:-1])
+        if d.size and (d == d[0]).all() and d[0] == lens[0] and offs[-1] == offs[-2] + d[0]:
+            return buf[offs[0]: offs[0] + int(lens.sum())]   # one contiguous span: a view, no copy
         if d.size and (d == d[0]).all() and d[0] >= lens[0]:
             body = np.lib.stride_tricks.as_strided(
                 buf[offs[0]:], shape=(k - 1, int(lens[0])), strides=(int(d[0]), 1), writeable=False)

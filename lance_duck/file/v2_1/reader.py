@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..._proto import file2_pb2
+from ...encodings._threads import map_parts
 from ...errors import CorruptFileError, InvalidArgumentError, UnsupportedFeatureError
 from ...io.fs import InputFile
 from ...schema import LanceField
@@ -19,7 +20,7 @@ from ..base import DataFileReader, DataFileRef, RowSelection, normalize_selectio
 from ..container import V2Container
 from ... import trace
 from .assemble import build, leaf_type, leaves, output_type
-from .column import ColumnPages, LeafPlan, LeanColumn, LeanPart
+from .column import PARALLEL_PAGE_ROWS, ColumnPages, LeafData, LeafPlan, LeanColumn, LeanPart
 from .page import Buf
 from .layouts.miniblock import LEAN_RANGE_ROWS
 
@@ -91,10 +92,18 @@ class V2FileReader(DataFileReader):
         flat = [p for fp in plans for p in fp]
         self._fetch_round(flat, "meta_ranges", "set_meta")
         data = self._fetch(flat, "data_ranges")
+        rows = self.num_rows if sel is None else len(sel)
+        if len(flat) > 1 and rows >= PARALLEL_PAGE_ROWS:
+            # several leaves of many rows (struct children, several columns): decoded side by
+            # side on the kernel pool (their pages share it with them; inline on a scan's threads)
+            trace.record("path:parallel-leaves", len(flat))
+            every = map_parts(_decode_leaf, list(zip(flat, data)))
+        else:
+            every = [p.decode(d) for p, d in zip(flat, data)]
         out = []
         i = 0
         for f, fp in zip(fields, plans):
-            decoded = [p.decode(data[i + j]) for j, p in enumerate(fp)]
+            decoded = every[i: i + len(fp)]
             i += len(fp)
             arr, _ = build(f, iter(decoded), self.minor, self.file.path)
             out.append(self._checked(f, arr, self.num_rows if sel is None else len(sel)))
@@ -240,3 +249,8 @@ def _expand(sel: RowSelection, m: int) -> RowSelection:
     if isinstance(sel, range):
         return range(sel.start * m, sel.stop * m)
     return (sel[:, None] * m + np.arange(m)).reshape(-1)
+
+
+def _decode_leaf(plan_data: tuple[LeafPlan, Sequence[Buf]]) -> LeafData:
+    plan, data = plan_data
+    return plan.decode(data)

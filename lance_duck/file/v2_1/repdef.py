@@ -93,6 +93,7 @@ class Unraveler:
         self._pending: np.ndarray | None = None
         self._rep: np.ndarray | None = rep
         self._defs: np.ndarray | None = defs
+        self._items: tuple[np.ndarray, int, np.ndarray] | None = None   # (levels, threshold, item levels)
         self.layers = layers
         self.what = what
         self.layer = 0
@@ -159,7 +160,15 @@ class Unraveler:
             # "levels_to_rep[d] <= rep_cmp" is "d < thr"
             thr = int(np.searchsorted(self.levels_to_rep, self.rep_cmp, side="right"))
             if thr < self.levels_to_rep.size:
-                d = d[d < thr]
+                # the item entries at this depth; a struct's validity comes right after its first
+                # child's from the same levels: filtered once for both
+                kept = self._items
+                if kept is not None and kept[0] is d and kept[1] == thr:
+                    d = kept[2]
+                else:
+                    filtered = d[d < thr]
+                    self._items = (d, thr, filtered)
+                    d = filtered
         valid = d <= self.def_cmp
         self.def_cmp += 1
         return valid

@@ -18,6 +18,8 @@ from typing import Union
 import numpy as np
 import pyarrow as pa
 
+from ...encodings._buf import empty
+from ...encodings._threads import map_parts
 from ...encodings.bitmap import pack_validity, unpack_bits
 from ...errors import CorruptFileError, UnsupportedFeatureError
 
@@ -263,3 +265,71 @@ class VarPackedValues:
 #: values decoded from a page's buffers: fixed-width, variable-width, packed records, flattened
 #: fixed-size lists, a variable packed struct's children, or an Arrow array already
 Values = Union[Fixed, VarBin, Packed, FslValues, VarPackedValues, pa.Array]
+
+
+def fixed_row_bytes(t: pa.DataType) -> int | None:
+    """Bytes of one value of ``t`` when it is fixed-width bytes throughout (integers, floats,
+    fixed-size lists of them), else None."""
+    if pa.types.is_fixed_size_list(t):
+        inner = fixed_row_bytes(t.value_type)
+        return None if inner is None else inner * t.list_size
+    if pa.types.is_integer(t) or pa.types.is_floating(t):
+        return int(t.bit_width) // 8
+    return None
+
+
+def _row_view(arr: pa.Array, row_bytes: int) -> np.ndarray | None:
+    """The values of ``arr`` (of a :func:`fixed_row_bytes` type) as a (len, row_bytes) uint8
+    view, or None when a value or an item has a null."""
+    if arr.null_count:
+        return None
+    if pa.types.is_fixed_size_list(arr.type):
+        size = arr.type.list_size
+        items = _row_view(arr.values.slice(arr.offset * size, len(arr) * size), row_bytes // max(size, 1))
+        return None if items is None else items.reshape(len(arr), row_bytes)
+    data = arr.buffers()[1]
+    if data is None:
+        return np.zeros((len(arr), row_bytes), np.uint8)
+    flat = np.frombuffer(data, np.uint8, len(arr) * row_bytes, arr.offset * row_bytes)
+    return flat.reshape(len(arr), row_bytes)
+
+
+def expand_valid(parts: list[tuple[pa.Array, np.ndarray]], t: pa.DataType) -> pa.Array | None:
+    """One array of type ``t`` from pieces given as (values of the valid slots, validity of
+    every slot): each piece's values are scattered to their slots as whole rows of bytes (null
+    slots are zero) -- the take and the concatenation of the pieces in one pass. None when ``t``
+    is not fixed-width bytes throughout or some value has a null of its own."""
+    row_bytes = fixed_row_bytes(t)
+    if row_bytes is None or isinstance(t, pa.ExtensionType):
+        return None
+    views = [_row_view(vals, row_bytes) for vals, _ in parts]
+    if any(v is None for v in views):
+        return None
+    sizes = [valid.size for _, valid in parts]
+    starts = np.cumsum([0] + sizes).tolist()
+    # from Arrow's pool (reused memory: fresh pages fault in at every read, see ``_buf.empty``)
+    out = empty((starts[-1], row_bytes), np.uint8)
+
+    def place(i: int) -> None:   # (numpy's row scatter releases the GIL: pieces run side by side)
+        (vals, valid), view = parts[i], views[i]
+        slots = np.flatnonzero(valid)
+        if slots.size != len(vals):
+            raise CorruptFileError(f"{len(vals)} values for {slots.size} valid slots")
+        piece = out[starts[i]: starts[i + 1]]
+        piece[slots] = view
+        piece[np.flatnonzero(~valid)] = 0      # null slots hold zeros, not the pool's old bytes
+    map_parts(place, range(len(parts)))
+    n = starts[-1]
+    valid_all = np.concatenate([v for _, v in parts]) if len(parts) > 1 else parts[0][1]
+    items, leaf, lists = n, t, []
+    while pa.types.is_fixed_size_list(leaf):
+        lists.append(leaf)
+        items *= leaf.list_size
+        leaf = leaf.value_type
+    arr = pa.Array.from_buffers(leaf, items, [None, pa.py_buffer(out)])
+    for ft in reversed(lists):
+        arr = pa.FixedSizeListArray.from_arrays(arr, type=ft)
+    nulls = int(n - np.count_nonzero(valid_all))
+    if not nulls:
+        return arr
+    return with_validity(arr, valid_all)

@@ -498,6 +498,36 @@ class MiniBlockPage(PageBase[pb.MiniBlockLayout]):
         return finish_values(self.ctx, raw, n)
 
 
+def _batch_dictionaries(pages: list[MiniBlockPage], raw: Values, items: np.ndarray, what: str) -> pa.Array:
+    """The values of pages with dictionaries of their own decoded as one batch: ``raw`` holds
+    the indices of every page (``items[i]`` of page i, in order). One take from the pages'
+    dictionaries concatenated (each page's indices shifted to its dictionary)."""
+    trace.record("dictionary")
+    dicts = [p._dictionary_items() for p in pages]
+    if isinstance(raw, pa.Array):      # indices given as Arrow already: page by page
+        trace.record("path:dictionary-batch", "pages")
+        starts = (np.cumsum(items) - items).tolist()
+        return pa.concat_arrays([apply_dictionary(p.ctx, d, raw.slice(a, n))
+                                 for p, d, a, n in zip(pages, dicts, starts, items.tolist())])
+    idx = uint_view(as_fixed(raw, what))
+    if idx.size != int(items.sum()):
+        raise CorruptFileError(f"{what}: {idx.size} dictionary indices for {int(items.sum())} values")
+    sizes = np.array([len(d) for d in dicts], np.int64)
+    full = np.flatnonzero(items > 0)
+    if full.size:
+        top = np.maximum.reduceat(idx, (np.cumsum(items) - items)[full])   # (empty pages left out)
+        bad = np.flatnonzero(top.astype(np.int64) >= sizes[full])
+        if bad.size:
+            i = int(full[bad[0]])
+            raise CorruptFileError(f"{pages[i].what}: dictionary index {int(top[bad[0]])} >= {int(sizes[i])} items")
+    trace.record("path:dictionary-batch", "concatenated")
+    shift = np.cumsum(sizes) - sizes
+    wide = np.int32 if int(sizes.sum()) < (1 << 31) else np.int64
+    keys = np.repeat(shift.astype(wide), items)
+    np.add(keys, idx, out=keys, casting="unsafe")   # (indices checked below their dictionary)
+    return pa.concat_arrays(dicts).take(pa.array(keys))
+
+
 def _address(a: np.ndarray) -> int:
     return int(a.__array_interface__["data"][0])
 
@@ -505,17 +535,20 @@ def _address(a: np.ndarray) -> int:
 def batch_key(page: object, data: Sequence[Buf], local: Local) -> tuple[Hashable, ...] | None:
     """Pages with equal keys decode as one batch (see :func:`decode_batch`); None = decode alone.
 
-    A batch needs whole mini-block pages without a dictionary, with identical encodings, whose
-    chunk bytes all lie in one underlying buffer (an mmap or a coalesced read), so the chunks
-    of every page are addressed in that buffer without copying.
+    A batch needs whole mini-block pages with identical encodings, whose chunk bytes all lie in
+    one underlying buffer (an mmap or a coalesced read), so the chunks of every page are
+    addressed in that buffer without copying. Pages with a dictionary of their own (2.2 writes
+    one per page) batch when their values are plain (not kept as dictionaries): the indices of
+    all pages are decoded together and taken from the pages' dictionaries at once.
     """
-    if (not isinstance(page, MiniBlockPage) or local is not None or page.has_dict or len(data) != 1
-            or not isinstance(data[0], memoryview) or page.counts.size == 0):
+    if (not isinstance(page, MiniBlockPage) or local is not None or len(data) != 1
+            or not isinstance(data[0], memoryview) or page.counts.size == 0
+            or (page.has_dict and (page.ctx.dict_type is not None or page.ctx.keep_dictionary))):
         return None
     lay = page.lay
     return (id(data[0].obj), lay.value_compression.SerializeToString(), lay.rep_compression.SerializeToString(),
             lay.def_compression.SerializeToString(), tuple(page.layers), page.num_bufs, page.large,
-            page.has_rep, page.has_def)
+            page.has_rep, page.has_def, page.has_dict)
 
 
 def decode_batch(pages: list[MiniBlockPage], datas: list[Sequence[Buf]], what: str) -> PageData:
@@ -540,10 +573,13 @@ def decode_batch(pages: list[MiniBlockPage], datas: list[Sequence[Buf]], what: s
     starts, counts, sizes = np.concatenate(starts_of), np.concatenate(counts_of), np.concatenate(sizes_of)
     rep, defs, cs = p0._parse_chunks(owner, starts, sizes, counts)
     raw = decode_miniblock(p0.lay.value_compression, cs, what)
-    values = p0._values(raw, int(counts.sum()))
-    # every page must hold exactly the rows it declares
     per_page = np.array(chunks_per_page, np.int64)
     first_chunk = np.cumsum(per_page) - per_page
+    if p0.has_dict:
+        values = _batch_dictionaries(pages, raw, np.add.reduceat(counts, first_chunk), what)
+    else:
+        values = p0._values(raw, int(counts.sum()))
+    # every page must hold exactly the rows it declares
     if rep is not None:
         lv = p0.levels_per_chunk
         lv_first = (np.cumsum(lv) - lv)[first_chunk]

@@ -363,6 +363,24 @@ class SparsePage:
             return self.inner.decode(data[:self._n_inner], None).values
         return pa.nulls(0, self.ctx.dict_type or self.ctx.arrow_type)
 
+    @property
+    def rows_only(self) -> bool:
+        """Whether the page's only layer is the rows' validity over values of the valid rows
+        (a nullable leaf: :meth:`compact` gives its values without expanding them)."""
+        layers = self.lay.layers
+        return (len(layers) == 1 and isinstance(layers[0], SparseValidity) and not self.lay.per_slot
+                and self.inner is not None)
+
+    def compact(self, data: Sequence[Buf]) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+        """A :attr:`rows_only` page's (values of the valid rows, validity per row, def levels
+        per row): :meth:`decode` without the take that places the values at their rows."""
+        rep, defs, _, leaf_valid, _ = self._levels(iter(data[self._n_inner:]))
+        vals = self._values(data)
+        n_valid = int(np.count_nonzero(leaf_valid))
+        if rep is not None or leaf_valid.size != self.rows or len(vals) != n_valid:
+            raise CorruptFileError(f"{self.what}: {len(vals)} values for {n_valid} valid rows")
+        return vals, leaf_valid, defs
+
     def decode(self, data: Sequence[Buf], local: np.ndarray | None) -> PageData:
         if self.direct:
             return self._decode_direct(data, local)
