@@ -22,7 +22,7 @@ from .filters import and_filters, bind_filter
 from .interop import export_stream
 from .params import Columns, Filter, int_arg
 from .planning import (DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS, FIXED_WIDTH_RAMP_GROWTH,
-                       RAMP_GROWTH, plan_tasks)
+                       RAMP_GROWTH, fixed_width_task_rows, plan_tasks)
 from .fragment import LanceFragment
 from .fts import SCORE, fts_schema, run_fts
 from .nearest import DISTANCE, ScanVectorSource, nearest_schema, run_nearest
@@ -175,18 +175,22 @@ class LanceScanner(pads.Scanner):
         inflight, narrow = max_inflight_for(ctx.read_types())
         readahead = inflight if self._readahead is None else self._readahead
         growth = FIXED_WIDTH_RAMP_GROWTH if narrow else RAMP_GROWTH
+        task_rows = self._task_rows
+        if narrow and self._first_rows is not None:    # sized by default (no batch_size): longer tasks
+            task_rows = fixed_width_task_rows(self._projection.schema.types, self._budget, readahead)
         trace.record("scan:readahead", (readahead, growth))
+        trace.record("scan:task-rows", task_rows)
         few = False
         selections = self._index_selections() if self._filter is not None else None
         if limit is None:   # object stores: footers, then whole columns' pages, fetched ahead
             ctx.prefetch(self._fragments, pages=selections is None)
         if self._filter is None:
             # without a filter, planning applies the offset exactly (from live-row counts)
-            tasks = plan_tasks(self._fragments, self._task_rows, skip_rows=self._offset, max_rows=limit,
+            tasks = plan_tasks(self._fragments, task_rows, skip_rows=self._offset, max_rows=limit,
                                first_rows=self._first_rows, growth=growth)
             offset = 0
         else:
-            tasks = plan_tasks(self._fragments, self._task_rows, first_rows=self._first_rows,
+            tasks = plan_tasks(self._fragments, task_rows, first_rows=self._first_rows,
                                selections=selections, growth=growth)
             offset = self._offset
             few = _few_rows(selections, self._fragments)
