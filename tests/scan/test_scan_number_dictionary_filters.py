@@ -115,3 +115,38 @@ def test_tpch_q6_shape_through_duckdb_equals_duckdb_over_pylance(table):
     ref = con.sql(sql.format("ref")).fetchall()
     assert ours[0][1] == ref[0][1] and ours[0][1] > 0
     assert float(ours[0][0]) == pytest.approx(float(ref[0][0]), rel=1e-12)
+
+
+@pytest.fixture(scope="module")
+def indexed(table, tmp_path_factory) -> str:
+    """The table with a BTREE on ``id`` (index-selected rows read at their offsets, lean point reads)."""
+    p = str(tmp_path_factory.mktemp("number_dict_indexed") / "t.lance")
+    src = lance.dataset(table)
+    lance.write_dataset(src.to_table(), p, max_rows_per_file=15_000,
+                        data_storage_version=src.data_storage_version)
+    ds = lance.dataset(p)
+    ds.delete("id % 89 = 4")
+    ds.create_scalar_index("id", "BTREE")
+    return p
+
+
+@pytest.mark.parametrize("flt", [
+    "id = 1234",
+    f"id = 1234 and disc >= {D2}",
+    f"id in (5, 77, 15001, 30002, 39999) and (disc > {D2} or disc is null)",
+    "id between 14990 and 15010 and qty < 24 and big > 1000",
+    "id in (3, 4, 93, 20001) and f > 0.01",
+])
+def test_index_selected_rows_with_number_dictionaries_equal_pylance(indexed, flt):
+    for cols in (["id"], ["disc", "qty", "big", "f", "ts"], None):
+        ours = dataset(indexed).to_table(columns=cols, filter=flt)
+        ref = lance.dataset(indexed).to_table(columns=cols, filter=flt)
+        assert_tables_equal(ours, ref)
+
+
+def test_a_btree_selection_reads_number_dictionaries_at_its_offsets(indexed):
+    flt = f"id in (5, 77, 15001) and disc >= {D2}"
+    with decode_trace() as t:
+        got = dataset(indexed).to_table(filter=flt)
+    assert "path:selected-offsets" in t.names()          # the BTREE chose the rows
+    assert_tables_equal(got, lance.dataset(indexed).to_table(filter=flt))
