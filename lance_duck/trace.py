@@ -37,7 +37,8 @@ Event names (a value is attached where it says more):
 * ``index:unused`` -- an index segment left unused for a query because its files are missing,
   damaged or contradict the manifest (the reason, naming the file): its fragments are scanned;
 * ``scan:readahead`` -- a scan's (tasks decoded at once, ramp growth of its task sizes), chosen
-  from the columns it reads (``scan/readahead.py``);
+  from the columns it reads (``scan/readahead.py``); ``scan:task-rows`` -- the rows of its full-size
+  tasks (longer for a scan of fixed-width columns only, ``scan/planning.py``);
 * ``changes:commit`` ((version, operation)) -- a commit the change feed diffed;
   ``changes:fragment`` ((version, 0 = before / 1 = after, fragment id)) -- a fragment whose
   metadata it compared; ``changes:read`` ((commit, version read, fragment id, rows)) -- changed

@@ -80,9 +80,9 @@ class DataFileReader(ABC):
                     keep_dictionary: bool = False) -> list[pa.Array]:
         """Several fields at once (implementations may fetch their byte ranges together).
 
-        With ``keep_dictionary``, a top-level string/binary field stored with page dictionaries
-        may come back as a ``DictionaryArray`` of its type (for filters evaluated per distinct
-        value); readers without that ability return plain arrays.
+        With ``keep_dictionary``, a top-level string, binary, number, date or time field stored with
+        page dictionaries may come back as a ``DictionaryArray`` of its type (for filters evaluated
+        per distinct value); readers without that ability return plain arrays.
         """
         try:
             arrays = self._read_fields(fields, rows, keep_dictionary)

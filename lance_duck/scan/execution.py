@@ -182,8 +182,8 @@ class ScanContext:
 
         Dense selections are read as the contiguous range and then filtered (ranges are the
         readers' cheapest selection); sparse ones hand the readers the row offsets so that
-        only the chunks holding them are fetched. ``keep_dictionary``: string columns stored
-        with page dictionaries may come back as DictionaryArrays (see :func:`plain`).
+        only the chunks holding them are fetched. ``keep_dictionary``: string, number and temporal
+        columns stored with page dictionaries may come back as DictionaryArrays (see :func:`plain`).
         """
         if not names:
             return {}

@@ -14,13 +14,16 @@ CPU 5.5-7.9 -> 3.9-4.4 ms), and a scan that goes on waits once for its second ta
 
 How many tasks a scan keeps in flight depends on what it reads: a scan
 whose every column is fixed-width (numbers, booleans, dates, times, timestamps, durations,
-decimals) decodes ONE task at a time off the consumer's thread; any other scan (strings,
-binaries, lists, structs, fixed-size lists) up to four. Fixed-width decoding is many short numpy
-calls over the decoder's scratch with Python glue between them under the GIL: a second decoder
-on a 2-vCPU machine mostly waits for the GIL and shares the caches (measured: ~40 % more CPU and
-slower in wall time), while string decodes spend their time in long GIL-free kernels (FSST,
-copies) that two or more decoders overlap (a wide DuckDB aggregate: 405 ms with four in flight,
-622 ms with one).
+decimals) decodes TWO tasks at a time off the consumer's thread, in longer tasks
+(``planning.FIXED_WIDTH_TASK_ROWS``); any other scan (strings, binaries, lists, structs,
+fixed-size lists) up to four. Fixed-width decoding is short numpy calls over the decoder's scratch
+with Python glue between them under the GIL (about 40 % of a decoder's CPU samples are outside
+GIL-free kernel loops), so two decoders overlap only partly on a 2-vCPU machine: with 256K-row
+tasks a second decoder cost 6-12 % more CPU for 23-36 % less wall time at load ~1.3, and gained
+nothing at load 3-5; with 512K-row tasks (fewer calls per row) CPU is 3-8 % below one decoder on
+256K-row tasks and wall time 5-12 % lower at load ~4.5. String decodes spend their time in long
+GIL-free kernels (FSST, copies) that two or more decoders overlap (a wide DuckDB aggregate: 405 ms
+with four in flight, 622 ms with one).
 """
 from __future__ import annotations
 
@@ -40,7 +43,7 @@ R = TypeVar("R")
 DEFAULT_BUDGET_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_INFLIGHT = 4
 #: tasks in flight for a scan whose every column is fixed-width (see the module docstring)
-FIXED_WIDTH_MAX_INFLIGHT = 1
+FIXED_WIDTH_MAX_INFLIGHT = 2
 
 
 def shared_pool() -> ThreadPoolExecutor:

@@ -22,7 +22,7 @@ from .filters import and_filters, bind_filter
 from .interop import ScansItself, export_stream
 from .params import Columns, Filter, int_arg
 from .planning import (COUNT_MAX_INFLIGHT, DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS,
-                       FIXED_WIDTH_RAMP_GROWTH, LARGE_TASK_ROWS, RAMP_GROWTH, plan_tasks)
+                       FIXED_WIDTH_RAMP_GROWTH, LARGE_TASK_ROWS, RAMP_GROWTH, fixed_width_task_rows, plan_tasks)
 from .fragment import LanceFragment
 from .fts import SCORE, fts_schema, run_fts
 from .nearest import DISTANCE, ScanVectorSource, nearest_schema, run_nearest
@@ -176,12 +176,15 @@ class LanceScanner(pads.Scanner):
         counting = not self._projection.outputs
         first_rows = self._first_rows
         if (first_rows is not None or self._counts_all) and (narrow or counting):
-            task_rows = LARGE_TASK_ROWS      # (no batch size asked for: see LARGE_TASK_ROWS)
+            # sized by default (no batch_size): longer tasks, as long as the tasks in flight fit the budget
+            task_rows = LARGE_TASK_ROWS if counting else \
+                fixed_width_task_rows(self._projection.schema.types, self._budget, readahead)
             if counting and not narrow and self._readahead is None:
                 readahead = min(readahead, COUNT_MAX_INFLIGHT)
             if self._counts_all:
                 first_rows = None            # count_rows reads every row: no ramp for an early stop
         trace.record("scan:readahead", (readahead, growth))
+        trace.record("scan:task-rows", task_rows)
         few = False
         selections = self._index_selections() if self._filter is not None else None
         if limit is None:   # object stores: footers, then whole columns' pages, fetched ahead

@@ -1,9 +1,11 @@
 """How many tasks a scan decodes at once, and how its tasks grow, chosen from the columns it reads.
 
-A scan whose every column (projected or filtered) is fixed-width keeps one task in flight and
-goes from its first 8K-row task straight to full-size ones; any other scan keeps up to four in
-flight and ramps 8K, 32K, 128K, full. The choice is a ``scan:readahead`` trace event
-``(tasks in flight, ramp growth)``; results equal pylance's under every setting.
+A scan whose every column (projected or filtered) is fixed-width keeps two tasks in flight and
+goes from its first task straight to full-size ones of ``LARGE_TASK_ROWS`` (``FIXED_WIDTH_TASK_ROWS``,
+then ``DEFAULT_TASK_ROWS``, when the tasks in flight would not fit the read-ahead budget); any other scan
+keeps up to four in flight and ramps 2K, 8K, 32K, 128K, full (``DEFAULT_TASK_ROWS``). The choice is
+a ``scan:readahead`` trace event ``(tasks in flight, ramp growth)`` and a ``scan:task-rows`` event;
+results equal pylance's under every setting.
 """
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ import pyarrow as pa
 import pytest
 
 import lance_duck
-from lance_duck.scan.planning import FIRST_BATCH_ROWS, FIXED_WIDTH_RAMP_GROWTH, RAMP_GROWTH
+from lance_duck.scan.planning import (DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS, FIXED_WIDTH_RAMP_GROWTH, FIXED_WIDTH_TASK_ROWS,
+                                      LARGE_TASK_ROWS, RAMP_GROWTH)
 from lance_duck.scan.readahead import DEFAULT_MAX_INFLIGHT, FIXED_WIDTH_MAX_INFLIGHT, fixed_width
 from lance_duck.trace import decode_trace
 
@@ -51,6 +54,7 @@ def _choice(ds, **kwargs) -> tuple[list, pa.Table, object]:
     with decode_trace() as t:
         sc = ds.scanner(**kwargs)
         got = sc.to_table()
+    _choice.task_rows = t.values("scan:task-rows")
     return t.values("scan:readahead"), got, sc.stats
 
 
@@ -60,11 +64,12 @@ def _choice(ds, **kwargs) -> tuple[list, pa.Table, object]:
     (["ts", "flag", "small"], "id % 7 = 1"),
     ([], "amount < 10"),
 ])
-def test_fixed_width_scans_decode_one_task_at_a_time(table, columns, flt):
+def test_fixed_width_scans_decode_two_longer_tasks_at_a_time(table, columns, flt):
     ds = lance_duck.dataset(table)
     choice, got, stats = _choice(ds, columns=columns, filter=flt)
-    assert choice == [NARROW]
-    assert stats.max_inflight == 1 and stats.results > 2
+    assert choice == [NARROW] and FIXED_WIDTH_MAX_INFLIGHT == 2
+    assert _choice.task_rows == [LARGE_TASK_ROWS] and LARGE_TASK_ROWS > FIXED_WIDTH_TASK_ROWS > DEFAULT_TASK_ROWS
+    assert stats.max_inflight <= FIXED_WIDTH_MAX_INFLIGHT and stats.results > 2
     assert_tables_equal(got, lance.dataset(table).to_table(columns=columns, filter=flt))
 
 
@@ -77,7 +82,7 @@ def test_fixed_width_scans_decode_one_task_at_a_time(table, columns, flt):
 def test_scans_reading_other_columns_keep_several_tasks_in_flight(table, columns, flt):
     ds = lance_duck.dataset(table)
     choice, got, stats = _choice(ds, columns=columns, filter=flt)
-    assert choice == [WIDE]
+    assert choice == [WIDE] and _choice.task_rows == [DEFAULT_TASK_ROWS]
     assert stats.max_inflight >= 2
     assert_tables_equal(got, lance.dataset(table).to_table(columns=columns, filter=flt))
 
@@ -95,8 +100,30 @@ def test_an_explicit_batch_readahead_is_kept(table):
     ds = lance_duck.dataset(table)
     choice, _, stats = _choice(ds, columns=["id", "amount"], batch_readahead=3)
     assert choice == [(3, FIXED_WIDTH_RAMP_GROWTH)] and stats.max_inflight >= 2
+    choice, _, stats = _choice(ds, columns=["id", "amount"], batch_readahead=1)
+    assert choice == [(1, FIXED_WIDTH_RAMP_GROWTH)] and stats.max_inflight == 1
     choice, _, stats = _choice(ds, columns=["id", "note"], batch_readahead=0)
     assert choice == [(0, RAMP_GROWTH)] and stats.max_inflight == 0
+
+
+def test_fixed_width_tasks_stay_default_size_when_longer_ones_would_not_fit_the_budget(table):
+    ds = lance_duck.dataset(table)
+    columns = ["id", "amount", "ts"]               # 24 bytes a row: 3 x 512K rows = 36 MiB
+    choice, got, stats = _choice(ds, columns=columns, readahead_bytes=32 << 20)
+    assert choice == [NARROW] and _choice.task_rows == [DEFAULT_TASK_ROWS]
+    assert stats.peak_bytes <= 32 << 20
+    assert_tables_equal(got, lance.dataset(table).to_table(columns=columns))
+    _choice(ds, columns=columns, readahead_bytes=40 << 20)
+    assert _choice.task_rows == [FIXED_WIDTH_TASK_ROWS]
+    _choice(ds, columns=columns, readahead_bytes=80 << 20)   # 3 x 1M rows = 72 MiB
+    assert _choice.task_rows == [LARGE_TASK_ROWS]
+
+
+def test_an_explicit_batch_size_sizes_fixed_width_tasks(table):
+    ds = lance_duck.dataset(table)
+    choice, got, _ = _choice(ds, columns=["id", "amount"], batch_size=50_000)
+    assert choice == [NARROW] and _choice.task_rows == [50_000]
+    assert_tables_equal(got, lance.dataset(table).to_table(columns=["id", "amount"]))
 
 
 def test_fixed_width_tasks_grow_from_the_first_straight_to_full_size(table):
@@ -128,7 +155,7 @@ def test_a_fixed_width_scan_streams_within_its_budget(table):
                                            batch_size=16_384)
     ids = np.concatenate([b.column("id").to_numpy() for b in sc.to_batches()])
     assert np.array_equal(ids, lance.dataset(table).to_table(columns=["id"]).column("id").to_numpy())
-    assert sc.stats.max_inflight == 1 and sc.stats.peak_bytes <= budget
+    assert sc.stats.max_inflight <= FIXED_WIDTH_MAX_INFLIGHT and sc.stats.peak_bytes <= budget
 
 
 def test_fixed_width_types():

@@ -235,12 +235,20 @@ class V2FileReader(DataFileReader):
 
 
 def _dictionary_candidate(f: LanceField, minor: int) -> bool:
-    """A plain (not nested, not dictionary-typed) string or binary field."""
+    """A plain (not nested, not dictionary-typed) string or binary field, or a fixed-width number,
+    date or time field (a filter on a low-cardinality decimal such as TPC-H's ``l_discount`` is
+    then evaluated once per distinct value, and values are taken only for the rows it keeps)."""
     if f.children:
         return False
     t = output_type(f, minor)
-    return bool(pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
-                or pa.types.is_large_binary(t))
+    if (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+            or pa.types.is_large_binary(t)):
+        return True
+    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
+            or pa.types.is_temporal(t)):
+        return False
+    arrow_type, dict_type = leaf_type(f, minor)
+    return dict_type is None and arrow_type == t
 
 
 def _expand(sel: RowSelection, m: int) -> RowSelection:
