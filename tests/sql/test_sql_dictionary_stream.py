@@ -139,5 +139,7 @@ def test_tasks_grow_once_every_variable_width_column_is_a_dictionary(one_fragmen
     monkeypatch.setattr(execution.ScanContext, "run", lambda self, task: sizes.append(len(task.rows)) or run(self, task))
     got = dataset(one_fragment).scanner(columns=columns)._dictionary_reader().read_all()
     assert _decoded(got).equals(lance.dataset(one_fragment).to_table(columns=columns))
-    assert sizes[:3] == [2048, 8192, 32768]
-    assert (max(sizes[3:]) == 40_000) == grows, sizes
+    # (tasks run on the read-ahead threads: they start in any order, and how many ramp tasks are
+    # planned before the first batch is consumed depends on timing)
+    assert sizes[0] == 2048 and {2048, 8192} <= set(sizes), sizes
+    assert (40_000 in sizes) == grows, sizes
