@@ -8,6 +8,7 @@ from typing import Any, Callable, Sequence, Union, cast
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from google.protobuf.message import DecodeError
 
 from ... import trace
@@ -412,7 +413,10 @@ def merge_pages(pages: list[PageData], arrow_type: pa.DataType, what: str) -> Le
         if all(pa.types.is_dictionary(v.type) for v in vals):
             vals = pa.chunked_array(vals).unify_dictionaries().chunks
         else:
-            vals = [v.dictionary_decode() if pa.types.is_dictionary(v.type) else v for v in vals]
+            # (a DictionaryArray's indices were checked in range when it was made: no re-check)
+            trace.record("path:mixed-dictionary-pages", len(vals))
+            vals = [pc.take(v.dictionary, v.indices, boundscheck=False) if pa.types.is_dictionary(v.type) else v
+                    for v in vals]
     values = vals[0] if len(vals) == 1 else pa.concat_arrays(vals)
     if lists is not None:
         return LeafData(values, None, None, layers, sum(p.num_rows for p in pages), lists)

@@ -43,7 +43,9 @@ def apply_dictionary(ctx: PageContext, dict_vals: Values, indices: np.ndarray | 
     if ctx.keep_dictionary:
         # (unsigned 32-bit indices, each below the item count just checked: the same bits as int32)
         keys = idx.view(np.int32) if idx.dtype == np.uint32 else idx.astype(np.int32, copy=False)
-        return pa.DictionaryArray.from_arrays(pa.array(keys), items)
+        # unsigned indices were just checked below the item count: Arrow's own check (a second
+        # pass over the indices, ~0.3 ms per 500k) is skipped; signed ones keep it
+        return pa.DictionaryArray.from_arrays(pa.array(keys), items, safe=idx.dtype.kind != "u")
     return items.take(pa.array(idx))
 
 
