@@ -89,36 +89,22 @@ TailKey = tuple[StoreKey, str]
 _Span = tuple["weakref.ref[mmap.mmap]", int, int]
 
 
-def _scan_local(path: str) -> list[tuple[str, int | None]]:
-    """(name, size or None for a directory) of a local directory's entries; [] when it does not exist."""
+def _scan_local(path: str, sizes: bool = True) -> list[tuple[str, int | None]]:
+    """(name, size or None for a directory) of a local directory's entries; [] when it does not exist.
+    ``sizes=False``: files only, size None, without a ``stat`` of each."""
     try:
         it = os.scandir(path)
     except FileNotFoundError:
         return []
-    out = []
+    out: list[tuple[str, int | None]] = []
     with it:
         for e in it:
             try:
-                out.append((e.name, None if e.is_dir() else e.stat().st_size))
+                if sizes:
+                    out.append((e.name, None if e.is_dir() else e.stat().st_size))
+                elif not e.is_dir():
+                    out.append((e.name, None))
             except FileNotFoundError:   # removed since the directory was read: not an entry any more
-                continue
-    return out
-
-
-def _scan_local_files(path: str) -> list[str]:
-    """Names of a local directory's files (not subdirectories), without a ``stat`` of each; [] when
-    it does not exist."""
-    try:
-        it = os.scandir(path)
-    except FileNotFoundError:
-        return []
-    out = []
-    with it:
-        for e in it:
-            try:
-                if not e.is_dir():
-                    out.append(e.name)
-            except FileNotFoundError:
                 continue
     return out
 
@@ -347,7 +333,7 @@ class FileIO:
         """Names of the files (not subdirectories) of a directory; [] if it does not exist. A local
         directory is read without a ``stat`` of each entry (what :meth:`list_names` needs for sizes)."""
         if self.is_local:
-            return _scan_local_files(path)
+            return [name for name, _ in _scan_local(path, sizes=False)]
         return [name for name, size in self.list_names(path) if size is not None]
 
     def _ls(self, path: str, detail: bool) -> list[Any]:

@@ -9,7 +9,7 @@ object must not reach that connection through its class, or neither is ever free
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import pyarrow as pa
 
@@ -26,26 +26,26 @@ def _recording(reader: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         raise
 
 
+def _watched(make: Callable[[], pa.RecordBatchReader]) -> pa.RecordBatchReader:
+    """The reader ``make()`` returns, recording an error raised while it is made or read."""
+    try:
+        reader = make()
+    except Exception as e:
+        record(e)
+        raise
+    return pa.RecordBatchReader.from_batches(reader.schema, _recording(reader))
+
+
 class _WatchedScanner(LanceScanner):
     """A scan run by DuckDB: an error it raises is recorded for :class:`LanceRelation` -- while
     DuckDB pulls batches, and while the reader is made (the few rows an index selects are read
     then: a damaged deletion file, say, fails there)."""
 
     def to_reader(self) -> pa.RecordBatchReader:
-        try:
-            reader = super().to_reader()
-        except Exception as e:
-            record(e)
-            raise
-        return pa.RecordBatchReader.from_batches(reader.schema, _recording(reader))
+        return _watched(super().to_reader)
 
     def _dictionary_reader(self) -> pa.RecordBatchReader:
-        try:
-            reader = super()._dictionary_reader()
-        except Exception as e:
-            record(e)
-            raise
-        return pa.RecordBatchReader.from_batches(reader.schema, _recording(reader))
+        return _watched(super()._dictionary_reader)
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
         return _recording(super().to_batches())
