@@ -165,7 +165,13 @@ def test_prewarm_index_makes_later_searches_read_no_index_bytes(pair, index_read
     assert index_reads == {"open": 0, "read": 0}
     for a, b, search in zip(cold, warm, SEARCHES):
         assert a.equals(b)
-        assert a.sort_by("id").equals(search(theirs).sort_by("id"))
+        ours, ref = a.sort_by("id"), search(theirs).sort_by("id")
+        # pylance's own float32 distances vary in the last place from run to run
+        for name in ours.column_names:
+            if name == "_distance":
+                np.testing.assert_allclose(ours[name].to_numpy(), ref[name].to_numpy(), rtol=1e-6)
+            else:
+                assert ours[name].equals(ref[name]), name
 
 
 def test_prewarm_index_of_some_segments_and_unknown_names(pair):
