@@ -17,6 +17,7 @@ when numba is importable).
 """
 from __future__ import annotations
 
+import gc
 import threading
 from types import ModuleType
 
@@ -74,6 +75,11 @@ def _import() -> ModuleType | bool:
         _numba_kernels.warm_up()
     except Exception:        # a numba / LLVM that cannot build them: the numpy kernels serve
         return False
+    # Importing numba leaves ~80k new objects in the young generations: until one full collection
+    # has counted them as long-lived, the collector runs full passes over the whole heap (~40 ms
+    # each) inside the next decodes (strings_2.0 read at half speed just after a load). One
+    # collection here, on the loading thread, settles it.
+    gc.collect()
     return _numba_kernels
 
 

@@ -169,3 +169,23 @@ def test_kernels_that_fail_to_build_leave_the_numpy_kernels_in_charge(monkeypatc
     loader = _compiled._Loader()
     assert loader.load() is None and loader.module is False
     assert loader.note(1 << 30) is None       # and it is not tried again
+
+
+def test_loading_the_kernels_leaves_no_full_collection_pending():
+    """Importing numba leaves ~80k young objects; without a collection at the end of the load, the
+    collector's next full passes (tens of ms over numba's heap) land in the following decodes."""
+    import os
+    import subprocess
+    import sys
+    code = ("import gc\n"
+            "from lance_duck.encodings import _compiled\n"
+            "assert _compiled.load()\n"
+            "full = []\n"
+            "gc.callbacks.append(lambda phase, info: full.append(1) if phase == 'start' and info['generation'] == 2 else None)\n"
+            "keep = [[i] for i in range(20000)]   # ~20k surviving objects: many young collections\n"
+            "print(len(full))\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(lance_duck.__file__)))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": root})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0"]
