@@ -89,6 +89,23 @@ def fsst_expand(comp: np.ndarray, offs: np.ndarray, syms: np.ndarray, lens: np.n
     for s in range(offs.size - 1):
         i = offs[s]
         e = offs[s + 1]
+        if not escapes and p + 8 * (e - i) <= limit:
+            # every store of the string stays inside the output: no check per code, two codes
+            # per turn (long strings: 0.70 against 1.13 ns per code)
+            while i + 2 <= e:
+                c0 = comp[i]
+                c1 = comp[i + 1]
+                _store_u64(out, p, syms[c0])  # type: ignore[call-arg]
+                p += lens[c0]
+                _store_u64(out, p, syms[c1])  # type: ignore[call-arg]
+                p += lens[c1]
+                i += 2
+            if i < e:
+                c0 = comp[i]
+                _store_u64(out, p, syms[c0])  # type: ignore[call-arg]
+                p += lens[c0]
+            ends[s] = p
+            continue
         while i < e:
             c = comp[i]
             if escapes and c == 255:

@@ -190,3 +190,25 @@ def test_loading_the_kernels_leaves_no_full_collection_pending():
                          env={**os.environ, "PYTHONPATH": root})
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["0"]
+
+
+@pytest.mark.parametrize("pieces", [False, True])
+def test_long_and_empty_strings_near_every_piece_end_match_the_reference(monkeypatch, pieces):
+    """Escape-free strings of 0 bytes to > 64 KiB, with 1- and 8-byte symbols: most are written
+    without a check per code, those whose 8-byte stores could pass the piece's end with one."""
+    rng = np.random.default_rng(7)
+    syms = [b"abcdefgh", b"x", b"yz", b"klm"]
+    sizes = [0, 1, 70_000, 0, 3, 9, 100_000, 2, 0, 1] + rng.integers(0, 400, 300).tolist() + [0, 1, 80_000, 1]
+    comp = [rng.integers(0, 4, int(k)).astype(np.uint8).tobytes() for k in sizes]
+    strings = [ref_decode(c, syms) for c in comp]
+    offs = np.cumsum([0] + [len(c) for c in comp])
+    if pieces:
+        monkeypatch.setattr(fsst, "PIECE_TOKENS", 5000)
+        monkeypatch.setattr(fsst, "PARALLEL_MIN_TOKENS", 5000)
+        monkeypatch.setattr(_threads, "workers", lambda: 2)
+    with decode_trace() as trace:
+        o, d = _both(make_table(syms), offs, b"".join(comp), int32_offsets=True)
+    assert (max(trace.values("path:fsst:compiled")) > 2) == pieces
+    assert "path:fsst:escapes" not in trace.names()
+    assert max(len(s) for s in strings) > 1 << 16
+    assert [d[o[i]:o[i + 1]].tobytes() for i in range(len(strings))] == strings
