@@ -97,7 +97,7 @@ def fsst_expand(comp: np.ndarray, offs: np.ndarray, syms: np.ndarray, lens: np.n
                 c1 = comp[i + 1]
                 _store_u64(out, p, syms[c0])  # type: ignore[call-arg]
                 p += lens[c0]
-                _store_u64(out, p, syms[c1])  # type: ignore[call-arg]
+                _store_u64(out, p, syms[c1])
                 p += lens[c1]
                 i += 2
             if i < e:
