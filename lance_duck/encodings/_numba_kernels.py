@@ -125,6 +125,38 @@ def fsst_expand(comp: np.ndarray, offs: np.ndarray, syms: np.ndarray, lens: np.n
     return p
 
 
+@njit(cache=True, nogil=True, boundscheck=False)
+def fsst_expand_short(comp: np.ndarray, offs: np.ndarray, syms: np.ndarray, lens: np.ndarray, out: np.ndarray,
+                      at: int, limit: int, ends: np.ndarray) -> int:  # pragma: no cover - compiled
+    """:func:`fsst_expand` for escape-free short strings whose output is under 2 GiB: one flat
+    loop over the codes (no branch per string) that notes each code's output position, then every
+    string's end read from those positions (short strings: 1.45 against 1.9 ns per code)."""
+    a = offs[0]
+    b = offs[offs.size - 1]
+    pos = np.empty(b - a + 1, np.int32)      # output position of each code, from ``at``
+    p = at
+    stop = limit - 8
+    i = a
+    while i < b and p <= stop:
+        c = comp[i]
+        _store_u64(out, p, syms[c])  # type: ignore[call-arg]
+        pos[i - a] = p - at
+        p += lens[c]
+        i += 1
+    while i < b:        # the last codes: byte by byte, never at or past ``limit``
+        c = comp[i]
+        v = syms[c]
+        pos[i - a] = p - at
+        for k in range(lens[c]):
+            out[p + k] = (v >> (8 * k)) & 0xFF
+        p += lens[c]
+        i += 1
+    pos[b - a] = p - at
+    for s in range(offs.size - 1):
+        ends[s] = at + pos[offs[s + 1] - a]
+    return p
+
+
 def readonly(a: np.ndarray) -> np.ndarray:
     """A read-only view of ``a``: the kernels' inputs are always passed read-only, so numba
     compiles (and loads) one specialization whatever the caller's buffer was."""
@@ -147,3 +179,4 @@ def warm_up() -> None:
         ends = np.zeros(2, dt)
         fsst_sizes(comp, offs, lens, 2, ends)
         fsst_expand(comp, offs, syms, lens, out, 0, 16, ends, True)
+        fsst_expand_short(comp, offs, syms, lens, out, 0, 16, ends)

@@ -66,6 +66,7 @@ PIECE_TOKENS = 1 << 20  # tokens per piece of a large input (see the module docs
 PARALLEL_MIN_TOKENS = 1 << 19  # inputs this large are split for the kernel pool's threads
 PAIR_MIN_TOKENS = 1 << 18  # escape-free inputs this large are taken two codes at a time ...
 PAIR_MIN_CODES_PER_STRING = 8  # ... when their strings average this many codes
+SHORT_MAX_CODES_PER_STRING = 8  # compiled: escape-free strings averaging fewer codes take the flat kernel
 _SMALL_TOKENS = (1 << 31) // 8  # fewer tokens than this cannot produce 2 GiB of output
 TINY_TOKENS = 256  # inputs this small (a few selected strings) are expanded in numpy: an Arrow
 # take releases and re-takes the GIL, which costs 0.1-0.2 ms under DuckDB's threads
@@ -270,10 +271,20 @@ def _decompress_compiled(kernels: ModuleType, st: SymbolTable, buf: np.ndarray, 
     starts = np.cumsum([0] + _threads.map_parts(size, spans)).tolist()
     data = empty(max(starts[-1], 1), np.uint8)
 
+    # short escape-free strings: the flat kernel (no branch per string; int32 positions per piece)
+    short = (not escapes and end - base < SHORT_MAX_CODES_PER_STRING * nstr
+             and max(starts[i + 1] - starts[i] for i in range(len(spans))) < 1 << 31)
+    if short:
+        trace.record("path:fsst:compiled-short")
+
     def expand(i: int) -> None:
         a, b = spans[i]
-        kernels.fsst_expand(buf, offs[a: b + 1], syms, st.lengths, data, starts[i], starts[i + 1],
-                            out[a + 1: b + 1], escapes)
+        if short:
+            kernels.fsst_expand_short(buf, offs[a: b + 1], syms, st.lengths, data, starts[i], starts[i + 1],
+                                      out[a + 1: b + 1])
+        else:
+            kernels.fsst_expand(buf, offs[a: b + 1], syms, st.lengths, data, starts[i], starts[i + 1],
+                                out[a + 1: b + 1], escapes)
     _threads.map_parts(expand, range(len(spans)))
     return out, data[: starts[-1]]
 

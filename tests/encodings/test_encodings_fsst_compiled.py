@@ -212,3 +212,25 @@ def test_long_and_empty_strings_near_every_piece_end_match_the_reference(monkeyp
     assert "path:fsst:escapes" not in trace.names()
     assert max(len(s) for s in strings) > 1 << 16
     assert [d[o[i]:o[i + 1]].tobytes() for i in range(len(strings))] == strings
+
+
+@pytest.mark.parametrize("pieces", [False, True])
+def test_short_strings_take_the_flat_kernel_and_match_the_reference(monkeypatch, pieces):
+    """Escape-free strings of 0-12 codes (empty ones included, 8-byte symbols at the very end) go
+    through the flat kernel, alone or in pieces on the pool."""
+    rng = np.random.default_rng(11)
+    syms = [b"abcdefgh", b"x", b"yz", b"klm"]
+    sizes = [0, 0, 3] + rng.integers(0, 13, 5000).tolist() + [0, 1]
+    comp = [rng.integers(0, 4, int(k)).astype(np.uint8).tobytes() for k in sizes]
+    comp[-1] = bytes([0])
+    strings = [ref_decode(c, syms) for c in comp]
+    offs = np.cumsum([0] + [len(c) for c in comp])
+    if pieces:
+        monkeypatch.setattr(fsst, "PIECE_TOKENS", 3000)
+        monkeypatch.setattr(fsst, "PARALLEL_MIN_TOKENS", 3000)
+        monkeypatch.setattr(_threads, "workers", lambda: 2)
+    with decode_trace() as trace:
+        o, d = _both(make_table(syms), offs, b"".join(comp), int32_offsets=True)
+    assert "path:fsst:compiled-short" in trace.names()
+    assert (max(trace.values("path:fsst:compiled")) > 2) == pieces
+    assert [d[o[i]:o[i + 1]].tobytes() for i in range(len(strings))] == strings
