@@ -52,9 +52,9 @@ def _loader() -> _state.WarmLoader:
 
 
 def fsst_kernels(codes: int) -> ModuleType | None:
-    """The compiled kernels' module (``fsst_total``, ``fsst_sizes``, ``fsst_expand``) for an FSST
-    input of ``codes`` codes, or None: numba not installed or not loaded yet, the setting off, or
-    an input too small to be worth them."""
+    """The compiled kernels' module (``fsst_total``, ``fsst_sizes``, ``fsst_expand``,
+    ``fsst_expand_short``) for an FSST input of ``codes`` codes, or None: numba not installed or
+    not loaded yet, the setting off, or an input too small to be worth them."""
     if codes < FSST_MIN_CODES or not enabled():
         return None
     return _loader().note(codes)

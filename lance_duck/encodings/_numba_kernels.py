@@ -5,7 +5,8 @@ FSST: the output size first (:func:`fsst_total`: a sum of the codes' symbol leng
 :func:`fsst_sizes`, which also checks every escape and code), then the bytes and every string's
 end offset (:func:`fsst_expand`), each code's symbol written as one unaligned 8-byte store (the
 table's rows are zero-padded to 8 bytes; a store that would pass ``limit`` is written byte by
-byte, so pieces of one output can be written concurrently). All release the GIL.
+byte, so pieces of one output can be written concurrently; short escape-free strings take
+:func:`fsst_expand_short`, one flat loop with no branch per string). All release the GIL.
 """
 from __future__ import annotations
 
