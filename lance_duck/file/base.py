@@ -77,28 +77,47 @@ class DataFileReader(ABC):
         return self.read_fields([field], rows)[0]
 
     def read_fields(self, fields: Sequence[LanceField], rows: RowSelection = None,
-                    keep_dictionary: bool = False) -> list[pa.Array]:
+                    keep_dictionary: bool = False, live: np.ndarray | None = None) -> list[pa.Array]:
         """Several fields at once (implementations may fetch their byte ranges together).
 
         With ``keep_dictionary``, a top-level string, binary, number, date or time field stored with
         page dictionaries may come back as a ``DictionaryArray`` of its type (for filters evaluated
-        per distinct value); readers without that ability return plain arrays.
+        per distinct value); readers without that ability return plain arrays. ``live``: a boolean
+        mask over the rows of range ``rows`` (a task's rows not deleted); only the rows where it is
+        true are returned (2.1+ readers leave the others out while decoding plain fields' pages,
+        everything else is filtered here).
         """
+        if live is not None and (not isinstance(rows, range) or live.shape != (len(rows),)):
+            raise InvalidArgumentError(f"{self.ref.path}: a live-row mask needs a row range of its length")
         try:
-            arrays = self._read_fields(fields, rows, keep_dictionary)
+            if live is None or not isinstance(rows, range):
+                arrays = self._read_fields(fields, rows, keep_dictionary)
+            else:
+                arrays = self._read_live(fields, rows, keep_dictionary, live)
         except Exception as exc:       # (what damage_guard does, the message made only on failure)
             named = _named_damage(exc, self.ref.path, f"fields {[f.name for f in fields]}")
             if named is None:
                 raise
             raise named from exc
-        n = self.num_rows if rows is None else len(rows)
-        for f, a in zip(fields, arrays):
-            if len(a) != n:
-                raise CorruptFileError(f"{self.ref.path}: field {f.name!r} decoded {len(a)} rows, "
-                                       f"{n} selected")
         if len(arrays) != len(fields):
             raise CorruptFileError(f"{self.ref.path}: {len(arrays)} arrays decoded for {len(fields)} fields")
-        return arrays
+        n = self.num_rows if rows is None else len(rows)
+        kept = None if live is None else int(np.count_nonzero(live))
+        out = []
+        for f, a in zip(fields, arrays):
+            if live is not None and len(a) == n and kept != n:
+                a = keep_rows(a, live)     # (a reader that kept every row of the range)
+            elif len(a) != (n if kept is None else kept):
+                raise CorruptFileError(f"{self.ref.path}: field {f.name!r} decoded {len(a)} rows, "
+                                       f"{n if kept is None else kept} selected")
+            out.append(a)
+        return out
+
+    def _read_live(self, fields: Sequence[LanceField], rows: range, keep_dictionary: bool,
+                   live: np.ndarray) -> list[pa.Array]:
+        """:meth:`_read_fields` of the rows of ``rows`` where ``live``: an array may also hold every
+        row of ``rows`` (:meth:`read_fields` then filters it)."""
+        return self._read_fields(fields, rows, keep_dictionary)
 
     def prefetch_fields(self, fields: Sequence[LanceField]) -> None:
         """Start fetching every page of ``fields`` (a scan about to read them whole) from an object
@@ -142,6 +161,22 @@ def _named_damage(exc: Exception, path: str, what: str) -> Exception | None:
     if isinstance(exc, OSError) or not isinstance(exc, _DAMAGE_ERRORS):
         return None
     return CorruptFileError(f"{path}: data file is damaged{where}: {type(exc).__name__}: {exc}")
+
+
+#: arrays of at most this many rows of plain numbers are filtered in numpy (no Arrow mask made)
+NUMPY_FILTER_ROWS = 32_768
+
+
+def keep_rows(a: pa.Array, mask: np.ndarray) -> pa.Array:
+    """The rows of ``a`` where the boolean ``mask`` is true."""
+    if isinstance(a, pa.ChunkedArray):
+        a = a.combine_chunks()
+    t = a.type
+    if len(a) <= NUMPY_FILTER_ROWS and not a.null_count and (pa.types.is_integer(t) or pa.types.is_floating(t)):
+        vals = a.to_numpy(zero_copy_only=True)[mask]
+        return pa.Array.from_buffers(t, vals.size, [None, pa.py_buffer(vals)])
+    bits = pa.py_buffer(np.packbits(mask, bitorder="little"))
+    return a.filter(pa.BooleanArray.from_buffers(pa.bool_(), mask.size, [None, bits]))
 
 
 def checked_utf8(arr: pa.Array, what: str) -> pa.Array:

@@ -234,12 +234,14 @@ class ScanContext:
             by_read.setdefault(key, (ref, sel, []))[2].append(field)
         keep = None
         for ref, sel, fields in by_read.values():
-            # dictionaries are kept through the deletion filter (it then moves indices, not strings)
-            arrays = self.reader(ref).read_fields(fields, sel, keep_dictionary=True)
+            # dictionaries are kept through the deletion filter (it then moves indices, not strings);
+            # a range's mask goes to the reader, which leaves the rows out while decoding pages
+            live = mask if not sparse and mask is not None and count != len(rows) and isinstance(sel, range) else None
+            arrays = self.reader(ref).read_fields(fields, sel, keep_dictionary=True, live=live)
             for f, a in zip(fields, arrays):
                 if isinstance(a, pa.ChunkedArray):
                     a = a.combine_chunks()
-                if not sparse:
+                if not sparse and live is None:
                     if mask is not None and count != len(rows):
                         if len(a) <= NUMPY_FILTER_ROWS and _plain_numbers(a):
                             vals = a.to_numpy(zero_copy_only=True)[mask]
