@@ -292,8 +292,7 @@ class LeafPlan:
             self._fresh.append(-1 if state is not None else i)
             self._dead.append(None)
         self.arrow_type = dict_type if dict_type is not None else arrow_type
-        if dead is not None and not isinstance(sel, np.ndarray) and all(
-                isinstance(p, MiniBlockPage) and not p.has_rep for p, _ in self.pages):
+        if dead is not None and not isinstance(sel, np.ndarray) and _live_pages([p for p, _ in self.pages]):
             self._apply_dead(dead, 0 if sel is None else sel.start, [i for i, _ in picks],
                              total if sel is None else len(sel))
 
@@ -434,6 +433,25 @@ class LeafPlan:
             return pd
         what = f"{self.what} pages {group[0][0]}-{group[-1][0]}"
         return decode_batch([p for _, p, _ in group], [d for _, _, d in group], what)
+
+
+def _live_pages(pages: list[SparsePage | LayoutPage]) -> bool:
+    """Whether deleted rows are best left out page by page: mini-block pages without repetition
+    levels, at least one of flat values (their live runs are copied: no filter after), the others
+    kept as dictionaries (decoded one by one anyway). Pages that decode as one batch (bit-packed,
+    strings) are filtered once after it instead."""
+    flat = False
+    for p in pages:
+        if not isinstance(p, MiniBlockPage) or p.has_rep:
+            return False
+        if p.has_dict:
+            if p.ctx.dict_type is None and not p.ctx.keep_dictionary:
+                return False
+        elif p.flat_values():
+            flat = True
+        else:
+            return False
+    return flat
 
 
 def merge_pages(pages: list[PageData], arrow_type: pa.DataType, what: str) -> LeafData:

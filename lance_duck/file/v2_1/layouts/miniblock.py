@@ -292,6 +292,11 @@ class MiniBlockPage(PageBase[pb.MiniBlockLayout]):
         vals, rep2, defs2 = trim(values, rep, defs, self.layers, er, local, self.what)
         return PageData(vals, rep2, defs2, self.layers, local.size)
 
+    def flat_values(self) -> bool:
+        """The values are flat whole-byte values (:meth:`decode_live` copies their live runs)."""
+        enc = self.lay.value_compression
+        return encoding_kind(enc) == "flat" and int(enc.flat.bits_per_value) % 8 == 0
+
     def decode_live(self, data: Sequence[Buf], local: range | None, dead: np.ndarray) -> PageData:
         """The rows of ``local`` (None: the page) but the sorted local rows ``dead`` (a page
         without repetition levels): flat values copy their live runs, other encodings decode
@@ -299,7 +304,7 @@ class MiniBlockPage(PageBase[pb.MiniBlockLayout]):
         lo, hi = (0, self.rows) if local is None else (local.start, local.stop)
         n = hi - lo - int(dead.size)
         enc = self.lay.value_compression
-        if not self.has_dict and encoding_kind(enc) == "flat" and int(enc.flat.bits_per_value) % 8 == 0:
+        if not self.has_dict and self.flat_values():
             sel = self.sel
             buf, starts = self._chunk_buffer(data, sel, self.runs)
             counts = self.counts[sel]
