@@ -29,7 +29,7 @@ Examples:
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .errors import (
     BranchNotFoundError,
@@ -45,6 +45,7 @@ from .errors import (
     VersionNotFoundError,
 )
 
+from ._lazy import lazy_attributes
 from ._state import clear_caches, configure
 from ._version import __version__
 
@@ -56,26 +57,15 @@ if TYPE_CHECKING:  # the lazy entry points below, as type checkers see them
     from .scan.namespace import connect
 
 # Entry points are imported lazily so that `import lance_duck` stays cheap.
-_LAZY = {
-    "dataset": ("lance_duck.scan.dataset", "dataset"),
-    "LanceDataset": ("lance_duck.scan.dataset", "LanceDataset"),
-    "sql": ("lance_duck.integrations.duckdb", "sql"),
-    "register": ("lance_duck.integrations.duckdb", "register"),
-    "changes": ("lance_duck.changefeed", "changes"),
-    "hybrid_search": ("lance_duck.scan.hybrid", "hybrid_search"),
-    "connect": ("lance_duck.scan.namespace", "connect"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        module, attr = _LAZY[name]
-        value = getattr(importlib.import_module(module), attr)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'lance_duck' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, {
+    "dataset": ".scan.dataset",
+    "LanceDataset": ".scan.dataset",
+    "sql": ".integrations.duckdb",
+    "register": ".integrations.duckdb",
+    "changes": ".changefeed",
+    "hybrid_search": ".scan.hybrid",
+    "connect": ".scan.namespace",
+})
 
 
 def sample_path() -> str:

@@ -20,6 +20,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
+from types import ModuleType
 from typing import Any, Callable, Generic, Hashable, TypeVar, overload
 
 from .errors import InvalidArgumentError
@@ -300,6 +301,42 @@ def slot(name: str, make: Callable[[], T]) -> T:
             if got is None:
                 got = _slots[name] = make()
     return got
+
+
+class WarmLoader:
+    """An optional module (compiled kernels) a process loads once, on a background thread, after
+    ``threshold`` units of work done without it, so a short-lived process never pays its import;
+    work goes on without it meanwhile. ``importer`` returns the ready module, or None when it cannot
+    be had here (not installed, cannot build): then it is never tried again."""
+
+    def __init__(self, importer: Callable[[], ModuleType | None], threshold: int, thread_name: str) -> None:
+        self.importer = importer
+        self.threshold = threshold
+        self.thread_name = thread_name
+        self.done = 0
+        self.started = False
+        self.module: ModuleType | bool | None = None     # False: cannot be had here
+        self.lock = threading.Lock()        # the counter
+        self.loading = threading.Lock()     # the import
+
+    def note(self, units: int = 1) -> ModuleType | None:
+        """Count ``units`` of work done; the module once it is loaded."""
+        if self.module is None and not self.started:
+            with self.lock:
+                self.done += units
+                start = not self.started and self.done >= self.threshold
+                self.started |= start
+            if start:
+                threading.Thread(target=self.load, name=self.thread_name, daemon=True).start()
+        return self.module if isinstance(self.module, ModuleType) else None
+
+    def load(self) -> ModuleType | None:
+        """Load the module now (if it is not yet); the module, or None."""
+        self.started = True
+        with self.loading:
+            if self.module is None:
+                self.module = self.importer() or False
+        return self.module if isinstance(self.module, ModuleType) else None
 
 
 def settings() -> dict[str, int]:

@@ -17,7 +17,6 @@ when numba is importable).
 """
 from __future__ import annotations
 
-import threading
 from types import ModuleType
 
 from .. import _state
@@ -33,52 +32,23 @@ def enabled() -> bool:
     return _state.settings()["compiled_kernels"] > 0
 
 
-class _Loader:
-    """Counts the FSST codes decoded until :data:`WARM_CODES`, then loads the kernels once (the
-    counter's lock is never held while loading: decodes go on with numpy meanwhile)."""
-
-    def __init__(self) -> None:
-        self.codes = 0
-        self.started = False
-        self.module: ModuleType | bool | None = None   # False: numba cannot be imported
-        self.lock = threading.Lock()        # the counter
-        self.loading = threading.Lock()     # the import
-
-    def note(self, codes: int) -> ModuleType | None:
-        """Count ``codes`` decoded; the kernels' module once it is loaded."""
-        if self.module is None:
-            with self.lock:
-                self.codes += codes
-                start = not self.started and self.codes >= WARM_CODES
-                self.started |= start
-            if start:
-                threading.Thread(target=self.load, name="lance_duck-compile-load", daemon=True).start()
-        return self.module if isinstance(self.module, ModuleType) else None
-
-    def load(self) -> ModuleType | None:
-        self.started = True
-        with self.loading:
-            if self.module is None:
-                self.module = _import()
-        return self.module if isinstance(self.module, ModuleType) else None
-
-
-def _import() -> ModuleType | bool:
+def _import() -> ModuleType | None:
     """The kernels' module with every signature the decoder calls loaded (from numba's cache, or
-    compiled once), or False when numba cannot be imported or a kernel fails to compile here."""
+    compiled once), or None when numba cannot be imported or a kernel fails to compile here."""
     try:
         from . import _numba_kernels
     except ImportError:      # numba not installed: the numpy kernels serve
-        return False
+        return None
     try:
         _numba_kernels.warm_up()
     except Exception:        # a numba / LLVM that cannot build them: the numpy kernels serve
-        return False
+        return None
     return _numba_kernels
 
 
-def _loader() -> _Loader:
-    return _state.slot("compiled_kernels", _Loader)
+def _loader() -> _state.WarmLoader:
+    return _state.slot("compiled_kernels",
+                       lambda: _state.WarmLoader(_import, WARM_CODES, "lance_duck-compile-load"))
 
 
 def fsst_kernels(codes: int) -> ModuleType | None:

@@ -6,25 +6,16 @@ opens no data file).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_attributes
 from .base import DataFileReader, DataFileRef, RowSelection
 
 if TYPE_CHECKING:
     from .dispatch import open_data_file
     from .legacy.dictionary import load_dictionary_values
 
-_LAZY = {"open_data_file": ".dispatch", "load_dictionary_values": ".legacy.dictionary"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, {"open_data_file": ".dispatch", "load_dictionary_values": ".legacy.dictionary"})
 
 
 __all__ = ["DataFileReader", "DataFileRef", "RowSelection", "load_dictionary_values", "open_data_file"]

@@ -1,8 +1,9 @@
 """Scans of a pinned table version: LanceDataset / LanceFragment / LanceScanner."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_attributes
 from .dataset import LanceDataset, dataset
 from .fragment import LanceFragment
 
@@ -10,12 +11,8 @@ if TYPE_CHECKING:
     from .scanner import LanceScanner
 
 
-def __getattr__(name: str) -> Any:
-    # the scanner (and the scan machinery under it) loads on first use: opening a dataset needs none of it
-    if name == "LanceScanner":
-        from .scanner import LanceScanner
-        return LanceScanner
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# the scanner (and the scan machinery under it) loads on first use: opening a dataset needs none of it
+__getattr__ = lazy_attributes(__name__, {"LanceScanner": ".scanner"})
 
 
 __all__ = ["dataset", "LanceDataset", "LanceFragment", "LanceScanner"]

@@ -264,6 +264,14 @@ class ScanContext:
         rows = task.rows
         if self.filter is not None and task.selection is not None and _one_pass(task):
             return self._run_selected(task)
+        read: dict[str, pa.Array] | None = None     # the filter's columns over the whole task
+        if self.filter is not None and task.selection is None and not task.skip:
+            deleted = deleted_in(frag, rows)
+            if deleted is not None:
+                done = self._run_filtered_with_deletions(task, deleted)
+                if not isinstance(done, dict):
+                    return done
+                read = done
         mask = live_mask(frag, rows)
         if task.selection is not None:
             chosen = np.zeros(len(rows), dtype=bool)
@@ -278,26 +286,11 @@ class ScanContext:
             return None
         cols: dict[str, pa.Array] = {}
         if self.filter is not None and mask is not None and task.selection is None and not task.skip:
-            # deleted rows only: the filter's columns are read and evaluated whole when nothing can
-            # fail on a deleted row's value, and the mask of deletions ANDed (no deletion filter)
-            fcols = self.read_columns(frag, self.filter_columns, rows, None, keep_dictionary=True)
-            whole = self.safe_mask(fcols, len(rows))
-            if whole is not None:
-                whole &= mask
-                if not self.projection.outputs:
-                    passing = int(np.count_nonzero(whole))
-                    return _empty_batch(passing) if passing else None
-                if not whole.any():
-                    return None
-                self._late_decision(np.flatnonzero(whole), len(rows))
-                mask, n = whole, int(np.count_nonzero(whole))
-                kept = mask_array(whole)
-                cols.update((k, self._plain(k, v.filter(kept))) for k, v in fcols.items()
-                            if k in self.projection.sources)
-                cols.update(self.read_columns(frag, self.late_columns, rows, mask))
-                return self.assemble(cols, n)
+            # (the filter's columns could not be evaluated whole: only the live rows are)
+            if read is None:
+                read = self.read_columns(frag, self.filter_columns, rows, None, keep_dictionary=True)
             live = mask_array(mask)
-            fcols = {k: v.filter(live) for k, v in fcols.items()}
+            fcols = {k: v.filter(live) for k, v in read.items()}
             keep = self.filter_mask(fcols, n)
         elif self.filter is not None:
             fcols = self.read_columns(frag, self.filter_columns, rows, mask, keep_dictionary=True)
@@ -319,6 +312,33 @@ class ScanContext:
                 fcols = {k: v.filter(kept) for k, v in fcols.items() if k in self.projection.sources}
             cols.update((k, self._plain(k, v)) for k, v in fcols.items() if k in self.projection.sources)
         cols.update(self.read_columns(frag, self.late_columns, rows, mask))
+        return self.assemble(cols, n)
+
+    def _run_filtered_with_deletions(self, task: ScanTask, deleted: np.ndarray
+                                     ) -> pa.RecordBatch | dict[str, pa.Array] | None:
+        """A filtered task whose only other selection is deleted rows (``deleted``: their offsets in
+        the task): the filter's columns are read and evaluated whole when nothing can fail on a
+        deleted row's value, and the deleted rows cleared from that mask (no deletion filter, no
+        mask of live rows; a count subtracts the deleted rows that pass). The batch (or None), or the
+        filter's columns as read when the filter must see live rows only."""
+        frag, rows = task.fragment, task.rows
+        if deleted.size == len(rows):
+            return None
+        fcols = self.read_columns(frag, self.filter_columns, rows, None, keep_dictionary=True)
+        whole = self.safe_mask(fcols, len(rows))
+        if whole is None:
+            return fcols
+        if not self.projection.outputs:          # a count: how many live rows pass
+            passing = int(np.count_nonzero(whole)) - int(np.count_nonzero(whole[deleted]))
+            return _empty_batch(passing) if passing else None
+        whole[deleted] = False
+        if not whole.any():
+            return None
+        self._late_decision(np.flatnonzero(whole), len(rows))
+        n = int(np.count_nonzero(whole))
+        kept = mask_array(whole)
+        cols = {k: self._plain(k, v.filter(kept)) for k, v in fcols.items() if k in self.projection.sources}
+        cols.update(self.read_columns(frag, self.late_columns, rows, whole))
         return self.assemble(cols, n)
 
     def _run_selected(self, task: ScanTask) -> pa.RecordBatch | None:
@@ -571,7 +591,8 @@ def gather_mask(per_value: np.ndarray, idx: np.ndarray, checked: bool = False) -
     passing = np.flatnonzero(per_value)
     if idx.size and len(passing) in (1, per_value.size - 1) and \
             (checked or (idx.min() >= 0 and idx.max() < per_value.size)):
-        one: np.ndarray = idx == passing[0] if len(passing) == 1 else idx != np.flatnonzero(~per_value)[0]
+        # (a Python int: compared as idx's own dtype; a numpy int64 would widen int32 indices first)
+        one: np.ndarray = idx == int(passing[0]) if len(passing) == 1 else idx != int(np.flatnonzero(~per_value)[0])
         return one
     return np.take(per_value, idx)
 
@@ -624,16 +645,25 @@ def _file_for(fragment: FragmentInfo, field: LanceField) -> DataFileRef | None:
     return None
 
 
-def live_mask(fragment: FragmentInfo, rows: range) -> np.ndarray | None:
-    """Which rows of ``rows`` are not deleted (None when all are)."""
+def deleted_in(fragment: FragmentInfo, rows: range) -> np.ndarray | None:
+    """The offsets (from ``rows.start``) of the deleted rows in ``rows``, sorted; None when none is."""
     if not fragment.num_deletions():
         return None
     d = fragment.deleted_offsets()
     lo, hi = np.searchsorted(d, [rows.start, rows.stop])
     if lo == hi:
         return None
+    rel: np.ndarray = d[lo:hi] - rows.start
+    return rel
+
+
+def live_mask(fragment: FragmentInfo, rows: range) -> np.ndarray | None:
+    """Which rows of ``rows`` are not deleted (None when all are)."""
+    deleted = deleted_in(fragment, rows)
+    if deleted is None:
+        return None
     keep = np.ones(len(rows), dtype=bool)
-    keep[d[lo:hi] - rows.start] = False
+    keep[deleted] = False
     return keep
 
 

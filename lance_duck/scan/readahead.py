@@ -94,6 +94,7 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, size_of: Callable[[
     pool = shared_pool()
     pending: deque[tuple[Future[R], int]] = deque()
     per_weight = 0.0               # bytes per unit of weight, learnt from results (max seen)
+    learnt = False                 # a result has come back (results of no bytes teach 0.0)
     nxt: list[T] = []                 # one item looked ahead
     exhausted = False
 
@@ -102,7 +103,7 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, size_of: Callable[[
         plus ``holding`` (a result the consumer has) stay within the budget (always one)."""
         nonlocal exhausted
         while not exhausted and len(pending) < limit:
-            if pending and per_weight == 0.0:
+            if pending and not learnt:
                 break              # nothing learnt yet: plan no further than the first item
             if not nxt:
                 try:
@@ -126,6 +127,7 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, size_of: Callable[[
             r = fut.result()
             nbytes = size_of(r)
             per_weight = max(per_weight, nbytes / max(w, 1))
+            learnt = True
             if not pending and stats.results:   # the next item decodes while the consumer works on
                 fill(1, nbytes)                    # this one -- from the second result on (see above)
             inflight_est = sum(pw for _, pw in pending) * per_weight

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import lance_duck
+from lance_duck import _state
 from lance_duck.encodings import _compiled, _threads, fsst
 from lance_duck.errors import CorruptFileError
 from lance_duck.trace import decode_trace
@@ -166,6 +167,6 @@ def test_kernels_that_fail_to_build_leave_the_numpy_kernels_in_charge(monkeypatc
     def broken() -> None:
         raise RuntimeError("LLVM cannot build this here")
     monkeypatch.setattr(_numba_kernels, "warm_up", broken)
-    loader = _compiled._Loader()
+    loader = _state.WarmLoader(_compiled._import, _compiled.WARM_CODES, "test-compile-load")
     assert loader.load() is None and loader.module is False
     assert loader.note(1 << 30) is None       # and it is not tried again

@@ -6,6 +6,7 @@ import decimal
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 import lance  # a test dependency: missing, it must fail, not skip
@@ -70,4 +71,15 @@ def assert_tables_equal(got: pa.Table, want: pa.Table) -> None:
     got, want = got.combine_chunks(), want.combine_chunks()
     assert got.num_rows == want.num_rows
     for name in want.column_names:
-        assert got.column(name).equals(want.column(name)), name
+        assert _same_values(got.column(name), want.column(name)), name
+
+
+def _same_values(a: pa.ChunkedArray, b: pa.ChunkedArray) -> bool:
+    """Arrow equality, where a NaN equals a NaN in the same place (floating columns)."""
+    if a.equals(b):
+        return True
+    if not (pa.types.is_floating(a.type) and a.type == b.type):
+        return False
+    nan_a, nan_b = pc.is_nan(a), pc.is_nan(b)
+    zero = pa.scalar(0, a.type)
+    return bool(nan_a.equals(nan_b) and pc.if_else(nan_a, zero, a).equals(pc.if_else(nan_b, zero, b)))

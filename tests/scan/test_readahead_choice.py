@@ -206,3 +206,13 @@ def test_nothing_runs_ahead_of_a_held_result_beyond_the_budget():
     assert next(stream) == 0
     assert stats.peak_bytes == 100                 # 100 held + 100 estimated > 150: item 1 not submitted
     assert list(stream) == [1, 2, 3] and stats.peak_bytes == 100 and pulled == [0, 1, 2, 3]
+
+
+def test_results_of_no_bytes_still_open_the_readahead():
+    """A count's results are batches without columns (0 bytes): once the first came back, the
+    next items run side by side as for any other scan, not one at a time."""
+    from lance_duck.scan.readahead import ReadaheadStats, ordered_map
+    stats = ReadaheadStats()
+    out = list(ordered_map(lambda i: i, iter(range(6)), size_of=lambda _: 0, max_inflight=2, stats=stats))
+    assert out == list(range(6)) and stats.max_inflight == 2
+

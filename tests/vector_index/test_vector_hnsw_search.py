@@ -166,7 +166,7 @@ def test_compiled_walk_loads_in_the_background_after_numpy_walks(monkeypatch):
     monkeypatch.setitem(_state._settings, "compiled_kernels", 0)
     assert hnsw.compiled_walk() is None
     monkeypatch.setitem(_state._settings, "compiled_kernels", 1)
-    loader = hnsw._KernelLoader()
+    loader = _state.WarmLoader(hnsw._import_walk, hnsw.WARM_WALKS, "test-hnsw-load")
     monkeypatch.setitem(_state._slots, "hnsw_kernels", loader)
     for _ in range(hnsw.WARM_WALKS - 1):
         assert hnsw.compiled_walk() is None

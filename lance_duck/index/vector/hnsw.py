@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import heapq
 import json
-import threading
 from types import ModuleType
 from typing import Callable
 
@@ -41,41 +40,18 @@ Score = Callable[[np.ndarray], np.ndarray]
 WARM_WALKS = 64
 
 
-class _KernelLoader:
-    """Counts the numpy walks until :data:`WARM_WALKS`, then loads the compiled walk once (searches
-    go on with numpy meanwhile)."""
-
-    def __init__(self) -> None:
-        self.walks = 0
-        self.started = False
-        self.module: ModuleType | bool | None = None     # False: numba cannot be imported or build it
-        self.lock = threading.Lock()
-
-    def note(self) -> ModuleType | None:
-        if self.module is None and not self.started:
-            self.walks += 1                  # (a lost count under a race only delays the load)
-            if self.walks >= WARM_WALKS:
-                with self.lock:
-                    start, self.started = not self.started, True
-                if start:
-                    threading.Thread(target=self.load, name="lance_duck-hnsw-load", daemon=True).start()
-        return self.module if isinstance(self.module, ModuleType) else None
-
-    def load(self) -> ModuleType | None:
-        self.started = True
-        with self.lock:
-            if self.module is None:
-                try:
-                    from . import _hnsw_numba
-                    _hnsw_numba.warm_up()
-                    self.module = _hnsw_numba
-                except Exception:       # numba not installed, or it cannot build the kernel here
-                    self.module = False
-        return self.module if isinstance(self.module, ModuleType) else None
+def _import_walk() -> ModuleType | None:
+    """The compiled walk's module, built, or None (numba not installed, or it cannot build it here)."""
+    try:
+        from . import _hnsw_numba
+        _hnsw_numba.warm_up()
+    except Exception:
+        return None
+    return _hnsw_numba
 
 
-def _loader() -> _KernelLoader:
-    return _state.slot("hnsw_kernels", _KernelLoader)
+def _loader() -> _state.WarmLoader:
+    return _state.slot("hnsw_kernels", lambda: _state.WarmLoader(_import_walk, WARM_WALKS, "lance_duck-hnsw-load"))
 
 
 def compiled_walk(load: bool = False) -> ModuleType | None:

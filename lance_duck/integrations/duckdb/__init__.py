@@ -13,8 +13,9 @@ one module per table function: ``catalog.py`` (``lance_versions`` / ``lance_tags
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..._lazy import lazy_attributes
 from .entry import sql
 from .relation import LanceRelation
 
@@ -25,17 +26,8 @@ if TYPE_CHECKING:
 # imported on first use: sqlglot and the scan layer stay out of a process that only counts rows
 # (the function ``rewrite`` is ``lance_duck.integrations.duckdb.rewrite.rewrite``: a lazy name would be
 # shadowed by its module once imported)
-_LAZY = {"register": ".api", "LANCE_NAME_RULE": ".rewrite", "LanceRef": ".rewrite", "Rewritten": ".rewrite"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, {
+    "register": ".api", "LANCE_NAME_RULE": ".rewrite", "LanceRef": ".rewrite", "Rewritten": ".rewrite"})
 
 
 __all__ = ["LanceRef", "LanceRelation", "Rewritten", "register", "sql", "LANCE_NAME_RULE"]
