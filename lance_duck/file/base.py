@@ -77,23 +77,23 @@ class DataFileReader(ABC):
         return self.read_fields([field], rows)[0]
 
     def read_fields(self, fields: Sequence[LanceField], rows: RowSelection = None,
-                    keep_dictionary: bool = False, live: np.ndarray | None = None) -> list[pa.Array]:
+                    keep_dictionary: bool = False, dead: np.ndarray | None = None) -> list[pa.Array]:
         """Several fields at once (implementations may fetch their byte ranges together).
 
         With ``keep_dictionary``, a top-level string, binary, number, date or time field stored with
         page dictionaries may come back as a ``DictionaryArray`` of its type (for filters evaluated
-        per distinct value); readers without that ability return plain arrays. ``live``: a boolean
-        mask over the rows of range ``rows`` (a task's rows not deleted); only the rows where it is
-        true are returned (2.1+ readers leave the others out while decoding plain fields' pages,
-        everything else is filtered here).
+        per distinct value); readers without that ability return plain arrays. ``dead``: sorted
+        positions in the range ``rows`` of rows to leave out (a task's deleted rows); 2.1+ readers
+        skip them while decoding plain fields' flat pages, other arrays are filtered here.
         """
-        if live is not None and (not isinstance(rows, range) or live.shape != (len(rows),)):
-            raise InvalidArgumentError(f"{self.ref.path}: a live-row mask needs a row range of its length")
+        if dead is not None and (not isinstance(rows, range) or (dead.size and (
+                int(dead[0]) < 0 or int(dead[-1]) >= len(rows)))):
+            raise InvalidArgumentError(f"{self.ref.path}: rows to leave out need a row range holding them")
         try:
-            if live is None or not isinstance(rows, range):
+            if dead is None or not isinstance(rows, range) or not dead.size:
                 arrays = self._read_fields(fields, rows, keep_dictionary)
             else:
-                arrays = self._read_live(fields, rows, keep_dictionary, live)
+                arrays = self._read_live(fields, rows, keep_dictionary, dead)
         except Exception as exc:       # (what damage_guard does, the message made only on failure)
             named = _named_damage(exc, self.ref.path, f"fields {[f.name for f in fields]}")
             if named is None:
@@ -102,21 +102,24 @@ class DataFileReader(ABC):
         if len(arrays) != len(fields):
             raise CorruptFileError(f"{self.ref.path}: {len(arrays)} arrays decoded for {len(fields)} fields")
         n = self.num_rows if rows is None else len(rows)
-        kept = None if live is None else int(np.count_nonzero(live))
+        kept = n if dead is None else n - int(dead.size)
+        live = None
         out = []
         for f, a in zip(fields, arrays):
-            if live is not None and len(a) == n and kept != n:
-                a = keep_rows(a, live)     # (a reader that kept every row of the range)
-            elif len(a) != (n if kept is None else kept):
-                raise CorruptFileError(f"{self.ref.path}: field {f.name!r} decoded {len(a)} rows, "
-                                       f"{n if kept is None else kept} selected")
+            if len(a) == n and kept != n:       # (a reader that kept every row of the range)
+                if live is None:
+                    live = np.ones(n, np.bool_)
+                    live[dead] = False
+                a = keep_rows(a, live)
+            elif len(a) != kept:
+                raise CorruptFileError(f"{self.ref.path}: field {f.name!r} decoded {len(a)} rows, {kept} selected")
             out.append(a)
         return out
 
     def _read_live(self, fields: Sequence[LanceField], rows: range, keep_dictionary: bool,
-                   live: np.ndarray) -> list[pa.Array]:
-        """:meth:`_read_fields` of the rows of ``rows`` where ``live``: an array may also hold every
-        row of ``rows`` (:meth:`read_fields` then filters it)."""
+                   dead: np.ndarray) -> list[pa.Array]:
+        """:meth:`_read_fields` of the rows of ``rows`` but the positions ``dead``: an array may also
+        hold every row of ``rows`` (:meth:`read_fields` then filters it)."""
         return self._read_fields(fields, rows, keep_dictionary)
 
     def prefetch_fields(self, fields: Sequence[LanceField]) -> None:

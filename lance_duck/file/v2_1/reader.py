@@ -26,7 +26,7 @@ from .layouts.miniblock import LEAN_RANGE_ROWS
 
 
 V2_1_VERSIONS = ((2, 1), (2, 2), (2, 3))
-#: a live-row mask with more than one masked row per this many rows is applied after decoding
+#: deleted rows denser than one per this many rows are filtered after decoding
 DEAD_ROWS = 16
 
 
@@ -73,10 +73,9 @@ class V2FileReader(DataFileReader):
         return self._read_general(fields, sel, keep_dictionary)
 
     def _read_live(self, fields: Sequence[LanceField], rows: range, keep_dictionary: bool,
-                   live: np.ndarray) -> list[pa.Array]:
+                   dead: np.ndarray) -> list[pa.Array]:
         """Plain fields' mini-block pages decode only the live rows (their chunks' live runs are
         what the page's gather copies); other fields come back whole (filtered by the caller)."""
-        dead = np.flatnonzero(~live)
         if len(rows) <= LEAN_RANGE_ROWS or dead.size * DEAD_ROWS > len(rows):
             return self._read_fields(fields, rows, keep_dictionary)   # (filtered by the caller)
         try:
@@ -128,7 +127,7 @@ class V2FileReader(DataFileReader):
             arr, _ = build(f, iter(decoded), self.minor, self.file.path)
             n = self.num_rows if sel is None else len(sel)
             if len(fp) == 1 and fp[0].live_rows is not None:
-                n = fp[0].live_rows        # the pages left the rows out that ``live`` masks
+                n = fp[0].live_rows        # the pages left the ``dead`` rows out
             out.append(self._checked(f, arr, n))
         return out
 
