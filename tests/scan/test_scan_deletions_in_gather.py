@@ -21,7 +21,7 @@ from .conftest import assert_tables_equal
 import lance  # a test dependency: missing, it must fail, not skip
 
 N = 30_000
-COLUMNS = ["id", "i", "f", "n", "b", "s", "m", "st"]
+COLUMNS = ["id", "i", "x", "f", "n", "b", "s", "m", "st"]
 
 
 def _data() -> pa.Table:
@@ -31,6 +31,7 @@ def _data() -> pa.Table:
     return pa.table({
         "id": np.arange(N, dtype=np.int64),
         "i": r.integers(-10**15, 10**15, N),                                  # plain 64-bit
+        "x": pa.array(r.integers(-10**15, 10**15, N), mask=r.random(N) < 0.05),  # plain 64-bit, nulls
         "f": pa.array(r.random(N) * 1e6, mask=r.random(N) < 0.03),            # nullable doubles
         "n": pa.array(r.integers(0, 200, N).astype(np.int32), mask=r.random(N) < 0.1),  # bit-packed, nulls
         "b": r.random(N) < 0.5,
@@ -103,3 +104,41 @@ def test_deleted_rows_never_come_back(table):
     assert ids.size == N - int(np.count_nonzero(
         (np.arange(N) % 97 == 5) | ((np.arange(N) >= 12000) & (np.arange(N) < 12700)) | (np.arange(N) == 0)
         | (np.arange(N) >= 24001)))
+
+
+# -- the reader's ``dead`` argument, against pylance's values with those rows taken out ---------
+@pytest.mark.parametrize("pattern", ["sparse", "dense", "page run", "edges", "none"])
+def test_reader_leaves_out_the_dead_rows_it_is_given(table, pattern):
+    from lance_duck.file import open_data_file
+    from lance_duck.table.snapshot import open_snapshot
+
+    p, _ = table
+    snap = open_snapshot(p)
+    frag = snap.fragments[1]                         # rows 12000-23999 of the data (700 deleted)
+    reader = open_data_file(snap.io, frag.files[0])
+    rows = range(500, 11_800)
+    dead = {"sparse": np.arange(3, len(rows), 211), "dense": np.arange(0, len(rows), 5),
+            "page run": np.arange(2000, 9000), "edges": np.array([0, 1, len(rows) - 1]),
+            "none": np.zeros(0, np.int64)}[pattern].astype(np.int64)
+    fields = [snap.schema.field(c) for c in ("id", "i", "x", "f", "n", "s", "m", "st")]
+    got = reader.read_fields(fields, rows, dead=dead)
+    written = _data().slice(12_000 + rows.start, len(rows))   # what pylance wrote there
+    keep = np.ones(len(rows), bool)
+    keep[dead] = False
+    for f, g in zip(fields, got):
+        want = written[f.name].combine_chunks().filter(pa.array(keep))
+        assert g.type == want.type and g.equals(want), f.name
+
+
+def test_reader_refuses_dead_rows_outside_its_range(table):
+    from lance_duck.errors import InvalidArgumentError
+    from lance_duck.file import open_data_file
+    from lance_duck.table.snapshot import open_snapshot
+
+    p, _ = table
+    snap = open_snapshot(p)
+    reader = open_data_file(snap.io, snap.fragments[0].files[0])
+    with pytest.raises(InvalidArgumentError, match="rows to leave out"):
+        reader.read_fields([snap.schema.field("i")], range(0, 100), dead=np.array([100]))
+    with pytest.raises(InvalidArgumentError, match="rows to leave out"):
+        reader.read_fields([snap.schema.field("i")], np.arange(5), dead=np.array([1]))
