@@ -103,14 +103,16 @@ class DataFileReader(ABC):
             raise CorruptFileError(f"{self.ref.path}: {len(arrays)} arrays decoded for {len(fields)} fields")
         n = self.num_rows if rows is None else len(rows)
         kept = n if dead is None else n - int(dead.size)
-        live = None
+        live: np.ndarray | None = None
+        packed: pa.BooleanArray | None = None
         out = []
         for f, a in zip(fields, arrays):
             if len(a) == n and kept != n:       # (a reader that kept every row of the range)
                 if live is None:
                     live = np.ones(n, np.bool_)
                     live[dead] = False
-                a = keep_rows(a, live)
+                    packed = arrow_mask(live)    # (one Arrow mask for every array filtered)
+                a = keep_rows(a, live, packed)
             elif len(a) != kept:
                 raise CorruptFileError(f"{self.ref.path}: field {f.name!r} decoded {len(a)} rows, {kept} selected")
             out.append(a)
@@ -170,16 +172,21 @@ def _named_damage(exc: Exception, path: str, what: str) -> Exception | None:
 NUMPY_FILTER_ROWS = 32_768
 
 
-def keep_rows(a: pa.Array, mask: np.ndarray) -> pa.Array:
-    """The rows of ``a`` where the boolean ``mask`` is true."""
+def arrow_mask(mask: np.ndarray) -> pa.BooleanArray:
+    """A numpy boolean mask as an Arrow one (its bits packed by numpy, not converted per value)."""
+    bits = pa.py_buffer(np.packbits(mask, bitorder="little"))
+    return pa.BooleanArray.from_buffers(pa.bool_(), mask.size, [None, bits])
+
+
+def keep_rows(a: pa.Array, mask: np.ndarray, packed: pa.BooleanArray | None = None) -> pa.Array:
+    """The rows of ``a`` where the boolean ``mask`` is true (``packed``: the same mask as Arrow's)."""
     if isinstance(a, pa.ChunkedArray):
         a = a.combine_chunks()
     t = a.type
     if len(a) <= NUMPY_FILTER_ROWS and not a.null_count and (pa.types.is_integer(t) or pa.types.is_floating(t)):
         vals = a.to_numpy(zero_copy_only=True)[mask]
         return pa.Array.from_buffers(t, vals.size, [None, pa.py_buffer(vals)])
-    bits = pa.py_buffer(np.packbits(mask, bitorder="little"))
-    return a.filter(pa.BooleanArray.from_buffers(pa.bool_(), mask.size, [None, bits]))
+    return a.filter(packed if packed is not None else arrow_mask(mask))
 
 
 def checked_utf8(arr: pa.Array, what: str) -> pa.Array:
