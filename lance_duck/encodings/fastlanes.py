@@ -146,10 +146,10 @@ def _unpack_at(buf: np.ndarray, byte_offsets: np.ndarray, w: int, t: int, out: n
     run_bytes = BLOCK // t * out.dtype.itemsize
     if byte_offsets.min() < 0 or byte_offsets.max() + w * run_bytes > buf.size:
         raise CorruptFileError("FastLanes: a packed block extends past the end of its buffer")
-    if t >= 32 and out.flags.c_contiguous and buf.flags.c_contiguous:
+    if t >= 16 and out.flags.c_contiguous and buf.flags.c_contiguous:
         kernels = _compiled.fastlanes_kernels(k * BLOCK)
         if kernels is not None:   # one compiled pass, the GIL released (``encodings._compiled``)
-            unpack = kernels.fastlanes_u64 if t == 64 else kernels.fastlanes_u32
+            unpack = {64: kernels.fastlanes_u64, 32: kernels.fastlanes_u32, 16: kernels.fastlanes_u16}[t]
             unpack(kernels.readonly(buf), kernels.readonly(byte_offsets.astype(np.int64, copy=False)), w, out)
             trace.record("path:fastlanes:compiled", k)
             return

@@ -1,5 +1,5 @@
 """The compiled FastLanes kernels (numba, the ``fast`` extra) against the independent reference
-packer and the numpy kernels at every width of 32- and 64-bit blocks, and on pylance-written
+packer and the numpy kernels at every width of 16-, 32- and 64-bit blocks, and on pylance-written
 tables (nulls, deletions, 2.1 / 2.2 / 2.3 files) against pylance. Skipped where numba is not
 installed."""
 from __future__ import annotations
@@ -20,7 +20,7 @@ from tests.encodings.test_encodings_fastlanes import (  # noqa: F401  (the fixtu
 
 @pytest.fixture(autouse=True)
 def _kernels(monkeypatch):
-    """Every FastLanes unpack of 32- or 64-bit blocks here, small ones too, by the compiled kernels."""
+    """Every FastLanes unpack of 16-, 32- or 64-bit blocks here, small ones too, by the compiled kernels."""
     use_kernels(monkeypatch, "compiled")
     monkeypatch.setattr(_compiled, "FASTLANES_MIN_VALUES", 0)
 
@@ -41,7 +41,7 @@ def _unpack_both(buf, offs, w, t):
     return got, want
 
 
-@pytest.mark.parametrize("t", [32, 64])
+@pytest.mark.parametrize("t", [16, 32, 64])
 def test_every_width_matches_reference_packer_and_numpy(t):
     """Blocks at odd byte offsets (unaligned words), unevenly spaced, every width 0..T."""
     rng = np.random.default_rng(t)
