@@ -135,3 +135,19 @@ def test_sql_group_by_and_string_equality_like_pylance(wide_tables, version):
     assert got == list(zip(*[exp.column(c).to_pylist() for c in ("cat", "cat_count", "i32_sum", "big_min", "f_min", "f_max")]))
     n = lance_duck.sql(f"select count(*) from '{p}' where cat = 'cat_7'").fetchall()[0][0]
     assert n == pc.sum(pc.equal(want["cat"], "cat_7")).as_py()
+
+
+def test_no_new_signature_is_compiled_in_a_decode():
+    """Strided offsets reach the kernels as the contiguous arrays warm_up() loaded them for."""
+    from lance_duck.encodings import _numba_kernels as nk
+    before = {f: len(f.signatures) for f in (nk.fastlanes_u16, nk.fastlanes_u32, nk.fastlanes_u64)}
+    rng = np.random.default_rng(9)
+    for t in (16, 32, 64):
+        vals = [rand_values(rng, 1024, 7, t) for _ in range(4)]
+        blocks = np.frombuffer(b"".join(ref_pack_block(v, 7, t).tobytes() for v in vals), np.uint8)
+        offs = np.arange(4, dtype=np.int64) * (1024 * 7 // 8)
+        with decode_trace() as trace:
+            got = fl.unpack_blocks_at(blocks, offs[::2], np.uint8(7), t)
+        assert trace.values("path:fastlanes:compiled")
+        np.testing.assert_array_equal(got, np.stack(vals[::2]).astype(f"u{t // 8}"))
+    assert {f: len(f.signatures) for f in before} == before
