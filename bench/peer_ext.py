@@ -128,11 +128,19 @@ def main() -> None:
     ap.add_argument("--ext-python", default=DEFAULT_EXT_PYTHON)
     ap.add_argument("--only", nargs="*", help="query names (substrings) to run")
     ap.add_argument("--timed", nargs="*", choices=TARGETS, help="targets timed in the rounds (default: all)")
+    ap.add_argument("--compiled-kernels", type=int, default=None,
+                    help="lance_duck.configure(compiled_kernels=...): 1 numba kernels loaded up front, 0 numpy only "
+                         "(default: loaded in the background after WARM_CODES values)")
     a = ap.parse_args()
     warnings.simplefilter("ignore")
     import lance
 
     import lance_duck
+    if a.compiled_kernels is not None:
+        from lance_duck.encodings import _compiled
+        lance_duck.configure(compiled_kernels=a.compiled_kernels)
+        if a.compiled_kernels:
+            assert _compiled.load(), "numba is not installed"
     os.makedirs(a.dir, exist_ok=True)
     lp, pp = duckdb_queries.prepare(a.dir, a.rows, "2.2")
     ip = indexed_queries.prepare(a.dir, a.rows)
@@ -148,6 +156,7 @@ def main() -> None:
 
     tables = [("anchor", lp, duckdb_queries.QUERIES, cons(lp)), ("indexed", ip, indexed_queries.QUERIES, cons(ip))]
     load0 = os.getloadavg()
+    print(f"compiled kernels: {a.compiled_kernels if a.compiled_kernels is not None else 'default'}")
     print(f"{a.rows} rows per table; median of {a.runs} interleaved rounds after a warm-up; "
           f"load {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}\n")
     print("| query | ext ms | sql ms | ds ms | pylance ms | parquet ms | sql/ext | ds/ext | pylance/ext | sql/pq "

@@ -77,7 +77,7 @@ CACHES: dict[str, tuple[str, int, str]] = {
 
 #: other settings: name -> (default, least value, what it does)
 SWITCHES: dict[str, tuple[int, int, str]] = {
-    "compiled_kernels": (1, 0, "1: decode FSST and walk HNSW graphs with compiled kernels when numba is installed "
+    "compiled_kernels": (1, 0, "1: decode FSST, unpack FastLanes and walk HNSW graphs with compiled kernels when numba is installed "
                                "(the fast extra); 0: numpy only"),
 }
 

@@ -27,8 +27,9 @@ from typing import Callable
 import numpy as np
 import numpy.typing as npt
 
-from .. import _state
+from .. import _state, trace
 from ..errors import CorruptFileError
+from . import _compiled
 from ._buf import BufferLike, as_u8, check_count, empty, uint_dtype, words as _words
 
 __all__ = ["ORDER", "BLOCK", "unpack", "unpack_blocks", "unpack_blocks_at", "unpack_mixed", "extract", "extract_blocks", "extract_run",
@@ -145,6 +146,15 @@ def _unpack_at(buf: np.ndarray, byte_offsets: np.ndarray, w: int, t: int, out: n
     run_bytes = BLOCK // t * out.dtype.itemsize
     if byte_offsets.min() < 0 or byte_offsets.max() + w * run_bytes > buf.size:
         raise CorruptFileError("FastLanes: a packed block extends past the end of its buffer")
+    if t >= 16 and out.flags.c_contiguous and buf.flags.c_contiguous:
+        kernels = _compiled.fastlanes_kernels(k * BLOCK)
+        if kernels is not None:   # one compiled pass, the GIL released (``encodings._compiled``)
+            unpack = {64: kernels.fastlanes_u64, 32: kernels.fastlanes_u32, 16: kernels.fastlanes_u16}[t]
+            # (the argument types warm_up() loaded: no compile in a decode)
+            starts = np.ascontiguousarray(byte_offsets, dtype=np.int64)
+            unpack(kernels.readonly(buf), kernels.readonly(starts), int(w), out)
+            trace.record("path:fastlanes:compiled", k)
+            return
     _unpack_runs(_RunIndex(buf, byte_offsets, w, run_bytes), w, t, out)
 
 

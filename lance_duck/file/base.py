@@ -77,28 +77,52 @@ class DataFileReader(ABC):
         return self.read_fields([field], rows)[0]
 
     def read_fields(self, fields: Sequence[LanceField], rows: RowSelection = None,
-                    keep_dictionary: bool = False) -> list[pa.Array]:
+                    keep_dictionary: bool = False, dead: np.ndarray | None = None) -> list[pa.Array]:
         """Several fields at once (implementations may fetch their byte ranges together).
 
         With ``keep_dictionary``, a top-level string, binary, number, date or time field stored with
         page dictionaries may come back as a ``DictionaryArray`` of its type (for filters evaluated
-        per distinct value); readers without that ability return plain arrays.
+        per distinct value); readers without that ability return plain arrays. ``dead``: sorted
+        positions in the range ``rows`` of rows to leave out (a task's deleted rows); 2.1+ readers
+        skip them while decoding plain fields' flat pages, other arrays are filtered here.
         """
+        if dead is not None and (not isinstance(rows, range) or (dead.size and (
+                int(dead[0]) < 0 or int(dead[-1]) >= len(rows)))):
+            raise InvalidArgumentError(f"{self.ref.path}: rows to leave out need a row range holding them")
         try:
-            arrays = self._read_fields(fields, rows, keep_dictionary)
+            if dead is None or not isinstance(rows, range) or not dead.size:
+                arrays = self._read_fields(fields, rows, keep_dictionary)
+            else:
+                arrays = self._read_live(fields, rows, keep_dictionary, dead)
         except Exception as exc:       # (what damage_guard does, the message made only on failure)
             named = _named_damage(exc, self.ref.path, f"fields {[f.name for f in fields]}")
             if named is None:
                 raise
             raise named from exc
-        n = self.num_rows if rows is None else len(rows)
-        for f, a in zip(fields, arrays):
-            if len(a) != n:
-                raise CorruptFileError(f"{self.ref.path}: field {f.name!r} decoded {len(a)} rows, "
-                                       f"{n} selected")
         if len(arrays) != len(fields):
             raise CorruptFileError(f"{self.ref.path}: {len(arrays)} arrays decoded for {len(fields)} fields")
-        return arrays
+        n = self.num_rows if rows is None else len(rows)
+        kept = n if dead is None else n - int(dead.size)
+        live: np.ndarray | None = None
+        packed: pa.BooleanArray | None = None
+        out = []
+        for f, a in zip(fields, arrays):
+            if len(a) == n and kept != n:       # (a reader that kept every row of the range)
+                if live is None:
+                    live = np.ones(n, np.bool_)
+                    live[dead] = False
+                    packed = arrow_mask(live)    # (one Arrow mask for every array filtered)
+                a = keep_rows(a, live, packed)
+            elif len(a) != kept:
+                raise CorruptFileError(f"{self.ref.path}: field {f.name!r} decoded {len(a)} rows, {kept} selected")
+            out.append(a)
+        return out
+
+    def _read_live(self, fields: Sequence[LanceField], rows: range, keep_dictionary: bool,
+                   dead: np.ndarray) -> list[pa.Array]:
+        """:meth:`_read_fields` of the rows of ``rows`` but the positions ``dead``: an array may also
+        hold every row of ``rows`` (:meth:`read_fields` then filters it)."""
+        return self._read_fields(fields, rows, keep_dictionary)
 
     def prefetch_fields(self, fields: Sequence[LanceField]) -> None:
         """Start fetching every page of ``fields`` (a scan about to read them whole) from an object
@@ -142,6 +166,27 @@ def _named_damage(exc: Exception, path: str, what: str) -> Exception | None:
     if isinstance(exc, OSError) or not isinstance(exc, _DAMAGE_ERRORS):
         return None
     return CorruptFileError(f"{path}: data file is damaged{where}: {type(exc).__name__}: {exc}")
+
+
+#: arrays of at most this many rows of plain numbers are filtered in numpy (no Arrow mask made)
+NUMPY_FILTER_ROWS = 32_768
+
+
+def arrow_mask(mask: np.ndarray) -> pa.BooleanArray:
+    """A numpy boolean mask as an Arrow one (its bits packed by numpy, not converted per value)."""
+    bits = pa.py_buffer(np.packbits(mask, bitorder="little"))
+    return pa.BooleanArray.from_buffers(pa.bool_(), mask.size, [None, bits])
+
+
+def keep_rows(a: pa.Array, mask: np.ndarray, packed: pa.BooleanArray | None = None) -> pa.Array:
+    """The rows of ``a`` where the boolean ``mask`` is true (``packed``: the same mask as Arrow's)."""
+    if isinstance(a, pa.ChunkedArray):
+        a = a.combine_chunks()
+    t = a.type
+    if len(a) <= NUMPY_FILTER_ROWS and not a.null_count and (pa.types.is_integer(t) or pa.types.is_floating(t)):
+        vals = a.to_numpy(zero_copy_only=True)[mask]
+        return pa.Array.from_buffers(t, vals.size, [None, pa.py_buffer(vals)])
+    return a.filter(packed if packed is not None else arrow_mask(mask))
 
 
 def checked_utf8(arr: pa.Array, what: str) -> pa.Array:

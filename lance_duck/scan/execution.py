@@ -177,8 +177,12 @@ class ScanContext:
 
     # -- columns -------------------------------------------------------------------------
     def read_columns(self, fragment: FragmentInfo, names: Sequence[str], rows: range | np.ndarray,
-                     mask: np.ndarray | None = None, keep_dictionary: bool = False) -> dict[str, pa.Array]:
+                     mask: np.ndarray | None = None, keep_dictionary: bool = False,
+                     dead: np.ndarray | None = None) -> dict[str, pa.Array]:
         """Top-level columns (incl. _rowid/_rowaddr) for the rows of ``rows`` where ``mask``.
+
+        ``dead``: the positions where ``mask`` is false, when known (a task's deleted rows): a
+        reader then leaves them out while decoding, no filter pass after it.
 
         Dense selections are read as the contiguous range and then filtered (ranges are the
         readers' cheapest selection); sparse ones hand the readers the row offsets so that
@@ -234,12 +238,14 @@ class ScanContext:
             by_read.setdefault(key, (ref, sel, []))[2].append(field)
         keep = None
         for ref, sel, fields in by_read.values():
-            # dictionaries are kept through the deletion filter (it then moves indices, not strings)
-            arrays = self.reader(ref).read_fields(fields, sel, keep_dictionary=True)
+            # dictionaries are kept through the deletion filter (it then moves indices, not strings);
+            # a range's mask goes to the reader, which leaves the rows out while decoding pages
+            down = dead if not sparse and mask is not None and isinstance(sel, range) else None
+            arrays = self.reader(ref).read_fields(fields, sel, keep_dictionary=True, dead=down)
             for f, a in zip(fields, arrays):
                 if isinstance(a, pa.ChunkedArray):
                     a = a.combine_chunks()
-                if not sparse:
+                if not sparse and down is None:
                     if mask is not None and count != len(rows):
                         if len(a) <= NUMPY_FILTER_ROWS and _plain_numbers(a):
                             vals = a.to_numpy(zero_copy_only=True)[mask]
@@ -270,7 +276,10 @@ class ScanContext:
                 if not isinstance(done, dict):
                     return done
                 read = done
-        mask = live_mask(frag, rows)
+        dead = deleted_in(frag, rows)
+        mask = None if dead is None else _mask_without(len(rows), dead)
+        if task.selection is not None or task.skip:
+            dead = None                      # (the mask is no longer the deletions')
         if task.selection is not None:
             chosen = np.zeros(len(rows), dtype=bool)
             chosen[np.asarray(task.selection, dtype=np.int64) - rows.start] = True
@@ -305,11 +314,12 @@ class ScanContext:
                 self._late_decision(pos[idx], len(rows))
                 mask = np.zeros(len(rows), dtype=bool)
                 mask[pos[idx]] = True
+                dead = None
                 n = len(idx)
                 kept = mask_array(keep)
                 fcols = {k: v.filter(kept) for k, v in fcols.items() if k in self.projection.sources}
             cols.update((k, self._plain(k, v)) for k, v in fcols.items() if k in self.projection.sources)
-        cols.update(self.read_columns(frag, self.late_columns, rows, mask))
+        cols.update(self.read_columns(frag, self.late_columns, rows, mask, dead=dead))
         return self.assemble(cols, n)
 
     def _run_filtered_with_deletions(self, task: ScanTask, deleted: np.ndarray
@@ -658,10 +668,12 @@ def deleted_in(fragment: FragmentInfo, rows: range) -> np.ndarray | None:
 def live_mask(fragment: FragmentInfo, rows: range) -> np.ndarray | None:
     """Which rows of ``rows`` are not deleted (None when all are)."""
     deleted = deleted_in(fragment, rows)
-    if deleted is None:
-        return None
-    keep = np.ones(len(rows), dtype=bool)
-    keep[deleted] = False
+    return None if deleted is None else _mask_without(len(rows), deleted)
+
+
+def _mask_without(n: int, dead: np.ndarray) -> np.ndarray:
+    keep = np.ones(n, dtype=bool)
+    keep[dead] = False
     return keep
 
 

@@ -36,7 +36,8 @@ PageLayout = Union[pb.PageLayout, SparseLayout, IndexedLayout]
 #: page's rows it reads (positions or a run; one row for a point read)
 LeanPart = tuple[Callable[[Sequence[Buf]], PageData], list[tuple[int, int]], Union[np.ndarray, range, int]]
 #: what LeafPlan.decode runs: pages decoded as one batch [(page index, page, data)], or one page
-_Job = Union[list[tuple[int, MiniBlockPage, Sequence[Buf]]], tuple["SparsePage | LayoutPage", Sequence[Buf], Local]]
+_Job = Union[list[tuple[int, MiniBlockPage, Sequence[Buf]]], tuple["SparsePage | LayoutPage", Sequence[Buf], Local],
+             tuple[MiniBlockPage, Sequence[Buf], Local, np.ndarray]]
 
 def page_layout(page: file2_pb2.ColumnMetadata.Page, what: str) -> PageLayout:
     """The PageLayout message of a page (encodings21, used by 2.1 and 2.2; 2.3 pages translated)."""
@@ -241,8 +242,13 @@ class LeafPlan:
 
     def __init__(self, cm: file2_pb2.ColumnMetadata, col: int, path: str, arrow_type: pa.DataType,
                  dict_type: pa.DataType | None, minor: int, sel: np.ndarray | range | None,
-                 keep_dictionary: bool = False, column: ColumnPages | None = None) -> None:
-        """``column``: the column's shared :class:`ColumnPages` (made from ``cm`` when None)."""
+                 keep_dictionary: bool = False, column: ColumnPages | None = None,
+                 dead: np.ndarray | None = None) -> None:
+        """``column``: the column's shared :class:`ColumnPages` (made from ``cm`` when None).
+        ``dead``: sorted positions in the range ``sel`` (None: the whole column) of rows to leave
+        out; when every page touched is a mini-block page without repetition levels, each decodes
+        its rows but those (``live_rows`` then counts the rows kept), else it is ignored
+        (``live_rows`` None)."""
         self.what = f"{path} column {col}"
         self.column = cp = column if column is not None else ColumnPages(cm)
         pages, lengths, starts, total = cp.pages, cp.lengths, cp.starts, cp.total
@@ -272,6 +278,8 @@ class LeafPlan:
                     picks.append((i, None if local.size == lengths[i] else local))
         self.pages: list[tuple[SparsePage | LayoutPage, Local]] = []
         self._fresh: list[int] = []       # page numbers whose metadata this read fetches
+        self._dead: list[np.ndarray | None] = []   # per page: local rows of ``local`` left out
+        self.live_rows: int | None = None
         for i, local in picks:
             ctx = PageContext(f"{self.what} page {i}", arrow_type, dict_type, minor, keep_dictionary)
             page = make_page(ctx, pages[i], cp.layout(i, ctx.what))
@@ -282,7 +290,32 @@ class LeafPlan:
                 local = np.arange(local.start, local.stop, dtype=np.int64)
             self.pages.append((page, local))
             self._fresh.append(-1 if state is not None else i)
+            self._dead.append(None)
         self.arrow_type = dict_type if dict_type is not None else arrow_type
+        if dead is not None and not isinstance(sel, np.ndarray) and _live_pages([p for p, _ in self.pages]):
+            self._apply_dead(dead, 0 if sel is None else sel.start, [i for i, _ in picks],
+                             total if sel is None else len(sel))
+
+    def _apply_dead(self, dead: np.ndarray, first: int, numbers: list[int], rows: int) -> None:
+        """Each page's dead local rows (pages with no live row are dropped): the mini-block decode
+        then leaves them out (:meth:`MiniBlockPage.decode_live`)."""
+        starts, lengths = self.column.starts, self.column.lengths
+        pages: list[tuple[SparsePage | LayoutPage, Local]] = []
+        fresh: list[int] = []
+        deads: list[np.ndarray | None] = []
+        for (p, local), fr, i in zip(self.pages, self._fresh, numbers):
+            assert not isinstance(local, np.ndarray)     # a range's pages (mini-block: SLICES_RANGES)
+            lo, hi = (0, int(lengths[i])) if local is None else (local.start, local.stop)
+            at = int(starts[i]) - first
+            a, b = np.searchsorted(dead, [at + lo, at + hi]).tolist()
+            if b - a == hi - lo:
+                continue                  # every row of the page's part is dead
+            pages.append((p, local))
+            fresh.append(fr)
+            deads.append(dead[a:b] - at if b > a else None)
+        self.pages, self._fresh, self._dead = pages, fresh, deads
+        self.live_rows = rows - dead.size
+        trace.record("path:live-pages", len(pages))
 
     # phase 1 / 2 / 3 (the reader batches the I/O of all leaves)
     def meta_ranges(self) -> list[tuple[int, int]]:
@@ -318,9 +351,16 @@ class LeafPlan:
         group: list[tuple[int, MiniBlockPage, Sequence[Buf]]] = []   # consecutive pages decoded as one batch
         key = None
         items = 0
-        for j, ((p, local), k) in enumerate(zip(self.pages, self._counts)):
+        for j, ((p, local), k, dead) in enumerate(zip(self.pages, self._counts, self._dead)):
             data = bufs[i: i + k]
             i += k
+            if dead is not None:
+                if group:
+                    jobs.append(group)
+                    group, items = [], 0
+                assert isinstance(p, MiniBlockPage)   # (_apply_dead's condition)
+                jobs.append((p, data, local, dead))
+                continue
             mb = p if isinstance(p, MiniBlockPage) else None
             pk = None if mb is None else batch_key(mb, data, local)
             n = int(mb.lay.num_items) if mb is not None and pk is not None else 0
@@ -337,8 +377,8 @@ class LeafPlan:
             jobs.append(group)
         rows = sum(_selected_rows(p, local) for p, local in self.pages)
         parallel = len(jobs) > 1 and rows >= PARALLEL_PAGE_ROWS
-        if len(jobs) > 1 and all(isinstance(j, tuple) and isinstance(j[0], SparsePage) and j[0].rows_only
-                                 and j[2] is None for j in jobs):
+        if len(jobs) > 1 and all(isinstance(j, tuple) and len(j) == 3 and isinstance(j[0], SparsePage)
+                                 and j[0].rows_only and j[2] is None for j in jobs):
             leaf = self._expand_sparse(cast("list[tuple[SparsePage, Sequence[Buf], Local]]", jobs), parallel)
             if leaf is not None:
                 return leaf
@@ -368,6 +408,14 @@ class LeafPlan:
     def _run(self, job: _Job) -> PageData:
         if isinstance(job, list):
             return self._decode_group(job)
+        if len(job) == 4:             # a page's rows but its dead ones (see _apply_dead)
+            mb, data, local, dead = job
+            assert not isinstance(local, np.ndarray)
+            pd = mb.decode_live(data, local, dead)
+            want = _selected_rows(mb, local) - dead.size
+            if _rows_of(pd) != want:
+                raise CorruptFileError(f"{mb.what}: decoded {_rows_of(pd)} rows, {want} live rows selected")
+            return pd
         p, data, local = job
         pd = p.decode(data, local) if isinstance(p, MiniBlockPage) else p.decode(data, _positions(local))
         want = _selected_rows(p, local)
@@ -385,6 +433,25 @@ class LeafPlan:
             return pd
         what = f"{self.what} pages {group[0][0]}-{group[-1][0]}"
         return decode_batch([p for _, p, _ in group], [d for _, _, d in group], what)
+
+
+def _live_pages(pages: list[SparsePage | LayoutPage]) -> bool:
+    """Whether deleted rows are best left out page by page: mini-block pages without repetition
+    levels, at least one of flat values (their live runs are copied: no filter after), the others
+    kept as dictionaries (decoded one by one anyway). Pages that decode as one batch (bit-packed,
+    strings) are filtered once after it instead."""
+    flat = False
+    for p in pages:
+        if not isinstance(p, MiniBlockPage) or p.has_rep:
+            return False
+        if p.has_dict:
+            if p.ctx.dict_type is None and not p.ctx.keep_dictionary:
+                return False
+        elif p.flat_values():
+            flat = True
+        else:
+            return False
+    return flat
 
 
 def merge_pages(pages: list[PageData], arrow_type: pa.DataType, what: str) -> LeafData:

@@ -26,6 +26,8 @@ from .layouts.miniblock import LEAN_RANGE_ROWS
 
 
 V2_1_VERSIONS = ((2, 1), (2, 2), (2, 3))
+#: deleted rows denser than one per this many rows are filtered after decoding
+DEAD_ROWS = 16
 
 
 class V2FileReader(DataFileReader):
@@ -70,8 +72,24 @@ class V2FileReader(DataFileReader):
                 return [a if a is not None else next(others) for a in lean]
         return self._read_general(fields, sel, keep_dictionary)
 
-    def _read_general(self, fields: Sequence[LanceField], sel: RowSelection, keep_dictionary: bool) -> list[pa.Array]:
-        """Any fields, any selection: per-leaf plans, two batched fetch rounds, then decoding."""
+    def _read_live(self, fields: Sequence[LanceField], rows: range, keep_dictionary: bool,
+                   dead: np.ndarray) -> list[pa.Array]:
+        """Plain fields' mini-block pages decode only the live rows (their chunks' live runs are
+        what the page's gather copies); other fields come back whole (filtered by the caller)."""
+        if len(rows) <= LEAN_RANGE_ROWS or dead.size * DEAD_ROWS > len(rows):
+            return self._read_fields(fields, rows, keep_dictionary)   # (filtered by the caller)
+        try:
+            sel = self._normalize(rows)
+        except InvalidArgumentError:
+            self._check_row_count(fields)
+            raise
+        return self._read_general(fields, sel, keep_dictionary, dead)
+
+    def _read_general(self, fields: Sequence[LanceField], sel: RowSelection, keep_dictionary: bool,
+                      dead: np.ndarray | None = None) -> list[pa.Array]:
+        """Any fields, any selection: per-leaf plans, two batched fetch rounds, then decoding.
+        ``dead``: sorted positions in the range ``sel`` (or the whole file) of rows that plain
+        fields may leave out (:meth:`_read_live`)."""
         plans: list[list[LeafPlan]] = []
         for f in fields:
             fp = []
@@ -83,7 +101,8 @@ class V2FileReader(DataFileReader):
                                            "has no column in this data file")
                 cm = self.container.column(col)
                 plan = LeafPlan(cm, col, self.file.path, leaf.arrow_type, leaf.dict_type, self.minor,
-                                _expand(sel, leaf.multiplier), keep, self._pages_of(col, cm))
+                                _expand(sel, leaf.multiplier), keep, self._pages_of(col, cm),
+                                dead if not f.children and leaf.multiplier == 1 else None)
                 if plan.total_rows != self.num_rows * leaf.multiplier:
                     raise CorruptFileError(f"{self.file.path}: column {col} ({leaf.field.name!r}) has pages "
                                            f"for {plan.total_rows} rows, the file holds {self.num_rows}")
@@ -106,7 +125,10 @@ class V2FileReader(DataFileReader):
             decoded = every[i: i + len(fp)]
             i += len(fp)
             arr, _ = build(f, iter(decoded), self.minor, self.file.path)
-            out.append(self._checked(f, arr, self.num_rows if sel is None else len(sel)))
+            n = self.num_rows if sel is None else len(sel)
+            if len(fp) == 1 and fp[0].live_rows is not None:
+                n = fp[0].live_rows        # the pages left the ``dead`` rows out
+            out.append(self._checked(f, arr, n))
         return out
 
     def _checked(self, f: LanceField, arr: pa.Array, n: int) -> pa.Array:

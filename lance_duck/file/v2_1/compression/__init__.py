@@ -13,7 +13,7 @@ from __future__ import annotations
 from .block import decode_block, decode_block_batch
 from .common import ChunkSet, encoding_kind
 from .fullzip import decode_per_value
-from .miniblock import decode_miniblock, decode_miniblock_selected
+from .miniblock import decode_miniblock, decode_miniblock_runs, decode_miniblock_selected
 
-__all__ = ["ChunkSet", "decode_block", "decode_block_batch", "decode_miniblock", "decode_miniblock_selected",
+__all__ = ["ChunkSet", "decode_block", "decode_block_batch", "decode_miniblock", "decode_miniblock_runs", "decode_miniblock_selected",
            "decode_per_value", "encoding_kind"]

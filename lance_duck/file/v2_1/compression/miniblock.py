@@ -161,6 +161,38 @@ def _flat_selected(m: pb.Flat, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixe
     return Fixed(rows[at].reshape(-1), width * 8, int(idx.size))
 
 
+def decode_miniblock_runs(enc: pb.CompressiveEncoding, cs: ChunkSet, a: int, b: int, dead: np.ndarray,
+                          what: str) -> Fixed | None:
+    """Values ``a .. b - 1`` of the chunks but those at the sorted positions ``dead`` (a task's
+    deleted rows), or None when the encoding is not flat whole-byte values. The live runs
+    between dead values, cut at the chunk edges they cross, are copied by one gather."""
+    if encoding_kind(enc) != "flat" or int(enc.flat.bits_per_value) % 8:
+        return None
+    trace.record("path:live-runs")
+    _need_bufs(cs, 1, what)
+    width = int(enc.flat.bits_per_value) // 8
+    data, offs, sizes = cs.bufs[0]
+    counts = cs.counts
+    if (sizes < counts * width).any():
+        raise CorruptFileError(f"{what}: flat chunk shorter than its values")
+    cstart = np.cumsum(counts) - counts
+    if a < 0 or b > int(cs.total) or (dead.size and (int(dead[0]) < a or int(dead[-1]) >= b)):
+        raise CorruptFileError(f"{what}: fewer values than selected rows")
+    run_a = np.concatenate(([a], dead + 1))
+    run_b = np.concatenate((dead, [b]))
+    full = run_b > run_a
+    run_a, run_b = run_a[full], run_b[full]
+    # chunk starts strictly inside a run start a piece of it
+    r = np.maximum(np.searchsorted(run_a, cstart, side="right") - 1, 0)
+    inside = (cstart > run_a[r]) & (cstart < run_b[r])
+    piece_a = np.sort(np.concatenate((run_a, cstart[inside])))
+    pr = np.searchsorted(run_a, piece_a, side="right") - 1
+    pc = np.searchsorted(cstart, piece_a, side="right") - 1
+    piece_b = np.minimum(run_b[pr], cstart[pc] + counts[pc])
+    out = gather_bytes(data, offs[pc] + (piece_a - cstart[pc]) * width, (piece_b - piece_a) * width, what)
+    return Fixed(out, width * 8, b - a - int(dead.size))
+
+
 def _variable_selected(m: pb.Variable, cs: ChunkSet, idx: np.ndarray, what: str) -> VarBin:
     """Values ``idx`` of Variable chunks, reading only their two offset words each (value i of
     chunk c is ``data[offs[c] + word[i] : offs[c] + word[i + 1]]``), bounds-checked per value."""

@@ -18,7 +18,9 @@ from ...._proto import encodings_v2_1_pb2 as pb
 from ....errors import CorruptFileError, UnsupportedFeatureError
 from .. import repdef
 from ..compression import (ChunkSet, decode_block, decode_block_batch, decode_miniblock,
-                           decode_miniblock_selected)
+                           decode_miniblock_runs, decode_miniblock_selected)
+from ..compression.common import encoding_kind
+from ...base import keep_rows
 from ..gather import read_header_words
 from ..page import Buf, Local, PageContext, PageData, PageMeta, entry_rows, trim
 from ..values import Fixed, Values, as_fixed, to_arrow, uint_view
@@ -289,6 +291,36 @@ class MiniBlockPage(PageBase[pb.MiniBlockLayout]):
         er = self._entry_rows(rep, max_rep, first_row, sel)
         vals, rep2, defs2 = trim(values, rep, defs, self.layers, er, local, self.what)
         return PageData(vals, rep2, defs2, self.layers, local.size)
+
+    def flat_values(self) -> bool:
+        """The values are flat whole-byte values (:meth:`decode_live` copies their live runs)."""
+        enc = self.lay.value_compression
+        return encoding_kind(enc) == "flat" and int(enc.flat.bits_per_value) % 8 == 0
+
+    def decode_live(self, data: Sequence[Buf], local: range | None, dead: np.ndarray) -> PageData:
+        """The rows of ``local`` (None: the page) but the sorted local rows ``dead`` (a page
+        without repetition levels): flat values copy their live runs, other encodings decode
+        the rows and leave the dead ones out."""
+        lo, hi = (0, self.rows) if local is None else (local.start, local.stop)
+        n = hi - lo - int(dead.size)
+        enc = self.lay.value_compression
+        if not self.has_dict and self.flat_values():
+            sel = self.sel
+            buf, starts = self._chunk_buffer(data, sel, self.runs)
+            counts = self.counts[sel]
+            _, defs, cs = self._parse_chunks(buf, starts, self.sizes[sel], counts)
+            c0 = int(self._chunk_rows()[sel[0]]) if sel.size else 0
+            raw = decode_miniblock_runs(enc, cs, lo - c0, hi - c0, dead - c0, self.what)
+            if raw is not None:
+                if defs is not None:
+                    if defs.size < hi - c0:
+                        raise CorruptFileError(f"{self.what}: fewer levels than rows")
+                    defs = np.delete(defs[lo - c0: hi - c0], dead - lo)
+                return PageData(self._values(raw, n), None, defs, self.layers, n)
+        pd = self.decode(data, local)
+        keep = np.ones(hi - lo, np.bool_)
+        keep[dead - lo] = False
+        return PageData(keep_rows(pd.values, keep), None, None if pd.defs is None else pd.defs[keep], self.layers, n)
 
     def _selected(self, cs: ChunkSet, defs: np.ndarray | None, idx: np.ndarray) -> PageData | None:
         """The values at positions ``idx`` of the chunks ``cs`` (pages without repetition: one
