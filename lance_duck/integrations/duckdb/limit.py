@@ -65,8 +65,10 @@ def plain_limit(query: str, con: duckdb.DuckDBPyConnection | None, made: duckdb.
         return None
     rows = _python_rows(table)
     if con is not None:
-        rel = con.from_arrow(table)         # made at once: a closed connection fails here
-        return LanceRelation(rel) if rows is None else LanceRelation._known(lambda: rel, rows)
+        if rows is None:
+            return LanceRelation(con.from_arrow(table))
+        con.sql("SELECT 1")                 # a closed connection fails here, as a relation made now would
+        return LanceRelation._known(lambda: con.from_arrow(table), rows)
     if rows is None:
         return LanceRelation(default().from_arrow(table))
     return LanceRelation._known(lambda: default().from_arrow(table), rows)
