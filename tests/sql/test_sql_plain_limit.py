@@ -120,3 +120,14 @@ def test_plain_limit_reads_a_new_version(tmp_path):
 def test_plain_limit_of_a_missing_table_raises_the_full_paths_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="nope.lance"):
         lance_duck.sql(f"select * from '{tmp_path / 'nope.lance'}' limit 3").fetchall()
+
+
+def test_blob_columns_take_the_full_path(tmp_path):
+    path = str(tmp_path / "blob.lance")
+    t = pa.table({"id": pa.array([1, 2], pa.int64()), "blob": pa.array([b"ab", b"cd"], pa.large_binary())})
+    t = t.cast(pa.schema([t.schema.field(0), t.schema.field(1).with_metadata({"lance-encoding:blob": "true"})]))
+    lance.write_dataset(t, path)
+    con = duckdb.connect()
+    for q in (f"select * from '{path}' limit 5", f"select blob from '{path}' limit 5"):
+        assert limit.plain_limit(q, con, None, lambda: con) is None
+    assert limit.plain_limit(f"select id from '{path}' limit 5", con, None, lambda: con) is not None

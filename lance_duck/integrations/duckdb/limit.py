@@ -76,12 +76,20 @@ def plain_limit(query: str, con: duckdb.DuckDBPyConnection | None, made: duckdb.
 
 def _first_rows(path: str, columns: list[str] | None, n: int, offset: int) -> pa.Table | None:
     """Live rows ``offset .. offset+n-1`` of the latest version of ``path``, or None (not answerable here)."""
+    import pyarrow as pa
+
     from .rewrite import LanceRef
     ds = LanceRef(path).cached()
     names = ds.schema.names
     if columns is not None:
         if len(set(columns)) != len(columns) or any(c not in names or c.lower() in _KEYWORDS for c in columns):
             return None     # a hidden column, an expression, a duplicate or another spelling: DuckDB decides
+    schema = ds.schema
+    for name in columns if columns is not None else names:
+        field = schema.field(name)
+        meta = field.metadata or {}
+        if isinstance(field.type, pa.BaseExtensionType) or any(b"blob" in k or b"blob" in v for k, v in meta.items()):
+            return None     # blob and extension columns: the full path decides how DuckDB sees them
     total = ds.count_rows()
     stop = min(total, offset + n)
     return ds.take(range(offset, max(offset, stop)), columns=columns)
