@@ -154,7 +154,8 @@ def run_sql(query: str, connection: duckdb.DuckDBPyConnection | None, storage_op
             count = f'SELECT CAST({int(n)} AS BIGINT) AS "{alias}"'
             if connection is None:      # the default connection: DuckDB makes the relation when asked for it
                 return LanceRelation._known(lambda: con.sql(count), [(int(n),)])
-            return LanceRelation(con.sql(count))
+            rel = con.sql(count)            # made at once on the caller's connection, rows known
+            return LanceRelation._known(lambda: rel, [(int(n),)])
     for name, (old, terms) in rw.views.items():
         opened[name] = _view(name, opened.pop(old), terms)
     for name, ds in opened.items():

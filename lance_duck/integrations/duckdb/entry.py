@@ -55,6 +55,7 @@ def _close_default_connection() -> None:
 
 #: ``SELECT count(*) FROM '<path>.lance'`` and nothing else (a trailing ``;`` allowed), any case.
 _PLAIN_COUNT = re.compile(r"\s*select\s+count\s*\(\s*\*\s*\)\s+from\s+'([^']+)'\s*;?\s*", re.IGNORECASE)
+_MAYBE_LIMIT = re.compile(r"\blimit\s+\d+\s*(?:offset\s+\d+\s*)?;?\s*$", re.IGNORECASE)
 _NAMESPACES = __name__.rsplit(".", 1)[0] + ".namespaces"
 # the stores and tables lance_duck.sql keeps (cache.py): a plain count is kept among the tables
 _stores = _state.cache("sql_stores")
@@ -153,10 +154,16 @@ def sql(query: str, connection: duckdb.DuckDBPyConnection | None = None, *,
         n = _manifest_count(query, connection)
         if n is not None:
             count = f'SELECT CAST({int(n)} AS BIGINT) AS "count_star()"'
-            if connection is not None:
-                return LanceRelation(connection.sql(count))
+            if connection is not None:      # made at once (a closed connection fails here), rows known
+                rel = connection.sql(count)
+                return LanceRelation._known(lambda: rel, [(int(n),)])
             # the default connection (and DuckDB) when more than the rows is asked for
             return LanceRelation._known(lambda: _default_connection().sql(count), [(int(n),)])
+        if _MAYBE_LIMIT.search(query) is not None:
+            from .limit import plain_limit
+            limited = plain_limit(query, connection, _default_con, _default_connection)
+            if limited is not None:
+                return limited
     from .api import run_sql
     return run_sql(query, connection, storage_options, sys._getframe(1))
 
