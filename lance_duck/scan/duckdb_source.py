@@ -72,6 +72,16 @@ else:
     _SourceBase = _BASE if _BASE is not None else object
 
 
+def stream_schema(declared: pa.Schema, read: pa.Schema) -> pa.Schema:
+    """``declared`` (a dataset's schema) as its scans' batches have it: a column that scans read as
+    another type -- a blob column, read as its description -- takes that type from ``read`` (the
+    table's read schema); columns ``read`` does not hold (hidden ones) stay as declared."""
+    names = set(read.names)
+    fields = [read.field(f.name) if f.name in names and not read.field(f.name).type.equals(f.type) else f
+              for f in declared]
+    return pa.schema(fields, metadata=declared.metadata)
+
+
 class DuckDBSource(_SourceBase):
     """DuckDB's Arrow-source protocol on a dataset (its methods are called by DuckDB 2, nothing else).
 
@@ -109,8 +119,9 @@ class DuckDBSource(_SourceBase):
         return int(n * FILTERED_SHARE) if self._base_filter is not None else n
 
     def __arrow_c_schema__(self) -> object:
-        """The dataset's schema as an Arrow PyCapsule (DuckDB binds with it without opening a scan)."""
-        return self.schema.__arrow_c_schema__()
+        """The schema streams have, as an Arrow PyCapsule (DuckDB binds with it without opening a
+        scan): the dataset's, with blob columns as the descriptions scans return for them."""
+        return stream_schema(self.schema, self._snapshot.read_schema).__arrow_c_schema__()
 
     def accepts(self, predicate: Any) -> bool:
         """Whether every stream can apply ``predicate`` exactly as DuckDB would (see the module)."""

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable, Iterator
 import pyarrow as pa
 
 from ...scan.dataset import LanceDataset
+from ...scan.duckdb_source import HAS_PROTOCOL, stream_schema
 from ...scan.scanner import LanceScanner
 from ...scan.views import HiddenColumnsDataset
 from .error_ring import fresh, last_seq, record, recorded_since
@@ -60,6 +61,13 @@ class _WatchedScanner(LanceScanner):
 
 class _WatchedDataset(LanceDataset):
     """The dataset lance_duck.sql registers: scans record their errors (see :class:`LanceRelation`)."""
+
+    if not HAS_PROTOCOL:
+        @property
+        def schema(self) -> pa.Schema:
+            """What DuckDB before 2.0 binds a pyarrow dataset with: the schema of the batches its
+            scans return (blob columns as their descriptions), as :meth:`__arrow_c_schema__`."""
+            return stream_schema(super().schema, self._snapshot.read_schema)
 
     def scanner(self, *args: Any, **kwargs: Any) -> LanceScanner:
         try:
