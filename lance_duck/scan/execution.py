@@ -307,12 +307,15 @@ class ScanContext:
             if not keep.all():
                 if not keep.any():
                     return None
-                idx = np.flatnonzero(keep)
-                pos = np.arange(len(rows)) if mask is None else np.flatnonzero(mask)
-                self._late_decision(pos[idx], len(rows))
-                mask = np.zeros(len(rows), dtype=bool)
-                mask[pos[idx]] = True
-                n = len(idx)
+                if mask is None:                 # (keep is a fresh array: no positions made)
+                    mask = keep
+                else:
+                    chosen = mask.copy()
+                    chosen[mask] = keep
+                    mask = chosen
+                if not self._late_decided:
+                    self._late_decision(np.flatnonzero(mask), len(rows))
+                n = int(np.count_nonzero(keep))
                 kept = mask_array(keep)
                 fcols = {k: v.filter(kept) for k, v in fcols.items() if k in self.projection.sources}
             cols.update((k, self._plain(k, v)) for k, v in fcols.items() if k in self.projection.sources)
