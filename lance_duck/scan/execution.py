@@ -309,13 +309,16 @@ class ScanContext:
             if not keep.all():
                 if not keep.any():
                     return None
-                idx = np.flatnonzero(keep)
-                pos = np.arange(len(rows)) if mask is None else np.flatnonzero(mask)
-                self._late_decision(pos[idx], len(rows))
-                mask = np.zeros(len(rows), dtype=bool)
-                mask[pos[idx]] = True
+                if mask is None:                 # (keep is a fresh array: no positions made)
+                    mask = keep
+                else:
+                    chosen = mask.copy()
+                    chosen[mask] = keep
+                    mask = chosen
+                if not self._late_decided:
+                    self._late_decision(np.flatnonzero(mask), len(rows))
                 dead = None
-                n = len(idx)
+                n = int(np.count_nonzero(keep))
                 kept = mask_array(keep)
                 fcols = {k: v.filter(kept) for k, v in fcols.items() if k in self.projection.sources}
             cols.update((k, self._plain(k, v)) for k, v in fcols.items() if k in self.projection.sources)
@@ -554,6 +557,8 @@ class ScanContext:
                 a = evaluate(b, o.expression)
             else:
                 a = extract(cols[o.source], o.path)
+                if not o.path and o.source in self.dictionaries and pa.types.is_string(a.type):
+                    a = one_byte_dictionary(a)
             arrays.append(a)
         if not arrays:
             return _empty_batch(n)
@@ -561,6 +566,29 @@ class ScanContext:
             schema = pa.schema([f.with_type(a.type) for a, f in zip(arrays, self.schema)], metadata=self.schema.metadata)
             return pa.RecordBatch.from_arrays(arrays, schema=schema)
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+
+#: The dictionary of :func:`one_byte_dictionary`: every one-byte UTF-8 string (ASCII), index = byte.
+ASCII_STRINGS = pa.array([chr(i) for i in range(128)], pa.string())
+
+
+def one_byte_dictionary(a: pa.Array) -> pa.Array:
+    """A string array whose every value is one character (flags, codes: TPC-H's ``l_returnflag``)
+    as ``dictionary<int32, string>`` over :data:`ASCII_STRINGS`, its indices the bytes; any other
+    array (a longer value, a null, a multi-byte character) as it is. A one-byte UTF-8 string is
+    ASCII, so the bytes are the indices: two passes, no hashing. DuckDB groups and compares a
+    dictionary once per distinct value (a group by on such a column: ~5x less of its CPU)."""
+    n = len(a)
+    if n < 2 or a.null_count or not pa.types.is_string(a.type):
+        return a
+    offs = np.frombuffer(a.buffers()[1], dtype=np.int32, count=n + 1, offset=a.offset * 4)
+    if int(offs[-1]) - int(offs[0]) != n or not (np.diff(offs) == 1).all():
+        return a
+    data = np.frombuffer(a.buffers()[2], dtype=np.uint8, count=n, offset=int(offs[0]))
+    if int(data.max()) >= len(ASCII_STRINGS):
+        return a
+    return pa.DictionaryArray.from_arrays(pa.Array.from_buffers(pa.int32(), n, [None, pa.py_buffer(data.astype(np.int32))]),
+                                          ASCII_STRINGS)
 
 
 #: A task of at most this many candidate rows (an "at most" index's selection) still reads every

@@ -524,7 +524,7 @@ def _as_schema(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch],
     """The batches of :meth:`LanceScanner._dictionary_reader`, each column as ``schema`` says:
     a dictionary column's plain batch wrapped (indices ``0..n-1``, the nulls on the indices), a
     plain column's dictionary batch decoded."""
-    from .execution import plain
+    from .execution import one_byte_dictionary, plain
     b: pa.RecordBatch | None = first
     while b is not None:
         if b.schema.equals(schema):
@@ -534,7 +534,7 @@ def _as_schema(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch],
             for a, f in zip(b.columns, schema):
                 if a.type != f.type:
                     if pa.types.is_dictionary(f.type):
-                        a = a.cast(f.type) if pa.types.is_dictionary(a.type) else _self_dictionary(a)
+                        a = a.cast(f.type) if pa.types.is_dictionary(a.type) else _self_dictionary(one_byte_dictionary(a))
                     else:
                         a = plain(a, f.type)
                 cols.append(a)
@@ -544,6 +544,8 @@ def _as_schema(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch],
 
 def _self_dictionary(a: pa.Array) -> pa.DictionaryArray:
     """``a`` as a dictionary array of itself: indices ``0..n-1`` (null where ``a`` is)."""
+    if pa.types.is_dictionary(a.type):
+        return a
     if a.offset:
         a = pa.concat_arrays([a])          # (a copy starting at offset 0: the validity bitmap is reused)
     validity = a.buffers()[0] if a.null_count else None
