@@ -66,9 +66,9 @@ def _spy(monkeypatch) -> tuple[list, list]:
         rechecked.append(sorted(fcols))
         return selected_mask(self, fcols, n)
 
-    def spy_read(self, fields, rows=None, keep_dictionary=False):
+    def spy_read(self, fields, rows=None, keep_dictionary=False, **kwargs):
         read.extend(f.name for f in fields)
-        return read_fields(self, fields, rows, keep_dictionary)
+        return read_fields(self, fields, rows, keep_dictionary, **kwargs)
 
     monkeypatch.setattr(execution.ScanContext, "selected_mask", spy_mask)
     monkeypatch.setattr(file_base.DataFileReader, "read_fields", spy_read)
