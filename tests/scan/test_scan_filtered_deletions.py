@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 
 import lance_duck
+from lance_duck.scan.duckdb_source import HAS_PROTOCOL
 
 from .conftest import assert_tables_equal
 
@@ -62,7 +63,15 @@ def test_scans_leave_out_deleted_rows_that_pass(table, flt, columns):
     assert_tables_equal(got, want)
 
 
-@pytest.mark.parametrize("where", ["cat = 'c3'", "k = 2", "f > 0.5", "id % 10 = 9"])
+# DuckDB before 2.0 pushes `f > 0.5` into any pyarrow dataset as a pyarrow Expression, which keeps
+# Arrow's meaning (a NaN compares false) where DuckDB's own has NaN above every number: the NaN rows
+# go missing (known, open; DuckDB 2's source protocol hands such predicates over in DuckDB's meaning).
+NAN_PUSHED_AS_ARROW = pytest.mark.xfail(not HAS_PROTOCOL, strict=True,
+                                        reason="DuckDB 1.x pushes NaN-satisfiable float comparisons with Arrow's meaning")
+
+
+@pytest.mark.parametrize("where", ["cat = 'c3'", "k = 2", pytest.param("f > 0.5", marks=NAN_PUSHED_AS_ARROW),
+                                   "id % 10 = 9"])
 def test_duckdb_counts_and_sums_leave_out_deleted_rows(table, where):
     con = duckdb.connect()
     q = f"select count(*), sum(id) from '{table}' where {where}"
