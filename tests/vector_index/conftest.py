@@ -78,3 +78,31 @@ def segmented_table(tmp_path_factory):
         return made[key]
 
     return make
+
+
+def assert_same_ann(theirs: tuple[np.ndarray, np.ndarray], ours: tuple[np.ndarray, np.ndarray], *,
+                    ties_at_k: bool = False, rtol: float = 2e-6, atol: float = 2e-6,
+                    tie_rtol: float = 4e-7, tie_atol: float = 0.0) -> None:
+    """Same row ids in the same order and the same float32 distances, as ``(ids, distances)`` pairs.
+
+    Rows whose distances are equal to float rounding (our sums and pylance's SIMD sums may differ in the
+    last bits: ``|d1 - d2| <= tie_rtol * max(|d|, 1) + tie_atol``) may come in either order, and the rows
+    of the last such group (at the cut, position k) may be other rows of that distance. With ``ties_at_k``
+    (SQ's integer distances) groups of equal distances need not be rare."""
+    (ids_p, d_p), (ids_m, d_m) = theirs, ours
+    assert len(ids_m) == len(ids_p)
+    np.testing.assert_allclose(d_m, d_p, rtol=rtol, atol=atol)
+    if not len(d_p):
+        return
+    scale = np.maximum(np.abs(d_p[1:]), np.abs(d_p[:-1]))
+    gaps = np.flatnonzero(np.diff(d_p) > tie_rtol * np.maximum(scale, 1) + tie_atol) + 1
+    starts = np.concatenate([[0], gaps, [len(d_p)]])
+    groups = list(zip(starts[:-1].tolist(), starts[1:].tolist()))
+    for a, b in groups[:-1]:
+        assert sorted(ids_m[a:b].tolist()) == sorted(ids_p[a:b].tolist()), (a, b)
+    # the group at the cut is not compared by id: which rows of one distance (to rounding) made the cut is
+    # float rounding, or for a one-row group a near tie with the k+1-th row neither side returned; its
+    # distances were compared above
+    if not ties_at_k:   # float distances: groups of equal distances are rare
+        assert sum(b - a > 1 for a, b in groups) <= max(1, len(d_p) // 10)
+

@@ -10,8 +10,8 @@ import lance_duck
 from lance_duck.index import index_segments
 from lance_duck.table.snapshot import open_snapshot
 
-from .conftest import queries
-from .test_vector_ivf_search import METRICS, assert_same_ann
+from .conftest import assert_same_ann, queries
+from .test_vector_ivf_search import METRICS
 
 TYPES = ("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_FLAT", "IVF_HNSW_SQ", "IVF_HNSW_PQ")
 SPECS = ({"k": 10}, {"k": 10, "nprobes": 2}, {"k": 25, "nprobes": 8}, {"k": 7, "minimum_nprobes": 1},

@@ -8,8 +8,8 @@ import pyarrow as pa
 import pytest
 
 from .._kernels import KERNELS, use_walk_kernels
-from .conftest import queries
-from .test_vector_ivf_search import METRICS, assert_same_ann, pylance_ann, segment_of
+from .conftest import assert_same_ann, queries
+from .test_vector_ivf_search import METRICS, pylance_ann, segment_of
 
 HNSW_TYPES = ("IVF_HNSW_FLAT", "IVF_HNSW_SQ", "IVF_HNSW_PQ")
 

@@ -9,7 +9,7 @@ from lance_duck.index import index_segments
 from lance_duck.index.vector import open_vector_segment
 from lance_duck.table.snapshot import open_snapshot
 
-from .conftest import queries
+from .conftest import assert_same_ann, queries
 
 METRICS = ("l2", "cosine", "dot")
 IVF_TYPES = ("IVF_FLAT", "IVF_PQ", "IVF_SQ")
@@ -25,28 +25,6 @@ def pylance_ann(ds, q, k, *, filter=None, **probes):
     t = ds.to_table(nearest={"column": "vec", "q": q, "k": k, **probes}, with_row_id=True,
                     prefilter=filter is not None, filter=filter, columns=["id"])
     return t["_rowid"].to_numpy(), t["_distance"].to_numpy()
-
-
-def assert_same_ann(theirs, ours, *, ties_at_k: bool = False):
-    """Same row ids in the same order and the same float32 distances.
-
-    Rows whose distances are equal to float32 rounding (our sums and pylance's SIMD sums may differ in
-    the last bit) may come in either order. With ``ties_at_k`` (SQ's integer distances), rows tied with
-    the k-th distance may be other rows of that distance (pylance keeps an arbitrary subset of a tie at
-    the cut)."""
-    (ids_p, d_p), (ids_m, d_m) = theirs, ours
-    assert len(ids_m) == len(ids_p)
-    np.testing.assert_allclose(d_m, d_p, rtol=2e-6, atol=2e-6)
-    if not len(d_p):
-        return
-    scale = np.maximum(np.abs(d_p[1:]), np.abs(d_p[:-1]))
-    starts = np.concatenate([[0], np.flatnonzero(np.diff(d_p) > 4e-7 * np.maximum(scale, 1)) + 1, [len(d_p)]])
-    for a, b in zip(starts[:-1], starts[1:]):
-        if ties_at_k and b == len(d_p):
-            break
-        assert sorted(ids_m[a:b].tolist()) == sorted(ids_p[a:b].tolist()), (a, b)
-    if not ties_at_k:   # float distances: groups of equal distances are rare
-        assert sum(b - a > 1 for a, b in zip(starts[:-1], starts[1:])) <= max(1, len(d_p) // 10)
 
 
 @pytest.mark.parametrize("metric", METRICS)

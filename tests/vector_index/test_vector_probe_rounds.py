@@ -7,7 +7,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from .test_vector_ivf_search import assert_same_ann, pylance_ann, segment_of
+from .conftest import assert_same_ann
+from .test_vector_ivf_search import pylance_ann, segment_of
 
 
 @pytest.fixture(scope="module")
