@@ -174,8 +174,8 @@ NUMPY_FILTER_ROWS = 32_768
 
 def arrow_mask(mask: np.ndarray) -> pa.BooleanArray:
     """A numpy boolean mask as an Arrow one (its bits packed by numpy, not converted per value)."""
-    bits = pa.py_buffer(np.packbits(mask, bitorder="little"))
-    return pa.BooleanArray.from_buffers(pa.bool_(), mask.size, [None, bits])
+    from ..encodings.bitmap import bool_array   # (here: importing it with this module loads the decoders)
+    return bool_array(mask, mask.size)
 
 
 def keep_rows(a: pa.Array, mask: np.ndarray, packed: pa.BooleanArray | None = None) -> pa.Array:
