@@ -126,10 +126,10 @@ def _translated(exc: Exception, path: str) -> Exception:
     if not isinstance(exc, OSError):
         return exc
     msg = str(exc)
-    if any(m in msg for m in _DENIED):
-        return PermissionError(f"{path}: {msg}")
+    if any(m in msg for m in _DENIED):     # retry.py's errors name the object
+        return PermissionError(msg)
     if any(m in msg for m in _MISSING):
-        return FileNotFoundError(f"No such file: {path} ({msg})")
+        return FileNotFoundError(f"No such file: {path}")
     if any(m in msg for m in _TRANSIENT):
         return TransientStoreError(f"{path}: {msg}")
     return exc
