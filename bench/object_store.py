@@ -101,8 +101,9 @@ def _rounded(row: tuple) -> str:
     return repr(tuple(float(f"{v:.9g}") if isinstance(v, float) else v for v in row))
 
 
-def operations(uri: str, history: str, opts: dict, n: int) -> dict:
-    """{operation: {reader: callable}}; ``n`` = live rows of the table."""
+def operations(uri: str, history: str, opts: dict, n: int, ld_opts: dict | None = None) -> dict:
+    """{operation: {reader: callable}}; ``n`` = live rows of the table; ``ld_opts``: lance_duck's
+    options when not pylance's (``--s3fs``)."""
     import lance
 
     import lance_duck
@@ -115,9 +116,10 @@ def operations(uri: str, history: str, opts: dict, n: int) -> dict:
             return con.sql(sql).fetchall()
         return run
 
+    ld_opts = opts if ld_opts is None else ld_opts
     readers = {
-        "lance_duck": (lambda u, **kw: lance_duck.dataset(u, storage_options=opts, **kw),
-                       duck(lambda: lds.dataset(uri, storage_options=opts))),
+        "lance_duck": (lambda u, **kw: lance_duck.dataset(u, storage_options=ld_opts, **kw),
+                       duck(lambda: lds.dataset(uri, storage_options=ld_opts))),
         "pylance": (lambda u, **kw: lance.dataset(u, storage_options=opts, **kw),
                     duck(lambda: lance.dataset(uri, storage_options=opts))),
     }
@@ -209,6 +211,8 @@ def main() -> None:
     ap.add_argument("--dir", default="/tmp/ld_bench")
     ap.add_argument("--only", default=None, help="operation names separated by ';'")
     ap.add_argument("--storage", default="2.2", help="data file format of the benchmark table")
+    ap.add_argument("--s3fs", action="store_true",
+                    help="lance_duck reads the operations through s3fs (fsspec arguments), not pyarrow's S3 client")
     ap.add_argument("--profile-fresh-open", action="store_true", help="print a cProfile of lance_duck's first open")
     args = ap.parse_args()
     os.makedirs(args.dir, exist_ok=True)
@@ -231,7 +235,8 @@ def main() -> None:
         fresh_open("lance_duck", uri, opts, profile=True)
     if not only or "first open of a process" in only:
         fresh_rows(ep, uri, opts, args.runs)
-    ops = operations(uri, f"s3://{BUCKET}/history.lance", opts, int(args.rows * 0.999))
+    ops = operations(uri, f"s3://{BUCKET}/history.lance", opts, int(args.rows * 0.999),
+                     s3fs_arguments(opts) if args.s3fs else None)
     for op, fns in ops.items():
         if only and op not in only:
             continue
