@@ -75,7 +75,7 @@ def arrow_s3_store(uri: str, options: dict[str, Any]) -> "ArrowS3 | None":
     if scheme not in ("s3", "s3a"):
         return None
     args = _arguments(options)
-    if args is None:
+    if args is None or not _available():
         return None
     token = hashlib.sha256(repr(sorted(args.items())).encode()).hexdigest()[:32]
     stores: dict[str, ArrowS3] = _state.slot("arrow_s3_stores", dict)
@@ -83,6 +83,14 @@ def arrow_s3_store(uri: str, options: dict[str, Any]) -> "ArrowS3 | None":
     if got is None:
         got = stores.setdefault(token, ArrowS3(args, token))
     return got
+
+
+def _available() -> bool:
+    """Whether this pyarrow has its S3 client (builds without it raise ImportError when asked for it)."""
+    try:
+        return pafs.S3FileSystem is not None and pafs.AwsStandardS3RetryStrategy is not None
+    except (ImportError, AttributeError):
+        return False
 
 
 def _arguments(options: dict[str, Any]) -> dict[str, Any] | None:

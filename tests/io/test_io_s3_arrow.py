@@ -80,6 +80,18 @@ def test_a_fresh_process_opens_and_scans_without_importing_s3fs(arrow_table, pyl
     assert loaded == []
 
 
+def test_a_pyarrow_built_without_s3_reads_through_s3fs(arrow_table, pylance_options):
+    prog = ("import json, pyarrow.fs\n"
+            "pyarrow.fs.__dict__.pop('S3FileSystem')     # as in a pyarrow built without S3\n"
+            f"import lance_duck\nds = lance_duck.dataset({arrow_table!r}, storage_options={pylance_options!r})\n"
+            "print(json.dumps([type(ds._snapshot.io.fs).__name__, ds.count_rows(\"cat = 'c3'\")]))")
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, env=env, check=True, timeout=120)
+    client, n = json.loads(out.stdout.strip().splitlines()[-1])
+    assert client == "S3FileSystem"
+    assert n == lance.dataset(arrow_table, storage_options=pylance_options).count_rows("cat = 'c3'")
+
+
 def test_scans_filters_takes_and_versions_equal_pylances(arrow_table, s3_table, pylance_options):
     ours = lance_duck.dataset(arrow_table, storage_options=pylance_options)
     theirs = lance.dataset(arrow_table, storage_options=pylance_options)
