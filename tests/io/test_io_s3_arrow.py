@@ -62,8 +62,11 @@ def test_other_options_keep_s3fs(s3_table, pylance_options, fsspec_style_options
     assert type(io.fs).__name__ == "S3FileSystem"
     assert type(open_io(s3_table, dict(pylance_options, aws_endpoint=endpoint + "/"))[0].fs).__name__ == "ArrowS3"
     if change in ("fsspec arguments", "no region", "an fsspec key besides"):
-        assert_tables_equal(lance_duck.dataset(s3_table, storage_options=opts).to_table(),
-                            lance.dataset(s3_table, storage_options=pylance_options).to_table())
+        ours = lance_duck.dataset(s3_table, storage_options=opts)
+        theirs = lance.dataset(s3_table, storage_options=pylance_options)
+        assert_tables_equal(ours.to_table(), theirs.to_table())
+        assert [(v["version"], v["metadata"]) for v in ours.versions()] == \
+            [(v["version"], v["metadata"]) for v in theirs.versions()]
 
 
 def test_a_fresh_process_opens_and_scans_without_importing_s3fs(arrow_table, pylance_options):
