@@ -221,9 +221,9 @@ class ArrowS3:
         """Nothing to do: listings are never cached here."""
 
     # -- bytes ---------------------------------------------------------------------------------
-    def _opened(self, path: str) -> Any:
-        """``path`` opened for random access (one HEAD the first time), remembered."""
-        f = self._open.get(path)
+    def _opened(self, path: str, again: bool = False) -> Any:
+        """``path`` opened for random access (one HEAD the first time, or ``again``), remembered."""
+        f = None if again else self._open.get(path)
         if f is None:
             f = self._run(path, lambda: self._fs.open_input_file(path))
             self._open.put(path, f, 1)
@@ -246,6 +246,9 @@ class ArrowS3:
                 f.close()
         f = self._opened(path)
         size = int(f.size())
+        if end is not None and end > size:      # past the end of the object as opened: replaced since?
+            f = self._opened(path, again=True)
+            size = int(f.size())
         lo = start or 0
         hi = size if end is None else end
         lo, hi = (size + lo if lo < 0 else lo), (size + hi if hi < 0 else hi)

@@ -209,3 +209,23 @@ def test_a_head_that_keeps_failing_fails_after_bounded_retries_naming_the_object
         assert sum(1 for k, p, _ in stats.paths if k == "HEAD" and name in p) == 3, stats.paths
     finally:
         counting_proxy.clear_faults()
+
+
+def test_a_table_written_again_at_the_same_place_is_read_afresh(pylance_options):
+    """Manifests of a table removed and written again have the same names: a file opened before
+    (and kept) that is now larger is opened again, not read short."""
+    import boto3
+    uri = f"s3://{BUCKET}/arrow-rewritten.lance"
+    lance.write_dataset(pa.table({"id": np.arange(10)}), uri, storage_options=pylance_options)
+    assert [v["version"] for v in lance_duck.dataset(uri, storage_options=pylance_options).versions()] == [1]
+    client = boto3.client("s3", endpoint_url=pylance_options["aws_endpoint"], aws_access_key_id="test",
+                          aws_secret_access_key="test", region_name=REGION)
+    for o in client.list_objects_v2(Bucket=BUCKET, Prefix="arrow-rewritten.lance/")["Contents"]:
+        client.delete_object(Bucket=BUCKET, Key=o["Key"])
+    wide = pa.table({"id": np.arange(10), **{f"c{i}": np.arange(10) * i for i in range(40)}})
+    lance.write_dataset(wide, uri, storage_options=pylance_options)
+    ours = lance_duck.dataset(uri, storage_options=pylance_options)
+    theirs = lance.dataset(uri, storage_options=pylance_options)
+    assert [(v["version"], v["metadata"]) for v in ours.versions()] == \
+        [(v["version"], v["metadata"]) for v in theirs.versions()]
+    assert_tables_equal(ours.to_table(), theirs.to_table())
