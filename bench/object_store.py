@@ -12,7 +12,9 @@ and cached in --dir.
 
 Operations: open latest, open an old version (version 1 of the history), ``versions()`` of the
 history, the seven DuckDB queries, a 1000-row ``take`` of 3 columns, and one Spark-sized partition
-(one fragment, 4 columns). Each run opens the datasets afresh (per-process caches stay warm after
+(one fragment, 4 columns); and, each in a fresh process, the import and first open (then the open
+and a small filtered scan) for pylance, lance_duck with pylance's options (pyarrow's S3 client) and
+lance_duck with the same store as s3fs arguments (the s3fs path). Each run opens the datasets afresh (per-process caches stay warm after
 the warm-up, as pylance's do); pylance and lance_duck runs are interleaved; medians of --runs.
 Requests are those of the last run. Results are checked equal. ``--storage`` picks the data
 file format of the benchmark table (2.0 measures the 2.0 reader's request plan).
@@ -99,8 +101,9 @@ def _rounded(row: tuple) -> str:
     return repr(tuple(float(f"{v:.9g}") if isinstance(v, float) else v for v in row))
 
 
-def operations(uri: str, history: str, opts: dict, n: int) -> dict:
-    """{operation: {reader: callable}}; ``n`` = live rows of the table."""
+def operations(uri: str, history: str, opts: dict, n: int, ld_opts: dict | None = None) -> dict:
+    """{operation: {reader: callable}}; ``n`` = live rows of the table; ``ld_opts``: lance_duck's
+    options when not pylance's (``--s3fs``)."""
     import lance
 
     import lance_duck
@@ -113,9 +116,10 @@ def operations(uri: str, history: str, opts: dict, n: int) -> dict:
             return con.sql(sql).fetchall()
         return run
 
+    ld_opts = opts if ld_opts is None else ld_opts
     readers = {
-        "lance_duck": (lambda u, **kw: lance_duck.dataset(u, storage_options=opts, **kw),
-                       duck(lambda: lds.dataset(uri, storage_options=opts))),
+        "lance_duck": (lambda u, **kw: lance_duck.dataset(u, storage_options=ld_opts, **kw),
+                       duck(lambda: lds.dataset(uri, storage_options=ld_opts))),
         "pylance": (lambda u, **kw: lance.dataset(u, storage_options=opts, **kw),
                     duck(lambda: lance.dataset(uri, storage_options=opts))),
     }
@@ -137,21 +141,33 @@ def operations(uri: str, history: str, opts: dict, n: int) -> dict:
 
 
 FRESH = {"lance_duck": "import lance_duck as m", "pylance": "import lance as m"}
+#: what a fresh process does after the import: open (and read the version), or open and run a small query
+FRESH_BODIES = {
+    "open": "ds = m.dataset(U, storage_options=O); v = ds.version",
+    "open + query": "ds = m.dataset(U, storage_options=O); v = (ds.version, "
+                    "ds.to_table(columns=['id', 'cat'], filter='id < 1000').num_rows)",
+}
 
 
-def fresh_open(name: str, uri: str, opts: dict, profile: bool = False) -> tuple[float, float, object]:
-    """Import reader ``name`` in a new process and open ``uri``: (seconds of the import and the
-    open, seconds of the open alone, version). The first open of a process pays what later ones
-    find cached (the filesystem object, its client and session, lazy imports: lance_duck imports
-    its table and store modules on first use, pylance everything on ``import lance``)."""
+def s3fs_arguments(opts: dict) -> dict:
+    """The same store as s3fs (fsspec) arguments: lance_duck then reads through s3fs, not pyarrow's client."""
+    return {"key": opts["aws_access_key_id"], "secret": opts["aws_secret_access_key"],
+            "endpoint_url": opts["aws_endpoint"], "client_kwargs": {"region_name": opts["aws_region"]}}
+
+
+def fresh_open(name: str, uri: str, opts: dict, profile: bool = False,
+               body: str = FRESH_BODIES["open"]) -> tuple[float, float, object]:
+    """Import reader ``name`` in a new process and run ``body`` (open ``uri``, maybe a query): (seconds
+    of the import and the body, seconds of the body alone, its result). The first open of a process
+    pays what later ones find cached (the filesystem object, its client and session, lazy imports:
+    lance_duck imports its table and store modules on first use, pylance everything on ``import lance``)."""
     import subprocess
-    body = "ds = m.dataset(U, storage_options=O); v = ds.version"
     if profile:
         body = ("import cProfile, pstats; pr = cProfile.Profile(); pr.enable()\n" + body +
                 "\npr.disable(); pstats.Stats(pr, stream=sys.stderr).sort_stats('cumtime').print_stats(45)")
     src = (f"import sys, time\nsys.path.insert(0, {ROOT!r})\nt = time.perf_counter()\n{FRESH[name]}\n"
            f"U, O = {uri!r}, {opts!r}\nt0 = time.perf_counter()\n{body}\nt1 = time.perf_counter()\n"
-           f"print(t1 - t, t1 - t0, v)")
+           f"print(t1 - t, t1 - t0, repr(v).replace(' ', ''))")
     # bytecode written and read, as an installed package (and pylance, from site-packages) imports
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     out = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, timeout=300, check=True, env=env)
@@ -159,6 +175,31 @@ def fresh_open(name: str, uri: str, opts: dict, profile: bool = False) -> tuple[
         print(out.stderr)
     t, t_open, v = out.stdout.split()
     return float(t), float(t_open), v
+
+
+def fresh_rows(ep: Endpoint, uri: str, opts: dict, runs: int) -> None:
+    """The fresh-process rows: pylance, lance_duck with pylance's options (pyarrow's S3 client) and
+    lance_duck with s3fs arguments, interleaved, medians of ``runs`` after one warm-up process each."""
+    readers = {"pylance": ("pylance", opts), "lance_duck": ("lance_duck", opts),
+               "lance_duck via s3fs": ("lance_duck", s3fs_arguments(opts))}
+    for what, body in FRESH_BODIES.items():
+        got: dict = {k: [] for k in readers}
+        for name, o in readers.values():
+            fresh_open(name, uri, o, body=body)     # warm-up (bytecode caches, the OS's file cache)
+        for _ in range(runs):
+            for k, (name, o) in readers.items():
+                ep.reset()
+                got[k].append(fresh_open(name, uri, o, body=body) + (ep.reset(),))
+        med = {k: [statistics.median(x[i] for x in got[k]) for i in (0, 1)] + list(got[k][-1][2:]) for k in got}
+        tp, op, vp, sp = med["pylance"]
+        for k in ("lance_duck", "lance_duck via s3fs"):
+            tl, ol, vl, sl = med[k]
+            same = "" if vp == vl else " (RESULTS DIFFER)"
+            for row, a, b in ((f"import + first {what} of a process ({k}){same}", tp, tl),
+                              (f"first {what} of a process, after the import ({k})", op, ol)):
+                print(f"| {row} | {a:.3f} s | {sp.summary()} | {sp.peak_in_flight} | {b:.3f} s | {sl.summary()} | "
+                      f"{sl.peak_in_flight} | {sl.bytes_out / 1e6:.1f}/{sp.bytes_out / 1e6:.1f} | {b / a:.2f} | "
+                      f"{sl.total() / max(1, sp.total()):.2f} |", flush=True)
 
 
 def main() -> None:
@@ -170,6 +211,8 @@ def main() -> None:
     ap.add_argument("--dir", default="/tmp/ld_bench")
     ap.add_argument("--only", default=None, help="operation names separated by ';'")
     ap.add_argument("--storage", default="2.2", help="data file format of the benchmark table")
+    ap.add_argument("--s3fs", action="store_true",
+                    help="lance_duck reads the operations through s3fs (fsspec arguments), not pyarrow's S3 client")
     ap.add_argument("--profile-fresh-open", action="store_true", help="print a cProfile of lance_duck's first open")
     args = ap.parse_args()
     os.makedirs(args.dir, exist_ok=True)
@@ -191,22 +234,9 @@ def main() -> None:
     if args.profile_fresh_open:
         fresh_open("lance_duck", uri, opts, profile=True)
     if not only or "first open of a process" in only:
-        fresh: dict = {"pylance": [], "lance_duck": []}
-        for name in fresh:
-            fresh_open(name, uri, opts)     # warm-up (bytecode caches, the OS's file cache)
-        for _ in range(args.runs):
-            for name in fresh:
-                ep.reset()
-                fresh[name].append(fresh_open(name, uri, opts) + (ep.reset(),))
-        med = {k: [statistics.median(x[i] for x in fresh[k]) for i in (0, 1)] + list(fresh[k][-1][2:])
-               for k in fresh}
-        (tp, op, vp, sp), (tl, ol, vl, sl) = med["pylance"], med["lance_duck"]
-        same = "" if vp == vl else " (VERSIONS DIFFER)"
-        for what, a, b in (("import + first open of a process", tp, tl), ("first open of a process, after the import", op, ol)):
-            print(f"| {what}{same} | {a:.3f} s | {sp.summary()} | {sp.peak_in_flight} | {b:.3f} s | {sl.summary()} | "
-                  f"{sl.peak_in_flight} | {sl.bytes_out / 1e6:.1f}/{sp.bytes_out / 1e6:.1f} | {b / a:.2f} | "
-                  f"{sl.total() / max(1, sp.total()):.2f} |", flush=True)
-    ops = operations(uri, f"s3://{BUCKET}/history.lance", opts, int(args.rows * 0.999))
+        fresh_rows(ep, uri, opts, args.runs)
+    ops = operations(uri, f"s3://{BUCKET}/history.lance", opts, int(args.rows * 0.999),
+                     s3fs_arguments(opts) if args.s3fs else None)
     for op, fns in ops.items():
         if only and op not in only:
             continue

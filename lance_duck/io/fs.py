@@ -130,6 +130,11 @@ def open_io(uri: str | os.PathLike[str], storage_options: dict[str, Any] | None 
     if "://" not in uri and not kwargs and os.sep == "/":
         # local disk: fsspec's LocalFileSystem would name it so (abspath is normalised already)
         return FileIO(None, retry_policy=policy, **sizes), uri.rstrip("/") or "/"
+    if uri.split("://", 1)[0].lower() in ("s3", "s3a"):
+        from .arrow_s3 import arrow_s3_store
+        store = arrow_s3_store(uri, options)
+        if store is not None:       # plain options: pyarrow's own S3 client (no s3fs stack to import)
+            return FileIO(store, retry_policy=policy, **sizes), store._strip_protocol(uri) or "/"
     from fsspec.core import url_to_fs
     if uri.split("://", 1)[0].lower() in ("s3", "s3a"):
         _s3_client_options(kwargs, sizes.get("max_in_flight", MAX_IN_FLIGHT))
@@ -826,6 +831,8 @@ def _find(merged: list[tuple[int, int]], off: int) -> int:
 
 
 def _is_async(fs: fsspec.AbstractFileSystem) -> bool:
+    if getattr(fs, "async_impl", None) is False:   # told by the class (fsspec's and arrow_s3's)
+        return False
     from fsspec.asyn import AsyncFileSystem
     return isinstance(fs, AsyncFileSystem)
 

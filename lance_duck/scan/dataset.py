@@ -63,6 +63,10 @@ def dataset(uri: str, version: Version = None, asof: AsOf = None, *, branch: str
               ``client_retry_timeout`` (see the README);
             - any other key goes to the fsspec filesystem as is (``anon``, ``endpoint_url``, ...).
 
+            On ``s3://`` with plain pylance keys (key and secret, or ``aws_skip_signature``; a
+            region; an endpoint) requests go through pyarrow's own S3 client, which starts much
+            faster than s3fs; any other S3 options read through s3fs.
+
             Keys of another store are ignored (all of them on a local or ``memory://`` path), as
             pylance does; an unknown key of the store in use (``aws_typo`` on ``s3://``) is refused.
 

@@ -238,7 +238,10 @@ def _version_infos(io: FileIO, dataset_dir: str) -> list[VersionInfo]:
     paths = [io.join(vdir, e.name) for e in entries]
     inc = _Incremental()
     out: list[VersionInfo] = []
-    for path, raw in zip(paths, io.read_many(paths, READ_AHEAD)):
+    # whole manifests, as ranges when the listing gave their sizes (an object store's client that
+    # opens a file with a request -- io/arrow_s3.py -- then reuses the file it opened before)
+    items = [(p, 0, e.size) if e.size else (p, None, None) for p, e in zip(paths, entries)]
+    for path, raw in zip(paths, io.read_ranges_many(items, min(READ_AHEAD, io.max_in_flight))):
         version, ts_ns, meta = inc.summarise(raw, path)
         out.append({"version": version, "timestamp": pylance_local_timestamp(ts_ns), "metadata": meta})
     return out

@@ -84,3 +84,10 @@ def proxied_options(pylance_options, counting_proxy) -> dict[str, str]:
     lance_duck.clear_caches()
     counting_proxy.reset()
     return dict(pylance_options, aws_endpoint=counting_proxy.url)
+
+
+@pytest.fixture
+def s3fs_proxied_options(proxied_options, counting_proxy) -> dict:
+    """The same store through the counting proxy as s3fs arguments: these options read through s3fs
+    (pylance-style keys alone read through pyarrow's S3 client, io/arrow_s3.py)."""
+    return {"key": "test", "secret": "test", "endpoint_url": counting_proxy.url, "client_kwargs": {"region_name": REGION}}

@@ -31,14 +31,14 @@ def legacy_uri(pylance_options) -> str:
 
 
 def test_a_legacy_scan_prefetches_its_pages_in_no_more_requests_than_pylance(
-        legacy_uri, pylance_options, proxied_options, counting_proxy):
+        legacy_uri, pylance_options, proxied_options, s3fs_proxied_options, counting_proxy):
     uri = legacy_uri
     assert lance.dataset(uri, storage_options=pylance_options).data_storage_version == "0.1"
     cols = ["id", "v", "flag", "cat"]
     counting_proxy.reset()
     want = lance.dataset(uri, storage_options=proxied_options).to_table(columns=cols)
     theirs = counting_proxy.reset()
-    ds = lance_duck.dataset(uri, storage_options=proxied_options)
+    ds = lance_duck.dataset(uri, storage_options=s3fs_proxied_options)
     counting_proxy.reset()
     got = ds.to_table(columns=cols)
     ours = counting_proxy.reset()

@@ -1,4 +1,6 @@
-"""Requests lance_duck sends to S3 (counted by a proxy in front of the local endpoint), next to pylance's."""
+"""Requests lance_duck sends to S3 (counted by a proxy in front of the local endpoint), next to pylance's:
+the request plan through s3fs (fsspec arguments). With pylance-style options alone lance_duck reads
+through pyarrow's S3 client, which opens an object with a HEAD: test_io_s3_arrow.py pins that plan."""
 from __future__ import annotations
 
 import numpy as np
@@ -22,6 +24,11 @@ def _write(uri: str, options: dict, version: str | None = None) -> None:
     lance.dataset(uri, storage_options=options).delete("id % 100 = 7")
 
 
+def s3fs_options(endpoint: str) -> dict:
+    """s3fs arguments for the test store at ``endpoint`` (the s3fs path)."""
+    return {"key": "test", "secret": "test", "endpoint_url": endpoint, "client_kwargs": {"region_name": "us-east-1"}}
+
+
 def _refetched_bytes(paths: list) -> int:
     spans: dict = {}
     for _, path, rng in paths:
@@ -38,23 +45,23 @@ def _refetched_bytes(paths: list) -> int:
     return twice
 
 
-def test_opening_latest_lists_once_and_reads_one_manifest(s3_table, pylance_options, proxied_options,
+def test_opening_latest_lists_once_and_reads_one_manifest(s3_table, pylance_options, proxied_options, s3fs_proxied_options,
                                                           counting_proxy):
-    ds = lance_duck.dataset(s3_table, storage_options=proxied_options)
+    ds = lance_duck.dataset(s3_table, storage_options=s3fs_proxied_options)
     stats = counting_proxy.reset()
     assert ds.version == 4
     assert dict(stats.requests) == {"LIST": 1, "GET": 1}, stats.paths
     assert stats.paths[1][1].endswith(".manifest")
 
 
-def test_a_scan_issues_no_head_and_no_more_requests_than_pylance(pylance_options, proxied_options,
+def test_a_scan_issues_no_head_and_no_more_requests_than_pylance(pylance_options, proxied_options, s3fs_proxied_options,
                                                                counting_proxy):
     uri = f"s3://{BUCKET}/requests.lance"
     _write(uri, pylance_options)
     counting_proxy.reset()
     want = lance.dataset(uri, storage_options=proxied_options).to_table(columns=["v", "cat"])
     theirs = counting_proxy.reset()
-    got = lance_duck.dataset(uri, storage_options=proxied_options).to_table(columns=["v", "cat"])
+    got = lance_duck.dataset(uri, storage_options=s3fs_proxied_options).to_table(columns=["v", "cat"])
     ours = counting_proxy.reset()
     assert_tables_equal(got, want)
     assert "HEAD" not in ours.requests, ours.paths
@@ -63,15 +70,15 @@ def test_a_scan_issues_no_head_and_no_more_requests_than_pylance(pylance_options
     assert ours.total() <= theirs.total(), (ours.summary(), theirs.summary())
 
 
-def test_a_second_query_on_the_same_version_reads_no_footer_again(pylance_options, proxied_options,
+def test_a_second_query_on_the_same_version_reads_no_footer_again(pylance_options, proxied_options, s3fs_proxied_options,
                                                                  counting_proxy):
     uri = f"s3://{BUCKET}/requests-second.lance"
     _write(uri, pylance_options)
-    ds = lance_duck.dataset(uri, storage_options=proxied_options)
+    ds = lance_duck.dataset(uri, storage_options=s3fs_proxied_options)
     counting_proxy.reset()
     first = ds.to_table(columns=["id"])
     one = counting_proxy.reset()
-    again = lance_duck.dataset(uri, storage_options=proxied_options)
+    again = lance_duck.dataset(uri, storage_options=s3fs_proxied_options)
     counting_proxy.reset()
     second = again.to_table(columns=["id"])
     two = counting_proxy.reset()
@@ -85,10 +92,10 @@ def test_a_second_query_on_the_same_version_reads_no_footer_again(pylance_option
     assert 0 < len(data_reads) <= len([p for k, p, r in one.paths if p.endswith(".lance")]) - len(files), two.paths
 
 
-def test_a_point_take_touches_only_the_file_holding_the_row(pylance_options, proxied_options, counting_proxy):
+def test_a_point_take_touches_only_the_file_holding_the_row(pylance_options, proxied_options, s3fs_proxied_options, counting_proxy):
     uri = f"s3://{BUCKET}/requests-take.lance"
     _write(uri, pylance_options)
-    ds = lance_duck.dataset(uri, storage_options=proxied_options)
+    ds = lance_duck.dataset(uri, storage_options=s3fs_proxied_options)
     counting_proxy.reset()
     got = ds.take([25_000], columns=["id", "v"])
     stats = counting_proxy.reset()
@@ -141,10 +148,10 @@ def test_tuning_options_are_checked_by_name(pylance_options):
 
 
 def test_footer_of_a_file_of_unknown_size_is_one_suffix_get_without_head(s3_table, pylance_options,
-                                                                        proxied_options, counting_proxy):
+                                                                        proxied_options, s3fs_proxied_options, counting_proxy):
     from lance_duck.io.fs import open_io
     ref = lance.dataset(s3_table, storage_options=pylance_options).get_fragments()[0].data_files()[0]
-    io, root = open_io(s3_table, proxied_options)
+    io, root = open_io(s3_table, s3fs_proxied_options)
     path = io.join(root, "data", ref.path)
     counting_proxy.reset()
     tail = io.open_input(path).read_tail(64 * 1024)
@@ -160,18 +167,18 @@ def _data_reads(stats) -> list:
     return [(p, r) for k, p, r in stats.paths if k == "GET" and p.endswith(".lance") and "/data/" in p]
 
 
-def test_a_second_open_of_the_same_version_issues_no_metadata_request(pylance_options, proxied_options,
+def test_a_second_open_of_the_same_version_issues_no_metadata_request(pylance_options, proxied_options, s3fs_proxied_options,
                                                                       counting_proxy):
     uri = f"s3://{BUCKET}/requests-reopen.lance"
     _write(uri, pylance_options)
     counting_proxy.reset()
-    first = lance_duck.dataset(uri, storage_options=proxied_options, version=1)
+    first = lance_duck.dataset(uri, storage_options=s3fs_proxied_options, version=1)
     one = counting_proxy.reset()
-    again = lance_duck.dataset(uri, storage_options=proxied_options, version=1)
+    again = lance_duck.dataset(uri, storage_options=s3fs_proxied_options, version=1)
     two = counting_proxy.reset()
-    latest = lance_duck.dataset(uri, storage_options=proxied_options)
+    latest = lance_duck.dataset(uri, storage_options=s3fs_proxied_options)
     counting_proxy.reset()
-    latest_again = lance_duck.dataset(uri, storage_options=proxied_options)
+    latest_again = lance_duck.dataset(uri, storage_options=s3fs_proxied_options)
     three = counting_proxy.reset()
     assert first.version == again.version == 1 and latest.version == latest_again.version == 2
     assert dict(one.requests) == {"GET": 1}, one.paths        # a given version: its manifest, no listing
@@ -182,11 +189,11 @@ def test_a_second_open_of_the_same_version_issues_no_metadata_request(pylance_op
                         lance.dataset(uri, storage_options=pylance_options, version=1).to_table())
 
 
-def test_the_pages_of_all_columns_of_a_file_are_fetched_together(pylance_options, proxied_options,
+def test_the_pages_of_all_columns_of_a_file_are_fetched_together(pylance_options, proxied_options, s3fs_proxied_options,
                                                                  counting_proxy):
     uri = f"s3://{BUCKET}/requests-columns.lance"
     _write(uri, pylance_options)
-    ds = lance_duck.dataset(uri, storage_options=proxied_options)
+    ds = lance_duck.dataset(uri, storage_options=s3fs_proxied_options)
     counting_proxy.reset()
     got = ds.to_table(columns=["id", "v", "cat"])
     stats = counting_proxy.reset()
@@ -222,11 +229,11 @@ def test_large_spans_are_fetched_as_bounded_requests_in_flight_together(pylance_
     assert _refetched_bytes(stats.paths) == 0, stats.paths
 
 
-def test_a_filter_passing_rows_everywhere_prefetches_the_other_columns_too(pylance_options, proxied_options,
+def test_a_filter_passing_rows_everywhere_prefetches_the_other_columns_too(pylance_options, proxied_options, s3fs_proxied_options,
                                                                          counting_proxy):
     uri = f"s3://{BUCKET}/requests-late.lance"
     _write(uri, pylance_options)
-    ds = lance_duck.dataset(uri, storage_options=proxied_options)
+    ds = lance_duck.dataset(uri, storage_options=s3fs_proxied_options)
     counting_proxy.reset()
     got = ds.to_table(columns=["id", "v"], filter="cat = 'c3'")
     ours = counting_proxy.reset()
@@ -237,10 +244,10 @@ def test_a_filter_passing_rows_everywhere_prefetches_the_other_columns_too(pylan
     assert len(_data_reads(ours)) <= 3 * 4, _data_reads(ours)
 
 
-def test_two_scans_of_the_same_files_at_once_both_return_pylances_rows(pylance_options, proxied_options):
+def test_two_scans_of_the_same_files_at_once_both_return_pylances_rows(pylance_options, proxied_options, s3fs_proxied_options):
     uri = f"s3://{BUCKET}/requests-two-scans.lance"
     _write(uri, pylance_options)
-    ds = lance_duck.dataset(uri, storage_options=proxied_options)
+    ds = lance_duck.dataset(uri, storage_options=s3fs_proxied_options)
     a = ds.to_batches(columns=["id", "v"], batch_size=5_000)
     b = ds.to_batches(columns=["id", "v"], batch_size=5_000)
     first_a = next(a)
@@ -253,7 +260,7 @@ def test_two_scans_of_the_same_files_at_once_both_return_pylances_rows(pylance_o
 
 
 @pytest.mark.parametrize("index_type", ["BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER"])
-def test_a_second_indexed_query_reads_no_index_file_again(pylance_options, proxied_options, counting_proxy,
+def test_a_second_indexed_query_reads_no_index_file_again(pylance_options, proxied_options, s3fs_proxied_options, counting_proxy,
                                                           index_type):
     uri = f"s3://{BUCKET}/requests-index-{index_type.lower()}.lance"
     _write(uri, pylance_options)
@@ -262,9 +269,9 @@ def test_a_second_indexed_query_reads_no_index_file_again(pylance_options, proxi
     flt = "cat = 'c3'" if column == "cat" else "id >= 12000 AND id < 12050"
     want = lance.dataset(uri, storage_options=pylance_options).to_table(filter=flt, columns=["id", "v"])
     counting_proxy.reset()
-    first = lance_duck.dataset(uri, storage_options=proxied_options).to_table(filter=flt, columns=["id", "v"])
+    first = lance_duck.dataset(uri, storage_options=s3fs_proxied_options).to_table(filter=flt, columns=["id", "v"])
     one = counting_proxy.reset()
-    second = lance_duck.dataset(uri, storage_options=proxied_options).to_table(filter=flt, columns=["id", "v"])
+    second = lance_duck.dataset(uri, storage_options=s3fs_proxied_options).to_table(filter=flt, columns=["id", "v"])
     two = counting_proxy.reset()
     assert_tables_equal(first, want)
     assert_tables_equal(second, want)
@@ -283,7 +290,7 @@ def test_concurrent_readers_of_one_footer_share_one_request(pylance_options, s3_
     host, port = s3_endpoint.rsplit("/", 1)[1].split(":")
     with LatencyProxy(host, int(port), latency=0.2) as slow:     # every request outlasts the threads' start
         lance_duck.clear_caches()
-        ds = lance_duck.dataset(uri, storage_options=dict(pylance_options, aws_endpoint=slow.url))
+        ds = lance_duck.dataset(uri, storage_options=s3fs_options(slow.url))
         ref = ds._snapshot.fragments[0].files[0]
         slow.reset()
         ready = threading.Barrier(4)
@@ -303,11 +310,11 @@ def test_concurrent_readers_of_one_footer_share_one_request(pylance_options, s3_
     assert [k for k, p, _ in stats.paths if p.endswith(ref.path.rsplit("/", 1)[1])] == ["GET"], stats.paths
 
 
-def test_a_2_0_file_plans_the_pages_of_all_its_columns_ahead_in_one_request(pylance_options, proxied_options,
+def test_a_2_0_file_plans_the_pages_of_all_its_columns_ahead_in_one_request(pylance_options, proxied_options, s3fs_proxied_options,
                                                                            counting_proxy):
     uri = f"s3://{BUCKET}/requests-2-0.lance"
     _write(uri, pylance_options, "2.0")
-    ds = lance_duck.dataset(uri, storage_options=proxied_options)
+    ds = lance_duck.dataset(uri, storage_options=s3fs_proxied_options)
     snap = ds._snapshot
     ref = snap.fragments[1].files[0]
     reader = snap.open_data_file(ref)
@@ -335,7 +342,7 @@ def test_a_2_0_file_plans_the_pages_of_all_its_columns_ahead_in_one_request(pyla
 
 
 def test_metadata_cache_bytes_gives_one_table_its_own_caches_and_leaves_the_process_ones(
-        pylance_options, proxied_options, counting_proxy):
+        pylance_options, proxied_options, s3fs_proxied_options, counting_proxy):
     """The `metadata_cache_bytes` storage option is the table's own: with 0 a second open of a version
     fetches its manifest again; it resizes nothing process-wide, so a table opened without it still
     reads the manifest from the process cache; with a positive value the table's own cache serves
@@ -344,8 +351,8 @@ def test_metadata_cache_bytes_gives_one_table_its_own_caches_and_leaves_the_proc
     _write(uri, pylance_options)
     want = lance.dataset(uri, storage_options=pylance_options, version=1).to_table()
     before = lance_duck.configure()
-    lance_duck.dataset(uri, storage_options=proxied_options, version=1)     # fills the process caches
-    off = dict(proxied_options, metadata_cache_bytes="0")
+    lance_duck.dataset(uri, storage_options=s3fs_proxied_options, version=1)     # fills the process caches
+    off = dict(s3fs_proxied_options, metadata_cache_bytes="0")
     lance_duck.dataset(uri, storage_options=off, version=1)
     counting_proxy.reset()
     again = lance_duck.dataset(uri, storage_options=off, version=1)
@@ -354,23 +361,23 @@ def test_metadata_cache_bytes_gives_one_table_its_own_caches_and_leaves_the_proc
     assert_tables_equal(again.to_table(), want)
     assert lance_duck.configure() == before
     counting_proxy.reset()
-    shared = lance_duck.dataset(uri, storage_options=proxied_options, version=1)
+    shared = lance_duck.dataset(uri, storage_options=s3fs_proxied_options, version=1)
     st = counting_proxy.reset()
     assert dict(st.requests) == {}, st.paths                      # the process cache still has it
     assert_tables_equal(shared.to_table(), want)
     lance_duck.clear_caches()
-    own = lance_duck.dataset(uri, storage_options=dict(proxied_options, metadata_cache_bytes=str(1 << 20)),
+    own = lance_duck.dataset(uri, storage_options=dict(s3fs_proxied_options, metadata_cache_bytes=str(1 << 20)),
                              version=1)
     counting_proxy.reset()
     assert_tables_equal(own.checkout_version(1).to_table(), want)
     own_stats = counting_proxy.reset()
     assert not [p for p in own_stats.paths if "_versions" in p], own_stats.paths   # the table's own cache
     counting_proxy.reset()
-    lance_duck.dataset(uri, storage_options=proxied_options, version=1)
+    lance_duck.dataset(uri, storage_options=s3fs_proxied_options, version=1)
     assert dict(counting_proxy.reset().requests) == {"GET": 1}            # not the process's
 
 
-def test_metadata_cache_bytes_must_be_a_non_negative_integer(proxied_options):
+def test_metadata_cache_bytes_must_be_a_non_negative_integer(proxied_options, s3fs_proxied_options):
     with pytest.raises(InvalidArgumentError, match="metadata_cache_bytes"):
         lance_duck.dataset(f"s3://{BUCKET}/requests-cache-bytes.lance",
-                           storage_options=dict(proxied_options, metadata_cache_bytes="-1"))
+                           storage_options=dict(s3fs_proxied_options, metadata_cache_bytes="-1"))
