@@ -22,6 +22,7 @@ another HEAD; opened objects are remembered per store (a :class:`~lance_duck._st
 from __future__ import annotations
 
 import hashlib
+import threading
 from datetime import datetime
 from typing import Any, Callable, TypeVar
 
@@ -166,6 +167,8 @@ class ArrowS3:
         self._fs = pafs.S3FileSystem(**args, retry_strategy=pafs.AwsStandardS3RetryStrategy(max_attempts=1))
         self._fs_token_ = "arrow:" + token
         self._open: ByteLRU[str, Any] = ByteLRU(OPEN_FILES, entries=True)
+        self._opening: dict[str, threading.Lock] = {}     # path -> lock held while it is being opened
+        self._opening_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"ArrowS3({self._fs.region!r})"
