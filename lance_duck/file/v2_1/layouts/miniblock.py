@@ -8,6 +8,7 @@ decoded together (no per-chunk Python loop).
 from __future__ import annotations
 
 import mmap
+from bisect import bisect_right
 from typing import Any, Hashable, Sequence, cast
 
 import numpy as np
@@ -157,6 +158,11 @@ class MiniBlockPage(PageBase[pb.MiniBlockLayout]):
         if not self.has_rep:
             cstart = self._chunk_rows()
             if local.size <= TINY_ROWS:
+                # both ends in one chunk (a few neighbouring rows): two bisections, no numpy call
+                rows = self._chunk_row_list()
+                c = bisect_right(rows, int(local[0])) - 1
+                if c >= 0 and c == bisect_right(rows, int(local[-1])) - 1:
+                    return np.array([c], np.int64)
                 # a handful of rows: one search per row, then the distinct chunks (rows are sorted)
                 ch = np.searchsorted(cstart, local, side="right") - 1
                 return ch if ch.size < 2 else ch[np.flatnonzero(np.diff(ch, prepend=-1))]
@@ -175,6 +181,14 @@ class MiniBlockPage(PageBase[pb.MiniBlockLayout]):
     def _chunk_rows(self) -> np.ndarray:
         """First row of every chunk (pages without repetition: one entry per row)."""
         return self.chunk_rows
+
+    def _chunk_row_list(self) -> list[int]:
+        """:meth:`_chunk_rows` as Python ints (made once per page object)."""
+        got = self.__dict__.get("_chunk_row_ints")
+        if got is None or got[0] is not self.chunk_rows:     # (made again when set_meta replaced the table)
+            got = self.__dict__["_chunk_row_ints"] = (self.chunk_rows, self.chunk_rows.tolist())
+        rows: list[int] = got[1]
+        return rows
 
     def _row_chunks(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(chunk where each row starts, chunk where it finishes), from the repetition index."""
