@@ -49,6 +49,10 @@ def decode_miniblock_selected(enc: pb.CompressiveEncoding, cs: ChunkSet, idx: np
         trace.record("mb:flat")
         trace.record("path:selected:flat")
         return _flat_selected(enc.flat, cs, idx, what)
+    if kind == "flat" and int(enc.flat.bits_per_value) == 1:
+        trace.record("mb:flat")
+        trace.record("path:selected:bits")
+        return _bits_selected(cs, idx, what)
     if kind == "inline_bitpacking":
         trace.record("mb:inline_bitpacking")
         trace.record("path:selected:inline_bitpacking")
@@ -159,6 +163,20 @@ def _flat_selected(m: pb.Flat, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixe
     rows = np.lib.stride_tricks.as_strided(data, shape=(max(data.size - width + 1, 0), width),
                                            strides=(data.strides[0], data.strides[0]), writeable=False)
     return Fixed(rows[at].reshape(-1), width * 8, int(idx.size))
+
+
+def _bits_selected(cs: ChunkSet, idx: np.ndarray, what: str) -> Fixed:
+    """Values ``idx`` of flat 1-bit chunks (booleans, LSB first), each bit read where it lies."""
+    _need_bufs(cs, 1, what)
+    data, offs, sizes = cs.bufs[0]
+    if (sizes < (cs.counts + 7) // 8).any():
+        raise CorruptFileError(f"{what}: boolean chunk shorter than its values")
+    c, j = _chunk_of(cs, idx, what)
+    at = offs[c] + (j >> 3)
+    if at.size and (int(at.min()) < 0 or int(at.max()) >= data.size):
+        raise CorruptFileError(f"{what}: a value lies outside its chunk data")
+    bits = (data[at] >> (j & 7).astype(np.uint8)) & 1
+    return Fixed(bits.astype(np.bool_), 1, int(idx.size))
 
 
 def decode_miniblock_runs(enc: pb.CompressiveEncoding, cs: ChunkSet, a: int, b: int, dead: np.ndarray,
