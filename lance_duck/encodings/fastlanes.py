@@ -631,6 +631,11 @@ def out_of_line_at(data: BufferLike, byte_offsets: npt.ArrayLike, byte_sizes: np
     j, r = np.divmod(pos - cstart[c], BLOCK)
     in_raw = raw[c] & (j == full[c])
     if not in_raw.any():
+        first = offs[c[0]] + j[0] * (wpb * item)
+        r0, r1 = int(r.min()), int(r.max()) + 1
+        if pos.size > FEW_VALUES and r1 - r0 <= 2 * pos.size and bool((c == c[0]).all() and (j == j[0]).all()):
+            picked: np.ndarray = extract_run(buf, int(first), w, r0, r1, t)[r - r0]   # (one block, a run with few gaps)
+            return picked
         return extract(buf, offs[c] + j * (wpb * item), np.full(pos.size, w, np.int64), r, t)
     out = np.empty(pos.size, dt)
     packed = ~in_raw

@@ -103,6 +103,13 @@ def _inline_bp_selected(m: pb.InlineBitpacking, cs: ChunkSet, idx: np.ndarray, w
             if int(idx[0]) < 0 or int(idx[-1]) >= full.n:
                 raise CorruptFileError(f"{what}: fewer values than selected rows")
             return Fixed(uint_view(full)[idx], full.bits, int(idx.size))
+    n = int(idx.size)
+    if n > fastlanes.FEW_VALUES and offs.size <= RUN_CHUNKS and int(idx[-1]) - int(idx[0]) + 1 <= 2 * n:
+        # a run of values with a few gaps (a short LIMIT past deleted rows): the run, then the values
+        a, b = int(idx[0]), int(idx[-1]) + 1
+        trace.record("path:selected:run")
+        run = _inline_bp_run(t, data, offs.tolist(), sizes.tolist(), cs.counts.tolist(), a, b, what)
+        return Fixed(run if b - a == n else run[idx - a], t, n)
     if offs.size == 1:             # one chunk (a point lookup): its width word read as an int
         o, nb = int(offs[0]), t // 8
         if idx.size and (int(idx[0]) < 0 or int(idx[-1]) >= int(cs.counts[0])):
@@ -112,7 +119,6 @@ def _inline_bp_selected(m: pb.InlineBitpacking, cs: ChunkSet, idx: np.ndarray, w
             raise CorruptFileError(f"{what}: bit width outside 0..{t} or chunk shorter than its width needs")
         return Fixed(fastlanes.extract(data, np.full(idx.size, o + nb), np.full(idx.size, width), idx, t),
                      t, int(idx.size))
-    n = int(idx.size)
     if n and offs.size <= RUN_CHUNKS and int(idx[-1]) - int(idx[0]) + 1 == n:
         trace.record("path:selected:run")
         return Fixed(_inline_bp_run(t, data, offs.tolist(), sizes.tolist(), cs.counts.tolist(),
