@@ -162,6 +162,13 @@ def _flat_selected(m: pb.Flat, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixe
     data, offs, sizes = cs.bufs[0]
     if (sizes < cs.counts * width).any():
         raise CorruptFileError(f"{what}: flat chunk shorter than its values")
+    if offs.size == 1:             # one chunk (a few neighbouring rows): its values as (count, width) rows
+        o, count = int(offs[0]), int(cs.counts[0])
+        if idx.size and (int(idx[0]) < 0 or int(idx[-1]) >= count):
+            raise CorruptFileError(f"{what}: fewer values than selected rows")
+        if o < 0 or o + count * width > data.size:
+            raise CorruptFileError(f"{what}: a value lies outside its chunk data")
+        return Fixed(data[o: o + count * width].reshape(count, width)[idx].reshape(-1), width * 8, int(idx.size))
     c, j = _chunk_of(cs, idx, what)
     at = offs[c] + j * width
     if at.size and (int(at.min()) < 0 or int(at.max()) + width > data.size):
@@ -224,6 +231,20 @@ def _variable_selected(m: pb.Variable, cs: ChunkSet, idx: np.ndarray, what: str)
     if coded is not None:
         return offsets23.select(coded, cs, idx, what)
     ob, data, offs, sizes, counts = _variable_chunks(m, cs, what)
+    if offs.size == 1:             # one chunk (a few neighbouring rows): its offset words as one view
+        o, count = int(offs[0]), int(counts[0])
+        if idx.size and (int(idx[0]) < 0 or int(idx[-1]) >= count):
+            raise CorruptFileError(f"{what}: fewer values than selected rows")
+        if o < 0 or o + (count + 1) * ob > data.size:
+            raise CorruptFileError(f"{what}: variable offsets leave the chunk data")
+        words = data[o: o + (count + 1) * ob].view(np.uint32 if ob == 4 else np.uint64)
+        s, e = words[idx].astype(np.int64), words[idx + 1].astype(np.int64)
+        if ((s < (count + 1) * ob) | (e < s) | (e > int(sizes[0]))).any():
+            raise CorruptFileError(f"{what}: variable offsets are not increasing or leave the chunk")
+        lens = e - s
+        out = np.zeros(idx.size + 1, np.int64)
+        np.cumsum(lens, out=out[1:])
+        return VarBin(out, gather_bytes(data, o + s, lens, what))
     c, j = _chunk_of(cs, idx, what)
     at = offs[c] + j * ob
     s = read_uint(data, at, ob, what)
