@@ -614,10 +614,28 @@ def out_of_line_at(data: BufferLike, byte_offsets: npt.ArrayLike, byte_sizes: np
         if pos.size:
             raise CorruptFileError("OutOfLineBitpacking: fewer levels than rows")
         return np.empty(0, dt)
-    if cnt.min() < 0 or offs.min() < 0 or sizes.min() < 0 or (offs + sizes).max() > buf.size:
-        raise CorruptFileError("OutOfLineBitpacking: a level buffer lies outside its chunk")
     item = dt.itemsize
     wpb = words_per_block(w, t)
+    if offs.size == 1:       # one buffer (a few rows of one chunk): its checks with Python ints
+        o, size, n = int(offs[0]), int(sizes[0]), int(cnt[0])
+        if n < 0 or o < 0 or size < 0 or o + size > buf.size:
+            raise CorruptFileError("OutOfLineBitpacking: a level buffer lies outside its chunk")
+        nw, (f, tl) = size // item, divmod(n, BLOCK)
+        is_raw = tl > 0 and nw == f * wpb + tl
+        if nw < (f * wpb + tl if is_raw else (f + (tl > 0)) * wpb):
+            raise CorruptFileError(f"OutOfLineBitpacking: buffer too short for its values (W={w}, T={t})")
+        lo, hi = int(pos.min()), int(pos.max())
+        if lo < 0 or hi >= n:
+            raise CorruptFileError("OutOfLineBitpacking: fewer levels than rows")
+        j0 = lo // BLOCK
+        if j0 == hi // BLOCK and not (is_raw and j0 == f):    # every position in one packed block
+            at, r = o + j0 * wpb * item, pos - j0 * BLOCK
+            if pos.size > FEW_VALUES and hi - lo < 2 * pos.size:
+                run: np.ndarray = extract_run(buf, at, w, lo - j0 * BLOCK, hi - j0 * BLOCK + 1, t)[pos - lo]
+                return run
+            return extract(buf, np.full(pos.size, at, np.int64), np.full(pos.size, w, np.int64), r, t)
+    if cnt.min() < 0 or offs.min() < 0 or sizes.min() < 0 or (offs + sizes).max() > buf.size:
+        raise CorruptFileError("OutOfLineBitpacking: a level buffer lies outside its chunk")
     nwords = sizes // item
     full, tail = np.divmod(cnt, BLOCK)
     raw = (tail > 0) & (nwords == full * wpb + tail)

@@ -60,3 +60,24 @@ def test_levels_at_match_pylance_validity(pylance_files):
         got = fl.out_of_line_at(page.buffers[1], [c.defs[0] for c in chunks], [c.defs[1] for c in chunks],
                                 [c.count for c in chunks], w, 16, pos)
         np.testing.assert_array_equal(got == 0, exp[pos])
+
+
+@pytest.mark.parametrize("w", [0, 1, 3, 16])
+@pytest.mark.parametrize("raw", [False, True])
+def test_levels_at_of_one_buffer_within_one_block(w, raw):
+    """One buffer (a few rows of one chunk): positions inside one packed block, in its raw or
+    packed tail, a run with gaps, a few scattered ones, one."""
+    rng = np.random.default_rng(10 + w + raw)
+    top = 1 << w if w < 16 else 1 << 16
+    for count in (10, 1024, 1500, 2048, 3000):
+        vals = rng.integers(0, top, count).astype(np.uint16)
+        _, data, offs, sizes = _out_of_line_buffers([vals], w, lambda i: raw)
+        last = count - 1
+        for pos in (np.arange(min(10, count)), np.array([0, 1, 2, 4, 5, 6, 7, 8, 9, 10]) % count,
+                    np.array([3, 500, 900]) % count, np.array([last]), np.arange(max(count - 8, 0), count),
+                    np.array([1024, 1025, 1027, 1028, 1030, 1031]) % count):
+            pos = np.unique(pos)
+            got = fl.out_of_line_at(data, offs, sizes, [count], w, 16, pos)
+            np.testing.assert_array_equal(got, vals[pos])
+    with pytest.raises(CorruptFileError):
+        fl.out_of_line_at(data, offs, sizes, [count], w, 16, [count])
