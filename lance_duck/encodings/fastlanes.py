@@ -595,6 +595,76 @@ def unpack_out_of_line_batch(data: BufferLike, byte_offsets: npt.ArrayLike, byte
     return res
 
 
+def out_of_line_at(data: BufferLike, byte_offsets: npt.ArrayLike, byte_sizes: npt.ArrayLike, counts: npt.ArrayLike,
+                   bit_width: int, uncompressed_bits: int, positions: npt.ArrayLike) -> np.ndarray:
+    """``unpack_out_of_line_batch(...)[positions]`` without unpacking whole blocks: each value is
+    read where it lies (:func:`extract` for a packed block's value, the word itself for a raw
+    tail), after the same checks of the buffers. For a few values of long level buffers (the
+    definition levels of the rows a point read or a short LIMIT asks for)."""
+    t = int(uncompressed_bits)
+    w, dt = _check_width(bit_width, t)
+    buf = as_u8(data)
+    offs = np.asarray(byte_offsets, dtype=np.int64).reshape(-1)
+    sizes = np.asarray(byte_sizes, dtype=np.int64).reshape(-1)
+    cnt = np.asarray(counts, dtype=np.int64).reshape(-1)
+    pos = np.asarray(positions, dtype=np.int64).reshape(-1)
+    if not (offs.size == sizes.size == cnt.size):
+        raise CorruptFileError("OutOfLineBitpacking: offsets, sizes and counts differ in length")
+    if offs.size == 0 or pos.size == 0:
+        if pos.size:
+            raise CorruptFileError("OutOfLineBitpacking: fewer levels than rows")
+        return np.empty(0, dt)
+    item = dt.itemsize
+    wpb = words_per_block(w, t)
+    if offs.size == 1:       # one buffer (a few rows of one chunk): its checks with Python ints
+        o, size, n = int(offs[0]), int(sizes[0]), int(cnt[0])
+        if n < 0 or o < 0 or size < 0 or o + size > buf.size:
+            raise CorruptFileError("OutOfLineBitpacking: a level buffer lies outside its chunk")
+        nw, (f, tl) = size // item, divmod(n, BLOCK)
+        is_raw = tl > 0 and nw == f * wpb + tl
+        if nw < (f * wpb + tl if is_raw else (f + (tl > 0)) * wpb):
+            raise CorruptFileError(f"OutOfLineBitpacking: buffer too short for its values (W={w}, T={t})")
+        lo, hi = int(pos.min()), int(pos.max())
+        if lo < 0 or hi >= n:
+            raise CorruptFileError("OutOfLineBitpacking: fewer levels than rows")
+        j0 = lo // BLOCK
+        if j0 == hi // BLOCK and not (is_raw and j0 == f):    # every position in one packed block
+            at, r = o + j0 * wpb * item, pos - j0 * BLOCK
+            if pos.size > FEW_VALUES and hi - lo < 2 * pos.size:
+                run: np.ndarray = extract_run(buf, at, w, lo - j0 * BLOCK, hi - j0 * BLOCK + 1, t)[pos - lo]
+                return run
+            return extract(buf, np.full(pos.size, at, np.int64), np.full(pos.size, w, np.int64), r, t)
+    if cnt.min() < 0 or offs.min() < 0 or sizes.min() < 0 or (offs + sizes).max() > buf.size:
+        raise CorruptFileError("OutOfLineBitpacking: a level buffer lies outside its chunk")
+    nwords = sizes // item
+    full, tail = np.divmod(cnt, BLOCK)
+    raw = (tail > 0) & (nwords == full * wpb + tail)
+    nblk = full + ((tail > 0) & ~raw)
+    if (nwords < np.where(raw, full * wpb + tail, nblk * wpb)).any():
+        raise CorruptFileError(f"OutOfLineBitpacking: buffer too short for its values (W={w}, T={t})")
+    cstart = np.cumsum(cnt) - cnt
+    if int(pos.min()) < 0 or int(pos.max()) >= int(cstart[-1] + cnt[-1]):
+        raise CorruptFileError("OutOfLineBitpacking: fewer levels than rows")
+    c = np.searchsorted(cstart, pos, side="right") - 1 if offs.size > 1 else np.zeros(pos.size, np.int64)
+    j, r = np.divmod(pos - cstart[c], BLOCK)
+    in_raw = raw[c] & (j == full[c])
+    if not in_raw.any():
+        first = offs[c[0]] + j[0] * (wpb * item)
+        r0, r1 = int(r.min()), int(r.max()) + 1
+        if pos.size > FEW_VALUES and r1 - r0 <= 2 * pos.size and bool((c == c[0]).all() and (j == j[0]).all()):
+            picked: np.ndarray = extract_run(buf, int(first), w, r0, r1, t)[r - r0]   # (one block, a run with few gaps)
+            return picked
+        return extract(buf, offs[c] + j * (wpb * item), np.full(pos.size, w, np.int64), r, t)
+    out = np.empty(pos.size, dt)
+    packed = ~in_raw
+    if packed.any():
+        out[packed] = extract(buf, (offs[c] + j * (wpb * item))[packed], np.full(int(packed.sum()), w, np.int64),
+                              r[packed], t)
+    at = (offs[c] + (full[c] * wpb + r) * item)[in_raw]
+    out[in_raw] = _read_words(buf, at, t).astype(dt)
+    return out
+
+
 def _segments(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For segments of ``lens`` items: (segment of each item, position inside its segment)."""
     seg = np.repeat(np.arange(lens.size), lens)

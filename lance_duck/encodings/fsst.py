@@ -68,6 +68,7 @@ PAIR_MIN_TOKENS = 1 << 18  # escape-free inputs this large are taken two codes a
 PAIR_MIN_CODES_PER_STRING = 8  # ... when their strings average this many codes
 SHORT_MAX_CODES_PER_STRING = 8  # compiled: escape-free strings averaging fewer codes take the flat kernel
 _SMALL_TOKENS = (1 << 31) // 8  # fewer tokens than this cannot produce 2 GiB of output
+FEW_STRINGS, FEW_STRING_BYTES = 16, 1024  # at most this many strings of this many code bytes: symbols joined
 TINY_TOKENS = 256  # inputs this small (a few selected strings) are expanded in numpy: an Arrow
 # take releases and re-takes the GIL, which costs 0.1-0.2 ms under DuckDB's threads
 
@@ -82,6 +83,11 @@ class SymbolTable:
     values: pa.BinaryArray
     lengths: np.ndarray    # output length of the 512 tokens
     rows: np.ndarray       # the 512 tokens' bytes as rows of 8 (zero-padded), for tiny inputs
+
+    @cached_property
+    def codes(self) -> list[bytes]:
+        """Each defined code's symbol as ``bytes`` (codes ``0 .. num_symbols - 1``), for :func:`_join_few`."""
+        return [self.rows[c, :int(self.lengths[c])].tobytes() for c in range(self.num_symbols)]
 
     @cached_property
     def large_values(self) -> pa.LargeBinaryArray:
@@ -191,6 +197,10 @@ def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data
     small = int32_offsets and end - base < _SMALL_TOKENS
     if not st.enabled:
         return (offs - base).astype(np.int32 if small else np.int64, copy=False), buf[base:end]
+    if offs.size <= FEW_STRINGS + 1 and end - base <= FEW_STRING_BYTES:
+        few = _join_few(st, buf[base:end].tobytes(), (offs - base).tolist(), small)
+        if few is not None:
+            return few
     kernels = _compiled.fsst_kernels(end - base) if end > base else None
     if kernels is not None:
         return _decompress_compiled(kernels, st, buf, offs, small)
@@ -231,6 +241,20 @@ def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data
         joined[starts[i]: starts[i + 1]] = d
     _threads.map_parts(place, range(len(spans)))   # (split too: the copies are column-sized)
     return out, joined
+
+
+def _join_few(st: SymbolTable, comp: bytes, rel: list[int], small: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`decompress` of a few short escape-free strings: each string's symbols joined (a
+    C-level map over its codes, no numpy pass per token); None when a code is an escape or
+    undefined (the vectorised path reads -- or rejects -- those)."""
+    codes = st.codes
+    if comp and max(comp) >= len(codes):
+        return None
+    trace.record("path:fsst:few")
+    parts = [b"".join(map(codes.__getitem__, comp[a:b])) for a, b in zip(rel[:-1], rel[1:])]
+    out = np.zeros(len(parts) + 1, np.int32 if small else np.int64)
+    np.cumsum([len(p) for p in parts], out=out[1:])
+    return out, np.frombuffer(b"".join(parts), np.uint8)
 
 
 def _decompress_compiled(kernels: ModuleType, st: SymbolTable, buf: np.ndarray, offs: np.ndarray,

@@ -200,11 +200,13 @@ class ScanContext:
                 first = int(offs[0])
                 rows = range(first, int(offs[-1]) + 1)
                 offsets = offs
-                if len(offs) * SPARSE_FACTOR >= len(rows):   # dense: the range is read, then filtered
+                # dense: the range is read, then filtered -- unless the range is short enough to be
+                # read as row offsets anyway (then the offsets themselves are read, nothing filtered)
+                if len(offs) * SPARSE_FACTOR >= len(rows) and len(rows) >= MIN_RANGE_ROWS:
                     mask = np.zeros(len(rows), dtype=bool)
                     mask[offs - first] = True
         count = len(offsets) if offsets is not None else (len(rows) if mask is None else int(np.count_nonzero(mask)))
-        sparse = (offsets is not None or mask is not None) and count * SPARSE_FACTOR < len(rows)
+        sparse = (offsets is not None and mask is None) or (mask is not None and count * SPARSE_FACTOR < len(rows))
         out: dict[str, pa.Array] = {}
         by_read: dict[tuple[str, str], tuple[DataFileRef, range | np.ndarray, list[LanceField]]] = {}
         for name in names:

@@ -33,7 +33,15 @@ def take_rows(snapshot: Snapshot, fragments: Sequence[FragmentInfo], indices: An
     order (``child_order="schema"``, dataset take) or in the order named (fragment take)."""
     if base_filter is not None:
         raise InvalidArgumentError("take() on a filtered dataset is not supported; take from the unfiltered one")
-    proj = resolve_projection(columns, snapshot.read_schema, snapshot.schema)
+    if columns is None:        # (every column: the projection is made once per snapshot)
+        proj = snapshot.derived("_take_every_column",
+                                lambda: resolve_projection(None, snapshot.read_schema, snapshot.schema))
+    else:
+        proj = resolve_projection(columns, snapshot.read_schema, snapshot.schema)
+    if isinstance(indices, range) and indices.step == 1 and indices.start >= 0 and proj.is_plain:
+        total = sum(f.count_rows() for f in fragments)
+        if indices.stop <= total:
+            return _take_run(snapshot, fragments, indices, proj)
     if any(o.path for o in proj.outputs):
         trees = _prune_trees(proj)
         whole = _take(snapshot, fragments, indices, resolve_projection(list(trees), snapshot.read_schema,
@@ -118,6 +126,25 @@ def _take(snapshot: Snapshot, fragments: Sequence[FragmentInfo], indices: Any, p
     if done == len(idx) and bool((pos[1:] > pos[:-1]).all()):
         return table        # increasing positions, no repeats: the rows are in the order asked
     return table.take(pa.array(pos))
+
+
+def _take_run(snapshot: Snapshot, fragments: Sequence[FragmentInfo], rows: range, proj: Projection) -> pa.Table:
+    """:func:`_take` of consecutive in-bounds positions (a ``range``, step 1): each fragment's
+    share located with Python ints, already in order, nothing to reorder or deduplicate."""
+    ctx = ScanContext(snapshot, proj, None)
+    batches: list[pa.RecordBatch] = []
+    base = 0
+    for frag in fragments:
+        if base >= rows.stop:
+            break
+        n = frag.count_rows()
+        lo, hi = max(rows.start, base), min(rows.stop, base + n)
+        if lo < hi:
+            phys = logical_to_physical(frag, np.arange(lo - base, hi - base, dtype=np.int64))
+            batches.append(ctx.assemble(ctx.read_columns(frag, proj.sources, phys), len(phys)))
+        base += n
+    table = pa.Table.from_batches(batches, schema=proj.schema)
+    return _dictionary_nulls_as_index_nulls(table) if len(batches) > 1 else table
 
 
 def _dictionary_nulls_as_index_nulls(table: pa.Table) -> pa.Table:

@@ -307,6 +307,7 @@ def test_code_pairs_int32_offsets_and_a_last_odd_code(monkeypatch):
     syms = SYMS[:4]
     comp = np.random.default_rng(9).integers(0, 4, 999).astype(np.uint8)
     offs = np.array([0, 1, 2, 3, 500, 997, 998, 999, 999])
+    monkeypatch.setattr(fsst, "FEW_STRINGS", 0)          # (a few short strings are joined by symbols)
     monkeypatch.setattr(fsst, "PAIR_MIN_TOKENS", 64)
     monkeypatch.setattr(fsst, "PAIR_MIN_CODES_PER_STRING", 1)
     with decode_trace() as trace:
@@ -340,3 +341,32 @@ def test_short_strings_keep_single_codes(monkeypatch):
     with decode_trace() as trace:
         fsst.decompress(make_table(SYMS[:4]), offs, comp.tobytes())
     assert "path:fsst:pairs" not in trace.names()
+
+
+@pytest.mark.parametrize("n_strings", [0, 1, 3, 16])
+def test_a_few_short_strings_join_their_symbols_as_the_vectorised_path_decodes(monkeypatch, n_strings):
+    rng = np.random.default_rng(n_strings)
+    table = make_table(SYMS)
+    comp = rng.integers(0, len(SYMS), 5 * n_strings).astype(np.uint8)
+    offs = np.sort(np.r_[0, rng.integers(0, comp.size + 1, max(n_strings - 1, 0)), comp.size])
+    if n_strings == 0:
+        offs = np.array([0])
+    for small in (False, True):
+        with decode_trace() as trace:
+            o, d = fsst.decompress(table, offs, comp.tobytes(), int32_offsets=small)
+        assert "path:fsst:few" in trace.names() or n_strings == 0
+        monkeypatch.setattr(fsst, "FEW_STRINGS", 0)
+        wo, wd = fsst.decompress(table, offs, comp.tobytes(), int32_offsets=small)
+        monkeypatch.setattr(fsst, "FEW_STRINGS", 16)
+        assert o.dtype == wo.dtype and o.tolist() == wo.tolist() and d.tobytes() == wd.tobytes()
+        assert d.tobytes() == b"".join(SYMS[c] for c in comp.tolist())
+
+
+def test_a_few_strings_with_an_escape_or_an_undefined_code_take_the_vectorised_path():
+    table = make_table(SYMS)
+    with decode_trace() as trace:
+        o, d = fsst.decompress(table, np.array([0, 2, 4]), bytes([0, 255, 65, 1]))
+    assert "path:fsst:few" not in trace.names()
+    assert d.tobytes() == b"abAxyz" and o.tolist() == [0, 2, 6]
+    with pytest.raises(CorruptFileError):
+        fsst.decompress(table, np.array([0, 2]), bytes([0, 200]))

@@ -196,8 +196,11 @@ class LeanColumn:
             if parts is not None:
                 return parts
         cp = self.column
+        groups: list[tuple[int, np.ndarray | range]]
         if len(cp.pages) == 1:
-            groups: list[tuple[int, np.ndarray | range]] = [(0, rows)]
+            groups = [(0, rows)]
+        elif not isinstance(rows, range) and (one := self._one_page(int(rows[0]), int(rows[-1]))) is not None:
+            groups = [(one, rows - int(cp.starts[one]) if one else rows)]   # (sorted: both ends in one page)
         elif isinstance(rows, range):
             first, last = (np.searchsorted(cp.edges, [rows.start, rows.stop - 1], side="right") - 1).tolist()
             groups = []
@@ -219,6 +222,14 @@ class LeanColumn:
             sel, runs, ranges = page.lean_plan(local)
             out.append((functools.partial(page.lean_decode, sel=sel, runs=runs, local=local), ranges, local))
         return out
+
+    def _one_page(self, first: int, last: int) -> int | None:
+        """The page holding both rows ``first`` and ``last`` (by bisection), or None."""
+        edges = self._edges
+        if edges is None:
+            edges = self._edges = self.column.starts.tolist()
+        i = bisect_right(edges, first) - 1
+        return i if i == bisect_right(edges, last) - 1 else None
 
     @staticmethod
     def ranges(parts: list[LeanPart]) -> list[tuple[int, int]]:

@@ -9,6 +9,11 @@ from ...encodings._buf import empty
 from ...errors import CorruptFileError
 
 
+#: increasing ranges at least this many are copied by an Arrow take (:func:`_take_increasing`, ~14 us
+#: whatever their number); fewer by slices (~0.3 us each)
+TAKE_RANGES = 48
+
+
 def check_ranges(buf: np.ndarray, offs: np.ndarray, lens: np.ndarray, what: str) -> None:
     if offs.size and (offs.min() < 0 or lens.min() < 0 or int((offs + lens).max()) > buf.size):
         raise CorruptFileError(f"{what}: a buffer lies outside its chunk data")
@@ -37,7 +42,7 @@ def gather_bytes(buf: np.ndarray, offs: np.ndarray, lens: np.ndarray, what: str 
             out[(k - 1) * int(lens[0]):] = buf[offs[-1]: offs[-1] + lens[-1]]
             return out
     total = int(lens.sum())
-    if k >= 8 and (offs[1:] >= offs[:-1] + lens[:-1]).all():
+    if k >= TAKE_RANGES and (offs[1:] >= offs[:-1] + lens[:-1]).all():
         return _take_increasing(buf, offs, lens, total)
     if total <= 8 * k:  # tiny pieces: index arithmetic beats a list of slices
         idx = np.repeat(offs - (np.cumsum(lens) - lens), lens) + np.arange(total)

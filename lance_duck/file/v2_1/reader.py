@@ -21,11 +21,14 @@ from ..container import V2Container
 from ... import trace
 from .assemble import build, leaf_type, leaves, output_type
 from .column import PARALLEL_PAGE_ROWS, ColumnPages, LeafData, LeafPlan, LeanColumn, LeanPart
+from . import repdef
 from .page import Buf
+from .values import with_validity
 from .layouts.miniblock import LEAN_RANGE_ROWS
 
 
 V2_1_VERSIONS = ((2, 1), (2, 2), (2, 3))
+_NULLABLE_LEAF = [repdef.NULLABLE_ITEM]
 #: deleted rows denser than one per this many rows are filtered after decoding
 DEAD_ROWS = 16
 
@@ -171,9 +174,13 @@ class V2FileReader(DataFileReader):
             f, lc, want, parts, ranges = read
             leaf = lc.decode(parts, got_bytes[k: k + len(ranges)])
             k += len(ranges)
-            if leaf.defs is None and len(leaf.values) == n and leaf.values.type == want:
-                out.append(leaf.values)        # (the usual case: checked here, no rebuild)
-                continue
+            if len(leaf.values) == n and leaf.values.type == want:
+                if leaf.defs is None:
+                    out.append(leaf.values)    # (the usual case: checked here, no rebuild)
+                    continue
+                if leaf.rep is None and leaf.lists is None and leaf.layers == _NULLABLE_LEAF:
+                    out.append(with_validity(leaf.values, leaf.defs == 0))   # (build's validity of one nullable layer)
+                    continue
             arr = leaf.values if leaf.defs is None else build(f, iter([leaf]), self.minor, self.file.path)[0]
             out.append(self._checked(f, arr, n))
         return out

@@ -67,7 +67,7 @@ def plain_limit(query: str, con: duckdb.DuckDBPyConnection | None, made: duckdb.
     if con is not None:
         if rows is None:
             return LanceRelation(con.from_arrow(table))
-        con.sql("SELECT 1")                 # a closed connection fails here, as a relation made now would
+        con.query_progress()                # a closed connection fails here, as a relation made now would
         return LanceRelation._known(lambda: con.from_arrow(table), rows)
     if rows is None:
         return LanceRelation(default().from_arrow(table))

@@ -119,6 +119,23 @@ def _block_rle(m: pb.Rle, buf: np.ndarray, n: int, what: str) -> Fixed:
     return Fixed(np.repeat(uint_view(fixed), lens), fixed.bits, n)
 
 
+def levels_at(enc: pb.CompressiveEncoding, buf: np.ndarray, offs: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
+              at: np.ndarray, what: str) -> np.ndarray:
+    """``decode_block_batch(...)[at]``: bit-packed levels are read at those positions alone (a
+    few rows' definition levels need not unpack their chunks' blocks)."""
+    kind = encoding_kind(enc)
+    if kind == "out_of_line_bitpacking":
+        trace.record("levels:out_of_line_bitpacking:at")
+        m = enc.out_of_line_bitpacking
+        w = flat_bits(m.values, what, tuple(range(0, 65)))
+        return fastlanes.out_of_line_at(buf, offs, sizes, counts, w, int(m.uncompressed_bits_per_value), at)
+    levels: np.ndarray = decode_block_batch(enc, buf, offs, sizes, counts, what)
+    if at.size and int(at.max()) >= levels.size:
+        raise CorruptFileError(f"{what}: fewer levels than rows")
+    picked: np.ndarray = levels[at]
+    return picked
+
+
 def decode_block_batch(enc: pb.CompressiveEncoding, buf: np.ndarray, offs: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
                        what: str) -> np.ndarray:
     """Decode one level buffer per chunk (u16 levels), all chunks at once; concatenated."""

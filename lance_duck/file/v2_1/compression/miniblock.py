@@ -49,6 +49,10 @@ def decode_miniblock_selected(enc: pb.CompressiveEncoding, cs: ChunkSet, idx: np
         trace.record("mb:flat")
         trace.record("path:selected:flat")
         return _flat_selected(enc.flat, cs, idx, what)
+    if kind == "flat" and int(enc.flat.bits_per_value) == 1:
+        trace.record("mb:flat")
+        trace.record("path:selected:bits")
+        return _bits_selected(cs, idx, what)
     if kind == "inline_bitpacking":
         trace.record("mb:inline_bitpacking")
         trace.record("path:selected:inline_bitpacking")
@@ -99,6 +103,13 @@ def _inline_bp_selected(m: pb.InlineBitpacking, cs: ChunkSet, idx: np.ndarray, w
             if int(idx[0]) < 0 or int(idx[-1]) >= full.n:
                 raise CorruptFileError(f"{what}: fewer values than selected rows")
             return Fixed(uint_view(full)[idx], full.bits, int(idx.size))
+    n = int(idx.size)
+    if n > fastlanes.FEW_VALUES and offs.size <= RUN_CHUNKS and int(idx[-1]) - int(idx[0]) + 1 <= 2 * n:
+        # a run of values with a few gaps (a short LIMIT past deleted rows): the run, then the values
+        a, b = int(idx[0]), int(idx[-1]) + 1
+        trace.record("path:selected:run")
+        run = _inline_bp_run(t, data, offs.tolist(), sizes.tolist(), cs.counts.tolist(), a, b, what)
+        return Fixed(run if b - a == n else run[idx - a], t, n)
     if offs.size == 1:             # one chunk (a point lookup): its width word read as an int
         o, nb = int(offs[0]), t // 8
         if idx.size and (int(idx[0]) < 0 or int(idx[-1]) >= int(cs.counts[0])):
@@ -108,7 +119,6 @@ def _inline_bp_selected(m: pb.InlineBitpacking, cs: ChunkSet, idx: np.ndarray, w
             raise CorruptFileError(f"{what}: bit width outside 0..{t} or chunk shorter than its width needs")
         return Fixed(fastlanes.extract(data, np.full(idx.size, o + nb), np.full(idx.size, width), idx, t),
                      t, int(idx.size))
-    n = int(idx.size)
     if n and offs.size <= RUN_CHUNKS and int(idx[-1]) - int(idx[0]) + 1 == n:
         trace.record("path:selected:run")
         return Fixed(_inline_bp_run(t, data, offs.tolist(), sizes.tolist(), cs.counts.tolist(),
@@ -152,6 +162,13 @@ def _flat_selected(m: pb.Flat, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixe
     data, offs, sizes = cs.bufs[0]
     if (sizes < cs.counts * width).any():
         raise CorruptFileError(f"{what}: flat chunk shorter than its values")
+    if offs.size == 1:             # one chunk (a few neighbouring rows): its values as (count, width) rows
+        o, count = int(offs[0]), int(cs.counts[0])
+        if idx.size and (int(idx[0]) < 0 or int(idx[-1]) >= count):
+            raise CorruptFileError(f"{what}: fewer values than selected rows")
+        if o < 0 or o + count * width > data.size:
+            raise CorruptFileError(f"{what}: a value lies outside its chunk data")
+        return Fixed(data[o: o + count * width].reshape(count, width)[idx].reshape(-1), width * 8, int(idx.size))
     c, j = _chunk_of(cs, idx, what)
     at = offs[c] + j * width
     if at.size and (int(at.min()) < 0 or int(at.max()) + width > data.size):
@@ -159,6 +176,20 @@ def _flat_selected(m: pb.Flat, cs: ChunkSet, idx: np.ndarray, what: str) -> Fixe
     rows = np.lib.stride_tricks.as_strided(data, shape=(max(data.size - width + 1, 0), width),
                                            strides=(data.strides[0], data.strides[0]), writeable=False)
     return Fixed(rows[at].reshape(-1), width * 8, int(idx.size))
+
+
+def _bits_selected(cs: ChunkSet, idx: np.ndarray, what: str) -> Fixed:
+    """Values ``idx`` of flat 1-bit chunks (booleans, LSB first), each bit read where it lies."""
+    _need_bufs(cs, 1, what)
+    data, offs, sizes = cs.bufs[0]
+    if (sizes < (cs.counts + 7) // 8).any():
+        raise CorruptFileError(f"{what}: boolean chunk shorter than its values")
+    c, j = _chunk_of(cs, idx, what)
+    at = offs[c] + (j >> 3)
+    if at.size and (int(at.min()) < 0 or int(at.max()) >= data.size):
+        raise CorruptFileError(f"{what}: a value lies outside its chunk data")
+    bits = (data[at] >> (j & 7).astype(np.uint8)) & 1
+    return Fixed(bits.astype(np.bool_), 1, int(idx.size))
 
 
 def decode_miniblock_runs(enc: pb.CompressiveEncoding, cs: ChunkSet, a: int, b: int, dead: np.ndarray,
@@ -200,6 +231,20 @@ def _variable_selected(m: pb.Variable, cs: ChunkSet, idx: np.ndarray, what: str)
     if coded is not None:
         return offsets23.select(coded, cs, idx, what)
     ob, data, offs, sizes, counts = _variable_chunks(m, cs, what)
+    if offs.size == 1:             # one chunk (a few neighbouring rows): its offset words as one view
+        o, count = int(offs[0]), int(counts[0])
+        if idx.size and (int(idx[0]) < 0 or int(idx[-1]) >= count):
+            raise CorruptFileError(f"{what}: fewer values than selected rows")
+        if o < 0 or o + (count + 1) * ob > data.size:
+            raise CorruptFileError(f"{what}: variable offsets leave the chunk data")
+        words = data[o: o + (count + 1) * ob].view(np.uint32 if ob == 4 else np.uint64)
+        s, e = words[idx].astype(np.int64), words[idx + 1].astype(np.int64)
+        if ((s < (count + 1) * ob) | (e < s) | (e > int(sizes[0]))).any():
+            raise CorruptFileError(f"{what}: variable offsets are not increasing or leave the chunk")
+        lens = e - s
+        out = np.zeros(idx.size + 1, np.int64)
+        np.cumsum(lens, out=out[1:])
+        return VarBin(out, gather_bytes(data, o + s, lens, what))
     c, j = _chunk_of(cs, idx, what)
     at = offs[c] + j * ob
     s = read_uint(data, at, ob, what)

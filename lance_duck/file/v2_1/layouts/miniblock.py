@@ -8,6 +8,7 @@ decoded together (no per-chunk Python loop).
 from __future__ import annotations
 
 import mmap
+from bisect import bisect_right
 from typing import Any, Hashable, Sequence, cast
 
 import numpy as np
@@ -18,7 +19,7 @@ from ...._proto import encodings_v2_1_pb2 as pb
 from ....errors import CorruptFileError, UnsupportedFeatureError
 from .. import repdef
 from ..compression import (ChunkSet, decode_block, decode_block_batch, decode_miniblock,
-                           decode_miniblock_runs, decode_miniblock_selected)
+                           decode_miniblock_runs, decode_miniblock_selected, levels_at)
 from ..compression.common import encoding_kind
 from ...base import keep_rows
 from ..gather import read_header_words
@@ -157,6 +158,11 @@ class MiniBlockPage(PageBase[pb.MiniBlockLayout]):
         if not self.has_rep:
             cstart = self._chunk_rows()
             if local.size <= TINY_ROWS:
+                # both ends in one chunk (a few neighbouring rows): two bisections, no numpy call
+                rows = self._chunk_row_list()
+                c = bisect_right(rows, int(local[0])) - 1
+                if c >= 0 and c == bisect_right(rows, int(local[-1])) - 1:
+                    return np.array([c], np.int64)
                 # a handful of rows: one search per row, then the distinct chunks (rows are sorted)
                 ch = np.searchsorted(cstart, local, side="right") - 1
                 return ch if ch.size < 2 else ch[np.flatnonzero(np.diff(ch, prepend=-1))]
@@ -175,6 +181,14 @@ class MiniBlockPage(PageBase[pb.MiniBlockLayout]):
     def _chunk_rows(self) -> np.ndarray:
         """First row of every chunk (pages without repetition: one entry per row)."""
         return self.chunk_rows
+
+    def _chunk_row_list(self) -> list[int]:
+        """:meth:`_chunk_rows` as Python ints (made once per page object)."""
+        got = self.__dict__.get("_chunk_row_ints")
+        if got is None or got[0] is not self.chunk_rows:     # (made again when set_meta replaced the table)
+            got = self.__dict__["_chunk_row_ints"] = (self.chunk_rows, self.chunk_rows.tolist())
+        rows: list[int] = got[1]
+        return rows
 
     def _row_chunks(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(chunk where each row starts, chunk where it finishes), from the repetition index."""
@@ -322,10 +336,12 @@ class MiniBlockPage(PageBase[pb.MiniBlockLayout]):
         keep[dead - lo] = False
         return PageData(keep_rows(pd.values, keep), None, None if pd.defs is None else pd.defs[keep], self.layers, n)
 
-    def _selected(self, cs: ChunkSet, defs: np.ndarray | None, idx: np.ndarray) -> PageData | None:
+    def _selected(self, cs: ChunkSet, defs: np.ndarray | None, idx: np.ndarray,
+                  picked: bool = False) -> PageData | None:
         """The values at positions ``idx`` of the chunks ``cs`` (pages without repetition: one
         entry per row), letting the encoding skip work (only their values are read /
-        decompressed; dictionary items only for them); None when it cannot."""
+        decompressed; dictionary items only for them); None when it cannot. ``picked``: ``defs``
+        are the levels at ``idx`` already."""
         raw = decode_miniblock_selected(self.lay.value_compression, cs, idx, self.what)
         if raw is None and self.has_dict:
             full = decode_miniblock(self.lay.value_compression, cs, self.what)
@@ -335,7 +351,7 @@ class MiniBlockPage(PageBase[pb.MiniBlockLayout]):
         if raw is None:
             return None
         values = self._values(raw, idx.size)
-        return PageData(values, None, None if defs is None else defs[idx], self.layers, idx.size)
+        return PageData(values, None, defs if picked or defs is None else defs[idx], self.layers, idx.size)
 
     # -- lean reads of a few rows (file.v2_1.column.LeanColumn): shared page objects, no state --
     def lean_plan(self, local: np.ndarray | range) -> tuple[np.ndarray, list[tuple[int, int]], list[tuple[int, int]]]:
@@ -351,15 +367,19 @@ class MiniBlockPage(PageBase[pb.MiniBlockLayout]):
         """The rows ``local`` from the fetched bytes ``data`` of :meth:`lean_plan`'s ranges."""
         buf, starts = self._chunk_buffer(data, sel, runs)
         counts = self.counts[sel]
-        _, defs, cs, _ = self._parse_chunk_set(buf, starts, self.sizes[sel], counts)
+        sizes = self.sizes[sel]
         if isinstance(local, range):          # one run of chunks: the rows' values are consecutive
             c0 = int(self.chunk_rows[sel[0]]) if sel.size else 0
             idx = np.arange(local.start - c0, local.stop - c0, dtype=np.int64)
         else:
             idx = self._value_positions(local, sel, counts, len(runs) == 1)
-        pd = self._selected(cs, defs, idx)
+        # the definition levels of the rows alone (a chunk's are not all decoded for a few rows)
+        _, defs, cs, _ = self._parse_chunk_set(buf, starts, sizes, counts, idx if self.has_def else None)
+        pd = self._selected(cs, defs, idx, picked=True)
         if pd is not None:
             return pd
+        if self.has_def:
+            _, defs, cs, _ = self._parse_chunk_set(buf, starts, sizes, counts)   # (every level, for trim)
         values = self._values(decode_miniblock(self.lay.value_compression, cs, self.what), int(counts.sum()))
         vals, _, defs = trim(values, None, defs, self.layers, None, idx, self.what)
         return PageData(vals, None, defs, self.layers, idx.size)
@@ -434,15 +454,17 @@ class MiniBlockPage(PageBase[pb.MiniBlockLayout]):
         rep, defs, cs, self.levels_per_chunk = self._parse_chunk_set(buf, starts, sizes, counts)
         return rep, defs, cs
 
-    def _parse_chunk_set(self, buf: np.ndarray, starts: np.ndarray, sizes: np.ndarray, counts: np.ndarray
+    def _parse_chunk_set(self, buf: np.ndarray, starts: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
+                         at: np.ndarray | None = None
                          ) -> tuple[np.ndarray | None, np.ndarray | None, ChunkSet, np.ndarray]:
         """(rep levels, def levels, value buffers, level entries per chunk) of the chunks at
-        ``starts`` in ``buf`` (changes nothing on the page: lean reads share page objects)."""
+        ``starts`` in ``buf`` (changes nothing on the page: lean reads share page objects).
+        ``at`` (pages without repetition levels): only the def levels at these positions."""
         lb = 4 if self.large else 2
         hdr = 2 + 2 * self.has_rep + 2 * self.has_def + lb * self.num_bufs
         hdr_pad = (hdr + 7) // 8 * 8
         if starts.size <= FEW_CHUNKS and not self.has_rep:
-            return self._parse_few_chunks(buf, starts.tolist(), sizes.tolist(), counts, hdr, hdr_pad)
+            return self._parse_few_chunks(buf, starts.tolist(), sizes.tolist(), counts, hdr, hdr_pad, at)
         if starts.size == 1:      # one chunk: checked with ints, its words in one view
             s0, n0 = int(starts[0]), int(sizes[0])
             if n0 < hdr_pad or s0 + n0 > buf.size:
@@ -484,10 +506,13 @@ class MiniBlockPage(PageBase[pb.MiniBlockLayout]):
             rep = rep.astype(np.uint16, copy=False)
         if defs is not None:
             defs = defs.astype(np.uint16, copy=False)
+            if at is not None:
+                defs = defs[at]       # (several chunks: all their levels, then the rows')
         return rep, defs, ChunkSet(counts, vb), n_levels
 
     def _parse_few_chunks(self, buf: np.ndarray, starts: list[int], sizes: list[int], counts: np.ndarray, hdr: int,
-                          hdr_pad: int) -> tuple[np.ndarray | None, np.ndarray | None, ChunkSet, np.ndarray]:
+                          hdr_pad: int, at: np.ndarray | None = None
+                          ) -> tuple[np.ndarray | None, np.ndarray | None, ChunkSet, np.ndarray]:
         """:meth:`_parse_chunk_set` of at most ``FEW_CHUNKS`` chunks without repetition levels (a
         point lookup, a short range): their headers read and checked as Python ints (one loop
         step per chunk), then one array per value buffer."""
@@ -517,8 +542,12 @@ class MiniBlockPage(PageBase[pb.MiniBlockLayout]):
                 raise CorruptFileError(f"{self.what}: chunk buffers overrun the chunk")
         defs = None
         if self.has_def:
-            defs = decode_block_batch(self.lay.def_compression, buf, np.array(defs_at, np.int64),
-                                      np.array(defs_size, np.int64), counts, self.what).astype(np.uint16, copy=False)
+            offs, lens = np.array(defs_at, np.int64), np.array(defs_size, np.int64)
+            if at is None:
+                defs = decode_block_batch(self.lay.def_compression, buf, offs, lens, counts, self.what)
+            else:
+                defs = levels_at(self.lay.def_compression, buf, offs, lens, counts, at, self.what)
+            defs = defs.astype(np.uint16, copy=False)
         vb = [(buf, np.array(at, np.int64), np.array(sz, np.int64)) for at, sz in zip(vb_at, vb_size)]
         return None, defs, ChunkSet(counts, vb), counts
 
