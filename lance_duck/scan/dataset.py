@@ -20,6 +20,7 @@ import pyarrow.dataset as pads
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
 from .blobs import BlobReadMixin
 from .duckdb_source import DuckDBSource
+from .duckdb_v1 import install as install_duckdb_v1_scanner
 from .compat import (DATASET_ENGINE_ONLY, DATASET_WRITERS, FRAGMENT_ENGINE_ONLY, FRAGMENT_WRITERS,
                      PylanceReadMixin, install_refusals)
 from .fragment import LanceFragment
@@ -154,6 +155,10 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, ScansItself, DuckDBSource, p
         self._storage_options = storage_options
         self._base_filter = base_filter
         self._filter_source = _filter_source
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        install_duckdb_v1_scanner(cls)    # DuckDB 1.x's class-level scanner call (.duckdb_v1)
 
     # -- identity ----------------------------------------------------------------------------
     @property
@@ -566,6 +571,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, ScansItself, DuckDBSource, p
 
 
 install_refusals(LanceDataset, "LanceDataset", DATASET_WRITERS, DATASET_ENGINE_ONLY)
+install_duckdb_v1_scanner(LanceDataset)
 install_refusals(LanceFragment, "LanceFragment", FRAGMENT_WRITERS, FRAGMENT_ENGINE_ONLY)
 
 
