@@ -53,6 +53,7 @@ def _table() -> pa.Table:
         "f64": pa.array(v, pa.float64(), mask=~valid),
         "f32": pa.array(v.astype(np.float32), pa.float32(), mask=~valid),
         "s": pa.array(np.char.add("s", (np.arange(N) % 4).astype(str))),
+        "st": pa.StructArray.from_arrays([pa.array(v, pa.float64(), mask=~valid)], names=["x"]),
     })
 
 
@@ -113,7 +114,7 @@ def _query(source: str, where: str) -> str:
     return f"select id from {source} where {where} order by id"
 
 
-@pytest.mark.parametrize("col", ["f64", "f32"])
+@pytest.mark.parametrize("col", ["f64", "f32", "st.x"])
 @pytest.mark.parametrize("template", TEMPLATES)
 def test_duckdb_filters_on_floats_keep_duckdbs_meaning(table, native, col, template):
     where = template.format(c=col)
