@@ -96,3 +96,34 @@ def test_a_part_not_read_without_floats_is_evaluated_as_given():
     expr = pc.utf8_length(pc.field("s")) == 1
     f = compile_duckdb_expression(expr, SCHEMA)
     assert f.expression is expr and f.apply(ROWS).num_rows == 5
+
+
+@pytest.fixture(scope="module")
+def rich(tmp_path_factory) -> str:
+    from .conftest import rich_table
+    t = rich_table(1000)
+    x = t.column("x").to_numpy(zero_copy_only=False).copy()
+    x[::9] = np.nan
+    t = t.set_column(t.schema.get_field_index("x"), "x", pa.array(x, pa.float64(), mask=t.column("x").is_null().to_numpy()))
+    p = str(tmp_path_factory.mktemp("v1rich") / "t.lance")
+    lance.write_dataset(t, p, max_rows_per_file=300)
+    return p
+
+
+@pytest.mark.parametrize("other", [
+    "ts > TIMESTAMP '2024-01-10 00:00:00'", "tsz <= TIMESTAMPTZ '2024-01-01 10:00:00+00'", "d < DATE '2024-06-01'",
+    "dec >= 3.5", "name = 'abc45'", "name in ('abc7', 'xyz8', 'abc9')", "flag", "u between 10 and 200",
+    "s.a > 100", "s.b = 'b3'", "ls = 'large3'", "id != 7",
+])
+def test_float_filters_beside_other_types_keep_duckdbs_meaning(rich, other):
+    """A pushed filter holding a float comparison is bound whole in DuckDB's meaning: its other
+    conjuncts (timestamps, decimals, strings, struct fields...) keep theirs."""
+    where = f"x > 10.5 and {other}"
+    con = duckdb.connect()
+    rows = lance.dataset(rich).to_table()      # noqa: F841 - read by DuckDB below
+    con.execute("create table n as select * from rows")
+    want = con.sql(f"select id from n where {where} order by id").fetchall()
+    ds = lance_duck.dataset(rich)      # noqa: F841 - read by DuckDB below
+    assert con.sql(f"select id from ds where {where} order by id").fetchall() == want
+    assert lance_duck.sql(f"select id from '{rich}' where {where} order by id", con).fetchall() == want
+    assert want
