@@ -41,7 +41,9 @@ class ClassLookupScanner:
             if isinstance(filter, pc.Expression):
                 from .filters import bind_duckdb_expression
                 filter = bind_duckdb_expression(filter, ds._snapshot.arrow_schema)
-            return func(ds, columns, filter, *args, **kwargs)
+            if args:
+                return func(ds, columns, filter, *args, **kwargs)
+            return func(ds, columns=columns, filter=filter, **kwargs)   # DuckDB passes keywords
         self.engine_scanner = engine_scanner
 
     def __get__(self, obj: Any, owner: type | None = None) -> Callable[..., Any]:
