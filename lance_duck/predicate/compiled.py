@@ -15,7 +15,7 @@ from ..errors import InvalidArgumentError, UnsupportedFeatureError
 from ._deep import call_deep
 from .binding import bind
 from .bool_tree import FilterTree, tree_from_bound
-from .bound import BAnd, BoundExpr, referenced_columns
+from .bound import BAnd, BOpaque, BoundExpr, BRef, referenced_columns, walk
 from .expressions import conjuncts as and_operands
 from .from_arrow import Untranslatable, from_expression
 from .kernels import NotExpressible
@@ -199,6 +199,58 @@ def _compile_expression_filter(expr: pc.Expression, schema: pa.Schema) -> Compil
     except Untranslatable:
         return CompiledFilter(expr, None, tuple(schema.names), (), None, expr)  # read everything, still exact
     return _made(expr, None, bound, expr, frozenset(), schema)
+
+
+def compile_duckdb_expression(expr: pc.Expression, schema: pa.Schema) -> CompiledFilter:
+    """An Expression DuckDB 1.x pushed into a dataset's scan, compiled in DuckDB's meaning: floats in
+    its total order (NaN equals NaN and sorts above every number, ``-0.0 = 0.0``), where Arrow's
+    kernels would compare a NaN false (:func:`~.from_arrow.from_expression` with ``total_order``).
+
+    Args:
+        expr: the pushed Expression (DuckDB's forms: ``col op literal``, ``is_in``, ``is_nan``,
+            ``is_null`` / ``is_valid``, ``AND`` / ``OR``, boolean literals).
+        schema: the Arrow schema of the rows it runs on.
+
+    Returns:
+        The :class:`CompiledFilter`; without a float column in it, the Expression as given (both
+        meanings agree there).
+
+    Raises:
+        UnsupportedFeatureError: a part lance_duck cannot read touches a float column (its meaning
+            would be Arrow's, not DuckDB's).
+
+    Examples:
+        >>> import pyarrow as pa, pyarrow.compute as pc
+        >>> from lance_duck.predicate.compiled import compile_duckdb_expression
+        >>> f = compile_duckdb_expression(pc.field("x") > 0.5, pa.schema([("x", pa.float64())]))
+        >>> f.apply(pa.table({"x": [0.1, 0.9, float("nan")]})).column(0).to_pylist()
+        [0.9, nan]
+    """
+    try:
+        bound = from_expression(expr, schema, total_order=True)
+    except Untranslatable:
+        if not any(pa.types.is_floating(t) for t in _leaf_types(schema)):
+            return _compile_expression_filter(expr, schema)
+        raise UnsupportedFeatureError(f"DuckDB's pushed filter {_shown(expr)} cannot be read in DuckDB's "
+                                      "meaning (its floats ordered NaN last)") from None
+    nodes = list(walk(bound))
+    if not any(isinstance(n, BRef) and pa.types.is_floating(n.type) for n in nodes):
+        return _compile_expression_filter(expr, schema)     # no float: Arrow's meaning is DuckDB's
+    if any(isinstance(n, BOpaque) for n in nodes):
+        raise UnsupportedFeatureError(f"DuckDB's pushed filter {_shown(expr)} has a part lance_duck does "
+                                      "not read in DuckDB's meaning (its floats ordered NaN last)")
+    return _compiled_bound(bound, schema, None)
+
+
+def _leaf_types(schema: pa.Schema) -> list[pa.DataType]:
+    out, stack = [], [f.type for f in schema]
+    while stack:
+        t = stack.pop()
+        if pa.types.is_struct(t):
+            stack.extend(t.field(i).type for i in range(t.num_fields))
+        else:
+            out.append(t)
+    return out
 
 
 def _made(expression: pc.Expression | None, residual: Residual | None, bound: BoundExpr,

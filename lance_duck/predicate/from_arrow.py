@@ -15,8 +15,17 @@ Every node keeps the Arrow meaning, or becomes :class:`~.bound.BOpaque` (read no
   ``if_else(is_valid(x), is_in(x, ...), null)`` -> ``BIn``. A value set holding a null is opaque.
 * A float ``x > c`` / ``x >= c``: Arrow's NaN compares false, the bound model's total order puts it
   above every number, so it becomes ``x > c AND NOT is_nan(x)``.
+* ``is_nan`` -> ``BCall("is_nan")`` (the same in both meanings).
 * ``match_substring`` / ``starts_with`` / ``ends_with`` / ``match_like`` -> :class:`BLike` (the
   pattern escaped), ``match_substring_regex`` -> ``regexp_like`` (flag ``i`` when ignoring case).
+
+``from_expression(..., total_order=True)`` reads an Expression DuckDB 1.x pushed instead: DuckDB
+built it from its own predicates (``col op literal``, ``is_in``, ``is_nan``, ``is_null`` /
+``is_valid``, ``AND`` / ``OR``) and means them in its total order, so comparisons are read as they
+stand in the bound model (NaN equals NaN and sorts above every number; a float literal its column's
+type holds exactly takes that type), and an ``is_in`` value set
+of another type than its column (Python ints or floats) is cast to the column's type, values it
+cannot hold exactly left out (they equal no value of the column).
 """
 from __future__ import annotations
 
@@ -41,8 +50,9 @@ class Untranslatable(Exception):
     """The Expression could not be read (its payload is private to Arrow): nothing is inferred."""
 
 
-def from_expression(expr: pc.Expression, schema: pa.Schema) -> BoundExpr:
-    """``expr`` as a bound tree over ``schema``.
+def from_expression(expr: pc.Expression, schema: pa.Schema, *, total_order: bool = False) -> BoundExpr:
+    """``expr`` as a bound tree over ``schema``: in Arrow's meaning, or with ``total_order`` in
+    DuckDB's (see the module).
 
     Raises:
         Untranslatable: the Expression's serialized form could not be read.
@@ -52,7 +62,7 @@ def from_expression(expr: pc.Expression, schema: pa.Schema) -> BoundExpr:
         tree = ai.decode(expr)
     except ai.IntrospectionError as e:
         raise Untranslatable(str(e)) from None
-    reader = _Reader(schema)
+    reader = _Reader(schema, total_order)
     out = reader.node(tree)
     if reader.missing:
         raise InvalidArgumentError(f"filter refers to unknown column(s) {sorted(reader.missing)}: {expr}")
@@ -60,8 +70,9 @@ def from_expression(expr: pc.Expression, schema: pa.Schema) -> BoundExpr:
 
 
 class _Reader:
-    def __init__(self, schema: pa.Schema):
+    def __init__(self, schema: pa.Schema, total_order: bool = False):
         self.schema = schema
+        self.total_order = total_order
         self.missing: set[str] = set()
         self.calls: dict[str, Callable[[ai.XCall, tuple[BoundExpr, ...]], BoundExpr]] = {
             "is_in": self._is_in, "if_else": self._if_else, "is_null": self._is_null,
@@ -69,6 +80,7 @@ class _Reader:
             "invert": lambda n, a: BNot(a[0]) if len(a) == 1 else _opaque(n, a),
             "match_like": self._like, "match_substring": self._like,
             "starts_with": self._like, "ends_with": self._like, "match_substring_regex": self._regex,
+            "is_nan": lambda n, a: BCall("is_nan", a, (), pa.bool_()) if len(a) == 1 else _opaque(n, a),
         }
 
     def node(self, x: ai.XNode) -> BoundExpr:
@@ -82,6 +94,8 @@ class _Reader:
             return BOr(tuple(self.node(a) for a in _chain(x, _OR)))
         args = tuple(self.node(a) for a in x.args)
         if x.name in _COMPARE and len(args) == 2:
+            if self.total_order:
+                return BCompare(_COMPARE[x.name], _typed_as(args[0], args[1]), _typed_as(args[1], args[0]))
             return arrow_compare(_COMPARE[x.name], args[0], args[1])
         handler = self.calls.get(x.name)
         return handler(x, args) if handler is not None else _opaque(x, args)
@@ -102,8 +116,13 @@ class _Reader:
         if len(args) != 1 or not isinstance(args[0], BRef) or values is None or not values.is_valid:
             return _opaque(x, args)
         arr = values.values
-        if arr.null_count or arr.type != args[0].type:
+        if arr.null_count:
             return _opaque(x, args)
+        if arr.type != args[0].type:
+            cast = _exactly_as(arr, args[0].type) if self.total_order else None
+            if cast is None:
+                return _opaque(x, args)
+            arr = cast
         return BIsBool(BIn(args[0], arr, False), True)
 
     def _if_else(self, x: ai.XCall, args: tuple[BoundExpr, ...]) -> BoundExpr:
@@ -137,6 +156,31 @@ class _Reader:
             return _opaque(x, args)
         flags = (BLit(pa.scalar("i")),) if ai.flag(x.options, "ignore_case") else ()
         return BCall("regexp_like", (args[0], BLit(pa.scalar(pattern)), *flags), (), pa.bool_())
+
+
+def _typed_as(lit: BoundExpr, other: BoundExpr) -> BoundExpr:
+    """A float literal compared with a float column of another type, as that type when it holds the
+    value exactly (DuckDB hands a FLOAT column's literal over as a Python float)."""
+    if isinstance(lit, BLit) and isinstance(other, BRef) and pa.types.is_floating(lit.type) \
+            and pa.types.is_floating(other.type) and lit.type != other.type and lit.scalar.is_valid:
+        cast = _exactly_as(pa.array([lit.scalar.as_py()], lit.type), other.type)
+        if cast is not None and len(cast) == 1:
+            return BLit(cast[0])
+    return lit
+
+
+def _exactly_as(values: pa.Array, t: pa.DataType) -> pa.Array | None:
+    """``values`` cast to ``t`` (a float value set: the values ``t`` cannot hold exactly left out,
+    they equal no value of it); None when they do not convert exactly."""
+    try:
+        if not (pa.types.is_floating(t) and pa.types.is_floating(values.type)):
+            return values.cast(t)          # a safe cast: fails on a value ``t`` cannot hold
+        cast = values.cast(t, safe=False)
+        back = cast.cast(values.type, safe=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return None
+    same = pc.or_(pc.fill_null(pc.equal(back, values), False), pc.and_(pc.is_nan(back), pc.is_nan(values)))
+    return cast.filter(same)
 
 
 def _chain(x: ai.XCall, names: frozenset[str]) -> list[ai.XNode]:

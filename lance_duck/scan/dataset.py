@@ -1,7 +1,9 @@
 """LanceDataset: one pinned version of a Lance table (a ``pyarrow.dataset.Dataset`` subclass).
 
-DuckDB accepts it because it *is* a ``pyarrow.dataset.Dataset``; it reads ``schema`` and
-calls ``type(ds).scanner(ds, columns=..., filter=...)`` then ``to_reader()``. Every inherited
+DuckDB accepts it because it *is* a ``pyarrow.dataset.Dataset``; DuckDB 1.x reads ``schema`` and
+calls ``type(ds).scanner(ds, columns=..., filter=...)`` then ``to_reader()`` (that class-level
+``scanner`` reads the filter in DuckDB's meaning: :mod:`.duckdb_v1`); DuckDB 2 reads it as its own
+source (:mod:`.duckdb_source`). Every inherited
 method is overridden; the base's native state is a placeholder that refuses to be scanned
 (``interop``), so pyarrow's own C++ scans raise a clear error instead of crashing, and the
 dataset exports itself as an Arrow C stream (``pa.table(ds)``, ``write_dataset(ds, ...)``).
@@ -20,6 +22,7 @@ import pyarrow.dataset as pads
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
 from .blobs import BlobReadMixin
 from .duckdb_source import DuckDBSource
+from .duckdb_v1 import install as install_duckdb_v1_scanner
 from .compat import (DATASET_ENGINE_ONLY, DATASET_WRITERS, FRAGMENT_ENGINE_ONLY, FRAGMENT_WRITERS,
                      PylanceReadMixin, install_refusals)
 from .fragment import LanceFragment
@@ -158,6 +161,10 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, ScansItself, DuckDBSource, p
         self._storage_options = storage_options
         self._base_filter = base_filter
         self._filter_source = _filter_source
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        install_duckdb_v1_scanner(cls)    # DuckDB 1.x's class-level scanner call (.duckdb_v1)
 
     # -- identity ----------------------------------------------------------------------------
     @property
@@ -325,7 +332,9 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, ScansItself, DuckDBSource, p
 
         Args:
             columns: column names (nested ``"s.a"``), or ``{alias: SQL expression}``; default all.
-            filter: a SQL string (pylance's dialect) or a ``pyarrow.compute.Expression``.
+            filter: a SQL string (pylance's dialect) or a ``pyarrow.compute.Expression`` (Arrow's
+                meaning: a NaN compares false; DuckDB 1.x's call, ``LanceDataset.scanner(ds, ...)``
+                looked up on the class, reads it in DuckDB's, NaN above every number).
             limit: rows to return, after the filter.
             offset: rows to skip, after the filter.
             batch_size: rows per output batch (and per read task).
@@ -570,6 +579,7 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, ScansItself, DuckDBSource, p
 
 
 install_refusals(LanceDataset, "LanceDataset", DATASET_WRITERS, DATASET_ENGINE_ONLY)
+install_duckdb_v1_scanner(LanceDataset)
 install_refusals(LanceFragment, "LanceFragment", FRAGMENT_WRITERS, FRAGMENT_ENGINE_ONLY)
 
 

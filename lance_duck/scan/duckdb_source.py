@@ -143,7 +143,7 @@ class DuckDBSource(_SourceBase):
         if not isinstance(filters, Sequence) or isinstance(filters, (str, bytes)):
             raise InvalidArgumentError(f"filters must be a sequence of DuckDB predicates, got {filters!r:.80}")
         chosen = None if columns is None else [names[i] for i in columns]
-        scanner = type(self).scanner(self, columns=chosen, filter=self._duckdb_filter(filters))
+        scanner = self.scanner(columns=chosen, filter=self._duckdb_filter(filters))
         # string columns stored with page dictionaries reach DuckDB as Arrow dictionaries, which it
         # groups, compares and hashes once per distinct value (it binds the declared VARCHAR)
         reader = scanner._dictionary_reader() if hasattr(scanner, "_dictionary_reader") else scanner.to_reader()

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from .. import _state
 from ..errors import InvalidArgumentError, LanceDuckError
-from ..predicate.compiled import CompiledFilter, and_filters, compile_filter
+from ..predicate.compiled import CompiledFilter, and_filters, compile_duckdb_expression, compile_filter
 from ..predicate.compiled import evaluate_expression as evaluate
 from ..predicate.long_filters import cached_plan, on_big_stack
 
@@ -48,6 +48,27 @@ def bind_filter(filter: Any, schema: pa.Schema) -> CompiledFilter | None:
         # seen, it is bound on the big-stack worker thread
         return on_big_stack(lambda: _bind_expression(filter, schema))
     return _memo_bind(filter, schema)
+
+
+def bind_duckdb_expression(filter: pc.Expression, schema: pa.Schema) -> CompiledFilter | None:
+    """Bind an Expression DuckDB 1.x pushed into a scan to ``schema`` in DuckDB's meaning (floats in
+    its total order: :func:`~lance_duck.predicate.compiled.compile_duckdb_expression`).
+
+    Bound on the big-stack worker thread (DuckDB pushes long chains); a shallow one is remembered
+    apart from :func:`bind_filter`'s bindings (one Expression, two meanings) and found again on the
+    calling thread."""
+    key = ("duckdb", id(schema))
+    for f, sch, known in _BOUND_MEMO.peek(key, ()):
+        if sch is schema and f.equals(filter):
+            return cast("CompiledFilter | None", known)
+
+    def bind() -> CompiledFilter | None:
+        compiled = compile_duckdb_expression(filter, _with_virtual(schema))
+        bound = None if compiled.is_empty else compiled
+        if len(str(filter)) <= SHALLOW_TEXT:
+            _BOUND_MEMO.put(key, ((filter, schema, bound), *_BOUND_MEMO.peek(key, ()))[:SHALLOW_KEPT])
+        return bound
+    return on_big_stack(bind)
 
 
 #: An Expression printing to at most this many characters is at most a quarter as deep (every
@@ -149,4 +170,4 @@ def _bind_or_raise(expr: pc.Expression, fields: list[pa.Field]) -> None:
 
 
 __all__ = ["ROW_ADDR", "ROW_CREATED", "ROW_ID", "ROW_UPDATED", "VIRTUAL_COLUMNS", "CompiledFilter", "and_filters",
-           "bind_filter", "evaluate", "expression_columns"]
+           "bind_duckdb_expression", "bind_filter", "evaluate", "expression_columns"]

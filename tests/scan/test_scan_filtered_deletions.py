@@ -12,7 +12,6 @@ import pyarrow as pa
 import pytest
 
 import lance_duck
-from lance_duck.scan.duckdb_source import HAS_PROTOCOL
 
 from .conftest import assert_tables_equal
 
@@ -63,15 +62,9 @@ def test_scans_leave_out_deleted_rows_that_pass(table, flt, columns):
     assert_tables_equal(got, want)
 
 
-# DuckDB before 2.0 pushes `f > 0.5` into any pyarrow dataset as a pyarrow Expression, which keeps
-# Arrow's meaning (a NaN compares false) where DuckDB's own has NaN above every number: the NaN rows
-# go missing (known, open; DuckDB 2's source protocol hands such predicates over in DuckDB's meaning).
-NAN_PUSHED_AS_ARROW = pytest.mark.xfail(not HAS_PROTOCOL, strict=True,
-                                        reason="DuckDB 1.x pushes NaN-satisfiable float comparisons with Arrow's meaning")
-
-
-@pytest.mark.parametrize("where", ["cat = 'c3'", "k = 2", pytest.param("f > 0.5", marks=NAN_PUSHED_AS_ARROW),
-                                   "id % 10 = 9"])
+# `f > 0.5` holds for NaN in DuckDB's meaning: DuckDB 1.x pushes it as a pyarrow Expression, read
+# in DuckDB's meaning all the same (lance_duck/scan/duckdb_v1.py)
+@pytest.mark.parametrize("where", ["cat = 'c3'", "k = 2", "f > 0.5", "f >= 0.5 and k = 2", "id % 10 = 9"])
 def test_duckdb_counts_and_sums_leave_out_deleted_rows(table, where):
     con = duckdb.connect()
     q = f"select count(*), sum(id) from '{table}' where {where}"

@@ -83,7 +83,7 @@ class _WatchedView(_WatchedDataset, HiddenColumnsDataset):
     def scanner(self, *args: Any, **kwargs: Any) -> LanceScanner:
         columns = kwargs.pop("columns", args[0] if args else None)
         columns, kwargs = self.scan_arguments(columns, kwargs)
-        return _WatchedDataset.scanner(self, columns, *args[1:], **kwargs)
+        return super().scanner(columns, *args[1:], **kwargs)
 
 
 def watched(ds: LanceDataset) -> _WatchedDataset:
