@@ -92,3 +92,36 @@ def empty(shape: int | tuple[int, ...], dtype: npt.DTypeLike) -> np.ndarray:
     out: np.ndarray = np.frombuffer(pa.allocate_buffer(nbytes), dt, count).reshape(shape)
     return out
 
+
+
+def join_adjacent(arrays: list[pa.Array]) -> pa.Array | None:
+    """Arrays of one fixed-width type without validity bitmaps whose values lie back to back in
+    memory (plain pages read from one memory-mapped file) as one array over their joint bytes,
+    without a copy (the result keeps ``arrays`` alive); None when they are not such arrays."""
+    if len(arrays) < 2:
+        return None
+    t = arrays[0].type
+    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t)
+            or pa.types.is_fixed_size_binary(t) or pa.types.is_decimal(t)):
+        return None   # (an extension or dictionary type is none of these)
+    width = t.bit_width
+    if width < 8 or width % 8:
+        return None
+    width //= 8
+    start = at = -1
+    total = 0
+    for a in arrays:
+        if a.type != t:
+            return None
+        bufs = a.buffers()
+        if len(bufs) != 2 or bufs[0] is not None or bufs[1] is None:
+            return None
+        s = bufs[1].address + a.offset * width
+        if at < 0:
+            start = s
+        elif s != at:
+            return None
+        at = s + len(a) * width
+        total += len(a)
+    joint = pa.foreign_buffer(start, at - start, base=list(arrays))
+    return pa.Array.from_buffers(t, total, [None, joint])

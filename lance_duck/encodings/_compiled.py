@@ -65,7 +65,7 @@ def fsst_kernels(codes: int) -> ModuleType | None:
 
 
 def fastlanes_kernels(values: int) -> ModuleType | None:
-    """The compiled kernels' module (``fastlanes_u64``, ``fastlanes_u32``, ``fastlanes_u16``) for a FastLanes unpack of
+    """The compiled kernels' module (``fastlanes``, for 16-, 32- and 64-bit blocks) for a FastLanes unpack of
     ``values`` values, or None (as :func:`fsst_kernels`; the values count towards :data:`WARM_CODES`)."""
     if values < FASTLANES_MIN_VALUES or not enabled():
         return None

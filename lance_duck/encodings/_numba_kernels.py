@@ -183,115 +183,74 @@ def warm_up() -> None:
         fsst_expand_short(comp, offs, syms, lens, out, 0, 16, ends)
     blocks = readonly(np.zeros(1024 * 8 + 8, np.uint8))
     starts = readonly(np.zeros(1, np.int64))
-    fastlanes_u64(blocks, starts, 3, np.empty((1, 1024), np.uint64))
-    fastlanes_u32(blocks, starts, 3, np.empty((1, 1024), np.uint32))
-    fastlanes_u16(blocks, starts, 3, np.empty((1, 1024), np.uint16))
+    for dt in (np.uint64, np.uint32, np.uint16):
+        fastlanes(blocks, starts, 3, np.empty((1, 1024), dt))
 
 
 # FastLanes unpacking: one pass over a block's packed words, each value written at its place in the
 # FastLanes order (the numpy kernel makes ~6 passes: gather, shifts, or, mask, scatter).
 
 @intrinsic
-def _load_u64(typingctx: Any, arr: Any, pos: Any) -> Any:  # pragma: no cover - compiled
-    """``arr[pos : pos + 8]`` as a little-endian uint64, for a uint8 array, any alignment."""
-    sig = types.uint64(arr, types.int64)
+def _bits(typingctx: Any, like: Any) -> Any:  # pragma: no cover - compiled
+    """The bit width of ``like``'s element type, a compile-time constant."""
+    bits = like.dtype.bitwidth
+    sig = types.int64(like)
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        ary = context.make_array(signature.args[0])(context, builder, args[0])
-        ptr = builder.gep(ary.data, [args[1]])
-        return builder.load(builder.bitcast(ptr, ir.IntType(64).as_pointer()), align=1)
+        return context.get_constant(types.int64, bits)
     return sig, codegen
 
 
 @intrinsic
-def _load_u32(typingctx: Any, arr: Any, pos: Any) -> Any:  # pragma: no cover - compiled
-    """``arr[pos : pos + 4]`` as a little-endian uint32, for a uint8 array, any alignment."""
-    sig = types.uint32(arr, types.int64)
+def _word(typingctx: Any, x: Any, like: Any) -> Any:  # pragma: no cover - compiled
+    """``x`` (an int64) truncated to ``like``'s element type (``_word(-1, out)``: all ones)."""
+    t = like.dtype
+    sig = t(types.int64, like)
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        ary = context.make_array(signature.args[0])(context, builder, args[0])
-        ptr = builder.gep(ary.data, [args[1]])
-        return builder.load(builder.bitcast(ptr, ir.IntType(32).as_pointer()), align=1)
+        return builder.trunc(args[0], ir.IntType(t.bitwidth)) if t.bitwidth < 64 else args[0]
     return sig, codegen
-
-
-@njit(cache=True, nogil=True, boundscheck=False)
-def fastlanes_u64(buf: np.ndarray, offs: np.ndarray, w: int, out: np.ndarray) -> None:  # pragma: no cover
-    """Unpack the 64-bit blocks of width ``w`` (1..64) whose packed words start at byte ``offs[i]`` of
-    ``buf`` (bounds checked by the caller) into ``out`` (k, 1024) uint64, C-contiguous."""
-    mask = np.uint64(0xFFFFFFFFFFFFFFFF) >> np.uint64(64 - w)
-    for i in range(offs.size):
-        base = offs[i]
-        row = out[i]
-        for r in range(64):
-            bit = r * w
-            k = bit >> 6
-            s = np.uint64(bit & 63)
-            dst = ((0, 4, 2, 6, 1, 5, 3, 7)[r >> 3]) * 16 + (r & 7) * 128
-            at = base + k * 128
-            if (bit & 63) + w > 64:
-                back = np.uint64(64) - s
-                for lane in range(16):
-                    v = (_load_u64(buf, at + lane * 8) >> s) | (_load_u64(buf, at + 128 + lane * 8) << back)  # type: ignore[call-arg]
-                    row[dst + lane] = v & mask
-            else:
-                for lane in range(16):
-                    row[dst + lane] = (_load_u64(buf, at + lane * 8) >> s) & mask  # type: ignore[call-arg]
-
-
-@njit(cache=True, nogil=True, boundscheck=False)
-def fastlanes_u32(buf: np.ndarray, offs: np.ndarray, w: int, out: np.ndarray) -> None:  # pragma: no cover
-    """:func:`fastlanes_u64` for 32-bit blocks (``w`` 1..32, ``out`` (k, 1024) uint32)."""
-    mask = np.uint32(0xFFFFFFFF) >> np.uint32(32 - w)
-    for i in range(offs.size):
-        base = offs[i]
-        row = out[i]
-        for r in range(32):
-            bit = r * w
-            k = bit >> 5
-            s = np.uint32(bit & 31)
-            dst = ((0, 4, 2, 6, 1, 5, 3, 7)[r >> 3]) * 16 + (r & 7) * 128
-            at = base + k * 128
-            if (bit & 31) + w > 32:
-                back = np.uint32(32) - s
-                for lane in range(32):
-                    v = (_load_u32(buf, at + lane * 4) >> s) | (_load_u32(buf, at + 128 + lane * 4) << back)  # type: ignore[call-arg]
-                    row[dst + lane] = v & mask
-            else:
-                for lane in range(32):
-                    row[dst + lane] = (_load_u32(buf, at + lane * 4) >> s) & mask  # type: ignore[call-arg]
 
 
 @intrinsic
-def _load_u16(typingctx: Any, arr: Any, pos: Any) -> Any:  # pragma: no cover - compiled
-    """``arr[pos : pos + 2]`` as a little-endian uint16, for a uint8 array, any alignment."""
-    sig = types.uint16(arr, types.int64)
+def _load(typingctx: Any, arr: Any, pos: Any, like: Any) -> Any:  # pragma: no cover - compiled
+    """``arr[pos : pos + T/8]`` as a little-endian word of ``like``'s T-bit element type, for a
+    uint8 array, any alignment."""
+    t = like.dtype
+    sig = t(arr, types.int64, like)
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
         ary = context.make_array(signature.args[0])(context, builder, args[0])
         ptr = builder.gep(ary.data, [args[1]])
-        return builder.load(builder.bitcast(ptr, ir.IntType(16).as_pointer()), align=1)
+        return builder.load(builder.bitcast(ptr, ir.IntType(t.bitwidth).as_pointer()), align=1)
     return sig, codegen
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def fastlanes_u16(buf: np.ndarray, offs: np.ndarray, w: int, out: np.ndarray) -> None:  # pragma: no cover
-    """:func:`fastlanes_u64` for 16-bit blocks (``w`` 1..16, ``out`` (k, 1024) uint16)."""
-    mask = np.uint16(0xFFFF) >> np.uint16(16 - w)
+def fastlanes(buf: np.ndarray, offs: np.ndarray, w: int, out: np.ndarray) -> None:  # pragma: no cover
+    """Unpack the T-bit blocks of width ``w`` (1..T) whose packed words start at byte ``offs[i]``
+    of ``buf`` (bounds checked by the caller) into ``out`` (k, 1024) of the T-bit unsigned type
+    (16, 32 or 64), C-contiguous. One source for every word width: numba compiles one
+    specialization per ``out`` dtype with T a constant (the same machine code as a kernel
+    written per width)."""
+    T: int = _bits(out)  # type: ignore[call-arg]
+    lanes = 1024 // T
+    mask = _word(-1, out) >> _word(T - w, out)
     for i in range(offs.size):
         base = offs[i]
         row = out[i]
-        for r in range(16):
+        for r in range(T):
             bit = r * w
-            k = bit >> 4
-            s = np.uint16(bit & 15)
+            k = bit // T
+            s = _word(bit % T, out)
             dst = ((0, 4, 2, 6, 1, 5, 3, 7)[r >> 3]) * 16 + (r & 7) * 128
             at = base + k * 128
-            if (bit & 15) + w > 16:
-                back = np.uint16(16) - s
-                for lane in range(64):
-                    v = (_load_u16(buf, at + lane * 2) >> s) | (_load_u16(buf, at + 128 + lane * 2) << back)  # type: ignore[call-arg]
+            if bit % T + w > T:
+                back = _word(T - bit % T, out)
+                for lane in range(lanes):
+                    v = ((_load(buf, at + lane * (T // 8), out) >> s)
+                         | (_load(buf, at + 128 + lane * (T // 8), out) << back))
                     row[dst + lane] = v & mask
             else:
-                for lane in range(64):
-                    row[dst + lane] = (_load_u16(buf, at + lane * 2) >> s) & mask  # type: ignore[call-arg]
+                for lane in range(lanes):
+                    row[dst + lane] = (_load(buf, at + lane * (T // 8), out) >> s) & mask

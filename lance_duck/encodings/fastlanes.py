@@ -149,10 +149,9 @@ def _unpack_at(buf: np.ndarray, byte_offsets: np.ndarray, w: int, t: int, out: n
     if t >= 16 and out.flags.c_contiguous and buf.flags.c_contiguous:
         kernels = _compiled.fastlanes_kernels(k * BLOCK)
         if kernels is not None:   # one compiled pass, the GIL released (``encodings._compiled``)
-            unpack = {64: kernels.fastlanes_u64, 32: kernels.fastlanes_u32, 16: kernels.fastlanes_u16}[t]
             # (the argument types warm_up() loaded: no compile in a decode)
             starts = np.ascontiguousarray(byte_offsets, dtype=np.int64)
-            unpack(kernels.readonly(buf), kernels.readonly(starts), int(w), out)
+            kernels.fastlanes(kernels.readonly(buf), kernels.readonly(starts), int(w), out)
             trace.record("path:fastlanes:compiled", k)
             return
     _unpack_runs(_RunIndex(buf, byte_offsets, w, run_bytes), w, t, out)

@@ -20,6 +20,7 @@ from google.protobuf.message import DecodeError, Message
 
 from ..._proto import encodings_v2_0_pb2 as enc_pb
 from ..._proto import file2_pb2
+from ...encodings._buf import join_adjacent
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from ...io.fs import InputFile
 from ...schema import LanceField
@@ -387,7 +388,8 @@ def concat(arrays: list[pa.Array], target: pa.DataType) -> pa.Array:
         return empty(target)
     if pa.types.is_dictionary(target):
         return concat_dictionaries(arrays)
-    return pa.concat_arrays(arrays)
+    joined = join_adjacent(arrays)   # plain pages back to back in a mapped file: no copy
+    return joined if joined is not None else pa.concat_arrays(arrays)
 
 
 def concat_dictionaries(arrays: list[pa.DictionaryArray]) -> pa.DictionaryArray:

@@ -14,6 +14,7 @@ from google.protobuf.message import DecodeError
 from ... import trace
 from ..._proto import encodings_v2_1_pb2 as pb
 from ..._proto import file2_pb2
+from ...encodings._buf import join_adjacent
 from ...encodings._threads import map_parts
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from . import direct_lists, repdef
@@ -495,7 +496,9 @@ def merge_pages(pages: list[PageData], arrow_type: pa.DataType, what: str) -> Le
             trace.record("path:mixed-dictionary-pages", len(vals))
             vals = [pc.take(v.dictionary, v.indices, boundscheck=False) if pa.types.is_dictionary(v.type) else v
                     for v in vals]
-    values = vals[0] if len(vals) == 1 else pa.concat_arrays(vals)
+    values = vals[0] if len(vals) == 1 else join_adjacent(vals)
+    if values is None:        # (else plain pages back to back in a mapped file, joined without a copy)
+        values = pa.concat_arrays(vals)
     if lists is not None:
         return LeafData(values, None, None, layers, sum(p.num_rows for p in pages), lists)
     return LeafData(values,

@@ -485,13 +485,16 @@ def _mb_fsst_grouped(m: pb.Fsst, cs: ChunkSet, what: str, group_values: int) -> 
     nbytes = sum(d.size for _, d in results)
     out = empty(total + 1, np.int32 if nbytes < 2**31 else np.int64)
     out[0] = 0
-    pos, shift = 0, 0
-    for o, d in results:  # a few dozen groups per column, not per chunk
-        n = o.size - 1
-        np.add(o[1:], np.int64(shift), out=out[pos + 1: pos + n + 1], casting="unsafe")
-        pos += n
-        shift += d.size
-    return VarBin(out, np.concatenate([d for _, d in results]))
+    joined = empty(nbytes, np.uint8)   # (from Arrow's pool: no fresh pages to fault in)
+    rows = np.cumsum([0] + [o.size - 1 for o, _ in results]).tolist()
+    shifts = np.cumsum([0] + [d.size for _, d in results]).tolist()
+
+    def place(i: int) -> None:   # a few per page, each one add and one copy, side by side
+        o, d = results[i]
+        np.add(o[1:], np.int64(shifts[i]), out=out[rows[i] + 1: rows[i + 1] + 1], casting="unsafe")
+        joined[shifts[i]: shifts[i + 1]] = d
+    _threads.map_parts(place, range(len(results)))
+    return VarBin(out, joined)
 
 
 def _mb_rle(m: pb.Rle, cs: ChunkSet, what: str) -> Values:
