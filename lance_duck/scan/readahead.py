@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, Generator, Iterable, TypeVar
+from typing import Callable, Generator, Iterable, TypeVar, cast
 
 import pyarrow as pa
 
@@ -39,6 +39,8 @@ from ..encodings._threads import mark_parallel_worker
 
 T = TypeVar("T")
 R = TypeVar("R")
+S = TypeVar("S")
+RUNNING_ONLY = True
 
 DEFAULT_BUDGET_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_INFLIGHT = 4
@@ -81,15 +83,20 @@ def max_inflight_for(types: Iterable[pa.DataType | None]) -> tuple[int, bool]:
 
 def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, size_of: Callable[[R], int],
                 weight_of: Callable[[T], int] = lambda _: 1, budget_bytes: int = DEFAULT_BUDGET_BYTES,
-                max_inflight: int = DEFAULT_MAX_INFLIGHT, stats: ReadaheadStats | None = None) -> Generator[R, None, None]:
+                max_inflight: int = DEFAULT_MAX_INFLIGHT, stats: ReadaheadStats | None = None,
+                split: Callable[[R], Iterable[S]] | None = None) -> Generator[S, None, None]:
+    """See the module. ``split``: the consumer is handed the parts of each result (default: the
+    result itself), and between parts items are submitted again while fewer than ``max_inflight``
+    are still running (finished ones waiting for the consumer no longer hold a decoder back)."""
     it = iter(items)
+    parts: Callable[[R], Iterable[S]] = split if split is not None else (lambda r: (cast("S", r),))
     stats = stats if stats is not None else ReadaheadStats()
     if max_inflight <= 0:
         for item in it:
             r = fn(item)
             nbytes = size_of(r)
             _record(stats, nbytes, nbytes)
-            yield r
+            yield from parts(r)
         return
     pool = shared_pool()
     pending: deque[tuple[Future[R], int]] = deque()
@@ -98,11 +105,15 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, size_of: Callable[[
     nxt: list[T] = []                 # one item looked ahead
     exhausted = False
 
-    def fill(limit: int, holding: int) -> None:
-        """Submit items while fewer than ``limit`` are in flight and the estimated bytes of those
-        plus ``holding`` (a result the consumer has) stay within the budget (always one)."""
+    def running() -> int:
+        return sum(1 for f, _ in pending if not f.done())
+
+    def fill(limit: int, holding: int, busy_only: bool = False) -> None:
+        """Submit items while fewer than ``limit`` are in flight (``busy_only``: still running) and
+        the estimated bytes of those plus ``holding`` (a result the consumer has) stay within the
+        budget (always one)."""
         nonlocal exhausted
-        while not exhausted and len(pending) < limit:
+        while not exhausted and (running() if busy_only else len(pending)) < limit and len(pending) < 2 * limit:
             if pending and not learnt:
                 break              # nothing learnt yet: plan no further than the first item
             if not nxt:
@@ -116,7 +127,7 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, size_of: Callable[[
             if (pending or holding) and held + w * per_weight > budget_bytes:
                 break
             pending.append((pool.submit(fn, nxt.pop()), w))
-            stats.max_inflight = max(stats.max_inflight, len(pending))
+            stats.max_inflight = max(stats.max_inflight, running() if busy_only else len(pending))
 
     try:
         while True:
@@ -128,11 +139,15 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, size_of: Callable[[
             nbytes = size_of(r)
             per_weight = max(per_weight, nbytes / max(w, 1))
             learnt = True
-            if not pending and stats.results:   # the next item decodes while the consumer works on
-                fill(1, nbytes)                    # this one -- from the second result on (see above)
+            first = not stats.results
+            if not pending and not first:   # the next item decodes while the consumer works on
+                fill(1, nbytes)             # this one -- from the second result on (see above)
             inflight_est = sum(pw for _, pw in pending) * per_weight
             _record(stats, nbytes, int(nbytes + inflight_est))
-            yield r
+            for k, part in enumerate(parts(r)):
+                if k and not first and RUNNING_ONLY:   # decoders that finished meanwhile take the next items
+                    fill(max_inflight, nbytes, busy_only=True)
+                yield part
     finally:
         for f, _ in pending:
             f.cancel()
