@@ -108,11 +108,16 @@ class DataFileReader(ABC):
         out = []
         for f, a in zip(fields, arrays):
             if len(a) == n and kept != n:       # (a reader that kept every row of the range)
-                if live is None:
-                    live = np.ones(n, np.bool_)
-                    live[dead] = False
-                    packed = arrow_mask(live)    # (one Arrow mask for every array filtered)
-                a = keep_rows(a, live, packed)
+                assert dead is not None
+                if len(a) <= NUMPY_FILTER_ROWS:
+                    if live is None:
+                        live = np.ones(n, np.bool_)
+                        live[dead] = False
+                    a = keep_rows(a, live, packed)
+                else:
+                    if packed is None:           # (one Arrow mask for every array filtered, made
+                        packed = arrow_mask_without(n, dead)   # from the positions: no bool array)
+                    a = a.filter(packed)
             elif len(a) != kept:
                 raise CorruptFileError(f"{self.ref.path}: field {f.name!r} decoded {len(a)} rows, {kept} selected")
             out.append(a)
@@ -176,6 +181,20 @@ def arrow_mask(mask: np.ndarray) -> pa.BooleanArray:
     """A numpy boolean mask as an Arrow one (its bits packed by numpy, not converted per value)."""
     from ..encodings.bitmap import bool_array   # (here: importing it with this module loads the decoders)
     return bool_array(mask, mask.size)
+
+
+def arrow_mask_without(n: int, dead: np.ndarray) -> pa.BooleanArray:
+    """The Arrow mask of ``n`` rows, true but at the sorted positions ``dead``: its bits are set
+    byte-wise and cleared once per byte holding a dead row (no ``n``-entry boolean array, whose
+    fresh pages cost more to fault in than the mask costs to make)."""
+    bits = np.full((n + 7) // 8, 0xFF, np.uint8)
+    if dead.size:
+        d = np.asarray(dead, np.int64)
+        byte = d >> 3
+        bit = np.left_shift(np.uint8(1), (d & 7).astype(np.uint8))
+        starts = np.flatnonzero(np.concatenate(([True], byte[1:] != byte[:-1])))
+        bits[byte[starts]] &= ~np.bitwise_or.reduceat(bit, starts)
+    return pa.BooleanArray.from_buffers(pa.bool_(), n, [None, pa.py_buffer(bits)])
 
 
 def keep_rows(a: pa.Array, mask: np.ndarray, packed: pa.BooleanArray | None = None) -> pa.Array:

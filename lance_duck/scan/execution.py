@@ -182,7 +182,8 @@ class ScanContext:
         """Top-level columns (incl. _rowid/_rowaddr) for the rows of ``rows`` where ``mask``.
 
         ``dead``: the positions where ``mask`` is false, when known (a task's deleted rows): a
-        reader then leaves them out while decoding, no filter pass after it.
+        reader then leaves them out while decoding, no filter pass after it. ``dead`` without a
+        ``mask`` (a range): the mask is made from it only where a reader cannot take the positions.
 
         Dense selections are read as the contiguous range and then filtered (ranges are the
         readers' cheapest selection); sparse ones hand the readers the row offsets so that
@@ -191,6 +192,11 @@ class ScanContext:
         """
         if not names:
             return {}
+        if mask is None and dead is not None and not (
+                isinstance(rows, range) and len(rows) >= MIN_RANGE_ROWS
+                and (len(rows) - dead.size) * SPARSE_FACTOR >= len(rows)
+                and not any(n in (ROW_ADDR, ROW_ID, ROW_CREATED, ROW_UPDATED) for n in names)):
+            mask = _mask_without(len(rows), dead)
         offsets = None
         if not isinstance(rows, range):      # explicit sorted offsets (take, an index's rows)
             offs = np.asarray(rows, dtype=np.int64)
@@ -205,8 +211,11 @@ class ScanContext:
                 if len(offs) * SPARSE_FACTOR >= len(rows) and len(rows) >= MIN_RANGE_ROWS:
                     mask = np.zeros(len(rows), dtype=bool)
                     mask[offs - first] = True
-        count = len(offsets) if offsets is not None else (len(rows) if mask is None else int(np.count_nonzero(mask)))
-        sparse = (offsets is not None and mask is None) or (mask is not None and count * SPARSE_FACTOR < len(rows))
+        count = len(offsets) if offsets is not None else int(np.count_nonzero(mask)) if mask is not None else \
+            len(rows) - (0 if dead is None else int(dead.size))
+        # row offsets without a mask (a short range) are read as offsets; otherwise sparse when few rows pass
+        sparse = (offsets is not None and mask is None) or (
+            (offsets is not None or mask is not None) and count * SPARSE_FACTOR < len(rows))
         out: dict[str, pa.Array] = {}
         by_read: dict[tuple[str, str], tuple[DataFileRef, range | np.ndarray, list[LanceField]]] = {}
         for name in names:
@@ -242,7 +251,7 @@ class ScanContext:
         for ref, sel, fields in by_read.values():
             # dictionaries are kept through the deletion filter (it then moves indices, not strings);
             # a range's mask goes to the reader, which leaves the rows out while decoding pages
-            down = dead if not sparse and mask is not None and isinstance(sel, range) else None
+            down = dead if not sparse and (mask is not None or dead is not None) and isinstance(sel, range) else None
             arrays = self.reader(ref).read_fields(fields, sel, keep_dictionary=True, dead=down)
             for f, a in zip(fields, arrays):
                 if isinstance(a, pa.ChunkedArray):
@@ -279,6 +288,12 @@ class ScanContext:
                     return done
                 read = done
         dead = deleted_in(frag, rows)
+        if dead is not None and self.filter is None and task.selection is None and not task.skip:
+            # only deletions: their positions go down (read_columns makes a mask only if it must)
+            n = len(rows) - int(dead.size)
+            if n == 0:
+                return None
+            return self.assemble(self.read_columns(frag, self.late_columns, rows, None, dead=dead), n)
         mask = None if dead is None else _mask_without(len(rows), dead)
         if task.selection is not None or task.skip:
             dead = None                      # (the mask is no longer the deletions')
@@ -779,9 +794,9 @@ def execute(ctx: ScanContext, tasks: Iterator[ScanTask], *, offset: int = 0, lim
     if remaining is not None and remaining <= 0:
         return
     stream = ordered_map(ctx.run, tasks, size_of=batch_bytes, weight_of=lambda t: t.weight,
-                          max_inflight=readahead, stats=stats, **kw)
+                         max_inflight=readahead, stats=stats, split=lambda b: _pieces(b, batch_rows), **kw)
     try:
-        for b in _split(stream, batch_rows):
+        for b in stream:
             if skip:
                 if b.num_rows <= skip:
                     skip -= b.num_rows
@@ -799,15 +814,15 @@ def execute(ctx: ScanContext, tasks: Iterator[ScanTask], *, offset: int = 0, lim
         ctx.close()
 
 
-def _split(stream: Iterable[pa.RecordBatch | None], batch_rows: int | None) -> Iterator[pa.RecordBatch]:
-    for b in stream:
-        if b is None or b.num_rows == 0:
-            continue
-        if batch_rows is None or b.num_rows <= batch_rows:
-            yield b
-            continue
-        for start in range(0, b.num_rows, batch_rows):
-            yield b.slice(start, batch_rows)
+def _pieces(b: pa.RecordBatch | None, batch_rows: int | None) -> Iterator[pa.RecordBatch]:
+    """A task's batch as the stream yields it: nothing for no rows, slices of at most ``batch_rows``."""
+    if b is None or b.num_rows == 0:
+        return
+    if batch_rows is None or b.num_rows <= batch_rows:
+        yield b
+        return
+    for start in range(0, b.num_rows, batch_rows):
+        yield b.slice(start, batch_rows)
 
 
 def row_versions(fragment: FragmentInfo, name: str) -> np.ndarray:

@@ -216,3 +216,43 @@ def test_results_of_no_bytes_still_open_the_readahead():
     out = list(ordered_map(lambda i: i, iter(range(6)), size_of=lambda _: 0, max_inflight=2, stats=stats))
     assert out == list(range(6)) and stats.max_inflight == 2
 
+
+
+def test_a_decoder_that_finished_takes_the_next_item_between_parts_of_a_held_result():
+    """With results handed over in parts, an item whose decode finished while the consumer works
+    through a result's parts no longer holds a decoder back: the next items start before the
+    consumer asks for the next result (at most ``max_inflight`` running, in order)."""
+    import threading
+
+    from lance_duck.scan.readahead import ordered_map
+    started = {i: threading.Event() for i in range(6)}
+    release = {i: threading.Event() for i in range(6)}
+
+    def fn(i: int) -> int:
+        started[i].set()
+        if i >= 3:
+            assert release[i].wait(30)
+        return i
+
+    stream = ordered_map(fn, iter(range(6)), size_of=lambda _: 8, max_inflight=2,
+                         split=lambda r: [(r, 0), (r, 1), (r, 2)])
+    assert next(stream) == (0, 0)
+    assert list(next(stream) for _ in range(2)) == [(0, 1), (0, 2)]
+    assert next(stream) == (1, 0)            # items 1 and 2 were submitted; 2 finishes at once
+    assert started[2].wait(30)
+    assert next(stream) == (1, 1)            # between parts: 2 is done, so 3 and 4 start (and block)
+    assert started[3].wait(30) and started[4].wait(30)
+    assert next(stream) == (1, 2)
+    assert not started[5].wait(0.2)          # two running: 5 waits
+    for i in (3, 4, 5):
+        release[i].set()
+    rest = list(stream)
+    assert [r for r, _ in rest] == [2, 2, 2, 3, 3, 3, 4, 4, 4, 5, 5, 5]
+
+
+def test_parts_of_every_result_come_in_order_with_and_without_readahead():
+    from lance_duck.scan.readahead import ordered_map
+    for inflight in (0, 1, 2, 4):
+        out = list(ordered_map(lambda i: i, iter(range(7)), size_of=lambda _: 8, max_inflight=inflight,
+                               split=lambda r: [] if r == 3 else [r, -r]))
+        assert out == [x for r in range(7) if r != 3 for x in (r, -r)], inflight
