@@ -550,16 +550,9 @@ def unpack_out_of_line_batch(data: BufferLike, byte_offsets: npt.ArrayLike, byte
         raise CorruptFileError("OutOfLineBitpacking: offsets, sizes and counts differ in length")
     if offs.size == 0:
         return np.empty(0, dt)
-    if cnt.min() < 0 or offs.min() < 0 or sizes.min() < 0 or (offs + sizes).max() > buf.size:
-        raise CorruptFileError("OutOfLineBitpacking: a level buffer lies outside its chunk")
     item = dt.itemsize
     wpb = words_per_block(w, t)
-    nwords = sizes // item
-    full, tail = np.divmod(cnt, BLOCK)
-    raw = (tail > 0) & (nwords == full * wpb + tail)
-    nblk = full + ((tail > 0) & ~raw)
-    if (nwords < np.where(raw, full * wpb + tail, nblk * wpb)).any():
-        raise CorruptFileError(f"OutOfLineBitpacking: buffer too short for its values (W={w}, T={t})")
+    full, tail, raw, nblk = _buffer_blocks(buf, offs, sizes, cnt, w, t)
     total = int(cnt.sum())
     res = empty(total, dt)
     cstart = np.cumsum(cnt) - cnt  # where buffer i's values go in the result
@@ -592,6 +585,22 @@ def unpack_out_of_line_batch(data: BufferLike, byte_offsets: npt.ArrayLike, byte
             vals = np.ascontiguousarray(buf[src_byte[:, None] + np.arange(item)]).view(dt).reshape(-1)
         res[(cstart[rb] + full[rb] * BLOCK)[seg] + pos] = vals
     return res
+
+
+def _buffer_blocks(buf: np.ndarray, offs: np.ndarray, sizes: np.ndarray, cnt: np.ndarray, w: int,
+                   t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per ``OutOfLineBitpacking`` buffer, checked to lie in ``buf`` and to hold its values: (whole
+    blocks, tail values, whether the tail is raw T-bit words, packed blocks to unpack)."""
+    if cnt.min() < 0 or offs.min() < 0 or sizes.min() < 0 or (offs + sizes).max() > buf.size:
+        raise CorruptFileError("OutOfLineBitpacking: a level buffer lies outside its chunk")
+    wpb = words_per_block(w, t)
+    nwords = sizes // uint_dtype(t).itemsize
+    full, tail = np.divmod(cnt, BLOCK)
+    raw = (tail > 0) & (nwords == full * wpb + tail)
+    nblk = full + ((tail > 0) & ~raw)
+    if (nwords < np.where(raw, full * wpb + tail, nblk * wpb)).any():
+        raise CorruptFileError(f"OutOfLineBitpacking: buffer too short for its values (W={w}, T={t})")
+    return full, tail, raw, nblk
 
 
 def out_of_line_at(data: BufferLike, byte_offsets: npt.ArrayLike, byte_sizes: npt.ArrayLike, counts: npt.ArrayLike,
@@ -633,14 +642,7 @@ def out_of_line_at(data: BufferLike, byte_offsets: npt.ArrayLike, byte_sizes: np
                 run: np.ndarray = extract_run(buf, at, w, lo - j0 * BLOCK, hi - j0 * BLOCK + 1, t)[pos - lo]
                 return run
             return extract(buf, np.full(pos.size, at, np.int64), np.full(pos.size, w, np.int64), r, t)
-    if cnt.min() < 0 or offs.min() < 0 or sizes.min() < 0 or (offs + sizes).max() > buf.size:
-        raise CorruptFileError("OutOfLineBitpacking: a level buffer lies outside its chunk")
-    nwords = sizes // item
-    full, tail = np.divmod(cnt, BLOCK)
-    raw = (tail > 0) & (nwords == full * wpb + tail)
-    nblk = full + ((tail > 0) & ~raw)
-    if (nwords < np.where(raw, full * wpb + tail, nblk * wpb)).any():
-        raise CorruptFileError(f"OutOfLineBitpacking: buffer too short for its values (W={w}, T={t})")
+    full, tail, raw, _ = _buffer_blocks(buf, offs, sizes, cnt, w, t)
     cstart = np.cumsum(cnt) - cnt
     if int(pos.min()) < 0 or int(pos.max()) >= int(cstart[-1] + cnt[-1]):
         raise CorruptFileError("OutOfLineBitpacking: fewer levels than rows")
