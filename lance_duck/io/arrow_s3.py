@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from concurrent.futures import Future
 from datetime import datetime
 from typing import Any, Callable, TypeVar
 
@@ -167,7 +168,7 @@ class ArrowS3:
         self._fs = pafs.S3FileSystem(**args, retry_strategy=pafs.AwsStandardS3RetryStrategy(max_attempts=1))
         self._fs_token_ = "arrow:" + token
         self._open: ByteLRU[str, Any] = ByteLRU(OPEN_FILES, entries=True)
-        self._opening: dict[str, threading.Lock] = {}     # path -> lock held while it is being opened
+        self._opening: dict[str, Future[Any]] = {}     # path -> its opening under way
         self._opening_lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -225,12 +226,36 @@ class ArrowS3:
 
     # -- bytes ---------------------------------------------------------------------------------
     def _opened(self, path: str, again: bool = False) -> Any:
-        """``path`` opened for random access (one HEAD the first time, or ``again``), remembered."""
-        f = None if again else self._open.get(path)
-        if f is None:
+        """``path`` opened for random access (one HEAD the first time, or ``again``), remembered.
+
+        Tasks asking for one path while it is being opened wait for that opening and share its
+        outcome, the file or the error: one HEAD per file, also when the HEAD fails.
+        """
+        if not again:
+            f = self._open.get(path)
+            if f is not None:
+                return f
+        with self._opening_lock:
+            pending = self._opening.get(path)
+            mine = pending is None
+            if mine:
+                f = None if again else self._open.get(path)     # opened while this task waited
+                if f is not None:
+                    return f
+                pending = self._opening[path] = Future()
+        if not mine:
+            return pending.result()
+        try:
             f = self._run(path, lambda: self._fs.open_input_file(path))
             self._open.put(path, f, 1)
-        return f
+            pending.set_result(f)
+            return f
+        except BaseException as exc:
+            pending.set_exception(exc)
+            raise
+        finally:
+            with self._opening_lock:
+                del self._opening[path]
 
     def size(self, path: str) -> int:
         """Size of object ``path`` in bytes (from its opening: later range reads need no HEAD)."""

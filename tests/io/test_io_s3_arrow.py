@@ -170,6 +170,7 @@ def test_access_denied_when_opening_a_data_file_is_permission_error_naming_it(ar
     counting_proxy.clear_faults()
     counting_proxy.reset()
     counting_proxy.fail("403", times=100, path="/data/", method="HEAD")
+    counting_proxy.latency = 0.05       # tasks reading one file overlap while its HEAD is under way
     try:
         with pytest.raises(PermissionError, match=r"data/\w+\.lance"):
             ds.to_table()
@@ -178,7 +179,43 @@ def test_access_denied_when_opening_a_data_file_is_permission_error_naming_it(ar
         heads = [p for k, p, _ in stats.paths if k == "HEAD" and "/data/" in p]
         assert heads and len(heads) == len(set(heads)), stats.paths     # each file asked once (files opened in parallel)
     finally:
+        counting_proxy.latency = 0.0
         counting_proxy.clear_faults()
+
+
+def test_tasks_opening_one_object_together_share_one_head_and_its_error(arrow_table, proxied_options,
+                                                                        counting_proxy):
+    from concurrent.futures import ThreadPoolExecutor
+    from lance_duck.io.arrow_s3 import arrow_s3_store
+    lance_duck.clear_caches()
+    ds = lance_duck.dataset(arrow_table, storage_options=proxied_options)
+    path = f"{arrow_table}/data/{ds._snapshot.fragments[0].files[0].path.rsplit('/', 1)[1]}"
+    store = arrow_s3_store(path, proxied_options)
+    assert store is not None
+    counting_proxy.reset()
+    counting_proxy.fail("403", times=100, path="/data/", method="HEAD")
+    counting_proxy.latency = 0.05
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            outcomes = list(pool.map(lambda _: _outcome(lambda: store.size(path)), range(8)))
+        assert all(isinstance(o, PermissionError) for o in outcomes), outcomes
+        heads = [p for k, p, _ in counting_proxy.reset().paths if k == "HEAD"]
+        assert len(heads) == 1, heads
+        counting_proxy.clear_faults()
+        with ThreadPoolExecutor(8) as pool:     # a failed opening is not remembered: asked again, it opens
+            sizes = set(pool.map(lambda _: store.size(path), range(8)))
+        assert len(sizes) == 1 and sizes.pop() > 0
+        assert len([p for k, p, _ in counting_proxy.reset().paths if k == "HEAD"]) == 1
+    finally:
+        counting_proxy.latency = 0.0
+        counting_proxy.clear_faults()
+
+
+def _outcome(fn):
+    try:
+        return fn()
+    except Exception as exc:  # noqa: BLE001 - the test compares outcomes
+        return exc
 
 
 def test_a_missing_data_file_is_file_not_found_naming_it(arrow_table, proxied_options, counting_proxy):
