@@ -236,15 +236,15 @@ class ArrowS3:
             if f is not None:
                 return f
         with self._opening_lock:
-            pending = self._opening.get(path)
-            mine = pending is None
-            if mine:
+            under_way = self._opening.get(path)
+            if under_way is None:
                 f = None if again else self._open.get(path)     # opened while this task waited
                 if f is not None:
                     return f
-                pending = self._opening[path] = Future()
-        if not mine:
-            return pending.result()
+                pending: Future[Any] = Future()
+                self._opening[path] = pending
+        if under_way is not None:
+            return under_way.result()
         try:
             f = self._run(path, lambda: self._fs.open_input_file(path))
             self._open.put(path, f, 1)
