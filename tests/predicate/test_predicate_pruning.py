@@ -90,6 +90,8 @@ def _duckdb_pushed(where: str) -> pc.Expression | None:
     return seen[0]
 
 
+@pytest.mark.skipif(int(duckdb.__version__.split(".")[0]) < 2,
+                    reason="pins the Expressions DuckDB 2 pushes (DuckDB 1.x pushes IN as a range, no IS NULL)")
 @pytest.mark.parametrize("where,expected", [
     ("id = 5", [(("id",), "==", 5)]),
     ("id BETWEEN 3 AND 6", [(("id",), ">=", 3), (("id",), "<=", 6)]),
