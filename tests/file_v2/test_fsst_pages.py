@@ -1,8 +1,9 @@
-"""Whole columns of long FSST strings (full-zip pages) decoded together into one output
-(``path:fsst-pages``), written by pylance 14.0.2 as 2.1, 2.2 and 2.3 files and compared with
-pylance's reads: nulls on both sides of every page edge, empty strings, a page without nulls
-beside pages with them, a last page of nulls only, on the numpy and the compiled kernels; ranges
-and taken rows across the pages (the page-by-page path) equal pylance's too."""
+"""Whole columns of FSST strings -- long ones in full-zip pages, short ones in mini-block pages --
+decoded together into one output (``path:fsst-pages``), written by pylance 14.0.2 as 2.1, 2.2 and
+2.3 files and compared with pylance's reads: nulls on both sides of every page edge, empty strings,
+escaped bytes, a page without nulls beside pages with them, a last page of nulls only, on the numpy
+and the compiled kernels; ranges and taken rows across the pages (the page-by-page path) equal
+pylance's too."""
 from __future__ import annotations
 
 import lance
@@ -52,16 +53,44 @@ def _table() -> pa.Table:
     })
 
 
+SHORT_ROWS, SHORT_BATCH, SHORT_EDGE = 100_000, 5_000, 95_000   # mini-block pages of 95,000 and 5,000 rows
+
+
+def _short_table() -> pa.Table:
+    rng = np.random.default_rng(33)
+    n = SHORT_ROWS
+    vals = rng.integers(0, 1 << 48, n).tolist()
+    s = [f"{v:012x}"[:w] for v, w in zip(vals, rng.integers(1, 13, n).tolist())]
+    with_empty = list(s)
+    for i in [1, SHORT_EDGE - 2, SHORT_EDGE + 1, n - 2]:
+        with_empty[i] = ""
+    rare = [x + chr(0x3000 + i % 500) + "\x01" if i % 97 == 0 else x for i, x in enumerate(s)]   # escaped bytes
+    edges = np.zeros(n, bool)
+    edges[[0, SHORT_EDGE - 1, SHORT_EDGE, n - 1]] = True
+    later = rng.random(n) < 0.5
+    later[:SHORT_EDGE] = False
+    tail = np.zeros(n, bool)
+    tail[SHORT_EDGE:] = True
+    return pa.table({
+        "short_dense": pa.array(s),
+        "short_edges": pa.array(with_empty, mask=edges | (rng.random(n) < 0.1)),
+        "short_rare": pa.array(rare, mask=edges),
+        "short_later_nulls": pa.array(s, mask=later),
+        "short_tail_null": pa.array(s, mask=tail),
+        "short_large": pa.array(with_empty, pa.large_string(), mask=edges),
+    })
+
+
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory):
     root = tmp_path_factory.mktemp("fsst_pages")
-    table = _table()
     made = {}
-    for version in ("2.1", "2.2", "2.3"):
-        uri = str(root / f"t{version}.lance")
-        reader = pa.RecordBatchReader.from_batches(table.schema, iter(table.to_batches(max_chunksize=BATCH)))
-        lance.write_dataset(reader, uri, data_storage_version=version)
-        made[version] = uri
+    for name, table, batch in (("t", _table(), BATCH), ("s", _short_table(), SHORT_BATCH)):
+        for version in ("2.1", "2.2", "2.3"):
+            uri = str(root / f"{name}{version}.lance")
+            reader = pa.RecordBatchReader.from_batches(table.schema, iter(table.to_batches(max_chunksize=batch)))
+            lance.write_dataset(reader, uri, data_storage_version=version)
+            made[version if name == "t" else "short" + version] = uri
     return made
 
 
@@ -118,3 +147,41 @@ def test_a_page_with_another_layout_keeps_the_page_by_page_path(tables):
     with decode_trace() as trace:
         reader.read_field(snap.schema.field("dense"))
     assert trace.values("path:fsst-pages") and trace.values("path:fsst-pages")[0] >= 2
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2", "2.3"])
+def test_whole_columns_of_short_fsst_strings_in_mini_block_pages_equal_pylance(tables, kernels, version):
+    uri = tables["short" + version]
+    ds = lance.dataset(uri)
+    snap = open_snapshot(uri)
+    reader = open_data_file(snap.io, snap.fragments[0].files[0])
+    together = set()
+    names = ("short_dense", "short_edges", "short_rare", "short_later_nulls", "short_tail_null", "short_large")
+    for name in names:
+        want = ds.to_table(columns=[name]).column(0).combine_chunks()
+        with decode_trace() as trace:
+            got = reader.read_field(snap.schema.field(name))
+        assert got.type == want.type and got.equals(want), name
+        if trace.values("path:fsst-pages"):
+            assert trace.values("path:fsst-pages") == [2] and "mb:fsst" in trace.names(), name
+            together.add(name)
+        if name == "short_rare":
+            assert "path:fsst:escapes" in trace.names()
+    # every version writes these as mini-block FSST pages, the all-null last page and a page without
+    # nulls beside one with them included: all decoded together
+    assert together == set(names), together
+
+
+def test_short_strings_ranges_and_taken_rows_across_the_pages_equal_pylance(tables):
+    uri = tables["short2.2"]
+    ds = lance.dataset(uri)
+    snap = open_snapshot(uri)
+    reader = open_data_file(snap.io, snap.fragments[0].files[0])
+    idx = np.array(sorted({0, 1, SHORT_EDGE - 1, SHORT_EDGE, SHORT_EDGE + 1, SHORT_ROWS - 1}
+                          | set(range(90_000, 99_000, 13))))
+    for name in ("short_edges", "short_rare"):
+        field = snap.schema.field(name)
+        whole = ds.to_table(columns=[name]).column(0).combine_chunks()
+        assert reader.read_field(field, range(SHORT_EDGE - 500, SHORT_EDGE + 700)).equals(
+            whole.slice(SHORT_EDGE - 500, 1_200)), name
+        assert reader.read_field(field, idx).equals(ds.take(idx, columns=[name]).column(0).combine_chunks()), name

@@ -424,24 +424,32 @@ class LeafPlan:
         return LeafData(values, None, np.concatenate([d for _, _, d in parts]), layers, len(values))
 
     def _fsst_pages(self, jobs: list[_Job], parallel: bool) -> LeafData | None:
-        """Whole full-zip pages of FSST strings (long strings, one per row): every page's compressed
-        strings decoded together into the column's one output (``fsst.decompress_many``) instead
-        of page by page and joined after; None when the pages are not all such pages or the
-        field wants other values than plain strings."""
-        pages: list[tuple[FullZipPage, Sequence[Buf], bytes]] = []
+        """Whole pages of FSST strings, one per row (full-zip long strings, mini-block short ones):
+        every page's compressed strings decoded together into the column's one output
+        (``fsst.decompress_many``) instead of page by page and joined after; None when the pages
+        are not all such pages or the field wants other values than plain strings."""
+        pages: list[tuple[FullZipPage | MiniBlockPage, Sequence[Buf], bytes]] = []
         for job in jobs:
-            if not (isinstance(job, tuple) and len(job) == 3 and type(job[0]) is FullZipPage and job[2] is None):
+            if isinstance(job, list) and len(job) == 1:          # a mini-block page alone in its batch
+                page: object = job[0][1]
+                bufs = job[0][2]
+            elif isinstance(job, tuple) and len(job) == 3 and job[2] is None:
+                page, bufs = job[0], job[1]
+            else:
                 return None
-            sym = job[0].fsst_symbols()
+            if type(page) is not FullZipPage and type(page) is not MiniBlockPage:
+                return None
+            sym = page.fsst_symbols()
             if sym is None:
                 return None
-            pages.append((job[0], job[1], sym))
+            pages.append((page, bufs, sym))
         t = self.arrow_type     # (an extension type keeps the page by page path)
         large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
         if not (large or pa.types.is_string(t) or pa.types.is_binary(t)):
             return None
 
-        def unzip(page: tuple[FullZipPage, Sequence[Buf], bytes]) -> tuple[np.ndarray | None, values_mod.VarBin]:
+        def unzip(page: tuple[FullZipPage | MiniBlockPage, Sequence[Buf], bytes]
+                  ) -> tuple[np.ndarray | None, values_mod.VarBin]:
             return page[0].fsst_strings(page[1])
         unzipped = map_parts(unzip, pages) if parallel else [unzip(p) for p in pages]
         trace.record("path:fsst-pages", len(pages))
