@@ -50,6 +50,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import ModuleType
+from typing import Callable, Sequence
 from functools import cached_property
 
 import numpy as np
@@ -62,7 +63,7 @@ from ..errors import CorruptFileError
 from . import _compiled, _threads
 from ._buf import BufferLike, as_u8, empty, need
 
-__all__ = ["SymbolTable", "parse_symbol_table", "decompress", "FSST_MAGIC", "SYMBOL_TABLE_SIZE"]
+__all__ = ["SymbolTable", "parse_symbol_table", "decompress", "decompress_many", "FSST_MAGIC", "SYMBOL_TABLE_SIZE"]
 
 FSST_MAGIC = 0x46535354
 SYMBOL_TABLE_SIZE = 2312
@@ -246,6 +247,146 @@ def decompress(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data
         joined[starts[i]: starts[i + 1]] = d
     _threads.map_parts(place, range(len(spans)))   # (split too: the copies are column-sized)
     return out, joined
+
+
+def _checked(symbol_table: BufferLike | SymbolTable, offsets: np.ndarray, data: BufferLike
+             ) -> tuple[SymbolTable, np.ndarray, np.ndarray]:
+    """(parsed table, bytes, int64 offsets) of one input, its offsets checked increasing inside its bytes."""
+    st = parse_symbol_table(symbol_table)
+    buf = as_u8(data)
+    offs = np.asarray(offsets).astype(np.int64, copy=False)
+    if offs.size == 0:
+        raise CorruptFileError("FSST: an input without string offsets")
+    if int(offs[0]) < 0 or int(offs[-1]) > buf.size or (offs[1:] < offs[:-1]).any():
+        raise CorruptFileError("FSST: string offsets are not increasing within the data buffer")
+    return st, buf, offs
+
+
+def decompress_many(inputs: Sequence[tuple[BufferLike | SymbolTable, np.ndarray, BufferLike]], *,
+                    int32_offsets: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`decompress` of several inputs -- each ``(symbol table, offsets, data)``, e.g. the
+    pages of one column -- into one output: every input's strings in order, as (offsets from 0,
+    bytes). The pieces of all inputs are decoded side by side on the kernel pool and land in the
+    one output (numpy: one join of the pieces; compiled: written in place), so a column of many
+    pages is not joined once per page and again across pages."""
+    if len(inputs) == 1:
+        return decompress(*inputs[0], int32_offsets=int32_offsets)
+    checked = [_checked(*i) for i in inputs]
+    nstr = [o.size - 1 for _, _, o in checked]
+    codes = [int(o[-1] - o[0]) for _, _, o in checked]
+    total_codes = sum(codes)
+    small = int32_offsets and total_codes < _SMALL_TOKENS
+    out = empty(sum(nstr) + 1, np.int32 if small else np.int64)
+    out[0] = 0
+    first = np.cumsum([0] + nstr).tolist()          # each input's first string in ``out``
+    pieces = max(1, _piece_count(total_codes))
+    step = max(1, -(-total_codes // pieces))
+    kernels = _compiled.fsst_kernels(total_codes) if all(st.enabled for st, _, _ in checked) else None
+    if kernels is not None:
+        return _many_compiled(kernels, checked, out, first, step)
+    work: list[tuple[int, int, int, Callable[[], np.ndarray]]] = []   # (first string of its input, a, b, run)
+    for (st, buf, offs), g in zip(checked, first):
+        work.extend((g, a, b, run) for a, b, run in _numpy_pieces(st, buf, offs, out[g:], step))
+    trace.record("path:fsst:many", (len(checked), len(work)))
+    datas = _threads.map_parts(lambda w: w[3](), work)
+    return out, _join_pieces(out, [(g, a, b) for g, a, b, _ in work], datas)
+
+
+def _numpy_pieces(st: SymbolTable, buf: np.ndarray, offs: np.ndarray, out: np.ndarray, step: int
+                  ) -> list[tuple[int, int, Callable[[], np.ndarray]]]:
+    """The pieces of one input of :func:`decompress_many` (numpy kernels), ``(a, b, run)``:
+    ``run()`` writes the ends of strings ``a .. b - 1``, relative to the piece's own first output
+    byte, into ``out[a + 1 : b + 1]`` and returns the piece's bytes."""
+    base, end = int(offs[0]), int(offs[-1])
+    nstr = offs.size - 1
+    rel = offs - base if base else offs
+    if not st.enabled or nstr == 0:
+        def raw() -> np.ndarray:      # (the encoder switch off: the bytes as they are)
+            np.copyto(out[1: nstr + 1], rel[1:], casting="unsafe")
+            return buf[base:end]
+        return [(0, nstr, raw)]
+    tok = _tokens(st, buf[base:end])
+    pairs = tok.dtype == np.uint8 and tok.size >= max(PAIR_MIN_TOKENS, PAIR_MIN_CODES_PER_STRING * nstr)
+    if pairs:
+        trace.record("path:fsst:pairs")
+        _ = st.pairs      # built once, before the pieces run concurrently
+    cuts = np.searchsorted(rel, np.arange(step, tok.size, step, dtype=np.int64)).tolist()
+    bounds = [0] + sorted({c for c in cuts if 0 < c < nstr}) + [nstr]
+
+    def piece(a: int, b: int) -> Callable[[], np.ndarray]:
+        def run() -> np.ndarray:
+            r0 = int(rel[a])
+            return _take_strings(st, tok[r0: rel[b]], rel[a + 1: b + 1] - r0, out[a + 1: b + 1], pairs)
+        return run
+    return [(a, b, piece(a, b)) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _join_pieces(out: np.ndarray, spans: list[tuple[int, int, int]], datas: list[np.ndarray]) -> np.ndarray:
+    """Pieces' bytes joined into one buffer, each piece's string ends (``out[g + a + 1 : g + b + 1]``,
+    relative to its own bytes) shifted by the bytes before it; one add and one copy per piece,
+    split on the kernel pool."""
+    starts = np.cumsum([0] + [d.size for d in datas]).tolist()
+    joined = empty(starts[-1], np.uint8)
+
+    def place(i: int) -> None:
+        g, a, b = spans[i]
+        if starts[i]:
+            out[g + a + 1: g + b + 1] += starts[i]
+        joined[starts[i]: starts[i + 1]] = datas[i]
+    _threads.map_parts(place, range(len(datas)))
+    return joined
+
+
+def _many_compiled(kernels: ModuleType, checked: list[tuple[SymbolTable, np.ndarray, np.ndarray]],
+                   out: np.ndarray, first: list[int], step: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`decompress_many` with the compiled kernels: the output size of every piece of every
+    input, then each piece expanded straight into its span of the one output (its string ends
+    written as final offsets)."""
+    spans: list[tuple[int, int, int]] = []   # (input, first string, last string + 1)
+    ins = []
+    for k, (st, buf, offs) in enumerate(checked):
+        nstr = offs.size - 1
+        base, end = int(offs[0]), int(offs[-1])
+        nsym = min(st.num_symbols, ESC)
+        escapes = end > base and int(buf[base:end].max()) >= nsym
+        if escapes:
+            trace.record("path:fsst:escapes")
+        ins.append((kernels.readonly(buf), kernels.readonly(offs), st.rows[:256].view("<u8").reshape(-1),
+                    nsym, escapes))
+        cuts = np.searchsorted(offs, base + np.arange(step, end - base, step)).tolist()
+        bounds = [0] + sorted({c for c in cuts if 0 < c < nstr}) + [nstr]
+        spans.extend((k, a, b) for a, b in zip(bounds[:-1], bounds[1:]))
+    trace.record("path:fsst:compiled", len(spans))
+
+    def size(span: tuple[int, int, int]) -> int:
+        k, a, b = span
+        st, (buf, offs, _, nsym, escapes) = checked[k][0], ins[k]
+        if not escapes:
+            return int(kernels.fsst_total(buf, int(offs[a]), int(offs[b]), st.lengths))
+        g = first[k]
+        err, total = kernels.fsst_sizes(buf, offs[a: b + 1], st.lengths, nsym, out[g + a + 1: g + b + 1])
+        if err == kernels.DANGLING_ESCAPE:
+            raise CorruptFileError("FSST: compressed data ends with a dangling escape")
+        if err == kernels.UNDEFINED_CODE:
+            raise CorruptFileError(f"FSST: code outside the {st.num_symbols}-symbol table")
+        return int(total)
+    sizes: list[int] = _threads.map_parts(size, spans)
+    starts = np.cumsum([0] + sizes).tolist()
+    data = empty(max(starts[-1], 1), np.uint8)
+
+    def expand(i: int) -> None:
+        k, a, b = spans[i]
+        st, (buf, offs, syms, _, escapes) = checked[k][0], ins[k]
+        g = first[k]
+        ends = out[g + a + 1: g + b + 1]
+        short = (not escapes and int(offs[b] - offs[a]) < SHORT_MAX_CODES_PER_STRING * (b - a)
+                 and starts[i + 1] - starts[i] < 1 << 31)
+        if short:
+            kernels.fsst_expand_short(buf, offs[a: b + 1], syms, st.lengths, data, starts[i], starts[i + 1], ends)
+        else:
+            kernels.fsst_expand(buf, offs[a: b + 1], syms, st.lengths, data, starts[i], starts[i + 1], ends, escapes)
+    _threads.map_parts(expand, range(len(spans)))
+    return out, data[: starts[-1]]
 
 
 def _join_few(st: SymbolTable, comp: bytes, rel: list[int], small: bool) -> tuple[np.ndarray, np.ndarray] | None:

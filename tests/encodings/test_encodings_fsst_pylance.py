@@ -234,8 +234,9 @@ def test_fsst_pieces_of_pages_decoded_concurrently_are_shared_with_the_idle_work
                                                                                      version):
     """Unequal pages decoded concurrently on the kernel pool (as large columns are) cut their
     FSST strings into pieces that the other worker helps with once its own page is done (code
-    pairs with nulls; single codes with escapes): the values, a range across the pages and
-    taken rows equal pylance's."""
+    pairs with nulls; single codes with escapes): a range across the pages and taken rows equal
+    pylance's. A whole column's pages are decoded together instead (``path:fsst-pages``: the
+    pieces of both pages on the pool, one output) and equal pylance's too."""
     monkeypatch.setitem(_state._settings, "kernel_threads", 2)
     monkeypatch.setattr(column, "PARALLEL_PAGE_ROWS", 1)      # (the zip table's pages are small)
     monkeypatch.setattr(fsst, "PIECE_TOKENS", 50_000)
@@ -249,7 +250,9 @@ def test_fsst_pieces_of_pages_decoded_concurrently_are_shared_with_the_idle_work
             got = reader.read_field(field)
         assert got.equals(expected.column(name).combine_chunks()), name
         assert len(trace.values("path:fsst:decompress")) == 2 and path in trace.names(), name
-        assert trace.values("path:shared-parts"), f"{name}: {sorted(trace.names())}"
+        assert trace.values("path:fsst-pages") == [2], f"{name}: {sorted(trace.names())}"
+        ((inputs, pieces),) = trace.values("path:fsst:many")
+        assert inputs == 2 and pieces > 2, name
         n = expected.num_rows
         rows = range(n // 2 + 3, n - n // 40)     # across both pages
         with decode_trace() as trace:

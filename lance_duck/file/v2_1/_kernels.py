@@ -28,3 +28,12 @@ def fsst_decompress(symbol_table: bytes | _fsst.SymbolTable, offsets: np.ndarray
     or int32 with ``int32_offsets`` when the output surely fits (see ``encodings.fsst.decompress``)."""
     trace.record("path:fsst:decompress", len(offsets) - 1)
     return _fsst.decompress(symbol_table, offsets, data, int32_offsets=int32_offsets)
+
+
+def fsst_decompress_many(inputs: list[tuple[bytes | _fsst.SymbolTable, np.ndarray, np.ndarray]], *,
+                         int32_offsets: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """FSST-decode several inputs (symbol table, offsets, bytes), e.g. a column's pages, into one
+    output (see ``encodings.fsst.decompress_many``)."""
+    for _, offsets, _ in inputs:
+        trace.record("path:fsst:decompress", len(offsets) - 1)
+    return _fsst.decompress_many(inputs, int32_offsets=int32_offsets)

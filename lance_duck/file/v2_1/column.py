@@ -20,6 +20,8 @@ from ...errors import CorruptFileError, UnsupportedFeatureError
 from . import direct_lists, repdef
 from . import values as values_mod
 from .direct_lists import DirectList
+from . import _kernels
+from .layouts.fullzip import FullZipPage
 from .layouts.kinds import LayoutPage, layout_page
 from .layouts.miniblock import MiniBlockPage, batch_key, decode_batch
 from .layouts.sparse23 import SparsePage
@@ -394,6 +396,10 @@ class LeafPlan:
             leaf = self._expand_sparse(cast("list[tuple[SparsePage, Sequence[Buf], Local]]", jobs), parallel)
             if leaf is not None:
                 return leaf
+        if len(jobs) > 1:
+            leaf = self._fsst_pages(jobs, parallel)
+            if leaf is not None:
+                return leaf
         if parallel:
             decoded = map_parts(self._run, jobs)     # independent pages on the kernel pool
         else:
@@ -416,6 +422,49 @@ class LeafPlan:
         trace.record("path:sparse-expand", len(jobs))
         layers = repdef.merge_layers([j[0].layers for j in jobs], self.what)
         return LeafData(values, None, np.concatenate([d for _, _, d in parts]), layers, len(values))
+
+    def _fsst_pages(self, jobs: list[_Job], parallel: bool) -> LeafData | None:
+        """Whole pages of FSST strings, one per row (full-zip long strings, mini-block short ones):
+        every page's compressed strings decoded together into the column's one output
+        (``fsst.decompress_many``) instead of page by page and joined after; None when the pages
+        are not all such pages or the field wants other values than plain strings."""
+        pages: list[tuple[FullZipPage | MiniBlockPage, Sequence[Buf], bytes]] = []
+        for job in jobs:
+            if isinstance(job, list) and len(job) == 1:          # a mini-block page alone in its batch
+                page: object = job[0][1]
+                bufs = job[0][2]
+            elif isinstance(job, tuple) and len(job) == 3 and job[2] is None:
+                page, bufs = job[0], job[1]
+            else:
+                return None
+            if type(page) is not FullZipPage and type(page) is not MiniBlockPage:
+                return None
+            sym = page.fsst_symbols()
+            if sym is None:
+                return None
+            pages.append((page, bufs, sym))
+        t = self.arrow_type     # (an extension type keeps the page by page path)
+        large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+        if not (large or pa.types.is_string(t) or pa.types.is_binary(t)):
+            return None
+
+        def unzip(page: tuple[FullZipPage | MiniBlockPage, Sequence[Buf], bytes]
+                  ) -> tuple[np.ndarray | None, values_mod.VarBin]:
+            return page[0].fsst_strings(page[1])
+        unzipped = map_parts(unzip, pages) if parallel else [unzip(p) for p in pages]
+        trace.record("path:fsst-pages", len(pages))
+        offs, data = _kernels.fsst_decompress_many(
+            [(sym, comp.offsets, comp.data) for (_, _, sym), (_, comp) in zip(pages, unzipped)], int32_offsets=not large)
+        values = values_mod.to_arrow(values_mod.VarBin(offs, data), self.arrow_type)
+        # levels as merge_pages joins them: renumbered for the pages' merged layers (a page
+        # without nulls may have none), zeros for a page without levels beside pages with them
+        layers = repdef.merge_layers([p.layers for p, _, _ in pages], self.what)
+        rows = [p.rows for p, _, _ in pages]
+        defs = [repdef.remap_def(d, p.layers, layers, n) for (p, _, _), (d, _), n in zip(pages, unzipped, rows)]
+        joined = None
+        if any(d is not None for d in defs):
+            joined = np.concatenate([d if d is not None else np.zeros(n, np.uint16) for d, n in zip(defs, rows)])
+        return LeafData(values, None, joined, layers, sum(rows))
 
     def _run(self, job: _Job) -> PageData:
         if isinstance(job, list):

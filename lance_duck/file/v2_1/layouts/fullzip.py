@@ -15,7 +15,7 @@ from .... import trace
 from ...._proto import encodings_v2_1_pb2 as pb
 from ....errors import CorruptFileError, UnsupportedFeatureError
 from .. import repdef
-from ..compression import decode_per_value
+from ..compression import decode_per_value, encoding_kind
 from ..gather import gather_bytes, read_uint
 from ..page import Buf, PageContext, PageData, PageMeta
 from ..values import Fixed, VarBin
@@ -81,6 +81,8 @@ class FullZipPage(PageBase[pb.FullZipLayout]):
             self.index = idx
 
     def _row_spans(self, local: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        if local is None and self.index is not None:
+            return self.index[:-1], self.index[1:]    # every row: views of the index
         rows = np.arange(self.rows, dtype=np.int64) if local is None else local
         if self.index is not None:
             return self.index[rows], self.index[rows + 1]
@@ -103,6 +105,35 @@ class FullZipPage(PageBase[pb.FullZipLayout]):
         return [(base + int(a), int(b - a)) for a, b in zip(s.tolist(), e.tolist())]
 
     def decode(self, data: Sequence[Buf], local: np.ndarray | None) -> PageData:
+        rep, defs, raw, nrows = self._unzip(data, local)
+        n_vals = raw.n
+        dec = decode_per_value(self.lay.value_compression, raw, n_vals, self.what)
+        values = finish_values(self.ctx, dec, n_vals)
+        return PageData(values, rep, defs, self.layers, nrows)
+
+    def fsst_symbols(self) -> bytes | None:
+        """The FSST symbol table when the page holds FSST-compressed strings (``Variable`` values)
+        of a plain string / binary field, one entry per row (no repetition), else None: such
+        pages' compressed strings (:meth:`fsst_strings`) can be decoded together, into one output."""
+        enc = self.lay.value_compression
+        if self.bits_rep or not self.lb or self.ctx.dict_type is not None or encoding_kind(enc) != "fsst":
+            return None
+        if encoding_kind(enc.fsst.values) != "variable":
+            return None
+        return bytes(enc.fsst.symbol_table)
+
+    def fsst_strings(self, data: Sequence[Buf]) -> tuple[np.ndarray | None, VarBin]:
+        """Every row's definition level (None: no levels) and the compressed strings of a whole
+        page whose :meth:`fsst_symbols` is not None (one per visible entry, in order)."""
+        _, defs, raw, _ = self._unzip(data, None)
+        assert isinstance(raw, VarBin)   # (a page with lengths: see fsst_symbols)
+        trace.record("fz:fsst")          # (as decode_per_value records them)
+        trace.record("fz:variable")
+        return defs, raw
+
+    def _unzip(self, data: Sequence[Buf], local: np.ndarray | None
+               ) -> tuple[np.ndarray | None, np.ndarray | None, VarBin | Fixed, int]:
+        """(repetition levels, definition levels, the visible entries' values as stored, rows)."""
         buf = u8(data[0]) if len(data) == 1 else np.concatenate([u8(d) for d in data])
         starts, ends = self._row_spans(local)
         if self.pieces is not None:
@@ -119,31 +150,49 @@ class FullZipPage(PageBase[pb.FullZipLayout]):
             ent_start = starts
             ent_row_end = ends
             rep = None
-            ctrl = read_uint(buf, ent_start, self.cw, self.what) if self.cw else None
-            defs = None if ctrl is None else (ctrl & ((1 << self.bits_def) - 1)).astype(np.uint16)
+            defs = self._row_defs(buf, ent_start) if self.cw else None
         else:
             ent_start, rep, defs, ent_row_end = self._walk_entries(buf, starts, ends)
-        visible = np.ones(ent_start.size, bool) if defs is None else defs <= max_vis
-        valid = visible if defs is None else visible & (defs == 0)
-        vstart = ent_start[visible] + self.cw
+        # entries all visible and valid (no definition levels, or none above 0: a page without
+        # nulls) take no masks and no compaction of the entry arrays
+        visible: np.ndarray | None = None
+        valid: np.ndarray | None = None
+        if defs is not None and defs.any():
+            visible = defs <= max_vis
+            valid = visible & (defs == 0)
+        vstart = (ent_start if visible is None else ent_start[visible]) + self.cw
         if self.lb:
-            has = valid[visible]
-            ln = np.zeros(vstart.size, np.int64)
-            ln[has] = read_uint(buf, vstart[has], self.lb, self.what)
-            dstart = vstart + np.where(has, self.lb, 0)
-            if (dstart + ln > ent_row_end[visible]).any():
+            if valid is None or visible is None:
+                ln = read_uint(buf, vstart, self.lb, self.what)
+                dstart = vstart + self.lb
+                row_end = ent_row_end
+            else:
+                has = valid[visible]
+                ln = np.zeros(vstart.size, np.int64)
+                ln[has] = read_uint(buf, vstart[has], self.lb, self.what)
+                dstart = vstart + np.where(has, self.lb, 0)
+                row_end = ent_row_end[visible]
+            if (dstart + ln > row_end).any():
                 raise CorruptFileError(f"{self.what}: full-zip value overruns its row")
             body = gather_bytes(buf, dstart, ln, self.what)
             raw: VarBin | Fixed = VarBin(np.concatenate(([0], np.cumsum(ln))), body)
         else:
-            if (vstart + self.vb > ent_row_end[visible]).any():
+            if (vstart + self.vb > (ent_row_end if visible is None else ent_row_end[visible])).any():
                 raise CorruptFileError(f"{self.what}: full-zip value overruns its row")
             body = gather_bytes(buf, vstart, np.full(vstart.size, self.vb, np.int64), self.what)
             raw = Fixed(body, self.vb * 8, int(vstart.size))
-        n_vals = int(visible.sum())
-        dec = decode_per_value(self.lay.value_compression, raw, n_vals, self.what)
-        values = finish_values(self.ctx, dec, n_vals)
-        return PageData(values, rep, defs, self.layers, nrows)
+        return rep, defs, raw, nrows
+
+    def _row_defs(self, buf: np.ndarray, at: np.ndarray) -> np.ndarray:
+        """The definition level in the control word at ``at`` of every row (no repetition)."""
+        mask = (1 << self.bits_def) - 1
+        if self.cw == 1:    # (one byte: a plain gather, no word assembly)
+            if at.size and (int(at.min()) < 0 or int(at.max()) >= buf.size):
+                raise CorruptFileError(f"{self.what}: field lies outside its buffer")
+            levels: np.ndarray = (buf[at] & np.uint8(mask)).astype(np.uint16)
+        else:
+            levels = (read_uint(buf, at, self.cw, self.what) & mask).astype(np.uint16)
+        return levels
 
     def _walk_entries(self, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray
                       ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray]:

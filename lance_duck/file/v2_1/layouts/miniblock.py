@@ -24,7 +24,7 @@ from ..compression.common import encoding_kind
 from ...base import keep_rows
 from ..gather import read_header_words
 from ..page import Buf, Local, PageContext, PageData, PageMeta, entry_rows, trim
-from ..values import Fixed, Values, as_fixed, to_arrow, uint_view
+from ..values import Fixed, Values, VarBin, as_fixed, to_arrow, uint_view
 from .common import PageBase, apply_dictionary, finish_values, u8
 
 
@@ -305,6 +305,30 @@ class MiniBlockPage(PageBase[pb.MiniBlockLayout]):
         er = self._entry_rows(rep, max_rep, first_row, sel)
         vals, rep2, defs2 = trim(values, rep, defs, self.layers, er, local, self.what)
         return PageData(vals, rep2, defs2, self.layers, local.size)
+
+    def fsst_symbols(self) -> bytes | None:
+        """The FSST symbol table when the page holds FSST-compressed strings of a plain string /
+        binary field, one entry per row (no repetition levels, no dictionary), else None: such
+        pages' compressed strings (:meth:`fsst_strings`) can be decoded together, into one output."""
+        enc = self.lay.value_compression
+        if self.has_rep or self.has_dict or self.ctx.dict_type is not None or encoding_kind(enc) != "fsst":
+            return None
+        return bytes(enc.fsst.symbol_table)
+
+    def fsst_strings(self, data: Sequence[Buf]) -> tuple[np.ndarray | None, VarBin]:
+        """Every row's definition level (None: no levels) and the compressed strings of a whole
+        page (``data_ranges(None)``) whose :meth:`fsst_symbols` is not None, one per entry."""
+        sel = self.sel
+        buf, starts = self._chunk_buffer(data, sel, self.runs)
+        counts = self.counts[sel]
+        _, defs, cs = self._parse_chunks(buf, starts, self.sizes[sel], counts)
+        trace.record("mb:fsst")           # (as decode_miniblock records it)
+        inner = decode_miniblock(self.lay.value_compression.fsst.values, cs, self.what)
+        if not isinstance(inner, VarBin):
+            raise CorruptFileError(f"{self.what}: FSST over non-variable values")
+        if inner.n != int(counts.sum()):
+            raise CorruptFileError(f"{self.what}: decoded {inner.n} values, the chunks hold {int(counts.sum())}")
+        return defs, inner
 
     def flat_values(self) -> bool:
         """The values are flat whole-byte values (:meth:`decode_live` copies their live runs)."""
