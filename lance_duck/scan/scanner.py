@@ -22,7 +22,8 @@ from .filters import and_filters, bind_filter
 from .interop import ScansItself, export_stream
 from .params import Columns, Filter, int_arg
 from .planning import (COUNT_MAX_INFLIGHT, DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS,
-                       FIXED_WIDTH_RAMP_GROWTH, LARGE_TASK_ROWS, RAMP_GROWTH, fixed_width_task_rows, plan_tasks)
+                       FIXED_WIDTH_RAMP_GROWTH, LARGE_TASK_ROWS, RAMP_GROWTH, WHOLE_READ_GROWTH, fixed_width_task_rows,
+                       plan_tasks)
 from .fragment import LanceFragment
 from .fts import SCORE, fts_schema, run_fts
 from .nearest import DISTANCE, ScanVectorSource, nearest_schema, run_nearest
@@ -132,6 +133,7 @@ class LanceScanner(pads.Scanner):
             self._fragments = [_fragment_info(f, snap) for f in fragments]
         self._use_scalar_index = use_scalar_index is None or bool(use_scalar_index)
         self._counts_all = False     # made by count_rows without a batch size: every row is read
+        self._reads_whole = False    # every batch will be read (duckdb_source.read_to_the_end): no ramp
         self.stats = ReadaheadStats()
 
     # -- schema --------------------------------------------------------------------------------
@@ -171,7 +173,7 @@ class LanceScanner(pads.Scanner):
         # how many tasks decode at once and how fast tasks grow: from the types of the columns read
         inflight, narrow = max_inflight_for(ctx.read_types())
         readahead = inflight if self._readahead is None else self._readahead
-        growth = FIXED_WIDTH_RAMP_GROWTH if narrow else RAMP_GROWTH
+        growth = WHOLE_READ_GROWTH if self._reads_whole else FIXED_WIDTH_RAMP_GROWTH if narrow else RAMP_GROWTH
         task_rows: int | Callable[[], int] = self._task_rows if grown is None else grown
         counting = not self._projection.outputs
         first_rows = self._first_rows
