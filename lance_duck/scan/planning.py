@@ -51,6 +51,12 @@ FIXED_WIDTH_RAMP_GROWTH = 128   # 2K, then full tasks
 # each cost a task's fixed cost per column for an early stop that cannot come (measured through
 # lance_duck.sql on the 4M-row bench table: group by cat, avg(f) 56.5 -> 52.6 ms of CPU).
 WHOLE_READ_GROWTH = 1 << 30
+# Full tasks of such a scan reading other than fixed-width columns (strings: they are DEFAULT_TASK_ROWS
+# otherwise, so that four fit the read-ahead budget) are this long: the per-task fixed cost is paid
+# half as often, and the byte budget lets fewer tasks be in flight (measured on the 4M-row bench
+# table's full aggregate through lance_duck.sql, CPU per query, medians: 256K 375 ms, 512K 337 ms,
+# 1M 332 ms but with less overlap of decoders and consumer: 486 / 439 / 464 ms wall at load 3.6).
+WHOLE_READ_TASK_ROWS = 512 * 1024
 # Full tasks of such scans are twice as long: a fixed-width decode's Python glue and numpy call
 # count are per task and per page, not per row, so longer tasks hold the GIL for a smaller share
 # of their time and two decoders overlap better (two in flight, readahead.FIXED_WIDTH_MAX_INFLIGHT).

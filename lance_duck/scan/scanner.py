@@ -22,8 +22,8 @@ from .filters import and_filters, bind_filter
 from .interop import ScansItself, export_stream
 from .params import Columns, Filter, int_arg
 from .planning import (COUNT_MAX_INFLIGHT, DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS,
-                       FIXED_WIDTH_RAMP_GROWTH, LARGE_TASK_ROWS, RAMP_GROWTH, WHOLE_READ_GROWTH, fixed_width_task_rows,
-                       plan_tasks)
+                       FIXED_WIDTH_RAMP_GROWTH, LARGE_TASK_ROWS, RAMP_GROWTH, WHOLE_READ_GROWTH, WHOLE_READ_TASK_ROWS,
+                       fixed_width_task_rows, plan_tasks)
 from .fragment import LanceFragment
 from .fts import SCORE, fts_schema, run_fts
 from .nearest import DISTANCE, ScanVectorSource, nearest_schema, run_nearest
@@ -174,7 +174,7 @@ class LanceScanner(pads.Scanner):
         inflight, narrow = max_inflight_for(ctx.read_types())
         readahead = inflight if self._readahead is None else self._readahead
         growth = WHOLE_READ_GROWTH if self._reads_whole else FIXED_WIDTH_RAMP_GROWTH if narrow else RAMP_GROWTH
-        task_rows: int | Callable[[], int] = self._task_rows if grown is None else grown
+        task_rows: int | Callable[[], int] = self._full_task_rows() if grown is None else grown
         counting = not self._projection.outputs
         first_rows = self._first_rows
         if (first_rows is not None or self._counts_all) and (narrow or counting):
@@ -205,6 +205,14 @@ class LanceScanner(pads.Scanner):
                 readahead = 0                # a few indexed rows: read them here, no thread hand-off
         return execute(ctx, tasks, offset=offset, limit=limit, readahead=readahead,
                        budget_bytes=self._budget, stats=self.stats, batch_rows=self._batch_rows), few
+
+    def _full_task_rows(self) -> int:
+        """Rows of a full-size task: the batch size when one was asked for; else longer for a scan
+        read to its end (:data:`~lance_duck.scan.planning.WHOLE_READ_TASK_ROWS`: a task's fixed
+        cost per column paid half as often; the read-ahead's byte budget still bounds what is held)."""
+        if self._reads_whole and self._first_rows is not None:
+            return max(self._task_rows, WHOLE_READ_TASK_ROWS)
+        return self._task_rows
 
     # -- nearest ---------------------------------------------------------------------------------
     def _nearest_table(self) -> pa.Table:
@@ -279,7 +287,7 @@ class LanceScanner(pads.Scanner):
                                and (pa.types.is_string(o.field.type) or pa.types.is_large_string(o.field.type)))
         if self._nearest is not None or self._fts is not None or not candidates:
             return self.to_reader()
-        rows = [self._task_rows]
+        rows = [self._full_task_rows()]
         batches, few = self._stream(dictionaries=candidates, grown=lambda: rows[0])
         it = iter(list(batches) if few else batches)
         first = next(it, None)

@@ -4,9 +4,10 @@ A scan keeps a ramp of task sizes (2K, 8K, 32K, ... rows) for an engine that may
 gives an Arrow source no LIMIT). A statement that reads its one table to the end whatever DuckDB's
 plan -- a single SELECT that aggregates, without LIMIT / OFFSET / join / subquery / window / set
 operation (``rewrite.reads_whole``) -- registers the table through ``duckdb_source.read_to_the_end``:
-its streams go from the first 2K-row task straight to full-size ones. Pinned: which statements
-qualify, the task sizes a qualifying statement's scan plans, the ramp every other statement keeps,
-and answers equal to DuckDB's over pylance's table (deletions, several fragments, filters, groups).
+its streams go from the first 2K-row task straight to full-size ones, and a scan of strings takes
+512K-row tasks (``WHOLE_READ_TASK_ROWS``, 256K otherwise). Pinned: which statements qualify, the task
+sizes a qualifying statement's scan plans, the ramp every other statement keeps, and answers equal to
+DuckDB's over pylance's table (deletions, several fragments, filters, groups).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import lance_duck
 from lance_duck.integrations.duckdb.rewrite import reads_whole
 from lance_duck.scan import execution
 from lance_duck.scan.duckdb_source import HAS_PROTOCOL, read_to_the_end
-from lance_duck.scan.planning import FIRST_BATCH_ROWS, plan_tasks
+from lance_duck.scan.planning import DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS, WHOLE_READ_TASK_ROWS, plan_tasks
 
 import lance  # a test dependency: missing, it must fail, not skip
 
@@ -131,3 +132,26 @@ def test_sql_aggregates_read_whole_equal_pylance(table, sql):
         assert len(g) == len(w)
         for a, b in zip(g, w):          # (float sums in another order: equal to 1e-12)
             assert a == pytest.approx(b, rel=1e-12) if isinstance(b, float) else a == b
+
+
+def _caps(monkeypatch, run) -> list[int]:
+    """The full task size each scan planned while ``run`` ran (asked once its tasks were planned)."""
+    from lance_duck.scan import scanner
+    caps: list = []
+    real = scanner.plan_tasks
+
+    def spy(fragments, batch_rows, **kw):
+        caps.append(batch_rows)
+        return real(fragments, batch_rows, **kw)
+    monkeypatch.setattr(scanner, "plan_tasks", spy)
+    run()
+    return [c() if callable(c) else c for c in caps]
+
+
+@pytest.mark.skipif(not HAS_PROTOCOL, reason="streams are DuckDB 2's Arrow-source protocol")
+def test_read_to_the_end_scans_strings_in_longer_tasks(table, monkeypatch):
+    con = duckdb.connect()
+    con.register("ramp", lance_duck.dataset(table))
+    con.register("whole", read_to_the_end(lance_duck.dataset(table)))
+    assert _caps(monkeypatch, lambda: con.sql("select max(txt) from ramp").fetchall()) == [DEFAULT_TASK_ROWS]
+    assert _caps(monkeypatch, lambda: con.sql("select max(txt) from whole").fetchall()) == [WHOLE_READ_TASK_ROWS]
