@@ -71,16 +71,23 @@ def fixed_width_task_rows(output_types: Iterable[Any], budget_bytes: int, inflig
     read-ahead budget at the widest output rows (bit widths of ``output_types``; 8 bytes for a type
     without one), else :data:`DEFAULT_TASK_ROWS` (a wide scan then still decodes ahead of its
     consumer)."""
+    row_bytes = fixed_row_bytes(output_types)
+    for rows in (LARGE_TASK_ROWS, FIXED_WIDTH_TASK_ROWS):
+        if (inflight + 1) * rows * row_bytes <= budget_bytes:
+            return rows
+    return DEFAULT_TASK_ROWS
+
+
+def fixed_row_bytes(output_types: Iterable[Any]) -> float:
+    """Bytes of one output row of fixed-width ``output_types`` (their bit widths; 8 bytes for a
+    type without one)."""
     row_bytes = 0.0
     for t in output_types:
         try:
             row_bytes += t.bit_width / 8
         except (AttributeError, ValueError):
             row_bytes += 8
-    for rows in (LARGE_TASK_ROWS, FIXED_WIDTH_TASK_ROWS):
-        if (inflight + 1) * rows * row_bytes <= budget_bytes:
-            return rows
-    return DEFAULT_TASK_ROWS
+    return row_bytes
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from .interop import ScansItself, export_stream
 from .params import Columns, Filter, int_arg
 from .planning import (COUNT_MAX_INFLIGHT, DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS,
                        FIXED_WIDTH_RAMP_GROWTH, LARGE_TASK_ROWS, RAMP_GROWTH, WHOLE_READ_GROWTH, WHOLE_READ_TASK_ROWS,
-                       fixed_width_task_rows, plan_tasks)
+                       fixed_row_bytes, fixed_width_task_rows, plan_tasks)
 from .fragment import LanceFragment
 from .fts import SCORE, fts_schema, run_fts
 from .nearest import DISTANCE, ScanVectorSource, nearest_schema, run_nearest
@@ -177,6 +177,7 @@ class LanceScanner(pads.Scanner):
         task_rows: int | Callable[[], int] = self._full_task_rows() if grown is None else grown
         counting = not self._projection.outputs
         first_rows = self._first_rows
+        row_bytes: float | None = None
         if (first_rows is not None or self._counts_all) and (narrow or counting):
             # sized by default (no batch_size): longer tasks, as long as the tasks in flight fit the budget
             task_rows = LARGE_TASK_ROWS if counting else \
@@ -185,6 +186,11 @@ class LanceScanner(pads.Scanner):
                 readahead = min(readahead, COUNT_MAX_INFLIGHT)
             if self._counts_all:
                 first_rows = None            # count_rows reads every row: no ramp for an early stop
+            elif self._reads_whole and narrow and grown is None:
+                # every row is read and a row's bytes are known from the types: no first small task
+                # (it would only teach the read-ahead those bytes), two full tasks from the start
+                first_rows = None
+                row_bytes = fixed_row_bytes(self._projection.schema.types)
         trace.record("scan:readahead", (readahead, growth))
         trace.record("scan:task-rows", task_rows)
         few = False
@@ -204,7 +210,8 @@ class LanceScanner(pads.Scanner):
             if few:
                 readahead = 0                # a few indexed rows: read them here, no thread hand-off
         return execute(ctx, tasks, offset=offset, limit=limit, readahead=readahead,
-                       budget_bytes=self._budget, stats=self.stats, batch_rows=self._batch_rows), few
+                       budget_bytes=self._budget, stats=self.stats, batch_rows=self._batch_rows,
+                       row_bytes=row_bytes), few
 
     def _full_task_rows(self) -> int:
         """Rows of a full-size task: the batch size when one was asked for; else longer for a scan

@@ -4,8 +4,9 @@ A scan keeps a ramp of task sizes (2K, 8K, 32K, ... rows) for an engine that may
 gives an Arrow source no LIMIT). A statement that reads its one table to the end whatever DuckDB's
 plan -- a single SELECT that aggregates, without LIMIT / OFFSET / join / subquery / window / set
 operation (``rewrite.reads_whole``) -- registers the table through ``duckdb_source.read_to_the_end``:
-its streams go from the first 2K-row task straight to full-size ones, and a scan of strings takes
-512K-row tasks (``WHOLE_READ_TASK_ROWS``, 256K otherwise). Pinned: which statements qualify, the task
+its streams go from the first 2K-row task straight to full-size ones (a scan of fixed-width columns
+only, whose row bytes are known, starts with full-size ones), and a scan of strings takes 512K-row
+tasks (``WHOLE_READ_TASK_ROWS``, 256K otherwise). Pinned: which statements qualify, the task
 sizes a qualifying statement's scan plans, the ramp every other statement keeps, and answers equal to
 DuckDB's over pylance's table (deletions, several fragments, filters, groups).
 """
@@ -104,6 +105,35 @@ def test_read_to_the_end_streams_skip_the_ramp(table):
     assert ramp == [FIRST_BATCH_ROWS, 4 * FIRST_BATCH_ROWS, 12_000 - 5 * FIRST_BATCH_ROWS, 12_000, 6_000]
     assert whole == [FIRST_BATCH_ROWS, 12_000 - FIRST_BATCH_ROWS, 12_000, 6_000]
     assert con.sql(q.format("ramp")).fetchall() == con.sql(q.format("whole")).fetchall()
+
+
+@pytest.mark.skipif(not HAS_PROTOCOL, reason="streams are DuckDB 2's Arrow-source protocol")
+def test_read_to_the_end_fixed_width_streams_start_with_full_tasks(table):
+    """Fixed-width columns only: a row's bytes are known, so there is no first small task either,
+    and two tasks are in flight from the start."""
+    con = duckdb.connect()
+    whole = read_to_the_end(lance_duck.dataset(table))
+    con.register("ramp", lance_duck.dataset(table))
+    con.register("whole", whole)
+    q = "select count(*), sum(i), avg(f) from {} where id < 29000"
+    assert _task_rows(lambda: con.sql(q.format("ramp")).fetchall())[:2] == [FIRST_BATCH_ROWS, 12_000 - FIRST_BATCH_ROWS]
+    assert _task_rows(lambda: con.sql(q.format("whole")).fetchall()) == [12_000, 12_000, 6_000]
+    (n, total, mean), = con.sql(q.format("ramp")).fetchall()
+    assert con.sql(q.format("whole")).fetchall()[0][:2] == (n, total)
+    assert con.sql(q.format("whole")).fetchall()[0][2] == pytest.approx(mean, rel=1e-12)   # (DuckDB's float sums)
+    from lance_duck.scan import execution as ex
+    seen = []
+    real = ex.ordered_map
+
+    def spy(*a, **k):
+        seen.append(k.get("known_per_weight"))
+        return real(*a, **k)
+    ex.ordered_map = spy
+    try:
+        con.sql(q.format("whole")).fetchall()
+    finally:
+        ex.ordered_map = real
+    assert seen == [8 + 8]                  # i and f: the read-ahead knows a row's bytes
 
 
 @pytest.mark.skipif(not HAS_PROTOCOL, reason="streams are DuckDB 2's Arrow-source protocol")
