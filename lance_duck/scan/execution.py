@@ -783,8 +783,10 @@ def batch_bytes(b: pa.RecordBatch | None) -> int:
 
 def execute(ctx: ScanContext, tasks: Iterator[ScanTask], *, offset: int = 0, limit: int | None = None,
             readahead: int = 4, budget_bytes: int | None = None,
-            stats: ReadaheadStats | None = None, batch_rows: int | None = None) -> Iterator[pa.RecordBatch]:
-    """The ordered batch stream of a scan, with ``offset``/``limit`` applied.
+            stats: ReadaheadStats | None = None, batch_rows: int | None = None,
+            row_bytes: float | None = None) -> Iterator[pa.RecordBatch]:
+    """The ordered batch stream of a scan, with ``offset``/``limit`` applied; ``row_bytes``: a
+    batch row's bytes when known up front (the read-ahead then plans past the first task at once).
 
     Batches longer than ``batch_rows`` (tasks spanning whole pages) are yielded as slices.
     """
@@ -794,7 +796,8 @@ def execute(ctx: ScanContext, tasks: Iterator[ScanTask], *, offset: int = 0, lim
     if remaining is not None and remaining <= 0:
         return
     stream = ordered_map(ctx.run, tasks, size_of=batch_bytes, weight_of=lambda t: t.weight,
-                         max_inflight=readahead, stats=stats, split=lambda b: _pieces(b, batch_rows), **kw)
+                         max_inflight=readahead, stats=stats, split=lambda b: _pieces(b, batch_rows),
+                         known_per_weight=row_bytes, **kw)
     try:
         for b in stream:
             if skip:

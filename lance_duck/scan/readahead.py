@@ -90,10 +90,13 @@ def max_inflight_for(types: Iterable[pa.DataType | None]) -> tuple[int, bool]:
 def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, size_of: Callable[[R], int],
                 weight_of: Callable[[T], int] = lambda _: 1, budget_bytes: int = DEFAULT_BUDGET_BYTES,
                 max_inflight: int = DEFAULT_MAX_INFLIGHT, stats: ReadaheadStats | None = None,
-                split: Callable[[R], Iterable[S]] | None = None) -> Generator[S, None, None]:
+                split: Callable[[R], Iterable[S]] | None = None,
+                known_per_weight: float | None = None) -> Generator[S, None, None]:
     """See the module. ``split``: the consumer is handed the parts of each result (default: the
     result itself), and between parts items are submitted again while fewer than ``max_inflight``
-    are still running (finished ones waiting for the consumer no longer hold a decoder back)."""
+    are still running (finished ones waiting for the consumer no longer hold a decoder back).
+    ``known_per_weight``: a result's bytes per unit of weight when known up front (fixed-width rows):
+    items are planned past the first one before any result has come back."""
     it = iter(items)
     parts: Callable[[R], Iterable[S]] = split if split is not None else (lambda r: (cast("S", r),))
     stats = stats if stats is not None else ReadaheadStats()
@@ -106,8 +109,8 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, size_of: Callable[[
         return
     pool = shared_pool()
     pending: deque[tuple[Future[R], int]] = deque()
-    per_weight = 0.0               # bytes per unit of weight, learnt from results (max seen)
-    learnt = False                 # a result has come back (results of no bytes teach 0.0)
+    per_weight = known_per_weight or 0.0   # bytes per unit of weight, learnt from results (max seen)
+    learnt = known_per_weight is not None  # a result has come back (results of no bytes teach 0.0), or known
     nxt: list[T] = []                 # one item looked ahead
     exhausted = False
 

@@ -22,7 +22,8 @@ from .filters import and_filters, bind_filter
 from .interop import ScansItself, export_stream
 from .params import Columns, Filter, int_arg
 from .planning import (COUNT_MAX_INFLIGHT, DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS,
-                       FIXED_WIDTH_RAMP_GROWTH, LARGE_TASK_ROWS, RAMP_GROWTH, fixed_width_task_rows, plan_tasks)
+                       FIXED_WIDTH_RAMP_GROWTH, LARGE_TASK_ROWS, RAMP_GROWTH, WHOLE_READ_GROWTH, WHOLE_READ_TASK_ROWS,
+                       fixed_row_bytes, fixed_width_task_rows, plan_tasks)
 from .fragment import LanceFragment
 from .fts import SCORE, fts_schema, run_fts
 from .nearest import DISTANCE, ScanVectorSource, nearest_schema, run_nearest
@@ -132,6 +133,7 @@ class LanceScanner(pads.Scanner):
             self._fragments = [_fragment_info(f, snap) for f in fragments]
         self._use_scalar_index = use_scalar_index is None or bool(use_scalar_index)
         self._counts_all = False     # made by count_rows without a batch size: every row is read
+        self._reads_whole = False    # every batch will be read (duckdb_source.read_to_the_end): no ramp
         self.stats = ReadaheadStats()
 
     # -- schema --------------------------------------------------------------------------------
@@ -171,10 +173,11 @@ class LanceScanner(pads.Scanner):
         # how many tasks decode at once and how fast tasks grow: from the types of the columns read
         inflight, narrow = max_inflight_for(ctx.read_types())
         readahead = inflight if self._readahead is None else self._readahead
-        growth = FIXED_WIDTH_RAMP_GROWTH if narrow else RAMP_GROWTH
-        task_rows: int | Callable[[], int] = self._task_rows if grown is None else grown
+        growth = WHOLE_READ_GROWTH if self._reads_whole else FIXED_WIDTH_RAMP_GROWTH if narrow else RAMP_GROWTH
+        task_rows: int | Callable[[], int] = self._full_task_rows() if grown is None else grown
         counting = not self._projection.outputs
         first_rows = self._first_rows
+        row_bytes: float | None = None
         if (first_rows is not None or self._counts_all) and (narrow or counting):
             # sized by default (no batch_size): longer tasks, as long as the tasks in flight fit the budget
             task_rows = LARGE_TASK_ROWS if counting else \
@@ -183,6 +186,11 @@ class LanceScanner(pads.Scanner):
                 readahead = min(readahead, COUNT_MAX_INFLIGHT)
             if self._counts_all:
                 first_rows = None            # count_rows reads every row: no ramp for an early stop
+            elif self._reads_whole and narrow and grown is None:
+                # every row is read and a row's bytes are known from the types: no first small task
+                # (it would only teach the read-ahead those bytes), two full tasks from the start
+                first_rows = None
+                row_bytes = fixed_row_bytes(self._projection.schema.types)
         trace.record("scan:readahead", (readahead, growth))
         trace.record("scan:task-rows", task_rows)
         few = False
@@ -202,7 +210,16 @@ class LanceScanner(pads.Scanner):
             if few:
                 readahead = 0                # a few indexed rows: read them here, no thread hand-off
         return execute(ctx, tasks, offset=offset, limit=limit, readahead=readahead,
-                       budget_bytes=self._budget, stats=self.stats, batch_rows=self._batch_rows), few
+                       budget_bytes=self._budget, stats=self.stats, batch_rows=self._batch_rows,
+                       row_bytes=row_bytes), few
+
+    def _full_task_rows(self) -> int:
+        """Rows of a full-size task: the batch size when one was asked for; else longer for a scan
+        read to its end (:data:`~lance_duck.scan.planning.WHOLE_READ_TASK_ROWS`: a task's fixed
+        cost per column paid half as often; the read-ahead's byte budget still bounds what is held)."""
+        if self._reads_whole and self._first_rows is not None:
+            return max(self._task_rows, WHOLE_READ_TASK_ROWS)
+        return self._task_rows
 
     # -- nearest ---------------------------------------------------------------------------------
     def _nearest_table(self) -> pa.Table:
@@ -277,7 +294,7 @@ class LanceScanner(pads.Scanner):
                                and (pa.types.is_string(o.field.type) or pa.types.is_large_string(o.field.type)))
         if self._nearest is not None or self._fts is not None or not candidates:
             return self.to_reader()
-        rows = [self._task_rows]
+        rows = [self._full_task_rows()]
         batches, few = self._stream(dictionaries=candidates, grown=lambda: rows[0])
         it = iter(list(batches) if few else batches)
         first = next(it, None)

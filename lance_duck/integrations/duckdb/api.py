@@ -43,6 +43,7 @@ import pyarrow.dataset as pads
 
 from ...errors import InvalidArgumentError
 from ...scan.dataset import LanceDataset
+from ...scan.duckdb_source import read_to_the_end
 from ...scan.params import AsOf, StorageOptions, Version
 from .scan_errors import watched
 from . import cache, source
@@ -158,6 +159,8 @@ def run_sql(query: str, connection: duckdb.DuckDBPyConnection | None, storage_op
             return LanceRelation._known(lambda: rel, [(int(n),)])
     for name, (old, terms) in rw.views.items():
         opened[name] = _view(name, opened.pop(old), terms)
+    for name, old in rw.whole.items():
+        opened[name] = _whole(name, opened.pop(old))
     for name, ds in opened.items():
         cache.register(con, name, watched(ds))
     for name, obj in rw.objects.items():
@@ -227,6 +230,17 @@ def _view(name: str, base: LanceDataset, terms: list[Term]) -> LanceDataset:
     ds = base if flt is None else base.filter(flt)
     cmp = comparison_filter(ds.schema, terms)
     ds = watched(ds if cmp is None else ds.filter(cmp))
+    cache.views.put(name, (base, ds))
+    return ds
+
+
+def _whole(name: str, base: LanceDataset) -> LanceDataset:
+    """``base`` for a query that reads it to the end (:func:`.rewrite.reads_whole`): its DuckDB
+    streams take full-size tasks right after the first one; kept while ``base`` is."""
+    kept = cache.views.get(name)
+    if kept is not None and kept[0] is base:
+        return kept[1]
+    ds = watched(read_to_the_end(base))
     cache.views.put(name, (base, ds))
     return ds
 

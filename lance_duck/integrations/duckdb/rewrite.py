@@ -111,6 +111,9 @@ class Rewritten:
     # the count's WHERE, and the names its columns may be qualified with
     count_where: exp.Expression | None = None
     count_qualifiers: frozenset[str] = frozenset()
+    # generated name of a dataset whose scans are read to the end -> the name it stands for (see
+    # :func:`_read_whole`)
+    whole: dict[str, str] = field(default_factory=dict)
 
 
 def _literal_value(node: exp.Expression, what: str) -> Any:
@@ -557,9 +560,11 @@ def _rewrite_with(rw: _Rewriter, query: str) -> Rewritten:
                 where = tree.args.get("where")
                 qualifiers = frozenset({tables[0].alias_or_name, tables[0].name})
     views: dict[str, tuple[str, list[Term]]] = {}
+    whole: dict[str, str] = {}
     if trees and len(trees) == 1 and len(rw.refs) == 1 and not rw.objects and (count_ref is None or where):
         text = _substring_view(trees[0], rw.refs, views) or text
-    return Rewritten(text, rw.refs, count_ref, count_alias, rw.objects, views, where, qualifiers)
+        text = _read_whole(trees[0], rw.refs, whole) or text
+    return Rewritten(text, rw.refs, count_ref, count_alias, rw.objects, views, where, qualifiers, whole)
 
 
 # -- the statement cache (lance_duck.sql): rewrites with placeholders for the registration names -----
@@ -589,7 +594,8 @@ class _Template:
         r = self.rewritten
         return Rewritten(sub(r.sql), {sub(k): v for k, v in r.refs.items()}, r.count_ref, r.count_alias,
                          r.objects, {sub(k): (sub(old), terms) for k, (old, terms) in r.views.items()},
-                         r.count_where, frozenset(sub(q) for q in r.count_qualifiers))
+                         r.count_where, frozenset(sub(q) for q in r.count_qualifiers),
+                         {sub(k): sub(v) for k, v in r.whole.items()})
 
 
 def _template(query: str, lookup: Lookup, values: Values | None = None) -> _Template:
@@ -629,5 +635,41 @@ def _substring_view(tree: exp.Expression, refs: dict[str, LanceRef],
     table.set("this", exp.to_identifier(new, quoted=True))
     refs[new] = refs.pop(old)
     views[new] = (old, terms)
+    with _quiet_sqlglot():
+        return call_deep(lambda: tree.sql(dialect="duckdb"), "SQL query")
+
+
+#: nodes after which DuckDB may stop reading a table before its end (or read it more than once)
+_EARLY_STOPS = (exp.Limit, exp.Offset, exp.Fetch, exp.TableSample, exp.Subquery, exp.Join, exp.Window,
+                exp.Union, exp.Intersect, exp.Except, exp.Exists, exp.Lateral, exp.Unnest)
+
+
+def reads_whole(tree: exp.Expression) -> bool:
+    """``tree`` reads its one table to the end whatever plan DuckDB picks: a single SELECT that
+    aggregates (an aggregate function in its select list, or GROUP BY) with no LIMIT, OFFSET,
+    FETCH, SAMPLE, join, subquery, window or set operation anywhere."""
+    if not isinstance(tree, exp.Select) or any(True for _ in tree.find_all(*_EARLY_STOPS)):
+        return False
+    if sum(1 for _ in tree.find_all(exp.Select)) != 1 or len(list(tree.find_all(exp.Table))) != 1:
+        return False
+    return bool(tree.args.get("group")) or any(e.find(exp.AggFunc) is not None for e in tree.expressions)
+
+
+def _read_whole(tree: exp.Expression, refs: dict[str, LanceRef], whole: dict[str, str]) -> str | None:
+    """Point a query that :func:`reads_whole` its one table at a dataset whose scans go straight from
+    their first small task to full-size ones (no ramp kept for an engine that may stop early); the
+    new SQL, or None."""
+    if not reads_whole(tree):
+        return None
+    table = next(tree.find_all(exp.Table))
+    old = table.name
+    if old not in refs:
+        return None
+    new = f"{old}_w"
+    if not table.args.get("alias"):
+        table.set("alias", exp.TableAlias(this=exp.to_identifier(old, quoted=True)))
+    table.set("this", exp.to_identifier(new, quoted=True))
+    refs[new] = refs.pop(old)
+    whole[new] = old
     with _quiet_sqlglot():
         return call_deep(lambda: tree.sql(dialect="duckdb"), "SQL query")
