@@ -17,7 +17,7 @@ from .binding import bind
 from .bool_tree import FilterTree, tree_from_bound
 from .bound import BAnd, BOpaque, BoundExpr, BRef, referenced_columns, walk
 from .expressions import conjuncts as and_operands
-from .from_arrow import Untranslatable, from_expression
+from .from_arrow import Untranslatable, from_expression, from_lance_order
 from .kernels import NotExpressible
 from .long_filters import cached_plan, on_big_stack
 from .parser import parse_filter
@@ -193,7 +193,26 @@ def compile_filter(filter: str | pc.Expression | None, schema: pa.Schema) -> Com
 
 
 def _compile_expression_filter(expr: pc.Expression, schema: pa.Schema) -> CompiledFilter:
-    """A user's Expression: evaluated as given; read into the bound model for the rest."""
+    """A user's Expression in pylance's meaning: one comparing floats is read in Lance's float order
+    (:func:`~.from_arrow.from_lance_order`) and compiled from the bound model as a SQL filter is;
+    any other is evaluated as given (Arrow's meaning is pylance's there) and read into the bound
+    model for the rest."""
+    try:
+        lance_bound = from_lance_order(expr, schema)
+    except Untranslatable:
+        if any(pa.types.is_floating(t) for t in _leaf_types(schema)):
+            raise UnsupportedFeatureError(f"filter {_shown(expr)} cannot be read in Lance's float order "
+                                          "(pylance's meaning of a float comparison)") from None
+        return CompiledFilter(expr, None, tuple(schema.names), (), None, expr)  # read everything, still exact
+    if lance_bound is not None:
+        if not pa.types.is_boolean(lance_bound.type) and lance_bound.type != pa.null():
+            raise InvalidArgumentError(f"filter {_shown(expr)} is {lance_bound.type}, not boolean")
+        return _compiled_bound(lance_bound, schema, expr)
+    return _arrow_filter(expr, schema)
+
+
+def _arrow_filter(expr: pc.Expression, schema: pa.Schema) -> CompiledFilter:
+    """An Expression evaluated as given (Arrow's meaning), read into the bound model for the rest."""
     try:
         bound = from_expression(expr, schema)
     except Untranslatable:
@@ -230,12 +249,12 @@ def compile_duckdb_expression(expr: pc.Expression, schema: pa.Schema) -> Compile
         bound = from_expression(expr, schema, total_order=True)
     except Untranslatable:
         if not any(pa.types.is_floating(t) for t in _leaf_types(schema)):
-            return _compile_expression_filter(expr, schema)
+            return _arrow_filter(expr, schema)
         raise UnsupportedFeatureError(f"DuckDB's pushed filter {_shown(expr)} cannot be read in DuckDB's "
                                       "meaning (its floats ordered NaN last)") from None
     nodes = list(walk(bound))
     if not any(isinstance(n, BRef) and pa.types.is_floating(n.type) for n in nodes):
-        return _compile_expression_filter(expr, schema)     # no float: Arrow's meaning is DuckDB's
+        return _arrow_filter(expr, schema)     # no float: Arrow's meaning is DuckDB's
     if any(isinstance(n, BOpaque) for n in nodes):
         raise UnsupportedFeatureError(f"DuckDB's pushed filter {_shown(expr)} has a part lance_duck does "
                                       "not read in DuckDB's meaning (its floats ordered NaN last)")
@@ -312,7 +331,7 @@ def compile_bound(bound: BoundExpr, schema: pa.Schema) -> CompiledFilter:
     return call_deep(lambda: _compiled_bound(bound, schema, None), "filter")
 
 
-def _compiled_bound(bound: BoundExpr, schema: pa.Schema, source: str | None) -> CompiledFilter:
+def _compiled_bound(bound: BoundExpr, schema: pa.Schema, source: str | pc.Expression | None) -> CompiledFilter:
     expression, rest = split(bound)
     residual = make_residual(rest)
     res_cols = frozenset(c for r in rest for c in referenced_columns(r))

@@ -19,6 +19,17 @@ Every node keeps the Arrow meaning, or becomes :class:`~.bound.BOpaque` (read no
 * ``match_substring`` / ``starts_with`` / ``ends_with`` / ``match_like`` -> :class:`BLike` (the
   pattern escaped), ``match_substring_regex`` -> ``regexp_like`` (flag ``i`` when ignoring case).
 
+``from_lance_order(expr, schema)`` reads a user's Expression in pylance's meaning instead, the one
+lance_duck's scans evaluate (pylance hands it to DataFusion): floats compare in Lance's order, IEEE
+754 totalOrder with the zeros equal (-NaN < -inf < ... < -0.0 = 0.0 < ... < +inf < +NaN, a NaN equal
+only to a NaN of the same bits; :func:`~.kernels.order_keys`), and ``is_in`` on floats is SQL's ``IN``
+(null on a null row). ``column op number`` stays a :class:`BCompare` (NaN-last, which indices and
+pruning read) corrected for negative NaNs (``AND NOT is_negative_nan`` for ``>`` / ``>=``, ``OR
+is_negative_nan`` for ``<`` / ``<=``); other float comparisons and ``is_in`` value sets with a NaN
+become the batch kernels ``float_order_compare`` / ``float_order_in``. Every other call stays
+Arrow's own (a :class:`BOpaque` with its options and result type, evaluated by Arrow), a plain
+``and`` below the top-level chain included.
+
 ``from_expression(..., total_order=True)`` reads an Expression DuckDB 1.x pushed instead: DuckDB
 built it from its own predicates (``col op literal``, ``is_in``, ``is_nan``, ``is_null`` /
 ``is_valid``, ``AND`` / ``OR``) and means them in its total order, so comparisons are read as they
@@ -36,18 +47,43 @@ import pyarrow.compute as pc
 
 from ..errors import InvalidArgumentError
 from . import arrow_introspect as ai
+from .expressions import FLIPPED
 from .bound import BAnd, BCall, BCompare, BIn, BIsBool, BIsNull, BLike, BLit, BNot, BOpaque, BOr, BRef, \
     BoundExpr
 
 _COMPARE = {"equal": "==", "not_equal": "!=", "less": "<", "less_equal": "<=", "greater": ">",
             "greater_equal": ">="}
 _AND = frozenset({"and", "and_", "and_kleene"})
+_KLEENE_AND = frozenset({"and_kleene"})
 _OR = frozenset({"or_kleene"})
 _LIKE_SPECIAL = str.maketrans({"%": "\\%", "_": "\\_", "\\": "\\\\"})
 
 
 class Untranslatable(Exception):
     """The Expression could not be read (its payload is private to Arrow): nothing is inferred."""
+
+
+def from_lance_order(expr: pc.Expression, schema: pa.Schema) -> BoundExpr | None:
+    """``expr`` as a bound tree in pylance's meaning (see the module), or None when no comparison
+    or ``is_in`` in it touches a float (Arrow's meaning is pylance's there).
+
+    Raises:
+        Untranslatable: the Expression's serialized form could not be read.
+        InvalidArgumentError: it names a column ``schema`` lacks, or calls a function that
+            cannot take its arguments.
+    """
+    try:
+        tree = ai.decode(expr)
+    except ai.IntrospectionError as e:
+        raise Untranslatable(str(e)) from None
+    reader = _Reader(schema, lance_order=True)
+    try:
+        out = reader.node(tree, top=True)
+    except ai.IntrospectionError as e:
+        raise Untranslatable(str(e)) from None
+    if reader.missing:
+        raise InvalidArgumentError(f"filter refers to unknown column(s) {sorted(reader.missing)}: {expr}")
+    return out if reader.float_ordered else None
 
 
 def from_expression(expr: pc.Expression, schema: pa.Schema, *, total_order: bool = False) -> BoundExpr:
@@ -70,35 +106,67 @@ def from_expression(expr: pc.Expression, schema: pa.Schema, *, total_order: bool
 
 
 class _Reader:
-    def __init__(self, schema: pa.Schema, total_order: bool = False):
+    def __init__(self, schema: pa.Schema, total_order: bool = False, lance_order: bool = False):
         self.schema = schema
         self.total_order = total_order
+        self.lance_order = lance_order
+        self.float_ordered = False          # (lance_order) a float comparison / is_in was read
         self.missing: set[str] = set()
         self.calls: dict[str, Callable[[ai.XCall, tuple[BoundExpr, ...]], BoundExpr]] = {
             "is_in": self._is_in, "if_else": self._if_else, "is_null": self._is_null,
-            "is_valid": lambda n, a: BNot(BIsNull(a[0])) if len(a) == 1 else _opaque(n, a),
-            "invert": lambda n, a: BNot(a[0]) if len(a) == 1 else _opaque(n, a),
+            "is_valid": lambda n, a: BNot(BIsNull(a[0])) if len(a) == 1 else self.opaque(n, a),
+            "invert": lambda n, a: BNot(a[0]) if len(a) == 1 else self.opaque(n, a),
             "match_like": self._like, "match_substring": self._like,
             "starts_with": self._like, "ends_with": self._like, "match_substring_regex": self._regex,
-            "is_nan": lambda n, a: BCall("is_nan", a, (), pa.bool_()) if len(a) == 1 else _opaque(n, a),
+            "is_nan": lambda n, a: BCall("is_nan", a, (), pa.bool_()) if len(a) == 1 else self.opaque(n, a),
         }
 
-    def node(self, x: ai.XNode) -> BoundExpr:
+    def node(self, x: ai.XNode, top: bool = False) -> BoundExpr:
         if isinstance(x, ai.XLiteral):
             return BLit(x.scalar)
         if isinstance(x, ai.XField):
             return self.field(x.path)
-        if x.name in _AND:
-            return BAnd(tuple(self.node(a) for a in _chain(x, _AND)))
+        # a plain ``and`` (null when an operand is null) keeps the rows Kleene's does: read as
+        # one only where nothing above it reads its nulls (the top-level chain), in Lance's order
+        ands = _AND if top or not self.lance_order else _KLEENE_AND
+        if x.name in ands:
+            return BAnd(tuple(self.node(a, top) for a in _chain(x, ands)))
         if x.name == "or_kleene":
             return BOr(tuple(self.node(a) for a in _chain(x, _OR)))
         args = tuple(self.node(a) for a in x.args)
         if x.name in _COMPARE and len(args) == 2:
+            if self.lance_order:
+                return self._lance_compare(_COMPARE[x.name], args[0], args[1], x)
             if self.total_order:
                 return BCompare(_COMPARE[x.name], _typed_as(args[0], args[1]), _typed_as(args[1], args[0]))
             return arrow_compare(_COMPARE[x.name], args[0], args[1])
         handler = self.calls.get(x.name)
-        return handler(x, args) if handler is not None else _opaque(x, args)
+        return handler(x, args) if handler is not None else self.opaque(x, args)
+
+    def opaque(self, x: ai.XCall, args: tuple[BoundExpr, ...]) -> BoundExpr:
+        """A call this model does not read: in Lance's order, Arrow's own function with its
+        options and result type (evaluated as Arrow evaluates it)."""
+        if not self.lance_order:
+            return _opaque(x, args)
+        options = ai.function_options(x.options)
+        return BOpaque(x.name, args, _result_type(x.name, args, options), options)
+
+    def _lance_compare(self, op: str, a: BoundExpr, b: BoundExpr, x: ai.XCall) -> BoundExpr:
+        if not (pa.types.is_floating(a.type) or pa.types.is_floating(b.type)):
+            return BCompare(op, a, b) if _comparable(a.type, b.type) else self.opaque(x, (a, b))
+        self.float_ordered = True
+        if isinstance(a, BLit) and isinstance(b, BRef):
+            a, b, op = b, a, FLIPPED[op]
+        lit = _exact_literal(b, a.type) if isinstance(a, BRef) and pa.types.is_floating(a.type) else None
+        if isinstance(a, BRef) and lit is not None:
+            value = lit.scalar.as_py()
+            if value is None or value == value:           # null or a number: NaN-last plus -NaN
+                node = BCompare(op, a, lit)
+                if value is None or op in ("==", "!="):
+                    return node
+                neg_nan = BCall("is_negative_nan", (a,), (), pa.bool_())
+                return BAnd((node, BNot(neg_nan))) if op in (">", ">=") else BOr((node, neg_nan))
+        return BCall("float_order_compare", (a, b), (op,), pa.bool_())
 
     def field(self, path: tuple[str, ...]) -> BoundExpr:
         if path[0] not in self.schema.names:
@@ -107,23 +175,38 @@ class _Reader:
         t = self.schema.field(path[0]).type
         for name in path[1:]:
             if not pa.types.is_struct(t) or t.get_field_index(name) < 0:
+                if self.lance_order:
+                    raise InvalidArgumentError(f"filter refers to unknown field {'.'.join(path)!r}")
                 return BOpaque("field_ref", (BRef(path[:1], self.schema.field(path[0]).type),), pa.null())
             t = t.field(name).type
         return BRef(path, t)
 
     def _is_in(self, x: ai.XCall, args: tuple[BoundExpr, ...]) -> BoundExpr:
         values = ai.option(x.options, "value_set")
+        if self.lance_order and len(args) == 1 and values is not None and values.is_valid \
+                and (pa.types.is_floating(args[0].type) or pa.types.is_floating(values.values.type)):
+            return self._lance_is_in(args[0], values.values)
         if len(args) != 1 or not isinstance(args[0], BRef) or values is None or not values.is_valid:
-            return _opaque(x, args)
+            return self.opaque(x, args)
         arr = values.values
         if arr.null_count:
-            return _opaque(x, args)
+            return self.opaque(x, args)
         if arr.type != args[0].type:
             cast = _exactly_as(arr, args[0].type) if self.total_order else None
             if cast is None:
-                return _opaque(x, args)
+                return self.opaque(x, args)
             arr = cast
         return BIsBool(BIn(args[0], arr, False), True)
+
+    def _lance_is_in(self, arg: BoundExpr, arr: pa.Array) -> BoundExpr:
+        """SQL's ``IN`` in Lance's order: a :class:`BIn` when the value set is NaN-free and of the
+        column's type (``-0.0`` and ``0.0`` match alike there too), else the batch kernel."""
+        self.float_ordered = True
+        has_null, values = arr.null_count > 0, arr.drop_null()
+        same = values if values.type == arg.type else None
+        if isinstance(arg, BRef) and same is not None and not pc.any(pc.is_nan(same)).as_py():
+            return BIn(arg, same, has_null)
+        return BCall("float_order_in", (arg,), (values, has_null), pa.bool_())
 
     def _if_else(self, x: ai.XCall, args: tuple[BoundExpr, ...]) -> BoundExpr:
         if len(args) == 3:
@@ -133,17 +216,17 @@ class _Reader:
                     and then.arg.arg.path == cond.arg.arg.path and isinstance(other, BLit) \
                     and not other.scalar.is_valid:
                 return then.arg
-        return _opaque(x, args)
+        return self.opaque(x, args)
 
     def _is_null(self, x: ai.XCall, args: tuple[BoundExpr, ...]) -> BoundExpr:
         if len(args) != 1 or ai.flag(x.options, "nan_is_null"):
-            return _opaque(x, args)
+            return self.opaque(x, args)
         return BIsNull(args[0])
 
     def _like(self, x: ai.XCall, args: tuple[BoundExpr, ...]) -> BoundExpr:
         pattern = _pattern(x)
         if len(args) != 1 or pattern is None:
-            return _opaque(x, args)
+            return self.opaque(x, args)
         if x.name != "match_like":
             escaped = pattern.translate(_LIKE_SPECIAL)
             pattern = {"match_substring": f"%{escaped}%", "starts_with": f"{escaped}%",
@@ -153,9 +236,44 @@ class _Reader:
     def _regex(self, x: ai.XCall, args: tuple[BoundExpr, ...]) -> BoundExpr:
         pattern = _pattern(x)
         if len(args) != 1 or pattern is None:
-            return _opaque(x, args)
+            return self.opaque(x, args)
         flags = (BLit(pa.scalar("i")),) if ai.flag(x.options, "ignore_case") else ()
         return BCall("regexp_like", (args[0], BLit(pa.scalar(pattern)), *flags), (), pa.bool_())
+
+
+def _result_type(name: str, args: tuple[BoundExpr, ...], options: pc.FunctionOptions | None) -> pa.DataType:
+    """The type Arrow's ``name`` gives on arguments of these types (called on empty arrays)."""
+    probe = [a.scalar if isinstance(a, BLit) else pa.array([], a.type) for a in args]
+    try:
+        out = pc.call_function(name, probe, options)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, pa.ArrowKeyError) as e:
+        raise InvalidArgumentError(f"filter function {name!r} cannot take "
+                                   f"({', '.join(str(a.type) for a in args)}): {e}") from None
+    return out.type
+
+
+def _comparable(a: pa.DataType, b: pa.DataType) -> bool:
+    """Arrow compares values of these types (a ``BCompare`` of them evaluates as Arrow's)."""
+    try:
+        pc.equal(pa.array([], a), pa.array([], b))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return False
+    return True
+
+
+def _exact_literal(lit: BoundExpr, t: pa.DataType) -> BLit | None:
+    """A number literal as float type ``t`` when ``t`` holds it exactly (a null: null of ``t``)."""
+    if not isinstance(lit, BLit):
+        return None
+    s = lit.scalar
+    if s.type == t:
+        return lit
+    if not (pa.types.is_floating(s.type) or pa.types.is_integer(s.type) or pa.types.is_null(s.type)):
+        return None
+    if not s.is_valid:
+        return BLit(pa.scalar(None, t))
+    cast = _exactly_as(pa.array([s.as_py()], s.type), t)
+    return BLit(cast[0]) if cast is not None and len(cast) == 1 else None
 
 
 def _typed_as(lit: BoundExpr, other: BoundExpr) -> BoundExpr:
@@ -217,4 +335,4 @@ def arrow_compare(op: str, left: BoundExpr, right: BoundExpr) -> BoundExpr:
     return node
 
 
-__all__ = ["Untranslatable", "arrow_compare", "from_expression"]
+__all__ = ["Untranslatable", "arrow_compare", "from_expression", "from_lance_order"]

@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 from . import kernels
 from .bound import (
-    BAnd, BCall, BCast, BCompare, BIn, BIsBool, BIsNull, BLike, BLit, BNot, BOr, BRef, BoundExpr,
+    BAnd, BCall, BCast, BCompare, BIn, BIsBool, BIsNull, BLike, BLit, BNot, BOpaque, BOr, BRef, BoundExpr,
 )
 from .bound import children
 from .expressions import conjuncts
@@ -84,6 +84,14 @@ class _Builder:
 
     def _BCall(self, n: BCall) -> Any:
         return kernels.call(n.name, [self.visit(a) for a in n.args], n.options)
+
+    def _BOpaque(self, n: BOpaque) -> Any:
+        # Arrow's own function (a user's Expression read in Lance's float order, :mod:`.from_arrow`)
+        args = [self.visit(a) for a in n.args]
+        if any(isinstance(a, pc.Expression) for a in args):
+            return pc.Expression._call(n.name, [a if isinstance(a, pc.Expression) else pc.scalar(a)
+                                                for a in args], n.options)
+        return pc.call_function(n.name, args, n.options)
 
 
 def _balanced(fn: Callable[[Any, Any], Any], parts: list[Any]) -> Any:

@@ -98,7 +98,7 @@ def _bind_expression(filter: pc.Expression, schema: pa.Schema) -> CompiledFilter
             cached_plan(bound.expression)
         except LanceDuckError:      # too long to evaluate: said when it is evaluated, as before
             pass
-    if len(text) <= SHALLOW_TEXT:
+    if len(text) <= SHALLOW_TEXT and _nan_free(text):
         key = ("shallow", id(schema))
         kept = _BOUND_MEMO.peek(key, ())
         if not any(sch is schema and f.equals(filter) for f, sch, _ in kept):
@@ -106,8 +106,16 @@ def _bind_expression(filter: pc.Expression, schema: pa.Schema) -> CompiledFilter
     return bound
 
 
+def _nan_free(text: str) -> bool:
+    """An Expression printing as ``text`` holds no NaN literal: ``equals`` takes every NaN literal
+    for any other (``x == nan`` and ``x == -nan`` differ in Lance's float order)."""
+    return "nan" not in text.lower()
+
+
 def _memo_bind(filter: Any, schema: pa.Schema, text: str | None = None) -> CompiledFilter | None:
     key = (id(schema), filter if isinstance(filter, str) else text if text is not None else str(filter))
+    if isinstance(filter, pc.Expression) and not _nan_free(str(key[1])):
+        return _bind(filter, schema)
     seen = _BOUND_MEMO.get(key, ())
     for f, sch, bound in seen:
         if sch is schema and (f == filter if isinstance(filter, str) else
