@@ -1,12 +1,13 @@
 """A user's ``pyarrow.compute.Expression`` read into the bound model (:mod:`.bound`).
 
-The scan still evaluates the user's Expression itself; the bound tree made here is what the
-rest of lance_duck reads from it -- the columns it needs, per-column conjuncts for pruning and
+An Expression that compares no float is evaluated as given (:func:`from_expression`); the bound
+tree made here is what the rest of lance_duck reads from it -- the columns it needs, per-column conjuncts for pruning and
 indices, the AND / OR tree exact indices count -- with the same code as a SQL filter's
 (:mod:`.pruning`, :mod:`.bool_tree`). The tree comes from :mod:`.arrow_introspect` (pyarrow has no
 public walker), the only reader of Arrow's serialized form.
 
-Every node keeps the Arrow meaning, or becomes :class:`~.bound.BOpaque` (read no further):
+In :func:`from_expression` every node keeps the Arrow meaning, or becomes :class:`~.bound.BOpaque`
+(read no further):
 
 * ``and`` / ``and_kleene`` -> :class:`BAnd`, ``or_kleene`` -> :class:`BOr`; a plain ``or`` (null when
   an operand is null, even with a true one) is opaque. A plain ``and`` keeps exactly the rows
