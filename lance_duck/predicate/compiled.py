@@ -193,8 +193,9 @@ def compile_filter(filter: str | pc.Expression | None, schema: pa.Schema) -> Com
 
 
 def _compile_expression_filter(expr: pc.Expression, schema: pa.Schema) -> CompiledFilter:
-    """A user's Expression in pylance's meaning: one comparing floats is read in Lance's float order
-    (:func:`~.from_arrow.from_lance_order`) and compiled from the bound model as a SQL filter is;
+    """A user's Expression in pylance's meaning: one comparing floats or holding an ``is_in`` is read
+    in Lance's float order with SQL's ``IN`` (:func:`~.from_arrow.from_lance_order`) and compiled
+    from the bound model as a SQL filter is;
     any other is evaluated as given (Arrow's meaning is pylance's there) and read into the bound
     model for the rest."""
     try:

@@ -23,8 +23,8 @@ In :func:`from_expression` every node keeps the Arrow meaning, or becomes :class
 ``from_lance_order(expr, schema)`` reads a user's Expression in pylance's meaning instead, the one
 lance_duck's scans evaluate (pylance hands it to DataFusion): floats compare in Lance's order, IEEE
 754 totalOrder with the zeros equal (-NaN < -inf < ... < -0.0 = 0.0 < ... < +inf < +NaN, a NaN equal
-only to a NaN of the same bits; :func:`~.kernels.order_keys`), and ``is_in`` on floats is SQL's ``IN``
-(null on a null row). ``column op number`` stays a :class:`BCompare` (NaN-last, which indices and
+only to a NaN of the same bits; :func:`~.kernels.order_keys`), and ``is_in`` is SQL's ``IN``
+(null on a null row, so ``~x.isin([1])`` drops it). ``column op number`` stays a :class:`BCompare` (NaN-last, which indices and
 pruning read) corrected for negative NaNs (``AND NOT is_negative_nan`` for ``>`` / ``>=``, ``OR
 is_negative_nan`` for ``<`` / ``<=``); other float comparisons and ``is_in`` value sets with a NaN
 become the batch kernels ``float_order_compare`` / ``float_order_in``. Every other call stays
@@ -49,7 +49,7 @@ import pyarrow.compute as pc
 from ..errors import InvalidArgumentError
 from . import arrow_introspect as ai
 from .expressions import FLIPPED
-from .bound import BAnd, BCall, BCompare, BIn, BIsBool, BIsNull, BLike, BLit, BNot, BOpaque, BOr, BRef, \
+from .bound import BAnd, BCall, BCast, BCompare, BIn, BIsBool, BIsNull, BLike, BLit, BNot, BOpaque, BOr, BRef, \
     BoundExpr
 
 _COMPARE = {"equal": "==", "not_equal": "!=", "less": "<", "less_equal": "<=", "greater": ">",
@@ -65,8 +65,8 @@ class Untranslatable(Exception):
 
 
 def from_lance_order(expr: pc.Expression, schema: pa.Schema) -> BoundExpr | None:
-    """``expr`` as a bound tree in pylance's meaning (see the module), or None when no comparison
-    or ``is_in`` in it touches a float (Arrow's meaning is pylance's there).
+    """``expr`` as a bound tree in pylance's meaning (see the module), or None when it holds no
+    ``is_in`` and no comparison touching a float (Arrow's meaning is pylance's there).
 
     Raises:
         Untranslatable: the Expression's serialized form could not be read.
@@ -84,7 +84,7 @@ def from_lance_order(expr: pc.Expression, schema: pa.Schema) -> BoundExpr | None
         raise Untranslatable(str(e)) from None
     if reader.missing:
         raise InvalidArgumentError(f"filter refers to unknown column(s) {sorted(reader.missing)}: {expr}")
-    return out if reader.float_ordered else None
+    return out if reader.differs else None
 
 
 def from_expression(expr: pc.Expression, schema: pa.Schema, *, total_order: bool = False) -> BoundExpr:
@@ -111,7 +111,7 @@ class _Reader:
         self.schema = schema
         self.total_order = total_order
         self.lance_order = lance_order
-        self.float_ordered = False          # (lance_order) a float comparison / is_in was read
+        self.differs = False                # (lance_order) a part whose meaning is not Arrow's was read
         self.missing: set[str] = set()
         self.calls: dict[str, Callable[[ai.XCall, tuple[BoundExpr, ...]], BoundExpr]] = {
             "is_in": self._is_in, "if_else": self._if_else, "is_null": self._is_null,
@@ -154,8 +154,16 @@ class _Reader:
 
     def _lance_compare(self, op: str, a: BoundExpr, b: BoundExpr, x: ai.XCall) -> BoundExpr:
         if not (pa.types.is_floating(a.type) or pa.types.is_floating(b.type)):
-            return BCompare(op, a, b) if _comparable(a.type, b.type) else self.opaque(x, (a, b))
-        self.float_ordered = True
+            if not _comparable(a.type, b.type):
+                return self.opaque(x, (a, b))
+            if isinstance(a, BLit) and isinstance(b, BRef):
+                a, b, op = b, a, FLIPPED[op]
+            if isinstance(a, BRef) and isinstance(b, BLit) and pa.types.is_integer(a.type) \
+                    and pa.types.is_integer(b.type) and a.type != b.type and b.scalar.is_valid:
+                cast = _exactly_as(pa.array([b.scalar.as_py()], b.type), a.type)   # (an atom for indices)
+                b = BLit(cast[0]) if cast is not None and len(cast) == 1 else b
+            return BCompare(op, a, b)
+        self.differs = True
         if isinstance(a, BLit) and isinstance(b, BRef):
             a, b, op = b, a, FLIPPED[op]
         lit = _exact_literal(b, a.type) if isinstance(a, BRef) and pa.types.is_floating(a.type) else None
@@ -184,8 +192,7 @@ class _Reader:
 
     def _is_in(self, x: ai.XCall, args: tuple[BoundExpr, ...]) -> BoundExpr:
         values = ai.option(x.options, "value_set")
-        if self.lance_order and len(args) == 1 and values is not None and values.is_valid \
-                and (pa.types.is_floating(args[0].type) or pa.types.is_floating(values.values.type)):
+        if self.lance_order and len(args) == 1 and values is not None and values.is_valid:
             return self._lance_is_in(args[0], values.values)
         if len(args) != 1 or not isinstance(args[0], BRef) or values is None or not values.is_valid:
             return self.opaque(x, args)
@@ -200,10 +207,16 @@ class _Reader:
         return BIsBool(BIn(args[0], arr, False), True)
 
     def _lance_is_in(self, arg: BoundExpr, arr: pa.Array) -> BoundExpr:
-        """SQL's ``IN`` in Lance's order: a :class:`BIn` when the value set is NaN-free and of the
-        column's type (``-0.0`` and ``0.0`` match alike there too), else the batch kernel."""
-        self.float_ordered = True
+        """SQL's ``IN`` (null on a null row; with a null in the list, null where nothing matches):
+        a :class:`BIn`, on floats when the value set is NaN-free and of the column's type (``-0.0``
+        and ``0.0`` match alike there too), else the batch kernel of Lance's order."""
+        self.differs = True
         has_null, values = arr.null_count > 0, arr.drop_null()
+        if not (pa.types.is_floating(arg.type) or pa.types.is_floating(values.type)):
+            same = values if values.type == arg.type else _exactly_as(values, arg.type)
+            if same is not None:
+                return BIn(arg, same, has_null)
+            return BIn(BCast(arg, values.type), values, has_null)
         same = values if values.type == arg.type else None
         if isinstance(arg, BRef) and same is not None and not pc.any(pc.is_nan(same)).as_py():
             return BIn(arg, same, has_null)
@@ -212,11 +225,12 @@ class _Reader:
     def _if_else(self, x: ai.XCall, args: tuple[BoundExpr, ...]) -> BoundExpr:
         if len(args) == 3:
             cond, then, other = args
+            found = then.arg if isinstance(then, BIsBool) and then.value else then    # (Lance's: SQL IN)
             if isinstance(cond, BNot) and isinstance(cond.arg, BIsNull) and isinstance(cond.arg.arg, BRef) \
-                    and isinstance(then, BIsBool) and isinstance(then.arg, BIn) and isinstance(then.arg.arg, BRef) \
-                    and then.arg.arg.path == cond.arg.arg.path and isinstance(other, BLit) \
+                    and isinstance(found, BIn) and isinstance(found.arg, BRef) and not found.has_null \
+                    and found.arg.path == cond.arg.arg.path and isinstance(other, BLit) \
                     and not other.scalar.is_valid:
-                return then.arg
+                return found
         return self.opaque(x, args)
 
     def _is_null(self, x: ai.XCall, args: tuple[BoundExpr, ...]) -> BoundExpr:

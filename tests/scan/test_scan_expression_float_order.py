@@ -1,6 +1,6 @@
 """A user's pyarrow Expression filter on floats means what pylance makes of it: Lance's float order,
 IEEE 754 totalOrder with the zeros equal (-NaN < -inf < ... < -0.0 = 0.0 < ... < +inf < +NaN, a NaN
-equal only to a NaN of the same bits), and ``is_in`` as SQL's ``IN``.
+equal only to a NaN of the same bits), and ``is_in`` as SQL's ``IN`` (on any type: null on a null row).
 
 Every read method that takes ``filter=`` is compared with pylance live on the same table (float64,
 float32 and a struct's float64 field; NaN, -NaN, a NaN with a payload, NULL, +-inf, +-0.0, ordinary
@@ -44,6 +44,7 @@ def _table() -> pa.Table:
         "f64": f64,
         "f32": pa.array(v.astype(np.float32), pa.float32(), mask=~valid),   # NaN signs kept by the cast
         "s": pa.array(np.char.add("s", (np.arange(N) % 4).astype(str))),
+        "i": pa.array(rng.integers(0, 6, N), pa.int32(), mask=rng.random(N) < 0.1),
         "st": pa.StructArray.from_arrays([f64], names=["x"]),
     })
 
@@ -133,7 +134,16 @@ def _others() -> list:
         "x > null": lambda x: c(x) > pa.scalar(None, pa.float64()),
         "if_else(id < 1500, x > 0.5, x < 0.5)": lambda x: pc.if_else(F("id") < 1500, c(x) > 0.5, c(x) < 0.5),
     }
-    return [pytest.param(col, fn, id=f"{name} [{col}]") for name, fn in forms.items() for col in ("f64", "st.x")]
+    out = [pytest.param(col, fn, id=f"{name} [{col}]") for name, fn in forms.items() for col in ("f64", "st.x")]
+    sql_in = {   # is_in on other types: SQL's IN too, in pylance
+        "~i.isin(1, 3)": lambda x: ~F("i").isin([1, 3]),
+        "i.isin(1, null)": lambda x: F("i").isin(pa.array([1, None])),
+        "~i.isin(1, null)": lambda x: ~F("i").isin(pa.array([1, None])),
+        "i.isin(null)": lambda x: F("i").isin(pa.array([None], pa.int32())),
+        "~s.isin(s1)": lambda x: ~F("s").isin(["s1"]),
+        "x > 1.5 | ~i.isin(2)": lambda x: (c(x) > 1.5) | ~F("i").isin([2]),
+    }
+    return out + [pytest.param("f64", fn, id=name) for name, fn in sql_in.items()]
 
 
 def _oracle(path: str, zonemap: bool, col: str, make) -> pc.Expression:
