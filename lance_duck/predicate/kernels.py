@@ -402,7 +402,7 @@ def is_negative_nan(a: Any) -> Any:
         return pa.scalar(None if x is None else bool(x != x and np.signbit(x)), pa.bool_())
     if isinstance(a, pa.ChunkedArray):
         a = a.combine_chunks()
-    bits = order_keys(a)
-    nan = pc.fill_null(pc.is_nan(a), False).to_numpy(zero_copy_only=False)
-    got = nan & (bits < 0)
-    return pa.array(got, pa.bool_(), mask=pc.is_null(a).to_numpy(zero_copy_only=False) if a.null_count else None)
+    if pa.types.is_float16(a.type):
+        a = a.cast(pa.float32())
+    bits = a.view(pa.int32() if pa.types.is_float32(a.type) else pa.int64())    # (zero-copy)
+    return pc.and_(pc.is_nan(a), pc.less(bits, 0))
