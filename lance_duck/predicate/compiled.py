@@ -212,6 +212,27 @@ def _compile_expression_filter(expr: pc.Expression, schema: pa.Schema) -> Compil
     return _arrow_filter(expr, schema)
 
 
+def compile_arrow_expression(expr: pc.Expression, schema: pa.Schema) -> CompiledFilter:
+    """An Expression an engine built in Arrow's meaning (DuckDB 2's own pyarrow translation of the
+    predicates its pyarrow-dataset source pushes: none a NaN could satisfy), evaluated as given.
+
+    Args:
+        expr: the Expression.
+        schema: the Arrow schema of the rows it runs on.
+
+    Returns:
+        The :class:`CompiledFilter`.
+
+    Examples:
+        >>> import pyarrow as pa, pyarrow.compute as pc
+        >>> from lance_duck.predicate.compiled import compile_arrow_expression
+        >>> f = compile_arrow_expression(pc.field("x") < 0.5, pa.schema([("x", pa.float64())]))
+        >>> f.apply(pa.table({"x": [0.1, 0.9, float("nan")]})).column(0).to_pylist()
+        [0.1]
+    """
+    return _arrow_filter(expr, schema)
+
+
 def _arrow_filter(expr: pc.Expression, schema: pa.Schema) -> CompiledFilter:
     """An Expression evaluated as given (Arrow's meaning), read into the bound model for the rest."""
     try:

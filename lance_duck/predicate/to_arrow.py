@@ -64,10 +64,17 @@ class _Builder:
     def _BIn(self, n: BIn) -> Any:
         v = self.visit(n.arg)
         values = n.values
+        nan = False
         if kernels.signed_zeros(n.arg.type):
             # ``-0.0 IN (0.0)`` is true (``=`` is); Arrow's hashed ``is_in`` tells the zeros apart
             v, values = kernels.unsigned_zero(v, n.arg.type), kernels.unsigned_zero(values, values.type)
+            # a NaN in the list matches every NaN (``=`` does); Arrow's hash tells their bits apart
+            is_nan = pc.is_nan(values)
+            nan = bool(pc.any(is_nan).as_py())
+            values = values.filter(pc.invert(is_nan)) if nan else values
         found = pc.is_in(v, value_set=values)
+        if nan:
+            found = pc.or_kleene(found, pc.is_nan(v))
         if n.has_null:  # x IN (.., NULL): true on a match, otherwise unknown
             found = pc.if_else(found, True, NULL_BOOL)
         return pc.if_else(pc.is_valid(v), found, NULL_BOOL)

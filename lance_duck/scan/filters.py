@@ -16,7 +16,8 @@ import pyarrow.compute as pc
 
 from .. import _state
 from ..errors import InvalidArgumentError, LanceDuckError
-from ..predicate.compiled import CompiledFilter, and_filters, compile_duckdb_expression, compile_filter
+from ..predicate.compiled import CompiledFilter, and_filters, compile_arrow_expression, compile_duckdb_expression, \
+    compile_filter
 from ..predicate.compiled import evaluate_expression as evaluate
 from ..predicate.long_filters import cached_plan, on_big_stack
 
@@ -64,6 +65,25 @@ def bind_duckdb_expression(filter: pc.Expression, schema: pa.Schema) -> Compiled
 
     def bind() -> CompiledFilter | None:
         compiled = compile_duckdb_expression(filter, _with_virtual(schema))
+        bound = None if compiled.is_empty else compiled
+        if len(str(filter)) <= SHALLOW_TEXT:
+            _BOUND_MEMO.put(key, ((filter, schema, bound), *_BOUND_MEMO.peek(key, ()))[:SHALLOW_KEPT])
+        return bound
+    return on_big_stack(bind)
+
+
+def bind_arrow_expression(filter: pc.Expression, schema: pa.Schema) -> CompiledFilter | None:
+    """Bind an Expression an engine built in Arrow's meaning (DuckDB 2's translation of the
+    predicates its pyarrow-dataset source pushes) to ``schema``, evaluated as given
+    (:func:`~lance_duck.predicate.compiled.compile_arrow_expression`); a user's Expression means
+    pylance's order instead (:func:`bind_filter`). Remembered as :func:`bind_duckdb_expression`'s."""
+    key = ("arrow", id(schema))
+    for f, sch, known in _BOUND_MEMO.peek(key, ()):
+        if sch is schema and f.equals(filter):
+            return cast("CompiledFilter | None", known)
+
+    def bind() -> CompiledFilter | None:
+        compiled = compile_arrow_expression(filter, _with_virtual(schema))
         bound = None if compiled.is_empty else compiled
         if len(str(filter)) <= SHALLOW_TEXT:
             _BOUND_MEMO.put(key, ((filter, schema, bound), *_BOUND_MEMO.peek(key, ()))[:SHALLOW_KEPT])
@@ -178,4 +198,4 @@ def _bind_or_raise(expr: pc.Expression, fields: list[pa.Field]) -> None:
 
 
 __all__ = ["ROW_ADDR", "ROW_CREATED", "ROW_ID", "ROW_UPDATED", "VIRTUAL_COLUMNS", "CompiledFilter", "and_filters",
-           "bind_duckdb_expression", "bind_filter", "evaluate", "expression_columns"]
+           "bind_arrow_expression", "bind_duckdb_expression", "bind_filter", "evaluate", "expression_columns"]

@@ -1,5 +1,6 @@
-"""Float filters DuckDB pushes into a dataset keep DuckDB's meaning: NaN equals NaN and sorts above
-every number (``f > 0.5`` holds for NaN), ``-0.0 = 0.0``, NULL matches nothing.
+"""Float filters DuckDB pushes into a dataset keep DuckDB's meaning: NaN (whatever its sign bit)
+equals NaN and sorts above every number (``f > 0.5`` holds for NaN), ``-0.0 = 0.0``, NULL matches
+nothing.
 
 DuckDB 1.x hands them over as pyarrow Expressions (``type(ds).scanner(ds, filter=...)``), DuckDB 2
 through its source protocol; either way the rows must be those of DuckDB's own storage holding the
@@ -41,6 +42,7 @@ def _values(n: int) -> tuple[np.ndarray, np.ndarray]:
     v[tail[3::23]] = -0.0
     v[tail[4::29]] = 0.0
     v[tail[6::31]] = 0.5
+    v[tail[7::37]] = -np.nan        # its sign bit set: DuckDB's NaN all the same, pylance's below -inf
     valid = np.ones(n, bool)
     valid[3::11] = False
     return v, valid
