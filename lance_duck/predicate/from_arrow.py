@@ -23,11 +23,8 @@ In :func:`from_expression` every node keeps the Arrow meaning, or becomes :class
 ``from_lance_order(expr, schema)`` reads a user's Expression in pylance's meaning instead, the one
 lance_duck's scans evaluate (pylance hands it to DataFusion): floats compare in Lance's order, IEEE
 754 totalOrder with the zeros equal (-NaN < -inf < ... < -0.0 = 0.0 < ... < +inf < +NaN, a NaN equal
-only to a NaN of the same bits; :func:`~.kernels.order_keys`), and ``is_in`` is SQL's ``IN``
-(null on a null row, so ``~x.isin([1])`` drops it). ``column op number`` stays a :class:`BCompare` (NaN-last, which indices and
-pruning read) corrected for negative NaNs (``AND NOT is_negative_nan`` for ``>`` / ``>=``, ``OR
-is_negative_nan`` for ``<`` / ``<=``); other float comparisons and ``is_in`` value sets with a NaN
-become the batch kernels ``float_order_compare`` / ``float_order_in``. Every other call stays
+only to a NaN of the same bits; :mod:`.float_order` builds those nodes), and ``is_in`` is SQL's
+``IN`` (null on a null row, so ``~x.isin([1])`` drops it). Every other call stays
 Arrow's own (a :class:`BOpaque` with its options and result type, evaluated by Arrow), a plain
 ``and`` below the top-level chain included.
 
@@ -48,6 +45,7 @@ import pyarrow.compute as pc
 
 from ..errors import InvalidArgumentError
 from . import arrow_introspect as ai
+from . import float_order
 from .expressions import FLIPPED
 from .bound import BAnd, BCall, BCast, BCompare, BIn, BIsBool, BIsNull, BLike, BLit, BNot, BOpaque, BOr, BRef, \
     BoundExpr
@@ -167,15 +165,7 @@ class _Reader:
         if isinstance(a, BLit) and isinstance(b, BRef):
             a, b, op = b, a, FLIPPED[op]
         lit = _exact_literal(b, a.type) if isinstance(a, BRef) and pa.types.is_floating(a.type) else None
-        if isinstance(a, BRef) and lit is not None:
-            value = lit.scalar.as_py()
-            if value is None or value == value:           # null or a number: NaN-last plus -NaN
-                node = BCompare(op, a, lit)
-                if value is None or op in ("==", "!="):
-                    return node
-                neg_nan = BCall("is_negative_nan", (a,), (), pa.bool_())
-                return BAnd((node, BNot(neg_nan))) if op in (">", ">=") else BOr((node, neg_nan))
-        return BCall("float_order_compare", (a, b), (op,), pa.bool_())
+        return float_order.compare(op, a, b, lit)
 
     def field(self, path: tuple[str, ...]) -> BoundExpr:
         if path[0] not in self.schema.names:
@@ -217,10 +207,7 @@ class _Reader:
             if same is not None:
                 return BIn(arg, same, has_null)
             return BIn(BCast(arg, values.type), values, has_null)
-        same = values if values.type == arg.type else None
-        if isinstance(arg, BRef) and same is not None and not pc.any(pc.is_nan(same)).as_py():
-            return BIn(arg, same, has_null)
-        return BCall("float_order_in", (arg,), (values, has_null), pa.bool_())
+        return float_order.is_in(arg, values, has_null)
 
     def _if_else(self, x: ai.XCall, args: tuple[BoundExpr, ...]) -> BoundExpr:
         if len(args) == 3:

@@ -189,3 +189,22 @@ def test_pylance_orders_negative_nan_below_minus_infinity(table):
     below = ds.to_table(columns=["f64"], filter=F("f64") < float("-inf"), use_scalar_index=False).column(0)
     assert len(below) > 0 and all(np.signbit(x) and x != x for x in below.to_pylist())
     assert lance_duck.dataset(path).count_rows(filter=F("f64") < float("-inf")) == len(below)
+
+
+SQL_LITERALS = ["0.5", "0.0", "-0.0", "'Infinity'::double", "'-Infinity'::double", "'NaN'::double", "-1"]
+SQL_FORMS = ["NOT ({c} > 0.5)", "NOT ({c} < 0.5)", "{c} BETWEEN -1 AND 1", "{c} IN (0.5, -1.0)",
+             "{c} NOT IN (0.5, -1.0)", "isnan({c})", "NOT isnan({c})", "{c} IS NULL", "{c} = {c}", "{c} <> {c}",
+             "abs({c}) < 0.6", "-{c} > 0", "{c} + 1 > 1.5", "{c} > 0.5 OR s = 's1'", "{c} < 0 AND id > 1000",
+             "{c} > 1.5 OR {c} IS NULL"]
+
+
+def _sql_cases() -> list:
+    forms = [f"{{c}} {op} {lit}" for op in ("=", "!=", "<", "<=", ">", ">=") for lit in SQL_LITERALS]
+    return [pytest.param(col, form, id=f"{form.format(c=col)}")
+            for col in ("f64", "f32", "st.x") for form in forms + SQL_FORMS]
+
+
+@pytest.mark.parametrize(("col", "form"), _sql_cases())
+def test_float_sql_filters_match_pylance(table, col, form):
+    """A SQL filter string means Lance's order too (pylance's SQL and Expressions meet in DataFusion)."""
+    _check(table, col, lambda c: form.format(c=c))
