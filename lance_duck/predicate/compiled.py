@@ -344,6 +344,33 @@ def _bind_text(text: str, schema: pa.Schema) -> BoundExpr:
         raise type(e)(f"{msg}; filter: {_short(text)}") from None
 
 
+def compile_duckdb_sql(filter: str, schema: pa.Schema) -> CompiledFilter:
+    """A SQL filter (pylance's dialect) an engine wrote for DuckDB, compiled in DuckDB's meaning of
+    floats (every NaN equal to NaN and above every number, ``-0.0 = 0.0``), where a user's SQL
+    filter means Lance's order (:func:`compile_filter`: a NaN with its sign bit set below -inf).
+
+    Args:
+        filter: the SQL filter.
+        schema: the Arrow schema of the rows it runs on.
+
+    Returns:
+        The :class:`CompiledFilter`.
+
+    Examples:
+        >>> import numpy as np, pyarrow as pa
+        >>> from lance_duck.predicate.compiled import compile_duckdb_sql
+        >>> x = pa.array(np.array([0.1, 0.9, -np.nan]))
+        >>> compile_duckdb_sql("x > 0.5", pa.schema([("x", pa.float64())])).apply(pa.table({"x": x})).num_rows
+        2
+    """
+    def run() -> CompiledFilter:
+        bound = _bind_text(filter, schema)
+        if not pa.types.is_boolean(bound.type) and bound.type != pa.null():
+            raise InvalidArgumentError(f"filter {_short(filter)} is {bound.type}, not boolean")
+        return _compiled_bound(bound, schema, filter)
+    return call_deep(run, f"filter {_short(filter)}")
+
+
 def _compile_sql(filter: str, schema: pa.Schema) -> CompiledFilter:
     """A user's SQL filter in pylance's meaning: floats in Lance's order (:mod:`.float_order`)."""
     bound = _bind_text(filter, schema)
