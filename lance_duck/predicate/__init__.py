@@ -13,13 +13,13 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import LanceDuckError
 from .binding import bind, coerce_value
 from .bound import BoundExpr, referenced_columns
 from .compiled import CompiledFilter, compile_bound, compile_expression, compile_filter
 from .expressions import Expr
 from .parser import LanceFilterDialect, parse_filter as _parse_unbound
-from .pruning import AnyOf, ColumnPredicate, ColumnStats, Conjunct, conjuncts_from_bound, \
-    conjuncts_from_expression, may_match
+from .pruning import AnyOf, ColumnPredicate, ColumnStats, Conjunct, conjuncts_from_bound, may_match
 from .to_arrow import evaluate, split, to_expression
 
 
@@ -36,9 +36,15 @@ def to_arrow(bound: BoundExpr) -> pc.Expression:
 
 
 def extract_conjuncts(filter: BoundExpr | pc.Expression, schema: pa.Schema | None = None) -> list[Conjunct]:
-    """Simple per-column conjuncts (for pruning) of a bound filter or a pyarrow Expression."""
+    """Simple per-column conjuncts (for pruning) of a bound filter or a pyarrow Expression (read
+    as a scan reads it: in pylance's meaning, :func:`compile_filter`; [] when it cannot be)."""
     if isinstance(filter, pc.Expression):
-        return conjuncts_from_expression(filter, schema)
+        if schema is None:
+            return []
+        try:
+            return list(compile_filter(filter, schema).conjuncts)
+        except LanceDuckError:
+            return []
     return conjuncts_from_bound(filter)
 
 

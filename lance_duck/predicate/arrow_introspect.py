@@ -188,3 +188,18 @@ def flag(options: Any, name: str) -> bool:
     if isinstance(value, pa.Scalar):
         value = value.as_py()
     return bool(value)
+
+
+def function_options(options: Any) -> pc.FunctionOptions | None:
+    """A decoded options struct (:attr:`XCall.options`) as the ``FunctionOptions`` it was made from
+    (Arrow reads it back from the same one-row IPC form its ``serialize`` writes); None for none."""
+    if options is None:
+        return None
+    try:
+        batch = pa.record_batch([pa.array([options], type=options.type)], names=[""])
+        sink = pa.BufferOutputStream()
+        with ipc.new_file(sink, batch.schema) as writer:
+            writer.write_batch(batch)
+        return pc.FunctionOptions.deserialize(sink.getvalue())
+    except Exception as e:  # private format: anything unexpected means "don't know"
+        raise IntrospectionError(f"cannot read function options: {e}") from None

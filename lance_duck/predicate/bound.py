@@ -110,12 +110,15 @@ class BLike(BoundExpr):
 @dataclass(frozen=True, eq=False)
 class BOpaque(BoundExpr):
     """A part of a user's pyarrow Expression this model does not read (:mod:`.from_arrow`): the
-    function's name and its arguments; nothing is inferred from it (no pruning, no index answer),
-    and the scan evaluates the user's Expression itself."""
+    function's name and its arguments; nothing is inferred from it (no pruning, no index answer).
+    ``options`` (its ``FunctionOptions``, read back) and ``type`` are set where the filter is
+    evaluated from the model (an Expression read in Lance's float order): Arrow's own function
+    is then called on its evaluated arguments."""
 
     name: str
     args: tuple[BoundExpr, ...]
     type: pa.DataType = BOOL
+    options: Any = None
 
 
 def walk(node: BoundExpr) -> Iterator[BoundExpr]:

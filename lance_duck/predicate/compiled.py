@@ -13,15 +13,16 @@ import pyarrow.compute as pc
 from ..encodings.bitmap import unpack_bits
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
 from ._deep import call_deep
+from . import float_order
 from .binding import bind
 from .bool_tree import FilterTree, tree_from_bound
-from .bound import BAnd, BOpaque, BoundExpr, BRef, referenced_columns, walk
+from .bound import BAnd, BCall, BCompare, BLit, BOpaque, BOr, BoundExpr, BRef, referenced_columns, walk
 from .expressions import conjuncts as and_operands
-from .from_arrow import Untranslatable, from_expression
+from .from_arrow import Untranslatable, from_expression, from_lance_order
 from .kernels import NotExpressible
 from .long_filters import cached_plan, on_big_stack
 from .parser import parse_filter
-from .pruning import Conjunct, conjuncts_from_bound
+from .pruning import AnyOf, ColumnPredicate, Conjunct, atom, conjuncts_from_bound
 from .to_arrow import make_residual, split, to_expression
 
 Residual = Callable[[pa.RecordBatch], pa.BooleanArray]
@@ -193,7 +194,48 @@ def compile_filter(filter: str | pc.Expression | None, schema: pa.Schema) -> Com
 
 
 def _compile_expression_filter(expr: pc.Expression, schema: pa.Schema) -> CompiledFilter:
-    """A user's Expression: evaluated as given; read into the bound model for the rest."""
+    """A user's Expression in pylance's meaning: one comparing floats or holding an ``is_in`` is read
+    in Lance's float order with SQL's ``IN`` (:func:`~.from_arrow.from_lance_order`) and compiled
+    from the bound model as a SQL filter is;
+    any other is evaluated as given (Arrow's meaning is pylance's there) and read into the bound
+    model for the rest."""
+    try:
+        lance_bound = from_lance_order(expr, schema)
+    except Untranslatable:
+        if any(pa.types.is_floating(t) for t in _leaf_types(schema)):
+            raise UnsupportedFeatureError(f"filter {_shown(expr)} cannot be read in Lance's float order "
+                                          "(pylance's meaning of a float comparison)") from None
+        return CompiledFilter(expr, None, tuple(schema.names), (), None, expr)  # read everything, still exact
+    if lance_bound is not None:
+        if not pa.types.is_boolean(lance_bound.type) and lance_bound.type != pa.null():
+            raise InvalidArgumentError(f"filter {_shown(expr)} is {lance_bound.type}, not boolean")
+        return _compiled_bound(lance_bound, schema, expr)
+    return _arrow_filter(expr, schema)
+
+
+def compile_arrow_expression(expr: pc.Expression, schema: pa.Schema) -> CompiledFilter:
+    """An Expression an engine built in Arrow's meaning (DuckDB 2's own pyarrow translation of the
+    predicates its pyarrow-dataset source pushes: none a NaN could satisfy), evaluated as given.
+
+    Args:
+        expr: the Expression.
+        schema: the Arrow schema of the rows it runs on.
+
+    Returns:
+        The :class:`CompiledFilter`.
+
+    Examples:
+        >>> import pyarrow as pa, pyarrow.compute as pc
+        >>> from lance_duck.predicate.compiled import compile_arrow_expression
+        >>> f = compile_arrow_expression(pc.field("x") < 0.5, pa.schema([("x", pa.float64())]))
+        >>> f.apply(pa.table({"x": [0.1, 0.9, float("nan")]})).column(0).to_pylist()
+        [0.1]
+    """
+    return _arrow_filter(expr, schema)
+
+
+def _arrow_filter(expr: pc.Expression, schema: pa.Schema) -> CompiledFilter:
+    """An Expression evaluated as given (Arrow's meaning), read into the bound model for the rest."""
     try:
         bound = from_expression(expr, schema)
     except Untranslatable:
@@ -230,12 +272,12 @@ def compile_duckdb_expression(expr: pc.Expression, schema: pa.Schema) -> Compile
         bound = from_expression(expr, schema, total_order=True)
     except Untranslatable:
         if not any(pa.types.is_floating(t) for t in _leaf_types(schema)):
-            return _compile_expression_filter(expr, schema)
+            return _arrow_filter(expr, schema)
         raise UnsupportedFeatureError(f"DuckDB's pushed filter {_shown(expr)} cannot be read in DuckDB's "
                                       "meaning (its floats ordered NaN last)") from None
     nodes = list(walk(bound))
     if not any(isinstance(n, BRef) and pa.types.is_floating(n.type) for n in nodes):
-        return _compile_expression_filter(expr, schema)     # no float: Arrow's meaning is DuckDB's
+        return _arrow_filter(expr, schema)     # no float: Arrow's meaning is DuckDB's
     if any(isinstance(n, BOpaque) for n in nodes):
         raise UnsupportedFeatureError(f"DuckDB's pushed filter {_shown(expr)} has a part lance_duck does "
                                       "not read in DuckDB's meaning (its floats ordered NaN last)")
@@ -259,10 +301,31 @@ def _made(expression: pc.Expression | None, residual: Residual | None, bound: Bo
     # complete: every top-level AND operand became a conjunct (in SQL, list membership,
     # evaluated on batches, becomes has_any / has_all conjuncts too)
     complete = bool(conj) and len(and_operands(bound)) == len(conj)
+    wider = tuple(w for w in map(_nan_widened, and_operands(bound)) if w is not None)
+    if wider:                           # (for pruning only: the filter is no longer their AND)
+        conj, complete = conj + wider, False
     used = referenced_columns(bound)
     columns = tuple(n for n in schema.names if n in used)
     return CompiledFilter(expression, residual, columns, conj, bound, source,
                           residual_columns, complete)
+
+
+def _nan_widened(node: BoundExpr) -> Conjunct | None:
+    """A float ``x < c OR is_negative_nan(x)`` (Lance's ``x < c``, :mod:`.float_order`) as the
+    wider ``x < c OR x > +inf`` -- ``x > +inf`` is "x is NaN" in the conjuncts' NaN-last order --
+    that zone maps and page statistics prune by (keeping units that hold a NaN); None otherwise."""
+    if not (isinstance(node, BOr) and len(node.args) == 2):
+        return None
+    cmp, neg = node.args
+    if not (isinstance(cmp, BCompare) and cmp.op in ("<", "<=") and isinstance(cmp.left, BRef)
+            and isinstance(cmp.right, BLit) and isinstance(neg, BCall) and neg.name == "is_negative_nan"
+            and len(neg.args) == 1 and isinstance(neg.args[0], BRef) and neg.args[0].path == cmp.left.path):
+        return None
+    below = atom(cmp)
+    if not isinstance(below, ColumnPredicate):
+        return None
+    nan = ColumnPredicate(below.path, ">", pa.scalar(float("inf"), cmp.left.type))
+    return AnyOf(below.path, (below, nan))
 
 
 def _short(text: str) -> str:
@@ -281,11 +344,39 @@ def _bind_text(text: str, schema: pa.Schema) -> BoundExpr:
         raise type(e)(f"{msg}; filter: {_short(text)}") from None
 
 
+def compile_duckdb_sql(filter: str, schema: pa.Schema) -> CompiledFilter:
+    """A SQL filter (pylance's dialect) an engine wrote for DuckDB, compiled in DuckDB's meaning of
+    floats (every NaN equal to NaN and above every number, ``-0.0 = 0.0``), where a user's SQL
+    filter means Lance's order (:func:`compile_filter`: a NaN with its sign bit set below -inf).
+
+    Args:
+        filter: the SQL filter.
+        schema: the Arrow schema of the rows it runs on.
+
+    Returns:
+        The :class:`CompiledFilter`.
+
+    Examples:
+        >>> import numpy as np, pyarrow as pa
+        >>> from lance_duck.predicate.compiled import compile_duckdb_sql
+        >>> x = pa.array(np.array([0.1, 0.9, -np.nan]))
+        >>> compile_duckdb_sql("x > 0.5", pa.schema([("x", pa.float64())])).apply(pa.table({"x": x})).num_rows
+        2
+    """
+    def run() -> CompiledFilter:
+        bound = _bind_text(filter, schema)
+        if not pa.types.is_boolean(bound.type) and bound.type != pa.null():
+            raise InvalidArgumentError(f"filter {_short(filter)} is {bound.type}, not boolean")
+        return _compiled_bound(bound, schema, filter)
+    return call_deep(run, f"filter {_short(filter)}")
+
+
 def _compile_sql(filter: str, schema: pa.Schema) -> CompiledFilter:
+    """A user's SQL filter in pylance's meaning: floats in Lance's order (:mod:`.float_order`)."""
     bound = _bind_text(filter, schema)
     if not pa.types.is_boolean(bound.type) and bound.type != pa.null():
         raise InvalidArgumentError(f"filter {_short(filter)} is {bound.type}, not boolean")
-    return _compiled_bound(bound, schema, filter)
+    return _compiled_bound(float_order.rewrite(bound), schema, filter)
 
 
 def compile_bound(bound: BoundExpr, schema: pa.Schema) -> CompiledFilter:
@@ -312,7 +403,7 @@ def compile_bound(bound: BoundExpr, schema: pa.Schema) -> CompiledFilter:
     return call_deep(lambda: _compiled_bound(bound, schema, None), "filter")
 
 
-def _compiled_bound(bound: BoundExpr, schema: pa.Schema, source: str | None) -> CompiledFilter:
+def _compiled_bound(bound: BoundExpr, schema: pa.Schema, source: str | pc.Expression | None) -> CompiledFilter:
     expression, rest = split(bound)
     residual = make_residual(rest)
     res_cols = frozenset(c for r in rest for c in referenced_columns(r))

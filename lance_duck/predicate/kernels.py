@@ -144,6 +144,12 @@ def call(name: str, args: list[Any], options: tuple[Any, ...]) -> Any:
         return pc.binary_length(a[0])
     if name == "is_nan":
         return pc.is_nan(a[0])
+    if name == "float_order_compare":
+        return float_order_compare(options[0], a[0], a[1])
+    if name == "float_order_in":
+        return float_order_in(a[0], options[0], options[1])
+    if name == "is_negative_nan":
+        return is_negative_nan(a[0])
     if name == "coalesce":
         return pc.coalesce(*a)
     if name == "concat":
@@ -305,3 +311,98 @@ def like_to_regex(pattern: str) -> str:
         i += 1
     out.append("$")
     return "".join(out)
+
+
+# -- Lance's float order (pylance's meaning of a pyarrow Expression) -----------------------------
+# IEEE 754 totalOrder with the zeros equal: -NaN < -inf < ... < -0.0 = 0.0 < ... < +inf < +NaN,
+# NaNs ordered by sign and payload (a NaN equals only a NaN of the same bits). No Arrow kernel
+# reads a float's bits, so these run on batches only (NotExpressible in expression mode).
+
+_INT_OF_WIDTH = {16: np.int16, 32: np.int32, 64: np.int64}
+
+
+def order_keys(values: pa.Array) -> np.ndarray:
+    """Signed integers ordered as the float ``values`` are in Lance's order (a null's key is
+    arbitrary): the bits of a negative float with their magnitude flipped, the zeros merged."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    dtype = _INT_OF_WIDTH[values.type.bit_width]
+    buf = values.buffers()[1]
+    if buf is None:
+        return np.zeros(len(values), dtype)
+    bits = np.frombuffer(buf, dtype=dtype, count=values.offset + len(values))[values.offset:]
+    neg = bits < 0
+    return np.where(neg, (bits ^ np.iinfo(dtype).max) + neg.astype(dtype), bits)
+
+
+def _float_type(*types: pa.DataType) -> pa.DataType:
+    """The float type two operands are compared in: the widest float among them."""
+    floats = [t for t in types if pa.types.is_floating(t)]
+    return max(floats, key=lambda t: t.bit_width) if floats else pa.float64()
+
+
+def _ordered(v: Any, t: pa.DataType) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(keys, valid mask, is a scalar) of an operand cast to the float type ``t``."""
+    if isinstance(v, pa.Scalar):
+        if not v.is_valid:
+            return np.zeros(1, np.int64), np.zeros(1, bool), True
+        v = pa.repeat(v, 1)
+        scalar = True
+    else:
+        scalar = False
+    if isinstance(v, pa.ChunkedArray):
+        v = v.combine_chunks()
+    if v.type != t:
+        v = pc.cast(v, t, safe=False)
+    valid = np.ones(len(v), bool) if not v.null_count else \
+        pc.is_valid(v).to_numpy(zero_copy_only=False)
+    return order_keys(v), valid, scalar
+
+
+_NP_CMP: dict[str, Callable[[Any, Any], Any]] = {
+    "==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal, ">": np.greater,
+    ">=": np.greater_equal}
+
+
+def float_order_compare(op: str, a: Any, b: Any) -> Any:
+    """``a op b`` in Lance's float order (null when either side is null)."""
+    if _is_expr(a) or _is_expr(b):
+        raise NotExpressible("float order comparison")
+    t = _float_type(a.type, b.type)
+    ka, va, sa = _ordered(a, t)
+    kb, vb, sb = _ordered(b, t)
+    got = _NP_CMP[op](ka, kb)
+    valid = va & vb
+    if sa and sb:
+        return pa.scalar(bool(got[0]) if valid[0] else None, pa.bool_())
+    return pa.array(got, pa.bool_(), mask=~valid if not valid.all() else None)
+
+
+def float_order_in(a: Any, values: pa.Array, has_null: bool) -> Any:
+    """SQL ``a IN (values)`` in Lance's float order (``values`` without nulls; ``has_null``: the
+    list had one, so a row matching nothing is null)."""
+    if _is_expr(a):
+        raise NotExpressible("float order IN")
+    t = _float_type(a.type, values.type)
+    ka, va, sa = _ordered(a, t)
+    kv, _, _ = _ordered(values, t)
+    got = np.isin(ka, kv)
+    null = ~va if not has_null else ~va | ~got
+    if sa:
+        return pa.scalar(None if null[0] else bool(got[0]), pa.bool_())
+    return pa.array(got, pa.bool_(), mask=null if null.any() else None)
+
+
+def is_negative_nan(a: Any) -> Any:
+    """A NaN with its sign bit set (Lance's float order puts it below -inf); null on null."""
+    if _is_expr(a):
+        raise NotExpressible("is_negative_nan")
+    if isinstance(a, pa.Scalar):
+        x = a.as_py()
+        return pa.scalar(None if x is None else bool(x != x and np.signbit(x)), pa.bool_())
+    if isinstance(a, pa.ChunkedArray):
+        a = a.combine_chunks()
+    if pa.types.is_float16(a.type):
+        a = a.cast(pa.float32())
+    bits = a.view(pa.int32() if pa.types.is_float32(a.type) else pa.int64())    # (zero-copy)
+    return pc.and_(pc.is_nan(a), pc.less(bits, 0))

@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 from . import kernels
 from .bound import (
-    BAnd, BCall, BCast, BCompare, BIn, BIsBool, BIsNull, BLike, BLit, BNot, BOr, BRef, BoundExpr,
+    BAnd, BCall, BCast, BCompare, BIn, BIsBool, BIsNull, BLike, BLit, BNot, BOpaque, BOr, BRef, BoundExpr,
 )
 from .bound import children
 from .expressions import conjuncts
@@ -64,10 +64,17 @@ class _Builder:
     def _BIn(self, n: BIn) -> Any:
         v = self.visit(n.arg)
         values = n.values
+        nan = False
         if kernels.signed_zeros(n.arg.type):
             # ``-0.0 IN (0.0)`` is true (``=`` is); Arrow's hashed ``is_in`` tells the zeros apart
             v, values = kernels.unsigned_zero(v, n.arg.type), kernels.unsigned_zero(values, values.type)
+            # a NaN in the list matches every NaN (``=`` does); Arrow's hash tells their bits apart
+            is_nan = pc.is_nan(values)
+            nan = bool(pc.any(is_nan).as_py())
+            values = values.filter(pc.invert(is_nan)) if nan else values
         found = pc.is_in(v, value_set=values)
+        if nan:
+            found = pc.or_kleene(found, pc.is_nan(v))
         if n.has_null:  # x IN (.., NULL): true on a match, otherwise unknown
             found = pc.if_else(found, True, NULL_BOOL)
         return pc.if_else(pc.is_valid(v), found, NULL_BOOL)
@@ -84,6 +91,14 @@ class _Builder:
 
     def _BCall(self, n: BCall) -> Any:
         return kernels.call(n.name, [self.visit(a) for a in n.args], n.options)
+
+    def _BOpaque(self, n: BOpaque) -> Any:
+        # Arrow's own function (a user's Expression read in Lance's float order, :mod:`.from_arrow`)
+        args = [self.visit(a) for a in n.args]
+        if any(isinstance(a, pc.Expression) for a in args):
+            return pc.Expression._call(n.name, [a if isinstance(a, pc.Expression) else pc.scalar(a)
+                                                for a in args], n.options)
+        return pc.call_function(n.name, args, n.options)
 
 
 def _balanced(fn: Callable[[Any, Any], Any], parts: list[Any]) -> Any:

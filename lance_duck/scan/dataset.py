@@ -332,9 +332,10 @@ class LanceDataset(PylanceReadMixin, BlobReadMixin, ScansItself, DuckDBSource, p
 
         Args:
             columns: column names (nested ``"s.a"``), or ``{alias: SQL expression}``; default all.
-            filter: a SQL string (pylance's dialect) or a ``pyarrow.compute.Expression`` (Arrow's
-                meaning: a NaN compares false; DuckDB 1.x's call, ``LanceDataset.scanner(ds, ...)``
-                looked up on the class, reads it in DuckDB's, NaN above every number).
+            filter: a SQL string (pylance's dialect) or a ``pyarrow.compute.Expression`` (pylance's
+                meaning: floats in Lance's order, -NaN < -inf < ... < +inf < NaN; DuckDB 1.x's call,
+                ``LanceDataset.scanner(ds, ...)`` looked up on the class, reads it in DuckDB's,
+                every NaN above every number).
             limit: rows to return, after the filter.
             offset: rows to skip, after the filter.
             batch_size: rows per output batch (and per read task).

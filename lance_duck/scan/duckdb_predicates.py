@@ -20,7 +20,7 @@ from ..errors import InvalidArgumentError
 from ..predicate import CompiledFilter, compile_bound
 from ..predicate.bound import BAnd, BCompare, BIn, BIsNull, BLit, BNot, BOr, BRef, BoundExpr
 from ..predicate.compiled import and_filters
-from .filters import bind_filter
+from .filters import bind_arrow_expression
 
 
 class NotPushable(Exception):
@@ -28,9 +28,11 @@ class NotPushable(Exception):
 
 
 def duckdb_filter(filters: Sequence[Any], schema: pa.Schema, to_arrow: Any, nan_may_satisfy: Any
-              ) -> pc.Expression | CompiledFilter | None:
-    """The AND of DuckDB's accepted predicates (None for none): the pyarrow Expression DuckDB's
-    pyarrow-dataset source would pass when that covers them all, else one compiled filter."""
+              ) -> CompiledFilter | None:
+    """The AND of DuckDB's accepted predicates (None for none), one compiled filter: the pyarrow
+    Expression DuckDB's pyarrow-dataset source would pass is bound in Arrow's meaning (a user's
+    Expression means pylance's float order, where a NaN with its sign bit set sorts below -inf;
+    DuckDB's NaNs are all above every number, and none of these predicates holds for a NaN)."""
     expressions: list[pc.Expression] = []
     bound: list[BoundExpr] = []
     for predicate in filters:
@@ -46,10 +48,11 @@ def duckdb_filter(filters: Sequence[Any], schema: pa.Schema, to_arrow: Any, nan_
     mask = None
     for e in expressions:
         mask = e if mask is None else mask & e
+    arrow = None if mask is None else bind_arrow_expression(mask, schema)
     if not bound:
-        return mask
+        return arrow
     compiled = compile_bound(bound[0] if len(bound) == 1 else BAnd(tuple(bound)), schema)
-    return compiled if mask is None else and_filters(compiled, bind_filter(mask, schema))
+    return and_filters(compiled, arrow)
 
 def pushed(predicate: Any, schema: pa.Schema, to_arrow: Any, nan_may_satisfy: Any) -> tuple[str, Any]:
     """("arrow", Expression) when DuckDB's pyarrow-dataset source would push ``predicate``,

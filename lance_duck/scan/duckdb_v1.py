@@ -3,9 +3,11 @@
 DuckDB before 2.0 scans any ``pyarrow.dataset.Dataset`` by looking ``scanner`` up on the dataset's
 *class* and calling ``type(ds).scanner(ds, columns=..., filter=...)``, its ``WHERE`` translated into a
 pyarrow Expression -- which still means DuckDB's semantics: ``f > 0.5`` on a float column holds for
-NaN (DuckDB orders NaN above every number, NaN equals NaN). pyarrow's kernels compare a NaN false, so
-evaluated as given the NaN rows would go missing. A user of pyarrow's API calls ``ds.scanner(...)`` on
-the *instance* and means Arrow's semantics, which lance_duck keeps for them.
+every NaN (DuckDB orders NaN, whatever its sign bit, above every number, NaN equals NaN). A user of
+pyarrow's API calls ``ds.scanner(...)`` on the *instance* and means pylance's semantics, which
+lance_duck keeps for them: Lance's float order (IEEE 754 totalOrder with the zeros equal), where a
+NaN with its sign bit set -- what x86 makes of ``0.0 / 0.0`` -- sorts below -inf and fails
+``f > 0.5``, and NaNs equal only NaNs of the same bits (:func:`~lance_duck.predicate.from_arrow.from_lance_order`).
 
 So with DuckDB 1.x (no Arrow-source protocol, :data:`~.duckdb_source.HAS_PROTOCOL` false) ``scanner``
 on :class:`~.dataset.LanceDataset` and every subclass is a :class:`ClassLookupScanner`: looked up on an

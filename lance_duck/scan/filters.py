@@ -16,7 +16,8 @@ import pyarrow.compute as pc
 
 from .. import _state
 from ..errors import InvalidArgumentError, LanceDuckError
-from ..predicate.compiled import CompiledFilter, and_filters, compile_duckdb_expression, compile_filter
+from ..predicate.compiled import CompiledFilter, and_filters, compile_arrow_expression, compile_duckdb_expression, \
+    compile_filter
 from ..predicate.compiled import evaluate_expression as evaluate
 from ..predicate.long_filters import cached_plan, on_big_stack
 
@@ -71,6 +72,25 @@ def bind_duckdb_expression(filter: pc.Expression, schema: pa.Schema) -> Compiled
     return on_big_stack(bind)
 
 
+def bind_arrow_expression(filter: pc.Expression, schema: pa.Schema) -> CompiledFilter | None:
+    """Bind an Expression an engine built in Arrow's meaning (DuckDB 2's translation of the
+    predicates its pyarrow-dataset source pushes) to ``schema``, evaluated as given
+    (:func:`~lance_duck.predicate.compiled.compile_arrow_expression`); a user's Expression means
+    pylance's order instead (:func:`bind_filter`). Remembered as :func:`bind_duckdb_expression`'s."""
+    key = ("arrow", id(schema))
+    for f, sch, known in _BOUND_MEMO.peek(key, ()):
+        if sch is schema and f.equals(filter):
+            return cast("CompiledFilter | None", known)
+
+    def bind() -> CompiledFilter | None:
+        compiled = compile_arrow_expression(filter, _with_virtual(schema))
+        bound = None if compiled.is_empty else compiled
+        if len(str(filter)) <= SHALLOW_TEXT:
+            _BOUND_MEMO.put(key, ((filter, schema, bound), *_BOUND_MEMO.peek(key, ()))[:SHALLOW_KEPT])
+        return bound
+    return on_big_stack(bind)
+
+
 #: An Expression printing to at most this many characters is at most a quarter as deep (every
 #: level prints an operator or a name and parentheses): comparing one with ``equals``, which
 #: recurses only as deep as the shallower of the two, is safe on any thread
@@ -98,7 +118,7 @@ def _bind_expression(filter: pc.Expression, schema: pa.Schema) -> CompiledFilter
             cached_plan(bound.expression)
         except LanceDuckError:      # too long to evaluate: said when it is evaluated, as before
             pass
-    if len(text) <= SHALLOW_TEXT:
+    if len(text) <= SHALLOW_TEXT and _nan_free(text):
         key = ("shallow", id(schema))
         kept = _BOUND_MEMO.peek(key, ())
         if not any(sch is schema and f.equals(filter) for f, sch, _ in kept):
@@ -106,8 +126,16 @@ def _bind_expression(filter: pc.Expression, schema: pa.Schema) -> CompiledFilter
     return bound
 
 
+def _nan_free(text: str) -> bool:
+    """An Expression printing as ``text`` holds no NaN literal: ``equals`` takes every NaN literal
+    for any other (``x == nan`` and ``x == -nan`` differ in Lance's float order)."""
+    return "nan" not in text.lower()
+
+
 def _memo_bind(filter: Any, schema: pa.Schema, text: str | None = None) -> CompiledFilter | None:
     key = (id(schema), filter if isinstance(filter, str) else text if text is not None else str(filter))
+    if isinstance(filter, pc.Expression) and not _nan_free(str(key[1])):
+        return _bind(filter, schema)
     seen = _BOUND_MEMO.get(key, ())
     for f, sch, bound in seen:
         if sch is schema and (f == filter if isinstance(filter, str) else
@@ -170,4 +198,4 @@ def _bind_or_raise(expr: pc.Expression, fields: list[pa.Field]) -> None:
 
 
 __all__ = ["ROW_ADDR", "ROW_CREATED", "ROW_ID", "ROW_UPDATED", "VIRTUAL_COLUMNS", "CompiledFilter", "and_filters",
-           "bind_duckdb_expression", "bind_filter", "evaluate", "expression_columns"]
+           "bind_arrow_expression", "bind_duckdb_expression", "bind_filter", "evaluate", "expression_columns"]

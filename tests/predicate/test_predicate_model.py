@@ -70,7 +70,15 @@ def test_compile_expression_gives_a_value_expression():
 
 
 def test_pyarrow_expression_passes_through_unchanged():
-    e = (pc.field("s", "a") > 1) & pc.field("name").isin(["c", "d"])
+    """No float comparison and no ``is_in`` (where pylance's meaning is not Arrow's): as given."""
+    e = (pc.field("s", "a") > 1) & ((pc.field("name") == "c") | (pc.field("name") == "d"))
     cf = compile_filter(e, SCHEMA)
     assert cf.expression is e and cf.residual is None and set(cf.columns) == {"s", "name"}
+    assert cf.apply(BATCH)["id"].to_pylist() == [3, None]
+
+
+def test_pyarrow_is_in_is_read_as_sql_in():
+    e = (pc.field("s", "a") > 1) & pc.field("name").isin(["c", "d"])
+    cf = compile_filter(e, SCHEMA)
+    assert cf.residual is None and set(cf.columns) == {"s", "name"} and cf.conjuncts_complete
     assert cf.apply(BATCH)["id"].to_pylist() == [3, None]

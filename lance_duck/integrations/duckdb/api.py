@@ -42,6 +42,7 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 
 from ...errors import InvalidArgumentError
+from ...predicate.compiled import compile_duckdb_sql
 from ...scan.dataset import LanceDataset
 from ...scan.duckdb_source import read_to_the_end
 from ...scan.params import AsOf, StorageOptions, Version
@@ -228,8 +229,8 @@ def _view(name: str, base: LanceDataset, terms: list[Term]) -> LanceDataset:
         return kept[1]
     flt = arrow_filter(base.schema, terms)
     ds = base if flt is None else base.filter(flt)
-    cmp = comparison_filter(ds.schema, terms)
-    ds = watched(ds if cmp is None else ds.filter(cmp))
+    cmp = comparison_filter(ds.schema, terms)     # DuckDB's meaning: every NaN above every number
+    ds = watched(ds if cmp is None else ds.filter(compile_duckdb_sql(cmp, ds.schema)))
     cache.views.put(name, (base, ds))
     return ds
 

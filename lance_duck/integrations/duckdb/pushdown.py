@@ -23,8 +23,9 @@ literal runs every match holds).
 DuckDB pushes no comparison on a ``DOUBLE`` column either (``amount > 230``, ``amount > 230.0``:
 nothing reaches the scan), so a top-level conjunct ``col op number`` (``>``, ``>=``, ``<``, ``<=``,
 ``=``) on a ``float64`` column goes to the view too, as a SQL filter (:func:`comparison_filter`)
-that a ZONEMAP or BTREE answers. NaN is the greatest value for DuckDB and for lance_duck's SQL
-alike (``NaN > 230`` holds in both). DuckDB reads an exponent literal as a correctly rounded
+that a ZONEMAP or BTREE answers, compiled in DuckDB's meaning (``NaN > 230`` holds for every NaN:
+``predicate.compiled.compile_duckdb_sql``; a user's SQL filter puts a NaN with its sign bit set
+below -inf, as pylance does). DuckDB reads an exponent literal as a correctly rounded
 DOUBLE, and an integer or decimal of at most 15 digits as ``digits / 10^scale`` (two exact
 doubles, one correctly rounded division): Python's ``float`` of the text is the same value, so
 the view compares with it as written. A longer literal may come out an ulp off: its bound is

@@ -22,6 +22,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from ...errors import InvalidArgumentError
+from ...predicate.compiled import compile_duckdb_sql
 from .count import count_filter
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ class VectorSearchCall:
                                        f"{cond.sql('duckdb')} (quoted identifiers); use prefilter => false")
         for col in cond.find_all(exp.Column):
             col.set("table", None)
-        return cond.sql("duckdb")
+        return compile_duckdb_sql(cond.sql("duckdb"), schema)     # floats in DuckDB's meaning
 
 
 def _widen(t: pa.DataType) -> pa.DataType:
