@@ -36,7 +36,7 @@ if [ $# -eq 0 ]; then
   for py in "$PY_OLDEST" "$PY_NEWEST"; do
     ver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
     ensure_venv ".venv-py$ver" "$py" '.[test-core]'
-    echo "== Python $ver: tests/table tests/scan tests/sql tests/predicate"
-    ".venv-py$ver/bin/python" -m pytest -n 2 --dist loadfile -q -p no:cacheprovider tests/table tests/scan tests/sql tests/predicate
+    echo "== Python $ver: tests/table tests/scan tests/sql tests/predicate tests/index"
+    ".venv-py$ver/bin/python" -m pytest -n 2 --dist loadfile -q -p no:cacheprovider tests/table tests/scan tests/sql tests/predicate tests/index
   done
 fi

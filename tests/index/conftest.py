@@ -87,10 +87,13 @@ def ngram_text_table(tmp_path_factory) -> str:
 
 
 def arrow_oracle(path: str):
-    """A DuckDB connection over the Arrow table pylance reads from ``path`` (registered as ``t``)."""
+    """A DuckDB connection over the Arrow table pylance reads from ``path``, copied into DuckDB's own
+    storage as ``t`` (DuckDB 1.x pushes float comparisons into Arrow with Arrow's NaN meaning)."""
     import duckdb
     con = duckdb.connect()
-    con.register("t", lance.dataset(path).to_table())
+    con.register("pylance_rows", lance.dataset(path).to_table())
+    con.execute("CREATE TABLE t AS SELECT * FROM pylance_rows")
+    con.unregister("pylance_rows")
     return con
 
 
