@@ -1,8 +1,10 @@
 """Spark's pushed filters (``pyspark.sql.datasource.Filter``) in lance_duck's filter model.
 
-Each filter becomes a bound tree (:mod:`lance_duck.predicate.bound`) that keeps the meaning the
-source has always pushed (Arrow's: a NaN compares false, ``IN`` is false on a null), compiled once
-with the others by :func:`spark_filters` and carried to the scan, its indices and its counts.
+Each filter becomes a bound tree (:mod:`lance_duck.predicate.bound`) in Spark's meaning, compiled
+once with the others by :func:`spark_filters` and carried to the scan, its indices and its counts.
+Spark does not evaluate a pushed filter again, so the rows must be the ones Spark would keep: floats
+compare in Spark's order (every NaN equal to every NaN and above every number, -0.0 = 0.0: the
+bound model's :class:`~lance_duck.predicate.bound.BCompare`), and ``IN`` is false on a null.
 """
 from __future__ import annotations
 
@@ -14,8 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...predicate import CompiledFilter, compile_bound
-from ...predicate.bound import BAnd, BCall, BIn, BIsBool, BIsNull, BLit, BNot, BRef, BoundExpr
-from ...predicate.from_arrow import arrow_compare
+from ...predicate.bound import BAnd, BCall, BCompare, BIn, BIsBool, BIsNull, BLit, BNot, BRef, BoundExpr
 from ...predicate.to_arrow import to_expression
 
 
@@ -44,10 +45,10 @@ def spark_filter_to_bound(f: Any, schema: pa.Schema) -> BoundExpr:
     if isinstance(f, sds.EqualNullSafe):
         if f.value is None:
             return BIsNull(ref)
-        return BAnd((BNot(BIsNull(ref)), arrow_compare("==", ref, _lit(f, f.value, t))))
+        return BAnd((BNot(BIsNull(ref)), BCompare("==", ref, _lit(f, f.value, t))))
     if kind in _COMPARISONS and isinstance(f, (sds.EqualTo, sds.GreaterThan, sds.GreaterThanOrEqual,
                                                sds.LessThan, sds.LessThanOrEqual)):
-        return arrow_compare(_COMPARISONS[kind], ref, _lit(f, f.value, t))
+        return BCompare(_COMPARISONS[kind], ref, _lit(f, f.value, t))    # NaN above every number
     if isinstance(f, sds.In):
         if any(v is None for v in f.value):
             raise NotPushable(f)  # IN with NULL has three-valued semantics: let Spark do it
