@@ -78,18 +78,19 @@ def test_plan_asks_a_growing_cap_after_each_task_is_taken():
 
 
 def _task_rows(run) -> list[int]:
-    seen: list[int] = []
+    """Rows of each task the scan ran, in the scan's order (tasks run on several threads)."""
+    seen: list[tuple[int, int]] = []
     original = execution.ScanContext.run
 
     def spy(self, task):
-        seen.append(len(task.rows))
+        seen.append((task.seq, len(task.rows)))
         return original(self, task)
     execution.ScanContext.run = spy
     try:
         run()
     finally:
         execution.ScanContext.run = original
-    return seen
+    return [rows for _, rows in sorted(seen)]
 
 
 @pytest.mark.skipif(not HAS_PROTOCOL, reason="streams are DuckDB 2's Arrow-source protocol")
