@@ -158,7 +158,7 @@ def _varbin(v: VarBin, t: pa.DataType) -> pa.Array:
         raise CorruptFileError(f"{t} offsets are not increasing within their {v.data.size} bytes")
     if not large:
         if offs.size and int(offs[-1]) > 2**31 - 1:
-            raise UnsupportedFeatureError(f"{t} column with more than 2 GiB of data in one page")
+            raise UnsupportedFeatureError(f"{t} column: {int(offs[-1])} bytes of values in one read, more than 2 GiB")
         offs = offs.astype(np.int32, copy=False)
     else:
         offs = offs.astype(np.int64, copy=False)
