@@ -9,6 +9,7 @@ re-check what it pushed.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, cast
 
 import pyarrow as pa
@@ -58,18 +59,7 @@ def bind_duckdb_expression(filter: pc.Expression, schema: pa.Schema) -> Compiled
     Bound on the big-stack worker thread (DuckDB pushes long chains); a shallow one is remembered
     apart from :func:`bind_filter`'s bindings (one Expression, two meanings) and found again on the
     calling thread."""
-    key = ("duckdb", id(schema))
-    for f, sch, known in _BOUND_MEMO.peek(key, ()):
-        if sch is schema and f.equals(filter):
-            return cast("CompiledFilter | None", known)
-
-    def bind() -> CompiledFilter | None:
-        compiled = compile_duckdb_expression(filter, _with_virtual(schema))
-        bound = None if compiled.is_empty else compiled
-        if len(str(filter)) <= SHALLOW_TEXT:
-            _BOUND_MEMO.put(key, ((filter, schema, bound), *_BOUND_MEMO.peek(key, ()))[:SHALLOW_KEPT])
-        return bound
-    return on_big_stack(bind)
+    return _bind_engine_expression("duckdb", compile_duckdb_expression, filter, schema)
 
 
 def bind_arrow_expression(filter: pc.Expression, schema: pa.Schema) -> CompiledFilter | None:
@@ -77,13 +67,21 @@ def bind_arrow_expression(filter: pc.Expression, schema: pa.Schema) -> CompiledF
     predicates its pyarrow-dataset source pushes) to ``schema``, evaluated as given
     (:func:`~lance_duck.predicate.compiled.compile_arrow_expression`); a user's Expression means
     pylance's order instead (:func:`bind_filter`). Remembered as :func:`bind_duckdb_expression`'s."""
-    key = ("arrow", id(schema))
+    return _bind_engine_expression("arrow", compile_arrow_expression, filter, schema)
+
+
+def _bind_engine_expression(meaning: str, compile_fn: Callable[[pc.Expression, pa.Schema], CompiledFilter],
+                            filter: pc.Expression, schema: pa.Schema) -> CompiledFilter | None:
+    """``compile_fn(filter)`` over ``schema`` and its virtual columns, bound on the big-stack worker;
+    a shallow Expression's binding is remembered under ``(meaning, schema)`` and found again on the
+    calling thread (``equals`` recurses no deeper than the shallower Expression)."""
+    key = (meaning, id(schema))
     for f, sch, known in _BOUND_MEMO.peek(key, ()):
         if sch is schema and f.equals(filter):
             return cast("CompiledFilter | None", known)
 
     def bind() -> CompiledFilter | None:
-        compiled = compile_arrow_expression(filter, _with_virtual(schema))
+        compiled = compile_fn(filter, _with_virtual(schema))
         bound = None if compiled.is_empty else compiled
         if len(str(filter)) <= SHALLOW_TEXT:
             _BOUND_MEMO.put(key, ((filter, schema, bound), *_BOUND_MEMO.peek(key, ()))[:SHALLOW_KEPT])
