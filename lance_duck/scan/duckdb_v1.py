@@ -34,7 +34,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import UnsupportedFeatureError
-from ..predicate import arrow_introspect as ai
 from .duckdb_source import HAS_PROTOCOL
 
 #: ``scanner`` on a dataset class reads a class-level lookup as DuckDB 1.x's call
@@ -82,11 +81,12 @@ def refuse_lossy(filter: pc.Expression, schema: pa.Schema) -> None:
     """Raise :class:`~lance_duck.errors.UnsupportedFeatureError` when DuckDB 1.x's pushed ``filter``
     holds a form whose meaning its translation lost (see the module notes); an Expression that
     cannot be read is left to the binder."""
+    from ..predicate import arrow_introspect as ai     # loaded by the first pushed filter
     try:
         tree = ai.decode(filter)
     except ai.IntrospectionError:
         return
-    stack: list[ai.XNode] = [tree]
+    stack: list[Any] = [tree]
     while stack:
         node = stack.pop()
         if isinstance(node, ai.XLiteral) and node.scalar.type == pa.bool_() and node.scalar.as_py() is True:
@@ -95,10 +95,12 @@ def refuse_lossy(filter: pc.Expression, schema: pa.Schema) -> None:
             continue
         stack.extend(node.args)
         for arg in node.args:
-            t = _field_type(schema, arg.path) if isinstance(arg, ai.XField) else None
+            if not isinstance(arg, ai.XField):
+                continue
+            t = _field_type(schema, arg.path)
             if t is None or not pa.types.is_timestamp(t):
                 continue
-            name = ".".join(arg.path)       # type: ignore[union-attr]
+            name = ".".join(arg.path)
             if t.tz is not None and t.unit != "us":
                 raise UnsupportedFeatureError(f"a filter on {name} ({t}) in {str(filter):.120}: {_WHY}")
             values = ai.option(node.options, "value_set") if node.name == "is_in" else None
