@@ -65,6 +65,7 @@ class ClassLookupScanner:
         return types.MethodType(self.func, obj)
 
 
+_CONNECTIVES = frozenset({"and", "and_kleene", "or", "or_kleene", "invert"})
 _WHY = "DuckDB 1.x cannot push it exactly and would not filter the rows again; DuckDB 2 can, or cast the column"
 
 
@@ -86,14 +87,15 @@ def refuse_lossy(filter: pc.Expression, schema: pa.Schema) -> None:
         tree = ai.decode(filter)
     except ai.IntrospectionError:
         return
-    stack: list[Any] = [tree]
+    stack: list[tuple[Any, bool]] = [(tree, True)]      # (node, whether it stands as a condition)
     while stack:
-        node = stack.pop()
-        if isinstance(node, ai.XLiteral) and node.scalar.type == pa.bool_() and node.scalar.as_py() is True:
+        node, condition = stack.pop()
+        if condition and isinstance(node, ai.XLiteral) and node.scalar.type == pa.bool_() \
+                and node.scalar.as_py() is True:
             raise UnsupportedFeatureError(f"a comparison with NaN (x <= NaN) in {str(filter):.120}: {_WHY}")
         if not isinstance(node, ai.XCall):
             continue
-        stack.extend(node.args)
+        stack.extend((a, node.name in _CONNECTIVES) for a in node.args)
         for arg in node.args:
             if not isinstance(arg, ai.XField):
                 continue

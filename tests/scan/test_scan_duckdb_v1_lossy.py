@@ -20,6 +20,7 @@ from lance_duck.scan.duckdb_source import HAS_PROTOCOL
 
 TABLE = pa.table({
     "id": pa.array(range(6), pa.int64()),
+    "b": pa.array([True, False, None, True, False, True]),
     "f32": pa.array([1.0, None, float("nan"), -1.0, None, 0.5], pa.float32()),
     "f64": pa.array([1.0, None, float("nan"), -1.0, None, 0.5], pa.float64()),
     "ts_ns": pa.array([-998, 1000, 0, 1, None, 2000], pa.timestamp("ns")),
@@ -40,7 +41,7 @@ LOSSY = [
     ("ts_tzns <> TIMESTAMPTZ '1970-01-01 00:00:00.000001+00'", "ts_tzns"),
 ]
 # pushed by DuckDB 1.x with their meaning kept: answered
-KEPT = ["f32 < 'NaN'::FLOAT", "f64 >= 'NaN'::DOUBLE", "f64 <> 'NaN'::DOUBLE",
+KEPT = ["f32 < 'NaN'::FLOAT", "b = true", "b <> true AND id > 0", "f64 >= 'NaN'::DOUBLE", "f64 <> 'NaN'::DOUBLE",
         "ts_ns = TIMESTAMP_NS '1969-12-31 23:59:59.999999002'", "ts_ns IN (TIMESTAMP_NS '1970-01-01 00:00:00.000001')",
         "ts_tzus = TIMESTAMPTZ '1970-01-01 00:00:00.000001+00'",
         "ts_tzus IN (TIMESTAMPTZ '1970-01-01 00:00:00.000001+00', TIMESTAMPTZ '1969-12-31 23:59:59.999999+00')"]
