@@ -8,7 +8,7 @@ version and an older one.
 
 Oracle: pylance over the same table. A filter pylance refuses is skipped; lance_duck may refuse one
 pylance takes only with its own clear error (the ``LanceDuckError`` family), counted and bounded.
-Set ``LANCE_DUCK_FUZZ_CASES`` for more cases per seed (default 60).
+Set ``LANCE_DUCK_FUZZ_CASES`` (cases per seed, default 60) and ``LANCE_DUCK_FUZZ_SEEDS`` (default 0,1,2) to search further.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from lance_duck.errors import LanceDuckError
 from ..sql.pushdown_fuzz import lance_predicate, write_table
 
 CASES = int(os.environ.get("LANCE_DUCK_FUZZ_CASES", "60"))
-SEEDS = [0, 1, 2]
+SEEDS = [int(s) for s in os.environ.get("LANCE_DUCK_FUZZ_SEEDS", "0,1,2").split(",")]
 
 
 @pytest.fixture(scope="module", params=["plain", "indexed", "older"])

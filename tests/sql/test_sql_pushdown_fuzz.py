@@ -10,7 +10,7 @@ Oracle: DuckDB over the same rows (pylance's read of that version) copied into D
 (an Arrow table registered in DuckDB 1.x would have float filters pushed into it with Arrow's NaN
 meaning). A refusal is allowed only where DuckDB 1.x's own translation loses the predicate
 (``scan/duckdb_v1.refuse_lossy``, and DuckDB 1.x's own overflow on a uint64 ``IN``). Set
-``LANCE_DUCK_FUZZ_CASES`` for more cases per seed (default 60).
+``LANCE_DUCK_FUZZ_CASES`` (cases per seed, default 60) and ``LANCE_DUCK_FUZZ_SEEDS`` (default 0,1,2) to search further.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from lance_duck.scan.duckdb_source import HAS_PROTOCOL
 from .pushdown_fuzz import duck_predicate, write_table
 
 CASES = int(os.environ.get("LANCE_DUCK_FUZZ_CASES", "60"))
-SEEDS = [0, 1, 2]
+SEEDS = [int(s) for s in os.environ.get("LANCE_DUCK_FUZZ_SEEDS", "0,1,2").split(",")]
 #: DuckDB 1.x: refusals of what its own translation loses, and its own error on a uint64 IN
 ALLOWED_UNDER_1X = ("DuckDB 1.x cannot push it exactly", "Python int too large to convert to C long")
 
