@@ -187,10 +187,12 @@ class _Binder:
                                                 arg.type))
                 continue
             scalars.append(self._coerce_lit(v, arg.type, e, e.arg))
-        # A value that the column's type cannot hold exactly can never match: drop it.
-        kept = [s for s in (_exactly_as(s, arg.type) for s in scalars) if s is not None]
+        # A value that the column's type cannot hold exactly can never match: drop it. A dictionary
+        # column's values are of its value type (Arrow's is_in takes them, not a dictionary set).
+        t = arg.type.value_type if pa.types.is_dictionary(arg.type) else arg.type
+        kept = [s for s in (_exactly_as(s, t) for s in scalars) if s is not None]
         try:
-            values = pa.array([s.as_py() for s in kept], type=arg.type)
+            values = pa.array([s.as_py() for s in kept], type=t)
         except (pa.ArrowException, TypeError, ValueError):
             raise InvalidArgumentError(f"IN list values do not fit {_show(e.arg)} ({arg.type}): {_show(e)}") from None
         return BIn(arg, values, has_null)
