@@ -20,7 +20,7 @@ from . import kernels
 from .bound import (
     BAnd, BCall, BCast, BCompare, BIn, BIsBool, BIsNull, BLike, BLit, BNot, BOr, BRef, BoundExpr,
 )
-from .expressions import And, Call, Cast, Compare, Expr, In, IsBool, IsNull, Like, Lit, Not, Or, Ref
+from .expressions import And, Call, Cast, Compare, Expr, In, IsBool, IsNull, Like, Lit, Not, Or, Ref, parse_datetime
 
 #: Virtual columns the scanner can provide on request.
 SPECIAL_COLUMNS = {"_rowid": pa.uint64(), "_rowaddr": pa.uint64(), "_rowoffset": pa.uint64()}
@@ -492,7 +492,7 @@ def coerce_value(value: Any, target: pa.DataType) -> pa.Scalar:
         return pa.scalar(value, target)
     if pa.types.is_timestamp(target):
         if isinstance(value, str):
-            value = _dt.datetime.fromisoformat(value.strip())
+            value = parse_datetime(value)
         if isinstance(value, _dt.datetime):
             value = _to_zone(value, None, target.tz)
         return pa.scalar(value, target)
