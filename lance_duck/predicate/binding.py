@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import pyarrow as pa
 
@@ -20,15 +20,19 @@ from . import kernels
 from .bound import (
     BAnd, BCall, BCast, BCompare, BIn, BIsBool, BIsNull, BLike, BLit, BNot, BOr, BRef, BoundExpr,
 )
-from .expressions import And, Call, Cast, Compare, Expr, In, IsBool, IsNull, Like, Lit, Not, Or, Ref
+from .expressions import And, Call, Cast, Compare, Expr, In, IsBool, IsNull, Like, Lit, Not, Or, Ref, parse_datetime
 
 #: Virtual columns the scanner can provide on request.
 SPECIAL_COLUMNS = {"_rowid": pa.uint64(), "_rowaddr": pa.uint64(), "_rowoffset": pa.uint64()}
 
 
-def bind(expr: Expr, schema: pa.Schema) -> BoundExpr:
-    """Resolve ``expr`` against ``schema``; raises :class:`InvalidArgumentError` on bad input."""
-    return _Binder(schema).bind(expr)
+def bind(expr: Expr, schema: pa.Schema, exact_time: bool = False) -> BoundExpr:
+    """Resolve ``expr`` against ``schema``; raises :class:`InvalidArgumentError` on bad input.
+
+    A ``TIMESTAMP`` literal finer than the timestamp column it is compared with is cut toward zero
+    to the column's unit, as pylance does (its cast; ``ts_s = TIMESTAMP '... 00:00:00.5'`` matches
+    ``00:00:00``); ``exact_time`` compares the exact instants instead (DuckDB's meaning)."""
+    return _Binder(schema, exact_time).bind(expr)
 
 
 def _field_id(f: pa.Field) -> int | None:
@@ -78,8 +82,9 @@ def _probe(node: BoundExpr) -> Any:
 
 
 class _Binder:
-    def __init__(self, schema: pa.Schema):
+    def __init__(self, schema: pa.Schema, exact_time: bool = False):
         self.schema = schema
+        self.exact_time = exact_time
         self.refs: dict[tuple[str, ...], BRef] = {}
 
     def bind(self, e: Expr) -> BoundExpr:
@@ -172,11 +177,22 @@ class _Binder:
     def _In(self, e: In) -> BoundExpr:
         arg = self.bind(e.arg)
         has_null = any(v.value is None for v in e.values)
-        scalars = [self._coerce_lit(v, arg.type, e, e.arg) for v in e.values if v.value is not None]
-        # A value that the column's type cannot hold exactly can never match: drop it.
-        kept = [s for s in (_exactly_as(s, arg.type) for s in scalars) if s is not None]
+        scalars = []
+        for v in e.values:
+            if v.value is None:
+                continue
+            if _finer_than_column(v, arg.type):   # exactly: never equal; pylance: its cast, toward zero
+                if not self.exact_time:
+                    scalars.append(coerce_value(_cut_toward_zero(v.value, cast(pa.TimestampType, arg.type).unit),
+                                                arg.type))
+                continue
+            scalars.append(self._coerce_lit(v, arg.type, e, e.arg))
+        # A value that the column's type cannot hold exactly can never match: drop it. A dictionary
+        # column's values are of its value type (Arrow's is_in takes them, not a dictionary set).
+        t = arg.type.value_type if pa.types.is_dictionary(arg.type) else arg.type
+        kept = [s for s in (_exactly_as(s, t) for s in scalars) if s is not None]
         try:
-            values = pa.array([s.as_py() for s in kept], type=arg.type)
+            values = pa.array([s.as_py() for s in kept], type=t)
         except (pa.ArrowException, TypeError, ValueError):
             raise InvalidArgumentError(f"IN list values do not fit {_show(e.arg)} ({arg.type}): {_show(e)}") from None
         return BIn(arg, values, has_null)
@@ -284,8 +300,11 @@ class _Binder:
                     value = _to_zone(_dt.datetime.combine(value, _dt.time()), None, ot.tz)
             unit = ot.unit
             if pa.types.is_timestamp(lt) and _finer(lt.unit, ot.unit) and not _exact_in(value, ot.unit):
-                unit = lt.unit
-                new_other = BCast(other, pa.timestamp(unit, ot.tz))
+                if self.exact_time:
+                    unit = lt.unit
+                    new_other = BCast(other, pa.timestamp(unit, ot.tz))
+                else:
+                    value = _to_zone(_cut_toward_zero(lit.scalar.as_py(), ot.unit), lt.tz, ot.tz)
             new_lit = BLit(pa.scalar(value, pa.timestamp(unit, ot.tz)))
         elif pa.types.is_date(ot) and pa.types.is_timestamp(lt):
             new_other = BCast(other, pa.timestamp(lt.unit, lt.tz))
@@ -385,6 +404,22 @@ def _finer(a: str, b: str) -> bool:
     return _UNITS.index(a) > _UNITS.index(b)
 
 
+def _finer_than_column(lit: Lit, t: pa.DataType) -> bool:
+    """A datetime literal off the grid of the seconds / milliseconds timestamp column type ``t``."""
+    return pa.types.is_timestamp(t) and isinstance(lit.value, _dt.datetime) and not _exact_in(
+        _to_zone(lit.value, None, t.tz), t.unit)
+
+
+def _cut_toward_zero(value: _dt.datetime, unit: str) -> _dt.datetime:
+    """``value`` cut toward zero to whole seconds / milliseconds on its own clock (a naive literal's
+    wall clock, before it is read in a column's zone), as pylance's cast does."""
+    epoch = _dt.datetime(1970, 1, 1)
+    micros = (value.replace(tzinfo=None) - epoch) // _dt.timedelta(microseconds=1)
+    per = 1_000_000 if unit == "s" else 1_000
+    cut = abs(micros) // per * per * (1 if micros >= 0 else -1)
+    return (epoch + _dt.timedelta(microseconds=cut)).replace(tzinfo=value.tzinfo)
+
+
 def _exact_in(value: Any, unit: str) -> bool:
     if value is None or not isinstance(value, _dt.datetime):
         return True
@@ -457,7 +492,7 @@ def coerce_value(value: Any, target: pa.DataType) -> pa.Scalar:
         return pa.scalar(value, target)
     if pa.types.is_timestamp(target):
         if isinstance(value, str):
-            value = _dt.datetime.fromisoformat(value.strip())
+            value = parse_datetime(value)
         if isinstance(value, _dt.datetime):
             value = _to_zone(value, None, target.tz)
         return pa.scalar(value, target)

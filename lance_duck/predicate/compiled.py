@@ -332,11 +332,11 @@ def _short(text: str) -> str:
     return repr(text) if len(text) <= 200 else repr(text[:200]) + "..."
 
 
-def _bind_text(text: str, schema: pa.Schema) -> BoundExpr:
-    """Parse and bind; bind errors quote the user's filter."""
+def _bind_text(text: str, schema: pa.Schema, exact_time: bool = False) -> BoundExpr:
+    """Parse and bind (``exact_time``: see :func:`~.binding.bind`); bind errors quote the user's filter."""
     unbound = parse_filter(text)
     try:
-        return bind(unbound, schema)
+        return bind(unbound, schema, exact_time)
     except InvalidArgumentError as e:
         msg = str(e)
         if repr(text) in msg:
@@ -364,7 +364,7 @@ def compile_duckdb_sql(filter: str, schema: pa.Schema) -> CompiledFilter:
         2
     """
     def run() -> CompiledFilter:
-        bound = _bind_text(filter, schema)
+        bound = _bind_text(filter, schema, exact_time=True)
         if not pa.types.is_boolean(bound.type) and bound.type != pa.null():
             raise InvalidArgumentError(f"filter {_short(filter)} is {bound.type}, not boolean")
         return _compiled_bound(bound, schema, filter)

@@ -7,6 +7,8 @@ tree into the bound model of :mod:`.bound`, where every node knows its Arrow typ
 """
 from __future__ import annotations
 
+import datetime as _dt
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,3 +110,16 @@ def conjuncts(expr: Any) -> list[Any]:
             out.extend(conjuncts(a))
         return out
     return [expr]
+
+
+_FRACTION = re.compile(r"(\d{2}:\d{2}:\d{2})\.(\d+)")
+
+
+def parse_datetime(text: str) -> _dt.datetime:
+    """A timestamp literal's text as a datetime, on every Python: a fraction of any length (``.5``,
+    ``.0000015``: cut to microseconds) and a ``Z`` zone, which ``fromisoformat`` takes only from 3.11."""
+    text = _FRACTION.sub(lambda m: f"{m.group(1)}.{(m.group(2) + '00000')[:6]}", text.strip(), count=1)
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    return _dt.datetime.fromisoformat(text)
+

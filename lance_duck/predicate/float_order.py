@@ -3,7 +3,8 @@ given as a SQL string or as a pyarrow Expression (pylance hands both to DataFusi
 
 The order is IEEE 754 totalOrder with the zeros equal: -NaN < -inf < ... < -0.0 = 0.0 < ... < +inf
 < +NaN, NaNs ordered by sign and payload, so a NaN equals only a NaN of the same bits
-(:func:`~.kernels.order_keys`). The bound model's own :class:`~.bound.BCompare` orders every NaN
+(:func:`~.kernels.order_keys`); between two expressions (``a = b``, no literal) pylance keeps the
+zeros apart too (-0.0 < 0.0). The bound model's own :class:`~.bound.BCompare` orders every NaN
 above every number (DuckDB's meaning, what indices and pruning read), so ``column op number`` stays
 one, corrected for NaNs with the sign bit set (``AND NOT is_negative_nan`` for ``>`` / ``>=``, ``OR
 is_negative_nan`` for ``<`` / ``<=``: a superset for pruning, the exact filter on batches); other
@@ -40,6 +41,9 @@ def compare(op: str, a: BoundExpr, b: BoundExpr, literal: BLit | None = None) ->
                 return node
             neg_nan = BCall("is_negative_nan", (a,), (), pa.bool_())
             return BAnd((node, BNot(neg_nan))) if op in (">", ">=") else BOr((node, neg_nan))
+    if not isinstance(a, BLit) and not isinstance(b, BLit):
+        # two expressions: pylance compares them in totalOrder itself, -0.0 below 0.0
+        return BCall("float_order_compare", (a, b), (op, True), pa.bool_())
     return BCall("float_order_compare", (a, b), (op,), pa.bool_())
 
 

@@ -145,7 +145,7 @@ def call(name: str, args: list[Any], options: tuple[Any, ...]) -> Any:
     if name == "is_nan":
         return pc.is_nan(a[0])
     if name == "float_order_compare":
-        return float_order_compare(options[0], a[0], a[1])
+        return float_order_compare(options[0], a[0], a[1], *options[1:])
     if name == "float_order_in":
         return float_order_in(a[0], options[0], options[1])
     if name == "is_negative_nan":
@@ -321,9 +321,10 @@ def like_to_regex(pattern: str) -> str:
 _INT_OF_WIDTH = {16: np.int16, 32: np.int32, 64: np.int64}
 
 
-def order_keys(values: pa.Array) -> np.ndarray:
+def order_keys(values: pa.Array, merge_zeros: bool = True) -> np.ndarray:
     """Signed integers ordered as the float ``values`` are in Lance's order (a null's key is
-    arbitrary): the bits of a negative float with their magnitude flipped, the zeros merged."""
+    arbitrary): the bits of a negative float with their magnitude flipped, the zeros merged
+    (``merge_zeros=False``: IEEE 754 totalOrder itself, -0.0 below 0.0)."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     dtype = _INT_OF_WIDTH[values.type.bit_width]
@@ -332,7 +333,8 @@ def order_keys(values: pa.Array) -> np.ndarray:
         return np.zeros(len(values), dtype)
     bits = np.frombuffer(buf, dtype=dtype, count=values.offset + len(values))[values.offset:]
     neg = bits < 0
-    return np.where(neg, (bits ^ np.iinfo(dtype).max) + neg.astype(dtype), bits)
+    return np.where(neg, (bits ^ np.iinfo(dtype).max) + neg.astype(dtype) if merge_zeros else
+                    bits ^ np.iinfo(dtype).max, bits)
 
 
 def _float_type(*types: pa.DataType) -> pa.DataType:
@@ -341,7 +343,7 @@ def _float_type(*types: pa.DataType) -> pa.DataType:
     return max(floats, key=lambda t: t.bit_width) if floats else pa.float64()
 
 
-def _ordered(v: Any, t: pa.DataType) -> tuple[np.ndarray, np.ndarray, bool]:
+def _ordered(v: Any, t: pa.DataType, merge_zeros: bool = True) -> tuple[np.ndarray, np.ndarray, bool]:
     """(keys, valid mask, is a scalar) of an operand cast to the float type ``t``."""
     if isinstance(v, pa.Scalar):
         if not v.is_valid:
@@ -356,7 +358,7 @@ def _ordered(v: Any, t: pa.DataType) -> tuple[np.ndarray, np.ndarray, bool]:
         v = pc.cast(v, t, safe=False)
     valid = np.ones(len(v), bool) if not v.null_count else \
         pc.is_valid(v).to_numpy(zero_copy_only=False)
-    return order_keys(v), valid, scalar
+    return order_keys(v, merge_zeros), valid, scalar
 
 
 _NP_CMP: dict[str, Callable[[Any, Any], Any]] = {
@@ -364,13 +366,14 @@ _NP_CMP: dict[str, Callable[[Any, Any], Any]] = {
     ">=": np.greater_equal}
 
 
-def float_order_compare(op: str, a: Any, b: Any) -> Any:
-    """``a op b`` in Lance's float order (null when either side is null)."""
+def float_order_compare(op: str, a: Any, b: Any, distinct_zeros: bool = False) -> Any:
+    """``a op b`` in Lance's float order (null when either side is null); ``distinct_zeros``: in
+    IEEE 754 totalOrder itself, -0.0 below 0.0 (pylance's comparison of two expressions)."""
     if _is_expr(a) or _is_expr(b):
         raise NotExpressible("float order comparison")
     t = _float_type(a.type, b.type)
-    ka, va, sa = _ordered(a, t)
-    kb, vb, sb = _ordered(b, t)
+    ka, va, sa = _ordered(a, t, not distinct_zeros)
+    kb, vb, sb = _ordered(b, t, not distinct_zeros)
     got = _NP_CMP[op](ka, kb)
     valid = va & vb
     if sa and sb:

@@ -20,7 +20,7 @@ from sqlglot.errors import ParseError, TokenError
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
 from ._deep import call_deep
 from .expressions import (
-    And, Call, Cast, Compare, Expr, In, IsBool, IsNull, Like, Lit, Not, Or, Ref,
+    And, Call, Cast, Compare, Expr, In, IsBool, IsNull, Like, Lit, Not, Or, Ref, parse_datetime,
 )
 
 
@@ -92,7 +92,7 @@ def _typed_literal(value: Any, to: pa.DataType) -> Lit:
         if pa.types.is_date(to):
             v = _dt.date.fromisoformat(str(value).strip()) if isinstance(value, str) else value
         elif pa.types.is_timestamp(to):
-            v = _dt.datetime.fromisoformat(str(value).strip()) if isinstance(value, str) else value
+            v = parse_datetime(str(value)) if isinstance(value, str) else value
             if pa.types.is_timestamp(to) and to.tz is None and getattr(v, "tzinfo", None) is not None:
                 v = v.astimezone(_dt.timezone.utc).replace(tzinfo=None)
         elif pa.types.is_decimal(to):

@@ -102,7 +102,10 @@ class _Builder:
 
 
 def _balanced(fn: Callable[[Any, Any], Any], parts: list[Any]) -> Any:
-    """``fn`` folded over ``parts`` as a balanced tree (depth log2(n), so long OR chains evaluate)."""
+    """``fn`` folded over ``parts`` as a balanced tree (depth log2(n), so long OR chains evaluate);
+    a constant beside an Expression (``true AND x IN (...)``) becomes an Expression literal."""
+    if any(isinstance(p, pc.Expression) for p in parts):
+        parts = [p if isinstance(p, pc.Expression) else pc.scalar(p) for p in parts]
     while len(parts) > 1:
         paired = [fn(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
         if len(parts) % 2:

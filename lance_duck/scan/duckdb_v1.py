@@ -15,6 +15,14 @@ instance it is the plain method; looked up on the class -- DuckDB's call -- a py
 is first bound in DuckDB's meaning (:func:`~.filters.bind_duckdb_expression`) and handed on as the
 filter model. With DuckDB 2 the dataset is its own source (:mod:`.duckdb_source`) and ``scanner`` stays
 a plain method.
+
+DuckDB 1.x's own translation loses a predicate's meaning in three forms, and DuckDB does not filter
+the rows again; :func:`refuse_lossy` refuses them (:class:`~lance_duck.errors.UnsupportedFeatureError`)
+rather than return wrong rows: ``x <= NaN`` arrives as ``true`` (null rows kept, and which column is
+lost); a timestamp ``IN`` list on a nanosecond column arrives rounded to microseconds (a value set of
+another unit); and a zoned timestamp column of a unit other than microseconds is DuckDB's
+``TIMESTAMPTZ`` (microseconds) while the literal arrives cut to the column's unit (seconds,
+milliseconds) or the column's nanoseconds are compared where DuckDB compares microseconds.
 """
 from __future__ import annotations
 
@@ -22,8 +30,10 @@ import functools
 import types
 from typing import Any, Callable
 
+import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import UnsupportedFeatureError
 from .duckdb_source import HAS_PROTOCOL
 
 #: ``scanner`` on a dataset class reads a class-level lookup as DuckDB 1.x's call
@@ -42,6 +52,7 @@ class ClassLookupScanner:
         def engine_scanner(ds: Any, columns: Any = None, filter: Any = None, *args: Any, **kwargs: Any) -> Any:
             if isinstance(filter, pc.Expression):
                 from .filters import bind_duckdb_expression
+                refuse_lossy(filter, ds._snapshot.arrow_schema)
                 filter = bind_duckdb_expression(filter, ds._snapshot.arrow_schema)
             if args:
                 return func(ds, columns, filter, *args, **kwargs)
@@ -54,6 +65,51 @@ class ClassLookupScanner:
         return types.MethodType(self.func, obj)
 
 
+_CONNECTIVES = frozenset({"and", "and_kleene", "or", "or_kleene", "invert"})
+_WHY = "DuckDB 1.x cannot push it exactly and would not filter the rows again; DuckDB 2 can, or cast the column"
+
+
+def _field_type(schema: pa.Schema, path: tuple[str, ...]) -> pa.DataType | None:
+    t: pa.DataType | None = schema.field(path[0]).type if path and path[0] in schema.names else None
+    for name in path[1:]:
+        if t is None or not pa.types.is_struct(t) or t.get_field_index(name) < 0:
+            return None
+        t = t.field(t.get_field_index(name)).type
+    return t
+
+
+def refuse_lossy(filter: pc.Expression, schema: pa.Schema) -> None:
+    """Raise :class:`~lance_duck.errors.UnsupportedFeatureError` when DuckDB 1.x's pushed ``filter``
+    holds a form whose meaning its translation lost (see the module notes); an Expression that
+    cannot be read is left to the binder."""
+    from ..predicate import arrow_introspect as ai     # loaded by the first pushed filter
+    try:
+        tree = ai.decode(filter)
+    except ai.IntrospectionError:
+        return
+    stack: list[tuple[Any, bool]] = [(tree, True)]      # (node, whether it stands as a condition)
+    while stack:
+        node, condition = stack.pop()
+        if condition and isinstance(node, ai.XLiteral) and node.scalar.type == pa.bool_() \
+                and node.scalar.as_py() is True:
+            raise UnsupportedFeatureError(f"a comparison with NaN (x <= NaN) in {str(filter):.120}: {_WHY}")
+        if not isinstance(node, ai.XCall):
+            continue
+        stack.extend((a, node.name in _CONNECTIVES) for a in node.args)
+        for arg in node.args:
+            if not isinstance(arg, ai.XField):
+                continue
+            t = _field_type(schema, arg.path)
+            if t is None or not pa.types.is_timestamp(t):
+                continue
+            name = ".".join(arg.path)
+            if t.tz is not None and t.unit != "us":
+                raise UnsupportedFeatureError(f"a filter on {name} ({t}) in {str(filter):.120}: {_WHY}")
+            values = ai.option(node.options, "value_set") if node.name == "is_in" else None
+            if values is not None and values.type.value_type != t:
+                raise UnsupportedFeatureError(f"an IN list on {name} ({t}) in {str(filter):.120}: {_WHY}")
+
+
 def install(cls: type) -> None:
     """Make ``cls.scanner`` (when ``cls`` defines one) a :class:`ClassLookupScanner` under DuckDB 1.x."""
     func = cls.__dict__.get("scanner")
@@ -61,4 +117,4 @@ def install(cls: type) -> None:
         setattr(cls, "scanner", ClassLookupScanner(func))
 
 
-__all__ = ["ACTIVE", "ClassLookupScanner", "install"]
+__all__ = ["ACTIVE", "ClassLookupScanner", "install", "refuse_lossy"]

@@ -40,6 +40,7 @@ from typing import Any, Iterator
 import duckdb
 import pyarrow as pa
 import pyarrow.dataset as pads
+from sqlglot import exp
 
 from ...errors import InvalidArgumentError
 from ...predicate.compiled import compile_duckdb_sql
@@ -150,7 +151,7 @@ def run_sql(query: str, connection: duckdb.DuckDBPyConnection | None, storage_op
         opened[names[-1]] = ds
     rw = template.named(names)
     if rw.count_ref is not None:
-        n = _count(next(iter(opened.values())), rw)
+        n = _count(next(iter(opened.values())), rw, con)
         if n is not None:
             alias = (rw.count_alias or "").replace('"', '""')
             count = f'SELECT CAST({int(n)} AS BIGINT) AS "{alias}"'
@@ -210,12 +211,17 @@ def _is_explain(query: str) -> bool:
     return m is not None and m.group(1).lower().startswith("explain")
 
 
-def _count(ds: LanceDataset, rw: Rewritten) -> int | None:
+def _count(ds: LanceDataset, rw: Rewritten, con: duckdb.DuckDBPyConnection) -> int | None:
     """``SELECT count(*) FROM <ref> [WHERE ...]`` counted by lance_duck (metadata, exact indices, or
-    the filter's columns: :mod:`.count`), or None: DuckDB runs the query."""
+    the filter's columns: :mod:`.count`), or None: DuckDB runs the query (``con``: the connection it
+    runs on, whose ``default_collation`` string comparisons follow)."""
     if rw.count_where is None:
         return ds.count_rows()
-    flt = count_filter(rw.count_where, ds.schema, set(rw.count_qualifiers))
+    collation = ""
+    if any(lit.is_string for lit in rw.count_where.find_all(exp.Literal)):
+        rows = con.sql("SELECT current_setting('default_collation')").fetchall()
+        collation = str(rows[0][0] or "") if rows else ""
+    flt = count_filter(rw.count_where, ds.schema, set(rw.count_qualifiers), collation)
     if flt is None:
         return None
     with _lance_errors():

@@ -6,7 +6,8 @@ meaning and the model's SQL meaning are the same: ANDs and ORs of ``col op liter
 ``>=``, either way round), ``col BETWEEN a AND b``, ``col [NOT] IN (literals)`` (no NULL among them),
 ``col IS [NOT] NULL``, on a top-level column bound as DuckDB binds it (case-insensitively, one match)
 that is an integer column with an integer literal in its range, or a string column with a string
-literal (both engines compare bytes). Anything else -- floats (DuckDB orders NaN, Arrow does not),
+literal (both engines compare bytes; not under a connection whose ``default_collation`` is set,
+``nocase`` say, where DuckDB compares by it). Anything else -- floats (DuckDB orders NaN, Arrow does not),
 casts, functions, other tables -- gives None, and DuckDB runs the query as usual. The count is then
 ``LanceDataset.count_rows(filter)``: from BTREE / BITMAP alone when exact indices answer the whole
 filter -- ANDs and ORs across indexed columns: the union / intersection of their rows, minus
@@ -43,9 +44,10 @@ def _integer_range(t: pa.DataType) -> tuple[int, int] | None:
 
 
 class _Translator:
-    def __init__(self, schema: pa.Schema, qualifiers: set[str]):
+    def __init__(self, schema: pa.Schema, qualifiers: set[str], binary_strings: bool = True):
         self.schema = schema
         self.qualifiers = qualifiers
+        self.binary_strings = binary_strings
 
     def column(self, node: exp.Expression) -> pa.Field:
         if not isinstance(node, exp.Column) or node.args.get("db") or node.args.get("catalog"):
@@ -65,7 +67,7 @@ class _Translator:
             raise _Untranslatable
         text = str(node.this)
         if node.is_string:
-            if negative or not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+            if negative or not self.binary_strings or not (pa.types.is_string(t) or pa.types.is_large_string(t)):
                 raise _Untranslatable
             return pa.scalar(text, t)
         bounds = _integer_range(t)
@@ -122,12 +124,14 @@ class _Translator:
         raise _Untranslatable
 
 
-def count_filter(where: exp.Expression, schema: pa.Schema, qualifiers: set[str]) -> CompiledFilter | None:
+def count_filter(where: exp.Expression, schema: pa.Schema, qualifiers: set[str],
+                 collation: str = "") -> CompiledFilter | None:
     """The ``WHERE`` condition ``where`` (its ``this``) as lance_duck's filter model with DuckDB's
-    meaning, or None (see the module notes). ``qualifiers``: the names a column may be qualified with."""
+    meaning, or None (see the module notes). ``qualifiers``: the names a column may be qualified with;
+    ``collation``: the connection's ``default_collation`` (string literals only without one)."""
     node: Any = where.this if isinstance(where, exp.Where) else where
     try:
-        bound = _Translator(schema, qualifiers).convert(node)
+        bound = _Translator(schema, qualifiers, collation.lower() in ("", "binary")).convert(node)
     except _Untranslatable:
         return None
     return compile_bound(bound, schema)

@@ -4,7 +4,8 @@ Each filter becomes a bound tree (:mod:`lance_duck.predicate.bound`) in Spark's 
 once with the others by :func:`spark_filters` and carried to the scan, its indices and its counts.
 Spark does not evaluate a pushed filter again, so the rows must be the ones Spark would keep: floats
 compare in Spark's order (every NaN equal to every NaN and above every number, -0.0 = 0.0: the
-bound model's :class:`~lance_duck.predicate.bound.BCompare`), and ``IN`` is false on a null.
+bound model's :class:`~lance_duck.predicate.bound.BCompare`), and ``IN`` is null on a null, as in
+Spark (``NOT (x IN (1, 2))`` drops a null ``x``).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...predicate import CompiledFilter, compile_bound
-from ...predicate.bound import BAnd, BCall, BCompare, BIn, BIsBool, BIsNull, BLit, BNot, BRef, BoundExpr
+from ...predicate.bound import BAnd, BCall, BCompare, BIn, BIsNull, BLit, BNot, BRef, BoundExpr
 from ...predicate.to_arrow import to_expression
 
 
@@ -60,7 +61,7 @@ def spark_filter_to_bound(f: Any, schema: pa.Schema) -> BoundExpr:
             raise NotPushable(f) from exc
         if pa.types.is_floating(vt) and any(v == 0 or math.isnan(v) for v in values.to_pylist()):
             raise NotPushable(f)
-        return BIsBool(BIn(ref, values, False), True)      # Arrow's is_in: false on a null
+        return BIn(ref, values, False)      # SQL's IN, as Spark's: null on a null (so NOT IN drops it too)
     if isinstance(f, sds.IsNull):
         return BIsNull(ref)
     if isinstance(f, sds.IsNotNull):
