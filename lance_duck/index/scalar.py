@@ -416,8 +416,14 @@ def _order_bounds(mn: pa.Array, mx: pa.Array) -> tuple[np.ndarray, np.ndarray, n
 _KEY_MIN, _KEY_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
 
 
-def _key_of(value: Any, t: pa.DataType) -> int:
-    return int(order_keys(pa.array([value], t))[0])
+_FLOAT_BITS = {16: (np.float16, np.int16), 32: (np.float32, np.int32), 64: (np.float64, np.int64)}
+
+
+def _key_of(value: float, t: pa.DataType) -> int:
+    """:func:`~lance_duck.predicate.kernels.order_keys` of one float of type ``t``."""
+    f, i = _FLOAT_BITS[t.bit_width]
+    bits = int(np.array([value], f).view(i)[0])
+    return bits if bits >= 0 else (bits ^ int(np.iinfo(i).max)) + 1
 
 
 def _key_spans(op: str, value: Any, t: pa.DataType) -> list[tuple[int, int]]:
