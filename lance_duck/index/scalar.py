@@ -416,14 +416,17 @@ def _order_bounds(mn: pa.Array, mx: pa.Array) -> tuple[np.ndarray, np.ndarray, n
 _KEY_MIN, _KEY_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
 
 
-_FLOAT_BITS = {16: (np.float16, np.int16), 32: (np.float32, np.int32), 64: (np.float64, np.int64)}
+#: float width -> (float dtype, int dtype of its bits, the int's max)
+_FLOAT_BITS: dict[int, tuple[Any, Any, int]] = {
+    w: (f, i, int(np.iinfo(i).max)) for w, f, i in ((16, np.float16, np.int16), (32, np.float32, np.int32),
+                                                   (64, np.float64, np.int64))}
 
 
 def _key_of(value: float, t: pa.DataType) -> int:
     """:func:`~lance_duck.predicate.kernels.order_keys` of one float of type ``t``."""
-    f, i = _FLOAT_BITS[t.bit_width]
+    f, i, top = _FLOAT_BITS[t.bit_width]
     bits = int(np.array([value], f).view(i)[0])
-    return bits if bits >= 0 else (bits ^ int(np.iinfo(i).max)) + 1
+    return bits if bits >= 0 else (bits ^ top) + 1
 
 
 def _key_spans(op: str, value: Any, t: pa.DataType) -> list[tuple[int, int]]:
