@@ -123,8 +123,8 @@ def _not_atom(node: BNot) -> Conjunct | None:
 def _and_atom(node: BAnd) -> Conjunct | None:
     """Lance's float ``x > c`` / ``x >= c`` (``x > c AND NOT is_negative_nan(x)``, :mod:`.float_order`)
     as one predicate: an OR of it and others on ``x`` is then one conjunct."""
-    if len(node.args) != 2:
-        return None
+    if len(node.args) != 2 or not isinstance(node.args[0], BCompare) or not isinstance(node.args[1], BNot):
+        return None                     # (shapes checked first: no walk into other ANDs)
     cmp, rest = atom(node.args[0]), atom(node.args[1])
     if isinstance(cmp, ColumnPredicate) and isinstance(rest, ColumnPredicate) and cmp.op in (">", ">=") \
             and rest.op == "not_neg_nan" and cmp.path == rest.path:
