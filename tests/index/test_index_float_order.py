@@ -206,3 +206,23 @@ def test_fragment_reads_equal_pylance_fragments(table, template):
         want = b.to_table(filter=flt)
         assert _bits(a.to_table(filter=flt)) == _bits(want), (flt, a.fragment_id)
         assert a.count_rows(flt) == want.num_rows, (flt, a.fragment_id)
+
+
+@pytest.fixture(scope="module")
+def vectors(tmp_path_factory) -> str:
+    """The float table with an 8-d vector per row and a BTREE on x64, two fragments."""
+    t = _table().slice(0, 8000)
+    vec = np.random.default_rng(5).standard_normal((t.num_rows, 8)).astype(np.float32)
+    t = t.append_column("vec", pa.FixedSizeListArray.from_arrays(pa.array(vec.ravel()), 8))
+    path = str(tmp_path_factory.mktemp("float_order_vec") / "t.lance")
+    lance.write_dataset(t, path, max_rows_per_file=4000).create_scalar_index("x64", "BTREE")
+    return path
+
+
+@pytest.mark.parametrize("flt", ["x64 < -900", "x64 > 900", "x64 <= -0.0 AND x64 > -50", "x64 > 990 OR x64 < -990"])
+def test_nearest_prefilter_equals_pylance(vectors, flt):
+    q = np.random.default_rng(6).standard_normal(8).astype(np.float32)
+    kw = dict(columns=["i", "x64"], nearest={"column": "vec", "q": q, "k": 25}, filter=flt, prefilter=True)
+    want = lance.dataset(vectors).to_table(**kw)
+    got = lance_duck.dataset(vectors).to_table(**kw)
+    assert _bits(got.select(["i", "x64"])) == _bits(want.select(["i", "x64"])), flt
