@@ -3,8 +3,9 @@
 Each check is vectorised over what a query reads anyway (a BTREE's page bounds, one page, a
 bitmap index's keys, a zone table) and raises :class:`CorruptFileError` naming the file; the
 search then leaves the index unused for that query (``index.search``), so damage costs a scan,
-never rows. The orders checked are Lance's: nulls first, then ascending values, floats with NaN
-above +inf.
+never rows. The orders checked are Lance's: nulls first, then ascending values, floats in IEEE
+754 totalOrder as pylance sorts them (-NaN < -inf < ... < -0.0 < 0.0 < ... < +inf < +NaN, NaNs by
+payload; :func:`total_order_keys`).
 """
 from __future__ import annotations
 
@@ -39,24 +40,28 @@ def _nulls_first(a: pa.Array) -> int | None:
     return None
 
 
+_INT_OF_WIDTH = {16: np.int16, 32: np.int32, 64: np.int64}
+
+
+def total_order_keys(a: pa.Array) -> np.ndarray:
+    """Signed integers ordered as the floats ``a`` (no nulls) are in IEEE 754 totalOrder, every
+    bit pattern its own key (-0.0 below 0.0, NaNs by sign and payload): how pylance sorts a
+    BTREE's pages and a BITMAP's keys."""
+    dtype = _INT_OF_WIDTH[a.type.bit_width]
+    buf = a.buffers()[1]
+    bits = np.frombuffer(buf, dtype=dtype, count=a.offset + len(a))[a.offset:]
+    out: np.ndarray = np.where(bits < 0, bits ^ np.iinfo(dtype).max, bits)
+    return out
+
+
 def _ordered(a: pa.Array, strict: bool) -> bool:
     """The non-null values of ``a`` (no nulls) ascend (``strict``: without repeats)."""
     if len(a) < 2:
         return True
     t = a.type
     if pa.types.is_floating(t):
-        v = a.to_numpy(zero_copy_only=False)
-        nan = np.isnan(v)
-        if nan.any():
-            first = int(np.argmax(nan))
-            if not nan[first:].all() or (strict and len(v) - first > 1):
-                return False                   # NaN sorts above everything, once at most when strict
-            v = v[:first]
-        if not strict:
-            return bool((v[1:] >= v[:-1]).all())
-        # Lance's total order puts -0.0 before 0.0: distinct keys that compare equal
-        zeros = (v[1:] == 0) & (v[:-1] == 0) & np.signbit(v[:-1]) & ~np.signbit(v[1:])
-        return bool(((v[1:] > v[:-1]) | zeros).all())
+        k = total_order_keys(a)
+        return bool((k[1:] > k[:-1]).all() if strict else (k[1:] >= k[:-1]).all())
     if pa.types.is_integer(t) or pa.types.is_temporal(t) or pa.types.is_boolean(t):
         v = a.to_numpy(zero_copy_only=False)
         if v.dtype == object:
@@ -94,7 +99,7 @@ def same_value(a: pa.Scalar, b: pa.Scalar) -> bool:
 
 def check_bounds_order(mn: pa.Array, mx: pa.Array, path: str, what: str) -> None:
     """Per unit ``min <= max`` where both are values (a NaN max holds anything; a NaN min only a
-    NaN max)."""
+    NaN max, unless its sign bit is set: such a NaN is below -inf)."""
     if mn.type != mx.type:
         raise damaged(path, f"{what}: min is {mn.type}, max {mx.type}")
     if len(mn) == 0:
@@ -102,7 +107,7 @@ def check_bounds_order(mn: pa.Array, mx: pa.Array, path: str, what: str) -> None
     if pa.types.is_floating(mn.type):
         lo = mn.fill_null(-np.inf).to_numpy(zero_copy_only=False)
         hi = mx.fill_null(np.inf).to_numpy(zero_copy_only=False)
-        ok = (lo <= hi) | np.isnan(hi)
+        ok = (lo <= hi) | np.isnan(hi) | (np.isnan(lo) & np.signbit(lo))
     else:
         try:
             ok = pc.less_equal(mn, mx).fill_null(True).to_numpy(zero_copy_only=False)

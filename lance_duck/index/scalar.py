@@ -1,7 +1,18 @@
 """BTREE and BITMAP index readers: a column predicate -> the row ids / addresses that match.
 
 Both are exact: the rows they return are exactly the indexed rows whose value satisfies the
-predicate under Arrow's comparison semantics (the same semantics the scan's filter uses).
+predicate in the bound model's meaning (the scan's filter's): Arrow's comparisons, except that a
+float NaN of either sign satisfies ``>`` / ``>=`` (every NaN above every number, ``-0.0 = 0.0``),
+and ``neg_nan`` / ``not_neg_nan`` pick the NaNs with their sign bit set / every other value (the
+pieces Lance's float order adds: :mod:`lance_duck.predicate.float_order`).
+
+How pylance 14.0.2 stores floats (read from its files): a BTREE's ``page_data.lance`` holds each
+page's values sorted nulls first, then in IEEE 754 totalOrder -- -NaN (larger payloads first) <
+-inf < ... < -0.0 < 0.0 < ... < +inf < +NaN (by payload) -- and ``page_lookup.lance`` each page's
+first and last value as min and max (min null when the page holds a null, max null only when it
+holds nothing else), so a NaN with its sign bit set can be a min. A BITMAP's keys are the distinct
+bit patterns in that order (a null key first; -0.0 and 0.0, and each NaN payload, keys of their
+own). A ZONEMAP's min / max leave NaNs out (a NaN max aside) and ``nan_count`` counts both signs.
 
 * BTREE: ``page_lookup.lance`` (min, max, null_count, page_idx per page of ``batch_size``
   rows) picks the pages that may match; those pages of ``page_data.lance`` (values sorted,
@@ -20,6 +31,7 @@ import pyarrow.compute as pc
 from .. import trace
 from ..errors import CorruptFileError
 from ..predicate.compiled import bool_mask
+from ..predicate.kernels import is_negative_nan, order_keys
 from .checks import check_bounds_order, check_sorted, check_value_type, check_zones, damaged, int_column, same_value
 from .btree import integer_mask, pred_ints, sorted_integers, sorted_match
 from .files import CACHE, IndexFile, cached, nbytes_of
@@ -35,8 +47,12 @@ if TYPE_CHECKING:
 #: one BTREE page as kept in the cache: (its values, their ids, the values as sorted integers or None)
 _Page = tuple[pa.Array, np.ndarray, Optional[np.ndarray]]
 
-# Predicates an exact index answers (``!=`` and ``IS NOT NULL`` select most rows: scan instead).
-EXACT_OPS = frozenset({"==", "<", "<=", ">", ">=", "in", "is_null"})
+# Predicates an exact index answers (``!=`` and ``IS NOT NULL`` select most rows: scan instead);
+# ``neg_nan`` / ``not_neg_nan``: a float is / is not a NaN with its sign bit set (null: neither);
+# ``lance>`` / ``lance>=``: a float's ``>`` / ``>=`` in Lance's order (not a NaN with its sign bit set).
+NAN_OPS = frozenset({"neg_nan", "not_neg_nan"})
+LANCE_OPS = frozenset({"lance>", "lance>="})
+EXACT_OPS = frozenset({"==", "<", "<=", ">", ">=", "in", "is_null"}) | NAN_OPS | LANCE_OPS
 MAX_IN_PAGE_PROBES = 256
 # An index is used only when it selects at most this share of its pages / keys (at least
 # MIN_PAGES / MIN_KEYS of them): a predicate that keeps most rows is cheaper to scan with the
@@ -101,12 +117,23 @@ def _any_mask(values: pa.Array, preds: Term) -> np.ndarray:
                 zero = pa.scalar(0.0, values.type)
                 values, wanted = pc.add(values, zero), pc.add(wanted, zero)
             m = pc.is_in(values, value_set=wanted, skip_nulls=True)
+        elif p.op in NAN_OPS or p.op in LANCE_OPS:
+            if not pa.types.is_floating(values.type):
+                raise Unsupported(f"{p.op} of {values.type}")
+            neg = is_negative_nan(values)
+            if p.op == "neg_nan":
+                m = neg
+            else:
+                m = pc.invert(neg)
+                if p.op in LANCE_OPS:
+                    fn = pc.greater if p.op == "lance>" else pc.greater_equal
+                    m = pc.and_(m, pc.or_(fn(values, _cast_value(p.value, values.type)), pc.is_nan(values)))
         else:
-            if p.op in (">", ">=") and pa.types.is_floating(values.type):
-                raise Unsupported(f"float {p.op}: NaN ordering")   # the exact filter decides
             fn = {"==": pc.equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater,
                   ">=": pc.greater_equal}[p.op]
             m = fn(values, _cast_value(p.value, values.type))
+            if p.op in (">", ">=") and pa.types.is_floating(values.type):
+                m = pc.or_(m, pc.is_nan(values))        # every NaN above every number
         keep |= bool_mask(m)
     return keep
 
@@ -133,7 +160,7 @@ class BTreeIndex:
             check_value_type(mn.type, self.value_type, self.lookup_path, "page bounds")
             page_idx = page.to_numpy(zero_copy_only=False).astype(np.int64)
             _check_lookup(mn, mx, nulls, page_idx, batch, self.lookup_path)
-            return Bounds(mn, mx, nulls), page_idx, batch
+            return Bounds(mn, mx, nulls, total_order=True), page_idx, batch
         return cached(("btree-lookup", self.lookup_path), load)
 
     def _data_file(self) -> IndexFile:
@@ -375,14 +402,68 @@ def _float_bound(a: pa.Array, fill: float) -> np.ndarray:
     return v
 
 
+def _order_bounds(mn: pa.Array, mx: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(min keys, max keys, holds a value) of float bounds in totalOrder, as int64
+    :func:`~lance_duck.predicate.kernels.order_keys`; a null min (the unit holds nulls) is open."""
+    kmn = order_keys(mn).astype(np.int64)
+    kmx = order_keys(mx).astype(np.int64)
+    if mn.null_count:
+        kmn = np.where(mn.is_null().to_numpy(zero_copy_only=False), np.iinfo(np.int64).min, kmn)
+    has_values = mx.is_valid().to_numpy(zero_copy_only=False)
+    return kmn, kmx, has_values
+
+
+_KEY_MIN, _KEY_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
+
+
+#: float width -> (float dtype, int dtype of its bits, the int's max)
+_FLOAT_BITS: dict[int, tuple[Any, Any, int]] = {
+    w: (f, i, int(np.iinfo(i).max)) for w, f, i in ((16, np.float16, np.int16), (32, np.float32, np.int32),
+                                                   (64, np.float64, np.int64))}
+
+
+def _key_of(value: float, t: pa.DataType) -> int:
+    """:func:`~lance_duck.predicate.kernels.order_keys` of one float of type ``t``."""
+    f, i, top = _FLOAT_BITS[t.bit_width]
+    bits = int(np.array([value], f).view(i)[0])
+    return bits if bits >= 0 else (bits ^ top) + 1
+
+
+def _key_spans(op: str, value: Any, t: pa.DataType) -> list[tuple[int, int]]:
+    """The inclusive spans of order keys (zeros merged) of the floats of type ``t`` satisfying
+    ``op value`` in the bound model's meaning (NaNs of either sign satisfy ``>`` / ``>=``; the keys below
+    -inf's are the NaNs with their sign bit set, those above +inf's the others)."""
+    low = _key_of(-np.inf, t)
+    neg_nans = (_KEY_MIN, low - 1)
+    if op in NAN_OPS:
+        return [neg_nans] if op == "neg_nan" else [(low, _KEY_MAX)]
+    if op in LANCE_OPS:
+        return _key_spans(op[5:], value, t)[:1]     # (without the -NaN span)
+    if op == "in":
+        vals = _cast_value(value, t).drop_null()
+        return [(k, k) for k in np.unique(order_keys(vals)).tolist()] if len(vals) else []
+    v = _cast_value(value, t)
+    if not v.is_valid:
+        return []                                  # a comparison with null holds nowhere
+    x = v.as_py()
+    if x != x:
+        raise Unsupported("comparison with NaN")
+    k = _key_of(x, t)
+    return {"==": [(k, k)], "<": [(low, k - 1)], "<=": [(low, k)],
+            ">": [(k + 1, _KEY_MAX), neg_nans], ">=": [(k, _KEY_MAX), neg_nans]}[op]
+
+
 class Bounds:
     """Per-unit (btree page, zone) min, max and null count of a column: which units may hold
     rows satisfying a predicate. Numeric bounds without nulls are compared in numpy (one
     vectorised pass per predicate, all ``IN`` values at once); others with Arrow kernels.
     A null min / max (a unit holding nulls sorts them first) leaves that bound open."""
 
-    def __init__(self, mn: pa.Array, mx: pa.Array, nulls: pa.Array, nans: pa.Array | None = None):
+    def __init__(self, mn: pa.Array, mx: pa.Array, nulls: pa.Array, nans: pa.Array | None = None,
+                 total_order: bool = False):
         self.mn, self.mx = mn, mx
+        # floats bounded in totalOrder (a BTREE's pages: a -NaN may be a min): compared as keys
+        self.keys = _order_bounds(mn, mx) if total_order and pa.types.is_floating(mn.type) else None
         self.nulls = nulls.to_numpy(zero_copy_only=False).astype(np.int64)
         self.floating = pa.types.is_floating(mn.type)
         # NaN count per unit (zone maps); None: unknown (float > / >= then cannot be answered)
@@ -414,12 +495,21 @@ class Bounds:
         fast = self._any_int(preds)
         if fast is not None:
             return fast
+        if self.keys is not None:
+            return self._any_keys(preds)
         keep = np.zeros(len(self), dtype=bool)
         for p in preds:
             if p.op not in EXACT_OPS:
                 raise Unsupported(p.op)
             if p.op == "is_null":
                 keep |= self.nulls > 0
+            elif p.op in NAN_OPS:                    # (zones: NaNs are counted, not bounded)
+                if p.op == "not_neg_nan" or self.nans is None:
+                    keep[:] = True
+                else:
+                    keep |= self.nans > 0
+            elif p.op in LANCE_OPS:                  # (a superset: as ``>`` / ``>=``)
+                keep |= self._compare(p.op[5:], _cast_value(p.value, self.mn.type))
             elif p.op == "in":
                 vals = p.value.drop_null()           # a null never matches
                 if len(vals) > MAX_IN_PAGE_PROBES:
@@ -428,6 +518,24 @@ class Bounds:
                     keep |= self._may_equal(_cast_value(vals, self.mn.type))
             else:
                 keep |= self._compare(p.op, _cast_value(p.value, self.mn.type))
+        return keep
+
+    def _any_keys(self, preds: Term) -> np.ndarray:
+        """:meth:`_any` over float bounds in totalOrder: each predicate as spans of
+        :func:`~lance_duck.predicate.kernels.order_keys` (zeros merged), a unit kept when its
+        [min, max] keys meet one."""
+        assert self.keys is not None
+        kmn, kmx, has_values = self.keys
+        keep = np.zeros(len(self), dtype=bool)
+        for p in preds:
+            if p.op not in EXACT_OPS:
+                raise Unsupported(p.op)
+            if p.op == "is_null":
+                keep |= self.nulls > 0
+                continue
+            for lo, hi in _key_spans(p.op, p.value, self.mn.type):
+                if lo <= hi:
+                    keep |= has_values & (kmn <= hi) & (kmx >= lo)
         return keep
 
     def np_sorted(self) -> bool:

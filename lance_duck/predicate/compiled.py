@@ -16,13 +16,13 @@ from ._deep import call_deep
 from . import float_order
 from .binding import bind
 from .bool_tree import FilterTree, tree_from_bound
-from .bound import BAnd, BCall, BCompare, BLit, BOpaque, BOr, BoundExpr, BRef, referenced_columns, walk
+from .bound import BAnd, BOpaque, BoundExpr, BRef, referenced_columns, walk
 from .expressions import conjuncts as and_operands
 from .from_arrow import Untranslatable, from_expression, from_lance_order
 from .kernels import NotExpressible
 from .long_filters import cached_plan, on_big_stack
 from .parser import parse_filter
-from .pruning import AnyOf, ColumnPredicate, Conjunct, atom, conjuncts_from_bound
+from .pruning import Conjunct, conjuncts_from_bound
 from .to_arrow import make_residual, split, to_expression
 
 Residual = Callable[[pa.RecordBatch], pa.BooleanArray]
@@ -301,31 +301,10 @@ def _made(expression: pc.Expression | None, residual: Residual | None, bound: Bo
     # complete: every top-level AND operand became a conjunct (in SQL, list membership,
     # evaluated on batches, becomes has_any / has_all conjuncts too)
     complete = bool(conj) and len(and_operands(bound)) == len(conj)
-    wider = tuple(w for w in map(_nan_widened, and_operands(bound)) if w is not None)
-    if wider:                           # (for pruning only: the filter is no longer their AND)
-        conj, complete = conj + wider, False
     used = referenced_columns(bound)
     columns = tuple(n for n in schema.names if n in used)
     return CompiledFilter(expression, residual, columns, conj, bound, source,
                           residual_columns, complete)
-
-
-def _nan_widened(node: BoundExpr) -> Conjunct | None:
-    """A float ``x < c OR is_negative_nan(x)`` (Lance's ``x < c``, :mod:`.float_order`) as the
-    wider ``x < c OR x > +inf`` -- ``x > +inf`` is "x is NaN" in the conjuncts' NaN-last order --
-    that zone maps and page statistics prune by (keeping units that hold a NaN); None otherwise."""
-    if not (isinstance(node, BOr) and len(node.args) == 2):
-        return None
-    cmp, neg = node.args
-    if not (isinstance(cmp, BCompare) and cmp.op in ("<", "<=") and isinstance(cmp.left, BRef)
-            and isinstance(cmp.right, BLit) and isinstance(neg, BCall) and neg.name == "is_negative_nan"
-            and len(neg.args) == 1 and isinstance(neg.args[0], BRef) and neg.args[0].path == cmp.left.path):
-        return None
-    below = atom(cmp)
-    if not isinstance(below, ColumnPredicate):
-        return None
-    nan = ColumnPredicate(below.path, ">", pa.scalar(float("inf"), cmp.left.type))
-    return AnyOf(below.path, (below, nan))
 
 
 def _short(text: str) -> str:

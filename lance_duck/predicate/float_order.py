@@ -7,7 +7,9 @@ The order is IEEE 754 totalOrder with the zeros equal: -NaN < -inf < ... < -0.0 
 zeros apart too (-0.0 < 0.0). The bound model's own :class:`~.bound.BCompare` orders every NaN
 above every number (DuckDB's meaning, what indices and pruning read), so ``column op number`` stays
 one, corrected for NaNs with the sign bit set (``AND NOT is_negative_nan`` for ``>`` / ``>=``, ``OR
-is_negative_nan`` for ``<`` / ``<=``: a superset for pruning, the exact filter on batches); other
+is_negative_nan`` for ``<`` / ``<=``; :func:`.pruning.atom` reads both shapes as conjuncts that
+zone maps prune by and BTREE / BITMAP indices answer exactly: ``neg_nan``, ``not_neg_nan``, and
+``lance>`` / ``lance>=`` inside an OR); other
 float comparisons and ``IN`` lists holding a NaN become the batch kernels ``float_order_compare`` /
 ``float_order_in``.
 """

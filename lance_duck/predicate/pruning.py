@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InvalidArgumentError
-from .bound import BCall, BCompare, BIn, BIsBool, BIsNull, BLike, BLit, BNot, BOr, BRef, BoundExpr
+from .bound import BAnd, BCall, BCompare, BIn, BIsBool, BIsNull, BLike, BLit, BNot, BOr, BRef, BoundExpr
 from .from_arrow import Untranslatable, from_expression
 from .regex_runs import required_runs
 from .expressions import FLIPPED, conjuncts as _split_and
@@ -25,7 +25,11 @@ from .expressions import FLIPPED, conjuncts as _split_and
 
 @dataclass(frozen=True)
 class ColumnPredicate:
-    """``path op value``; op is one of == != < <= > >= in is_null is_valid, has_any /
+    """``path op value``; op is one of == != < <= > >= in is_null is_valid, neg_nan /
+    not_neg_nan (a float is / is not a NaN with its sign bit set, which Lance's float order puts
+    below -inf: :mod:`.float_order`; a null is neither), lance> / lance>= (a float's ``>`` /
+    ``>=`` in Lance's order: ``x > c AND NOT is_negative_nan(x)``, as one predicate where it is
+    an operand of an OR), has_any /
     has_all (a list column holds one / every element of ``value``, a non-empty array without
     nulls), contains (a string column holds every string of ``value`` as a substring,
     case-sensitive: implied by ``contains``, ``LIKE``, ``starts_with``...), or icontains (the
@@ -111,6 +115,28 @@ def _is_null_atom(node: BIsNull) -> Conjunct | None:
 def _not_atom(node: BNot) -> Conjunct | None:
     if isinstance(node.arg, BIsNull) and isinstance(node.arg.arg, BRef):
         return ColumnPredicate(node.arg.arg.path, "is_valid")
+    ref = _negative_nan_of(node.arg)
+    return ColumnPredicate(ref.path, "not_neg_nan") if ref is not None else None
+
+
+@atom.register
+def _and_atom(node: BAnd) -> Conjunct | None:
+    """Lance's float ``x > c`` / ``x >= c`` (``x > c AND NOT is_negative_nan(x)``, :mod:`.float_order`)
+    as one predicate: an OR of it and others on ``x`` is then one conjunct."""
+    if len(node.args) != 2 or not isinstance(node.args[0], BCompare) or not isinstance(node.args[1], BNot):
+        return None                     # (shapes checked first: no walk into other ANDs)
+    cmp, rest = atom(node.args[0]), atom(node.args[1])
+    if isinstance(cmp, ColumnPredicate) and isinstance(rest, ColumnPredicate) and cmp.op in (">", ">=") \
+            and rest.op == "not_neg_nan" and cmp.path == rest.path:
+        return ColumnPredicate(cmp.path, "lance" + cmp.op, cmp.value)
+    return None
+
+
+def _negative_nan_of(node: BoundExpr) -> BRef | None:
+    """The float column of ``is_negative_nan(column)`` (:mod:`.float_order`), else None."""
+    if isinstance(node, BCall) and node.name == "is_negative_nan" and len(node.args) == 1 \
+            and isinstance(node.args[0], BRef) and _is_float(node.args[0].type):
+        return node.args[0]
     return None
 
 
@@ -134,6 +160,9 @@ def _or_atom(node: BOr) -> Conjunct | None:
 
 @atom.register
 def _call_atom(node: BCall) -> Conjunct | None:
+    ref = _negative_nan_of(node)
+    if ref is not None:
+        return ColumnPredicate(ref.path, "neg_nan")
     if node.args and isinstance(node.args[0], BRef):
         return _list_set_atom(node, node.args[0]) or _text_atom(node, node.args[0])
     return None
@@ -292,8 +321,13 @@ def _pred_may_match(p: ColumnPredicate, s: ColumnStats) -> bool:
     all_null = s.null_count is not None and s.num_rows is not None and s.null_count == s.num_rows
     if p.op == "is_null":
         return s.null_count is None or s.null_count > 0
-    if p.op == "is_valid":
+    if p.op == "is_valid" or p.op == "not_neg_nan":
         return not all_null
+    if p.op == "neg_nan":                            # a NaN (of either sign) may be there
+        return not all_null and (s.nan_count is None or s.nan_count > 0 or _is_nan(_py(s.max))
+                                 or _is_nan(_py(s.min)))
+    if p.op in ("lance>", "lance>="):              # (a superset: any NaN kept)
+        p = ColumnPredicate(p.path, p.op[5:], p.value)
     if p.op not in _MINMAX_OPS:
         return True
     if all_null:

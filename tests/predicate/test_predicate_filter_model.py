@@ -57,8 +57,9 @@ def test_arrow_meanings_the_bound_model_lacks_are_not_read_as_sql():
     plain_or = compile_filter(_plain("or", pc.field("i") == 1, pc.field("j") == 2), SCHEMA)
     assert isinstance(plain_or.bound, BOpaque) and plain_or.tree() is None and not plain_or.conjuncts
     float_gt = compile_filter(pc.field("f") > 0.5, SCHEMA)     # Arrow: NaN > 0.5 is false
-    assert [c.op for c in float_gt.conjuncts] == [">"] and not float_gt.conjuncts_complete
-    assert isinstance(float_gt.tree(), type(None))
+    # read in Lance's order: ``f > 0.5 AND NOT is_negative_nan(f)``, exactly its two conjuncts
+    assert [c.op for c in float_gt.conjuncts] == [">", "not_neg_nan"] and float_gt.conjuncts_complete
+    assert isinstance(float_gt.tree(), AllOf)
     nan_null = compile_filter(pc.is_null(pc.field("f"), nan_is_null=True), SCHEMA)
     assert not nan_null.conjuncts
 

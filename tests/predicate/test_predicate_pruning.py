@@ -56,13 +56,14 @@ def test_list_membership_becomes_has_any_and_has_all_conjuncts_without_null_need
 
 
 def test_float_greater_than_prunes_only_units_known_to_hold_no_nan():
+    # Lance's order puts a NaN with its sign bit set below -inf: ``x > 1.0`` is ``x > 1.0`` (NaN
+    # last) AND not such a NaN, ``x < 1.0`` is ``x < 1.0`` OR such a NaN: exactly their conjuncts
     conj = _preds("x > 1.0")
-    assert conj == (ColumnPredicate(("x",), ">", pa.scalar(1.0)),)
-    # Lance's order puts a NaN with its sign bit set below -inf: ``x < 1.0`` prunes as the wider
-    # ``x < 1.0 OR x > inf`` (NaN, in the conjuncts' NaN-last order), the filter no longer their AND
-    below = (AnyOf(("x",), (ColumnPredicate(("x",), "<", pa.scalar(1.0)),
-                            ColumnPredicate(("x",), ">", pa.scalar(float("inf"))))),)
-    assert _preds("x < 1.0") == below and not compile_filter("x < 1.0", SCHEMA).conjuncts_complete
+    assert conj == (ColumnPredicate(("x",), ">", pa.scalar(1.0)), ColumnPredicate(("x",), "not_neg_nan"))
+    below = (AnyOf(("x",), (ColumnPredicate(("x",), "<", pa.scalar(1.0)), ColumnPredicate(("x",), "neg_nan"))),)
+    assert _preds("x < 1.0") == below and compile_filter("x < 1.0", SCHEMA).conjuncts_complete
+    either = _preds("x > 5.0 OR x < 1.0")         # Lance's ``>`` in an OR: one predicate
+    assert [p.op for p in either[0].preds] == ["lance>", "<", "neg_nan"]
     assert not may_match(below, {"x": ColumnStats(min=2.0, max=3.0, nan_count=0)})
     assert may_match(below, {"x": ColumnStats(min=2.0, max=3.0, nan_count=1)})
     assert _preds("x != 1.0") == ()                       # NaN != 1.0: no min/max answer
