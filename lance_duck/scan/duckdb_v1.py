@@ -52,7 +52,6 @@ class ClassLookupScanner:
         def engine_scanner(ds: Any, columns: Any = None, filter: Any = None, *args: Any, **kwargs: Any) -> Any:
             if isinstance(filter, pc.Expression):
                 from .filters import bind_duckdb_expression
-                refuse_lossy(filter, ds._snapshot.arrow_schema)
                 filter = bind_duckdb_expression(filter, ds._snapshot.arrow_schema)
             if args:
                 return func(ds, columns, filter, *args, **kwargs)

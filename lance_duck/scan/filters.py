@@ -54,12 +54,21 @@ def bind_filter(filter: Any, schema: pa.Schema) -> CompiledFilter | None:
 
 def bind_duckdb_expression(filter: pc.Expression, schema: pa.Schema) -> CompiledFilter | None:
     """Bind an Expression DuckDB 1.x pushed into a scan to ``schema`` in DuckDB's meaning (floats in
-    its total order: :func:`~lance_duck.predicate.compiled.compile_duckdb_expression`).
+    its total order: :func:`~lance_duck.predicate.compiled.compile_duckdb_expression`), after
+    refusing the forms DuckDB 1.x's translation loses (:func:`~.duckdb_v1.refuse_lossy`).
 
     Bound on the big-stack worker thread (DuckDB pushes long chains); a shallow one is remembered
     apart from :func:`bind_filter`'s bindings (one Expression, two meanings) and found again on the
     calling thread."""
-    return _bind_engine_expression("duckdb", compile_duckdb_expression, filter, schema)
+    return _bind_engine_expression("duckdb", _compile_duckdb_v1, filter, schema)
+
+
+def _compile_duckdb_v1(filter: pc.Expression, schema: pa.Schema) -> CompiledFilter:
+    """DuckDB 1.x's pushed Expression, refused first where its translation lost the predicate's
+    meaning (:func:`~.duckdb_v1.refuse_lossy`), on the big-stack worker with the binding."""
+    from .duckdb_v1 import refuse_lossy
+    refuse_lossy(filter, schema)
+    return compile_duckdb_expression(filter, schema)
 
 
 def bind_arrow_expression(filter: pc.Expression, schema: pa.Schema) -> CompiledFilter | None:
