@@ -23,6 +23,8 @@ Event names (a value is attached where it says more):
   ``path:lean-split`` ((lean fields, general fields): one read of a few rows split per field),
   ``path:btree-bisect`` (a BTREE page of integers searched by bisection),
   ``path:selected-offsets`` (rows: an index-selected task read at its offsets, no row mask),
+  ``path:count-parts`` (parts: a counting task of a one-column filter read as that many parts --
+  pages with dictionaries one by one -- and counted part by part),
   ``path:filter-per-column`` (the dictionary columns: a filter over several columns evaluated
   column by column, a dictionary column once per distinct value),
   ``path:filter-dictionary-prefilter`` (those columns: the filter evaluated only on the rows passing

@@ -123,6 +123,32 @@ class DataFileReader(ABC):
             out.append(a)
         return out
 
+    def read_field_parts(self, field: LanceField, rows: range) -> list[pa.Array]:
+        """The field's values for the row range ``rows`` (dictionaries kept, as ``read_fields``
+        with ``keep_dictionary``) as consecutive arrays: a 2.1+ reader gives a field stored with
+        page dictionaries page by page, each with its own page's dictionary (none unified across
+        pages, no indices concatenated: a count evaluates its filter once per dictionary and
+        counts each page's indices); other fields and readers, one array."""
+        if not isinstance(rows, range):
+            raise InvalidArgumentError(f"{self.ref.path}: read_field_parts needs a row range")
+        try:
+            parts = self._read_field_parts(field, rows)
+        except Exception as exc:
+            named = _named_damage(exc, self.ref.path, f"field {field.name!r}")
+            if named is None:
+                raise
+            raise named from exc
+        if parts is None:
+            return self.read_fields([field], rows, keep_dictionary=True)
+        got = sum(len(p) for p in parts)
+        if got != len(rows):
+            raise CorruptFileError(f"{self.ref.path}: field {field.name!r} decoded {got} rows, {len(rows)} selected")
+        return parts
+
+    def _read_field_parts(self, field: LanceField, rows: range) -> list[pa.Array] | None:
+        """The parts of :meth:`read_field_parts`, or None: one array read by ``read_fields``."""
+        return None
+
     def _read_live(self, fields: Sequence[LanceField], rows: range, keep_dictionary: bool,
                    dead: np.ndarray) -> list[pa.Array]:
         """:meth:`_read_fields` of the rows of ``rows`` but the positions ``dead``: an array may also

@@ -186,6 +186,7 @@ class LanceScanner(pads.Scanner):
                 readahead = min(readahead, COUNT_MAX_INFLIGHT)
             if self._counts_all:
                 first_rows = None            # count_rows reads every row: no ramp for an early stop
+                row_bytes = 0.0              # and its batches hold no column: every task planned at once
             elif self._reads_whole and narrow and grown is None:
                 # every row is read and a row's bytes are known from the types: no first small task
                 # (it would only teach the read-ahead those bytes), two full tasks from the start

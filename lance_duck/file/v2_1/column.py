@@ -360,6 +360,42 @@ class LeafPlan:
         return out
 
     def decode(self, bufs: Sequence[Buf]) -> LeafData:
+        jobs = self._jobs(bufs)
+        rows = sum(_selected_rows(p, local) for p, local in self.pages)
+        parallel = len(jobs) > 1 and rows >= PARALLEL_PAGE_ROWS
+        if len(jobs) > 1 and all(isinstance(j, tuple) and len(j) == 3 and isinstance(j[0], SparsePage)
+                                 and j[0].rows_only and j[2] is None for j in jobs):
+            leaf = self._expand_sparse(cast("list[tuple[SparsePage, Sequence[Buf], Local]]", jobs), parallel)
+            if leaf is not None:
+                return leaf
+        if len(jobs) > 1:
+            leaf = self._fsst_pages(jobs, parallel)
+            if leaf is not None:
+                return leaf
+        if parallel:
+            decoded = map_parts(self._run, jobs)     # independent pages on the kernel pool
+        else:
+            decoded = [self._run(job) for job in jobs]
+        return merge_pages(decoded, self.arrow_type, self.what)
+
+    def decode_parts(self, bufs: Sequence[Buf]) -> list[LeafData] | None:
+        """The selected rows as consecutive parts, one per page (or batch of pages decoded as one),
+        each merged on its own: a page dictionary stays that page's (no unification of the pages'
+        dictionaries, no concatenation of their indices), for a count that evaluates a filter once
+        per dictionary. None when no page has a dictionary (:meth:`decode` then gives one part)."""
+        if not any(isinstance(p, MiniBlockPage) and p.has_dict for p, _ in self.pages):
+            return None
+        jobs = self._jobs(bufs)
+        rows = sum(_selected_rows(p, local) for p, local in self.pages)
+        if len(jobs) > 1 and rows >= PARALLEL_PAGE_ROWS:
+            decoded = map_parts(self._run, jobs)
+        else:
+            decoded = [self._run(job) for job in jobs]
+        return [merge_pages([pd], self.arrow_type, self.what) for pd in decoded]
+
+    def _jobs(self, bufs: Sequence[Buf]) -> list[_Job]:
+        """The pages' decoding jobs, in page order: consecutive mini-block pages that decode as one
+        batch grouped, a page with dead rows alone (see :meth:`_run`)."""
         jobs: list[_Job] = []   # a group [(page index, page, data)], or (page, data, local)
         i = 0
         group: list[tuple[int, MiniBlockPage, Sequence[Buf]]] = []   # consecutive pages decoded as one batch
@@ -389,22 +425,7 @@ class LeafPlan:
             jobs.append((p, data, local))
         if group:
             jobs.append(group)
-        rows = sum(_selected_rows(p, local) for p, local in self.pages)
-        parallel = len(jobs) > 1 and rows >= PARALLEL_PAGE_ROWS
-        if len(jobs) > 1 and all(isinstance(j, tuple) and len(j) == 3 and isinstance(j[0], SparsePage)
-                                 and j[0].rows_only and j[2] is None for j in jobs):
-            leaf = self._expand_sparse(cast("list[tuple[SparsePage, Sequence[Buf], Local]]", jobs), parallel)
-            if leaf is not None:
-                return leaf
-        if len(jobs) > 1:
-            leaf = self._fsst_pages(jobs, parallel)
-            if leaf is not None:
-                return leaf
-        if parallel:
-            decoded = map_parts(self._run, jobs)     # independent pages on the kernel pool
-        else:
-            decoded = [self._run(job) for job in jobs]
-        return merge_pages(decoded, self.arrow_type, self.what)
+        return jobs
 
     def _expand_sparse(self, jobs: list[tuple[SparsePage, Sequence[Buf], Local]], parallel: bool) -> LeafData | None:
         """Whole 2.3 pages of a nullable fixed-width leaf (values of the valid rows only): the

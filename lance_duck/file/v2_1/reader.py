@@ -134,6 +134,40 @@ class V2FileReader(DataFileReader):
             out.append(self._checked(f, arr, n))
         return out
 
+    def _read_field_parts(self, field: LanceField, rows: range) -> list[pa.Array] | None:
+        """A plain field's pages decoded and built one by one (:meth:`LeafPlan.decode_parts`), when
+        one has a dictionary and the range is not read lean; else None."""
+        if len(rows) <= LEAN_RANGE_ROWS or not _dictionary_candidate(field, self.minor):
+            return None
+        found = list(leaves(field, self.minor))
+        if len(found) != 1 or found[0].multiplier != 1:
+            return None
+        leaf = found[0]
+        col = self.ref.column_of(leaf.field.id)
+        if col is None:
+            return None                  # (read_fields names the damage)
+        try:
+            sel = self._normalize(rows)
+        except InvalidArgumentError:
+            self._check_row_count([field])
+            raise
+        cm = self.container.column(col)
+        plan = LeafPlan(cm, col, self.file.path, leaf.arrow_type, leaf.dict_type, self.minor, sel, True,
+                        self._pages_of(col, cm))
+        if plan.total_rows != self.num_rows:
+            raise CorruptFileError(f"{self.file.path}: column {col} ({field.name!r}) has pages "
+                                   f"for {plan.total_rows} rows, the file holds {self.num_rows}")
+        self._fetch_round([plan], "meta_ranges", "set_meta")
+        data = self._fetch([plan], "data_ranges")[0]
+        parts = plan.decode_parts(data)
+        if parts is None:
+            parts = [plan.decode(data)]
+        out = []
+        for part in parts:
+            arr, _ = build(field, iter([part]), self.minor, self.file.path)
+            out.append(self._checked(field, arr, len(arr)))
+        return out
+
     def _checked(self, f: LanceField, arr: pa.Array, n: int) -> pa.Array:
         """``arr`` after checking it holds ``n`` rows of the field's type (or a kept dictionary)."""
         if len(arr) != n:
