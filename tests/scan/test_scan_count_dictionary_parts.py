@@ -6,7 +6,8 @@ table written by pylance with several dictionary pages per fragment, a column mi
 plain pages, nulls and deletions: ``count_rows`` equals pylance's for equality, IN, ranges, IS
 [NOT] NULL, negations and ORs (with the column itself and with another column), with the numpy
 and the compiled kernels; ``lance_duck.sql`` counts equal DuckDB's over the same rows; a filter
-failing on a value only deleted rows hold still counts the live rows; the part path really ran.
+failing on a value only deleted rows hold still counts the live rows; the part path really ran;
+damaged pages fail naming the file.
 """
 from __future__ import annotations
 
@@ -119,3 +120,23 @@ def test_filter_failing_on_a_deleted_value_counts_live_rows(tmp_path):
     lance.dataset(p).delete("id = 4321 or id % 11 = 0")
     flt = "cast(s as int) > 2"
     assert lance_duck.dataset(p).count_rows(filter=flt) == lance.dataset(p).count_rows(filter=flt)
+
+
+def test_damaged_dictionary_indices_raise_naming_the_file(tmp_path):
+    """A dictionary page's chunk bytes overwritten fail the count (read page by page), naming the data file."""
+    from lance.file import LanceFileReader
+
+    from lance_duck.errors import CorruptFileError
+    n = 8000
+    p = str(tmp_path / "t.lance")
+    lance.write_dataset(pa.table({"id": np.arange(n), "cat": pa.array([f"cat_{k % 20}" for k in range(n)])}), p,
+                        data_storage_version="2.2")
+    (path,) = [str(f) for f in (tmp_path / "t.lance" / "data").iterdir()]
+    page = LanceFileReader(path).metadata().columns[1].pages[0]
+    assert "dictionary" in str(page.encoding)
+    values = page.buffers[1]                      # the page's chunks of packed indices
+    with open(path, "r+b") as fh:
+        fh.seek(values.position + 4)
+        fh.write(b"\xff" * 64)
+    with pytest.raises(CorruptFileError, match=path.rsplit("/", 1)[-1]):
+        lance_duck.dataset(p).count_rows(filter="cat = 'cat_7'")
