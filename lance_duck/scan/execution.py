@@ -423,9 +423,9 @@ class ScanContext:
         :meth:`safe_mask`), or on the live rows only."""
         n = len(part)
         if _kept_dictionary(part, self._types.get(name)) and len(part.dictionary) < n:
-            per_value = self._values_mask(name, part.dictionary)
+            indices = part.indices
+            per_value = self._values_mask(name, part.dictionary, indices.null_count > 0)
             if per_value is not None:
-                indices = part.indices
                 if indices.null_count:
                     indices = indices.fill_null(len(part.dictionary))
                 codes = indices.to_numpy(zero_copy_only=False)
@@ -438,10 +438,10 @@ class ScanContext:
             part = part.filter(mask_array(_mask_without(n, dead)))
         return int(np.count_nonzero(self.filter_mask({name: part}, len(part))))
 
-    def _values_mask(self, name: str, dictionary: pa.Array) -> np.ndarray | None:
-        """The filter's mask over the values of ``dictionary`` and a null after them (one more
-        entry: the nulls' index), or None when the filter fails on one of them."""
-        values = pa.concat_arrays([dictionary, pa.nulls(1, dictionary.type)])
+    def _values_mask(self, name: str, dictionary: pa.Array, null: bool) -> np.ndarray | None:
+        """The filter's mask over the values of ``dictionary`` -- with ``null``, and a null after
+        them (one more entry: the nulls' index) --, or None when the filter fails on one of them."""
+        values = pa.concat_arrays([dictionary, pa.nulls(1, dictionary.type)]) if null else dictionary
         flt = self.filter
         assert flt is not None
         if flt.conjuncts_complete and flt.residual is None:
