@@ -115,6 +115,11 @@ class LatencyProxy:
 
         async def close() -> None:
             self._server.close()
+            # the connections still open end here, not when the loop is gone (no task left pending)
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
             await self._server.wait_closed()
 
         asyncio.run_coroutine_threadsafe(close(), self._loop).result(10)
