@@ -18,6 +18,7 @@ def use_kernels(monkeypatch: pytest.MonkeyPatch, which: str) -> None:
         if not _compiled.load():
             pytest.skip("numba is not installed (the fast extra)")
         monkeypatch.setattr(_compiled, "FSST_MIN_CODES", 0)
+        monkeypatch.setattr(_compiled, "FASTLANES_MIN_VALUES", 0)
         from lance_duck.encodings import fsst
         monkeypatch.setattr(fsst, "FEW_STRINGS", 0)     # (a few short strings are joined by symbols otherwise)
 

@@ -25,8 +25,10 @@ from .. import _state
 
 #: FSST inputs with fewer codes than this keep the numpy path
 FSST_MIN_CODES = 1 << 15
-#: FastLanes unpacks of fewer values than this keep the numpy path
-FASTLANES_MIN_VALUES = 1 << 15
+#: FastLanes unpacks of fewer values than this keep the numpy path (four blocks: a scan task's
+#: level buffers of a few mini-block chunks are ~20-30K values, which at 32K stayed on numpy's
+#: ~36 calls a batch -- list<struct> scans 1.5x slower)
+FASTLANES_MIN_VALUES = 1 << 12
 #: FSST codes a process decodes with numpy before the compiled kernels are loaded in the background
 WARM_CODES = 1 << 25
 
