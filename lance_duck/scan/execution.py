@@ -724,33 +724,34 @@ def _conjuncts_on(conjuncts: list[Conjunct], name: str) -> Callable[[pa.Array], 
 
 def count_codes(per_value: np.ndarray, codes: np.ndarray) -> int:
     """``count_nonzero(per_value[codes])``: the rows whose dictionary value passes, from the mask of
-    each value and the rows' indices (every one below ``per_value.size``, checked by the reader).
-    When at most :data:`FEW_CODES` values pass (``cat = 'x'``, ``cat IN (...)``) or fail
-    (``cat <> 'x'``), one comparison of the indices per such value; else a gather."""
-    passing = np.flatnonzero(per_value)
-    failing = np.flatnonzero(~per_value)
-    if passing.size == 0 or codes.size == 0:
-        return 0
-    few = min(passing.size, failing.size)
-    if few <= FEW_CODES:
-        # (a Python int: compared as the indices' own dtype, not widened to int64)
-        hits = sum(int(np.count_nonzero(codes == int(c))) for c in (passing if passing.size == few else failing))
-        return hits if passing.size == few else int(codes.size) - hits
-    return int(np.count_nonzero(np.take(per_value, codes)))
+    each value and the rows' indices (every one below ``per_value.size``, checked by the reader)."""
+    return int(np.count_nonzero(gather_mask(per_value, codes, checked=True)))
 
 
 def gather_mask(per_value: np.ndarray, idx: np.ndarray, checked: bool = False) -> np.ndarray:
-    """``per_value[idx]``: the mask of each row from the mask of each dictionary value. When one
-    value passes (``cat = 'x'``) or one fails, one comparison of the indices (a gather costs ~100x
-    more); an index out of range raises IndexError either way -- unless ``checked``: the indices
-    are a kept dictionary's (every reader checks them against its dictionary) and the nulls' index,
-    one past them, so two passes over them are saved."""
+    """``per_value[idx]``: the mask of each row from the mask of each dictionary value. When at most
+    :data:`FEW_CODES` values pass (``cat = 'x'``, ``cat IN (...)``) or fail (``cat <> 'x'``), one
+    comparison of the indices per such value (a gather costs several times more); an index out of
+    range raises IndexError either way -- unless ``checked``: the indices are a kept dictionary's
+    (every reader checks them against its dictionary) and the nulls' index, one past them, so two
+    passes over them are saved."""
     passing = np.flatnonzero(per_value)
-    if idx.size and len(passing) in (1, per_value.size - 1) and \
-            (checked or (idx.min() >= 0 and idx.max() < per_value.size)):
-        # (a Python int: compared as idx's own dtype; a numpy int64 would widen int32 indices first)
-        one: np.ndarray = idx == int(passing[0]) if len(passing) == 1 else idx != int(np.flatnonzero(~per_value)[0])
-        return one
+    few_pass = passing.size * 2 <= per_value.size
+    few = passing if few_pass else np.flatnonzero(~per_value)
+    if idx.size and few.size <= FEW_CODES and (checked or (idx.min() >= 0 and idx.max() < per_value.size)):
+        if few.size == 0:
+            return np.full(idx.size, not few_pass)
+        # (Python ints: compared as idx's own dtype; a numpy int64 would widen int32 indices first)
+        codes = few.tolist()
+        if few_pass:
+            mask: np.ndarray = idx == codes[0]
+            for c in codes[1:]:
+                mask |= idx == c
+        else:
+            mask = idx != codes[0]
+            for c in codes[1:]:
+                mask &= idx != c
+        return mask
     return np.take(per_value, idx)
 
 

@@ -19,7 +19,7 @@ from ...schema import LanceField
 from ..base import DataFileReader, DataFileRef, RowSelection, normalize_selection
 from ..container import V2Container
 from ... import trace
-from .assemble import build, leaf_type, leaves, output_type
+from .assemble import Leaf, build, leaf_type, leaves, output_type
 from .column import PARALLEL_PAGE_ROWS, ColumnPages, LeafData, LeafPlan, LeanColumn, LeanPart
 from . import repdef
 from .page import Buf
@@ -102,14 +102,8 @@ class V2FileReader(DataFileReader):
                 if col is None:
                     raise CorruptFileError(f"{self.file.path}: field {leaf.field.name!r} (id {leaf.field.id}) "
                                            "has no column in this data file")
-                cm = self.container.column(col)
-                plan = LeafPlan(cm, col, self.file.path, leaf.arrow_type, leaf.dict_type, self.minor,
-                                _expand(sel, leaf.multiplier), keep, self._pages_of(col, cm),
-                                dead if not f.children and leaf.multiplier == 1 else None)
-                if plan.total_rows != self.num_rows * leaf.multiplier:
-                    raise CorruptFileError(f"{self.file.path}: column {col} ({leaf.field.name!r}) has pages "
-                                           f"for {plan.total_rows} rows, the file holds {self.num_rows}")
-                fp.append(plan)
+                fp.append(self._leaf_plan(leaf, col, sel, keep,
+                                          dead if not f.children and leaf.multiplier == 1 else None))
             plans.append(fp)
         flat = [p for fp in plans for p in fp]
         self._fetch_round(flat, "meta_ranges", "set_meta")
@@ -151,12 +145,7 @@ class V2FileReader(DataFileReader):
         except InvalidArgumentError:
             self._check_row_count([field])
             raise
-        cm = self.container.column(col)
-        plan = LeafPlan(cm, col, self.file.path, leaf.arrow_type, leaf.dict_type, self.minor, sel, True,
-                        self._pages_of(col, cm))
-        if plan.total_rows != self.num_rows:
-            raise CorruptFileError(f"{self.file.path}: column {col} ({field.name!r}) has pages "
-                                   f"for {plan.total_rows} rows, the file holds {self.num_rows}")
+        plan = self._leaf_plan(leaf, col, sel, True)
         self._fetch_round([plan], "meta_ranges", "set_meta")
         data = self._fetch([plan], "data_ranges")[0]
         parts = plan.decode_parts(data)
@@ -167,6 +156,19 @@ class V2FileReader(DataFileReader):
             arr, _ = build(field, iter([part]), self.minor, self.file.path)
             out.append(self._checked(field, arr, len(arr)))
         return out
+
+    def _leaf_plan(self, leaf: Leaf, col: int, sel: RowSelection, keep: bool,
+                   dead: np.ndarray | None = None) -> LeafPlan:
+        """The decoding plan of ``leaf`` (stored in column ``col``) for the rows ``sel`` of the
+        file, after checking that the column's pages hold the file's rows (times the leaf's
+        entries per row)."""
+        cm = self.container.column(col)
+        plan = LeafPlan(cm, col, self.file.path, leaf.arrow_type, leaf.dict_type, self.minor,
+                        _expand(sel, leaf.multiplier), keep, self._pages_of(col, cm), dead)
+        if plan.total_rows != self.num_rows * leaf.multiplier:
+            raise CorruptFileError(f"{self.file.path}: column {col} ({leaf.field.name!r}) has pages "
+                                   f"for {plan.total_rows} rows, the file holds {self.num_rows}")
+        return plan
 
     def _checked(self, f: LanceField, arr: pa.Array, n: int) -> pa.Array:
         """``arr`` after checking it holds ``n`` rows of the field's type (or a kept dictionary)."""
