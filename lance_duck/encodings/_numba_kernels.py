@@ -183,8 +183,12 @@ def warm_up() -> None:
         fsst_expand_short(comp, offs, syms, lens, out, 0, 16, ends)
     blocks = readonly(np.zeros(1024 * 8 + 8, np.uint8))
     starts = readonly(np.zeros(1, np.int64))
+    dst = readonly(np.zeros(1, np.int64))
     for dt in (np.uint64, np.uint32, np.uint16):
         fastlanes(blocks, starts, 3, np.empty((1, 1024), dt))
+        for n in (1024, 5):
+            fastlanes_place(blocks, starts, 3, dst, readonly(np.full(1, n, np.int64)), np.empty(1024, dt),
+                            np.empty(1024, dt))
 
 
 # FastLanes unpacking: one pass over a block's packed words, each value written at its place in the
@@ -226,6 +230,31 @@ def _load(typingctx: Any, arr: Any, pos: Any, like: Any) -> Any:  # pragma: no c
     return sig, codegen
 
 
+@njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _block(buf: np.ndarray, base: int, w: int, row: np.ndarray) -> None:  # pragma: no cover - compiled
+    """Unpack the T-bit block of width ``w`` (1..T) whose packed words start at byte ``base`` of
+    ``buf`` into ``row`` (1024 values of the T-bit unsigned type), each value at its place in the
+    FastLanes order."""
+    T: int = _bits(row)  # type: ignore[call-arg]
+    lanes = 1024 // T
+    mask = _word(-1, row) >> _word(T - w, row)
+    for r in range(T):
+        bit = r * w
+        k = bit // T
+        s = _word(bit % T, row)
+        dst = ((0, 4, 2, 6, 1, 5, 3, 7)[r >> 3]) * 16 + (r & 7) * 128
+        at = base + k * 128
+        if bit % T + w > T:
+            back = _word(T - bit % T, row)
+            for lane in range(lanes):
+                v = ((_load(buf, at + lane * (T // 8), row) >> s)
+                     | (_load(buf, at + 128 + lane * (T // 8), row) << back))
+                row[dst + lane] = v & mask
+        else:
+            for lane in range(lanes):
+                row[dst + lane] = (_load(buf, at + lane * (T // 8), row) >> s) & mask
+
+
 @njit(cache=True, nogil=True, boundscheck=False)
 def fastlanes(buf: np.ndarray, offs: np.ndarray, w: int, out: np.ndarray) -> None:  # pragma: no cover
     """Unpack the T-bit blocks of width ``w`` (1..T) whose packed words start at byte ``offs[i]``
@@ -233,24 +262,22 @@ def fastlanes(buf: np.ndarray, offs: np.ndarray, w: int, out: np.ndarray) -> Non
     (16, 32 or 64), C-contiguous. One source for every word width: numba compiles one
     specialization per ``out`` dtype with T a constant (the same machine code as a kernel
     written per width)."""
-    T: int = _bits(out)  # type: ignore[call-arg]
-    lanes = 1024 // T
-    mask = _word(-1, out) >> _word(T - w, out)
     for i in range(offs.size):
-        base = offs[i]
-        row = out[i]
-        for r in range(T):
-            bit = r * w
-            k = bit // T
-            s = _word(bit % T, out)
-            dst = ((0, 4, 2, 6, 1, 5, 3, 7)[r >> 3]) * 16 + (r & 7) * 128
-            at = base + k * 128
-            if bit % T + w > T:
-                back = _word(T - bit % T, out)
-                for lane in range(lanes):
-                    v = ((_load(buf, at + lane * (T // 8), out) >> s)
-                         | (_load(buf, at + 128 + lane * (T // 8), out) << back))
-                    row[dst + lane] = v & mask
-            else:
-                for lane in range(lanes):
-                    row[dst + lane] = (_load(buf, at + lane * (T // 8), out) >> s) & mask
+        _block(buf, offs[i], w, out[i])
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def fastlanes_place(buf: np.ndarray, offs: np.ndarray, w: int, dst: np.ndarray, lens: np.ndarray,
+                    res: np.ndarray, scratch: np.ndarray) -> None:  # pragma: no cover
+    """As :func:`fastlanes`, but block i's first ``lens[i]`` values land at ``res[dst[i]:]`` (1-D,
+    the targets disjoint and inside ``res``, checked by the caller): a whole block is unpacked in
+    place, a short one through ``scratch`` (1024 values)."""
+    for i in range(offs.size):
+        d = dst[i]
+        n = lens[i]
+        if n == 1024:
+            _block(buf, offs[i], w, res[d: d + 1024])
+        elif n > 0:
+            _block(buf, offs[i], w, scratch)
+            for j in range(n):
+                res[d + j] = scratch[j]

@@ -444,9 +444,7 @@ def unpack_mixed(data: BufferLike, uncompressed_bits: int, byte_offsets: np.ndar
     uniq = np.unique(ws)
     for w in uniq.tolist():
         idx = np.flatnonzero(ws == w) if uniq.size > 1 else np.arange(k)
-        tmp = np.empty((idx.size, BLOCK), dt)
-        _unpack_at(buf, offs[idx], w, t, tmp)
-        _place_rows(res, tmp, dst[idx], cnt[idx])
+        _unpack_placed(buf, offs[idx], w, t, res, dst[idx], cnt[idx])
     return res
 
 
@@ -489,6 +487,34 @@ def _unpack_whole(buf: np.ndarray, offs: np.ndarray, ws: np.ndarray, t: int, out
 #: ~36 calls) whatever the block count, a per-value read ~20 calls over 1024 values per block
 #: (T=64: 4, measured on an increasing int64 id's pages after the row plan made passes cheaper).
 FEW_BLOCKS = {8: 2, 16: 3, 32: 4, 64: 4}
+
+
+def _unpack_placed(buf: np.ndarray, offs: np.ndarray, w: int, t: int, res: np.ndarray, dst: np.ndarray,
+                   lens: np.ndarray) -> None:
+    """``res[dst[i] : dst[i] + lens[i]]`` = the first ``lens[i]`` values of the block of width ``w``
+    at byte ``offs[i]`` of ``buf`` (targets disjoint). The compiled kernels write each block's
+    values at their place (a short block through a 1024-value scratch); else the blocks are
+    unpacked whole and placed by :func:`_place_rows`."""
+    k = offs.size
+    if k == 0:
+        return
+    if w and t >= 16 and res.ndim == 1 and res.flags.c_contiguous and res.flags.writeable and buf.flags.c_contiguous:
+        kernels = _compiled.fastlanes_kernels(k * BLOCK)
+        if kernels is not None:
+            run_bytes = BLOCK // t * res.dtype.itemsize
+            if offs.min() < 0 or offs.max() + w * run_bytes > buf.size:
+                raise CorruptFileError("FastLanes: a packed block extends past the end of its buffer")
+            d = np.ascontiguousarray(dst, dtype=np.int64)
+            n = np.ascontiguousarray(lens, dtype=np.int64)
+            if n.min() < 0 or n.max() > BLOCK or d.min() < 0 or (d + n).max() > res.size:
+                raise CorruptFileError("FastLanes: a block's values fall outside their output")
+            kernels.fastlanes_place(kernels.readonly(buf), kernels.readonly(np.ascontiguousarray(offs, dtype=np.int64)),
+                                    int(w), kernels.readonly(d), kernels.readonly(n), res, np.empty(BLOCK, res.dtype))
+            trace.record("path:fastlanes:compiled", k)
+            return
+    tmp = np.empty((k, BLOCK), res.dtype)
+    _unpack_at(buf, offs, w, t, tmp)
+    _place_rows(res, tmp, dst, lens)
 
 
 def _place_rows(res: np.ndarray, rows: np.ndarray, dst: np.ndarray, lens: np.ndarray) -> None:
@@ -571,9 +597,8 @@ def unpack_out_of_line_batch(data: BufferLike, byte_offsets: npt.ArrayLike, byte
         # block j of buffer i holds values j*1024 .. of that buffer (a packed tail block fewer)
         rowbuf = np.repeat(np.arange(offs.size), nblk)
         j = np.arange(nb, dtype=np.int64) - (np.cumsum(nblk) - nblk)[rowbuf]
-        blk = np.empty((nb, BLOCK), dt)
-        _unpack_at(buf, offs[rowbuf] + j * (wpb * item), w, t, blk)
-        _place_rows(res, blk, cstart[rowbuf] + j * BLOCK, np.minimum(cnt[rowbuf] - j * BLOCK, BLOCK))
+        _unpack_placed(buf, offs[rowbuf] + j * (wpb * item), w, t, res, cstart[rowbuf] + j * BLOCK,
+                       np.minimum(cnt[rowbuf] - j * BLOCK, BLOCK))
     if raw.any():
         # raw tails: the buffer's last words are the values themselves
         rb = np.flatnonzero(raw)

@@ -69,6 +69,60 @@ def test_mixed_widths_with_short_last_blocks():
     np.testing.assert_array_equal(got, exp)
 
 
+def _numpy_too(fn):
+    """``fn()`` with the compiled kernels, then with numpy's: both results (the compiled run must
+    have used them)."""
+    with decode_trace() as trace:
+        got = fn()
+    assert trace.values("path:fastlanes:compiled"), "the compiled kernels did not run"
+    lance_duck.configure(compiled_kernels=0)
+    try:
+        want = fn()
+    finally:
+        lance_duck.configure(compiled_kernels=1)
+    return got, want
+
+
+@pytest.mark.parametrize("t", [16, 32, 64])
+@pytest.mark.parametrize("w", [1, 3, 13])
+def test_level_buffers_of_chunks_land_in_place(t, w):
+    """Out-of-line buffers (a mini-block chunk's levels) holding counts that are not whole blocks,
+    packed or raw tails: every block's values written at their place in the result."""
+    w = min(w, t - 1)
+    rng = np.random.default_rng(t * 100 + w)
+    counts = [1024, 3000, 17, 0, 2048, 4096, 1500, 1]
+    vals, bufs, sizes = [], [], []
+    for i, c in enumerate(counts):
+        v = rand_values(rng, c, w, t).astype(f"u{t // 8}")
+        full = c // 1024
+        b = fl.pack(v[: full * 1024], w, t).tobytes() if full else b""
+        if c % 1024:
+            b += v[full * 1024:].tobytes() if i % 2 else fl.pack(v[full * 1024:], w, t).tobytes()
+        vals.append(v)
+        sizes.append(len(b))
+        bufs.append(b + b"\0" * (-len(b) % 8 + 3))
+    offs = np.cumsum([0] + [len(b) for b in bufs])
+    got, want = _numpy_too(lambda: fl.unpack_out_of_line_batch(b"".join(bufs), offs[:-1], sizes, counts, w, t))
+    np.testing.assert_array_equal(got, np.concatenate(vals))
+    np.testing.assert_array_equal(want, np.concatenate(vals))
+
+
+def test_many_short_blocks_of_mixed_widths_land_in_place():
+    """More short blocks than ``MAX_SHORT_RUNS`` (every chunk's last block short), two widths."""
+    rng = np.random.default_rng(11)
+    k = 3 * (fl.MAX_SHORT_RUNS + 4)
+    widths = [5 if i % 3 else 29 for i in range(k)]
+    counts = [1024 if i % 3 != 2 else int(rng.integers(1, 1024)) for i in range(k)]
+    vals = [rand_values(rng, 1024, w, 32) for w in widths]
+    blocks = [ref_pack_block(v, w, 32).tobytes() for v, w in zip(vals, widths)]
+    offs = np.cumsum([0] + [len(b) + 4 for b in blocks[:-1]])
+    data = b"".join(b + b"\xee" * 4 for b in blocks)
+    got, want = _numpy_too(lambda: fl.unpack_mixed(data, 32, offs, np.array(widths), np.array(counts)))
+    exp = np.concatenate([v[:c] for v, c in zip(vals, counts)]).astype(np.uint32)
+    np.testing.assert_array_equal(got, exp)
+    np.testing.assert_array_equal(want, exp)
+
+
 def test_block_past_the_end_is_refused_before_the_kernel():
     from lance_duck.errors import CorruptFileError
     buf = np.zeros(1024 * 62 // 8, np.uint8)
@@ -151,6 +205,23 @@ def test_no_new_signature_is_compiled_in_a_decode():
         assert trace.values("path:fastlanes:compiled")
         np.testing.assert_array_equal(got, np.stack(vals[::2]).astype(f"u{t // 8}"))
     assert len(nk.fastlanes.signatures) == before == 3   # one per word width, all from warm_up()
+
+
+def test_no_new_placing_signature_is_compiled_in_a_decode():
+    """Level buffers placed in a pool-allocated result reach the placing kernel as warm_up() loaded it."""
+    from lance_duck.encodings import _numba_kernels as nk
+    before = len(nk.fastlanes_place.signatures)
+    rng = np.random.default_rng(10)
+    for t in (16, 32, 64):
+        vals = rand_values(rng, 100_000, 5, t).astype(f"u{t // 8}")
+        counts = [3000] * 33 + [1000]
+        packed = [fl.pack(vals[i * 3000: i * 3000 + c], 5, t).tobytes() for i, c in enumerate(counts)]
+        offs = np.cumsum([0] + [len(b) for b in packed[:-1]])
+        with decode_trace() as trace:
+            got = fl.unpack_out_of_line_batch(b"".join(packed), offs, [len(b) for b in packed], counts, 5, t)
+        assert trace.values("path:fastlanes:compiled")
+        np.testing.assert_array_equal(got, vals)
+    assert len(nk.fastlanes_place.signatures) == before == 3
 
 
 @pytest.fixture(scope="module")
