@@ -33,7 +33,6 @@ below, and the dataset stays a ``pyarrow.dataset.Dataset`` for everyone else.
 from __future__ import annotations
 
 import contextlib
-import functools
 import importlib.abc
 import sys
 import types
@@ -54,10 +53,10 @@ if TYPE_CHECKING:
 FILTERED_SHARE = 0.2
 
 
-@functools.lru_cache(maxsize=1)
 def _protocol() -> tuple[Any, Any, Any]:
     """DuckDB's (ArrowScanSource, to_arrow, nan_may_satisfy), or Nones without the protocol.
-    Imports duckdb: called once DuckDB is running (by DuckDB's calls, or the import hook below)."""
+    Imports duckdb: called once DuckDB is running (by DuckDB's calls, or the import hook below);
+    a few microseconds then (the modules are in ``sys.modules``)."""
     try:
         import duckdb._sources as sources
         from duckdb._sources.arrow import ArrowScanSource
