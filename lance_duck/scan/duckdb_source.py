@@ -111,11 +111,14 @@ class _DuckDBImportHook(importlib.abc.MetaPathFinder):
             return None
         _uninstall_hook()
         spec = None
-        for finder in list(sys.meta_path):     # the finders after this one, as the import would
+        for finder in list(sys.meta_path):      # the other finders, in the import's order
             find = getattr(finder, "find_spec", None)
             spec = find(fullname, path, target) if find is not None else None
             if spec is not None:
                 break
+        if spec is None:                        # no DuckDB installed (yet): keep watching
+            sys.meta_path.insert(0, self)
+            return None
         loader: Any = getattr(spec, "loader", None)
         exec_module = getattr(loader, "exec_module", None)
         if exec_module is None:
