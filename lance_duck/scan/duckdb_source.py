@@ -4,9 +4,11 @@ DuckDB 2 reads a Python object through its Arrow *source* protocol (``duckdb._so
 ``adapt(obj)`` picks a source for the object -- ``PyArrowDatasetSource`` for a
 ``pyarrow.dataset.Dataset`` -- unless the object already *is* a ``Source``, which it then uses as it
 is. :class:`DuckDBSource` is a base of :class:`~lance_duck.scan.dataset.LanceDataset` and derives
-from DuckDB's ``ArrowScanSource`` when the running DuckDB has one (checked when this module is
-imported; with DuckDB 1.x it derives from ``object`` and DuckDB scans the dataset as any pyarrow
-dataset). So ``duckdb.sql("select ... from ds")`` and ``con.register("t", ds)`` reach the methods
+from DuckDB's ``ArrowScanSource`` when the running DuckDB has one (with DuckDB 1.x it does not, and
+DuckDB scans the dataset as any pyarrow dataset). Opening a dataset does not import DuckDB (~50 ms):
+when this module loads before ``duckdb``, :class:`DuckDBSource` starts from a placeholder base and a
+one-shot import hook (a ``sys.meta_path`` finder for the top-level ``duckdb`` only) rebases it on
+``ArrowScanSource`` once DuckDB has loaded, so datasets opened earlier are sources too. So ``duckdb.sql("select ... from ds")`` and ``con.register("t", ds)`` reach the methods
 below, and the dataset stays a ``pyarrow.dataset.Dataset`` for everyone else.
 
 * ``rows()``: live rows from the manifest (no file read), DuckDB's cardinality for join order; a
@@ -30,6 +32,10 @@ below, and the dataset stays a ``pyarrow.dataset.Dataset`` for everyone else.
 """
 from __future__ import annotations
 
+import contextlib
+import importlib.abc
+import sys
+import types
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -48,7 +54,9 @@ FILTERED_SHARE = 0.2
 
 
 def _protocol() -> tuple[Any, Any, Any]:
-    """DuckDB's (ArrowScanSource, to_arrow, nan_may_satisfy), or Nones without the protocol."""
+    """DuckDB's (ArrowScanSource, to_arrow, nan_may_satisfy), or Nones without the protocol.
+    Imports duckdb: called once DuckDB is running (by DuckDB's calls, or the import hook below);
+    a few microseconds then (the modules are in ``sys.modules``)."""
     try:
         import duckdb._sources as sources
         from duckdb._sources.arrow import ArrowScanSource
@@ -61,15 +69,82 @@ def _protocol() -> tuple[Any, Any, Any]:
     return ArrowScanSource, to_arrow, nan_may_satisfy
 
 
-_BASE, _TO_ARROW, _NAN_MAY_SATISFY = _protocol()
-#: Whether the running DuckDB reads datasets through its Arrow-source protocol (DuckDB >= 2.0).
-HAS_PROTOCOL = _BASE is not None
+def has_protocol() -> bool:
+    """Whether the running DuckDB reads datasets through its Arrow-source protocol (DuckDB >= 2.0);
+    imports duckdb."""
+    return _protocol()[0] is not None
+
 
 if TYPE_CHECKING:
-    class _SourceBase:
-        pass
-else:
-    _SourceBase = _BASE if _BASE is not None else object
+    #: Whether the running DuckDB reads datasets through its Arrow-source protocol (DuckDB >= 2.0):
+    #: :func:`has_protocol`, resolved when first read (it imports duckdb).
+    HAS_PROTOCOL: bool
+
+
+def __getattr__(name: str) -> Any:
+    # HAS_PROTOCOL is resolved when first asked for (it imports duckdb), not when this module loads
+    if name == "HAS_PROTOCOL":
+        return has_protocol()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _SourceBase:
+    """The base :class:`DuckDBSource` starts from; replaced by DuckDB's ``ArrowScanSource`` as soon
+    as DuckDB is imported (:func:`_rebase`). Python refuses to reassign the bases of a class whose
+    only base is ``object``: this class is what gets replaced."""
+
+
+def _rebase() -> None:
+    """Derive :class:`DuckDBSource` (and so every dataset, made before or after) from DuckDB's
+    ``ArrowScanSource`` when the running DuckDB has the protocol; with DuckDB 1.x, nothing."""
+    base = _protocol()[0]
+    if base is not None and DuckDBSource.__bases__ != (base,):
+        DuckDBSource.__bases__ = (base,)
+
+
+class _DuckDBImportHook(importlib.abc.MetaPathFinder):
+    """Rebases :class:`DuckDBSource` once the top-level ``duckdb`` module has finished loading, so
+    opening a dataset does not import DuckDB (~50 ms); removes itself at DuckDB's import."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != "duckdb":
+            return None
+        _uninstall_hook()
+        spec = None
+        for finder in list(sys.meta_path):      # the other finders, in the import's order
+            find = getattr(finder, "find_spec", None)
+            spec = find(fullname, path, target) if find is not None else None
+            if spec is not None:
+                break
+        if spec is None:                        # no DuckDB installed (yet): keep watching
+            sys.meta_path.insert(0, self)
+            return None
+        loader: Any = getattr(spec, "loader", None)
+        exec_module = getattr(loader, "exec_module", None)
+        if exec_module is None:
+            return spec
+
+        def exec_then_rebase(module: types.ModuleType) -> None:
+            try:
+                exec_module(module)
+            finally:
+                with contextlib.suppress(AttributeError):
+                    del loader.exec_module      # back to the class's method
+            _rebase()
+
+        try:
+            loader.exec_module = exec_then_rebase
+        except AttributeError:      # a loader that takes no attribute: DuckDB reads datasets as
+            pass                    # pyarrow datasets (same rows, no manifest row count)
+        return spec
+
+
+_HOOK = _DuckDBImportHook()
+
+
+def _uninstall_hook() -> None:
+    with contextlib.suppress(ValueError):
+        sys.meta_path.remove(_HOOK)
 
 
 def stream_schema(declared: pa.Schema, read: pa.Schema) -> pa.Schema:
@@ -130,7 +205,8 @@ class DuckDBSource(_SourceBase):
         """Whether every stream can apply ``predicate`` exactly as DuckDB would (see the module)."""
         from .duckdb_predicates import NotPushable, pushed
         try:
-            pushed(predicate, self.schema, _TO_ARROW, _NAN_MAY_SATISFY)
+            _, to_arrow, nan_may_satisfy = _protocol()
+            pushed(predicate, self.schema, to_arrow, nan_may_satisfy)
         except NotPushable:
             return False
         return True
@@ -157,8 +233,14 @@ class DuckDBSource(_SourceBase):
     def _duckdb_filter(self, filters: Sequence[Any]) -> pc.Expression | CompiledFilter | None:
         """The AND of DuckDB's accepted predicates (None for none), see :mod:`.duckdb_predicates`."""
         from .duckdb_predicates import duckdb_filter
-        return duckdb_filter(filters, self.schema, _TO_ARROW, _NAN_MAY_SATISFY)
+        _, to_arrow, nan_may_satisfy = _protocol()
+        return duckdb_filter(filters, self.schema, to_arrow, nan_may_satisfy)
 
+
+if "duckdb" in sys.modules:
+    _rebase()
+else:
+    sys.meta_path.insert(0, _HOOK)
 
 _D = TypeVar("_D", bound=DuckDBSource)
 
@@ -191,4 +273,4 @@ def read_to_the_end(ds: _D) -> _D:
     return copy
 
 
-__all__ = ["FILTERED_SHARE", "HAS_PROTOCOL", "DuckDBSource", "read_to_the_end"]
+__all__ = ["FILTERED_SHARE", "HAS_PROTOCOL", "DuckDBSource", "has_protocol", "read_to_the_end"]

@@ -9,12 +9,12 @@ lance_duck keeps for them: Lance's float order (IEEE 754 totalOrder with the zer
 NaN with its sign bit set -- what x86 makes of ``0.0 / 0.0`` -- sorts below -inf and fails
 ``f > 0.5``, and NaNs equal only NaNs of the same bits (:func:`~lance_duck.predicate.from_arrow.from_lance_order`).
 
-So with DuckDB 1.x (no Arrow-source protocol, :data:`~.duckdb_source.HAS_PROTOCOL` false) ``scanner``
-on :class:`~.dataset.LanceDataset` and every subclass is a :class:`ClassLookupScanner`: looked up on an
-instance it is the plain method; looked up on the class -- DuckDB's call -- a pyarrow Expression filter
-is first bound in DuckDB's meaning (:func:`~.filters.bind_duckdb_expression`) and handed on as the
-filter model. With DuckDB 2 the dataset is its own source (:mod:`.duckdb_source`) and ``scanner`` stays
-a plain method.
+So ``scanner`` on :class:`~.dataset.LanceDataset` and every subclass is a :class:`ClassLookupScanner`:
+looked up on an instance it is the plain method; looked up on the class while DuckDB 1.x is running
+(no Arrow-source protocol, :func:`~.duckdb_source.has_protocol` false) -- DuckDB's call -- a pyarrow
+Expression filter is first bound in DuckDB's meaning (:func:`~.filters.bind_duckdb_expression`) and
+handed on as the filter model. With DuckDB 2 (the dataset is its own source, :mod:`.duckdb_source`),
+or no DuckDB imported, the class lookup is the plain function too.
 
 DuckDB 1.x's own translation loses a predicate's meaning in three forms, and DuckDB does not filter
 the rows again; :func:`refuse_lossy` refuses them (:class:`~lance_duck.errors.UnsupportedFeatureError`)
@@ -27,6 +27,7 @@ milliseconds) or the column's nanoseconds are compared where DuckDB compares mic
 from __future__ import annotations
 
 import functools
+import sys
 import types
 from typing import Any, Callable
 
@@ -34,10 +35,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import UnsupportedFeatureError
-from .duckdb_source import HAS_PROTOCOL
+from .duckdb_source import has_protocol
 
-#: ``scanner`` on a dataset class reads a class-level lookup as DuckDB 1.x's call
-ACTIVE = not HAS_PROTOCOL
+
+def active() -> bool:
+    """Whether a class-level ``scanner`` lookup is DuckDB 1.x's call: DuckDB is running (imported)
+    without the Arrow-source protocol. Decided at the lookup, so opening a dataset imports no DuckDB."""
+    return "duckdb" in sys.modules and not has_protocol()
 
 
 class ClassLookupScanner:
@@ -60,7 +64,7 @@ class ClassLookupScanner:
 
     def __get__(self, obj: Any, owner: type | None = None) -> Callable[..., Any]:
         if obj is None:
-            return self.engine_scanner
+            return self.engine_scanner if active() else self.func
         return types.MethodType(self.func, obj)
 
 
@@ -110,10 +114,10 @@ def refuse_lossy(filter: pc.Expression, schema: pa.Schema) -> None:
 
 
 def install(cls: type) -> None:
-    """Make ``cls.scanner`` (when ``cls`` defines one) a :class:`ClassLookupScanner` under DuckDB 1.x."""
+    """Make ``cls.scanner`` (when ``cls`` defines one) a :class:`ClassLookupScanner` (DuckDB 1.x's call)."""
     func = cls.__dict__.get("scanner")
-    if ACTIVE and callable(func) and not isinstance(func, ClassLookupScanner):
+    if callable(func) and not isinstance(func, ClassLookupScanner):
         setattr(cls, "scanner", ClassLookupScanner(func))
 
 
-__all__ = ["ACTIVE", "ClassLookupScanner", "install", "refuse_lossy"]
+__all__ = ["ClassLookupScanner", "active", "install", "refuse_lossy"]

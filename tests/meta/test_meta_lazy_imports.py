@@ -86,6 +86,8 @@ NOT_ON_OPEN_PATH = (
     "lance_duck.file.v2_0",
     "lance_duck.file.legacy",
     "lance_duck.integrations.duckdb",
+    # a dataset becomes DuckDB's source when DuckDB is imported (scan/duckdb_source.py's import hook)
+    "duckdb",
 )
 
 
