@@ -130,11 +130,24 @@ def test_block_past_the_end_is_refused_before_the_kernel():
         fl.unpack_blocks_at(buf, np.array([1]), 62, 64)
 
 
+def _per_version(root, t: pa.Table, split: int, deleted: str) -> dict[str, str]:
+    """``t`` written by pylance per file version (2.1 / 2.2 / 2.3) as two fragments split at row
+    ``split``, then the rows matching ``deleted`` deleted: {version: path}."""
+    import lance
+    paths = {}
+    for v in ("2.1", "2.2", "2.3"):
+        p = str(root / f"t{v}.lance")
+        lance.write_dataset(t.slice(0, split), p, data_storage_version=v)
+        lance.write_dataset(t.slice(split), p, mode="append", data_storage_version=v)
+        lance.dataset(p).delete(deleted)
+        paths[v] = p
+    return paths
+
+
 @pytest.fixture(scope="module")
 def wide_tables(tmp_path_factory):
     """pylance-written tables of wide-width values (random doubles, random int64 / int32), a
     dictionary string column, nulls, two fragments and deleted rows, per file version."""
-    import lance
     rng = np.random.default_rng(32)
     n = 6000
     f = rng.random(n)
@@ -147,15 +160,7 @@ def wide_tables(tmp_path_factory):
         "i32": pa.array(rng.integers(0, 1 << 31, n, dtype=np.int64).astype(np.int32)),
         "cat": pa.array([f"cat_{i}" for i in rng.integers(0, 20, n)]),
     })
-    root = tmp_path_factory.mktemp("fl_compiled")
-    paths = {}
-    for v in ("2.1", "2.2", "2.3"):
-        p = str(root / f"t{v}.lance")
-        lance.write_dataset(t.slice(0, 3500), p, data_storage_version=v)
-        lance.write_dataset(t.slice(3500), p, mode="append", data_storage_version=v)
-        lance.dataset(p).delete("id % 7 = 3 or (id > 100 and id < 900)")
-        paths[v] = p
-    return paths
+    return _per_version(tmp_path_factory.mktemp("fl_compiled"), t, 3500, "id % 7 = 3 or (id > 100 and id < 900)")
 
 
 @pytest.mark.parametrize("version", ["2.1", "2.2", "2.3"])
@@ -229,7 +234,6 @@ def nested_tables(tmp_path_factory):
     """pylance-written ``list<struct<int32?, double>?>`` and ``list<list<int32>>`` columns with nulls
     at every level (repetition and definition levels bit-packed per mini-block chunk), two fragments
     and deleted rows, per file version."""
-    import lance
     rng = np.random.default_rng(33)
     n = 20_000
     lens = rng.integers(0, 9, n)
@@ -246,15 +250,8 @@ def nested_tables(tmp_path_factory):
     nested = pa.ListArray.from_arrays(pa.array((np.arange(n + 1) * 3).astype(np.int32)), inner,
                                       mask=pa.array(rng.random(n) < 0.05))
     t = pa.table({"id": pa.array(np.arange(n, dtype=np.int64)), "s": structs, "ll": nested})
-    root = tmp_path_factory.mktemp("fl_compiled_nested")
-    paths = {}
-    for v in ("2.1", "2.2", "2.3"):
-        p = str(root / f"n{v}.lance")
-        lance.write_dataset(t.slice(0, 12_000), p, data_storage_version=v)
-        lance.write_dataset(t.slice(12_000), p, mode="append", data_storage_version=v)
-        lance.dataset(p).delete("id % 11 = 4 or (id > 3000 and id < 3500)")
-        paths[v] = p
-    return paths
+    return _per_version(tmp_path_factory.mktemp("fl_compiled_nested"), t, 12_000,
+                        "id % 11 = 4 or (id > 3000 and id < 3500)")
 
 
 @pytest.mark.parametrize("version", ["2.1", "2.2", "2.3"])
