@@ -11,7 +11,7 @@ from lance_duck.scan.execution import FEW_CODES, count_codes, gather_mask
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int16, np.int32, np.int64])
 @pytest.mark.parametrize("passing", [0, 1, 2, FEW_CODES, FEW_CODES + 1, 30, 40 - FEW_CODES - 1,
-                                     40 - FEW_CODES, 38, 39, 40])
+                                     40 - FEW_CODES, 38, 39, 40, 41])
 def test_value_mask_gives_the_gathers_rows(dtype, passing):
     rng = np.random.default_rng(passing)
     per_value = np.zeros(41, bool)          # 40 values and the nulls' index

@@ -56,11 +56,7 @@ class V2FileReader(DataFileReader):
     # -- public API --------------------------------------------------------------------------
     def _read_fields(self, fields: Sequence[LanceField], rows: RowSelection = None,
                      keep_dictionary: bool = False) -> list[pa.Array]:
-        try:
-            sel = self._normalize(rows)
-        except InvalidArgumentError:
-            self._check_row_count(fields)  # rows beyond the file's count: is the count itself damaged?
-            raise
+        sel = self._normalize(rows, fields)
         if sel is not None and len(sel) == 0:
             return [pa.array([], output_type(f, self.minor)) for f in fields]
         if sel is not None and len(sel) <= LEAN_RANGE_ROWS:
@@ -81,11 +77,7 @@ class V2FileReader(DataFileReader):
         what the page's gather copies); other fields come back whole (filtered by the caller)."""
         if len(rows) <= LEAN_RANGE_ROWS or dead.size * DEAD_ROWS > len(rows):
             return self._read_fields(fields, rows, keep_dictionary)   # (filtered by the caller)
-        try:
-            sel = self._normalize(rows)
-        except InvalidArgumentError:
-            self._check_row_count(fields)
-            raise
+        sel = self._normalize(rows, fields)
         return self._read_general(fields, sel, keep_dictionary, dead)
 
     def _read_general(self, fields: Sequence[LanceField], sel: RowSelection, keep_dictionary: bool,
@@ -140,11 +132,7 @@ class V2FileReader(DataFileReader):
         col = self.ref.column_of(leaf.field.id)
         if col is None:
             return None                  # (read_fields names the damage)
-        try:
-            sel = self._normalize(rows)
-        except InvalidArgumentError:
-            self._check_row_count([field])
-            raise
+        sel = self._normalize(rows, [field])
         plan = self._leaf_plan(leaf, col, sel, True)
         self._fetch_round([plan], "meta_ranges", "set_meta")
         data = self._fetch([plan], "data_ranges")[0]
@@ -279,8 +267,14 @@ class V2FileReader(DataFileReader):
                                            f"{total} rows, the file states {self.num_rows}")
                 return
 
-    def _normalize(self, rows: RowSelection) -> RowSelection:
-        sel = normalize_selection(rows, self.num_rows, self.file.path)
+    def _normalize(self, rows: RowSelection, fields: Sequence[LanceField]) -> RowSelection:
+        """``rows`` checked against the file's row count (None: every row); rows beyond it first
+        check that count against the pages of ``fields`` (is the count itself damaged?)."""
+        try:
+            sel = normalize_selection(rows, self.num_rows, self.file.path)
+        except InvalidArgumentError:
+            self._check_row_count(fields)
+            raise
         return None if isinstance(sel, range) and len(sel) == self.num_rows else sel
 
     def _fetch(self, plans: list[LeafPlan], method: str) -> list[Sequence[Buf]]:
