@@ -197,6 +197,28 @@ def test_one_item_is_computed_ahead_while_the_consumer_holds_a_result_but_the_fi
     assert list(stream) == [] and pulled == list(range(6))
 
 
+@pytest.mark.parametrize("max_inflight", [1, 2, 4])
+def test_the_first_item_runs_on_the_consumers_thread_and_the_rest_on_the_pool(max_inflight):
+    """The first item, awaited alone with nothing learnt, is computed where the consumer asks for
+    it (no hop to a pool thread); later ones on the pool. With a row's bytes known up front
+    (``known_per_weight``) items are planned together from the start, so the first goes to the pool too."""
+    import threading
+
+    from lance_duck.scan.readahead import ReadaheadStats, ordered_map
+
+    def fn(i: int) -> tuple[int, int]:
+        return i, threading.get_ident()
+
+    me = threading.get_ident()
+    stats = ReadaheadStats()
+    out = list(ordered_map(fn, iter(range(5)), size_of=lambda _: 8, max_inflight=max_inflight, stats=stats))
+    assert [i for i, _ in out] == list(range(5)) and stats.results == 5 and stats.max_inflight >= 1
+    assert out[0][1] == me and all(t != me for _, t in out[1:])
+    planned = list(ordered_map(fn, iter(range(3)), size_of=lambda _: 8, max_inflight=max_inflight,
+                               known_per_weight=8.0))
+    assert all(t != me for _, t in planned)
+
+
 def test_nothing_runs_ahead_of_a_held_result_beyond_the_budget():
     from lance_duck.scan.readahead import ReadaheadStats, ordered_map
     pulled: list[int] = []
