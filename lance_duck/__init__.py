@@ -52,13 +52,14 @@ from ._version import __version__
 if TYPE_CHECKING:  # the lazy entry points below, as type checkers see them
     from .changefeed import changes
     from .integrations.duckdb import register, sql
-    from .scan.dataset import LanceDataset, dataset
+    from ._open import dataset
+    from .scan.dataset import LanceDataset
     from .scan.hybrid import hybrid_search
     from .scan.namespace import connect
 
 # Entry points are imported lazily so that `import lance_duck` stays cheap.
 __getattr__ = lazy_attributes(__name__, {
-    "dataset": ".scan.dataset",
+    "dataset": "._open",
     "LanceDataset": ".scan.dataset",
     "sql": ".integrations.duckdb",
     "register": ".integrations.duckdb",

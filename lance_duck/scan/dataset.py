@@ -43,56 +43,9 @@ if TYPE_CHECKING:
 
 def dataset(uri: str, version: Version = None, asof: AsOf = None, *, branch: str | None = None,
             storage_options: StorageOptions = None) -> LanceDataset:
-    """Open a Lance table for reading, pinned at one version.
-
-    Args:
-        uri: where the table is: a local path, or a URL (``file://``, ``memory://``, ``s3://``,
-            ``gs://``, ``az://`` / ``abfs://``, any fsspec protocol).
-        version: a version number, or a tag name. Default: the latest version (of ``branch``).
-        asof: a ``datetime`` or an ISO 8601 string: the latest version committed at or before then
-            (a naive time is local time, as in pylance).
-        branch: a branch name. Default: the main branch.
-        storage_options: object-store settings, with pylance's keys or as fsspec arguments:
-
-            - S3: ``aws_access_key_id``, ``aws_secret_access_key``, ``aws_session_token``, ``aws_region``,
-              ``aws_endpoint`` (e.g. a MinIO URL), ``aws_allow_http``, ``aws_skip_signature``,
-              ``aws_virtual_hosted_style_request`` (the unprefixed names too);
-            - GCS: ``google_service_account`` (a key file), ``google_service_account_key`` (the JSON);
-            - Azure: ``azure_storage_account_name``, ``azure_storage_account_key``,
-              ``azure_storage_sas_token``, ``azure_client_id``, ``azure_client_secret``,
-              ``azure_tenant_id``, ``azure_storage_connection_string``;
-            - request tuning (any store): ``coalesce_gap_bytes``, ``max_request_bytes``,
-              ``max_requests_in_flight``, ``prefetch_bytes``, ``client_max_retries``,
-              ``client_retry_timeout`` (see the README);
-            - any other key goes to the fsspec filesystem as is (``anon``, ``endpoint_url``, ...).
-
-            On ``s3://`` with plain pylance keys (key and secret, or ``aws_skip_signature``; a
-            region; an endpoint) requests go through pyarrow's own S3 client, which starts much
-            faster than s3fs; any other S3 options read through s3fs.
-
-            Keys of another store are ignored (all of them on a local or ``memory://`` path), as
-            pylance does; an unknown key of the store in use (``aws_typo`` on ``s3://``) is refused.
-
-    Returns:
-        A :class:`LanceDataset`, which is a ``pyarrow.dataset.Dataset``: DuckDB queries it by name.
-
-    Raises:
-        FileNotFoundError: there is no table at ``uri``.
-        VersionNotFoundError, TagNotFoundError, BranchNotFoundError: no such version, tag or branch
-            (also ``ValueError``, as in pylance).
-        UnsupportedFeatureError: the table needs a feature lance_duck does not read (named).
-        InvalidArgumentError: a bad argument or storage option (named).
-
-    Examples:
-        >>> import duckdb, lance_duck
-        >>> ds = lance_duck.dataset(lance_duck.sample_path(), version="before_deletes")
-        >>> ds.version, ds.count_rows()
-        (2, 2500)
-        >>> duckdb.sql("select status, count(*) from ds group by status order by 1").fetchall()[0]
-        ('cancelled', 234)
-        >>> ds.to_table(columns=["order_id"], filter="shipping.city = 'Osaka' and amount > 490").num_rows
-        11
-    """
+    """:func:`lance_duck.dataset`, which documents it, opened in the calling thread: the table's
+    snapshot, then the dataset made from it (the integrations call this one; ``lance_duck.dataset``
+    too once this module is loaded)."""
     from ..table.snapshot import open_snapshot
     snap = open_snapshot(uri, version, asof, branch=branch, storage_options=storage_options)
     return LanceDataset(snap, storage_options=storage_options)
