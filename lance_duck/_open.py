@@ -22,6 +22,7 @@ import importlib
 import os
 import sys
 import threading
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -111,23 +112,16 @@ def _open_while_importing(uri: str, version: Version, asof: AsOf, branch: str | 
     import pyarrow.fs  # noqa: F401  (imported by both threads: loaded before they start)
 
     from .io import arrow_s3  # noqa: F401  (the S3 store's module, likewise)
-    from .table.snapshot import open_snapshot
-    got: list[Any] = []
+    from .table.snapshot import Snapshot, open_snapshot
+    snapshot: Future[Snapshot] = Future()
 
     def run() -> None:
         try:
-            got.append((True, open_snapshot(uri, version, asof, branch=branch, storage_options=storage_options)))
-        except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread below
-            got.append((False, exc))
+            snapshot.set_result(open_snapshot(uri, version, asof, branch=branch, storage_options=storage_options))
+        except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread by result()
+            snapshot.set_exception(exc)
 
-    opening = threading.Thread(target=run, name="lance_duck-open", daemon=True)
-    opening.start()
-    try:
-        scan = importlib.import_module(_SCAN)
-    finally:
-        opening.join()
-    ok, value = got[0]
-    if not ok:
-        raise value
-    opened: LanceDataset = scan.LanceDataset(value, storage_options=storage_options)
+    threading.Thread(target=run, name="lance_duck-open", daemon=True).start()
+    scan = importlib.import_module(_SCAN)
+    opened: LanceDataset = scan.LanceDataset(snapshot.result(), storage_options=storage_options)
     return opened

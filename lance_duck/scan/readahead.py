@@ -146,7 +146,7 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, size_of: Callable[[
             if not learnt and not pending and not stats.results:
                 # the first item, with nothing learnt: awaited alone, so computed here (no thread hop)
                 try:
-                    item = nxt.pop() if nxt else next(it)
+                    item = next(it)          # (nothing looked ahead yet: fill has not run)
                 except StopIteration:
                     return
                 w = weight_of(item)
