@@ -47,8 +47,10 @@ def _run_on_a_terminal(args: list[str], cwd: Path) -> tuple[int, str]:
                             stdout=subprocess.DEVNULL, stderr=slave, stdin=subprocess.DEVNULL)
     os.close(slave)
     shown = b""
+    poller = select.poll()       # (select.select refuses descriptors above 1023, which a long worker reaches)
+    poller.register(master, select.POLLIN)
     while True:
-        ready, _, _ = select.select([master], [], [], 60)
+        ready = poller.poll(60_000)
         if not ready:
             proc.kill()
             break
