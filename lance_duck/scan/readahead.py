@@ -116,6 +116,7 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, size_of: Callable[[
     learnt = known_per_weight is not None  # a result has come back (results of no bytes teach 0.0), or known
     nxt: list[T] = []                 # one item looked ahead
     exhausted = False
+    taken = 0                         # results handed on by this call (the stats may be shared)
 
     def running() -> int:
         return sum(1 for f, _ in pending if not f.done())
@@ -143,7 +144,7 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, size_of: Callable[[
 
     try:
         while True:
-            if not learnt and not pending and not stats.results:
+            if not learnt and not pending:
                 # the first item, with nothing learnt: awaited alone, so computed here (no thread hop)
                 try:
                     item = next(it)          # (nothing looked ahead yet: fill has not run)
@@ -161,7 +162,8 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, size_of: Callable[[
             nbytes = size_of(r)
             per_weight = max(per_weight, nbytes / max(w, 1))
             learnt = True
-            first = not stats.results
+            first = not taken
+            taken += 1
             if not pending and not first:   # the next item decodes while the consumer works on
                 fill(1, nbytes)             # this one -- from the second result on (see above)
             inflight_est = sum(pw for _, pw in pending) * per_weight

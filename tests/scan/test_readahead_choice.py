@@ -219,6 +219,29 @@ def test_the_first_item_runs_on_the_consumers_thread_and_the_rest_on_the_pool(ma
     assert all(t != me for _, t in planned)
 
 
+@pytest.mark.parametrize("max_inflight", [1, 2])
+def test_a_second_stream_sharing_the_stats_starts_like_the_first(max_inflight):
+    """A scanner streamed twice hands both streams its one stats object: the second stream's
+    first item is again computed on the consumer's thread, and nothing is read ahead of it."""
+    import threading
+
+    from lance_duck.scan.readahead import ReadaheadStats, ordered_map
+
+    pulled: list[int] = []
+
+    def fn(i: int) -> tuple[int, int]:
+        return i, threading.get_ident()
+
+    me = threading.get_ident()
+    stats = ReadaheadStats()
+    assert len(list(ordered_map(fn, iter(range(3)), size_of=lambda _: 8, max_inflight=max_inflight,
+                                stats=stats))) == 3
+    second = ordered_map(fn, _pulled_items(4, pulled), size_of=lambda _: 8, max_inflight=max_inflight,
+                         stats=stats)
+    assert next(second) == (0, me) and pulled == [0]
+    assert [i for i, _ in second] == [1, 2, 3] and stats.results == 7
+
+
 def test_nothing_runs_ahead_of_a_held_result_beyond_the_budget():
     from lance_duck.scan.readahead import ReadaheadStats, ordered_map
     pulled: list[int] = []
