@@ -1,6 +1,6 @@
 """How the scan objects meet pyarrow's own machinery without crashing it.
 
-Two mechanisms:
+Three mechanisms:
 
 * **Arrow C stream export** (``__arrow_c_stream__``): a dataset, scanner or fragment hands
   its scan over as an Arrow stream, so ``pa.table(ds)``, ``pa.RecordBatchReader.from_stream(ds)``,
@@ -13,18 +13,28 @@ Two mechanisms:
   :data:`NATIVE_SCAN_MESSAGE` -- pyarrow raises that error instead of dereferencing a null
   pointer, and never sees rows it could get wrong. DuckDB is unaffected: it calls the
   dataset's Python ``scanner()`` and keeps its projection and filter pushdown.
+* **Batches an engine holds stay referenced by the stream** (:func:`held_for_engine`). A batch's
+  buffers wrap numpy memory, and releasing the last reference to one takes the GIL. DuckDB's worker
+  threads release the batches they scanned as their work ends -- possibly while the main thread,
+  holding the GIL, destroys the connection and waits for those very threads (DuckDB 1.5 before its
+  2.0 release: a connection dropped right after ``execute(...).fetchone()`` hung for good, seen in
+  the test suite and reproduced in a loop under load). The stream keeps the last batches it handed
+  over referenced until shortly after it ended, so the engine's threads only drop a count.
 """
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, NoReturn
+from collections import deque
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NoReturn
 
 import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 
+from .. import _state
 from ..errors import InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -122,3 +132,51 @@ def refuse_native_scan(uri: str) -> InvalidArgumentError:
 def export_stream(reader: pa.RecordBatchReader, requested_schema: object | None = None) -> object:
     """``reader`` as an Arrow C stream PyCapsule (``requested_schema`` as the protocol defines)."""
     return reader.__arrow_c_stream__(requested_schema)
+
+
+
+#: batches a stream keeps referenced after handing them over: one per engine thread (DuckDB runs
+#: one per core, each holding the batch it scans) and two more
+HELD_BATCHES = (os.cpu_count() or 1) + 2
+#: seconds the last batches of an ended stream stay referenced (DuckDB's threads release theirs
+#: within milliseconds of the query's end)
+RELEASE_AFTER = 2.0
+#: ended streams whose batches are kept at most (the oldest go first beyond it)
+KEPT_STREAMS = 64
+
+
+class HandedOver:
+    """The last batches of ended streams, each set kept :data:`RELEASE_AFTER` seconds, dropped by
+    a later stream's end on the thread running it (a thread running Python holds the GIL)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: deque[tuple[float, list[pa.RecordBatch]]] = deque()
+
+    def keep(self, batches: list[pa.RecordBatch]) -> None:
+        """Keep ``batches`` for a while; drop the sets kept longer than that."""
+        now = time.monotonic()
+        expired = []
+        with self._lock:
+            while self._kept and (self._kept[0][0] <= now or len(self._kept) >= KEPT_STREAMS):
+                expired.append(self._kept.popleft())
+            if batches:
+                self._kept.append((now + RELEASE_AFTER, batches))
+        del expired                     # (freed here, outside the lock)
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+
+def held_for_engine(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """``batches``, the last :data:`HELD_BATCHES` handed over kept referenced while the stream
+    runs and :data:`RELEASE_AFTER` seconds after it ends (pyarrow drops a stream's iterator at its
+    end, while the engine's threads still hold batches): an engine thread releasing its last
+    batch then never frees Python-owned memory (see the module)."""
+    held: deque[pa.RecordBatch] = deque(maxlen=HELD_BATCHES)
+    try:
+        for b in batches:
+            held.append(b)
+            yield b
+    finally:
+        _state.slot("handed-over", HandedOver).keep(list(held))
