@@ -134,7 +134,6 @@ def export_stream(reader: pa.RecordBatchReader, requested_schema: object | None 
     return reader.__arrow_c_stream__(requested_schema)
 
 
-
 #: batches a stream keeps referenced after handing them over: one per engine thread (DuckDB runs
 #: one per core, each holding the batch it scans) and two more
 HELD_BATCHES = (os.cpu_count() or 1) + 2
@@ -168,8 +167,10 @@ class HandedOver:
                 self._kept.append((now + RELEASE_AFTER, batches))
         del expired                     # (freed here, outside the lock)
 
-    def __len__(self) -> int:
-        return len(self._kept)
+    def latest(self) -> list[pa.RecordBatch]:
+        """The batches kept last (none: an empty list)."""
+        with self._lock:
+            return list(self._kept[-1][1]) if self._kept else []
 
 
 def held_for_engine(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

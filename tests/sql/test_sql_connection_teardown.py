@@ -67,7 +67,7 @@ def test_a_streams_last_batches_stay_referenced_after_it_ends(indexed):
     batches = list(reader)
     del reader
     assert sum(b.num_rows for b in batches) == ROWS and len(batches) > HELD_BATCHES
-    last = kept._kept[-1][1]
+    last = kept.latest()
     assert len(last) == HELD_BATCHES
     # (the reader hands out new wrappers of the same batches: the same buffers)
     assert [b.column(0).buffers()[1].address for b in last] == \
