@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 import pyarrow as pa
 
-from ..scan.interop import held_for_engine
+from ..scan.interop import engine_reader
 from ..scan.params import Filter
 from ..table.snapshot import kept, kept_checkout, open_kept
 from .bounds import Bound, resolve_range
@@ -69,4 +69,4 @@ def changes(uri: str, from_version: Bound, to_version: Bound | None = None, colu
         (['order_id', '_change_type', '_commit_version', '_commit_timestamp', '_rowid'], {'insert'})
     """
     feed = open_feed(uri, from_version, to_version, columns, filter, branch=branch, storage_options=storage_options)
-    return pa.RecordBatchReader.from_batches(feed.schema, held_for_engine(feed.batches()))
+    return engine_reader(feed.schema, feed.batches())

@@ -18,7 +18,7 @@ from ..table.rowids import in_sorted, sorted_unique
 from ..table.snapshot import kept, kept_checkout
 from ..table.transactions import Transaction, read_transaction, to_transaction
 from .filters import ROW_CREATED, ROW_UPDATED
-from .interop import held_for_engine
+from .interop import engine_reader
 from .rows import RowReader, live_offsets, row_ids, row_versions
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ class DatasetDelta:
                 data = reader.read(frag, offs)
                 extra = [pa.array(row_ids(frag)[offs]), pa.array(created[offs]), pa.array(updated[offs])]
                 yield pa.RecordBatch.from_arrays([*data.columns, *extra], schema=schema)
-        return pa.RecordBatchReader.from_batches(schema, held_for_engine(batches()))
+        return engine_reader(schema, batches())
 
     def get_deleted_row_ids(self) -> pa.RecordBatchReader:
         """The stable row ids live at ``begin_version`` and not at ``end_version`` (one ``_rowid``

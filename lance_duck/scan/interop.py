@@ -13,7 +13,7 @@ Three mechanisms:
   :data:`NATIVE_SCAN_MESSAGE` -- pyarrow raises that error instead of dereferencing a null
   pointer, and never sees rows it could get wrong. DuckDB is unaffected: it calls the
   dataset's Python ``scanner()`` and keeps its projection and filter pushdown.
-* **Batches an engine holds stay referenced by the stream** (:func:`held_for_engine`). A batch's
+* **Batches an engine holds stay referenced by the stream** (:func:`engine_reader`). A batch's
   buffers wrap numpy memory, and releasing the last reference to one takes the GIL. DuckDB's worker
   threads release the batches they scanned as their work ends -- possibly while the main thread,
   holding the GIL, destroys the connection and waits for those very threads (DuckDB 1.5 before its
@@ -185,3 +185,8 @@ def held_for_engine(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatc
             yield b
     finally:
         _state.slot("handed-over", HandedOver).keep(list(held))
+
+
+def engine_reader(schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> pa.RecordBatchReader:
+    """A reader of ``batches`` for an engine to pull, their last ones held (:func:`held_for_engine`)."""
+    return pa.RecordBatchReader.from_batches(schema, held_for_engine(batches))

@@ -19,7 +19,7 @@ from ..search.nearest import NearestQuery, parse_nearest
 from ..search.vector import plan_search
 from .execution import ScanContext, execute
 from .filters import and_filters, bind_filter
-from .interop import ScansItself, export_stream, held_for_engine
+from .interop import ScansItself, engine_reader, export_stream
 from .params import Columns, Filter, int_arg
 from .planning import (COUNT_MAX_INFLIGHT, DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS,
                        FIXED_WIDTH_RAMP_GROWTH, LARGE_TASK_ROWS, RAMP_GROWTH, WHOLE_READ_GROWTH, WHOLE_READ_TASK_ROWS,
@@ -280,8 +280,7 @@ class LanceScanner(pads.Scanner):
         batches, few = self._stream()
         # a few indexed rows (at most INLINE_SELECTED_ROWS) are read now: the consumer (DuckDB's
         # thread) then pulls finished batches, not a generator running the scan under its GIL hold
-        return pa.RecordBatchReader.from_batches(self.projected_schema,
-                                                 held_for_engine(list(batches) if few else batches))
+        return engine_reader(self.projected_schema, list(batches) if few else batches)
 
     def _dictionary_reader(self) -> pa.RecordBatchReader:
         """:meth:`to_reader` for an engine that reads Arrow dictionaries (DuckDB hashes, compares
@@ -317,7 +316,7 @@ class LanceScanner(pads.Scanner):
             # scan in large tasks, as a fixed-width scan (see LARGE_TASK_ROWS)
             rows[0] = LARGE_TASK_ROWS
         schema = pa.schema(fields, metadata=declared.metadata)
-        return pa.RecordBatchReader.from_batches(schema, held_for_engine(_as_schema(first, it, schema)))
+        return engine_reader(schema, _as_schema(first, it, schema))
 
     def to_table(self) -> pa.Table:
         """All the rows as one ``pa.Table``.
