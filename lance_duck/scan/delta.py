@@ -153,7 +153,8 @@ class DatasetDelta:
                 raise InvalidArgumentError(f"deleted row ids require stable row ids, version {s.version} "
                                            "does not use them")
         ids = deleted_row_ids(begin, end)
-        return pa.RecordBatchReader.from_batches(schema, [pa.record_batch([pa.array(ids)], schema=schema)])
+        # (the ids wrap numpy memory: held past the stream's end, as every reader an engine pulls)
+        return engine_reader(schema, [pa.record_batch([pa.array(ids)], schema=schema)])
 
 
 def deleted_row_ids(begin: Snapshot, end: Snapshot) -> np.ndarray:

@@ -6,6 +6,8 @@ import lance
 import pytest
 
 import lance_duck
+from lance_duck import _state
+from lance_duck.scan.interop import HandedOver
 from lance_duck.errors import InvalidArgumentError, VersionNotFoundError
 
 from .histories import LAST_VERSION
@@ -74,6 +76,17 @@ def test_deleted_row_ids_of_every_range_match_pylances(stable_table):
         assert got.column(0).to_pylist() == sorted(want.column(0).to_pylist()), (begin, end)
         nonempty += got.num_rows > 0
     assert nonempty > 20
+
+
+def test_deleted_row_ids_stay_referenced_after_their_reader_ends(stable_table):
+    """The ids wrap numpy memory: like every reader an engine pulls, the last batch is held past the
+    stream's end (a DuckDB 1.x thread freeing it at connection teardown would need the GIL)."""
+    reader = lance_duck.dataset(stable_table).delta(begin_version=1, end_version=LAST_VERSION).get_deleted_row_ids()
+    got = reader.read_all()
+    del reader
+    assert got.num_rows > 0
+    last = _state.slot("handed-over", HandedOver).latest()
+    assert [b.column(0).buffers()[1].address for b in last] == [c.buffers()[1].address for c in got.column(0).chunks]
 
 
 def test_deleted_row_ids_are_refused_without_stable_row_ids_like_pylance(plain_table):
