@@ -2,6 +2,7 @@
 
     python bench/peer_ext.py [--rows 4000000] [--runs 5] [--dir /work/benchdata/peer32]
                              [--ext-python /tmp/extvenv/bin/python] [--only NAME ...] [--timed TARGET ...]
+                             [--state warm|cold]
 
 Five ways to answer the anchor queries of ``duckdb_queries.py`` (over its table) and the indexed
 queries of ``indexed_queries.py`` (over its table: BTREE ``id``, BITMAP ``category``, ZONEMAP
@@ -15,7 +16,17 @@ queries of ``indexed_queries.py`` (over its table: BTREE ``id``, BITMAP ``catego
 * ``parquet``: DuckDB's ``read_parquet`` over the same live rows (anchor queries only)
 
 Each query: every target once as a warm-up (its answer kept), then ``--runs`` rounds of all targets
-in turn; median wall times. Every answer is compared with pylance's (floats to 1e-9 relative; a
+in turn; median wall times. Every timed call finds its target in the same state (``--state``):
+
+* ``warm`` (default): right after an untimed call of the same query by the same target (the
+  extension's inside its subprocess), so no target is timed just after the process was idle;
+* ``cold``: after a pause of :data:`COLD_PAUSE` seconds of this process (the extension's subprocess
+  idles meanwhile too): DuckDB's sleeping worker threads and cold caches, as a single interactive query
+  meets them (about 1 ms more for a point lookup on the 2-vCPU VM, in DuckDB alone as in every target).
+
+(Before the ``--state`` option, the target timed right after the extension -- ``sql`` -- met the
+process as ``cold`` does, while the targets after it met it warm: ``sql`` carried that difference
+against ``ds`` and ``parquet``.) Every answer is compared with pylance's (floats to 1e-9 relative; a
 ``LIMIT`` without ``ORDER BY`` may return any rows, so there each row must be a row of the table and
 the count must match) and a mismatch prints ``WRONG``. Ratios are target / extension, and
 ``sql/pq`` is ``lance_duck.sql`` / Parquet, of wall times and then of process CPU (every thread: the
@@ -45,6 +56,8 @@ from _common import DEFAULT_EXT_PYTHON, cpu_seconds, open_extension  # noqa: E40
 
 Runner = Callable[[], tuple[float, float, list]]
 TARGETS = ("ext", "sql", "ds", "pylance", "parquet")
+#: seconds this process pauses before each timed call with ``--state cold``
+COLD_PAUSE = 0.05
 
 
 def normal(rows: list) -> list[tuple]:
@@ -109,11 +122,22 @@ def timed_sql(con: duckdb.DuckDBPyConnection, q: str) -> Runner:
     return run
 
 
-def timed_ext(ext, q: str) -> Runner:
+def timed_ext(ext, q: str, warm: bool = False) -> Runner:
     def run() -> tuple[float, float, list]:
-        wall, _ = ext.run(q, warm=False)
+        wall, _ = ext.run(q, warm=warm)
         return wall, ext.last_cpu, ext.last_rows
     return run
+
+
+def in_state(run: Runner, state: str) -> Runner:
+    """``run`` timed as ``--state`` says (the extension's runner primes itself: ``timed_ext(warm=...)``)."""
+    def primed() -> tuple[float, float, list]:
+        if state == "cold":
+            time.sleep(COLD_PAUSE)
+        else:
+            run()
+        return run()
+    return primed
 
 
 def fmt_ratio(x: float | None) -> str:
@@ -128,6 +152,8 @@ def main() -> None:
     ap.add_argument("--ext-python", default=DEFAULT_EXT_PYTHON)
     ap.add_argument("--only", nargs="*", help="query names (substrings) to run")
     ap.add_argument("--timed", nargs="*", choices=TARGETS, help="targets timed in the rounds (default: all)")
+    ap.add_argument("--state", choices=("warm", "cold"), default="warm",
+                    help="what every timed call follows: an untimed call of the same target (warm) or a pause (cold)")
     ap.add_argument("--compiled-kernels", type=int, default=None,
                     help="lance_duck.configure(compiled_kernels=...): 1 numba kernels loaded up front, 0 numpy only "
                          "(default: loaded in the background after WARM_CODES values)")
@@ -158,7 +184,7 @@ def main() -> None:
     load0 = os.getloadavg()
     print(f"compiled kernels: {a.compiled_kernels if a.compiled_kernels is not None else 'default'}")
     print(f"{a.rows} rows per table; median of {a.runs} interleaved rounds after a warm-up; "
-          f"load {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}\n")
+          f"load {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}; every timed call {a.state}\n")
     print("| query | ext ms | sql ms | ds ms | pylance ms | parquet ms | sql/ext | ds/ext | pylance/ext | sql/pq "
           "| CPU sql/ext | CPU ds/ext | CPU sql/pq | answers |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -178,9 +204,14 @@ def main() -> None:
             wrong = check(name, sql, answers, c["pylance"])
             timed_targets = [t for t in runners if not a.timed or t in a.timed]
             times: dict[str, list[tuple[float, float]]] = {t: [] for t in timed_targets}
+            states = {t: runners[t] if t == "ext" else in_state(runners[t], a.state) for t in timed_targets}
+            if "ext" in states:
+                states["ext"] = timed_ext(ext, sql.replace("from T", f"from '{path}'"), warm=a.state == "warm")
+                if a.state == "cold":
+                    states["ext"] = in_state(states["ext"], "cold")
             for _ in range(a.runs):
                 for t in timed_targets:
-                    times[t].append(runners[t]()[:2])
+                    times[t].append(states[t]()[:2])
             med = {t: statistics.median(x[0] for x in ts) for t, ts in times.items()}
             cpu = {t: statistics.median(x[1] for x in ts) for t, ts in times.items()}
 

@@ -73,6 +73,8 @@ CACHES: dict[str, tuple[str, int, str]] = {
     "sql_stores": ("sql_store_cache_entries", 16, "filesystems opened by lance_duck.sql"),
     "sql_statements": ("sql_statement_cache_entries", 256, "SQL texts rewritten by lance_duck.sql"),
     "sql_views": ("sql_view_cache_entries", 64, "filtered views made by lance_duck.sql"),
+    "sql_bound": ("sql_bound_cache_entries", 1024,
+                  "reading statements lance_duck.sql had DuckDB bind, per connection (run again without a relation)"),
 }
 
 #: other settings: name -> (default, least value, what it does)
@@ -367,7 +369,8 @@ def configure(**settings: int) -> dict[str, int]:
             ``fsst_table_cache_entries``, ``bitpack_plan_cache_entries``, ``empty_array_cache_entries``,
             ``expression_cache_entries``, ``expression_object_cache_entries``,
             ``spark_dataset_cache_entries``, ``sql_table_cache_entries``, ``sql_store_cache_entries``,
-            ``sql_statement_cache_entries``, ``sql_view_cache_entries``), and ``compiled_kernels``
+            ``sql_statement_cache_entries``, ``sql_view_cache_entries``, ``sql_bound_cache_entries``), and
+            ``compiled_kernels``
             (``1``: decode FSST strings with compiled kernels when numba is installed, the ``fast``
             extra; ``0``: the numpy kernels only; 1). Threads at least 1, bounds
             at least 0 (``0``: keep nothing). A cache shrinks at once; a pool of a new size serves

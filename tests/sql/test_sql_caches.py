@@ -91,6 +91,57 @@ def test_a_relation_made_before_a_commit_keeps_reading_its_version(table):
     assert before.to_arrow_table().equals(_pylance(table, version=1))
 
 
+def _rows_of(t: pa.Table) -> list[tuple]:
+    return [tuple(r.values()) for r in t.to_pylist()]
+
+
+def test_a_repeated_select_fetched_with_fetchall_reads_each_new_version(table):
+    """The second call of a text on a connection is executed at fetchall() (bound before): it reads
+    the version current at its call, as the first did."""
+    con = duckdb.connect()
+    q = f"SELECT * FROM '{table}' WHERE id % 2 = 0 ORDER BY id"
+    want = lambda **kw: _rows_of(_pylance(table, **kw).filter(pa.compute.equal(
+        pa.compute.bit_wise_and(_pylance(table, **kw)["id"], 1), 0)))   # noqa: E731
+    assert lance_duck.sql(q, con).fetchall() == want()
+    assert lance_duck.sql(q, con).fetchall() == want()
+    lance.write_dataset(_rows(30, 5), table, mode="append")
+    assert lance_duck.sql(q, con).fetchall() == want() and len(want()) == 18
+    lance.dataset(table).delete("id < 10")
+    assert lance_duck.sql(q, con).fetchall() == want()
+    assert lance_duck.sql(q, con).fetchall() == want() and want()[0][0] == 10
+
+
+def test_a_repeated_select_made_before_a_commit_keeps_reading_its_version(table):
+    con = duckdb.connect()
+    q = f"SELECT * FROM '{table}' ORDER BY id"
+    assert lance_duck.sql(q, con).fetchall() == _rows_of(_pylance(table))      # bound once
+    before, other = lance_duck.sql(q, con), lance_duck.sql(q, con)
+    lance.write_dataset(_rows(30, 5), table, mode="append")
+    assert lance_duck.sql(q, con).fetchall() == _rows_of(_pylance(table))
+    assert before.fetchall() == _rows_of(_pylance(table, version=1))
+    assert before.fetchall() == _rows_of(_pylance(table, version=1))           # (run again)
+    assert other.to_arrow_table().equals(_pylance(table, version=1))           # its relation, made now
+    assert other.fetchall() == _rows_of(_pylance(table, version=1))
+
+
+def test_a_select_that_fails_to_bind_fails_at_every_call(table):
+    con = duckdb.connect()
+    q = f"SELECT no_such_column FROM '{table}'"
+    for _ in range(3):
+        with pytest.raises(duckdb.BinderException, match="no_such_column"):
+            lance_duck.sql(q, con)
+
+
+def test_a_repeated_create_table_as_runs_at_its_call(table):
+    con = duckdb.connect()
+    q = f"CREATE OR REPLACE TABLE copied AS SELECT * FROM '{table}'"
+    lance_duck.sql(q, con)                           # (DuckDB 2 returns the count as a relation, 1.x None)
+    assert con.sql("SELECT count(*) FROM copied").fetchall() == [(30,)]
+    lance.write_dataset(_rows(30, 5), table, mode="append")
+    lance_duck.sql(q, con)                           # nothing fetched: it ran at the call
+    assert con.sql("SELECT count(*) FROM copied").fetchall() == [(35,)]
+
+
 def test_a_repeated_query_reads_no_manifest_and_reuses_the_opened_table(table, monkeypatch):
     con = duckdb.connect()
     q = f"SELECT * FROM '{table}' WHERE id = 7"

@@ -258,6 +258,25 @@ def test_corrupt_data_file_reaches_the_user_as_corrupt_file_error(broken, con):
         lance_duck.sql("SELECT * FROM ds", con).fetchall()
 
 
+def test_a_repeated_statement_over_a_corrupt_data_file_raises_corrupt_file_error(broken, con):
+    """The second call of a text is executed at fetchall() (bound before): the scan's error is
+    still lance_duck's own, and the relation made later for other methods reports it too."""
+    uri, files = broken
+    q = f"SELECT * FROM '{uri}' WHERE id >= 0"
+    assert len(lance_duck.sql(q, con).fetchall()) == 100
+    with open(files[0], "r+b") as f:
+        f.seek(-40, 2)
+        f.write(b"\0" * 40)
+    # the kept table holds the file opened before the damage: dropped (the bound text is kept)
+    kept = lance_duck.configure()["sql_table_cache_entries"]
+    lance_duck.configure(sql_table_cache_entries=0)
+    lance_duck.configure(sql_table_cache_entries=kept)
+    rel = lance_duck.sql(q, con)
+    for how, fetch in _fetches(rel).items():
+        with pytest.raises(CorruptFileError, match=os.path.basename(files[0])):
+            fetch()
+
+
 def test_lance_relation_is_a_duckdb_relation_to_the_user(history, con):
     rel = lance_duck.sql(f"SELECT id, name FROM '{history}' WHERE id < 3 ORDER BY id", con)
     assert isinstance(rel.relation, duckdb.DuckDBPyRelation)

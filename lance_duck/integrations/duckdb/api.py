@@ -35,7 +35,7 @@ import hashlib
 import os
 import re
 import weakref
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 import duckdb
 import pyarrow as pa
@@ -177,16 +177,37 @@ def run_sql(query: str, connection: duckdb.DuckDBPyConnection | None, storage_op
             obj = obj.relation
         con.register(name, obj)
         _forget_old_variables(con, name)
-    with _lance_errors(), _not_lance_directories():
-        rel = con.sql(rw.sql)
     searches = [o for o in template.rewritten.objects.values() if isinstance(o, VectorSearchCall)]
-    if rel is not None and searches and _is_explain(query):
+    text = rw.sql
+    rerunnable = rw.query and not rw.objects and not searches
+    if rerunnable and cache.bound_before(con, text):
+        return LanceRelation._deferred(lambda: cast("duckdb.DuckDBPyRelation", _relation(con, text)),
+                                       lambda: _executed(con, text))
+    made = _relation(con, text)
+    if made is not None and rerunnable:
+        cache.note_bound(con, text)
+    if made is None:
+        return None
+    rel = made
+    if searches and _is_explain(query):
         # DuckDB sees the search's rows as an Arrow scan: say how lance_duck found them
         lines = [con.sql("SELECT ?::VARCHAR AS explain_key, ?::VARCHAR AS explain_value",
                          params=["lance_vector_search", s.explain()]) for s in searches]
         for extra in reversed(lines):
             rel = extra.union(rel)
-    return None if rel is None else LanceRelation(rel)
+    return LanceRelation(rel)
+
+
+def _relation(con: duckdb.DuckDBPyConnection, text: str) -> duckdb.DuckDBPyRelation | None:
+    """DuckDB's relation for the rewritten ``text`` (None: a statement without a result, run at once)."""
+    with _lance_errors(), _not_lance_directories():
+        return con.sql(text)
+
+
+def _executed(con: duckdb.DuckDBPyConnection, text: str) -> list[tuple[Any, ...]]:
+    """The rows of the reading statement ``text``, executed directly (no relation bound first)."""
+    with _not_lance_directories():
+        return con.execute(text).fetchall()
 
 
 _MISSING_TABLE = re.compile(r"Table with name (.+?) does not exist")

@@ -79,19 +79,30 @@ class LanceRelation:
     is the plain DuckDB relation.
     """
 
-    __slots__ = ("_relation", "_make", "_rows")
+    __slots__ = ("_relation", "_make", "_rows", "_run")
 
     def __init__(self, relation: duckdb.DuckDBPyRelation):
         self._relation: duckdb.DuckDBPyRelation | None = relation
         self._make: Callable[[], duckdb.DuckDBPyRelation] | None = None
         self._rows: list[tuple[Any, ...]] | None = None
+        self._run: Callable[[], list[tuple[Any, ...]]] | None = None
 
     @classmethod
     def _known(cls, make: Callable[[], duckdb.DuckDBPyRelation], rows: list[tuple[Any, ...]]) -> LanceRelation:
         """A relation whose result rows are known already: ``make()`` makes it on DuckDB when first
         needed; until then ``fetchall()`` returns ``rows`` (what a fresh relation's would)."""
         self = cls.__new__(cls)
-        self._relation, self._make, self._rows = None, make, rows
+        self._relation, self._make, self._rows, self._run = None, make, rows, None
+        return self
+
+    @classmethod
+    def _deferred(cls, make: Callable[[], duckdb.DuckDBPyRelation],
+                  run: Callable[[], list[tuple[Any, ...]]]) -> LanceRelation:
+        """A relation made on DuckDB (``make()``) only when first needed; until then ``fetchall()``
+        returns ``run()``: the statement executed directly, which skips binding a relation (for a
+        statement known to bind, see :mod:`.cache`)."""
+        self = cls.__new__(cls)
+        self._relation, self._make, self._rows, self._run = None, make, None, run
         return self
 
     @property
@@ -99,13 +110,17 @@ class LanceRelation:
         """The plain DuckDB relation."""
         if self._relation is None:
             assert self._make is not None
-            self._relation, self._make, self._rows = self._make(), None, None
+            self._relation, self._make, self._rows, self._run = self._make(), None, None, None
         return self._relation
 
     def fetchall(self) -> list[tuple[Any, ...]]:
         """Every row of the result (DuckDB's ``fetchall``)."""
-        if self._relation is None and self._rows is not None:
-            return list(self._rows)
+        if self._relation is None:
+            if self._rows is not None:
+                return list(self._rows)
+            if self._run is not None:
+                with _lance_errors():
+                    return self._run()
         return self.__getattr__("fetchall")()      # type: ignore[no-any-return]
 
     def __getattr__(self, name: str) -> Any:

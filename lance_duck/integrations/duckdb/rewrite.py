@@ -114,6 +114,8 @@ class Rewritten:
     # generated name of a dataset whose scans are read to the end -> the name it stands for (see
     # :func:`_read_whole`)
     whole: dict[str, str] = field(default_factory=dict)
+    # one statement that only reads (a SELECT or a set operation): running it again gives its result
+    query: bool = False
 
 
 def _literal_value(node: exp.Expression, what: str) -> Any:
@@ -564,7 +566,8 @@ def _rewrite_with(rw: _Rewriter, query: str) -> Rewritten:
     if trees and len(trees) == 1 and len(rw.refs) == 1 and not rw.objects and (count_ref is None or where):
         text = _substring_view(trees[0], rw.refs, views) or text
         text = _read_whole(trees[0], rw.refs, whole) or text
-    return Rewritten(text, rw.refs, count_ref, count_alias, rw.objects, views, where, qualifiers, whole)
+    reads = trees is not None and len(trees) == 1 and isinstance(trees[0], exp.Query)
+    return Rewritten(text, rw.refs, count_ref, count_alias, rw.objects, views, where, qualifiers, whole, reads)
 
 
 # -- the statement cache (lance_duck.sql): rewrites with placeholders for the registration names -----
@@ -595,7 +598,7 @@ class _Template:
         return Rewritten(sub(r.sql), {sub(k): v for k, v in r.refs.items()}, r.count_ref, r.count_alias,
                          r.objects, {sub(k): (sub(old), terms) for k, (old, terms) in r.views.items()},
                          r.count_where, frozenset(sub(q) for q in r.count_qualifiers),
-                         {sub(k): sub(v) for k, v in r.whole.items()})
+                         {sub(k): sub(v) for k, v in r.whole.items()}, r.query)
 
 
 def _template(query: str, lookup: Lookup, values: Values | None = None) -> _Template:
