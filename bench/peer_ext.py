@@ -6,7 +6,9 @@
 
 Five ways to answer the anchor queries of ``duckdb_queries.py`` (over its table) and the indexed
 queries of ``indexed_queries.py`` (over its table: BTREE ``id``, BITMAP ``category``, ZONEMAP
-``amount``), both tables built once by those scripts' ``prepare`` in ``--dir``:
+``amount``) and :data:`VARYING` (a point lookup with a new id at every call, as an application looks
+rows up: no cache of statements sees its text twice; its answers are checked for one id), both tables
+built once by those scripts' ``prepare`` in ``--dir``:
 
 * ``ext``: DuckDB 1.5.5 + ``duckdb-extension-lance`` (``FROM 'path.lance'``), in a subprocess
   (``ext_runner.py`` under ``--ext-python``; it times the query itself, so no pipe overhead)
@@ -49,7 +51,8 @@ import statistics
 import sys
 import time
 import warnings
-from typing import Callable
+import random
+from typing import Callable, Union
 
 import duckdb
 
@@ -62,6 +65,10 @@ Runner = Callable[[], tuple[float, float, list]]
 TARGETS = ("ext", "sql", "ds", "pylance", "parquet")
 #: seconds this process pauses before each timed call with ``--state cold``
 COLD_PAUSE = 0.05
+#: queries of the indexed table whose ``{n}`` is a new id at every call (answers checked with ``CHECKED_ID``):
+#: an application's lookups, which a cache of statements does not see twice
+VARYING = {"point lookup, a new id each call": "select * from T where id = {n}"}
+CHECKED_ID = 612345
 
 
 def normal(rows: list) -> list[tuple]:
@@ -108,27 +115,37 @@ def check(name: str, sql: str, answers: dict[str, list[tuple]], reference_con: d
     return [t for t, rows in answers.items() if not same_rows(rows, ref, ordered)]
 
 
-def timed(con: duckdb.DuckDBPyConnection, q: str) -> Runner:
+#: a query's text, or a function giving the text of each call (a new literal each time)
+Text = Union[str, Callable[[], str]]
+
+
+def _text(q: Text) -> str:
+    return q() if callable(q) else q
+
+
+def timed(con: duckdb.DuckDBPyConnection, q: Text) -> Runner:
     def run() -> tuple[float, float, list]:
+        text = _text(q)
         c0, t0 = cpu_seconds(), time.perf_counter()
-        rows = con.sql(q).fetchall()
+        rows = con.sql(text).fetchall()
         return time.perf_counter() - t0, cpu_seconds() - c0, rows
     return run
 
 
-def timed_sql(con: duckdb.DuckDBPyConnection, q: str) -> Runner:
+def timed_sql(con: duckdb.DuckDBPyConnection, q: Text) -> Runner:
     import lance_duck
 
     def run() -> tuple[float, float, list]:
+        text = _text(q)
         c0, t0 = cpu_seconds(), time.perf_counter()
-        rows = lance_duck.sql(q, connection=con).fetchall()
+        rows = lance_duck.sql(text, connection=con).fetchall()
         return time.perf_counter() - t0, cpu_seconds() - c0, rows
     return run
 
 
-def timed_ext(ext, q: str, warm: bool = False) -> Runner:
+def timed_ext(ext, q: Text, warm: bool = False) -> Runner:
     def run() -> tuple[float, float, list]:
-        wall, _ = ext.run(q, warm=warm)
+        wall, _ = ext.run(_text(q), warm=warm)
         return wall, ext.last_cpu, ext.last_rows
     return run
 
@@ -184,7 +201,8 @@ def main() -> None:
         c["pylance"].register("T", lance.dataset(path))
         return c
 
-    tables = [("anchor", lp, duckdb_queries.QUERIES, cons(lp)), ("indexed", ip, indexed_queries.QUERIES, cons(ip))]
+    tables = [("anchor", lp, duckdb_queries.QUERIES, cons(lp)),
+              ("indexed", ip, {**indexed_queries.QUERIES, **VARYING}, cons(ip))]
     load0 = os.getloadavg()
     print(f"compiled kernels: {a.compiled_kernels if a.compiled_kernels is not None else 'default'}")
     print(f"{a.rows} rows per table; median of {a.runs} interleaved rounds after a warm-up; "
@@ -196,23 +214,35 @@ def main() -> None:
         for name, sql in queries.items():
             if a.only and not any(o in name for o in a.only):
                 continue
-            runners: dict[str, Runner] = {
-                "ext": timed_ext(ext, sql.replace("from T", f"from '{path}'")),
-                "sql": timed_sql(c["sql"], sql.replace("from T", f"from '{path}'")),
-                "ds": timed(c["ds"], sql),
-                "pylance": timed(c["pylance"], sql),
-            }
-            if kind == "anchor":
-                runners["parquet"] = timed(c["parquet"], sql.replace("from T", f"from read_parquet('{pp}')"))
+            ids = random.Random(0)
+
+            def texts(to: str, varying: bool, sql: str = sql) -> Text:
+                """The query over ``to`` (the table as each target names it); ``varying``: a new id each call."""
+                text = sql.replace("from T", f"from {to}")
+                if "{n}" not in text:
+                    return text
+                return (lambda: text.format(n=ids.randrange(a.rows))) if varying else text.format(n=CHECKED_ID)
+
+            def make(varying: bool, warm_ext: bool = False) -> dict[str, Runner]:
+                made: dict[str, Runner] = {
+                    "ext": timed_ext(ext, texts(f"'{path}'", varying), warm=warm_ext),
+                    "sql": timed_sql(c["sql"], texts(f"'{path}'", varying)),
+                    "ds": timed(c["ds"], texts("T", varying)),
+                    "pylance": timed(c["pylance"], texts("T", varying)),
+                }
+                if kind == "anchor":
+                    made["parquet"] = timed(c["parquet"], texts(f"read_parquet('{pp}')", varying))
+                return made
+            runners = make(False)
             answers = {t: normal(run()[2]) for t, run in runners.items()}
-            wrong = check(name, sql, answers, c["pylance"])
+            wrong = check(name, sql.format(n=CHECKED_ID) if "{n}" in sql else sql, answers, c["pylance"])
+            # the extension warms up inside its process (same text) unless each call's text is new
+            ext_primes = a.state == "warm" and "{n}" not in sql
+            runners = make(True, warm_ext=ext_primes)
             timed_targets = [t for t in runners if not a.timed or t in a.timed]
             times: dict[str, list[tuple[float, float]]] = {t: [] for t in timed_targets}
-            states = {t: runners[t] if t == "ext" else in_state(runners[t], a.state) for t in timed_targets}
-            if "ext" in states:
-                states["ext"] = timed_ext(ext, sql.replace("from T", f"from '{path}'"), warm=a.state == "warm")
-                if a.state == "cold":
-                    states["ext"] = in_state(states["ext"], "cold")
+            states = {t: runners[t] if t == "ext" and ext_primes else in_state(runners[t], a.state)
+                      for t in timed_targets}
             for r in range(a.runs):
                 k = r % len(timed_targets)       # each round starts one target later (see the module)
                 for t in timed_targets[k:] + timed_targets[:k]:

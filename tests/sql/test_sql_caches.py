@@ -142,6 +142,23 @@ def test_a_repeated_create_table_as_runs_at_its_call(table):
     assert con.sql("SELECT count(*) FROM copied").fetchall() == [(35,)]
 
 
+def test_point_lookups_with_other_integer_literals_register_nothing_new(tmp_path):
+    """A comparison on an integer column makes no filtered view (DuckDB pushes it itself): lookups
+    that differ only in the literal read the one registered table; a DOUBLE comparison still gets
+    its view (DuckDB pushes none), and every answer is pylance's."""
+    path = str(tmp_path / "n.lance")
+    lance.write_dataset(pa.table({"id": pa.array(range(50), pa.int64()),
+                                  "x": pa.array([i / 4 for i in range(50)], pa.float64())}), path)
+    con = duckdb.connect()
+    for i in (3, 17, 42):
+        assert lance_duck.sql(f"SELECT id, x FROM '{path}' WHERE id = {i}", con).fetchall() == \
+            [tuple(r.values()) for r in lance.dataset(path).to_table(filter=f"id = {i}").to_pylist()]
+    assert len(con.sql("SHOW TABLES").fetchall()) == 1
+    assert lance_duck.sql(f"SELECT id FROM '{path}' WHERE x > 11.5 ORDER BY id", con).fetchall() == \
+        [(i,) for i in range(47, 50)]
+    assert len(con.sql("SHOW TABLES").fetchall()) == 2
+
+
 def test_a_repeated_query_reads_no_manifest_and_reuses_the_opened_table(table, monkeypatch):
     con = duckdb.connect()
     q = f"SELECT * FROM '{table}' WHERE id = 7"

@@ -56,7 +56,7 @@ from .search import VectorSearchCall, Values
 from .pushdown import Term, arrow_filter, comparison_filter
 from .entry import _check_call_args, _default_connection, _default_lock
 from .relation import LanceRelation, _lance_errors
-from .rewrite import _PREFIX, LanceRef, Lookup, Rewritten, _stem, _template, _version_value
+from .rewrite import _PREFIX, LanceRef, Lookup, Rewritten, _stem, _template, _version_value, whole_name
 
 
 def _pinned_name(ref: LanceRef, ds: LanceDataset) -> str:
@@ -159,10 +159,22 @@ def run_sql(query: str, connection: duckdb.DuckDBPyConnection | None, storage_op
                 return LanceRelation._known(lambda: con.sql(count), [(int(n),)])
             rel = con.sql(count)            # made at once on the caller's connection, rows known
             return LanceRelation._known(lambda: rel, [(int(n),)])
+    text = rw.sql
+    elided: dict[str, str] = {}
     for name, (old, terms) in rw.views.items():
-        opened[name] = _view(name, opened.pop(old), terms)
+        view = _view(name, opened[old], terms)
+        if view is None:          # no term applies to the table's columns: the query reads the table
+            text = text.replace(f'"{name}"', f'"{old}"')     # (generated names, quoted identifiers)
+            elided[name] = old
+            continue
+        opened[name] = view
+        del opened[old]
     for name, old in rw.whole.items():
-        opened[name] = _whole(name, opened.pop(old))
+        base = elided.get(old, old)
+        if base != old:           # over an elided view: named for the table itself
+            text = text.replace(f'"{name}"', f'"{whole_name(base)}"')
+            name = whole_name(base)
+        opened[name] = _whole(name, opened.pop(base))
     for name, ds in opened.items():
         cache.register(con, name, watched(ds))
     for name, obj in rw.objects.items():
@@ -178,7 +190,6 @@ def run_sql(query: str, connection: duckdb.DuckDBPyConnection | None, storage_op
         con.register(name, obj)
         _forget_old_variables(con, name)
     searches = [o for o in template.rewritten.objects.values() if isinstance(o, VectorSearchCall)]
-    text = rw.sql
     rerunnable = rw.query and not rw.objects and not searches
     if rerunnable and cache.bound_before(con, text):
         return LanceRelation._deferred(lambda: cast("duckdb.DuckDBPyRelation", _relation(con, text)),
@@ -249,14 +260,18 @@ def _count(ds: LanceDataset, rw: Rewritten, con: duckdb.DuckDBPyConnection) -> i
         return ds.count_rows(filter=flt)
 
 
-def _view(name: str, base: LanceDataset, terms: list[Term]) -> LanceDataset:
-    """The filtered view ``name`` of ``base`` (see :mod:`.pushdown`), kept while ``base`` is."""
+def _view(name: str, base: LanceDataset, terms: list[Term]) -> LanceDataset | None:
+    """The filtered view ``name`` of ``base`` (see :mod:`.pushdown`), kept while ``base`` is; None
+    when no term applies to ``base``'s columns (``id = 7`` on an integer column: DuckDB pushes that
+    itself), so that a query differing only in such a literal registers nothing new."""
     kept = cache.views.get(name)
     if kept is not None and kept[0] is base:
         return kept[1]
     flt = arrow_filter(base.schema, terms)
+    cmp = comparison_filter(base.schema, terms)   # DuckDB's meaning: every NaN above every number
+    if flt is None and cmp is None:
+        return None
     ds = base if flt is None else base.filter(flt)
-    cmp = comparison_filter(ds.schema, terms)     # DuckDB's meaning: every NaN above every number
     ds = watched(ds if cmp is None else ds.filter(compile_duckdb_sql(cmp, ds.schema)))
     cache.views.put(name, (base, ds))
     return ds

@@ -3,7 +3,8 @@ lance_duck's own error (recorded by :mod:`.scan_errors`) in place of DuckDB's wr
 
 DuckDB and pyarrow are imported here on first use: a count answered from a manifest
 (:mod:`.entry`) returns a relation whose rows are known, made on DuckDB only when something
-other than ``fetchall()`` asks for it.
+other than ``fetchall()`` asks for it; a reading statement DuckDB bound on that connection before
+returns one whose ``fetchall()`` executes the statement directly (:mod:`.cache`, bound statements).
 """
 from __future__ import annotations
 

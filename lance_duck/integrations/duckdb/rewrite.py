@@ -508,12 +508,14 @@ class _Rewriter:
         self.trees = None  # EXPLAIN SELECT count(*) ... is not a count
         return None if inner is None else f"{keyword} {inner}"
 
-    def text(self, query: str, allow_prefix: bool = True) -> str | None:
-        """The rewritten SQL, or None when nothing in it needs rewriting."""
+    def text(self, query: str, allow_prefix: bool = True, generate: bool = True) -> str | None:
+        """The rewritten SQL, or None when nothing in it needs rewriting. ``generate=False``: a
+        rewritten query without a prefix comes back as :data:`UNGENERATED`, its text left to
+        :func:`generated` of :attr:`trees` (once the caller has changed them)."""
         with _quiet_sqlglot():  # the generator warns too, and this may run on a worker thread
-            return self._text(query, allow_prefix)
+            return self._text(query, allow_prefix, generate)
 
-    def _text(self, query: str, allow_prefix: bool) -> str | None:
+    def _text(self, query: str, allow_prefix: bool, generate: bool = True) -> str | None:
         m = _PREFIX.match(query) if allow_prefix else None
         if m is not None:
             return self.prefixed(m.group(1), m.group(2))
@@ -528,7 +530,17 @@ class _Rewriter:
         if not changed:
             return None
         self.trees = out
-        return ";\n".join(t.sql(dialect="duckdb") for t in out)
+        return generated(out) if generate else UNGENERATED
+
+
+#: what :meth:`_Rewriter.text` returns for a rewrite whose text it did not generate
+UNGENERATED = ""
+
+
+def generated(trees: list[exp.Expression]) -> str:
+    """The SQL text of rewritten statements (DuckDB's dialect)."""
+    with _quiet_sqlglot():
+        return ";\n".join(t.sql(dialect="duckdb") for t in trees)
 
 
 def rewrite(query: str, resolve: Resolver | None = None, lookup: Lookup | None = None) -> Rewritten:
@@ -545,7 +557,7 @@ def _rewrite_with(rw: _Rewriter, query: str) -> Rewritten:
     if not isinstance(query, str):
         raise InvalidArgumentError(f"query must be a SQL string, got {type(query).__name__}")
     query = rename_reserved(query)
-    text = call_deep(lambda: rw.text(query), "SQL query")
+    text = call_deep(lambda: rw.text(query, generate=False), "SQL query")
     if text is None:
         return Rewritten(query, {}, objects={})
     count_ref = count_alias = where = None
@@ -564,8 +576,11 @@ def _rewrite_with(rw: _Rewriter, query: str) -> Rewritten:
     views: dict[str, tuple[str, list[Term]]] = {}
     whole: dict[str, str] = {}
     if trees and len(trees) == 1 and len(rw.refs) == 1 and not rw.objects and (count_ref is None or where):
-        text = _substring_view(trees[0], rw.refs, views) or text
-        text = _read_whole(trees[0], rw.refs, whole) or text
+        _substring_view(trees[0], rw.refs, views)
+        _read_whole(trees[0], rw.refs, whole)
+    if text == UNGENERATED:           # (generated once, after the changes above)
+        assert trees is not None
+        text = call_deep(lambda: generated(trees), "SQL query")
     reads = trees is not None and len(trees) == 1 and isinstance(trees[0], exp.Query)
     return Rewritten(text, rw.refs, count_ref, count_alias, rw.objects, views, where, qualifiers, whole, reads)
 
@@ -622,24 +637,23 @@ def _template(query: str, lookup: Lookup, values: Values | None = None) -> _Temp
 
 
 def _substring_view(tree: exp.Expression, refs: dict[str, LanceRef],
-                    views: dict[str, tuple[str, list[Term]]]) -> str | None:
+                    views: dict[str, tuple[str, list[Term]]]) -> bool:
     """Point the query's one table at a view filtered by its substring and float comparison conjuncts (see
-    :mod:`.pushdown`); the new SQL, or None."""
+    :mod:`.pushdown`); whether it did."""
     found = substring_terms(tree)
     if found is None:
-        return None
+        return False
     table, terms = found
     old = table.name
     if old not in refs:
-        return None
+        return False
     new = view_name(old, terms)
     if not table.args.get("alias"):
         table.set("alias", exp.TableAlias(this=exp.to_identifier(old, quoted=True)))
     table.set("this", exp.to_identifier(new, quoted=True))
     refs[new] = refs.pop(old)
     views[new] = (old, terms)
-    with _quiet_sqlglot():
-        return call_deep(lambda: tree.sql(dialect="duckdb"), "SQL query")
+    return True
 
 
 #: nodes after which DuckDB may stop reading a table before its end (or read it more than once)
@@ -658,21 +672,25 @@ def reads_whole(tree: exp.Expression) -> bool:
     return bool(tree.args.get("group")) or any(e.find(exp.AggFunc) is not None for e in tree.expressions)
 
 
-def _read_whole(tree: exp.Expression, refs: dict[str, LanceRef], whole: dict[str, str]) -> str | None:
+def whole_name(table: str) -> str:
+    """The registration name of the read-to-the-end dataset of the registered table ``table``."""
+    return f"{table}_w"
+
+
+def _read_whole(tree: exp.Expression, refs: dict[str, LanceRef], whole: dict[str, str]) -> bool:
     """Point a query that :func:`reads_whole` its one table at a dataset whose scans go straight from
-    their first small task to full-size ones (no ramp kept for an engine that may stop early); the
-    new SQL, or None."""
+    their first small task to full-size ones (no ramp kept for an engine that may stop early); whether
+    it did."""
     if not reads_whole(tree):
-        return None
+        return False
     table = next(tree.find_all(exp.Table))
     old = table.name
     if old not in refs:
-        return None
-    new = f"{old}_w"
+        return False
+    new = whole_name(old)
     if not table.args.get("alias"):
         table.set("alias", exp.TableAlias(this=exp.to_identifier(old, quoted=True)))
     table.set("this", exp.to_identifier(new, quoted=True))
     refs[new] = refs.pop(old)
     whole[new] = old
-    with _quiet_sqlglot():
-        return call_deep(lambda: tree.sql(dialect="duckdb"), "SQL query")
+    return True
