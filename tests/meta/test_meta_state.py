@@ -22,6 +22,7 @@ CONTAINERS = {"dict", "list", "set", "OrderedDict", "defaultdict", "deque", "Wea
 NOT_CACHES = {
     ("integrations/duckdb/api.py", "_variables"),
     ("integrations/duckdb/cache.py", "_registered"),
+    ("integrations/duckdb/cache.py", "_views_registered"),   # which of those are views (bounded per connection)
     ("integrations/duckdb/error_ring.py", "_errors"),
     ("integrations/duckdb/namespaces.py", "_attached"),    # what each connection ATTACHed: state, not a cache
 }

@@ -159,6 +159,32 @@ def test_point_lookups_with_other_integer_literals_register_nothing_new(tmp_path
     assert len(con.sql("SHOW TABLES").fetchall()) == 2
 
 
+def test_views_made_per_float_literal_stay_registered_only_for_a_while(tmp_path):
+    """Each distinct DOUBLE comparison is a view registered on the connection: the last
+    VIEWS_REGISTERED stay registered, older ones are unregistered (and registered again when their
+    query comes back); every answer is still the one pylance gives."""
+    path = str(tmp_path / "f.lance")
+    lance.write_dataset(pa.table({"id": pa.array(range(200), pa.int64()),
+                                  "x": pa.array([i / 2 for i in range(200)], pa.float64())}), path)
+    con = duckdb.connect()
+    n = sql_cache.VIEWS_REGISTERED + 10
+
+    def query(i: int) -> str:
+        return f"SELECT count(*), sum(id) FROM '{path}' WHERE x > {i}.25"
+
+    def want(i: int) -> list[tuple]:
+        ids = lance.dataset(path).to_table(filter=f"x > {i}.25")["id"].to_pylist()
+        return [(len(ids), sum(ids) if ids else None)]
+    first = lance_duck.sql(query(0), con)
+    for i in range(n):
+        assert lance_duck.sql(query(i), con).fetchall() == want(i)
+    names = [r[0] for r in con.sql("SHOW TABLES").fetchall()]
+    assert len(names) <= 2 * sql_cache.VIEWS_REGISTERED + 1      # (a view and its read-to-the-end dataset)
+    with pytest.raises(duckdb.CatalogException):
+        first.fetchall()                        # made over a view unregistered since
+    assert lance_duck.sql(query(0), con).fetchall() == want(0)   # registered again
+
+
 def test_a_repeated_query_reads_no_manifest_and_reuses_the_opened_table(table, monkeypatch):
     con = duckdb.connect()
     q = f"SELECT * FROM '{table}' WHERE id = 7"

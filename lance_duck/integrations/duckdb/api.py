@@ -175,8 +175,14 @@ def run_sql(query: str, connection: duckdb.DuckDBPyConnection | None, storage_op
             text = text.replace(f'"{name}"', f'"{whole_name(base)}"')
             name = whole_name(base)
         opened[name] = _whole(name, opened.pop(base))
+    # a view, and the read-to-the-end dataset over one, are made per distinct filter: registered for
+    # a while (cache.register_view); the rest per table version
+    per_filter = set(rw.views) | {w for w, old in rw.whole.items() if old in rw.views and old not in elided}
     for name, ds in opened.items():
-        cache.register(con, name, watched(ds))
+        if name in per_filter:
+            cache.register_view(con, name, watched(ds))
+        else:
+            cache.register(con, name, watched(ds))
     for name, obj in rw.objects.items():
         if isinstance(obj, VectorSearchCall):
             with _lance_errors():

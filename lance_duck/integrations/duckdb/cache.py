@@ -20,6 +20,11 @@ registers it on the connection. Repeated calls skip most of that:
 * **Registrations**: a name already registered on that connection by an earlier call, for the
   very same dataset object, is not registered again. Names encode the uri, version, branch and
   options (and a view's filter), so a relation from an earlier call keeps reading what it read.
+* **View registrations**: a filtered view is made and registered per distinct filter (a float
+  comparison's or a substring's literal), so the last :data:`VIEWS_REGISTERED` view names registered
+  on a connection stay registered and older ones are unregistered (an application's queries would
+  otherwise register without end); a relation made over a view more than that many views ago reports
+  DuckDB's "table does not exist", and the same query made again registers it again.
 * **Bound statements** (:data:`BOUND_KEPT`, LRU, keyed by a weak reference to the connection and the
   text): the rewritten texts of reading statements (a SELECT or set operation) that DuckDB bound into
   a relation on that connection. The same text again names the same registrations (a name encodes the
@@ -27,13 +32,16 @@ registers it on the connection. Repeated calls skip most of that:
   whose ``fetchall()`` executes the text directly (DuckDB's ``execute``, no relation bound first: a
   repeated point lookup's ``lance_duck.sql(...).fetchall()`` 1.56 -> ~1.31 ms on the 2-vCPU VM).
 
-``clear()`` empties the kept tables, statements and views (tests, or a process that wants its memory back).
+``clear()`` empties the kept tables, statements, views and bound statements (tests, or a process that
+wants its memory back).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import weakref
+from collections import OrderedDict
 from typing import Any, Callable
 
 import duckdb
@@ -61,6 +69,10 @@ statements: ByteLRU[str, Any] = _state.cache("sql_statements")
 views: ByteLRU[str, tuple[LanceDataset, LanceDataset]] = _state.cache("sql_views")
 _registered: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[str, Any]]" = weakref.WeakKeyDictionary()
 _registered_lock = threading.Lock()
+#: View names that stay registered per connection (older ones are unregistered).
+VIEWS_REGISTERED = 64
+_views_registered: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, OrderedDict[str, None]]" = \
+    weakref.WeakKeyDictionary()
 #: Bound statements kept by default, over all connections (``sql_bound_cache_entries``).
 BOUND_KEPT = _state.CACHES["sql_bound"][1]
 _bound: ByteLRU[tuple[Any, str], bool] = _state.cache("sql_bound")
@@ -69,7 +81,8 @@ Options = tuple[tuple[str, str], ...] | None
 
 
 def clear() -> None:
-    """Forget every kept table, statement and view (registrations stay with their connections)."""
+    """Forget every kept table, statement, view and bound statement (registrations stay with their
+    connections)."""
     for c in (_tables, _ios, statements, views, _bound):
         c.clear()
 
@@ -132,6 +145,23 @@ def register(con: duckdb.DuckDBPyConnection, name: str, obj: Any) -> None:
         names[name] = obj
 
 
+def register_view(con: duckdb.DuckDBPyConnection, name: str, obj: Any) -> None:
+    """:func:`register` a filtered view; the views registered on ``con`` before the last
+    :data:`VIEWS_REGISTERED` are unregistered."""
+    register(con, name, obj)
+    with _registered_lock:
+        names = _views_registered.setdefault(con, OrderedDict())
+        names[name] = None
+        names.move_to_end(name)
+        old = [names.popitem(last=False)[0] for _ in range(max(0, len(names) - VIEWS_REGISTERED))]
+        kept = _registered.get(con, {})
+        for n in old:
+            kept.pop(n, None)
+    for n in old:
+        with contextlib.suppress(duckdb.Error):
+            con.unregister(n)
+
+
 def bound_before(con: duckdb.DuckDBPyConnection, sql: str) -> bool:
     """Whether :func:`note_bound` noted ``sql`` on ``con`` (and it is still kept). A weak reference
     to a connection that is gone equals no other: a new connection never inherits its texts."""
@@ -143,5 +173,5 @@ def note_bound(con: duckdb.DuckDBPyConnection, sql: str) -> None:
     _bound.put((weakref.ref(con), sql), True)
 
 
-__all__ = ["BOUND_KEPT", "STATEMENTS_KEPT", "TABLES_KEPT", "VIEWS_KEPT", "bound_before", "clear", "note_bound",
-           "register", "statements", "table", "views"]
+__all__ = ["BOUND_KEPT", "STATEMENTS_KEPT", "TABLES_KEPT", "VIEWS_KEPT", "VIEWS_REGISTERED", "bound_before", "clear",
+           "note_bound", "register", "register_view", "statements", "table", "views"]
