@@ -20,9 +20,8 @@ CONTAINERS = {"dict", "list", "set", "OrderedDict", "defaultdict", "deque", "Wea
 #: module globals that are not caches, by (module, name): what DuckDB has registered per connection
 #: (forgetting it would leak registrations), and the ring of scan errors a relation re-raises
 NOT_CACHES = {
-    ("integrations/duckdb/api.py", "_variables"),
     ("integrations/duckdb/cache.py", "_registered"),
-    ("integrations/duckdb/cache.py", "_views_registered"),   # which of those are views (bounded per connection)
+    ("integrations/duckdb/cache.py", "_recent"),   # the caller's variables and views of those (bounded)
     ("integrations/duckdb/error_ring.py", "_errors"),
     ("integrations/duckdb/namespaces.py", "_attached"),    # what each connection ATTACHed: state, not a cache
 }

@@ -28,13 +28,11 @@ instead of DuckDB's ``InvalidInputException`` wrapping a Python traceback.
 """
 from __future__ import annotations
 
-import collections
 import contextlib
 import dataclasses
 import hashlib
 import os
 import re
-import weakref
 from typing import Any, Iterator, cast
 
 import duckdb
@@ -54,7 +52,7 @@ from .count import count_filter
 from . import namespaces
 from .search import VectorSearchCall, Values
 from .pushdown import Term, arrow_filter, comparison_filter
-from .entry import _check_call_args, _default_connection, _default_lock
+from .entry import _check_call_args, _default_connection
 from .relation import LanceRelation, _lance_errors
 from .rewrite import _PREFIX, LanceRef, Lookup, Rewritten, _stem, _template, _version_value, whole_name
 
@@ -109,19 +107,10 @@ def _frame_lookup(frame: Any, con: duckdb.DuckDBPyConnection) -> Lookup:
 #: Caller's variables stay registered (and alive) for this many later registrations per connection;
 #: a relation over an older one then reports DuckDB's "table does not exist".
 KEPT_VARIABLES = 64
-_variables: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, collections.OrderedDict[str, None]]" = \
-    weakref.WeakKeyDictionary()
 
 
 def _forget_old_variables(con: duckdb.DuckDBPyConnection, name: str) -> None:
-    with _default_lock:
-        names = _variables.setdefault(con, collections.OrderedDict())
-        names[name] = None
-        names.move_to_end(name)
-        old = [names.popitem(last=False)[0] for _ in range(max(0, len(names) - KEPT_VARIABLES))]
-    for n in old:
-        with contextlib.suppress(duckdb.Error):
-            con.unregister(n)
+    cache.forget_older(con, name, "variables", KEPT_VARIABLES)
 
 
 def run_sql(query: str, connection: duckdb.DuckDBPyConnection | None, storage_options: StorageOptions,

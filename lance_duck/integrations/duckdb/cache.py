@@ -71,7 +71,8 @@ _registered: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[str, Any
 _registered_lock = threading.Lock()
 #: View names that stay registered per connection (older ones are unregistered).
 VIEWS_REGISTERED = 64
-_views_registered: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, OrderedDict[str, None]]" = \
+#: per connection and kind of short-lived registration (``forget_older``): its names, oldest first
+_recent: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[str, OrderedDict[str, None]]]" = \
     weakref.WeakKeyDictionary()
 #: Bound statements kept by default, over all connections (``sql_bound_cache_entries``).
 BOUND_KEPT = _state.CACHES["sql_bound"][1]
@@ -145,21 +146,27 @@ def register(con: duckdb.DuckDBPyConnection, name: str, obj: Any) -> None:
         names[name] = obj
 
 
-def register_view(con: duckdb.DuckDBPyConnection, name: str, obj: Any) -> None:
-    """:func:`register` a filtered view; the views registered on ``con`` before the last
-    :data:`VIEWS_REGISTERED` are unregistered."""
-    register(con, name, obj)
+def forget_older(con: duckdb.DuckDBPyConnection, name: str, kind: str, keep: int) -> None:
+    """Note ``name`` as the newest registration of ``kind`` on ``con`` and unregister those of that
+    kind before the newest ``keep`` (registrations made per call, which would otherwise pile up)."""
     with _registered_lock:
-        names = _views_registered.setdefault(con, OrderedDict())
+        names = _recent.setdefault(con, {}).setdefault(kind, OrderedDict())
         names[name] = None
         names.move_to_end(name)
-        old = [names.popitem(last=False)[0] for _ in range(max(0, len(names) - VIEWS_REGISTERED))]
+        old = [names.popitem(last=False)[0] for _ in range(max(0, len(names) - keep))]
         kept = _registered.get(con, {})
         for n in old:
             kept.pop(n, None)
     for n in old:
         with contextlib.suppress(duckdb.Error):
             con.unregister(n)
+
+
+def register_view(con: duckdb.DuckDBPyConnection, name: str, obj: Any) -> None:
+    """:func:`register` a filtered view; the views registered on ``con`` before the last
+    :data:`VIEWS_REGISTERED` are unregistered."""
+    register(con, name, obj)
+    forget_older(con, name, "views", VIEWS_REGISTERED)
 
 
 def bound_before(con: duckdb.DuckDBPyConnection, sql: str) -> bool:
@@ -174,4 +181,4 @@ def note_bound(con: duckdb.DuckDBPyConnection, sql: str) -> None:
 
 
 __all__ = ["BOUND_KEPT", "STATEMENTS_KEPT", "TABLES_KEPT", "VIEWS_KEPT", "VIEWS_REGISTERED", "bound_before", "clear",
-           "note_bound", "register", "register_view", "statements", "table", "views"]
+           "forget_older", "note_bound", "register", "register_view", "statements", "table", "views"]
