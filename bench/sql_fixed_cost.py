@@ -102,7 +102,7 @@ def stages(path: str, runs: int) -> None:
     from lance_duck.integrations import duckdb as ddb
     from lance_duck.integrations.duckdb.rewrite import rewrite
     from lance_duck.integrations.duckdb.scan_errors import watched
-    from lance_duck.integrations.duckdb.rewrite import _template
+    from lance_duck.integrations.duckdb.statements import template as _template
     from lance_duck.integrations.duckdb.api import _pinned_name
     from lance_duck.io.fs import open_io
     from lance_duck.scan.dataset import LanceDataset

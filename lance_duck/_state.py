@@ -72,6 +72,8 @@ CACHES: dict[str, tuple[str, int, str]] = {
     "sql_tables": ("sql_table_cache_entries", 16, "table versions opened by lance_duck.sql (and plain counts)"),
     "sql_stores": ("sql_store_cache_entries", 16, "filesystems opened by lance_duck.sql"),
     "sql_statements": ("sql_statement_cache_entries", 256, "SQL texts rewritten by lance_duck.sql"),
+    "sql_shapes": ("sql_shape_cache_entries", 256,
+                   "literal shapes of SQL texts (texts that differ only in numbers) and their rewrites"),
     "sql_views": ("sql_view_cache_entries", 64, "filtered views made by lance_duck.sql"),
     "sql_bound": ("sql_bound_cache_entries", 1024,
                   "reading statements lance_duck.sql had DuckDB bind, per connection (run again without a relation)"),

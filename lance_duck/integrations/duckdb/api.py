@@ -54,7 +54,8 @@ from .search import VectorSearchCall, Values
 from .pushdown import Term, arrow_filter, comparison_filter
 from .entry import _check_call_args, _default_connection
 from .relation import LanceRelation, _lance_errors
-from .rewrite import _PREFIX, LanceRef, Lookup, Rewritten, _stem, _template, _version_value, whole_name
+from .rewrite import _PREFIX, LanceRef, Lookup, Rewritten, _stem, _version_value, whole_name
+from .statements import template as _template
 
 
 def _pinned_name(ref: LanceRef, ds: LanceDataset) -> str:

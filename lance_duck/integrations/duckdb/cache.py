@@ -17,6 +17,10 @@ registers it on the connection. Repeated calls skip most of that:
   with placeholders where the references' registration names go. Not kept when the text names a
   variable of the caller's scope; a hit re-checks the names that were looked up among the
   caller's variables (none may exist now) and the quoted names probed as table directories.
+* **Literal shapes** (:data:`SHAPES_KEPT`, LRU, keyed by the text with its numbers cut out,
+  :mod:`.shapes`): a shape's rewrite with marks for its numbers when it reads none of their values,
+  so a text differing from an earlier one only in numbers is rewritten without sqlglot
+  (:mod:`.statements`).
 * **Registrations**: a name already registered on that connection by an earlier call, for the
   very same dataset object, is not registered again. Names encode the uri, version, branch and
   options (and a view's filter), so a relation from an earlier call keeps reading what it read.
@@ -26,11 +30,13 @@ registers it on the connection. Repeated calls skip most of that:
   otherwise register without end); a relation made over a view more than that many views ago reports
   DuckDB's "table does not exist", and the same query made again registers it again.
 * **Bound statements** (:data:`BOUND_KEPT`, LRU, keyed by a weak reference to the connection and the
-  text): the rewritten texts of reading statements (a SELECT or set operation) that DuckDB bound into
-  a relation on that connection. The same text again names the same registrations (a name encodes the
-  version it reads), so it binds again: that call returns a relation made only when first needed,
-  whose ``fetchall()`` executes the text directly (DuckDB's ``execute``, no relation bound first: a
-  repeated point lookup's ``lance_duck.sql(...).fetchall()`` 1.56 -> ~1.31 ms on the 2-vCPU VM).
+  literal shape of the text): the rewritten texts of reading statements (a SELECT or set operation)
+  that DuckDB bound into a relation on that connection. A text of the same shape names the same
+  registrations (a name encodes the version it reads) and binds alike, so that call returns a
+  relation made only when first needed, whose ``fetchall()`` executes the text directly (DuckDB's
+  ``execute``, no relation bound first: a repeated point lookup's ``lance_duck.sql(...).fetchall()``
+  1.56 -> ~1.31 ms on the 2-vCPU VM). An error that only a number causes (an integer too large for
+  its type) is raised by the first method that runs the statement instead of by the call.
 
 ``clear()`` empties the kept tables, statements, views and bound statements (tests, or a process that
 wants its memory back).
@@ -53,12 +59,15 @@ from ...io.fs import FileIO, open_io
 from ...scan.dataset import LanceDataset, same_manifest
 from ...table.pinned import pinned_manifest
 from . import source
+from .shapes import literal_shape
 
 #: Opened table versions kept by default (each holds up to 32 open data files and its index caches);
 #: ``lance_duck.configure(sql_table_cache_entries=...)``.
 TABLES_KEPT = _state.CACHES["sql_tables"][1]
 #: Rewritten SQL texts kept by default (``sql_statement_cache_entries``).
 STATEMENTS_KEPT = _state.CACHES["sql_statements"][1]
+#: Literal shapes kept by default (``sql_shape_cache_entries``).
+SHAPES_KEPT = _state.CACHES["sql_shapes"][1]
 #: Filtered views (``lance_duck.sql``'s substring / comparison views) kept by default, over all
 #: tables (``sql_view_cache_entries``).
 VIEWS_KEPT = _state.CACHES["sql_views"][1]
@@ -66,6 +75,7 @@ VIEWS_KEPT = _state.CACHES["sql_views"][1]
 _tables: ByteLRU[tuple[Any, ...], LanceDataset] = _state.cache("sql_tables")
 _ios: ByteLRU[tuple[Any, ...], tuple[FileIO, str]] = _state.cache("sql_stores")
 statements: ByteLRU[str, Any] = _state.cache("sql_statements")
+shapes: ByteLRU[str, Any] = _state.cache("sql_shapes")
 views: ByteLRU[str, tuple[LanceDataset, LanceDataset]] = _state.cache("sql_views")
 _registered: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[str, Any]]" = weakref.WeakKeyDictionary()
 _registered_lock = threading.Lock()
@@ -84,7 +94,7 @@ Options = tuple[tuple[str, str], ...] | None
 def clear() -> None:
     """Forget every kept table, statement, view and bound statement (registrations stay with their
     connections)."""
-    for c in (_tables, _ios, statements, views, _bound):
+    for c in (_tables, _ios, statements, shapes, views, _bound):
         c.clear()
 
 
@@ -169,16 +179,23 @@ def register_view(con: duckdb.DuckDBPyConnection, name: str, obj: Any) -> None:
     forget_older(con, name, "views", VIEWS_REGISTERED)
 
 
+def _bound_key(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[Any, str]:
+    shape = literal_shape(sql)
+    return weakref.ref(con), sql if shape is None else shape.key
+
+
 def bound_before(con: duckdb.DuckDBPyConnection, sql: str) -> bool:
-    """Whether :func:`note_bound` noted ``sql`` on ``con`` (and it is still kept). A weak reference
-    to a connection that is gone equals no other: a new connection never inherits its texts."""
-    return _bound.get((weakref.ref(con), sql)) is not None
+    """Whether :func:`note_bound` noted ``sql``, or a text of its literal shape, on ``con`` (and it is
+    still kept). A weak reference to a connection that is gone equals no other: a new connection
+    never inherits its texts."""
+    return _bound.get(_bound_key(con, sql)) is not None
 
 
 def note_bound(con: duckdb.DuckDBPyConnection, sql: str) -> None:
     """Note that DuckDB bound the reading statement ``sql`` into a relation on ``con``."""
-    _bound.put((weakref.ref(con), sql), True)
+    _bound.put(_bound_key(con, sql), True)
 
 
-__all__ = ["BOUND_KEPT", "STATEMENTS_KEPT", "TABLES_KEPT", "VIEWS_KEPT", "VIEWS_REGISTERED", "bound_before", "clear",
-           "forget_older", "note_bound", "register", "register_view", "statements", "table", "views"]
+__all__ = ["BOUND_KEPT", "SHAPES_KEPT", "STATEMENTS_KEPT", "TABLES_KEPT", "VIEWS_KEPT", "VIEWS_REGISTERED", "bound_before", "clear",
+           "forget_older", "note_bound", "register", "register_view", "shapes", "statements",
+           "table", "views"]

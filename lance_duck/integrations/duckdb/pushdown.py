@@ -123,7 +123,11 @@ def _number(node: exp.Expression) -> tuple[float, bool] | None:
         node = node.this
     if not isinstance(node, exp.Literal) or node.is_string:
         return None
-    text = str(node.this)
+    return number_value(str(node.this), negative)
+
+
+def number_value(text: str, negative: bool) -> tuple[float, bool] | None:
+    """:func:`_number` of the literal written ``text`` (negated when ``negative``)."""
     try:
         v = float(text)
     except ValueError:
@@ -238,4 +242,5 @@ def comparison_filter(schema: pa.Schema, terms: list[Term]) -> str | None:
     return " AND ".join(parts) or None
 
 
-__all__ = ["COMPARISON_SLACK", "Term", "arrow_filter", "comparison_filter", "substring_terms", "view_name"]
+__all__ = ["COMPARISON_SLACK", "Term", "arrow_filter", "comparison_filter", "number_value", "substring_terms",
+           "view_name"]

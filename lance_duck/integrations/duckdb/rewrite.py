@@ -1,6 +1,6 @@
 """Lance references in SQL text rewritten with sqlglot (duckdb dialect): :func:`rewrite` turns a
-statement into a :class:`Rewritten` one whose references are registration names; the statement cache
-keeps the rewrite with placeholders (:func:`_template`)."""
+statement into a :class:`Rewritten` one whose references are registration names (the statement cache,
+:mod:`.statements`, keeps rewrites with placeholders for them)."""
 from __future__ import annotations
 
 import contextlib
@@ -585,55 +585,8 @@ def _rewrite_with(rw: _Rewriter, query: str) -> Rewritten:
     return Rewritten(text, rw.refs, count_ref, count_alias, rw.objects, views, where, qualifiers, whole, reads)
 
 
-# -- the statement cache (lance_duck.sql): rewrites with placeholders for the registration names -----
+#: a token unique to this process, in generated names (a user's text cannot hold them by chance)
 _TOKEN = secrets.token_hex(6)
-_PLACEHOLDER = re.compile(rf"__lance_ref{_TOKEN}_(\d+)")
-
-
-@dataclass(frozen=True)
-class _Template:
-    """A rewrite whose references are named ``__lance_ref<token>_<i>`` (``refs[i]``), and what it
-    depended on besides the text: the names looked up among the caller's variables (all missing)
-    and the quoted names probed as table directories (with what was found)."""
-
-    rewritten: Rewritten
-    refs: tuple[LanceRef, ...]
-    asked: tuple[str, ...]
-    probes: tuple[tuple[str, bool], ...]
-
-    def still_holds(self, lookup: Lookup) -> bool:
-        return all(lookup(n) is None for n in self.asked) and \
-            all(_is_local_table_dir(n) == found for n, found in self.probes)
-
-    def named(self, names: list[str]) -> Rewritten:
-        """The rewrite with ``names[i]`` in place of the placeholder of ``refs[i]``."""
-        def sub(text: str) -> str:
-            return _PLACEHOLDER.sub(lambda m: names[int(m.group(1))], text)
-        r = self.rewritten
-        return Rewritten(sub(r.sql), {sub(k): v for k, v in r.refs.items()}, r.count_ref, r.count_alias,
-                         r.objects, {sub(k): (sub(old), terms) for k, (old, terms) in r.views.items()},
-                         r.count_where, frozenset(sub(q) for q in r.count_qualifiers),
-                         {sub(k): sub(v) for k, v in r.whole.items()}, r.query)
-
-
-def _template(query: str, lookup: Lookup, values: Values | None = None) -> _Template:
-    """The (cached) placeholder rewrite of ``query``; kept unless it registers caller's variables."""
-    if isinstance(query, str):
-        hit = cache.statements.get(query)
-        if hit is not None and hit.still_holds(lookup):
-            return cast(_Template, hit)
-    order: list[LanceRef] = []
-
-    def placeholder(ref: LanceRef) -> str:
-        order.append(ref)
-        return f"__lance_ref{_TOKEN}_{len(order) - 1}"
-
-    rw = _Rewriter(placeholder, lookup, values)
-    out = _rewrite_with(rw, query)
-    t = _Template(out, tuple(order), tuple(rw.asked), tuple(rw.probes.items()))
-    if not out.objects:
-        cache.statements.put(query, t)
-    return t
 
 
 def _substring_view(tree: exp.Expression, refs: dict[str, LanceRef],
