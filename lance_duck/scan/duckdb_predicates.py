@@ -48,11 +48,33 @@ def duckdb_filter(filters: Sequence[Any], schema: pa.Schema, to_arrow: Any, nan_
     mask = None
     for e in expressions:
         mask = e if mask is None else mask & e
-    arrow = None if mask is None else bind_arrow_expression(mask, schema)
+    shallow = len(expressions) <= _FEW and all(_shallow(p) for p in filters)
+    arrow = None if mask is None else bind_arrow_expression(mask, schema, shallow)
     if not bound:
         return arrow
     compiled = compile_bound(bound[0] if len(bound) == 1 else BAnd(tuple(bound)), schema)
     return and_filters(compiled, arrow)
+
+#: predicates (and levels in one) whose Expression is bound on the calling thread; deeper ones go to
+#: the big-stack worker (pyarrow recurses in C++ along an Expression's depth)
+_FEW = 16
+
+
+def _shallow(predicate: Any) -> bool:
+    """Whether DuckDB's predicate tree nests at most :data:`_FEW` levels (walked level by level)."""
+    level = [predicate]
+    for _ in range(_FEW):
+        below = []
+        for node in level:
+            children = getattr(node, "_children", None)
+            if children is None:
+                return False
+            below.extend(children())
+        if not below:
+            return True
+        level = below
+    return False
+
 
 def pushed(predicate: Any, schema: pa.Schema, to_arrow: Any, nan_may_satisfy: Any) -> tuple[str, Any]:
     """("arrow", Expression) when DuckDB's pyarrow-dataset source would push ``predicate``,

@@ -71,19 +71,22 @@ def _compile_duckdb_v1(filter: pc.Expression, schema: pa.Schema) -> CompiledFilt
     return compile_duckdb_expression(filter, schema)
 
 
-def bind_arrow_expression(filter: pc.Expression, schema: pa.Schema) -> CompiledFilter | None:
+def bind_arrow_expression(filter: pc.Expression, schema: pa.Schema, shallow: bool = False) -> CompiledFilter | None:
     """Bind an Expression an engine built in Arrow's meaning (DuckDB 2's translation of the
     predicates its pyarrow-dataset source pushes) to ``schema``, evaluated as given
     (:func:`~lance_duck.predicate.compiled.compile_arrow_expression`); a user's Expression means
-    pylance's order instead (:func:`bind_filter`). Remembered as :func:`bind_duckdb_expression`'s."""
-    return _bind_engine_expression("arrow", compile_arrow_expression, filter, schema)
+    pylance's order instead (:func:`bind_filter`). Remembered as :func:`bind_duckdb_expression`'s;
+    ``shallow``: the caller knows ``filter`` nests a few levels only (bound on the calling thread)."""
+    return _bind_engine_expression("arrow", compile_arrow_expression, filter, schema, shallow)
 
 
 def _bind_engine_expression(meaning: str, compile_fn: Callable[[pc.Expression, pa.Schema], CompiledFilter],
-                            filter: pc.Expression, schema: pa.Schema) -> CompiledFilter | None:
-    """``compile_fn(filter)`` over ``schema`` and its virtual columns, bound on the big-stack worker;
-    a shallow Expression's binding is remembered under ``(meaning, schema)`` and found again on the
-    calling thread (``equals`` recurses no deeper than the shallower Expression)."""
+                            filter: pc.Expression, schema: pa.Schema, shallow: bool = False
+                            ) -> CompiledFilter | None:
+    """``compile_fn(filter)`` over ``schema`` and its virtual columns, bound on the big-stack worker
+    (unless ``shallow``: the caller knows it nests a few levels only); a shallow Expression's binding is
+    remembered under ``(meaning, schema)`` and found again on the calling thread (``equals`` recurses
+    no deeper than the shallower Expression)."""
     key = (meaning, id(schema))
     for f, sch, known in _BOUND_MEMO.peek(key, ()):
         if sch is schema and f.equals(filter):
@@ -95,7 +98,7 @@ def _bind_engine_expression(meaning: str, compile_fn: Callable[[pc.Expression, p
         if len(str(filter)) <= SHALLOW_TEXT:
             _BOUND_MEMO.put(key, ((filter, schema, bound), *_BOUND_MEMO.peek(key, ()))[:SHALLOW_KEPT])
         return bound
-    return on_big_stack(bind)
+    return bind() if shallow else on_big_stack(bind)
 
 
 #: An Expression printing to at most this many characters is at most a quarter as deep (every

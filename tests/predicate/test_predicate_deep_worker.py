@@ -128,3 +128,35 @@ def test_long_expression_seen_again_still_binds_on_the_big_stack(monkeypatch):
     first = bind_filter(chain(), schema)
     assert bind_filter(chain(), schema) is first
     assert hops == [1, 1]
+
+
+def test_duckdbs_shallow_predicates_bind_on_the_calling_thread_and_deep_ones_on_the_worker(tmp_path, monkeypatch):
+    """DuckDB 2's point lookup offers a two-level predicate: its Expression is bound where the scan
+    starts (no hand-over per new literal); a predicate nested deeper than a few levels still goes
+    to the big-stack worker. The rows are pylance's either way."""
+    duckdb = pytest.importorskip("duckdb")
+    lance = pytest.importorskip("lance")
+    nodes = pytest.importorskip("duckdb._sources.nodes")
+    import lance_duck
+    from lance_duck.scan import duckdb_predicates, filters
+
+    path = str(tmp_path / "t.lance")
+    lance.write_dataset(pa.table({"id": pa.array(range(100), pa.int64()), "s": [f"v{i}" for i in range(100)]}), path)
+    threads: list[int] = []
+    real = filters.compile_arrow_expression
+    monkeypatch.setattr(filters, "compile_arrow_expression",
+                        lambda f, s: threads.append(threading.get_ident()) or real(f, s))
+    con = duckdb.connect()
+    con.register("ds", lance_duck.dataset(path))
+    for i in (3, 77, 41):
+        assert con.sql(f"SELECT * FROM ds WHERE id = {i}").fetchall() == \
+            [tuple(r.values()) for r in lance.dataset(path).to_table(filter=f"id = {i}").to_pylist()]
+    worker = _state.deep_worker()[1]
+    assert len(threads) == 3 and worker not in threads       # (the scan's own thread binds it)
+    col, lit = nodes.Col(("id",)), nodes.Lit(5, "BIGINT")
+    chain = nodes.Binary("=", col, lit)
+    assert duckdb_predicates._shallow(chain)
+    for _ in range(duckdb_predicates._FEW):
+        chain = nodes.Binary("OR", chain, nodes.Binary("=", col, lit))
+    assert not duckdb_predicates._shallow(chain)
+    assert not duckdb_predicates._shallow(object())          # a node of unknown kind: the worker
