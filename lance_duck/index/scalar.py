@@ -270,8 +270,9 @@ class BTreeIndex:
         bounds = [(p * batch, min((p + 1) * batch, n)) for p in pages]
         if any(lo >= hi for lo, hi in bounds):
             raise CorruptFileError(f"{self.data_path}: page index beyond the file's {n} rows")
-        offsets = np.concatenate([np.arange(lo, hi, dtype=np.int64) for lo, hi in bounds])
-        values, ids = data.read(["values", "ids"], offsets)
+        rows: range | np.ndarray = range(*bounds[0]) if len(bounds) == 1 else \
+            np.concatenate([np.arange(lo, hi, dtype=np.int64) for lo, hi in bounds])
+        values, ids = data.read(["values", "ids"], rows)
         ids = ids.to_numpy(zero_copy_only=False).astype(np.uint64, copy=False)
         lookup = self._lookup()[0]
         out, start = [], 0
