@@ -38,7 +38,7 @@ registers it on the connection. Repeated calls skip most of that:
   1.56 -> ~1.31 ms on the 2-vCPU VM). An error that only a number causes (an integer too large for
   its type) is raised by the first method that runs the statement instead of by the call.
 
-``clear()`` empties the kept tables, statements, views and bound statements (tests, or a process that
+``clear()`` empties the kept tables, statements, shapes, views and bound statements (tests, or a process that
 wants its memory back).
 """
 from __future__ import annotations
@@ -92,8 +92,8 @@ Options = tuple[tuple[str, str], ...] | None
 
 
 def clear() -> None:
-    """Forget every kept table, statement, view and bound statement (registrations stay with their
-    connections)."""
+    """Forget every kept table, statement, literal shape, view and bound statement (registrations stay
+    with their connections)."""
     for c in (_tables, _ios, statements, shapes, views, _bound):
         c.clear()
 
