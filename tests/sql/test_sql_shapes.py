@@ -281,3 +281,27 @@ def test_a_shape_whose_rewrite_reads_a_number_is_rewritten_per_text(query):
     assert shape is not None
     kept = statements._shape_template(shape, lambda name: None)
     assert kept == statements.PER_TEXT
+
+
+def test_threads_sharing_shapes_each_get_their_own_rows(table):
+    """Four threads, a connection each, interleave lookups of one shape with new ids and new float
+    bounds (shared kept rewrites, per-connection bound statements and views): every answer is
+    pylance's."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    sql_cache.clear()
+    want_id = {i: _pylance(table, f"id = {i}") for i in range(0, 90, 3)}
+    want_x = {v: _pylance(table, f"x > {v!r}", columns=["id"]) for v in (-4.5, 0.25, 7.75, 15.5)}
+
+    def work(k: int) -> list[str]:
+        con = duckdb.connect()
+        wrong = []
+        for n, i in enumerate(sorted(want_id, key=lambda i: (i * (k + 1)) % 31)):
+            if lance_duck.sql(f"SELECT * FROM '{table}' WHERE id = {i}", con).fetchall() != want_id[i]:
+                wrong.append(f"id {i}")
+            v = list(want_x)[(n + k) % len(want_x)]
+            if lance_duck.sql(f"SELECT id FROM '{table}' WHERE x > {v!r} ORDER BY id", con).fetchall() != want_x[v]:
+                wrong.append(f"x {v}")
+        return wrong
+    with ThreadPoolExecutor(4) as pool:
+        assert [w for ws in pool.map(work, range(4)) for w in ws] == []
