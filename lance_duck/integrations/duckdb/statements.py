@@ -35,7 +35,7 @@ _PLACEHOLDER = re.compile(rf"__lance_ref{_TOKEN}_(\d+)")
 #: a mark: this stem, the literal's index in five digits, and a suffix of the literal's kind
 _STEM = str(secrets.randbelow(9 * 10 ** 8) + 10 ** 8)
 _SUFFIX = {"i": "", "d": ".5", "e": "e0"}
-_MARKS = re.compile(rf"{_STEM}(\d{{5}})(?:\.5|e0)?")
+_MARKS = re.compile(rf"(?<![\w.]){_STEM}(\d{{5}})(?:\.5|e0)?(?![\w.])")   # (a whole token only)
 _MOST_LITERALS = 10 ** 5
 #: table functions that read or run something while the statement is rewritten
 _RUNS_AT_REWRITE = re.compile(r"lance_(?!scan\b)", re.IGNORECASE)
