@@ -18,10 +18,11 @@ of the caller's scope is noted as such and rewritten per text, as before.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 import secrets
 from dataclasses import dataclass
-from typing import Any, Union, cast
+from typing import Any, Callable, Union, cast
 
 from sqlglot import exp
 
@@ -58,13 +59,16 @@ class Template:
 
     def named(self, names: list[str]) -> Rewritten:
         """The rewrite with ``names[i]`` in place of the placeholder of ``refs[i]``."""
-        def sub(text: str) -> str:
-            return _PLACEHOLDER.sub(lambda m: names[int(m.group(1))], text)
-        r = self.rewritten
-        return Rewritten(sub(r.sql), {sub(k): v for k, v in r.refs.items()}, r.count_ref, r.count_alias,
-                         r.objects, {sub(k): (sub(old), terms) for k, (old, terms) in r.views.items()},
-                         r.count_where, frozenset(sub(q) for q in r.count_qualifiers),
-                         {sub(k): sub(v) for k, v in r.whole.items()}, r.query)
+        return _renamed(self.rewritten, lambda text: _PLACEHOLDER.sub(lambda m: names[int(m.group(1))], text))
+
+
+def _renamed(r: Rewritten, sub: Callable[[str], str]) -> Rewritten:
+    """``r`` with ``sub`` applied to its SQL and to every generated name it holds."""
+    return dataclasses.replace(
+        r, sql=sub(r.sql), refs={sub(k): v for k, v in r.refs.items()},
+        views={sub(k): (sub(old), terms) for k, (old, terms) in r.views.items()},
+        count_qualifiers=frozenset(sub(q) for q in r.count_qualifiers),
+        whole={sub(k): sub(v) for k, v in r.whole.items()})
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,7 @@ class ShapeTemplate:
         term for one of them (a literal too large for a double: the text is rewritten itself)."""
         r = self.template.rewritten
         views: dict[str, tuple[str, list[Term]]] = {}
-        renamed: dict[str, str] = {}
+        renamed: dict[str, str] = {}           # a view's name -> its name with these literals
         for name, (old, terms) in r.views.items():
             filled: list[Term] = []
             for col, what, value in terms:
@@ -93,15 +97,14 @@ class ShapeTemplate:
                     value = (op, *got)
                 filled.append((col, what, value))
             renamed[name] = view_name(old, filled)
-            views[renamed[name]] = (old, filled)
+            views[name] = (old, filled)
 
         def names(text: str) -> str:
             for a, b in renamed.items():        # (a view's name holds a hash: unique in the text)
                 text = text.replace(a, b)
             return text
-        sql = _MARKS.sub(lambda m: literals[int(m.group(1))], names(r.sql))
-        out = Rewritten(sql, {names(k): v for k, v in r.refs.items()}, r.count_ref, r.count_alias, r.objects, views, r.count_where,
-                        r.count_qualifiers, {names(k): names(v) for k, v in r.whole.items()}, r.query)
+        out = _renamed(dataclasses.replace(r, views=views), names)
+        out = dataclasses.replace(out, sql=_MARKS.sub(lambda m: literals[int(m.group(1))], out.sql))
         t = self.template
         return Template(out, t.refs, t.asked, t.probes)
 
