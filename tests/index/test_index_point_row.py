@@ -188,7 +188,8 @@ def test_fsst_strings_read_by_symbol_join_or_the_vectorised_decoder(point_table)
         whole = reader.read_fields([f])[0]
         reader.read_fields([f], np.array([3]))
         assert reader._lean_field(f, False)[0]._point(0).symbols is not None, name     # FSST pages
-        for row in range(0, 3000, 61):
+        # every third row: pylance's FSST tables differ run to run, and one may escape a few rows only
+        for row in range(0, 3000, 3):
             with decode_trace() as tr:
                 got = reader.read_fields([f], np.array([row]))[0]
             assert got.equals(whole.slice(row, 1)), (name, row)
