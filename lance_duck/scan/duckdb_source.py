@@ -248,7 +248,7 @@ _D = TypeVar("_D", bound=DuckDBSource)
 def read_to_the_end(ds: _D) -> _D:
     """A copy of ``ds`` (same version, filter and class) for a query that reads every stream to its
     end (an aggregate without LIMIT, see ``lance_duck.sql``): its streams' tasks grow from the
-    first small one (2K rows, where the read-ahead learns a row's bytes) straight to full size,
+    first small one (512 rows, where the read-ahead learns a row's bytes) straight to full size,
     without the ramp (8K, 32K, 128K rows) kept for an engine that stops early -- each task costs
     a fixed ~0.3-0.9 ms per column; a scan of fixed-width columns only starts with full-size tasks
     (a row's bytes are known from the types), and a scan of strings takes longer tasks

@@ -38,15 +38,21 @@ COUNT_MAX_INFLIGHT = 2
 # 2.2 ms of CPU for 1K or 2K rows, 3.7 ms for 4K, 4.5 ms for 8K), and the task read ahead while the
 # engine consumes the first is then 8K rows, not 32K.
 FIRST_BATCH_ROWS = 2 * 1024
+# ...but the very first task of a scan is shorter still, and the ramp then goes on from
+# FIRST_BATCH_ROWS (512, 8K, 32K, ...): DuckDB's `LIMIT 10` over a dataset waits for that first task,
+# whose cost is per column and per row (measured on the 8-column bench table, numpy kernels: 0.99 ms
+# for 512 rows, 1.17 ms for 1K, 1.58 ms for 2K; 0.9 ms for 128). The read-ahead learns a row's bytes
+# from it as well from 512 rows as from 2K.
+FIRST_TASK_ROWS = 512
 RAMP_GROWTH = 4
 # Scans reading only fixed-width columns go from the first task straight to full ones: their
 # fixed cost per task (~0.9 ms a column: page setup, a FastLanes pass of a few hundred numpy
 # calls whatever the row count) is what decoding ~100k rows costs, so 32K and 128K steps cost
 # more than they save (measured: 8K, 32K, 128K, rest of the fragment = 12 ms of CPU for a
 # 250k-row fragment of two columns; 8K + rest = 7 ms; one task 5.6 ms).
-FIXED_WIDTH_RAMP_GROWTH = 128   # 2K, then full tasks
+FIXED_WIDTH_RAMP_GROWTH = 128   # the first task, then full tasks
 # A scan whose every batch will be read (an aggregate without LIMIT through lance_duck.sql,
-# scan/duckdb_source.read_to_the_end) goes from the first task (2K rows: the read-ahead learns a
+# scan/duckdb_source.read_to_the_end) goes from the first task (512 rows: the read-ahead learns a
 # row's bytes from it) straight to full tasks: the ramp's 8K / 32K / 128K (or 256K) steps would
 # each cost a task's fixed cost per column for an early stop that cannot come (measured through
 # lance_duck.sql on the 4M-row bench table: group by cat, avg(f) 56.5 -> 52.6 ms of CPU).
@@ -123,7 +129,7 @@ def is_candidate(selections: Mapping[int, np.ndarray], fragment_id: int) -> bool
 def plan_tasks(fragments: Iterable[FragmentInfo], batch_rows: int | Callable[[], int], *, skip_rows: int = 0,
                max_rows: int | None = None, first_rows: int | None = None,
                selections: Mapping[int, np.ndarray] | None = None,
-               growth: int = RAMP_GROWTH) -> Iterator[ScanTask]:
+               growth: int = RAMP_GROWTH, ramp_from: int = 0) -> Iterator[ScanTask]:
     """Row-range tasks in scan order.
 
     ``skip_rows`` / ``max_rows`` (only when the scan has no filter) let planning drop
@@ -131,8 +137,9 @@ def plan_tasks(fragments: Iterable[FragmentInfo], batch_rows: int | Callable[[],
     ``selections`` (fragment id -> sorted offsets, from scalar indices; filtered scans only):
     those fragments read only the selected rows, in tasks of at most ``batch_rows`` rows; the
     fragments in its ``candidates`` attribute (if any) are marked so (see ``ScanTask.candidates``).
-    ``first_rows``: the first task's rows; each later one is ``growth`` times the previous, up to
-    ``batch_rows`` (a callable: asked at each task, so a scan may raise it once under way).
+    ``first_rows``: the first task's rows; each later one is ``growth`` times the previous (or
+    ``growth`` times ``ramp_from``, the larger), up to ``batch_rows`` (a callable: asked at each
+    task, so a scan may raise it once under way).
     """
     if callable(batch_rows):
         cap = batch_rows
@@ -152,7 +159,7 @@ def plan_tasks(fragments: Iterable[FragmentInfo], batch_rows: int | Callable[[],
             sel = selections[frag.id]
             cand = is_candidate(selections, frag.id)
             proof = getattr(selections, "exact", {}).get(frag.id)
-            if len(sel) <= growth * step:
+            if len(sel) <= growth * max(step, ramp_from):
                 step = max(step, min(len(sel), cap()))   # one task: a split re-reads every chunk
             i = 0
             while i < len(sel):          # parts follow the growing step: consecutive, never overlapping
@@ -160,7 +167,7 @@ def plan_tasks(fragments: Iterable[FragmentInfo], batch_rows: int | Callable[[],
                 i += len(part)
                 yield ScanTask(seq, frag, range(int(part[0]), int(part[-1]) + 1), 0, part, cand, proof)
                 seq += 1
-                step = min(step * growth, cap())
+                step = min(max(step, ramp_from) * growth, cap())
             continue
         if skip or budget is not None:
             live = frag.count_rows()
@@ -178,12 +185,12 @@ def plan_tasks(fragments: Iterable[FragmentInfo], batch_rows: int | Callable[[],
                 live = live_rows_in(frag, rows)
                 if skip >= live:
                     skip -= live
-                    step = min(step * growth, cap())
+                    step = min(max(step, ramp_from) * growth, cap())
                     continue
                 if budget is not None:
                     budget -= live - skip
             yield ScanTask(seq, frag, rows, skip)
             # (the next step is asked for once this task is taken: a callable cap may have grown meanwhile)
-            step = min(step * growth, cap())
+            step = min(max(step, ramp_from) * growth, cap())
             skip = 0
             seq += 1

@@ -10,7 +10,7 @@ the consumer is busy, never two at once) -- except the first result, handed over
 in flight: an engine that stops after it (DuckDB's ``LIMIT``: it gives an Arrow dataset no limit)
 then decodes nothing more (measured: ``select * from T limit 10`` over the 8-column bench table,
 CPU 5.5-7.9 -> 3.9-4.4 ms), and a scan that goes on waits once for its second task, which is small
-(tasks grow from 2K rows). That first item, awaited alone while nothing has been learnt, is computed
+(tasks start at 512 rows, then 8K). That first item, awaited alone while nothing has been learnt, is computed
 on the consumer's thread: the hop to a pool thread and back cost more than the item itself for a
 small first task (the same LIMIT 10 through DuckDB: 3.9-5.6 -> 2.7-3.0 ms wall).
 Closing the iterator cancels the work not yet started.

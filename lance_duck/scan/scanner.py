@@ -21,7 +21,7 @@ from .execution import ScanContext, execute
 from .filters import and_filters, bind_filter
 from .interop import ScansItself, engine_reader, export_stream
 from .params import Columns, Filter, int_arg
-from .planning import (COUNT_MAX_INFLIGHT, DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS,
+from .planning import (COUNT_MAX_INFLIGHT, DEFAULT_BATCH_ROWS, DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS, FIRST_TASK_ROWS,
                        FIXED_WIDTH_RAMP_GROWTH, LARGE_TASK_ROWS, RAMP_GROWTH, WHOLE_READ_GROWTH, WHOLE_READ_TASK_ROWS,
                        fixed_row_bytes, fixed_width_task_rows, plan_tasks)
 from .fragment import LanceFragment
@@ -122,7 +122,7 @@ class LanceScanner(pads.Scanner):
         self._offset = offset or 0
         self._batch_rows = batch_size or DEFAULT_BATCH_ROWS
         self._task_rows = batch_size or DEFAULT_TASK_ROWS
-        self._first_rows: int | None = None if batch_size else FIRST_BATCH_ROWS
+        self._first_rows: int | None = None if batch_size else FIRST_TASK_ROWS
         self._readahead = batch_readahead   # None: chosen from the columns read (readahead.max_inflight_for)
         self._budget = readahead_bytes or DEFAULT_BUDGET_BYTES
         if fragments is None:
@@ -192,6 +192,8 @@ class LanceScanner(pads.Scanner):
                 # (it would only teach the read-ahead those bytes), two full tasks from the start
                 first_rows = None
                 row_bytes = fixed_row_bytes(self._projection.schema.types)
+        # the ramp after a short first task goes on as from FIRST_BATCH_ROWS (planning.FIRST_TASK_ROWS)
+        ramp_from = FIRST_BATCH_ROWS if first_rows is not None else 0
         trace.record("scan:readahead", (readahead, growth))
         trace.record("scan:task-rows", task_rows)
         few = False
@@ -201,11 +203,11 @@ class LanceScanner(pads.Scanner):
         if self._filter is None:
             # without a filter, planning applies the offset exactly (from live-row counts)
             tasks = plan_tasks(self._fragments, task_rows, skip_rows=self._offset, max_rows=limit,
-                               first_rows=first_rows, growth=growth)
+                               first_rows=first_rows, growth=growth, ramp_from=ramp_from)
             offset = 0
         else:
             tasks = plan_tasks(self._fragments, task_rows, first_rows=first_rows,
-                               selections=selections, growth=growth)
+                               selections=selections, growth=growth, ramp_from=ramp_from)
             offset = self._offset
             few = _few_rows(selections, self._fragments)
             if few:

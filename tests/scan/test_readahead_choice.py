@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 import lance_duck
-from lance_duck.scan.planning import (DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS, FIXED_WIDTH_RAMP_GROWTH, FIXED_WIDTH_TASK_ROWS,
+from lance_duck.scan.planning import (DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS, FIRST_TASK_ROWS, FIXED_WIDTH_RAMP_GROWTH, FIXED_WIDTH_TASK_ROWS,
                                       LARGE_TASK_ROWS, RAMP_GROWTH)
 from lance_duck.scan.readahead import DEFAULT_MAX_INFLIGHT, FIXED_WIDTH_MAX_INFLIGHT, fixed_width
 from lance_duck.trace import decode_trace
@@ -129,10 +129,12 @@ def test_an_explicit_batch_size_sizes_fixed_width_tasks(table):
 def test_fixed_width_tasks_grow_from_the_first_straight_to_full_size(table):
     ds = lance_duck.dataset(table)
     first = [b.num_rows for b in ds.scanner(columns=["id", "amount"]).to_batches()][:3]
-    # fragment 0 (no deletions): 2K, then the rest of it (one task, cut into 128K-row batches)
-    assert first == [FIRST_BATCH_ROWS, 128 * 1024, FRAGMENT_ROWS - FIRST_BATCH_ROWS - 128 * 1024]
+    # fragment 0 (no deletions): 512 rows, then the rest of it (one task, cut into 128K-row batches)
+    assert first == [FIRST_TASK_ROWS, 128 * 1024, FRAGMENT_ROWS - FIRST_TASK_ROWS - 128 * 1024]
     ramp = [b.num_rows for b in ds.scanner(columns=["id", "note"]).to_batches()][:4]
-    assert ramp == [FIRST_BATCH_ROWS, 4 * FIRST_BATCH_ROWS, 16 * FIRST_BATCH_ROWS, FRAGMENT_ROWS - 21 * FIRST_BATCH_ROWS]
+    # a short first task, then the ramp from FIRST_BATCH_ROWS: 8K, 32K, ...
+    assert ramp == [FIRST_TASK_ROWS, 4 * FIRST_BATCH_ROWS, 16 * FIRST_BATCH_ROWS,
+                    FRAGMENT_ROWS - FIRST_TASK_ROWS - 20 * FIRST_BATCH_ROWS]
 
 
 @pytest.mark.parametrize("readahead", [None, 0, 1, 2, 4])

@@ -49,7 +49,7 @@ def long_fragment(tmp_path_factory) -> str:
 
 @pytest.fixture
 def small_first_batch(monkeypatch):
-    monkeypatch.setattr(scanner_mod, "FIRST_BATCH_ROWS", 500)
+    monkeypatch.setattr(scanner_mod, "FIRST_TASK_ROWS", 500)
 
 
 def _page_counts(path: str, name: str) -> list[int]:
@@ -88,6 +88,40 @@ def test_first_tasks_grow_fourfold_up_to_the_task_size(long_fragment):
     assert RAMP_GROWTH == 4
     assert sizes[:4] == [1000, 4000, 16000, 64000]     # short ramp: few small tasks with their fixed cost
     assert all(s == 64_000 for s in sizes[3:-1]) and sum(sizes) == 300_000
+
+
+def test_a_short_first_task_keeps_the_ramp_it_would_have_had(long_fragment):
+    """planning.FIRST_TASK_ROWS: the first task is shorter than the ramp's start, the rest unchanged."""
+    snap = dataset(long_fragment)._snapshot
+    sizes = [len(t.rows) for t in plan_tasks(snap.fragments, 64_000, first_rows=250, ramp_from=1000)]
+    assert sizes[:4] == [250, 4000, 16000, 64000] and sum(sizes) == 300_000
+    n = 3000                                 # an index's selection of 3,000 rows: still one task
+    one = list(plan_tasks(snap.fragments, 64_000, first_rows=250, ramp_from=1000,
+                          selections={snap.fragments[0].id: np.arange(0, 2 * n, 2)}))
+    assert [len(t.selection) for t in one] == [n]
+
+
+def test_duckdb_limit_over_a_dataset_decodes_one_short_task(long_fragment):
+    from lance_duck.scan import execution
+    from lance_duck.scan.planning import FIRST_TASK_ROWS
+    seen = []
+    original = execution.ScanContext.run
+
+    def spy(self, task):
+        seen.append(len(task.rows))
+        return original(self, task)
+    c = duckdb.connect()
+    c.execute("set threads=1")
+    c.register("ds", dataset(long_fragment))
+    execution.ScanContext.run = spy
+    try:
+        got = c.sql("select * from ds limit 10").fetchall()
+    finally:
+        execution.ScanContext.run = original
+    assert len(got) == 10 and seen[0] == FIRST_TASK_ROWS == 512       # (the first task planned runs first)
+    truth = lance.dataset(long_fragment).to_table().to_pylist()
+    by_id = {r["id"]: (r["id"], r["v"]) for r in truth}
+    assert all(by_id[r[0]] == r for r in got)
 
 
 @pytest.mark.parametrize("columns", [None, ["big", "id"], ["s"], ["v", "_rowid", "_rowaddr"]])

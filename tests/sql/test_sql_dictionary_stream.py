@@ -133,6 +133,7 @@ def test_tasks_grow_once_every_variable_width_column_is_a_dictionary(one_fragmen
     """After the first batch, a scan whose only non-fixed-width columns came back as dictionaries
     plans its later tasks up to LARGE_TASK_ROWS (lowered here to see it on a small table)."""
     from lance_duck.scan import execution, scanner
+    from lance_duck.scan.planning import FIRST_BATCH_ROWS, FIRST_TASK_ROWS
     monkeypatch.setattr(scanner, "LARGE_TASK_ROWS", 40_000)
     sizes = []
     run = execution.ScanContext.run
@@ -141,5 +142,5 @@ def test_tasks_grow_once_every_variable_width_column_is_a_dictionary(one_fragmen
     assert _decoded(got).equals(lance.dataset(one_fragment).to_table(columns=columns))
     # (tasks run on the read-ahead threads: they start in any order, and how many ramp tasks are
     # planned before the first batch is consumed depends on timing)
-    assert sizes[0] == 2048 and {2048, 8192} <= set(sizes), sizes
+    assert sizes[0] == FIRST_TASK_ROWS and {FIRST_TASK_ROWS, 4 * FIRST_BATCH_ROWS} <= set(sizes), sizes
     assert (40_000 in sizes) == grows, sizes

@@ -22,7 +22,7 @@ import lance_duck
 from lance_duck.integrations.duckdb.rewrite import reads_whole
 from lance_duck.scan import execution
 from lance_duck.scan.duckdb_source import HAS_PROTOCOL, read_to_the_end
-from lance_duck.scan.planning import DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS, WHOLE_READ_TASK_ROWS, plan_tasks
+from lance_duck.scan.planning import DEFAULT_TASK_ROWS, FIRST_BATCH_ROWS, FIRST_TASK_ROWS, WHOLE_READ_TASK_ROWS, plan_tasks
 
 import lance  # a test dependency: missing, it must fail, not skip
 
@@ -103,8 +103,8 @@ def test_read_to_the_end_streams_skip_the_ramp(table):
     q = "select count(*), sum(i), max(txt) from {}"
     ramp = _task_rows(lambda: con.sql(q.format("ramp")).fetchall())
     whole = _task_rows(lambda: con.sql(q.format("whole")).fetchall())
-    assert ramp == [FIRST_BATCH_ROWS, 4 * FIRST_BATCH_ROWS, 12_000 - 5 * FIRST_BATCH_ROWS, 12_000, 6_000]
-    assert whole == [FIRST_BATCH_ROWS, 12_000 - FIRST_BATCH_ROWS, 12_000, 6_000]
+    assert ramp == [FIRST_TASK_ROWS, 4 * FIRST_BATCH_ROWS, 12_000 - FIRST_TASK_ROWS - 4 * FIRST_BATCH_ROWS, 12_000, 6_000]
+    assert whole == [FIRST_TASK_ROWS, 12_000 - FIRST_TASK_ROWS, 12_000, 6_000]
     assert con.sql(q.format("ramp")).fetchall() == con.sql(q.format("whole")).fetchall()
 
 
@@ -117,7 +117,7 @@ def test_read_to_the_end_fixed_width_streams_start_with_full_tasks(table):
     con.register("ramp", lance_duck.dataset(table))
     con.register("whole", whole)
     q = "select count(*), sum(i), avg(f) from {} where id < 29000"
-    assert _task_rows(lambda: con.sql(q.format("ramp")).fetchall())[:2] == [FIRST_BATCH_ROWS, 12_000 - FIRST_BATCH_ROWS]
+    assert _task_rows(lambda: con.sql(q.format("ramp")).fetchall())[:2] == [FIRST_TASK_ROWS, 12_000 - FIRST_TASK_ROWS]
     assert _task_rows(lambda: con.sql(q.format("whole")).fetchall()) == [12_000, 12_000, 6_000]
     (n, total, mean), = con.sql(q.format("ramp")).fetchall()
     assert con.sql(q.format("whole")).fetchall()[0][:2] == (n, total)
@@ -140,9 +140,9 @@ def test_read_to_the_end_fixed_width_streams_start_with_full_tasks(table):
 @pytest.mark.skipif(not HAS_PROTOCOL, reason="streams are DuckDB 2's Arrow-source protocol")
 def test_sql_aggregate_scans_straight_to_full_tasks_and_others_keep_the_ramp(table):
     agg = _task_rows(lambda: lance_duck.sql(f"select count(*), max(txt), avg(f) from '{table}'").fetchall())
-    assert agg[0] == FIRST_BATCH_ROWS and agg[1] == 12_000 - FIRST_BATCH_ROWS   # first fragment: 2K + the rest
+    assert agg[0] == FIRST_TASK_ROWS and agg[1] == 12_000 - FIRST_TASK_ROWS   # first fragment: 512 rows + the rest
     rows = _task_rows(lambda: lance_duck.sql(f"select txt, f from '{table}' where f < 0.5").fetchall())
-    assert rows[0] == FIRST_BATCH_ROWS and rows[1] < 12_000 - FIRST_BATCH_ROWS   # the ramp stays
+    assert rows[:2] == [FIRST_TASK_ROWS, 4 * FIRST_BATCH_ROWS]   # the ramp stays
 
 
 @pytest.mark.parametrize("sql", [
