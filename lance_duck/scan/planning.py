@@ -42,7 +42,8 @@ FIRST_BATCH_ROWS = 2 * 1024
 # FIRST_BATCH_ROWS (512, 8K, 32K, ...): DuckDB's `LIMIT 10` over a dataset waits for that first task,
 # whose cost is per column and per row (measured on the 8-column bench table, numpy kernels: 0.99 ms
 # for 512 rows, 1.17 ms for 1K, 1.58 ms for 2K; 0.9 ms for 128). The read-ahead learns a row's bytes
-# from it as well from 512 rows as from 2K.
+# from it as well from 512 rows as from 2K. A first fragment of at most 2K rows is still one task (a
+# small table's batches stay one per fragment, as pylance's are).
 FIRST_TASK_ROWS = 512
 RAMP_GROWTH = 4
 # Scans reading only fixed-width columns go from the first task straight to full ones: their
@@ -137,9 +138,10 @@ def plan_tasks(fragments: Iterable[FragmentInfo], batch_rows: int | Callable[[],
     ``selections`` (fragment id -> sorted offsets, from scalar indices; filtered scans only):
     those fragments read only the selected rows, in tasks of at most ``batch_rows`` rows; the
     fragments in its ``candidates`` attribute (if any) are marked so (see ``ScanTask.candidates``).
-    ``first_rows``: the first task's rows; each later one is ``growth`` times the previous (or
-    ``growth`` times ``ramp_from``, the larger), up to ``batch_rows`` (a callable: asked at each
-    task, so a scan may raise it once under way).
+    ``first_rows``: the first task's rows (all of the first fragment's rows when they are at most
+    ``ramp_from``); each later one is ``growth`` times the previous (or ``growth`` times
+    ``ramp_from``, the larger), up to ``batch_rows`` (a callable: asked at each task, so a scan may
+    raise it once under way).
     """
     if callable(batch_rows):
         cap = batch_rows
@@ -179,7 +181,10 @@ def plan_tasks(fragments: Iterable[FragmentInfo], batch_rows: int | Callable[[],
         while start < n:
             if budget is not None and budget <= 0:
                 return
-            rows = range(start, min(start + step, n))
+            end = start + step
+            if seq == 0 and n - start <= min(ramp_from, cap()):
+                end = n            # a fragment the ramp's start covers: one first task, no short one
+            rows = range(start, min(end, n))
             start = rows.stop
             if skip or budget is not None:
                 live = live_rows_in(frag, rows)

@@ -101,6 +101,18 @@ def test_a_short_first_task_keeps_the_ramp_it_would_have_had(long_fragment):
     assert [len(t.selection) for t in one] == [n]
 
 
+def test_a_first_fragment_within_the_ramps_start_is_one_first_task():
+    """A small table's fragments each stay one batch (as pylance's are): no short first task there."""
+    from types import SimpleNamespace
+
+    def frag(fid: int, n: int) -> SimpleNamespace:
+        return SimpleNamespace(id=fid, physical_rows=n, num_deletions=lambda: 0, count_rows=lambda: n)
+    small = [len(t.rows) for t in plan_tasks([frag(0, 1000), frag(1, 1000)], 64_000, first_rows=250, ramp_from=1000)]
+    assert small == [1000, 1000]
+    large = [len(t.rows) for t in plan_tasks([frag(0, 1001), frag(1, 1000)], 64_000, first_rows=250, ramp_from=1000)]
+    assert large == [250, 751, 1000]
+
+
 def test_duckdb_limit_over_a_dataset_decodes_one_short_task(long_fragment):
     from lance_duck.scan import execution
     from lance_duck.scan.planning import FIRST_TASK_ROWS
