@@ -33,15 +33,14 @@ LARGE_TASK_ROWS = 1024 * 1024
 COUNT_MAX_INFLIGHT = 2
 # The first ranges of a scan start small and grow by RAMP_GROWTH up to the batch size, so that
 # an engine that stops early (DuckDB's LIMIT) decodes little. Every task has a fixed cost (~0.3 ms
-# per column: page setup, per-batch kernel calls), so the ramp is short: 2K, 8K, 32K, 128K, full.
-# 2K rows cost what 1K do (one mini-block chunk per column; measured on the 8-column bench table:
-# 2.2 ms of CPU for 1K or 2K rows, 3.7 ms for 4K, 4.5 ms for 8K), and the task read ahead while the
-# engine consumes the first is then 8K rows, not 32K.
+# per column: page setup, per-batch kernel calls), so the ramp is short: 2K, 8K, 32K, 128K, full
+# (measured on the 8-column bench table: 3.7 ms of CPU for 4K rows, 4.5 ms for 8K), and the task read
+# ahead while the engine consumes the first is then 8K rows, not 32K.
 FIRST_BATCH_ROWS = 2 * 1024
 # ...but the very first task of a scan is shorter still, and the ramp then goes on from
 # FIRST_BATCH_ROWS (512, 8K, 32K, ...): DuckDB's `LIMIT 10` over a dataset waits for that first task,
-# whose cost is per column and per row (measured on the 8-column bench table, numpy kernels: 0.99 ms
-# for 512 rows, 1.17 ms for 1K, 1.58 ms for 2K; 0.9 ms for 128). The read-ahead learns a row's bytes
+# whose cost is per column and per row (measured on the 8-column bench table, numpy kernels: 1.03 ms
+# for 512 rows, 1.17 ms for 1K, 1.58 ms for 2K; 0.94 ms for 128). The read-ahead learns a row's bytes
 # from it as well from 512 rows as from 2K. A first fragment of at most 2K rows is still one task (a
 # small table's batches stay one per fragment, as pylance's are).
 FIRST_TASK_ROWS = 512
