@@ -149,6 +149,11 @@ def plan_tasks(fragments: Iterable[FragmentInfo], batch_rows: int | Callable[[],
 
         def cap() -> int:
             return fixed
+
+    def grown(step: int) -> int:
+        """The task after one of ``step`` rows."""
+        return min(max(step, ramp_from) * growth, cap())
+
     seq = 0
     skip = skip_rows
     budget = max_rows
@@ -160,7 +165,7 @@ def plan_tasks(fragments: Iterable[FragmentInfo], batch_rows: int | Callable[[],
             sel = selections[frag.id]
             cand = is_candidate(selections, frag.id)
             proof = getattr(selections, "exact", {}).get(frag.id)
-            if len(sel) <= growth * max(step, ramp_from):
+            if len(sel) <= max(step, ramp_from) * growth:
                 step = max(step, min(len(sel), cap()))   # one task: a split re-reads every chunk
             i = 0
             while i < len(sel):          # parts follow the growing step: consecutive, never overlapping
@@ -168,7 +173,7 @@ def plan_tasks(fragments: Iterable[FragmentInfo], batch_rows: int | Callable[[],
                 i += len(part)
                 yield ScanTask(seq, frag, range(int(part[0]), int(part[-1]) + 1), 0, part, cand, proof)
                 seq += 1
-                step = min(max(step, ramp_from) * growth, cap())
+                step = grown(step)
             continue
         if skip or budget is not None:
             live = frag.count_rows()
@@ -189,12 +194,12 @@ def plan_tasks(fragments: Iterable[FragmentInfo], batch_rows: int | Callable[[],
                 live = live_rows_in(frag, rows)
                 if skip >= live:
                     skip -= live
-                    step = min(max(step, ramp_from) * growth, cap())
+                    step = grown(step)
                     continue
                 if budget is not None:
                     budget -= live - skip
             yield ScanTask(seq, frag, rows, skip)
             # (the next step is asked for once this task is taken: a callable cap may have grown meanwhile)
-            step = min(max(step, ramp_from) * growth, cap())
+            step = grown(step)
             skip = 0
             seq += 1
