@@ -58,9 +58,9 @@ def _take_increasing(buf: np.ndarray, offs: np.ndarray, lens: np.ndarray, total:
 
     Arrow sizes the take's output as (mean entry length) x (indices): with the gaps counted
     as entries that is half the ranges' bytes, and the output then grows by reallocations (a
-    second copy, fresh pages faulted in). So the span ends with one empty entry, and as many
-    indices of it follow the ranges' as there are ranges: the estimate covers the span, and
-    empty entries add no bytes."""
+    second copy, fresh pages faulted in). So the span ends with one empty entry, and k + 1
+    indices of it follow the k ranges' own: the estimate, (span / 2k) x (2k + 1), covers the
+    span, and empty entries add no bytes."""
     k = offs.size
     lo, hi = int(offs[0]), int(offs[-1] + lens[-1])
     bounds = np.empty(2 * k + 1, np.int64)
