@@ -94,6 +94,18 @@ def empty(shape: int | tuple[int, ...], dtype: npt.DTypeLike) -> np.ndarray:
 
 
 
+def whole(a: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """``a`` as one array: a chunked array's chunks joined (without a copy where
+    :func:`join_adjacent` can)."""
+    if not isinstance(a, pa.ChunkedArray):
+        return a
+    chunks = a.chunks
+    if len(chunks) == 1:
+        return chunks[0]
+    joined = join_adjacent(chunks)
+    return joined if joined is not None else a.combine_chunks()
+
+
 def join_adjacent(arrays: list[pa.Array]) -> pa.Array | None:
     """Arrays of one fixed-width type without validity bitmaps whose values lie back to back in
     memory (plain pages read from one memory-mapped file) as one array over their joint bytes,

@@ -24,6 +24,7 @@ from typing import Iterator, Sequence, Union
 import numpy as np
 import pyarrow as pa
 
+from ..encodings._buf import whole
 from ..errors import CorruptFileError, InvalidArgumentError, LanceDuckError
 from ..schema import LanceField
 
@@ -77,14 +78,17 @@ class DataFileReader(ABC):
         return self.read_fields([field], rows)[0]
 
     def read_fields(self, fields: Sequence[LanceField], rows: RowSelection = None,
-                    keep_dictionary: bool = False, dead: np.ndarray | None = None) -> list[pa.Array]:
+                    keep_dictionary: bool = False, dead: np.ndarray | None = None,
+                    chunked: bool = False) -> list[pa.Array]:
         """Several fields at once (implementations may fetch their byte ranges together).
 
         With ``keep_dictionary``, a top-level string, binary, number, date or time field stored with
         page dictionaries may come back as a ``DictionaryArray`` of its type (for filters evaluated
         per distinct value); readers without that ability return plain arrays. ``dead``: sorted
         positions in the range ``rows`` of rows to leave out (a task's deleted rows); 2.1+ readers
-        skip them while decoding plain fields' flat pages, other arrays are filtered here.
+        skip them while decoding plain fields' flat pages, other arrays are filtered here. With
+        ``chunked``, a field may come back as a ``ChunkedArray`` (a 2.1+ reader's pages of a
+        fixed-width field, not joined); without it every field is one array.
         """
         if dead is not None and (not isinstance(rows, range) or (dead.size and (
                 int(dead[0]) < 0 or int(dead[-1]) >= len(rows)))):
@@ -107,6 +111,8 @@ class DataFileReader(ABC):
         packed: pa.BooleanArray | None = None
         out = []
         for f, a in zip(fields, arrays):
+            if not chunked:
+                a = whole(a)
             if len(a) == n and kept != n:       # (a reader that kept every row of the range)
                 assert dead is not None
                 if len(a) <= NUMPY_FILTER_ROWS:
@@ -225,8 +231,7 @@ def arrow_mask_without(n: int, dead: np.ndarray) -> pa.BooleanArray:
 
 def keep_rows(a: pa.Array, mask: np.ndarray, packed: pa.BooleanArray | None = None) -> pa.Array:
     """The rows of ``a`` where the boolean ``mask`` is true (``packed``: the same mask as Arrow's)."""
-    if isinstance(a, pa.ChunkedArray):
-        a = a.combine_chunks()
+    a = whole(a)
     t = a.type
     if len(a) <= NUMPY_FILTER_ROWS and not a.null_count and (pa.types.is_integer(t) or pa.types.is_floating(t)):
         vals = a.to_numpy(zero_copy_only=True)[mask]

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import trace
+from ..encodings._buf import whole
 from ..encodings.bitmap import bool_array
 from ..errors import CorruptFileError
 from .filters import ROW_ADDR, ROW_CREATED, ROW_ID, ROW_UPDATED, CompiledFilter, evaluate
@@ -181,7 +182,7 @@ class ScanContext:
     # -- columns -------------------------------------------------------------------------
     def read_columns(self, fragment: FragmentInfo, names: Sequence[str], rows: range | np.ndarray,
                      mask: np.ndarray | None = None, keep_dictionary: bool = False,
-                     dead: np.ndarray | None = None) -> dict[str, pa.Array]:
+                     dead: np.ndarray | None = None, chunked: bool = False) -> dict[str, pa.Array]:
         """Top-level columns (incl. _rowid/_rowaddr) for the rows of ``rows`` where ``mask``.
 
         ``dead``: the positions where ``mask`` is false, when known (a task's deleted rows): a
@@ -192,6 +193,8 @@ class ScanContext:
         readers' cheapest selection); sparse ones hand the readers the row offsets so that
         only the chunks holding them are fetched. ``keep_dictionary``: string, number and temporal
         columns stored with page dictionaries may come back as DictionaryArrays (see :func:`plain`).
+        ``chunked``: a column read whole may come back as a ChunkedArray of its pages
+        (``read_fields``' ``chunked``; :meth:`assemble` then makes a table).
         """
         if not names:
             return {}
@@ -255,9 +258,11 @@ class ScanContext:
             # dictionaries are kept through the deletion filter (it then moves indices, not strings);
             # a range's mask goes to the reader, which leaves the rows out while decoding pages
             down = dead if not sparse and (mask is not None or dead is not None) and isinstance(sel, range) else None
-            arrays = self.reader(ref).read_fields(fields, sel, keep_dictionary=True, dead=down)
+            # chunks (a reader's pages, not joined) where no filter pass follows
+            parts = chunked and not sparse and (down is not None or mask is None)
+            arrays = self.reader(ref).read_fields(fields, sel, keep_dictionary=True, dead=down, chunked=parts)
             for f, a in zip(fields, arrays):
-                if isinstance(a, pa.ChunkedArray):
+                if isinstance(a, pa.ChunkedArray) and (not parts or pa.types.is_dictionary(a.type)):
                     a = a.combine_chunks()
                 if not sparse and down is None:
                     if mask is not None and count != len(rows):
@@ -277,7 +282,7 @@ class ScanContext:
         return out
 
     # -- one task ----------------------------------------------------------------------------
-    def run(self, task: ScanTask) -> pa.RecordBatch | None:
+    def run(self, task: ScanTask) -> pa.RecordBatch | pa.Table | None:
         frag = task.fragment
         rows = task.rows
         if self.filter is not None and task.selection is not None and _one_pass(task):
@@ -300,7 +305,7 @@ class ScanContext:
             n = len(rows) - int(dead.size)
             if n == 0:
                 return None
-            return self.assemble(self.read_columns(frag, self.late_columns, rows, None, dead=dead), n)
+            return self.assemble(self.read_columns(frag, self.late_columns, rows, None, dead=dead, chunked=True), n)
         mask = None if dead is None else _mask_without(len(rows), dead)
         if task.selection is not None or task.skip:
             dead = None                      # (the mask is no longer the deletions')
@@ -346,7 +351,7 @@ class ScanContext:
                 kept = mask_array(keep)
                 fcols = {k: v.filter(kept) for k, v in fcols.items() if k in self.projection.sources}
             cols.update((k, self._plain(k, v)) for k, v in fcols.items() if k in self.projection.sources)
-        cols.update(self.read_columns(frag, self.late_columns, rows, mask, dead=dead))
+        cols.update(self.read_columns(frag, self.late_columns, rows, mask, dead=dead, chunked=True))
         return self.assemble(cols, n)
 
     def _run_filtered_with_deletions(self, task: ScanTask, deleted: np.ndarray
@@ -652,7 +657,13 @@ class ScanContext:
         """An output column's array as declared, or a kept dictionary for a dictionary output."""
         return a if name in self.dictionaries else plain(a, self._types.get(name))
 
-    def assemble(self, cols: dict[str, pa.Array], n: int) -> pa.RecordBatch:
+    def assemble(self, cols: dict[str, pa.Array], n: int) -> pa.RecordBatch | pa.Table:
+        """The task's output from its columns: a batch, or a table when a column came in chunks
+        (``read_columns``' ``chunked``; the stream yields its batches, see :func:`_pieces`)."""
+        if any(isinstance(a, pa.ChunkedArray) for a in cols.values()):
+            # (expressions, nested fields and one-byte dictionaries take arrays)
+            arrays_only = any(o.expression is not None or o.path for o in self.projection.outputs)
+            cols = {k: whole(a) if arrays_only or k in self.dictionaries else a for k, a in cols.items()}
         arrays = []
         for o in self.projection.outputs:
             if o.expression is not None:
@@ -666,10 +677,12 @@ class ScanContext:
             arrays.append(a)
         if not arrays:
             return _empty_batch(n)
+        schema = self.schema
         if self.dictionaries and any(a.type != f.type for a, f in zip(arrays, self.schema)):
             schema = pa.schema([f.with_type(a.type) for a, f in zip(arrays, self.schema)], metadata=self.schema.metadata)
-            return pa.RecordBatch.from_arrays(arrays, schema=schema)
-        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+        if any(isinstance(a, pa.ChunkedArray) for a in arrays):
+            return pa.Table.from_arrays(arrays, schema=schema)
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 #: The dictionary of :func:`one_byte_dictionary`: every one-byte UTF-8 string (ASCII), index = byte.
@@ -886,7 +899,7 @@ def _empty_batch(n: int) -> pa.RecordBatch:
 SMALL_BATCH_BYTES = 64 * 1024
 
 
-def batch_bytes(b: pa.RecordBatch | None) -> int:
+def batch_bytes(b: pa.RecordBatch | pa.Table | None) -> int:
     if b is None:
         return 0
     total: int = b.get_total_buffer_size()
@@ -929,9 +942,13 @@ def execute(ctx: ScanContext, tasks: Iterator[ScanTask], *, offset: int = 0, lim
         ctx.close()
 
 
-def _pieces(b: pa.RecordBatch | None, batch_rows: int | None) -> Iterator[pa.RecordBatch]:
-    """A task's batch as the stream yields it: nothing for no rows, slices of at most ``batch_rows``."""
+def _pieces(b: pa.RecordBatch | pa.Table | None, batch_rows: int | None) -> Iterator[pa.RecordBatch]:
+    """A task's output as the stream yields it: nothing for no rows, slices of at most ``batch_rows``
+    (a table's batches cut where any column's chunks end, zero-copy)."""
     if b is None or b.num_rows == 0:
+        return
+    if isinstance(b, pa.Table):
+        yield from b.to_batches(max_chunksize=batch_rows)
         return
     if batch_rows is None or b.num_rows <= batch_rows:
         yield b

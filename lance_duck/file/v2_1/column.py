@@ -360,7 +360,36 @@ class LeafPlan:
         return out
 
     def decode(self, bufs: Sequence[Buf]) -> LeafData:
+        return self._decode_jobs(self._jobs(bufs))
+
+    def decode_chunks(self, bufs: Sequence[Buf]) -> list[LeafData]:
+        """The selected rows as consecutive parts, for a reader that hands a top-level field back
+        as a chunked column: the values of a fixed-width leaf (numbers, fixed-size lists of them)
+        whose touched pages are mini-block pages, not all with a dictionary, come one part per
+        decoding job (a page, or pages decoded as one batch), not joined into one array (a copy of
+        every value the engine can do without: DuckDB takes a chunked column batch by batch); a
+        page dictionary's values are taken into plain values, as :func:`merge_pages` does for
+        such mixed pages. Any other leaf, or a single job, as :meth:`decode`'s one part."""
         jobs = self._jobs(bufs)
+        if len(jobs) < 2 or values_mod.fixed_row_bytes(self.arrow_type) is None or not all(
+                isinstance(p, MiniBlockPage) for p, _ in self.pages) or all(
+                cast(MiniBlockPage, p).has_dict for p, _ in self.pages):
+            return [self._decode_jobs(jobs)]
+        trace.record("path:page-chunks", len(jobs))
+        if sum(_selected_rows(p, local) for p, local in self.pages) >= PARALLEL_PAGE_ROWS:
+            decoded = map_parts(self._run, jobs)
+        else:
+            decoded = [self._run(job) for job in jobs]
+        parts = [merge_pages([pd], self.arrow_type, self.what) for pd in decoded]
+        if not pa.types.is_dictionary(self.arrow_type) and any(pa.types.is_dictionary(p.values.type) for p in parts):
+            trace.record("path:mixed-dictionary-pages", len(parts))
+            for part in parts:           # (indices checked in range when they were made: no re-check)
+                v = part.values
+                if pa.types.is_dictionary(v.type):
+                    part.values = pc.take(v.dictionary, v.indices, boundscheck=False)
+        return parts
+
+    def _decode_jobs(self, jobs: list[_Job]) -> LeafData:
         rows = sum(_selected_rows(p, local) for p, local in self.pages)
         parallel = len(jobs) > 1 and rows >= PARALLEL_PAGE_ROWS
         if len(jobs) > 1 and all(isinstance(j, tuple) and len(j) == 3 and isinstance(j[0], SparsePage)

@@ -84,8 +84,11 @@ class V2FileReader(DataFileReader):
                       dead: np.ndarray | None = None) -> list[pa.Array]:
         """Any fields, any selection: per-leaf plans, two batched fetch rounds, then decoding.
         ``dead``: sorted positions in the range ``sel`` (or the whole file) of rows that plain
-        fields may leave out (:meth:`_read_live`)."""
+        fields may leave out (:meth:`_read_live`). A plain fixed-width field may come back as a
+        ``ChunkedArray`` of its pages (:meth:`LeafPlan.decode_chunks`; ``read_fields`` joins it
+        for a caller that did not ask for chunks)."""
         plans: list[list[LeafPlan]] = []
+        parted: list[bool] = []      # per leaf: a plain field's, which may come back in parts
         for f in fields:
             fp = []
             keep = keep_dictionary and _dictionary_candidate(f, self.minor)
@@ -94,29 +97,35 @@ class V2FileReader(DataFileReader):
                 if col is None:
                     raise CorruptFileError(f"{self.file.path}: field {leaf.field.name!r} (id {leaf.field.id}) "
                                            "has no column in this data file")
-                fp.append(self._leaf_plan(leaf, col, sel, keep,
-                                          dead if not f.children and leaf.multiplier == 1 else None))
+                plain = not f.children and leaf.multiplier == 1
+                fp.append(self._leaf_plan(leaf, col, sel, keep, dead if plain else None))
+                parted.append(plain)
             plans.append(fp)
         flat = [p for fp in plans for p in fp]
         self._fetch_round(flat, "meta_ranges", "set_meta")
         data = self._fetch(flat, "data_ranges")
         rows = self.num_rows if sel is None else len(sel)
+        jobs = list(zip(flat, parted, data))
         if len(flat) > 1 and rows >= PARALLEL_PAGE_ROWS:
             # several leaves of many rows (struct children, several columns): decoded side by
             # side on the kernel pool (their pages share it with them; inline on a scan's threads)
             trace.record("path:parallel-leaves", len(flat))
-            every = map_parts(_decode_leaf, list(zip(flat, data)))
+            every = map_parts(_decode_leaf, jobs)
         else:
-            every = [p.decode(d) for p, d in zip(flat, data)]
+            every = [_decode_leaf(j) for j in jobs]
         out = []
         i = 0
         for f, fp in zip(fields, plans):
             decoded = every[i: i + len(fp)]
             i += len(fp)
-            arr, _ = build(f, iter(decoded), self.minor, self.file.path)
             n = self.num_rows if sel is None else len(sel)
             if len(fp) == 1 and fp[0].live_rows is not None:
                 n = fp[0].live_rows        # the pages left the ``dead`` rows out
+            if len(decoded) == 1 and len(decoded[0]) > 1:
+                chunks = [build(f, iter([part]), self.minor, self.file.path)[0] for part in decoded[0]]
+                out.append(self._checked(f, pa.chunked_array(chunks, type=chunks[0].type), n))
+                continue
+            arr, _ = build(f, iter([parts[0] for parts in decoded]), self.minor, self.file.path)
             out.append(self._checked(f, arr, n))
         return out
 
@@ -318,6 +327,8 @@ def _expand(sel: RowSelection, m: int) -> RowSelection:
     return (sel[:, None] * m + np.arange(m)).reshape(-1)
 
 
-def _decode_leaf(plan_data: tuple[LeafPlan, Sequence[Buf]]) -> LeafData:
-    plan, data = plan_data
-    return plan.decode(data)
+def _decode_leaf(job: tuple[LeafPlan, bool, Sequence[Buf]]) -> list[LeafData]:
+    """A leaf's decoded parts: consecutive chunks when ``parts`` allows them
+    (:meth:`LeafPlan.decode_chunks`), else one."""
+    plan, parts, data = job
+    return plan.decode_chunks(data) if parts else [plan.decode(data)]

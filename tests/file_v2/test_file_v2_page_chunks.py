@@ -1,0 +1,81 @@
+"""A plain fixed-width field's pages handed back as a chunked column (``read_fields(chunked=True)``).
+
+Pages decoded apart (each with its own dead rows, or with encodings that do not batch) are not
+joined into one array when the caller takes chunks (``LeafPlan.decode_chunks``): the scan hands
+them to the engine batch by batch. Pinned: the chunks hold exactly pylance's values in order,
+dead rows left out, for numbers, nullable numbers and dictionary pages beside plain ones; other
+fields, and callers that ask for no chunks, get one array as before.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from lance_duck.trace import decode_trace
+
+from .conftest import Fixture, assert_same
+
+import lance  # a test dependency: missing, it must fail, not skip
+
+N = 60_000
+
+
+@pytest.fixture(scope="module")
+def fx(tmp_path_factory) -> Fixture:
+    r = np.random.default_rng(41)
+    half = N // 2
+    t = pa.table({
+        "id": np.arange(N, dtype=np.int64),
+        # low-cardinality first half (page dictionaries), random second half (plain pages)
+        "mixed": np.concatenate([r.integers(0, 40, half) * 1_000_003,
+                                 r.integers(-10**12, 10**12, half)]).astype(np.int64),
+        "r": r.integers(-2**62, 2**62, N),                       # flat pages
+        "x": pa.array(r.standard_normal(N) * 1e300, mask=r.random(N) < 0.1),  # flat, nullable
+        "f": pa.array(r.random(N), mask=r.random(N) < 0.1),
+        "v": pa.FixedSizeListArray.from_arrays(pa.array(r.random(N * 4).astype(np.float32)), 4),
+        "s": pa.array([f"s{k % 977}" for k in range(N)]),
+    })
+    p = str(tmp_path_factory.mktemp("page_chunks") / "t.lance")
+    lance.write_dataset(pa.RecordBatchReader.from_batches(t.schema, t.to_batches(max_chunksize=5000)), p,
+                        data_storage_version="2.2", data_cache_bytes=4096)
+    return Fixture(p)
+
+
+def _dead(n: int) -> np.ndarray:
+    """Dead rows on every page: every 41st row (sparse enough to be left out while decoding), and a run across
+    a page edge."""
+    pos = np.arange(n)
+    return np.flatnonzero((pos % 41 == 3) | ((pos >= 29_990) & (pos < 30_100))).astype(np.int64)
+
+
+def test_fixed_width_fields_come_back_as_their_pages_equal_pylance(fx):
+    fields = fx.fields()
+    dead = _dead(N)
+    live = np.ones(N, bool)
+    live[dead] = False
+    with decode_trace() as t:
+        got = fx.reader().read_fields(fields, range(0, N), keep_dictionary=True, dead=dead, chunked=True)
+    assert len(t.values("path:page-chunks")) == 3
+    for f, a in zip(fields, got):
+        # pages of flat values decode apart, each leaving its dead rows out; bit-packed pages
+        # (id, f), fixed-size lists and strings decode as one batch and are filtered after it
+        assert isinstance(a, pa.ChunkedArray) == (f.name in ("mixed", "r", "x")), f.name
+        if isinstance(a, pa.ChunkedArray):
+            assert a.num_chunks > 1 and not pa.types.is_dictionary(a.type)
+            a = a.combine_chunks()
+        want = fx.expected.column(f.name).combine_chunks().filter(pa.array(live))
+        assert_same(a.dictionary_decode() if pa.types.is_dictionary(a.type) else a, want, f.name)
+
+
+def test_without_chunked_every_field_is_one_array_equal_pylance(fx):
+    fields = fx.fields()
+    dead = _dead(N)
+    live = np.ones(N, bool)
+    live[dead] = False
+    got = fx.reader().read_fields(fields, range(0, N), keep_dictionary=True, dead=dead)
+    for f, a in zip(fields, got):
+        assert isinstance(a, pa.Array), f.name
+        want = fx.expected.column(f.name).combine_chunks().filter(pa.array(live))
+        assert_same(a.dictionary_decode() if pa.types.is_dictionary(a.type) else a, want, f.name)
+
