@@ -15,30 +15,21 @@ import pytest
 from lance_duck.trace import decode_trace
 
 from .conftest import Fixture, assert_same
+from .._page_tables import pages_of_mixed_kinds, write_small_pages
 
-import lance  # a test dependency: missing, it must fail, not skip
 
 N = 60_000
 
 
 @pytest.fixture(scope="module")
 def fx(tmp_path_factory) -> Fixture:
+    # "f": bit-packed doubles with nulls, "v": fixed-size lists (flat)
     r = np.random.default_rng(41)
-    half = N // 2
-    t = pa.table({
-        "id": np.arange(N, dtype=np.int64),
-        # low-cardinality first half (page dictionaries), random second half (plain pages)
-        "mixed": np.concatenate([r.integers(0, 40, half) * 1_000_003,
-                                 r.integers(-10**12, 10**12, half)]).astype(np.int64),
-        "r": r.integers(-2**62, 2**62, N),                       # flat pages
-        "x": pa.array(r.standard_normal(N) * 1e300, mask=r.random(N) < 0.1),  # flat, nullable
-        "f": pa.array(r.random(N), mask=r.random(N) < 0.1),
-        "v": pa.FixedSizeListArray.from_arrays(pa.array(r.random(N * 4).astype(np.float32)), 4),
-        "s": pa.array([f"s{k % 977}" for k in range(N)]),
-    })
+    t = pages_of_mixed_kinds(N, seed=41)
+    t = t.append_column("f", pa.array(r.random(N), mask=r.random(N) < 0.1))
+    t = t.append_column("v", pa.FixedSizeListArray.from_arrays(pa.array(r.random(N * 4).astype(np.float32)), 4))
     p = str(tmp_path_factory.mktemp("page_chunks") / "t.lance")
-    lance.write_dataset(pa.RecordBatchReader.from_batches(t.schema, t.to_batches(max_chunksize=5000)), p,
-                        data_storage_version="2.2", data_cache_bytes=4096)
+    write_small_pages(t, p)
     return Fixture(p)
 
 

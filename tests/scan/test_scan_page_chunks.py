@@ -9,7 +9,6 @@ a page, row ids beside them, DuckDB aggregates), and the chunked hand-over reall
 """
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -18,6 +17,7 @@ import lance_duck
 from lance_duck.trace import decode_trace
 
 from .conftest import assert_tables_equal
+from .._page_tables import pages_of_mixed_kinds, write_small_pages
 
 import lance  # a test dependency: missing, it must fail, not skip
 
@@ -26,20 +26,8 @@ N = 60_000
 
 @pytest.fixture(scope="module")
 def table(tmp_path_factory) -> str:
-    r = np.random.default_rng(43)
-    half = N // 2
-    t = pa.table({
-        "id": np.arange(N, dtype=np.int64),
-        "r": r.integers(-2**62, 2**62, N),                                   # flat pages
-        "x": pa.array(r.standard_normal(N) * 1e300, mask=r.random(N) < 0.1),  # flat, nullable
-        # low-cardinality first half (page dictionaries), random second half (plain pages)
-        "mixed": np.concatenate([r.integers(0, 40, half) * 1_000_003,
-                                 r.integers(-10**12, 10**12, half)]).astype(np.int64),
-        "s": pa.array([f"s{k % 977}" for k in range(N)]),
-    })
     p = str(tmp_path_factory.mktemp("scan_page_chunks") / "t.lance")
-    lance.write_dataset(pa.RecordBatchReader.from_batches(t.schema, t.to_batches(max_chunksize=5000)), p,
-                        data_storage_version="2.2", data_cache_bytes=4096, max_rows_per_file=40_000)
+    write_small_pages(pages_of_mixed_kinds(N, seed=43), p, max_rows_per_file=40_000)
     lance.dataset(p).delete("id % 41 = 3 or (id >= 29990 and id < 30100)")
     return p
 
