@@ -262,8 +262,8 @@ class ScanContext:
             parts = chunked and not sparse and (down is not None or mask is None)
             arrays = self.reader(ref).read_fields(fields, sel, keep_dictionary=True, dead=down, chunked=parts)
             for f, a in zip(fields, arrays):
-                if isinstance(a, pa.ChunkedArray) and (not parts or pa.types.is_dictionary(a.type)):
-                    a = a.combine_chunks()
+                if not parts or pa.types.is_dictionary(a.type):
+                    a = whole(a)
                 if not sparse and down is None:
                     if mask is not None and count != len(rows):
                         if len(a) <= NUMPY_FILTER_ROWS and _plain_numbers(a):
