@@ -24,7 +24,6 @@ from typing import Iterator, Sequence, Union
 import numpy as np
 import pyarrow as pa
 
-from ..encodings._buf import whole
 from ..errors import CorruptFileError, InvalidArgumentError, LanceDuckError
 from ..schema import LanceField
 
@@ -112,7 +111,7 @@ class DataFileReader(ABC):
         out = []
         for f, a in zip(fields, arrays):
             if not chunked:
-                a = whole(a)
+                a = _one_array(a)
             if len(a) == n and kept != n:       # (a reader that kept every row of the range)
                 assert dead is not None
                 if len(a) <= NUMPY_FILTER_ROWS:
@@ -229,9 +228,18 @@ def arrow_mask_without(n: int, dead: np.ndarray) -> pa.BooleanArray:
     return pa.BooleanArray.from_buffers(pa.bool_(), n, [None, pa.py_buffer(bits)])
 
 
+def _one_array(a: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """``a`` as one array (:func:`lance_duck.encodings._buf.whole`, imported only for a chunked
+    array: the encodings stay off the path that opens a dataset)."""
+    if not isinstance(a, pa.ChunkedArray):
+        return a
+    from ..encodings._buf import whole
+    return whole(a)
+
+
 def keep_rows(a: pa.Array, mask: np.ndarray, packed: pa.BooleanArray | None = None) -> pa.Array:
     """The rows of ``a`` where the boolean ``mask`` is true (``packed``: the same mask as Arrow's)."""
-    a = whole(a)
+    a = _one_array(a)
     t = a.type
     if len(a) <= NUMPY_FILTER_ROWS and not a.null_count and (pa.types.is_integer(t) or pa.types.is_floating(t)):
         vals = a.to_numpy(zero_copy_only=True)[mask]
