@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from lance_duck.file.v2_1 import column as column_mod
 from lance_duck.trace import decode_trace
 
 from .conftest import Fixture, assert_same
@@ -31,6 +32,12 @@ def fx(tmp_path_factory) -> Fixture:
     p = str(tmp_path_factory.mktemp("page_chunks") / "t.lance")
     write_small_pages(t, p)
     return Fixture(p)
+
+
+@pytest.fixture(autouse=True)
+def short_chunks(monkeypatch):
+    """Pages of 5,000 rows handed on unjoined (at the default they are joined, see the last test)."""
+    monkeypatch.setattr(column_mod, "PAGE_CHUNK_MIN_ROWS", 1000)
 
 
 def _dead(n: int) -> np.ndarray:
@@ -70,3 +77,14 @@ def test_without_chunked_every_field_is_one_array_equal_pylance(fx):
         want = fx.expected.column(f.name).combine_chunks().filter(pa.array(live))
         assert_same(a.dictionary_decode() if pa.types.is_dictionary(a.type) else a, want, f.name)
 
+
+
+def test_pages_shorter_than_the_chunk_minimum_come_back_joined(fx, monkeypatch):
+    monkeypatch.setattr(column_mod, "PAGE_CHUNK_MIN_ROWS", 1 << 16)
+    field = next(f for f in fx.fields() if f.name == "r")
+    with decode_trace() as t:
+        got = fx.reader().read_fields([field], range(0, N), dead=_dead(N), chunked=True)[0]
+    assert "path:page-chunks" not in t.names() and isinstance(got, pa.Array)
+    live = np.ones(N, bool)
+    live[_dead(N)] = False
+    assert_same(got, fx.expected.column("r").combine_chunks().filter(pa.array(live)), "r")

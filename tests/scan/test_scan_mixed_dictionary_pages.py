@@ -4,7 +4,7 @@ pylance 2.2 writes a 64-bit integer column's low-cardinality pages with page dic
 other pages plain, so one scan task concatenates both kinds and then drops the deleted rows (the
 ``sum(i)`` anchor of the DuckDB benchmark). Pinned: every read equals pylance's (nulls included,
 row order included) through the dataset, a filter, a take and ``lance_duck.sql``, and the mixed-page
-path really ran (in a scan, its pages handed on as a chunked column, see ``LeafPlan.decode_chunks``).
+path really ran.
 """
 from __future__ import annotations
 
@@ -44,7 +44,6 @@ def test_mixed_pages_with_deletions_equal_pylance(table):
         got = lance_duck.dataset(table).to_table(columns=["id", "i", "n"])
     assert_tables_equal(got, lance.dataset(table).to_table(columns=["id", "i", "n"]))
     assert "path:mixed-dictionary-pages" in t.names()       # dictionary and plain pages in one task
-    assert "path:page-chunks" in t.names()      # ... handed on page by page, not joined
 
 
 @pytest.mark.parametrize("flt", ["i > 20000000", "n is null", "id between 15000 and 25000"])

@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 import pytest
 
 import lance_duck
+from lance_duck.file.v2_1 import column as column_mod
 from lance_duck.trace import decode_trace
 
 from .conftest import assert_tables_equal
@@ -22,6 +23,12 @@ from .._page_tables import pages_of_mixed_kinds, write_small_pages
 import lance  # a test dependency: missing, it must fail, not skip
 
 N = 60_000
+
+
+@pytest.fixture(autouse=True)
+def short_chunks(monkeypatch):
+    """Pages of 5,000 rows handed on unjoined (at the default they are joined, see the last test)."""
+    monkeypatch.setattr(column_mod, "PAGE_CHUNK_MIN_ROWS", 1000)
 
 
 @pytest.fixture(scope="module")
@@ -64,3 +71,11 @@ def test_duckdb_aggregates_over_page_chunks_equal_pylance(table):
     got = lance_duck.sql(f"select sum(r::hugeint), sum(mixed), count(x), count(*), max(x) from '{table}'").fetchall()
     assert got == [(pc.sum(want["r"].cast(pa.decimal128(38, 0))).as_py(), pc.sum(want["mixed"]).as_py(),
                     len(want) - want["x"].null_count, len(want), pc.max(want["x"]).as_py())]
+
+
+def test_pages_shorter_than_the_chunk_minimum_are_joined(table, monkeypatch):
+    monkeypatch.setattr(column_mod, "PAGE_CHUNK_MIN_ROWS", 1 << 16)
+    with decode_trace() as t:
+        batches = list(lance_duck.dataset(table).to_batches(columns=["r", "mixed"]))
+    assert "path:page-chunks" not in t.names()
+    assert_tables_equal(pa.Table.from_batches(batches), lance.dataset(table).to_table(columns=["r", "mixed"]))

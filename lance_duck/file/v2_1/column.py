@@ -32,6 +32,9 @@ from .planar23 import PLANAR_LAYOUT_URL, IndexedLayout, SparseLayout, planar_to_
 PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"
 MAX_BATCH_ITEMS = 1 << 22   # bounds the per-batch temporaries (index arrays are int64 per value)
 PARALLEL_PAGE_ROWS = 1 << 16  # selections at least this long decode their pages concurrently
+#: pages handed on unjoined (``LeafPlan.decode_chunks``) average at least this many rows: the join
+#: of larger ones is a copy through RAM, shorter ones would reach the engine as many small batches
+PAGE_CHUNK_MIN_ROWS = 1 << 16
 
 #: a page's layout: a 2.1 PageLayout message, or 2.3's sparse structure / indexed values
 PageLayout = Union[pb.PageLayout, SparseLayout, IndexedLayout]
@@ -367,16 +370,18 @@ class LeafPlan:
         as a chunked column: the values of a fixed-width leaf (numbers, fixed-size lists of them)
         whose touched pages are mini-block pages, not all with a dictionary, come one part per
         decoding job (a page, or pages decoded as one batch), not joined into one array (a copy of
-        every value the engine can do without: DuckDB takes a chunked column batch by batch); a
-        page dictionary's values are taken into plain values, as :func:`merge_pages` does for
-        such mixed pages. Any other leaf, or a single job, as :meth:`decode`'s one part."""
+        every value the engine can do without: DuckDB takes a chunked column batch by batch) when
+        they average :data:`PAGE_CHUNK_MIN_ROWS`; a page dictionary's values are taken into plain
+        values, as :func:`merge_pages` does for such mixed pages. Any other leaf, or a single
+        job, as :meth:`decode`'s one part."""
         jobs = self._jobs(bufs)
-        if len(jobs) < 2 or values_mod.fixed_row_bytes(self.arrow_type) is None or not all(
-                isinstance(p, MiniBlockPage) for p, _ in self.pages) or all(
+        rows = sum(_selected_rows(p, local) for p, local in self.pages)
+        if len(jobs) < 2 or rows < PAGE_CHUNK_MIN_ROWS * len(jobs) or values_mod.fixed_row_bytes(
+                self.arrow_type) is None or not all(isinstance(p, MiniBlockPage) for p, _ in self.pages) or all(
                 cast(MiniBlockPage, p).has_dict for p, _ in self.pages):
             return [self._decode_jobs(jobs)]
         trace.record("path:page-chunks", len(jobs))
-        if sum(_selected_rows(p, local) for p, local in self.pages) >= PARALLEL_PAGE_ROWS:
+        if rows >= PARALLEL_PAGE_ROWS:
             decoded = map_parts(self._run, jobs)
         else:
             decoded = [self._run(job) for job in jobs]
